@@ -1,0 +1,22 @@
+// The subcommands of `treering`. Each add_* registers a subcommand whose callback does the work;
+// library errors propagate to main(), which prints them and chooses the exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace treering::cli {
+
+// Thrown by a command that has already printed what went wrong, to leave with this exit code.
+struct ExitWith {
+  int code;
+};
+
+void add_topo_commands(CLI::App& app);
+void add_workload_commands(CLI::App& app);
+void add_info_command(CLI::App& app);
+
+// --format table|json (or more choices), default "table".
+CLI::Option* add_format_option(CLI::App& command, std::string& format, std::vector<std::string> choices = {"table",
+                                                                                                         "json"});
+
+}  // namespace treering::cli

@@ -1,0 +1,51 @@
+#include "table.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace treering::cli {
+namespace {
+
+bool looks_numeric(const std::string& cell) {
+  return !cell.empty() && (std::isdigit(static_cast<unsigned char>(cell.front())) || cell.front() == '-');
+}
+
+// Display width in characters, counting UTF-8 continuation bytes as nothing.
+size_t display_width(const std::string& text) {
+  return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
+
+}  // namespace
+
+void Table::print(std::ostream& out) const {
+  std::vector<size_t> widths(header_.size(), 0);
+  auto widen = [&](const std::vector<std::string>& row) {
+    for (size_t i = 0; i < row.size() && i < widths.size(); ++i) widths[i] = std::max(widths[i], display_width(row[i]));
+  };
+  widen(header_);
+  for (const auto& row : rows_) widen(row);
+  auto print_row = [&](const std::vector<std::string>& row, bool is_header) {
+    std::string line;
+    for (size_t i = 0; i < widths.size(); ++i) {
+      const std::string cell = i < row.size() ? row[i] : "";
+      const std::string padding(widths[i] - display_width(cell), ' ');
+      line += (i == 0 ? "" : "  ");
+      line += (!is_header && looks_numeric(cell) && i > 0) ? padding + cell : cell + padding;
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << '\n';
+  };
+  print_row(header_, true);
+  std::vector<std::string> rule;
+  for (size_t width : widths) rule.emplace_back(width, '-');
+  print_row(rule, true);
+  for (const auto& row : rows_) print_row(row, false);
+}
+
+void print_fields(std::ostream& out, const std::vector<std::pair<std::string, std::string>>& fields) {
+  size_t width = 0;
+  for (const auto& field : fields) width = std::max(width, field.first.size());
+  for (const auto& [key, value] : fields) out << key << ':' << std::string(width - key.size() + 1, ' ') << value << '\n';
+}
+
+}  // namespace treering::cli

@@ -1,0 +1,24 @@
+// Plain-text tables for people: columns padded to their widest cell, numbers right-aligned.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace treering::cli {
+
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
+  void add_row(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void print(std::ostream& out) const;
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// "key: value" lines with the keys padded to the same width.
+void print_fields(std::ostream& out, const std::vector<std::pair<std::string, std::string>>& fields);
+
+}  // namespace treering::cli

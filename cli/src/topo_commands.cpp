@@ -1,0 +1,196 @@
+// treering topo list | check | show | dot
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "table.hpp"
+#include "treering/topologies/load.hpp"
+#include "treering/topologies/summary.hpp"
+#include "treering/topologies/units.hpp"
+
+namespace treering::cli {
+namespace {
+
+namespace topo = treering::topologies;
+using nlohmann::ordered_json;
+
+struct ClusterArgs {
+  std::string cluster;
+  std::optional<int> nodes;
+  std::optional<int> gpus_per_node;
+};
+
+void add_cluster_args(CLI::App& command, ClusterArgs& args) {
+  command.add_option("cluster", args.cluster, "A preset name (treering topo list) or a YAML file")->required();
+  command.add_option("--nodes", args.nodes, "Number of nodes (clusters with one node group)");
+  command.add_option("--gpus-per-node", args.gpus_per_node, "GPUs per node, up to the node's max_gpus_per_node");
+}
+
+topo::Topology load_topology(const ClusterArgs& args) {
+  topo::ClusterSpec spec = topo::load_cluster(args.cluster);
+  topo::apply_overrides(spec, {args.nodes, args.gpus_per_node});
+  return topo::Topology(std::move(spec));
+}
+
+ordered_json route_json(const std::optional<topo::RouteSummary>& route) {
+  if (!route) return nullptr;
+  return {{"from", route->from},           {"to", route->to},
+          {"hops", route->hops},           {"latency_s", route->latency_s},
+          {"bottleneck_Bps", route->bottleneck_Bps}};
+}
+
+ordered_json summary_json(const topo::ClusterSummary& summary) {
+  ordered_json groups = ordered_json::array();
+  for (const topo::GroupSummary& group : summary.groups) {
+    groups.push_back({{"name", group.name},
+                      {"count", group.count},
+                      {"gpu_model", group.gpu_model},
+                      {"gpus_per_node", group.gpus_per_node},
+                      {"fabric", group.fabric},
+                      {"nics", group.nics},
+                      {"scale_up_per_gpu_Bps", group.scale_up_per_gpu_Bps},
+                      {"scale_out_per_gpu_Bps", group.scale_out_per_gpu_Bps}});
+  }
+  return {{"name", summary.name},
+          {"description", summary.description},
+          {"source", summary.source},
+          {"gpus", summary.gpus},
+          {"nodes", summary.nodes},
+          {"gpus_per_node", summary.gpus_per_node == 0 ? ordered_json(nullptr) : ordered_json(summary.gpus_per_node)},
+          {"scale_up_domains", summary.domains},
+          {"devices", summary.devices},
+          {"links", summary.links},
+          {"groups", groups},
+          {"network", summary.network},
+          {"routes",
+           {{"scale_up", route_json(summary.scale_up_route)},
+            {"scale_out", route_json(summary.scale_out_route)},
+            {"farthest", route_json(summary.farthest_route)}}},
+          {"bisection_Bps", summary.bisection_Bps},
+          {"calibrated", summary.calibrated}};
+}
+
+std::string route_text(const std::optional<topo::RouteSummary>& route) {
+  if (!route) return "-";
+  return route->from + " -> " + route->to + ": " + std::to_string(route->hops) + (route->hops == 1 ? " link, " : " links, ") +
+         topo::format_duration(route->latency_s) + ", bottleneck " + topo::format_bandwidth(route->bottleneck_Bps);
+}
+
+void print_summary(const topo::ClusterSummary& summary) {
+  std::cout << summary.name << (summary.description.empty() ? "" : " — " + summary.description) << "\n\n";
+  print_fields(std::cout, {{"source", summary.source},
+                           {"GPUs", std::to_string(summary.gpus)},
+                           {"nodes", std::to_string(summary.nodes)},
+                           {"GPUs per node", summary.gpus_per_node ? std::to_string(summary.gpus_per_node) : "mixed"},
+                           {"scale-up domains", std::to_string(summary.domains)},
+                           {"network", summary.network},
+                           {"bisection", topo::format_bandwidth(summary.bisection_Bps) + " per direction"},
+                           {"graph", std::to_string(summary.devices) + " devices, " + std::to_string(summary.links) +
+                                         " directed links"},
+                           {"calibrated", summary.calibrated ? "yes" : "no"}});
+  std::cout << "\nNode groups\n";
+  Table groups({"group", "nodes", "GPU", "GPUs/node", "scale-up fabric", "NICs"});
+  for (const topo::GroupSummary& group : summary.groups) {
+    groups.add_row({group.name, std::to_string(group.count), group.gpu_model, std::to_string(group.gpus_per_node),
+                    group.fabric, group.nics});
+  }
+  groups.print(std::cout);
+  std::cout << "\nTiers (per GPU, per direction)\n";
+  Table tiers({"tier", "bandwidth per GPU", "example route"});
+  const topo::GroupSummary& first = summary.groups.front();
+  tiers.add_row({"scale-up", topo::format_bandwidth(first.scale_up_per_gpu_Bps), route_text(summary.scale_up_route)});
+  tiers.add_row({"scale-out", first.scale_out_per_gpu_Bps > 0 ? topo::format_bandwidth(first.scale_out_per_gpu_Bps) : "-",
+                 route_text(summary.scale_out_route)});
+  if (summary.domains > 2) tiers.add_row({"scale-out (farthest)", "", route_text(summary.farthest_route)});
+  tiers.print(std::cout);
+}
+
+void add_list(CLI::App& topo_command) {
+  auto* command = topo_command.add_subcommand("list", "List the cluster presets compiled into treering");
+  auto format = std::make_shared<std::string>("table");
+  add_format_option(*command, *format);
+  command->callback([format] {
+    if (*format == "json") {
+      ordered_json list = ordered_json::array();
+      for (const topo::Preset& preset : topo::cluster_presets()) {
+        list.push_back({{"name", preset.name}, {"description", preset.description}});
+      }
+      std::cout << list.dump(2) << '\n';
+      return;
+    }
+    Table table({"preset", "description"});
+    for (const topo::Preset& preset : topo::cluster_presets()) table.add_row({preset.name, preset.description});
+    table.print(std::cout);
+  });
+}
+
+void add_check(CLI::App& topo_command) {
+  auto* command = topo_command.add_subcommand("check", "Check cluster files (exit 0 when all are valid, 2 otherwise)");
+  auto files = std::make_shared<std::vector<std::string>>();
+  command->add_option("files", *files, "YAML files or preset names")->required();
+  command->callback([files] {
+    int failures = 0;
+    for (const std::string& file : *files) {
+      try {
+        topo::Topology topology(topo::load_cluster(file));
+        std::cout << file << ": ok (" << topology.gpu_count() << " GPUs in " << topology.node_count() << " nodes)\n";
+      } catch (const topo::InputError& error) {
+        std::cerr << error.what() << '\n';
+        ++failures;
+      }
+    }
+    if (failures > 0) throw ExitWith{2};
+  });
+}
+
+void add_show(CLI::App& topo_command) {
+  auto* command = topo_command.add_subcommand("show", "Show a cluster: GPUs, nodes, tiers, routes, bisection");
+  auto args = std::make_shared<ClusterArgs>();
+  auto format = std::make_shared<std::string>("table");
+  add_cluster_args(*command, *args);
+  add_format_option(*command, *format);
+  command->callback([args, format] {
+    topo::ClusterSummary summary = topo::summarize(load_topology(*args));
+    if (*format == "json") {
+      std::cout << summary_json(summary).dump(2) << '\n';
+    } else {
+      print_summary(summary);
+    }
+  });
+}
+
+void add_dot(CLI::App& topo_command) {
+  auto* command = topo_command.add_subcommand("dot", "Write the cluster graph in Graphviz format");
+  auto args = std::make_shared<ClusterArgs>();
+  auto output = std::make_shared<std::string>();
+  add_cluster_args(*command, *args);
+  command->add_option("-o,--output", *output, "Write to this file instead of standard output");
+  command->callback([args, output] {
+    std::string dot = topo::to_dot(load_topology(*args));
+    if (output->empty()) {
+      std::cout << dot;
+      return;
+    }
+    std::ofstream out(*output);
+    if (!out || !(out << dot)) throw topo::InputError({*output, 0, 0}, "cannot write the file");
+    std::cerr << "wrote " << *output << " (render: dot -Tsvg " << *output << " -o cluster.svg)\n";
+  });
+}
+
+}  // namespace
+
+CLI::Option* add_format_option(CLI::App& command, std::string& format, std::vector<std::string> choices) {
+  return command.add_option("--format", format, "Output format")->check(CLI::IsMember(choices))->capture_default_str();
+}
+
+void add_topo_commands(CLI::App& app) {
+  auto* topo_command = app.add_subcommand("topo", "Cluster descriptions: list presets, check, show, export the graph");
+  topo_command->require_subcommand(1);
+  add_list(*topo_command);
+  add_check(*topo_command);
+  add_show(*topo_command);
+  add_dot(*topo_command);
+}
+
+}  // namespace treering::cli

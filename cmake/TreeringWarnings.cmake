@@ -1,0 +1,32 @@
+# treering_warnings(TARGET): the project's own code compiles warning-free under -Wall -Wextra.
+function(treering_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor)
+  if(TREERING_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+# treering_module(NAME SOURCES...): a module library treering_NAME with alias treering::NAME, public
+# headers under NAME/include.
+function(treering_module name)
+  add_library(treering_${name} STATIC ${ARGN})
+  add_library(treering::${name} ALIAS treering_${name})
+  target_include_directories(treering_${name} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
+  treering_warnings(treering_${name})
+endfunction()
+
+# treering_tests(NAME SOURCES... LIBS ...): a doctest executable NAME_tests, registered with ctest.
+# Tests find data through TREERING_SOURCE_DIR, never the working directory.
+function(treering_tests name)
+  if(NOT TREERING_BUILD_TESTS)
+    return()
+  endif()
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name}_tests ${ARG_SOURCES})
+  target_link_libraries(${name}_tests PRIVATE ${ARG_LIBS} doctest::doctest)
+  target_compile_definitions(${name}_tests PRIVATE TREERING_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+                                                   TREERING_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  set_target_properties(${name}_tests PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
+  treering_warnings(${name}_tests)
+  doctest_discover_tests(${name}_tests TEST_PREFIX "${name}/" ADD_LABELS 0)
+endfunction()

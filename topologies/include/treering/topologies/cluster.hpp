@@ -1,0 +1,117 @@
+// Plain descriptions of a cluster, as read from YAML (see topologies/README.md for the schema).
+// Every quantity carries its unit in its name. The loader guarantees the invariants stated here.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "treering/topologies/input_error.hpp"
+
+namespace treering::topologies {
+
+struct GpuModel {
+  std::string name;
+  double hbm_bandwidth_Bps = 0;  // > 0
+  double hbm_capacity_bytes = 0; // > 0
+  double peak_fp16_flops = 0;    // dense 16-bit tensor FLOP/s, > 0
+  double launch_overhead_s = 0;  // >= 0
+};
+
+enum class FabricType { nvswitch, mesh, pcie };
+
+struct Fabric {
+  FabricType type = FabricType::nvswitch;
+  double latency_s = 0;           // nvswitch: GPU-switch-GPU; mesh: per link; pcie: per switch/host bridge
+  // nvswitch
+  double bandwidth_Bps = 0;       // nvswitch: per GPU per direction; pcie: each GPU's link per direction
+  int domain_nodes = 1;           // nvswitch: consecutive nodes sharing one NVLink domain
+  bool in_switch_reduction = false;
+  // mesh
+  double link_bandwidth_Bps = 0;  // per link per direction
+  int links_per_peer = 1;
+  // pcie
+  bool p2p = false;
+  int pcie_switches = 1;
+  double host_bandwidth_Bps = 0;  // each PCIe switch's uplink to the host bridge
+};
+
+struct Nics {
+  int count = 0;                  // 0 = no NICs
+  double bandwidth_Bps = 0;
+  double latency_s = 0;           // added by each NIC crossed
+  std::vector<int> gpu_to_nic;    // size gpus_per_node, each in [0, count) (filled in by the loader)
+  bool gpu_to_nic_given = false;  // listed in the file (else block_gpu_to_nic)
+};
+
+// A group of identical nodes.
+struct NodeGroup {
+  std::string name;
+  int count = 0;                  // >= 1
+  std::string gpu_model;          // a key of ClusterSpec::gpu_models
+  int gpus_per_node = 0;          // >= 1
+  int max_gpus_per_node = 0;      // >= gpus_per_node
+  Fabric fabric;
+  Nics nics;
+  InputLocation location;         // where the group was described (for errors found later)
+};
+
+enum class NetworkTopology { none, single_switch, fat_tree, rail_optimized };
+
+struct Network {
+  NetworkTopology topology = NetworkTopology::none;
+  int levels = 2;
+  int switch_radix = 0;           // 0 = unlimited (single-switch only)
+  double oversubscription = 1.0;  // leaf down:up, >= 1
+  double hop_latency_s = 0;
+  double link_bandwidth_Bps = 0;  // switch-to-switch; 0 = the fastest NIC
+  InputLocation location;
+};
+
+struct TierCalibration {
+  double latency_s = 0;
+  double bandwidth_Bps = 0;
+};
+
+struct CollectiveCalibration {
+  std::optional<double> base_latency_s;
+  std::optional<double> scale_up_step_latency_s;
+  std::optional<double> scale_out_step_latency_s;
+};
+
+struct CalibrationProvenance {
+  std::vector<std::string> inputs;
+  std::string date;
+  std::string tool;
+  std::optional<double> r_squared;             // in [0, 1]
+  std::optional<double> median_abs_rel_error;  // >= 0
+  std::optional<double> max_abs_rel_error;     // >= 0
+};
+
+struct Calibration {
+  CalibrationProvenance provenance;
+  std::optional<TierCalibration> scale_up;
+  std::optional<TierCalibration> scale_out;
+  std::map<std::string, CollectiveCalibration> collectives;  // ring | tree | nvls | nvls-tree | p2p
+  std::optional<double> hbm_efficiency;                      // in (0, 1]
+  std::optional<double> launch_overhead_s;
+};
+
+struct ClusterSpec {
+  std::string name;
+  std::string description;
+  std::string source;             // file path or "preset:NAME"
+  std::map<std::string, GpuModel> gpu_models;
+  std::vector<NodeGroup> groups;
+  Network network;
+  std::optional<Calibration> calibration;
+
+  int node_count() const;
+  int gpu_count() const;
+};
+
+const char* to_string(FabricType type);
+const char* to_string(NetworkTopology topology);
+
+}  // namespace treering::topologies

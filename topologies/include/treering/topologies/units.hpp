@@ -1,0 +1,32 @@
+// The one place where quantities with units are parsed and formatted.
+//
+// Accepted forms (no space needed between number and unit; one space is allowed):
+//   bandwidth: "900GB/s", "400Gb/s", "400Gbps", "25GiB/s"  (B = byte, b = bit; k M G T P = 1000^n,
+//              Ki Mi Gi Ti Pi = 1024^n)                        -> bytes per second
+//   bytes:     "80GB", "80GiB", "512KiB", "64B"                -> bytes
+//   duration:  "1.5us", "1.5µs", "500ns", "2ms", "1s"          -> seconds
+//   FLOP/s:    "989TFLOPS", "2.5PFLOP/s"                       -> floating-point operations per second
+// Worked example: "400Gb/s" = 400e9 bit/s / 8 = 5e10 B/s; "80GiB" = 80 * 2^30 = 85899345920 B.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace treering::topologies {
+
+// Each parser throws std::invalid_argument with a message saying what was expected; the caller adds
+// the location. Values must be finite; they may be zero or negative here (range checks are the caller's).
+double parse_bandwidth_Bps(std::string_view text);
+double parse_bytes(std::string_view text);
+double parse_duration_s(std::string_view text);
+double parse_flops(std::string_view text);
+
+// Human-readable forms with SI prefixes and 4 significant digits: "450 GB/s", "1.5 us", "80 GB",
+// "989 TFLOP/s". Bandwidth is shown in bytes per second; format_bandwidth_bits gives "400 Gb/s".
+std::string format_bandwidth(double bandwidth_Bps);
+std::string format_bandwidth_bits(double bandwidth_Bps);
+std::string format_bytes(double bytes);
+std::string format_duration(double seconds);
+std::string format_flops(double flops);
+
+}  // namespace treering::topologies

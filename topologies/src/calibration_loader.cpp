@@ -1,0 +1,85 @@
+#include "calibration_loader.hpp"
+
+#include <limits>
+
+#include "yaml_reader.hpp"
+
+namespace treering::topologies {
+namespace {
+
+using yaml::StrictMap;
+constexpr double kUnbounded = std::numeric_limits<double>::max();
+
+std::optional<double> optional_number(const StrictMap& map, std::string_view key, double minimum, double maximum) {
+  if (!map.has(key)) return std::nullopt;
+  return map.number(key, minimum, maximum);
+}
+
+std::optional<double> optional_duration(const StrictMap& map, std::string_view key) {
+  if (!map.has(key)) return std::nullopt;
+  return map.duration_s(key);
+}
+
+CalibrationProvenance read_provenance(const std::string& file, const YAML::Node& node) {
+  StrictMap map(node, file, "calibration provenance",
+                {"inputs", "date", "tool", "r_squared", "median_abs_rel_error", "max_abs_rel_error"});
+  CalibrationProvenance provenance;
+  YAML::Node inputs = map.required("inputs");
+  yaml::require_sequence(file, inputs, "inputs");
+  for (const YAML::Node& input : inputs) provenance.inputs.push_back(yaml::scalar_string(file, input, "inputs"));
+  provenance.date = map.string("date");
+  provenance.tool = map.string("tool");
+  provenance.r_squared = optional_number(map, "r_squared", 0.0, 1.0);
+  provenance.median_abs_rel_error = optional_number(map, "median_abs_rel_error", 0.0, kUnbounded);
+  provenance.max_abs_rel_error = optional_number(map, "max_abs_rel_error", 0.0, kUnbounded);
+  return provenance;
+}
+
+TierCalibration read_tier(const std::string& file, const YAML::Node& node, const std::string& tier) {
+  StrictMap map(node, file, "calibration of tier '" + tier + "'", {"latency", "bandwidth"});
+  return {map.duration_s("latency"), map.bandwidth_Bps("bandwidth")};
+}
+
+void read_tiers(const std::string& file, const YAML::Node& node, Calibration& calibration) {
+  StrictMap map(node, file, "calibration tiers", {"scale-up", "scale-out"});
+  if (YAML::Node up = map.optional("scale-up")) calibration.scale_up = read_tier(file, up, "scale-up");
+  if (YAML::Node out = map.optional("scale-out")) calibration.scale_out = read_tier(file, out, "scale-out");
+}
+
+void read_collectives(const std::string& file, const YAML::Node& node, Calibration& calibration) {
+  StrictMap map(node, file, "calibration collectives", {"ring", "tree", "nvls", "nvls-tree", "p2p"});
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const std::string algorithm = it->first.Scalar();
+    StrictMap entry(it->second, file, "calibration of collective '" + algorithm + "'",
+                    {"base_latency", "scale_up_step_latency", "scale_out_step_latency"});
+    CollectiveCalibration collective;
+    collective.base_latency_s = optional_duration(entry, "base_latency");
+    collective.scale_up_step_latency_s = optional_duration(entry, "scale_up_step_latency");
+    collective.scale_out_step_latency_s = optional_duration(entry, "scale_out_step_latency");
+    calibration.collectives[algorithm] = collective;
+  }
+}
+
+void read_compute(const std::string& file, const YAML::Node& node, Calibration& calibration) {
+  StrictMap map(node, file, "calibration compute", {"hbm_efficiency", "launch_overhead"});
+  if (map.has("hbm_efficiency")) {
+    double efficiency = map.number("hbm_efficiency", 0.0, 1.0);
+    if (efficiency <= 0.0) yaml::fail(file, map.required("hbm_efficiency"), "'hbm_efficiency' must be in (0, 1]");
+    calibration.hbm_efficiency = efficiency;
+  }
+  calibration.launch_overhead_s = optional_duration(map, "launch_overhead");
+}
+
+}  // namespace
+
+Calibration read_calibration(const std::string& file, const YAML::Node& node) {
+  StrictMap map(node, file, "the calibration", {"provenance", "tiers", "collectives", "compute"});
+  Calibration calibration;
+  calibration.provenance = read_provenance(file, map.required("provenance"));
+  if (YAML::Node tiers = map.optional("tiers")) read_tiers(file, tiers, calibration);
+  if (YAML::Node collectives = map.optional("collectives")) read_collectives(file, collectives, calibration);
+  if (YAML::Node compute = map.optional("compute")) read_compute(file, compute, calibration);
+  return calibration;
+}
+
+}  // namespace treering::topologies

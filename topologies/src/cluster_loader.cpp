@@ -1,0 +1,233 @@
+// YAML -> ClusterSpec, with every check that needs only the file (see topologies/README.md).
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "calibration_loader.hpp"
+#include "treering/topologies/load.hpp"
+#include "yaml_reader.hpp"
+
+namespace treering::topologies {
+namespace {
+
+using yaml::StrictMap;
+constexpr long long kMaxGpus = 16'777'216;  // 2^24: far beyond any cluster, and GPU indices fit an int
+
+GpuModel read_gpu_model(const std::string& file, const std::string& name, const YAML::Node& node) {
+  StrictMap map(node, file, "gpu model '" + name + "'",
+                {"hbm_bandwidth", "hbm_capacity", "peak_fp16", "launch_overhead"});
+  GpuModel gpu;
+  gpu.name = name;
+  gpu.hbm_bandwidth_Bps = map.bandwidth_Bps("hbm_bandwidth");
+  gpu.hbm_capacity_bytes = map.bytes("hbm_capacity");
+  gpu.peak_fp16_flops = map.flops("peak_fp16");
+  gpu.launch_overhead_s = map.duration_s("launch_overhead");
+  return gpu;
+}
+
+FabricType read_fabric_type(const std::string& file, const YAML::Node& node, const std::string& what) {
+  if (!node.IsMap()) yaml::fail(file, node, "expected a map for " + what);
+  const YAML::Node& type = node["type"];
+  if (!type) yaml::fail(file, node, "missing required key 'type' in " + what + " (nvswitch, mesh or pcie)");
+  std::string text = yaml::scalar_string(file, type, "type");
+  if (text == "nvswitch") return FabricType::nvswitch;
+  if (text == "mesh") return FabricType::mesh;
+  if (text == "pcie") return FabricType::pcie;
+  yaml::fail(file, type, "unknown fabric type '" + text + "' (expected nvswitch, mesh or pcie)");
+}
+
+Fabric read_fabric(const std::string& file, const YAML::Node& node, const std::string& group) {
+  const std::string what = "the fabric of node group '" + group + "'";
+  Fabric fabric;
+  fabric.type = read_fabric_type(file, node, what);
+  switch (fabric.type) {
+    case FabricType::nvswitch: {
+      StrictMap map(node, file, what, {"type", "bandwidth", "latency", "domain_nodes", "in_switch_reduction"});
+      fabric.bandwidth_Bps = map.bandwidth_Bps("bandwidth");
+      fabric.latency_s = map.duration_s("latency");
+      fabric.domain_nodes = map.integer_or("domain_nodes", 1, 1);
+      fabric.in_switch_reduction = map.boolean_or("in_switch_reduction", false);
+      break;
+    }
+    case FabricType::mesh: {
+      StrictMap map(node, file, what, {"type", "link_bandwidth", "links_per_peer", "latency"});
+      fabric.link_bandwidth_Bps = map.bandwidth_Bps("link_bandwidth");
+      fabric.links_per_peer = map.integer_or("links_per_peer", 1, 1);
+      fabric.latency_s = map.duration_s("latency");
+      break;
+    }
+    case FabricType::pcie: {
+      StrictMap map(node, file, what, {"type", "bandwidth", "latency", "p2p", "switches", "host_bandwidth"});
+      fabric.bandwidth_Bps = map.bandwidth_Bps("bandwidth");
+      fabric.latency_s = map.duration_s("latency");
+      map.required("p2p");
+      fabric.p2p = map.boolean_or("p2p", false);
+      fabric.pcie_switches = map.integer_or("switches", 1, 1);
+      fabric.host_bandwidth_Bps = map.bandwidth_Bps_or("host_bandwidth", fabric.bandwidth_Bps);
+      break;
+    }
+  }
+  return fabric;
+}
+
+std::vector<int> read_gpu_to_nic(const std::string& file, const YAML::Node& list, int gpus, int nics) {
+  yaml::require_sequence(file, list, "gpu_to_nic");
+  std::vector<int> gpu_to_nic;
+  for (size_t gpu = 0; gpu < list.size(); ++gpu) {
+    const YAML::Node& entry = list[gpu];
+    if (static_cast<int>(gpu) >= gpus) {
+      yaml::fail(file, entry,
+                 "gpu_to_nic names GPU " + std::to_string(gpu) + ", which does not exist (the node has " +
+                     std::to_string(gpus) + " GPUs, 0-" + std::to_string(gpus - 1) + ")");
+    }
+    int nic = yaml::scalar_integer(file, entry, "gpu_to_nic", 0);
+    if (nic >= nics) {
+      yaml::fail(file, entry,
+                 "GPU " + std::to_string(gpu) + " uses NIC " + std::to_string(nic) + ", which does not exist (the node has " +
+                     std::to_string(nics) + " NICs)");
+    }
+    gpu_to_nic.push_back(nic);
+  }
+  if (static_cast<int>(gpu_to_nic.size()) < gpus) {
+    yaml::fail(file, list,
+               "gpu_to_nic lists " + std::to_string(gpu_to_nic.size()) + " GPUs but the node has " + std::to_string(gpus));
+  }
+  return gpu_to_nic;
+}
+
+Nics read_nics(const std::string& file, const YAML::Node& node, const std::string& group, int gpus) {
+  StrictMap map(node, file, "the NICs of node group '" + group + "'", {"count", "bandwidth", "latency", "gpu_to_nic"});
+  Nics nics;
+  nics.count = map.integer("count", 1);
+  nics.bandwidth_Bps = map.bandwidth_Bps("bandwidth");
+  nics.latency_s = map.duration_s("latency");
+  if (YAML::Node list = map.optional("gpu_to_nic")) {
+    nics.gpu_to_nic = read_gpu_to_nic(file, list, gpus, nics.count);
+    nics.gpu_to_nic_given = true;
+  } else {
+    nics.gpu_to_nic = block_gpu_to_nic(gpus, nics.count);
+  }
+  return nics;
+}
+
+NodeGroup read_group(const std::string& file, const YAML::Node& node, const ClusterSpec& spec, size_t index) {
+  StrictMap map(node, file, "node group " + std::to_string(index + 1),
+                {"name", "count", "gpu", "gpus_per_node", "max_gpus_per_node", "fabric", "nics"});
+  NodeGroup group;
+  group.location = yaml::location_of(file, node);
+  group.name = map.string("name");
+  group.count = map.integer("count", 1);
+  group.gpu_model = map.string("gpu");
+  if (!spec.gpu_models.count(group.gpu_model)) {
+    yaml::fail(file, map.required("gpu"), "unknown gpu model '" + group.gpu_model + "' (not in gpu_models)");
+  }
+  group.gpus_per_node = map.integer("gpus_per_node", 1);
+  group.max_gpus_per_node = map.integer_or("max_gpus_per_node", group.gpus_per_node, group.gpus_per_node);
+  group.fabric = read_fabric(file, map.required("fabric"), group.name);
+  if (YAML::Node nics = map.optional("nics")) group.nics = read_nics(file, nics, group.name, group.gpus_per_node);
+  return group;
+}
+
+NetworkTopology read_network_topology(const std::string& file, const YAML::Node& node) {
+  std::string text = yaml::scalar_string(file, node, "topology");
+  if (text == "single-switch") return NetworkTopology::single_switch;
+  if (text == "fat-tree") return NetworkTopology::fat_tree;
+  if (text == "rail-optimized") return NetworkTopology::rail_optimized;
+  yaml::fail(file, node, "unknown network topology '" + text + "' (expected single-switch, fat-tree or rail-optimized)");
+}
+
+Network read_network(const std::string& file, const YAML::Node& node) {
+  StrictMap map(node, file, "the network",
+                {"topology", "levels", "switch_radix", "oversubscription", "hop_latency", "link_bandwidth"});
+  Network network;
+  network.location = yaml::location_of(file, node);
+  network.topology = read_network_topology(file, map.required("topology"));
+  bool needs_radix = network.topology != NetworkTopology::single_switch;
+  network.switch_radix = needs_radix ? map.integer("switch_radix", 2) : map.integer_or("switch_radix", 2, 0);
+  network.levels = map.integer_or("levels", 1, 2);
+  YAML::Node levels = map.optional("levels");
+  if (levels && network.topology == NetworkTopology::fat_tree && network.levels != 2 && network.levels != 3) {
+    yaml::fail(file, levels, "a fat-tree has 2 or 3 levels, got " + std::to_string(network.levels));
+  }
+  if (levels && network.topology != NetworkTopology::fat_tree && network.levels != 2) {
+    yaml::fail(file, levels, "'levels' other than 2 is only for fat-tree networks");
+  }
+  network.oversubscription = map.number_or("oversubscription", 1.0, 1e6, 1.0);
+  network.hop_latency_s = map.duration_s("hop_latency");
+  network.link_bandwidth_Bps = map.bandwidth_Bps_or("link_bandwidth", 0.0);
+  return network;
+}
+
+void read_gpu_models(const std::string& file, const YAML::Node& node, ClusterSpec& spec) {
+  if (!node.IsMap() || node.size() == 0) {
+    yaml::fail(file, node, "'gpu_models' must be a map of GPU model names to their figures");
+  }
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    std::string name = yaml::scalar_string(file, it->first, "gpu model name");
+    if (spec.gpu_models.count(name)) yaml::fail(file, it->first, "duplicate gpu model '" + name + "'");
+    spec.gpu_models[name] = read_gpu_model(file, name, it->second);
+  }
+}
+
+void read_groups(const std::string& file, const YAML::Node& list, ClusterSpec& spec) {
+  yaml::require_sequence(file, list, "nodes");
+  if (list.size() == 0) yaml::fail(file, list, "'nodes' must list at least one node group");
+  std::set<std::string> names;
+  for (size_t i = 0; i < list.size(); ++i) {
+    NodeGroup group = read_group(file, list[i], spec, i);
+    if (!names.insert(group.name).second) {
+      yaml::fail(file, list[i]["name"], "duplicate node group name '" + group.name + "'");
+    }
+    spec.groups.push_back(std::move(group));
+  }
+  long long gpus = 0;
+  for (const NodeGroup& group : spec.groups) gpus += static_cast<long long>(group.count) * group.gpus_per_node;
+  if (gpus > kMaxGpus) {
+    yaml::fail(file, list, "the cluster has " + std::to_string(gpus) + " GPUs; at most " + std::to_string(kMaxGpus) +
+                               " are supported");
+  }
+}
+
+ClusterSpec read_cluster(const std::string& file, const YAML::Node& root) {
+  StrictMap map(root, file, "the cluster", {"name", "description", "gpu_models", "nodes", "network", "calibration"});
+  ClusterSpec spec;
+  spec.source = file;
+  spec.name = map.string("name");
+  if (map.has("description")) spec.description = map.string("description");
+  read_gpu_models(file, map.required("gpu_models"), spec);
+  read_groups(file, map.required("nodes"), spec);
+  if (YAML::Node network = map.optional("network")) spec.network = read_network(file, network);
+  if (YAML::Node calibration = map.optional("calibration")) spec.calibration = read_calibration(file, calibration);
+  return spec;
+}
+
+}  // namespace
+
+ClusterSpec load_cluster_text(std::string_view yaml_text, const std::string& source_name) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml_text));
+  } catch (const YAML::Exception& error) {
+    throw InputError(yaml::location_of(source_name, error.mark), "YAML syntax: " + error.msg);
+  }
+  return read_cluster(source_name, root);
+}
+
+ClusterSpec load_cluster_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError({path, 0, 0}, "cannot open the file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return load_cluster_text(text.str(), path);
+}
+
+std::vector<int> block_gpu_to_nic(int gpus, int nics) {
+  std::vector<int> gpu_to_nic;
+  if (nics <= 0) return gpu_to_nic;
+  for (int gpu = 0; gpu < gpus; ++gpu) {
+    gpu_to_nic.push_back(static_cast<int>(static_cast<long long>(gpu) * nics / gpus));
+  }
+  return gpu_to_nic;
+}
+
+}  // namespace treering::topologies

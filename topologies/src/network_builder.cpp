@@ -1,0 +1,177 @@
+// Scale-out networks: single switch, 2- and 3-level fat trees, rail-optimised leaf/spine.
+// Port arithmetic (README "Scale-out networks"): radix R, oversubscription o; a leaf has
+// d = floor(R*o/(1+o)) ports down and u = R - d up. Example: R = 64, o = 1 -> d = u = 32;
+// o = 3 -> d = 48, u = 16.
+#include <algorithm>
+#include <cmath>
+
+#include "topology_impl.hpp"
+
+namespace treering::topologies {
+namespace {
+
+struct NetworkBuild {
+  Topology::Impl& impl;
+  const Network& network;
+  double switch_link_Bps;
+  int down_ports;  // d
+  int up_ports;    // u
+};
+
+DeviceId add_switch(Topology::Impl& impl, const std::string& name, int level, double hop_latency_s) {
+  DeviceId id = impl.add_device({DeviceKind::network_switch, name, -1, -1, -1, level, hop_latency_s});
+  impl.switch_index[id] = static_cast<int>(impl.switches.size());
+  impl.switches.push_back(id);
+  return id;
+}
+
+double nic_bandwidth(const Topology::Impl& impl, DeviceId nic) {
+  const NodeInfo& node = impl.nodes[impl.graph[nic].node];
+  return impl.spec.groups[node.group].nics.bandwidth_Bps;
+}
+
+void attach_nic(Topology::Impl& impl, DeviceId nic, DeviceId leaf) {
+  impl.add_cable(nic, leaf, nic_bandwidth(impl, nic), 0.0, Tier::scale_out);
+  impl.nic_leaf[nic] = leaf;
+}
+
+[[noreturn]] void too_small(const NetworkBuild& build, const std::string& what, long long capacity) {
+  throw InputError(build.network.location,
+                   "the network is too small: " + what + " connects at most " + std::to_string(capacity) +
+                       " NIC ports, the cluster has " + std::to_string(build.impl.nic_ports.size()) +
+                       " (use more levels, larger switches or less oversubscription)");
+}
+
+std::string radix_text(const NetworkBuild& build) { return std::to_string(build.network.switch_radix) + "-port"; }
+
+void link_all(NetworkBuild& build, const std::vector<DeviceId>& lower, const std::vector<DeviceId>& upper) {
+  for (DeviceId a : lower) {
+    for (DeviceId b : upper) build.impl.add_cable(a, b, build.switch_link_Bps, 0.0, Tier::scale_out);
+  }
+}
+
+std::vector<DeviceId> add_switches(NetworkBuild& build, const std::string& prefix, int count, int level) {
+  std::vector<DeviceId> added;
+  for (int i = 0; i < count; ++i) {
+    added.push_back(add_switch(build.impl, prefix + std::to_string(i), level, build.network.hop_latency_s));
+  }
+  return added;
+}
+
+void build_single_switch(NetworkBuild& build) {
+  const int radix = build.network.switch_radix;
+  if (radix > 0 && static_cast<long long>(build.impl.nic_ports.size()) > radix) {
+    too_small(build, "a single " + radix_text(build) + " switch", radix);
+  }
+  DeviceId hub = add_switch(build.impl, "switch", 1, build.network.hop_latency_s);
+  for (DeviceId nic : build.impl.nic_ports) attach_nic(build.impl, nic, hub);
+}
+
+// NIC ports fill leaves in order, d per leaf. Returns the leaves.
+std::vector<DeviceId> fill_leaves(NetworkBuild& build, const std::string& prefix) {
+  const long long ports = static_cast<long long>(build.impl.nic_ports.size());
+  const int leaf_count = static_cast<int>((ports + build.down_ports - 1) / build.down_ports);
+  std::vector<DeviceId> leaves = add_switches(build, prefix, leaf_count, 1);
+  for (long long port = 0; port < ports; ++port) {
+    attach_nic(build.impl, build.impl.nic_ports[port], leaves[port / build.down_ports]);
+  }
+  return leaves;
+}
+
+void build_fat_tree_2(NetworkBuild& build) {
+  const int radix = build.network.switch_radix;
+  const long long capacity = static_cast<long long>(radix) * build.down_ports;
+  if (static_cast<long long>(build.impl.nic_ports.size()) > capacity) {
+    too_small(build, "a 2-level fat-tree of " + radix_text(build) + " switches", capacity);
+  }
+  std::vector<DeviceId> leaves = fill_leaves(build, "leaf");
+  if (leaves.size() > 1) link_all(build, leaves, add_switches(build, "spine", build.up_ports, 2));
+}
+
+void build_fat_tree_3(NetworkBuild& build) {
+  const int radix = build.network.switch_radix;
+  const int leaves_per_pod = radix / 2;
+  const long long capacity = static_cast<long long>(radix) * leaves_per_pod * build.down_ports;
+  if (static_cast<long long>(build.impl.nic_ports.size()) > capacity) {
+    too_small(build, "a 3-level fat-tree of " + radix_text(build) + " switches", capacity);
+  }
+  std::vector<DeviceId> leaves = fill_leaves(build, "leaf");
+  const int pods = static_cast<int>((leaves.size() + leaves_per_pod - 1) / leaves_per_pod);
+  if (leaves.size() == 1) return;
+  std::vector<std::vector<DeviceId>> aggregation(pods);
+  for (int pod = 0; pod < pods; ++pod) {
+    aggregation[pod] = add_switches(build, "pod" + std::to_string(pod) + "/agg", build.up_ports, 2);
+    auto first = leaves.begin() + pod * leaves_per_pod;
+    auto last = leaves.begin() + std::min<size_t>(leaves.size(), (pod + 1) * leaves_per_pod);
+    link_all(build, std::vector<DeviceId>(first, last), aggregation[pod]);
+  }
+  if (pods == 1) return;
+  // Core group j holds R/2 switches; aggregation switch j of every pod links to each of them.
+  for (int j = 0; j < build.up_ports; ++j) {
+    std::vector<DeviceId> cores = add_switches(build, "core" + std::to_string(j) + ".", leaves_per_pod, 3);
+    for (int pod = 0; pod < pods; ++pod) link_all(build, {aggregation[pod][j]}, cores);
+  }
+}
+
+void build_rail_optimized(NetworkBuild& build) {
+  Topology::Impl& impl = build.impl;
+  int rails = 0;
+  for (const NodeGroup& group : impl.spec.groups) rails = std::max(rails, group.nics.count);
+  const int nodes = static_cast<int>(impl.nodes.size());
+  const int blocks = (nodes + build.down_ports - 1) / build.down_ports;
+  const int radix = build.network.switch_radix;
+  if (static_cast<long long>(blocks) * rails > radix) {
+    too_small(build, "a rail-optimized leaf/spine of " + radix_text(build) + " switches with " + std::to_string(rails) +
+                         " rails", static_cast<long long>(radix / rails) * build.down_ports * rails);
+  }
+  std::vector<DeviceId> leaves;
+  for (int block = 0; block < blocks; ++block) {
+    for (int rail = 0; rail < rails; ++rail) {
+      leaves.push_back(add_switch(impl, "rail" + std::to_string(rail) + "/leaf" + std::to_string(block), 1,
+                                  build.network.hop_latency_s));
+    }
+  }
+  // NIC r of node k goes to the rail-r leaf of block k / d (a node's NICs are consecutive ports).
+  size_t port = 0;
+  for (int node = 0; node < nodes; ++node) {
+    const int nic_count = impl.spec.groups[impl.nodes[node].group].nics.count;
+    for (int rail = 0; rail < nic_count; ++rail, ++port) {
+      attach_nic(impl, impl.nic_ports[port], leaves[(node / build.down_ports) * rails + rail]);
+    }
+  }
+  if (leaves.size() > 1) link_all(build, leaves, add_switches(build, "spine", build.up_ports, 2));
+}
+
+}  // namespace
+
+void build_network(Topology::Impl& impl) {
+  const Network& network = impl.spec.network;
+  if (network.topology == NetworkTopology::none) {
+    if (impl.domains > 1) {
+      throw InputError({impl.spec.source, 1, 1}, "the cluster has " + std::to_string(impl.domains) +
+                                                      " scale-up domains but no 'network' section to connect them");
+    }
+    return;
+  }
+  if (impl.nic_ports.empty()) return;
+  double fastest_nic_Bps = 0;
+  for (const NodeGroup& group : impl.spec.groups) fastest_nic_Bps = std::max(fastest_nic_Bps, group.nics.bandwidth_Bps);
+  const int radix = network.switch_radix;
+  const int down = static_cast<int>(std::floor(radix * network.oversubscription / (1.0 + network.oversubscription)));
+  NetworkBuild build{impl, network, network.link_bandwidth_Bps > 0 ? network.link_bandwidth_Bps : fastest_nic_Bps,
+                     std::max(down, 1), std::max(radix - down, 1)};
+  switch (network.topology) {
+    case NetworkTopology::single_switch: build_single_switch(build); break;
+    case NetworkTopology::fat_tree:
+      if (network.levels == 3) {
+        build_fat_tree_3(build);
+      } else {
+        build_fat_tree_2(build);
+      }
+      break;
+    case NetworkTopology::rail_optimized: build_rail_optimized(build); break;
+    case NetworkTopology::none: break;
+  }
+}
+
+}  // namespace treering::topologies

@@ -1,0 +1,132 @@
+// Deterministic routes between GPUs.
+// Inside a scale-up domain: the fabric only (NVSwitch: GPU-switch-GPU; mesh: the direct link; PCIe: up to
+// the lowest common switch, or always through the host bridge without P2P). Between domains: GPU -> its NIC
+// -> up/down through the network -> NIC -> GPU. Where several next hops are equally short (spines), the one
+// at position (destination NIC port mod count) among them, by device id, is taken (D-mod-k).
+#include <deque>
+#include <stdexcept>
+
+#include "topology_impl.hpp"
+
+namespace treering::topologies {
+namespace {
+
+void append(const Topology::Impl& impl, std::vector<LinkId>& links, DeviceId from, DeviceId to) {
+  links.push_back(impl.find_link(from, to));
+}
+
+// Links from a GPU up to its NIC (or, reversed, from the NIC down to the GPU).
+void gpu_to_nic_links(const Topology::Impl& impl, int gpu, std::vector<LinkId>& links, bool towards_nic) {
+  const DeviceId device = impl.gpu_device[gpu];
+  const DeviceId nic = impl.gpu_nic[gpu];
+  std::vector<DeviceId> hops{device};
+  if (impl.node_host[impl.gpu_node[gpu]] >= 0) {
+    hops.push_back(impl.gpu_switch[gpu]);
+    hops.push_back(impl.node_host[impl.gpu_node[gpu]]);
+  }
+  hops.push_back(nic);
+  if (!towards_nic) std::reverse(hops.begin(), hops.end());
+  for (size_t i = 0; i + 1 < hops.size(); ++i) append(impl, links, hops[i], hops[i + 1]);
+}
+
+void intra_domain_links(const Topology::Impl& impl, int src, int dst, std::vector<LinkId>& links) {
+  const DeviceId a = impl.gpu_device[src];
+  const DeviceId b = impl.gpu_device[dst];
+  const NodeInfo& node = impl.nodes[impl.gpu_node[src]];
+  const Fabric& fabric = impl.spec.groups[node.group].fabric;
+  switch (fabric.type) {
+    case FabricType::nvswitch:
+      append(impl, links, a, impl.gpu_switch[src]);
+      append(impl, links, impl.gpu_switch[src], b);
+      return;
+    case FabricType::mesh: append(impl, links, a, b); return;
+    case FabricType::pcie: {
+      const DeviceId below_a = impl.gpu_switch[src];
+      const DeviceId below_b = impl.gpu_switch[dst];
+      append(impl, links, a, below_a);
+      if (!(fabric.p2p && below_a == below_b)) {
+        const DeviceId host = impl.node_host[impl.gpu_node[src]];
+        append(impl, links, below_a, host);
+        append(impl, links, host, below_b);
+      }
+      append(impl, links, below_b, b);
+      return;
+    }
+  }
+}
+
+std::shared_ptr<const std::vector<int>> distances_to(const Topology::Impl& impl, DeviceId leaf) {
+  std::lock_guard<std::mutex> lock(impl.distance_mutex);
+  auto found = impl.distances_to_leaf.find(leaf);
+  if (found != impl.distances_to_leaf.end()) return found->second;
+  // Breadth-first search over network switches only (links are symmetric, so distance from = distance to).
+  auto distance = std::make_shared<std::vector<int>>(impl.switches.size(), -1);
+  std::deque<DeviceId> frontier{leaf};
+  (*distance)[impl.switch_index[leaf]] = 0;
+  while (!frontier.empty()) {
+    DeviceId current = frontier.front();
+    frontier.pop_front();
+    for (LinkId id : impl.out_links[current]) {
+      DeviceId next = impl.graph[impl.edge_of_link[id]].to;
+      int index = impl.switch_index[next];
+      if (index < 0 || (*distance)[index] >= 0) continue;
+      (*distance)[index] = (*distance)[impl.switch_index[current]] + 1;
+      frontier.push_back(next);
+    }
+  }
+  impl.distances_to_leaf.emplace(leaf, distance);
+  return distance;
+}
+
+void network_links(const Topology::Impl& impl, DeviceId src_nic, DeviceId dst_nic, std::vector<LinkId>& links) {
+  DeviceId current = impl.nic_leaf[src_nic];
+  const DeviceId target = impl.nic_leaf[dst_nic];
+  append(impl, links, src_nic, current);
+  const auto distance = distances_to(impl, target);
+  const size_t key = static_cast<size_t>(impl.nic_port_of_device[dst_nic]);
+  std::vector<DeviceId> closer;
+  while (current != target) {
+    const int here = (*distance)[impl.switch_index[current]];
+    if (here < 0) throw std::logic_error("no network path from " + impl.graph[current].name);
+    closer.clear();
+    for (LinkId id : impl.out_links[current]) {
+      DeviceId next = impl.graph[impl.edge_of_link[id]].to;
+      int index = impl.switch_index[next];
+      if (index >= 0 && (*distance)[index] == here - 1) closer.push_back(next);
+    }
+    std::sort(closer.begin(), closer.end());
+    DeviceId next = closer[key % closer.size()];
+    append(impl, links, current, next);
+    current = next;
+  }
+  append(impl, links, target, dst_nic);
+}
+
+}  // namespace
+
+Route Topology::route(int src_gpu, int dst_gpu) const {
+  const Impl& impl = *impl_;
+  const int gpus = static_cast<int>(impl.gpu_device.size());
+  if (src_gpu < 0 || src_gpu >= gpus || dst_gpu < 0 || dst_gpu >= gpus) {
+    throw std::out_of_range("route: GPU index outside [0, " + std::to_string(gpus) + ")");
+  }
+  Route route;
+  if (src_gpu == dst_gpu) return route;
+  if (domain_of_gpu(src_gpu) == domain_of_gpu(dst_gpu)) {
+    intra_domain_links(impl, src_gpu, dst_gpu, route.links);
+  } else {
+    gpu_to_nic_links(impl, src_gpu, route.links, true);
+    network_links(impl, impl.gpu_nic[src_gpu], impl.gpu_nic[dst_gpu], route.links);
+    gpu_to_nic_links(impl, dst_gpu, route.links, false);
+  }
+  route.bottleneck_Bps = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < route.links.size(); ++i) {
+    const Link& hop = link(route.links[i]);
+    route.latency_s += hop.latency_s;
+    if (i > 0) route.latency_s += device(hop.from).latency_s;  // devices passed through, not the source GPU
+    route.bottleneck_Bps = std::min(route.bottleneck_Bps, hop.bandwidth_Bps);
+  }
+  return route;
+}
+
+}  // namespace treering::topologies

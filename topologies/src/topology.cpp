@@ -1,0 +1,60 @@
+#include "treering/topologies/topology.hpp"
+
+#include <stdexcept>
+
+#include "topology_impl.hpp"
+
+namespace treering::topologies {
+
+const char* to_string(DeviceKind kind) {
+  switch (kind) {
+    case DeviceKind::gpu: return "gpu";
+    case DeviceKind::nic: return "nic";
+    case DeviceKind::nvswitch: return "nvswitch";
+    case DeviceKind::pcie_switch: return "pcie-switch";
+    case DeviceKind::host_bridge: return "host-bridge";
+    case DeviceKind::network_switch: return "switch";
+  }
+  return "?";
+}
+
+const char* to_string(Tier tier) { return tier == Tier::scale_up ? "scale-up" : "scale-out"; }
+
+Topology::Topology(ClusterSpec spec) : impl_(std::make_unique<Impl>()) {
+  impl_->spec = std::move(spec);
+  build_nodes(*impl_);
+  build_network(*impl_);
+  check_connected(*impl_);
+}
+
+Topology::~Topology() = default;
+Topology::Topology(Topology&&) noexcept = default;
+Topology& Topology::operator=(Topology&&) noexcept = default;
+
+const ClusterSpec& Topology::spec() const { return impl_->spec; }
+int Topology::gpu_count() const { return static_cast<int>(impl_->gpu_device.size()); }
+int Topology::node_count() const { return static_cast<int>(impl_->nodes.size()); }
+int Topology::domain_count() const { return impl_->domains; }
+int Topology::device_count() const { return static_cast<int>(boost::num_vertices(impl_->graph)); }
+int Topology::link_count() const { return static_cast<int>(impl_->edge_of_link.size()); }
+
+const Device& Topology::device(DeviceId id) const {
+  if (id < 0 || id >= device_count()) throw std::out_of_range("device id " + std::to_string(id));
+  return impl_->graph[static_cast<Graph::vertex_descriptor>(id)];
+}
+
+const Link& Topology::link(LinkId id) const {
+  if (id < 0 || id >= link_count()) throw std::out_of_range("link id " + std::to_string(id));
+  return impl_->graph[impl_->edge_of_link[static_cast<size_t>(id)]];
+}
+
+const NodeInfo& Topology::node(int node_index) const { return impl_->nodes.at(static_cast<size_t>(node_index)); }
+DeviceId Topology::gpu_device(int gpu) const { return impl_->gpu_device.at(static_cast<size_t>(gpu)); }
+int Topology::node_of_gpu(int gpu) const { return impl_->gpu_node.at(static_cast<size_t>(gpu)); }
+int Topology::domain_of_gpu(int gpu) const { return impl_->nodes[impl_->gpu_node.at(static_cast<size_t>(gpu))].domain; }
+
+const std::vector<LinkId>& Topology::out_links(DeviceId id) const {
+  return impl_->out_links.at(static_cast<size_t>(id));
+}
+
+}  // namespace treering::topologies

@@ -1,0 +1,52 @@
+// The inside of Topology: a Boost.Graph adjacency_list plus the indices routing needs. Private.
+#pragma once
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "treering/topologies/topology.hpp"
+
+namespace treering::topologies {
+
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, Device, Link>;
+
+struct Topology::Impl {
+  ClusterSpec spec;
+  Graph graph;
+  std::vector<Graph::edge_descriptor> edge_of_link;  // LinkId -> edge
+  std::vector<std::vector<LinkId>> out_links;        // DeviceId -> its outgoing links, in creation order
+
+  std::vector<NodeInfo> nodes;
+  int domains = 0;
+  std::vector<DeviceId> gpu_device;       // GPU index -> device
+  std::vector<int> gpu_node;              // GPU index -> node index
+  std::vector<DeviceId> gpu_switch;       // GPU -> its NVSwitch or PCIe switch (-1 for mesh)
+  std::vector<DeviceId> gpu_nic;          // GPU -> the NIC it uses (-1 without NICs)
+  std::vector<DeviceId> node_host;        // node -> host bridge (-1 unless PCIe)
+
+  std::vector<DeviceId> nic_ports;        // NIC devices in port order (group, node, NIC)
+  std::vector<int> nic_port_of_device;    // device -> port index (-1 for non-NICs)
+  std::vector<DeviceId> nic_leaf;         // device -> the switch a NIC hangs off (-1 otherwise)
+  std::vector<int> switch_index;          // device -> index among network switches (-1 otherwise)
+  std::vector<DeviceId> switches;         // network switches by index
+
+  // Lazily filled: for each destination leaf, the hop distance of every network switch to it.
+  mutable std::mutex distance_mutex;
+  mutable std::map<DeviceId, std::shared_ptr<const std::vector<int>>> distances_to_leaf;
+
+  DeviceId add_device(Device device);
+  // Adds both directions of a full-duplex cable with the same bandwidth and latency.
+  void add_cable(DeviceId a, DeviceId b, double bandwidth_Bps, double latency_s, Tier tier);
+  LinkId find_link(DeviceId from, DeviceId to) const;  // throws std::logic_error if absent
+};
+
+// Building, in graph_builder.cpp and network_builder.cpp.
+void build_nodes(Topology::Impl& impl);
+void build_network(Topology::Impl& impl);
+void check_connected(const Topology::Impl& impl);
+
+}  // namespace treering::topologies

@@ -1,0 +1,156 @@
+#include "treering/topologies/units.hpp"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <stdexcept>
+
+namespace treering::topologies {
+namespace {
+
+struct Prefix {
+  std::string_view symbol;
+  double factor;
+};
+
+// Longest symbols first so that "Gi" wins over "G".
+constexpr std::array<Prefix, 11> kPrefixes{{{"Ki", 1024.0},
+                                            {"Mi", 1048576.0},
+                                            {"Gi", 1073741824.0},
+                                            {"Ti", 1099511627776.0},
+                                            {"Pi", 1125899906842624.0},
+                                            {"k", 1e3},
+                                            {"M", 1e6},
+                                            {"G", 1e9},
+                                            {"T", 1e12},
+                                            {"P", 1e15},
+                                            {"E", 1e18}}};
+
+struct SplitQuantity {
+  double number;
+  std::string_view unit;
+};
+
+SplitQuantity split_number_and_unit(std::string_view text, std::string_view kind_example) {
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  double number = 0.0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (ec != std::errc() || end == text.data()) {
+    throw std::invalid_argument("'" + std::string(text) + "' is not a quantity (expected a number and a unit, e.g. " +
+                                std::string(kind_example) + ")");
+  }
+  if (!std::isfinite(number)) {
+    throw std::invalid_argument("'" + std::string(text) + "' is not a finite number");
+  }
+  std::string_view unit = text.substr(static_cast<size_t>(end - text.data()));
+  if (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
+  if (unit.empty()) {
+    throw std::invalid_argument("'" + std::string(text) + "' has no unit (expected e.g. " + std::string(kind_example) +
+                                ")");
+  }
+  return {number, unit};
+}
+
+// Splits "GB/s" into prefix factor 1e9 and base "B/s". No prefix gives factor 1.
+std::pair<double, std::string_view> split_prefix(std::string_view unit, std::string_view allowed_bases_first) {
+  for (const Prefix& prefix : kPrefixes) {
+    if (unit.size() > prefix.symbol.size() && unit.substr(0, prefix.symbol.size()) == prefix.symbol) {
+      std::string_view rest = unit.substr(prefix.symbol.size());
+      // "Pi" followed by nothing valid must not hide a bare base; check the rest starts like a base.
+      if (!rest.empty() && allowed_bases_first.find(rest.front()) != std::string_view::npos) {
+        return {prefix.factor, rest};
+      }
+    }
+  }
+  return {1.0, unit};
+}
+
+[[noreturn]] void throw_bad_unit(std::string_view text, std::string_view unit, std::string_view kind,
+                                 std::string_view expected) {
+  throw std::invalid_argument("unknown " + std::string(kind) + " unit '" + std::string(unit) + "' in '" +
+                              std::string(text) + "' (expected " + std::string(expected) + ")");
+}
+
+}  // namespace
+
+double parse_bandwidth_Bps(std::string_view text) {
+  auto [number, unit] = split_number_and_unit(text, "400Gb/s or 900GB/s");
+  auto [factor, base] = split_prefix(unit, "Bb");
+  double bits_per_unit = 0.0;
+  if (base == "B/s" || base == "Bps") {
+    bits_per_unit = 8.0;
+  } else if (base == "b/s" || base == "bps") {
+    bits_per_unit = 1.0;
+  } else {
+    throw_bad_unit(text, unit, "bandwidth", "B/s or b/s with an optional prefix k M G T P Ki Mi Gi Ti, e.g. 400Gb/s");
+  }
+  return number * factor * bits_per_unit / 8.0;
+}
+
+double parse_bytes(std::string_view text) {
+  auto [number, unit] = split_number_and_unit(text, "80GB or 80GiB");
+  auto [factor, base] = split_prefix(unit, "B");
+  if (base != "B") throw_bad_unit(text, unit, "size", "B with an optional prefix k M G T P Ki Mi Gi Ti, e.g. 80GiB");
+  return number * factor;
+}
+
+double parse_duration_s(std::string_view text) {
+  auto [number, unit] = split_number_and_unit(text, "1.5us");
+  if (unit == "s") return number;
+  if (unit == "ms") return number * 1e-3;
+  if (unit == "us" || unit == "\xC2\xB5s" || unit == "\xCE\xBCs") return number * 1e-6;
+  if (unit == "ns") return number * 1e-9;
+  throw_bad_unit(text, unit, "duration", "s, ms, us or ns, e.g. 1.5us");
+}
+
+double parse_flops(std::string_view text) {
+  auto [number, unit] = split_number_and_unit(text, "989TFLOPS");
+  auto [factor, base] = split_prefix(unit, "F");
+  if (base != "FLOPS" && base != "FLOP/s") {
+    throw_bad_unit(text, unit, "compute rate", "FLOPS or FLOP/s with an optional prefix k M G T P E, e.g. 989TFLOPS");
+  }
+  return number * factor;
+}
+
+namespace {
+
+std::string format_with_prefix(double value, std::string_view base) {
+  static constexpr std::array<std::pair<double, const char*>, 7> kSteps{
+      {{1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1.0, ""}}};
+  double magnitude = std::fabs(value);
+  for (const auto& [factor, symbol] : kSteps) {
+    if (magnitude >= factor || factor == 1.0) {
+      char buffer[64];
+      std::snprintf(buffer, sizeof buffer, "%.4g %s%s", value / factor, symbol, std::string(base).c_str());
+      return buffer;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string format_bandwidth(double bandwidth_Bps) { return format_with_prefix(bandwidth_Bps, "B/s"); }
+std::string format_bandwidth_bits(double bandwidth_Bps) { return format_with_prefix(bandwidth_Bps * 8.0, "b/s"); }
+std::string format_bytes(double bytes) { return format_with_prefix(bytes, "B"); }
+std::string format_flops(double flops) { return format_with_prefix(flops, "FLOP/s"); }
+
+std::string format_duration(double seconds) {
+  char buffer[64];
+  double magnitude = std::fabs(seconds);
+  if (magnitude >= 1.0 || magnitude == 0.0) {
+    std::snprintf(buffer, sizeof buffer, "%.4g s", seconds);
+  } else if (magnitude >= 1e-3) {
+    std::snprintf(buffer, sizeof buffer, "%.4g ms", seconds * 1e3);
+  } else if (magnitude >= 1e-6) {
+    std::snprintf(buffer, sizeof buffer, "%.4g us", seconds * 1e6);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%.4g ns", seconds * 1e9);
+  }
+  return buffer;
+}
+
+}  // namespace treering::topologies

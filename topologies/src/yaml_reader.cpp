@@ -1,0 +1,220 @@
+#include "yaml_reader.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <set>
+#include <stdexcept>
+
+#include "treering/topologies/units.hpp"
+
+namespace treering::topologies::yaml {
+namespace {
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string unknown_key_message(std::string_view key, std::string_view what,
+                                std::initializer_list<std::string_view> keys) {
+  std::string message = "unknown key '" + std::string(key) + "' in " + std::string(what);
+  std::string_view best;
+  size_t best_distance = 3;  // suggest only close matches (at most 2 edits)
+  for (std::string_view candidate : keys) {
+    size_t distance = edit_distance(key, candidate);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = candidate;
+    }
+  }
+  if (!best.empty()) return message + " (did you mean '" + std::string(best) + "'?)";
+  message += " (expected one of:";
+  for (std::string_view candidate : keys) message += " " + std::string(candidate);
+  return message + ")";
+}
+
+const char* kind_name(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map: return "a map";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Scalar: return "a scalar";
+    case YAML::NodeType::Null: return "nothing";
+    default: return "an undefined value";
+  }
+}
+
+template <typename Parser>
+double quantity(const std::string& file, const YAML::Node& node, std::string_view name, std::string_view kind,
+                Parser parse) {
+  std::string text = scalar_string(file, node, name);
+  try {
+    return parse(text);
+  } catch (const std::invalid_argument& error) {
+    fail(file, node, "invalid " + std::string(kind) + " for '" + std::string(name) + "': " + error.what());
+  }
+}
+
+double positive(const std::string& file, const YAML::Node& node, std::string_view name, double value) {
+  if (!(value > 0)) {
+    fail(file, node, "'" + std::string(name) + "' must be positive, got '" + node.Scalar() + "'");
+  }
+  return value;
+}
+
+}  // namespace
+
+InputLocation location_of(const std::string& file, const YAML::Mark& mark) {
+  if (mark.is_null()) return {file, 1, 1};  // e.g. an empty document: point at its start
+  return {file, mark.line + 1, mark.column + 1};
+}
+
+InputLocation location_of(const std::string& file, const YAML::Node& node) { return location_of(file, node.Mark()); }
+
+void fail(const std::string& file, const YAML::Node& node, const std::string& message) {
+  throw InputError(location_of(file, node), message);
+}
+
+StrictMap::StrictMap(const YAML::Node& node, std::string file, std::string what,
+                     std::initializer_list<std::string_view> keys)
+    : node_(node), file_(std::move(file)), what_(std::move(what)) {
+  if (!node_.IsMap()) fail(file_, node_, "expected a map for " + what_ + ", got " + kind_name(node_));
+  std::set<std::string> seen;
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    if (!it->first.IsScalar()) fail(file_, it->first, "keys of " + what_ + " must be plain names");
+    const std::string& key = it->first.Scalar();
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      fail(file_, it->first, unknown_key_message(key, what_, keys));
+    }
+    if (!seen.insert(key).second) fail(file_, it->first, "duplicate key '" + key + "' in " + what_);
+  }
+}
+
+bool StrictMap::has(std::string_view key) const { return static_cast<bool>(node_[std::string(key)]); }
+
+YAML::Node StrictMap::required(std::string_view key) const {
+  YAML::Node value = node_[std::string(key)];
+  if (!value) fail(file_, node_, "missing required key '" + std::string(key) + "' in " + what_);
+  if (value.IsNull()) fail(file_, value, "'" + std::string(key) + "' in " + what_ + " has no value");
+  return value;
+}
+
+YAML::Node StrictMap::optional(std::string_view key) const {
+  YAML::Node value = node_[std::string(key)];
+  if (value && value.IsNull()) fail(file_, value, "'" + std::string(key) + "' in " + what_ + " has no value");
+  return value;
+}
+
+std::string StrictMap::string(std::string_view key) const { return scalar_string(file_, required(key), key); }
+
+int StrictMap::integer(std::string_view key, int minimum) const {
+  return scalar_integer(file_, required(key), key, minimum);
+}
+
+int StrictMap::integer_or(std::string_view key, int minimum, int fallback) const {
+  YAML::Node value = optional(key);
+  return value ? scalar_integer(file_, value, key, minimum) : fallback;
+}
+
+double StrictMap::number(std::string_view key, double minimum, double maximum) const {
+  return scalar_number(file_, required(key), key, minimum, maximum);
+}
+
+double StrictMap::number_or(std::string_view key, double minimum, double maximum, double fallback) const {
+  YAML::Node value = optional(key);
+  return value ? scalar_number(file_, value, key, minimum, maximum) : fallback;
+}
+
+bool StrictMap::boolean_or(std::string_view key, bool fallback) const {
+  YAML::Node value = optional(key);
+  if (!value) return fallback;
+  std::string text = scalar_string(file_, value, key);
+  if (text == "true") return true;
+  if (text == "false") return false;
+  fail(file_, value, "expected true or false for '" + std::string(key) + "', got '" + text + "'");
+}
+
+double StrictMap::bandwidth_Bps(std::string_view key) const {
+  YAML::Node value = required(key);
+  return positive(file_, value, key, quantity(file_, value, key, "bandwidth", parse_bandwidth_Bps));
+}
+
+double StrictMap::bandwidth_Bps_or(std::string_view key, double fallback) const {
+  return has(key) ? bandwidth_Bps(key) : fallback;
+}
+
+double StrictMap::bytes(std::string_view key) const {
+  YAML::Node value = required(key);
+  return positive(file_, value, key, quantity(file_, value, key, "size", parse_bytes));
+}
+
+double StrictMap::duration_s(std::string_view key) const {
+  YAML::Node value = required(key);
+  double seconds = quantity(file_, value, key, "duration", parse_duration_s);
+  if (seconds < 0) fail(file_, value, "'" + std::string(key) + "' must not be negative, got '" + value.Scalar() + "'");
+  return seconds;
+}
+
+double StrictMap::duration_s_or(std::string_view key, double fallback) const {
+  return has(key) ? duration_s(key) : fallback;
+}
+
+double StrictMap::flops(std::string_view key) const {
+  YAML::Node value = required(key);
+  return positive(file_, value, key, quantity(file_, value, key, "compute rate", parse_flops));
+}
+
+std::string scalar_string(const std::string& file, const YAML::Node& node, std::string_view name) {
+  if (!node.IsScalar()) {
+    fail(file, node, "expected a single value for '" + std::string(name) + "', got " + kind_name(node));
+  }
+  return node.Scalar();
+}
+
+int scalar_integer(const std::string& file, const YAML::Node& node, std::string_view name, int minimum) {
+  std::string text = scalar_string(file, node, name);
+  long long value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec == std::errc::result_out_of_range || (ec == std::errc() && (value > 1'000'000'000 || value < -1'000'000'000))) {
+    fail(file, node, "'" + std::string(name) + "' is out of range: " + text);
+  }
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    fail(file, node, "expected an integer for '" + std::string(name) + "', got '" + text + "'");
+  }
+  if (value < minimum) {
+    fail(file, node, "'" + std::string(name) + "' must be at least " + std::to_string(minimum) + ", got " + text);
+  }
+  return static_cast<int>(value);
+}
+
+double scalar_number(const std::string& file, const YAML::Node& node, std::string_view name, double minimum,
+                     double maximum) {
+  std::string text = scalar_string(file, node, name);
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
+    fail(file, node, "expected a number for '" + std::string(name) + "', got '" + text + "'");
+  }
+  if (value < minimum || value > maximum) {
+    char range[96];
+    std::snprintf(range, sizeof range, "[%g, %g]", minimum, maximum);
+    fail(file, node, "'" + std::string(name) + "' must be in " + range + ", got " + text);
+  }
+  return value;
+}
+
+void require_sequence(const std::string& file, const YAML::Node& node, std::string_view name) {
+  if (!node.IsSequence()) fail(file, node, "expected a list for '" + std::string(name) + "', got " + kind_name(node));
+}
+
+}  // namespace treering::topologies::yaml
