@@ -38,10 +38,10 @@ std::string unknown_key_message(std::string_view key, std::string_view what,
       best = candidate;
     }
   }
-  if (!best.empty()) return message + " (did you mean '" + std::string(best) + "'?)";
-  message += " (expected one of:";
-  for (std::string_view candidate : keys) message += " " + std::string(candidate);
-  return message + ")";
+  if (!best.empty()) return message.append(" (did you mean '").append(best).append("'?)");
+  message.append(" (expected one of:");
+  for (std::string_view candidate : keys) message.append(" ").append(candidate);
+  return message.append(")");
 }
 
 const char* kind_name(const YAML::Node& node) {

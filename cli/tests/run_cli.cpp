@@ -1,0 +1,41 @@
+#include "run_cli.hpp"
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace treering::cli::testing {
+namespace {
+
+std::string slurp(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+CliResult run_treering(const std::string& arguments) {
+  static int counter = 0;
+  const auto directory = std::filesystem::path(TREERING_BINARY_DIR) / "tests" / "cli-output";
+  std::filesystem::create_directories(directory);
+  const std::string stem = std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  const auto out_path = directory / (stem + ".out");
+  const auto err_path = directory / (stem + ".err");
+  const std::string command = "cd '" TREERING_SOURCE_DIR "' && '" TREERING_CLI "' " + arguments + " >'" +
+                              out_path.string() + "' 2>'" + err_path.string() + "' </dev/null";
+  const int status = std::system(command.c_str());
+  CliResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.out = slurp(out_path);
+  result.err = slurp(err_path);
+  std::filesystem::remove(out_path);
+  std::filesystem::remove(err_path);
+  return result;
+}
+
+}  // namespace treering::cli::testing

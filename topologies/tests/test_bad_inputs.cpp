@@ -1,0 +1,71 @@
+// Every file in topologies/tests/bad/ is a cluster description with one mistake. Its first line says
+// where the loader must point and what it must say:
+//   # expect: LINE:COL: MESSAGE
+// LINE:COL were counted by hand in the file (from 1, the expectation line included).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "treering/topologies/load.hpp"
+#include "treering/topologies/topology.hpp"
+
+namespace fs = std::filesystem;
+using namespace treering::topologies;
+
+namespace {
+
+std::string expectation_of(const fs::path& file) {
+  std::ifstream in(file);
+  std::string first_line;
+  std::getline(in, first_line);
+  const std::string prefix = "# expect: ";
+  REQUIRE_MESSAGE(first_line.rfind(prefix, 0) == 0, file.string() << " must start with '" << prefix << "'");
+  return first_line.substr(prefix.size());
+}
+
+std::string error_of(const fs::path& file) {
+  try {
+    Topology topology(load_cluster_file(file.string()));
+  } catch (const InputError& error) {
+    CHECK(error.location().file == file.string());
+    return std::to_string(error.location().line) + ":" + std::to_string(error.location().column) + ": " +
+           error.message();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("each bad cluster file fails at the expected line and column with the expected message") {
+  const fs::path directory = fs::path(TREERING_SOURCE_DIR) / "topologies" / "tests" / "bad";
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(directory)) {
+    if (entry.path().extension() == ".yaml") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  CHECK(files.size() >= 25);
+  for (const fs::path& file : files) {
+    CAPTURE(file.filename().string());
+    CHECK(error_of(file) == expectation_of(file));
+  }
+}
+
+TEST_CASE("the error text is in the compiler's format") {
+  const fs::path file = fs::path(TREERING_SOURCE_DIR) / "topologies" / "tests" / "bad" / "unknown-key-gpu.yaml";
+  try {
+    load_cluster_file(file.string());
+    FAIL("no error");
+  } catch (const InputError& error) {
+    const std::string text = error.what();
+    CHECK(text.rfind(file.string() + ":", 0) == 0);
+    CHECK(text.find(": error: ") != std::string::npos);
+  }
+}
+
+TEST_CASE("a missing file is an error naming it") {
+  CHECK_THROWS_WITH_AS(load_cluster_file("/nonexistent/cluster.yaml"),
+                       "/nonexistent/cluster.yaml: error: cannot open the file", InputError);
+}

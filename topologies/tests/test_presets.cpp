@@ -1,0 +1,83 @@
+// Every preset loads, builds a connected graph and matches its file under topologies/clusters/.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "treering/topologies/load.hpp"
+#include "treering/topologies/topology.hpp"
+
+namespace fs = std::filesystem;
+using namespace treering::topologies;
+
+TEST_CASE("the embedded presets are exactly the files in topologies/clusters") {
+  const fs::path directory = fs::path(TREERING_SOURCE_DIR) / "topologies" / "clusters";
+  std::vector<std::string> on_disk;
+  for (const auto& entry : fs::directory_iterator(directory)) {
+    if (entry.path().extension() != ".yaml") continue;
+    on_disk.push_back(entry.path().stem().string());
+    std::ifstream in(entry.path());
+    std::ostringstream text;
+    text << in.rdbuf();
+    bool found = false;
+    for (const Preset& preset : cluster_presets()) {
+      if (preset.name == on_disk.back()) {
+        found = true;
+        CHECK(preset.yaml_text == text.str());
+      }
+    }
+    CHECK_MESSAGE(found, entry.path().string());
+  }
+  CHECK(on_disk.size() == cluster_presets().size());
+}
+
+TEST_CASE("the issue's presets exist, are named as their files, and build") {
+  for (const char* name : {"dgx-h100", "dgx-h200", "dgx-a100", "mi300x", "rtx4090-pcie", "gb200-nvl72"}) {
+    CAPTURE(name);
+    ClusterSpec spec = load_cluster(name);
+    CHECK(spec.name == name);
+    CHECK(!spec.description.empty());
+    Topology topology(std::move(spec));
+    CHECK(topology.gpu_count() > 0);
+  }
+}
+
+TEST_CASE("preset shapes: GPUs, nodes and NVLink domains") {
+  // dgx-h100: 16 nodes x 8 GPUs = 128 (the paper's largest run), one domain per node.
+  Topology h100(load_cluster("dgx-h100"));
+  CHECK(h100.gpu_count() == 128);
+  CHECK(h100.node_count() == 16);
+  CHECK(h100.domain_count() == 16);
+  // gb200-nvl72: 18 trays x 4 GPUs = 72 in a single 18-tray NVLink domain.
+  Topology nvl72(load_cluster("gb200-nvl72"));
+  CHECK(nvl72.gpu_count() == 72);
+  CHECK(nvl72.domain_count() == 1);
+  CHECK(nvl72.route(0, 71).links.size() == 2);  // GPU -> NVSwitch -> GPU, even across trays
+  // MI300X: 7 xGMI links of 64 GB/s per GPU, one per peer.
+  ClusterSpec mi300x = load_cluster("mi300x");
+  CHECK(mi300x.groups.front().fabric.type == FabricType::mesh);
+  CHECK(mi300x.groups.front().fabric.link_bandwidth_Bps == doctest::Approx(64e9));
+}
+
+TEST_CASE("--nodes and --gpus-per-node overrides") {
+  ClusterSpec spec = load_cluster("dgx-h100");
+  apply_overrides(spec, {4, std::nullopt});
+  CHECK(Topology(spec).gpu_count() == 32);  // 4 x 8
+
+  ClusterSpec box = load_cluster("rtx4090-pcie");
+  apply_overrides(box, {std::nullopt, 4});
+  CHECK(Topology(box).gpu_count() == 4 * box.groups.front().count);
+
+  ClusterSpec dgx = load_cluster("dgx-h100");
+  CHECK_THROWS_WITH_AS(apply_overrides(dgx, {std::nullopt, 16}),
+                       "error: --gpus-per-node 16 is outside 1-8 for node group 'dgx-h100'", InputError);
+  CHECK_THROWS_WITH_AS(apply_overrides(dgx, {0, std::nullopt}), "error: --nodes must be at least 1, got 0", InputError);
+}
+
+TEST_CASE("an unknown preset name lists the presets") {
+  CHECK_THROWS_WITH_AS(load_cluster("dgx-h1000"),
+                       "error: unknown cluster 'dgx-h1000' (presets: dgx-a100, dgx-h100, dgx-h200, gb200-nvl72, "
+                       "mi300x, rtx4090-pcie; a file path must contain '/' or end in .yaml)",
+                       InputError);
+}
