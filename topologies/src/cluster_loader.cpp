@@ -136,6 +136,15 @@ NetworkTopology read_network_topology(const std::string& file, const YAML::Node&
   yaml::fail(file, node, "unknown network topology '" + text + "' (expected single-switch, fat-tree or rail-optimized)");
 }
 
+// 2, 3 or auto (0: the fewest levels that fit); single-switch networks have no levels to set.
+int read_levels(const std::string& file, const YAML::Node& node, NetworkTopology topology) {
+  if (topology == NetworkTopology::single_switch) yaml::fail(file, node, "a single-switch network has no 'levels'");
+  if (yaml::scalar_string(file, node, "levels") == "auto") return 0;
+  int levels = yaml::scalar_integer(file, node, "levels", 1);
+  if (levels != 2 && levels != 3) yaml::fail(file, node, "'levels' must be 2, 3 or auto, got " + std::to_string(levels));
+  return levels;
+}
+
 Network read_network(const std::string& file, const YAML::Node& node) {
   StrictMap map(node, file, "the network",
                 {"topology", "levels", "switch_radix", "oversubscription", "hop_latency", "link_bandwidth"});
@@ -144,14 +153,7 @@ Network read_network(const std::string& file, const YAML::Node& node) {
   network.topology = read_network_topology(file, map.required("topology"));
   bool needs_radix = network.topology != NetworkTopology::single_switch;
   network.switch_radix = needs_radix ? map.integer("switch_radix", 2) : map.integer_or("switch_radix", 2, 0);
-  network.levels = map.integer_or("levels", 1, 2);
-  YAML::Node levels = map.optional("levels");
-  if (levels && network.topology == NetworkTopology::fat_tree && network.levels != 2 && network.levels != 3) {
-    yaml::fail(file, levels, "a fat-tree has 2 or 3 levels, got " + std::to_string(network.levels));
-  }
-  if (levels && network.topology != NetworkTopology::fat_tree && network.levels != 2) {
-    yaml::fail(file, levels, "'levels' other than 2 is only for fat-tree networks");
-  }
+  if (YAML::Node levels = map.optional("levels")) network.levels = read_levels(file, levels, network.topology);
   network.oversubscription = map.number_or("oversubscription", 1.0, 1e6, 1.0);
   network.hop_latency_s = map.duration_s("hop_latency");
   network.link_bandwidth_Bps = map.bandwidth_Bps_or("link_bandwidth", 0.0);

@@ -78,52 +78,52 @@ std::vector<DeviceId> fill_leaves(NetworkBuild& build, const std::string& prefix
   return leaves;
 }
 
-void build_fat_tree_2(NetworkBuild& build) {
-  const int radix = build.network.switch_radix;
-  const long long capacity = static_cast<long long>(radix) * build.down_ports;
-  if (static_cast<long long>(build.impl.nic_ports.size()) > capacity) {
-    too_small(build, "a 2-level fat-tree of " + radix_text(build) + " switches", capacity);
+// Above the leaves: with 2 levels, u spines each linked to every leaf (at most R leaves); with 3 levels,
+// pods of R/2 leaves with u aggregation switches each (every leaf linked to every aggregation switch of its
+// pod), and u core groups of R/2 switches, aggregation switch j of every pod linked to each core of group j
+// (at most R pods). `auto` takes 2 levels while the leaves fit, 3 beyond.
+void build_upper_levels(NetworkBuild& build, const std::vector<DeviceId>& leaves, const std::string& kind) {
+  const long long radix = build.network.switch_radix;
+  const long long leaves_per_pod = radix / 2;
+  int levels = build.network.levels;
+  if (levels == 0) levels = static_cast<long long>(leaves.size()) <= radix ? 2 : 3;
+  const long long leaf_limit = levels == 2 ? radix : radix * leaves_per_pod;
+  if (static_cast<long long>(leaves.size()) > leaf_limit) {
+    too_small(build, "a " + std::to_string(levels) + "-level " + kind + " of " + radix_text(build) + " switches",
+              leaf_limit * build.down_ports);
   }
-  std::vector<DeviceId> leaves = fill_leaves(build, "leaf");
-  if (leaves.size() > 1) link_all(build, leaves, add_switches(build, "spine", build.up_ports, 2));
-}
-
-void build_fat_tree_3(NetworkBuild& build) {
-  const int radix = build.network.switch_radix;
-  const int leaves_per_pod = radix / 2;
-  const long long capacity = static_cast<long long>(radix) * leaves_per_pod * build.down_ports;
-  if (static_cast<long long>(build.impl.nic_ports.size()) > capacity) {
-    too_small(build, "a 3-level fat-tree of " + radix_text(build) + " switches", capacity);
-  }
-  std::vector<DeviceId> leaves = fill_leaves(build, "leaf");
-  const int pods = static_cast<int>((leaves.size() + leaves_per_pod - 1) / leaves_per_pod);
   if (leaves.size() == 1) return;
+  if (levels == 2) {
+    link_all(build, leaves, add_switches(build, "spine", build.up_ports, 2));
+    return;
+  }
+  const int pods = static_cast<int>((static_cast<long long>(leaves.size()) + leaves_per_pod - 1) / leaves_per_pod);
   std::vector<std::vector<DeviceId>> aggregation(pods);
   for (int pod = 0; pod < pods; ++pod) {
     aggregation[pod] = add_switches(build, "pod" + std::to_string(pod) + "/agg", build.up_ports, 2);
     auto first = leaves.begin() + pod * leaves_per_pod;
-    auto last = leaves.begin() + std::min<size_t>(leaves.size(), (pod + 1) * leaves_per_pod);
+    auto last = leaves.begin() + std::min<long long>(static_cast<long long>(leaves.size()), (pod + 1) * leaves_per_pod);
     link_all(build, std::vector<DeviceId>(first, last), aggregation[pod]);
   }
   if (pods == 1) return;
-  // Core group j holds R/2 switches; aggregation switch j of every pod links to each of them.
   for (int j = 0; j < build.up_ports; ++j) {
     std::vector<DeviceId> cores = add_switches(build, "core" + std::to_string(j) + ".", leaves_per_pod, 3);
     for (int pod = 0; pod < pods; ++pod) link_all(build, {aggregation[pod][j]}, cores);
   }
 }
 
+void build_fat_tree(NetworkBuild& build) {
+  build_upper_levels(build, fill_leaves(build, "leaf"), "fat-tree");
+}
+
+// Leaves per rail: NIC r of node k goes to the rail-r leaf of block k / d. Leaves are ordered block by
+// block, so a pod of R/2 leaves holds whole blocks (every rail of the same nodes) when rails divide R/2.
 void build_rail_optimized(NetworkBuild& build) {
   Topology::Impl& impl = build.impl;
   int rails = 0;
   for (const NodeGroup& group : impl.spec.groups) rails = std::max(rails, group.nics.count);
   const int nodes = static_cast<int>(impl.nodes.size());
   const int blocks = (nodes + build.down_ports - 1) / build.down_ports;
-  const int radix = build.network.switch_radix;
-  if (static_cast<long long>(blocks) * rails > radix) {
-    too_small(build, "a rail-optimized leaf/spine of " + radix_text(build) + " switches with " + std::to_string(rails) +
-                         " rails", static_cast<long long>(radix / rails) * build.down_ports * rails);
-  }
   std::vector<DeviceId> leaves;
   for (int block = 0; block < blocks; ++block) {
     for (int rail = 0; rail < rails; ++rail) {
@@ -131,15 +131,14 @@ void build_rail_optimized(NetworkBuild& build) {
                                   build.network.hop_latency_s));
     }
   }
-  // NIC r of node k goes to the rail-r leaf of block k / d (a node's NICs are consecutive ports).
-  size_t port = 0;
+  size_t port = 0;  // a node's NICs are consecutive ports
   for (int node = 0; node < nodes; ++node) {
     const int nic_count = impl.spec.groups[impl.nodes[node].group].nics.count;
     for (int rail = 0; rail < nic_count; ++rail, ++port) {
       attach_nic(impl, impl.nic_ports[port], leaves[(node / build.down_ports) * rails + rail]);
     }
   }
-  if (leaves.size() > 1) link_all(build, leaves, add_switches(build, "spine", build.up_ports, 2));
+  build_upper_levels(build, leaves, "rail-optimized network");
 }
 
 }  // namespace
@@ -162,13 +161,7 @@ void build_network(Topology::Impl& impl) {
                      std::max(down, 1), std::max(radix - down, 1)};
   switch (network.topology) {
     case NetworkTopology::single_switch: build_single_switch(build); break;
-    case NetworkTopology::fat_tree:
-      if (network.levels == 3) {
-        build_fat_tree_3(build);
-      } else {
-        build_fat_tree_2(build);
-      }
-      break;
+    case NetworkTopology::fat_tree: build_fat_tree(build); break;
     case NetworkTopology::rail_optimized: build_rail_optimized(build); break;
     case NetworkTopology::none: break;
   }

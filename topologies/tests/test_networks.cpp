@@ -96,3 +96,28 @@ TEST_CASE("several scale-up domains without a network section is an error") {
                        "them",
                        InputError);
 }
+
+TEST_CASE("levels: auto takes 2 levels while the leaves fit under one spine layer, 3 beyond") {
+  // R = 4, d = 2. 8 ports -> 4 leaves <= R: 2 spines, no cores.
+  Topology small = build(one_gpu_nodes(8, "{topology: fat-tree, levels: auto, switch_radix: 4, hop_latency: 0.1us}"));
+  CHECK(count_switches(small, 2) == 2);
+  CHECK(count_switches(small, 3) == 0);
+  // 9 ports -> 5 leaves > R: ceil(5 / 2) = 3 pods x 2 aggregation switches, 2 core groups x 2 cores.
+  Topology large = build(one_gpu_nodes(9, "{topology: fat-tree, levels: auto, switch_radix: 4, hop_latency: 0.1us}"));
+  CHECK(count_switches(large, 2) == 6);
+  CHECK(count_switches(large, 3) == 4);
+}
+
+TEST_CASE("a 3-level rail-optimized network: pods of whole blocks of rail leaves") {
+  // 4 nodes x 2 NICs, R = 4, d = 2: 2 blocks x 2 rails = 4 leaves, pods of 2 leaves = one block each.
+  Topology topology = build(cluster_head("rails3") +
+                            "nodes:\n  - name: n\n    count: 4\n    gpu: G\n    gpus_per_node: 2\n"
+                            "    fabric: {type: nvswitch, bandwidth: 100GB/s, latency: 1us}\n"
+                            "    nics: {count: 2, bandwidth: 100Gb/s, latency: 1us}\n"
+                            "network: {topology: rail-optimized, levels: 3, switch_radix: 4, hop_latency: 0.1us}\n");
+  CHECK(path_of(topology, topology.route(0, 2)) == "n-0/gpu0 > n-0/nic0 > rail0/leaf0 > n-1/nic0 > n-1/gpu0");
+  // Node 2 is in block 1 (pod 1): up through an aggregation switch and a core. Destination port 4:
+  // aggregation 4 mod 2 = 0, core 4 mod 2 = 0.
+  CHECK(path_of(topology, topology.route(0, 4)) ==
+        "n-0/gpu0 > n-0/nic0 > rail0/leaf0 > pod0/agg0 > core0.0 > pod1/agg0 > rail0/leaf1 > n-2/nic0 > n-2/gpu0");
+}

@@ -61,7 +61,7 @@ enum class NetworkTopology { none, single_switch, fat_tree, rail_optimized };
 
 struct Network {
   NetworkTopology topology = NetworkTopology::none;
-  int levels = 2;
+  int levels = 2;                 // 2 or 3; 0 = auto (2 while the leaves fit under one spine layer)
   int switch_radix = 0;           // 0 = unlimited (single-switch only)
   double oversubscription = 1.0;  // leaf down:up, >= 1
   double hop_latency_s = 0;
