@@ -1,6 +1,9 @@
 // The loader on valid input: fields, documented defaults, heterogeneous groups, calibration.
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "small_clusters.hpp"
 
 using namespace treering::topologies;
@@ -76,4 +79,18 @@ TEST_CASE("a calibration section is read and kept with its provenance") {
   CHECK(calibration.collectives.at("ring").base_latency_s.value() == doctest::Approx(6.6e-6));
   CHECK_FALSE(calibration.collectives.at("ring").scale_up_step_latency_s.has_value());
   CHECK(calibration.hbm_efficiency.value() == doctest::Approx(0.8));
+}
+
+TEST_CASE("the commented example in topologies/README.md loads (the docs stay in step with the loader)") {
+  std::ifstream in(std::string(TREERING_SOURCE_DIR) + "/topologies/README.md");
+  std::ostringstream text;
+  text << in.rdbuf();
+  const std::string readme = text.str();
+  const size_t start = readme.find("```yaml\n");
+  REQUIRE(start != std::string::npos);
+  const size_t end = readme.find("```", start + 8);
+  ClusterSpec spec = load_cluster_text(readme.substr(start + 8, end - start - 8), "README.md example");
+  Topology topology(spec);
+  CHECK(topology.gpu_count() == 16);  // 2 nodes x 8
+  CHECK(spec.calibration.has_value());
 }
