@@ -11,7 +11,13 @@ namespace treering::topologies {
 namespace {
 
 using yaml::StrictMap;
-constexpr long long kMaxGpus = 16'777'216;  // 2^24: far beyond any cluster, and GPU indices fit an int
+// Bounds far beyond any real system, so that a typo cannot ask for a graph that exhausts memory.
+constexpr long long kMaxGpus = 16'777'216;  // 2^24 GPUs in a cluster
+constexpr int kMaxNodes = 1'048'576;        // nodes in a group (also --nodes)
+constexpr int kMaxGpusPerNode = 1024;       // GPUs in one node
+constexpr int kMaxMeshGpus = 64;            // a full mesh of 64 GPUs already has 2016 links
+constexpr int kMaxPorts = 256;              // NICs, PCIe switches, links per peer in one node
+constexpr int kMaxRadix = 4096;             // ports of one network switch
 
 GpuModel read_gpu_model(const std::string& file, const std::string& name, const YAML::Node& node) {
   StrictMap map(node, file, "gpu model '" + name + "'",
@@ -45,14 +51,14 @@ Fabric read_fabric(const std::string& file, const YAML::Node& node, const std::s
       StrictMap map(node, file, what, {"type", "bandwidth", "latency", "domain_nodes", "in_switch_reduction"});
       fabric.bandwidth_Bps = map.bandwidth_Bps("bandwidth");
       fabric.latency_s = map.duration_s("latency");
-      fabric.domain_nodes = map.integer_or("domain_nodes", 1, 1);
+      fabric.domain_nodes = map.integer_or("domain_nodes", 1, kMaxNodes, 1);
       fabric.in_switch_reduction = map.boolean_or("in_switch_reduction", false);
       break;
     }
     case FabricType::mesh: {
       StrictMap map(node, file, what, {"type", "link_bandwidth", "links_per_peer", "latency"});
       fabric.link_bandwidth_Bps = map.bandwidth_Bps("link_bandwidth");
-      fabric.links_per_peer = map.integer_or("links_per_peer", 1, 1);
+      fabric.links_per_peer = map.integer_or("links_per_peer", 1, kMaxPorts, 1);
       fabric.latency_s = map.duration_s("latency");
       break;
     }
@@ -62,7 +68,7 @@ Fabric read_fabric(const std::string& file, const YAML::Node& node, const std::s
       fabric.latency_s = map.duration_s("latency");
       map.required("p2p");
       fabric.p2p = map.boolean_or("p2p", false);
-      fabric.pcie_switches = map.integer_or("switches", 1, 1);
+      fabric.pcie_switches = map.integer_or("switches", 1, kMaxPorts, 1);
       fabric.host_bandwidth_Bps = map.bandwidth_Bps_or("host_bandwidth", fabric.bandwidth_Bps);
       break;
     }
@@ -98,7 +104,7 @@ std::vector<int> read_gpu_to_nic(const std::string& file, const YAML::Node& list
 Nics read_nics(const std::string& file, const YAML::Node& node, const std::string& group, int gpus) {
   StrictMap map(node, file, "the NICs of node group '" + group + "'", {"count", "bandwidth", "latency", "gpu_to_nic"});
   Nics nics;
-  nics.count = map.integer("count", 1);
+  nics.count = map.integer("count", 1, kMaxPorts);
   nics.bandwidth_Bps = map.bandwidth_Bps("bandwidth");
   nics.latency_s = map.duration_s("latency");
   if (YAML::Node list = map.optional("gpu_to_nic")) {
@@ -116,14 +122,19 @@ NodeGroup read_group(const std::string& file, const YAML::Node& node, const Clus
   NodeGroup group;
   group.location = yaml::location_of(file, node);
   group.name = map.string("name");
-  group.count = map.integer("count", 1);
+  group.count = map.integer("count", 1, kMaxNodes);
   group.gpu_model = map.string("gpu");
   if (!spec.gpu_models.count(group.gpu_model)) {
     yaml::fail(file, map.required("gpu"), "unknown gpu model '" + group.gpu_model + "' (not in gpu_models)");
   }
-  group.gpus_per_node = map.integer("gpus_per_node", 1);
-  group.max_gpus_per_node = map.integer_or("max_gpus_per_node", group.gpus_per_node, group.gpus_per_node);
+  group.gpus_per_node = map.integer("gpus_per_node", 1, kMaxGpusPerNode);
+  group.max_gpus_per_node =
+      map.integer_or("max_gpus_per_node", group.gpus_per_node, kMaxGpusPerNode, group.gpus_per_node);
   group.fabric = read_fabric(file, map.required("fabric"), group.name);
+  if (group.fabric.type == FabricType::mesh && group.max_gpus_per_node > kMaxMeshGpus) {
+    yaml::fail(file, map.required(map.has("max_gpus_per_node") ? "max_gpus_per_node" : "gpus_per_node"),
+               "a mesh fabric connects at most " + std::to_string(kMaxMeshGpus) + " GPUs per node");
+  }
   if (YAML::Node nics = map.optional("nics")) group.nics = read_nics(file, nics, group.name, group.gpus_per_node);
   return group;
 }
@@ -152,7 +163,8 @@ Network read_network(const std::string& file, const YAML::Node& node) {
   network.location = yaml::location_of(file, node);
   network.topology = read_network_topology(file, map.required("topology"));
   bool needs_radix = network.topology != NetworkTopology::single_switch;
-  network.switch_radix = needs_radix ? map.integer("switch_radix", 2) : map.integer_or("switch_radix", 2, 0);
+  network.switch_radix = needs_radix ? map.integer("switch_radix", 2, kMaxRadix)
+                                      : map.integer_or("switch_radix", 2, kMaxRadix, 0);
   if (YAML::Node levels = map.optional("levels")) network.levels = read_levels(file, levels, network.topology);
   network.oversubscription = map.number_or("oversubscription", 1.0, 1e6, 1.0);
   network.hop_latency_s = map.duration_s("hop_latency");

@@ -117,13 +117,13 @@ YAML::Node StrictMap::optional(std::string_view key) const {
 
 std::string StrictMap::string(std::string_view key) const { return scalar_string(file_, required(key), key); }
 
-int StrictMap::integer(std::string_view key, int minimum) const {
-  return scalar_integer(file_, required(key), key, minimum);
+int StrictMap::integer(std::string_view key, int minimum, int maximum) const {
+  return scalar_integer(file_, required(key), key, minimum, maximum);
 }
 
-int StrictMap::integer_or(std::string_view key, int minimum, int fallback) const {
+int StrictMap::integer_or(std::string_view key, int minimum, int maximum, int fallback) const {
   YAML::Node value = optional(key);
-  return value ? scalar_integer(file_, value, key, minimum) : fallback;
+  return value ? scalar_integer(file_, value, key, minimum, maximum) : fallback;
 }
 
 double StrictMap::number(std::string_view key, double minimum, double maximum) const {
@@ -181,7 +181,7 @@ std::string scalar_string(const std::string& file, const YAML::Node& node, std::
   return node.Scalar();
 }
 
-int scalar_integer(const std::string& file, const YAML::Node& node, std::string_view name, int minimum) {
+int scalar_integer(const std::string& file, const YAML::Node& node, std::string_view name, int minimum, int maximum) {
   std::string text = scalar_string(file, node, name);
   long long value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -193,6 +193,9 @@ int scalar_integer(const std::string& file, const YAML::Node& node, std::string_
   }
   if (value < minimum) {
     fail(file, node, "'" + std::string(name) + "' must be at least " + std::to_string(minimum) + ", got " + text);
+  }
+  if (value > maximum) {
+    fail(file, node, "'" + std::string(name) + "' must be at most " + std::to_string(maximum) + ", got " + text);
   }
   return static_cast<int>(value);
 }

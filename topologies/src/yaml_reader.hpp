@@ -33,8 +33,9 @@ class StrictMap {
 
   // Scalars, with the key's name in messages.
   std::string string(std::string_view key) const;  // required
-  int integer(std::string_view key, int minimum) const;  // required, >= minimum
-  int integer_or(std::string_view key, int minimum, int fallback) const;
+  // Integers in [minimum, maximum]; the maximum keeps hostile input from building absurd graphs.
+  int integer(std::string_view key, int minimum, int maximum) const;  // required
+  int integer_or(std::string_view key, int minimum, int maximum, int fallback) const;
   double number(std::string_view key, double minimum, double maximum) const;  // required, in range
   double number_or(std::string_view key, double minimum, double maximum, double fallback) const;
   bool boolean_or(std::string_view key, bool fallback) const;
@@ -57,7 +58,8 @@ class StrictMap {
 
 // Scalar conversions of a single node; `name` is used in messages ("'count'").
 std::string scalar_string(const std::string& file, const YAML::Node& node, std::string_view name);
-int scalar_integer(const std::string& file, const YAML::Node& node, std::string_view name, int minimum);
+int scalar_integer(const std::string& file, const YAML::Node& node, std::string_view name, int minimum,
+                   int maximum = 1'000'000'000);
 double scalar_number(const std::string& file, const YAML::Node& node, std::string_view name, double minimum,
                      double maximum);
 // A sequence node (error otherwise).
