@@ -32,7 +32,7 @@ GpuModel read_gpu_model(const std::string& file, const std::string& name, const 
 }
 
 FabricType read_fabric_type(const std::string& file, const YAML::Node& node, const std::string& what) {
-  if (!node.IsMap()) yaml::fail(file, node, "expected a map for " + what);
+  if (!node.IsMap()) yaml::fail(file, node, "expected a map for " + what + ", got " + yaml::kind_name(node));
   const YAML::Node& type = node["type"];
   if (!type) yaml::fail(file, node, "missing required key 'type' in " + what + " (nvswitch, mesh or pcie)");
   std::string text = yaml::scalar_string(file, type, "type");
@@ -117,7 +117,9 @@ Nics read_nics(const std::string& file, const YAML::Node& node, const std::strin
 }
 
 NodeGroup read_group(const std::string& file, const YAML::Node& node, const ClusterSpec& spec, size_t index) {
-  StrictMap map(node, file, "node group " + std::to_string(index + 1),
+  // Name the group in messages when it has a plain name, else by its position in the list.
+  const bool named = node.IsMap() && node["name"] && node["name"].IsScalar();
+  StrictMap map(node, file, named ? "node group '" + node["name"].Scalar() + "'" : "node group " + std::to_string(index + 1),
                 {"name", "count", "gpu", "gpus_per_node", "max_gpus_per_node", "fabric", "nics"});
   NodeGroup group;
   group.location = yaml::location_of(file, node);

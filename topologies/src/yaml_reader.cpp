@@ -44,16 +44,6 @@ std::string unknown_key_message(std::string_view key, std::string_view what,
   return message.append(")");
 }
 
-const char* kind_name(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map: return "a map";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Scalar: return "a scalar";
-    case YAML::NodeType::Null: return "nothing";
-    default: return "an undefined value";
-  }
-}
-
 template <typename Parser>
 double quantity(const std::string& file, const YAML::Node& node, std::string_view name, std::string_view kind,
                 Parser parse) {
@@ -73,6 +63,16 @@ double positive(const std::string& file, const YAML::Node& node, std::string_vie
 }
 
 }  // namespace
+
+const char* kind_name(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map: return "a map";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Scalar: return "a scalar";
+    case YAML::NodeType::Null: return "nothing";
+    default: return "an undefined value";
+  }
+}
 
 InputLocation location_of(const std::string& file, const YAML::Mark& mark) {
   if (mark.is_null()) return {file, 1, 1};  // e.g. an empty document: point at its start

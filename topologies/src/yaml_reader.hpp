@@ -56,6 +56,9 @@ class StrictMap {
   std::string what_;
 };
 
+// "a map", "a list", "a scalar", "nothing": what a node is, for messages.
+const char* kind_name(const YAML::Node& node);
+
 // Scalar conversions of a single node; `name` is used in messages ("'count'").
 std::string scalar_string(const std::string& file, const YAML::Node& node, std::string_view name);
 int scalar_integer(const std::string& file, const YAML::Node& node, std::string_view name, int minimum,
