@@ -1,5 +1,6 @@
 #include "treering/topologies/summary.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "treering/topologies/units.hpp"
@@ -44,10 +45,16 @@ GroupSummary summarize_group(const NodeGroup& group) {
   return summary;
 }
 
-std::string describe_network(const Network& network) {
+// The network as built: with `levels: auto` the number of switch levels comes from the graph.
+std::string describe_network(const Topology& topology) {
+  const Network& network = topology.spec().network;
   if (network.topology == NetworkTopology::none) return "none";
+  int levels = 0;
+  for (DeviceId id = 0; id < topology.device_count(); ++id) levels = std::max(levels, topology.device(id).level);
   std::string text = to_string(network.topology);
-  if (network.topology == NetworkTopology::fat_tree) text += ", " + std::to_string(network.levels) + " levels";
+  if (network.topology != NetworkTopology::single_switch) {
+    text += ", " + std::to_string(levels) + (levels == 1 ? " level" : " levels");
+  }
   if (network.switch_radix > 0) text += ", " + std::to_string(network.switch_radix) + "-port switches";
   if (network.topology != NetworkTopology::single_switch) {
     char ratio[32];
@@ -82,7 +89,7 @@ ClusterSummary summarize(const Topology& topology) {
     summary.groups.push_back(summarize_group(group));
     if (group.gpus_per_node != summary.gpus_per_node) summary.gpus_per_node = 0;
   }
-  summary.network = describe_network(spec.network);
+  summary.network = describe_network(topology);
   if (summary.gpus > 1 && topology.domain_of_gpu(1) == topology.domain_of_gpu(0)) {
     summary.scale_up_route = summarize_route(topology, 0, 1);
   }

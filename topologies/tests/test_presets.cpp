@@ -81,3 +81,22 @@ TEST_CASE("an unknown preset name lists the presets") {
                        "mi300x, rtx4090-pcie; a file path must contain '/' or end in .yaml)",
                        InputError);
 }
+
+TEST_CASE("the example clusters in topologies/examples load and build") {
+  const fs::path directory = fs::path(TREERING_SOURCE_DIR) / "topologies" / "examples";
+  int examples = 0;
+  for (const auto& entry : fs::directory_iterator(directory)) {
+    if (entry.path().extension() != ".yaml") continue;
+    CAPTURE(entry.path().string());
+    ++examples;
+    CHECK_NOTHROW(Topology(load_cluster_file(entry.path().string())));
+  }
+  CHECK(examples >= 3);
+  // 4x the NIC bandwidth: the 16-node bisection grows from 3.2 to 4 x 3.2 = 12.8 TB/s.
+  Topology faster(load_cluster_file((directory / "dgx-h100-4x-ib.yaml").string()));
+  CHECK(faster.bisection_bandwidth_Bps() == doctest::Approx(12.8e12));
+  // 18 nodes in NVLink domains of 9: 2 domains of 72 GPUs.
+  Topology nvl(load_cluster_file((directory / "h100-nvl72.yaml").string()));
+  CHECK(nvl.domain_count() == 2);
+  CHECK(nvl.route(0, 71).links.size() == 2);
+}

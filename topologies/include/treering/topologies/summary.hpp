@@ -39,7 +39,8 @@ struct ClusterSummary {
   int devices = 0;
   int links = 0;               // directed
   std::vector<GroupSummary> groups;
-  std::string network;         // "rail-optimized, 2 levels, 64-port switches, 1:1, 0.13 us per hop" or "none"
+  std::string network;         // "rail-optimized, 2 levels, 64-port switches, 1:1, 130 ns per hop" or "none";
+                               // the levels are those built (a small cluster may need only leaves)
   std::optional<RouteSummary> scale_up_route;     // GPU 0 -> GPU 1 when they share a domain
   std::optional<RouteSummary> scale_out_route;    // GPU 0 -> first GPU of domain 1
   std::optional<RouteSummary> farthest_route;     // GPU 0 -> first GPU of the last domain
