@@ -13,6 +13,7 @@ DeviceId Topology::Impl::add_device(Device device) {
   out_links.emplace_back();
   nic_port_of_device.push_back(-1);
   nic_leaf.push_back(-1);
+  nic_route_key.push_back(-1);
   switch_index.push_back(-1);
   return id;
 }

@@ -30,7 +30,12 @@ double nic_bandwidth(const Topology::Impl& impl, DeviceId nic) {
   return impl.spec.groups[node.group].nics.bandwidth_Bps;
 }
 
-void attach_nic(Topology::Impl& impl, DeviceId nic, DeviceId leaf) {
+// Leaves are the first switches built, so a leaf's switch index is its ordinal among leaves, and until the
+// upper levels are linked every link of a leaf goes down to a NIC. The route key numbers the NIC ports as
+// leaf ordinal * d + position on the leaf, the address D-mod-k routing takes apart digit by digit.
+void attach_nic(Topology::Impl& impl, DeviceId nic, DeviceId leaf, int down_ports) {
+  const long long position = static_cast<long long>(impl.out_links[leaf].size());
+  impl.nic_route_key[nic] = static_cast<long long>(impl.switch_index[leaf]) * down_ports + position;
   impl.add_cable(nic, leaf, nic_bandwidth(impl, nic), 0.0, Tier::scale_out);
   impl.nic_leaf[nic] = leaf;
 }
@@ -64,7 +69,7 @@ void build_single_switch(NetworkBuild& build) {
     too_small(build, "a single " + radix_text(build) + " switch", radix);
   }
   DeviceId hub = add_switch(build.impl, "switch", 1, build.network.hop_latency_s);
-  for (DeviceId nic : build.impl.nic_ports) attach_nic(build.impl, nic, hub);
+  for (DeviceId nic : build.impl.nic_ports) attach_nic(build.impl, nic, hub, build.down_ports);
 }
 
 // NIC ports fill leaves in order, d per leaf. Returns the leaves.
@@ -73,7 +78,7 @@ std::vector<DeviceId> fill_leaves(NetworkBuild& build, const std::string& prefix
   const int leaf_count = static_cast<int>((ports + build.down_ports - 1) / build.down_ports);
   std::vector<DeviceId> leaves = add_switches(build, prefix, leaf_count, 1);
   for (long long port = 0; port < ports; ++port) {
-    attach_nic(build.impl, build.impl.nic_ports[port], leaves[port / build.down_ports]);
+    attach_nic(build.impl, build.impl.nic_ports[port], leaves[port / build.down_ports], build.down_ports);
   }
   return leaves;
 }
@@ -82,7 +87,10 @@ std::vector<DeviceId> fill_leaves(NetworkBuild& build, const std::string& prefix
 // pods of R/2 leaves with u aggregation switches each (every leaf linked to every aggregation switch of its
 // pod), and u core groups of R/2 switches, aggregation switch j of every pod linked to each core of group j
 // (at most R pods). `auto` takes 2 levels while the leaves fit, 3 beyond.
-void build_upper_levels(NetworkBuild& build, const std::vector<DeviceId>& leaves, const std::string& kind) {
+// `leaves_per_block` leaves serve one block of d ports each (1 for fat-trees; the rail count for rails), which
+// is what the capacity in the error message counts in.
+void build_upper_levels(NetworkBuild& build, const std::vector<DeviceId>& leaves, const std::string& kind,
+                        int leaves_per_block) {
   const long long radix = build.network.switch_radix;
   const long long leaves_per_pod = radix / 2;
   int levels = build.network.levels;
@@ -90,7 +98,7 @@ void build_upper_levels(NetworkBuild& build, const std::vector<DeviceId>& leaves
   const long long leaf_limit = levels == 2 ? radix : radix * leaves_per_pod;
   if (static_cast<long long>(leaves.size()) > leaf_limit) {
     too_small(build, "a " + std::to_string(levels) + "-level " + kind + " of " + radix_text(build) + " switches",
-              leaf_limit * build.down_ports);
+              leaf_limit / leaves_per_block * leaves_per_block * build.down_ports);
   }
   if (leaves.size() == 1) return;
   if (levels == 2) {
@@ -113,7 +121,7 @@ void build_upper_levels(NetworkBuild& build, const std::vector<DeviceId>& leaves
 }
 
 void build_fat_tree(NetworkBuild& build) {
-  build_upper_levels(build, fill_leaves(build, "leaf"), "fat-tree");
+  build_upper_levels(build, fill_leaves(build, "leaf"), "fat-tree", 1);
 }
 
 // Leaves per rail: NIC r of node k goes to the rail-r leaf of block k / d. Leaves are ordered block by
@@ -135,10 +143,10 @@ void build_rail_optimized(NetworkBuild& build) {
   for (int node = 0; node < nodes; ++node) {
     const int nic_count = impl.spec.groups[impl.nodes[node].group].nics.count;
     for (int rail = 0; rail < nic_count; ++rail, ++port) {
-      attach_nic(impl, impl.nic_ports[port], leaves[(node / build.down_ports) * rails + rail]);
+      attach_nic(impl, impl.nic_ports[port], leaves[(node / build.down_ports) * rails + rail], build.down_ports);
     }
   }
-  build_upper_levels(build, leaves, "rail-optimized network");
+  build_upper_levels(build, leaves, "rail-optimized network", std::max(rails, 1));
 }
 
 }  // namespace
@@ -156,7 +164,9 @@ void build_network(Topology::Impl& impl) {
   double fastest_nic_Bps = 0;
   for (const NodeGroup& group : impl.spec.groups) fastest_nic_Bps = std::max(fastest_nic_Bps, group.nics.bandwidth_Bps);
   const int radix = network.switch_radix;
-  const int down = static_cast<int>(std::floor(radix * network.oversubscription / (1.0 + network.oversubscription)));
+  // The small epsilon keeps exact ratios exact: 48 * 1.4 / 2.4 is 27.999999999999996 in doubles, and is 28.
+  const int down =
+      static_cast<int>(std::floor(radix * network.oversubscription / (1.0 + network.oversubscription) + 1e-9));
   NetworkBuild build{impl, network, network.link_bandwidth_Bps > 0 ? network.link_bandwidth_Bps : fastest_nic_Bps,
                      std::max(down, 1), std::max(radix - down, 1)};
   switch (network.topology) {

@@ -1,8 +1,8 @@
 // Deterministic routes between GPUs.
 // Inside a scale-up domain: the fabric only (NVSwitch: GPU-switch-GPU; mesh: the direct link; PCIe: up to
 // the lowest common switch, or always through the host bridge without P2P). Between domains: GPU -> its NIC
-// -> up/down through the network -> NIC -> GPU. Where several next hops are equally short (spines), the one
-// at position (destination NIC port mod count) among them, by device id, is taken (D-mod-k).
+// -> up/down through the network -> NIC -> GPU. Where several next hops are equally short (spines), D-mod-k
+// picks one from the destination's address (see network_links).
 #include <deque>
 #include <stdexcept>
 
@@ -83,7 +83,9 @@ void network_links(const Topology::Impl& impl, DeviceId src_nic, DeviceId dst_ni
   const DeviceId target = impl.nic_leaf[dst_nic];
   append(impl, links, src_nic, current);
   const auto distance = distances_to(impl, target);
-  const size_t key = static_cast<size_t>(impl.nic_port_of_device[dst_nic]);
+  // D-mod-k: at each step with k equally short next hops take (key mod k), then key /= k, so successive
+  // levels use successive digits of the destination's address and a permutation spreads over the links.
+  unsigned long long key = static_cast<unsigned long long>(impl.nic_route_key[dst_nic]);
   std::vector<DeviceId> closer;
   while (current != target) {
     const int here = (*distance)[impl.switch_index[current]];
@@ -96,6 +98,7 @@ void network_links(const Topology::Impl& impl, DeviceId src_nic, DeviceId dst_ni
     }
     std::sort(closer.begin(), closer.end());
     DeviceId next = closer[key % closer.size()];
+    key /= closer.size();
     append(impl, links, current, next);
     current = next;
   }

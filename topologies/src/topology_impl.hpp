@@ -31,6 +31,7 @@ struct Topology::Impl {
   std::vector<DeviceId> nic_ports;        // NIC devices in port order (group, node, NIC)
   std::vector<int> nic_port_of_device;    // device -> port index (-1 for non-NICs)
   std::vector<DeviceId> nic_leaf;         // device -> the switch a NIC hangs off (-1 otherwise)
+  std::vector<long long> nic_route_key;   // device -> D-mod-k address: leaf ordinal * d + position on the leaf
   std::vector<int> switch_index;          // device -> index among network switches (-1 otherwise)
   std::vector<DeviceId> switches;         // network switches by index
 

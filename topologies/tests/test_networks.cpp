@@ -33,7 +33,7 @@ TEST_CASE("2-level fat-tree: leaves of d ports, u spines, D-mod-k spine by desti
   CHECK(count_switches(topology, 1) == 2);
   CHECK(count_switches(topology, 2) == 2);
   CHECK(path_of(topology, topology.route(0, 1)) == "n-0/gpu0 > n-0/nic0 > leaf0 > n-1/nic0 > n-1/gpu0");
-  // Destination port 2: spine 2 mod 2 = 0; port 3: spine 1.
+  // Destination address (leaf ordinal * d + position) = port here: port 2 -> spine 2 mod 2 = 0; port 3 -> 1.
   Route to_two = topology.route(0, 2);
   CHECK(path_of(topology, to_two) == "n-0/gpu0 > n-0/nic0 > leaf0 > spine0 > leaf1 > n-2/nic0 > n-2/gpu0");
   CHECK(path_of(topology, topology.route(0, 3)) == "n-0/gpu0 > n-0/nic0 > leaf0 > spine1 > leaf1 > n-3/nic0 > n-3/gpu0");
@@ -57,11 +57,12 @@ TEST_CASE("3-level fat-tree: pods of R/2 leaves, u aggregation switches, u core 
   CHECK(count_switches(topology, 2) == 4);
   CHECK(count_switches(topology, 3) == 4);
   CHECK(path_of(topology, topology.route(0, 2)) == "n-0/gpu0 > n-0/nic0 > leaf0 > pod0/agg0 > leaf1 > n-2/nic0 > n-2/gpu0");
-  // Port 4 (pod 1): aggregation 4 mod 2 = 0, core 4 mod 2 = 0 of group 0. Port 5: aggregation 1, core 1.1.
+  // D-mod-k on the destination address (port): port 4: aggregation 4 mod 2 = 0, then 4 / 2 = 2, core
+  // 2 mod 2 = 0 of group 0. Port 5: aggregation 5 mod 2 = 1, then 5 / 2 = 2, core 0 of group 1.
   CHECK(path_of(topology, topology.route(0, 4)) ==
         "n-0/gpu0 > n-0/nic0 > leaf0 > pod0/agg0 > core0.0 > pod1/agg0 > leaf2 > n-4/nic0 > n-4/gpu0");
   CHECK(path_of(topology, topology.route(0, 5)) ==
-        "n-0/gpu0 > n-0/nic0 > leaf0 > pod0/agg1 > core1.1 > pod1/agg1 > leaf2 > n-5/nic0 > n-5/gpu0");
+        "n-0/gpu0 > n-0/nic0 > leaf0 > pod0/agg1 > core1.0 > pod1/agg1 > leaf2 > n-5/nic0 > n-5/gpu0");
 }
 
 TEST_CASE("rail-optimized: same-rail traffic crosses one switch, cross-rail goes through a spine") {
@@ -72,7 +73,8 @@ TEST_CASE("rail-optimized: same-rail traffic crosses one switch, cross-rail goes
                             "    nics: {count: 2, bandwidth: 100Gb/s, latency: 1us}\n"
                             "network: {topology: rail-optimized, switch_radix: 4, hop_latency: 0.1us}\n");
   CHECK(path_of(topology, topology.route(0, 2)) == "n-0/gpu0 > n-0/nic0 > rail0/leaf0 > n-1/nic0 > n-1/gpu0");
-  // GPU 3 = node 1 GPU 1 on NIC 1 = port 3: spine 3 mod 2 = 1.
+  // GPU 3 = node 1 GPU 1 on NIC 1, on leaf rail1/leaf0 (ordinal 1) at position 1: address 1 * 2 + 1 = 3,
+  // spine 3 mod 2 = 1.
   CHECK(path_of(topology, topology.route(0, 3)) ==
         "n-0/gpu0 > n-0/nic0 > rail0/leaf0 > spine1 > rail1/leaf0 > n-1/nic1 > n-1/gpu1");
 }
@@ -116,8 +118,53 @@ TEST_CASE("a 3-level rail-optimized network: pods of whole blocks of rail leaves
                             "    nics: {count: 2, bandwidth: 100Gb/s, latency: 1us}\n"
                             "network: {topology: rail-optimized, levels: 3, switch_radix: 4, hop_latency: 0.1us}\n");
   CHECK(path_of(topology, topology.route(0, 2)) == "n-0/gpu0 > n-0/nic0 > rail0/leaf0 > n-1/nic0 > n-1/gpu0");
-  // Node 2 is in block 1 (pod 1): up through an aggregation switch and a core. Destination port 4:
-  // aggregation 4 mod 2 = 0, core 4 mod 2 = 0.
+  // Node 2 is in block 1 (pod 1): up through an aggregation switch and a core. Destination address: leaf
+  // rail0/leaf1 is leaf ordinal 2 (leaves go block by block, rail by rail), node 2 is position 0 on it:
+  // 2 * d + 0 = 4 -> aggregation 4 mod 2 = 0, then 4 / 2 = 2 -> core 2 mod 2 = 0.
   CHECK(path_of(topology, topology.route(0, 4)) ==
         "n-0/gpu0 > n-0/nic0 > rail0/leaf0 > pod0/agg0 > core0.0 > pod1/agg0 > rail0/leaf1 > n-2/nic0 > n-2/gpu0");
+}
+
+namespace {
+
+// Routes GPU g -> GPU (g + shift) mod P for every g and returns the most routes that share one directed
+// link of the scale-out network.
+int most_routes_on_one_network_link(const Topology& topology, int shift) {
+  std::vector<int> routes_on(static_cast<size_t>(topology.link_count()), 0);
+  int most = 0;
+  for (int gpu = 0; gpu < topology.gpu_count(); ++gpu) {
+    for (LinkId id : topology.route(gpu, (gpu + shift) % topology.gpu_count()).links) {
+      const Link& link = topology.link(id);
+      bool between_switches = topology.device(link.from).kind == DeviceKind::network_switch &&
+                              topology.device(link.to).kind == DeviceKind::network_switch;
+      if (between_switches) most = std::max(most, ++routes_on[static_cast<size_t>(id)]);
+    }
+  }
+  return most;
+}
+
+}  // namespace
+
+TEST_CASE("D-mod-k spreads a shift permutation over a non-blocking fabric: no switch link carries two routes") {
+  // Every GPU sends to the same rail 32 nodes on (dgx-h100, 64 nodes: two blocks of 32 nodes, 2 levels):
+  // each rail leaf sends 32 routes up, one per spine.
+  ClusterSpec two_levels = load_cluster("dgx-h100");
+  apply_overrides(two_levels, {64, std::nullopt});
+  CHECK(most_routes_on_one_network_link(Topology(two_levels), 32 * 8) == 1);
+  // 3 levels (dgx-h100, 512 nodes = 4096 GPUs): every GPU to the one 256 nodes on, through the cores.
+  ClusterSpec three_levels = load_cluster("dgx-h100");
+  apply_overrides(three_levels, {512, std::nullopt});
+  CHECK(most_routes_on_one_network_link(Topology(three_levels), 256 * 8) == 1);
+  // A plain 2-level fat-tree (mi300x, 64 nodes): shift by half the GPUs.
+  ClusterSpec fat_tree = load_cluster("mi300x");
+  apply_overrides(fat_tree, {64, std::nullopt});
+  CHECK(most_routes_on_one_network_link(Topology(fat_tree), 256) == 1);
+}
+
+TEST_CASE("a fractional oversubscription splits the ports exactly") {
+  // R = 48, o = 1.4: d = 48 * 1.4 / 2.4 = 28 exactly (not 27 from rounding). 28 ports fit on one leaf.
+  Topology topology =
+      build(one_gpu_nodes(28, "{topology: fat-tree, switch_radix: 48, oversubscription: 1.4, hop_latency: 0.1us}"));
+  CHECK(count_switches(topology, 1) == 1);
+  CHECK(count_switches(topology, 2) == 0);
 }
