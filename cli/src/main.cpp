@@ -46,6 +46,9 @@ int main(int argc, char** argv) {
   } catch (const std::invalid_argument& error) {
     std::cerr << "error: " << error.what() << '\n';
     return kExitBadInput;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "error: out of memory (try a smaller cluster: fewer --nodes)\n";
+    return kExitInternal;
   } catch (const std::exception& error) {
     std::cerr << "internal error: " << error.what() << '\n';
     return kExitInternal;

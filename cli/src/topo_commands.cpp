@@ -102,7 +102,7 @@ void print_summary(const topo::ClusterSummary& summary) {
   tiers.add_row({"scale-up", topo::format_bandwidth(first.scale_up_per_gpu_Bps), route_text(summary.scale_up_route)});
   tiers.add_row({"scale-out", first.scale_out_per_gpu_Bps > 0 ? topo::format_bandwidth(first.scale_out_per_gpu_Bps) : "-",
                  route_text(summary.scale_out_route)});
-  if (summary.domains > 2) tiers.add_row({"scale-out (farthest)", "", route_text(summary.farthest_route)});
+  if (summary.farthest_route) tiers.add_row({"farthest from GPU 0", "", route_text(summary.farthest_route)});
   tiers.print(std::cout);
 }
 

@@ -14,6 +14,23 @@ int ClusterSpec::gpu_count() const {
   return gpus;
 }
 
+void check_size_limits(const ClusterSpec& spec, const InputLocation& where) {
+  long long gpus = 0;
+  long long nic_ports = 0;
+  for (const NodeGroup& group : spec.groups) {
+    gpus += static_cast<long long>(group.count) * group.gpus_per_node;
+    nic_ports += static_cast<long long>(group.count) * group.nics.count;
+  }
+  if (gpus > kMaxClusterGpus) {
+    throw InputError(where, "the cluster has " + std::to_string(gpus) + " GPUs; at most " +
+                                std::to_string(kMaxClusterGpus) + " are supported");
+  }
+  if (nic_ports > kMaxClusterNicPorts) {
+    throw InputError(where, "the cluster has " + std::to_string(nic_ports) + " NICs; at most " +
+                                std::to_string(kMaxClusterNicPorts) + " are supported");
+  }
+}
+
 const char* to_string(FabricType type) {
   switch (type) {
     case FabricType::nvswitch: return "nvswitch";

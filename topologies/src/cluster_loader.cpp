@@ -1,4 +1,5 @@
 // YAML -> ClusterSpec, with every check that needs only the file (see topologies/README.md).
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -12,7 +13,6 @@ namespace {
 
 using yaml::StrictMap;
 // Bounds far beyond any real system, so that a typo cannot ask for a graph that exhausts memory.
-constexpr long long kMaxGpus = 16'777'216;  // 2^24 GPUs in a cluster
 constexpr int kMaxNodes = 1'048'576;        // nodes in a group (also --nodes)
 constexpr int kMaxGpusPerNode = 1024;       // GPUs in one node
 constexpr int kMaxMeshGpus = 64;            // a full mesh of 64 GPUs already has 2016 links
@@ -118,12 +118,12 @@ Nics read_nics(const std::string& file, const YAML::Node& node, const std::strin
 
 NodeGroup read_group(const std::string& file, const YAML::Node& node, const ClusterSpec& spec, size_t index) {
   // Name the group in messages when it has a plain name, else by its position in the list.
-  const bool named = node.IsMap() && node["name"] && node["name"].IsScalar();
+  const bool named = node.IsMap() && node["name"] && node["name"].IsScalar() && !node["name"].Scalar().empty();
   StrictMap map(node, file, named ? "node group '" + node["name"].Scalar() + "'" : "node group " + std::to_string(index + 1),
                 {"name", "count", "gpu", "gpus_per_node", "max_gpus_per_node", "fabric", "nics"});
   NodeGroup group;
   group.location = yaml::location_of(file, node);
-  group.name = map.string("name");
+  group.name = map.name("name");
   group.count = map.integer("count", 1, kMaxNodes);
   group.gpu_model = map.string("gpu");
   if (!spec.gpu_models.count(group.gpu_model)) {
@@ -168,6 +168,14 @@ Network read_network(const std::string& file, const YAML::Node& node) {
   network.switch_radix = needs_radix ? map.integer("switch_radix", 2, kMaxRadix)
                                       : map.integer_or("switch_radix", 2, kMaxRadix, 0);
   if (YAML::Node levels = map.optional("levels")) network.levels = read_levels(file, levels, network.topology);
+  if (network.topology == NetworkTopology::single_switch) {
+    for (const char* key : {"oversubscription", "link_bandwidth"}) {
+      if (map.has(key)) {
+        yaml::fail(file, map.required(key), "'" + std::string(key) + "' is only for networks with switch-to-switch links "
+                                            "(fat-tree, rail-optimized)");
+      }
+    }
+  }
   network.oversubscription = map.number_or("oversubscription", 1.0, 1e6, 1.0);
   network.hop_latency_s = map.duration_s("hop_latency");
   network.link_bandwidth_Bps = map.bandwidth_Bps_or("link_bandwidth", 0.0);
@@ -180,6 +188,7 @@ void read_gpu_models(const std::string& file, const YAML::Node& node, ClusterSpe
   }
   for (auto it = node.begin(); it != node.end(); ++it) {
     std::string name = yaml::scalar_string(file, it->first, "gpu model name");
+    if (name.empty()) yaml::fail(file, it->first, "a gpu model name must not be empty");
     if (spec.gpu_models.count(name)) yaml::fail(file, it->first, "duplicate gpu model '" + name + "'");
     spec.gpu_models[name] = read_gpu_model(file, name, it->second);
   }
@@ -196,19 +205,14 @@ void read_groups(const std::string& file, const YAML::Node& list, ClusterSpec& s
     }
     spec.groups.push_back(std::move(group));
   }
-  long long gpus = 0;
-  for (const NodeGroup& group : spec.groups) gpus += static_cast<long long>(group.count) * group.gpus_per_node;
-  if (gpus > kMaxGpus) {
-    yaml::fail(file, list, "the cluster has " + std::to_string(gpus) + " GPUs; at most " + std::to_string(kMaxGpus) +
-                               " are supported");
-  }
+  check_size_limits(spec, yaml::location_of(file, list));
 }
 
 ClusterSpec read_cluster(const std::string& file, const YAML::Node& root) {
   StrictMap map(root, file, "the cluster", {"name", "description", "gpu_models", "nodes", "network", "calibration"});
   ClusterSpec spec;
   spec.source = file;
-  spec.name = map.string("name");
+  spec.name = map.name("name");
   if (map.has("description")) spec.description = map.string("description");
   read_gpu_models(file, map.required("gpu_models"), spec);
   read_groups(file, map.required("nodes"), spec);
@@ -220,16 +224,21 @@ ClusterSpec read_cluster(const std::string& file, const YAML::Node& root) {
 }  // namespace
 
 ClusterSpec load_cluster_text(std::string_view yaml_text, const std::string& source_name) {
-  YAML::Node root;
+  std::vector<YAML::Node> documents;
   try {
-    root = YAML::Load(std::string(yaml_text));
+    documents = YAML::LoadAll(std::string(yaml_text));
   } catch (const YAML::Exception& error) {
     throw InputError(yaml::location_of(source_name, error.mark), "YAML syntax: " + error.msg);
   }
-  return read_cluster(source_name, root);
+  if (documents.size() > 1) {
+    yaml::fail(source_name, documents[1], "a cluster file holds one YAML document; this is a second one");
+  }
+  return read_cluster(source_name, documents.empty() ? YAML::Node() : documents.front());
 }
 
 ClusterSpec load_cluster_file(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) throw InputError({path, 0, 0}, "is a directory, not a cluster file");
   std::ifstream in(path);
   if (!in) throw InputError({path, 0, 0}, "cannot open the file");
   std::ostringstream text;

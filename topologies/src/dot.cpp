@@ -20,18 +20,32 @@ const char* shape_of(DeviceKind kind) {
   return "box";
 }
 
+// A Graphviz double-quoted string: backslashes and quotes escaped, line breaks as \n.
+std::string quoted(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
 void write_device(std::ostringstream& out, const Topology& topology, DeviceId id, const char* indent) {
   const Device& device = topology.device(id);
-  out << indent << "d" << id << " [label=\"" << device.name << "\", shape=" << shape_of(device.kind) << "];\n";
+  out << indent << "d" << id << " [label=" << quoted(device.name) << ", shape=" << shape_of(device.kind) << "];\n";
 }
 
 }  // namespace
 
 std::string to_dot(const Topology& topology) {
   std::ostringstream out;
-  out << "// " << topology.spec().name << ": " << topology.gpu_count() << " GPUs, " << topology.node_count()
+  out << "// " << topology.gpu_count() << " GPUs, " << topology.node_count()
       << " nodes. Render: dot -Tsvg FILE.dot -o FILE.svg\n";
-  out << "graph \"" << topology.spec().name << "\" {\n  graph [rankdir=TB, fontname=\"Helvetica\"];\n"
+  out << "graph " << quoted(topology.spec().name) << " {\n  graph [rankdir=TB, fontname=\"Helvetica\"];\n"
       << "  node [fontname=\"Helvetica\", fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=8];\n";
   // Group devices: by node, multi-node domain switches by domain, network switches outside.
   std::map<int, std::vector<DeviceId>> by_node;
@@ -59,7 +73,7 @@ std::string to_dot(const Topology& topology) {
       out << "  }\n";
       open_domain = -1;
     }
-    out << "  subgraph cluster_node" << node_index << " {\n    label=\"" << node.name << "\";\n";
+    out << "  subgraph cluster_node" << node_index << " {\n    label=" << quoted(node.name) << ";\n";
     for (DeviceId id : devices) write_device(out, topology, id, "    ");
     out << "  }\n";
   }

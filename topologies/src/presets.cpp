@@ -73,6 +73,7 @@ void apply_overrides(ClusterSpec& spec, const ClusterOverrides& overrides) {
       if (!group.nics.gpu_to_nic_given) group.nics.gpu_to_nic = block_gpu_to_nic(gpus, group.nics.count);
     }
   }
+  check_size_limits(spec, {});
 }
 
 }  // namespace treering::topologies

@@ -71,6 +71,21 @@ int first_gpu_of_domain(const Topology& topology, int domain) {
   return -1;
 }
 
+// The GPU whose route from GPU 0 has the largest latency (then the most links, then the lowest index).
+int farthest_gpu_from_first(const Topology& topology) {
+  int farthest = 0;
+  Route worst;
+  for (int gpu = 1; gpu < topology.gpu_count(); ++gpu) {
+    Route route = topology.route(0, gpu);
+    if (route.latency_s > worst.latency_s ||
+        (route.latency_s == worst.latency_s && route.links.size() > worst.links.size())) {
+      worst = std::move(route);
+      farthest = gpu;
+    }
+  }
+  return farthest;
+}
+
 }  // namespace
 
 ClusterSummary summarize(const Topology& topology) {
@@ -95,7 +110,7 @@ ClusterSummary summarize(const Topology& topology) {
   }
   if (summary.domains > 1) {
     summary.scale_out_route = summarize_route(topology, 0, first_gpu_of_domain(topology, 1));
-    summary.farthest_route = summarize_route(topology, 0, first_gpu_of_domain(topology, summary.domains - 1));
+    summary.farthest_route = summarize_route(topology, 0, farthest_gpu_from_first(topology));
   }
   summary.bisection_Bps = topology.bisection_bandwidth_Bps();
   summary.calibrated = spec.calibration.has_value();

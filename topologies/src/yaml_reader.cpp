@@ -55,6 +55,44 @@ double quantity(const std::string& file, const YAML::Node& node, std::string_vie
   }
 }
 
+// Upper bounds far above any device (NVLink 5: 0.9 TB/s per direction; a GPU: ~10 PFLOP/s), so that a
+// slip of a prefix is caught and sums of bandwidths cannot overflow.
+constexpr double kMaxBandwidth_Bps = 1e14;
+constexpr double kMaxBytes = 1e15;
+constexpr double kMaxDuration_s = 1.0;
+constexpr double kMaxFlops = 1e18;
+
+double at_most(const std::string& file, const YAML::Node& node, std::string_view name, double value, double maximum,
+               const char* maximum_text) {
+  if (value > maximum) {
+    fail(file, node, "'" + std::string(name) + "' is implausibly large: '" + node.Scalar() + "' (more than " +
+                         maximum_text + ")");
+  }
+  return value;
+}
+
+// YAML quotes (or a !!str tag) make a string: "4" is not the number 4.
+void refuse_quoted(const std::string& file, const YAML::Node& node, std::string_view name, const char* expected) {
+  if (node.Tag() != "?") {
+    fail(file, node, "expected " + std::string(expected) + " for '" + std::string(name) + "', got the string '" +
+                         node.Scalar() + "' (remove the quotes)");
+  }
+}
+
+bool valid_utf8(const std::string& text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    size_t length = byte < 0x80 ? 1 : (byte >> 5) == 0x6 ? 2 : (byte >> 4) == 0xE ? 3 : (byte >> 3) == 0x1E ? 4 : 0;
+    if (length == 0 || i + length > text.size()) return false;
+    for (size_t k = 1; k < length; ++k) {
+      if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2) return false;
+    }
+    i += length;
+  }
+  return true;
+}
+
 double positive(const std::string& file, const YAML::Node& node, std::string_view name, double value) {
   if (!(value > 0)) {
     fail(file, node, "'" + std::string(name) + "' must be positive, got '" + node.Scalar() + "'");
@@ -102,20 +140,35 @@ StrictMap::StrictMap(const YAML::Node& node, std::string file, std::string what,
 
 bool StrictMap::has(std::string_view key) const { return static_cast<bool>(node_[std::string(key)]); }
 
+// An empty value ("key:" and nothing after it) is reported at its key: yaml-cpp places the empty node at
+// the next token, which may be on a later line.
+void StrictMap::refuse_empty(std::string_view key, const YAML::Node& value) const {
+  if (!value.IsNull()) return;
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    if (it->first.Scalar() == key) fail(file_, it->first, "'" + std::string(key) + "' in " + what_ + " has no value");
+  }
+}
+
 YAML::Node StrictMap::required(std::string_view key) const {
   YAML::Node value = node_[std::string(key)];
   if (!value) fail(file_, node_, "missing required key '" + std::string(key) + "' in " + what_);
-  if (value.IsNull()) fail(file_, value, "'" + std::string(key) + "' in " + what_ + " has no value");
+  refuse_empty(key, value);
   return value;
 }
 
 YAML::Node StrictMap::optional(std::string_view key) const {
   YAML::Node value = node_[std::string(key)];
-  if (value && value.IsNull()) fail(file_, value, "'" + std::string(key) + "' in " + what_ + " has no value");
+  if (value) refuse_empty(key, value);
   return value;
 }
 
 std::string StrictMap::string(std::string_view key) const { return scalar_string(file_, required(key), key); }
+
+std::string StrictMap::name(std::string_view key) const {
+  std::string text = string(key);
+  if (text.empty()) fail(file_, required(key), "'" + std::string(key) + "' in " + what_ + " must not be empty");
+  return text;
+}
 
 int StrictMap::integer(std::string_view key, int minimum, int maximum) const {
   return scalar_integer(file_, required(key), key, minimum, maximum);
@@ -139,6 +192,7 @@ bool StrictMap::boolean_or(std::string_view key, bool fallback) const {
   YAML::Node value = optional(key);
   if (!value) return fallback;
   std::string text = scalar_string(file_, value, key);
+  refuse_quoted(file_, value, key, "true or false");
   if (text == "true") return true;
   if (text == "false") return false;
   fail(file_, value, "expected true or false for '" + std::string(key) + "', got '" + text + "'");
@@ -146,7 +200,8 @@ bool StrictMap::boolean_or(std::string_view key, bool fallback) const {
 
 double StrictMap::bandwidth_Bps(std::string_view key) const {
   YAML::Node value = required(key);
-  return positive(file_, value, key, quantity(file_, value, key, "bandwidth", parse_bandwidth_Bps));
+  double bandwidth_Bps = positive(file_, value, key, quantity(file_, value, key, "bandwidth", parse_bandwidth_Bps));
+  return at_most(file_, value, key, bandwidth_Bps, kMaxBandwidth_Bps, "100 TB/s");
 }
 
 double StrictMap::bandwidth_Bps_or(std::string_view key, double fallback) const {
@@ -155,14 +210,15 @@ double StrictMap::bandwidth_Bps_or(std::string_view key, double fallback) const 
 
 double StrictMap::bytes(std::string_view key) const {
   YAML::Node value = required(key);
-  return positive(file_, value, key, quantity(file_, value, key, "size", parse_bytes));
+  double bytes = positive(file_, value, key, quantity(file_, value, key, "size", parse_bytes));
+  return at_most(file_, value, key, bytes, kMaxBytes, "1 PB");
 }
 
 double StrictMap::duration_s(std::string_view key) const {
   YAML::Node value = required(key);
   double seconds = quantity(file_, value, key, "duration", parse_duration_s);
   if (seconds < 0) fail(file_, value, "'" + std::string(key) + "' must not be negative, got '" + value.Scalar() + "'");
-  return seconds;
+  return at_most(file_, value, key, seconds, kMaxDuration_s, "1 s");
 }
 
 double StrictMap::duration_s_or(std::string_view key, double fallback) const {
@@ -171,18 +227,21 @@ double StrictMap::duration_s_or(std::string_view key, double fallback) const {
 
 double StrictMap::flops(std::string_view key) const {
   YAML::Node value = required(key);
-  return positive(file_, value, key, quantity(file_, value, key, "compute rate", parse_flops));
+  double flops = positive(file_, value, key, quantity(file_, value, key, "compute rate", parse_flops));
+  return at_most(file_, value, key, flops, kMaxFlops, "1 EFLOP/s");
 }
 
 std::string scalar_string(const std::string& file, const YAML::Node& node, std::string_view name) {
   if (!node.IsScalar()) {
     fail(file, node, "expected a single value for '" + std::string(name) + "', got " + kind_name(node));
   }
+  if (!valid_utf8(node.Scalar())) fail(file, node, "'" + std::string(name) + "' is not valid UTF-8 text");
   return node.Scalar();
 }
 
 int scalar_integer(const std::string& file, const YAML::Node& node, std::string_view name, int minimum, int maximum) {
   std::string text = scalar_string(file, node, name);
+  refuse_quoted(file, node, name, "an integer");
   long long value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec == std::errc::result_out_of_range || (ec == std::errc() && (value > 1'000'000'000 || value < -1'000'000'000))) {
@@ -203,6 +262,7 @@ int scalar_integer(const std::string& file, const YAML::Node& node, std::string_
 double scalar_number(const std::string& file, const YAML::Node& node, std::string_view name, double minimum,
                      double maximum) {
   std::string text = scalar_string(file, node, name);
+  refuse_quoted(file, node, name, "a number");
   double value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {

@@ -33,12 +33,14 @@ class StrictMap {
 
   // Scalars, with the key's name in messages.
   std::string string(std::string_view key) const;  // required
+  std::string name(std::string_view key) const;    // required, not empty
   // Integers in [minimum, maximum]; the maximum keeps hostile input from building absurd graphs.
   int integer(std::string_view key, int minimum, int maximum) const;  // required
   int integer_or(std::string_view key, int minimum, int maximum, int fallback) const;
   double number(std::string_view key, double minimum, double maximum) const;  // required, in range
   double number_or(std::string_view key, double minimum, double maximum, double fallback) const;
   bool boolean_or(std::string_view key, bool fallback) const;
+  // Quantities: required, positive (durations: not negative) and below a plausibility bound.
   double bandwidth_Bps(std::string_view key) const;  // required, > 0
   double bandwidth_Bps_or(std::string_view key, double fallback) const;
   double bytes(std::string_view key) const;          // required, > 0
@@ -51,6 +53,8 @@ class StrictMap {
   const std::string& what() const { return what_; }
 
  private:
+  void refuse_empty(std::string_view key, const YAML::Node& value) const;
+
   YAML::Node node_;
   std::string file_;
   std::string what_;

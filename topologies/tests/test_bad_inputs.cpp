@@ -69,3 +69,9 @@ TEST_CASE("a missing file is an error naming it") {
   CHECK_THROWS_WITH_AS(load_cluster_file("/nonexistent/cluster.yaml"),
                        "/nonexistent/cluster.yaml: error: cannot open the file", InputError);
 }
+
+TEST_CASE("a directory is not a cluster file") {
+  const std::string directory = std::string(TREERING_SOURCE_DIR) + "/topologies";
+  CHECK_THROWS_WITH_AS(load_cluster_file(directory), (directory + ": error: is a directory, not a cluster file").c_str(),
+                       InputError);
+}

@@ -100,3 +100,12 @@ TEST_CASE("the example clusters in topologies/examples load and build") {
   CHECK(nvl.domain_count() == 2);
   CHECK(nvl.route(0, 71).links.size() == 2);
 }
+
+TEST_CASE("overrides cannot build past the size limits the loader enforces") {
+  // 1048576 nodes x 8 GPUs = 8388608 GPUs > 2^20.
+  ClusterSpec spec = load_cluster("dgx-h100");
+  CHECK_THROWS_WITH_AS(apply_overrides(spec, {1048576, std::nullopt}),
+                       "error: the cluster has 8388608 GPUs; at most 1048576 are supported", InputError);
+  ClusterSpec fits = load_cluster("dgx-h100");
+  CHECK_NOTHROW(apply_overrides(fits, {131072, std::nullopt}));  // 131072 x 8 = 2^20 exactly
+}

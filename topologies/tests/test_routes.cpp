@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "small_clusters.hpp"
+#include "treering/topologies/summary.hpp"
 
 using namespace treering::topologies;
 using namespace treering::topologies::testing;
@@ -121,4 +122,16 @@ TEST_CASE("a multi-node NVLink domain routes through its one switch, not the net
   CHECK(topology.domain_count() == 2);  // trays 0-1 and 2-3
   CHECK(path_of(topology, topology.route(0, 7)) == "tray-0/gpu0 > tray-domain0/nvswitch > tray-1/gpu3");
   CHECK(topology.route(0, 8).links.size() == 4);  // other domain: through NICs and the switch
+}
+
+TEST_CASE("the summary's farthest route is the slowest one from GPU 0") {
+  // dgx-h100, 2 nodes: to GPU 8 (same rail) 4 links, 1 + 0.13 + 1 = 2.13 us; to GPUs 9-15 (other rails)
+  // through a spine: 6 links, 1 + 3 x 0.13 + 1 = 2.39 us. Ties go to the lowest index: GPU 9.
+  ClusterSpec spec = load_cluster("dgx-h100");
+  apply_overrides(spec, {2, std::nullopt});
+  ClusterSummary summary = summarize(Topology(spec));
+  REQUIRE(summary.farthest_route.has_value());
+  CHECK(summary.farthest_route->to == "dgx-h100-1/gpu1");
+  CHECK(summary.farthest_route->hops == 6);
+  CHECK(summary.farthest_route->latency_s == doctest::Approx(2.39e-6));
 }

@@ -111,6 +111,12 @@ struct ClusterSpec {
   int gpu_count() const;
 };
 
+// The largest cluster treering builds a graph for: 2^20 GPUs and 2^20 NIC ports. Throws InputError at
+// `where` (the node list, or no location for command-line overrides) when the spec is larger.
+constexpr long long kMaxClusterGpus = 1'048'576;
+constexpr long long kMaxClusterNicPorts = 1'048'576;
+void check_size_limits(const ClusterSpec& spec, const InputLocation& where);
+
 const char* to_string(FabricType type);
 const char* to_string(NetworkTopology topology);
 

@@ -43,7 +43,7 @@ struct ClusterSummary {
                                // the levels are those built (a small cluster may need only leaves)
   std::optional<RouteSummary> scale_up_route;     // GPU 0 -> GPU 1 when they share a domain
   std::optional<RouteSummary> scale_out_route;    // GPU 0 -> first GPU of domain 1
-  std::optional<RouteSummary> farthest_route;     // GPU 0 -> first GPU of the last domain
+  std::optional<RouteSummary> farthest_route;     // GPU 0 -> the GPU with the slowest route from it
   double bisection_Bps = 0;
   bool calibrated = false;
 };
