@@ -18,10 +18,15 @@ struct NetworkBuild {
   int up_ports;    // u
 };
 
-DeviceId add_switch(Topology::Impl& impl, const std::string& name, int level, double hop_latency_s) {
+// Adds a switch with the range of leaf ordinals below it; a leaf (level 1) is below itself. Leaves are the
+// first switches built, so a leaf's ordinal is its switch index.
+DeviceId add_switch(Topology::Impl& impl, const std::string& name, int level, double hop_latency_s,
+                    LeafRange below = {-1, -1}) {
   DeviceId id = impl.add_device({DeviceKind::network_switch, name, -1, -1, -1, level, hop_latency_s});
-  impl.switch_index[id] = static_cast<int>(impl.switches.size());
+  const int index = static_cast<int>(impl.switches.size());
+  impl.switch_index[id] = index;
   impl.switches.push_back(id);
+  impl.leaves_below.push_back(level == 1 ? LeafRange{index, index} : below);
   return id;
 }
 
@@ -55,10 +60,11 @@ void link_all(NetworkBuild& build, const std::vector<DeviceId>& lower, const std
   }
 }
 
-std::vector<DeviceId> add_switches(NetworkBuild& build, const std::string& prefix, int count, int level) {
+std::vector<DeviceId> add_switches(NetworkBuild& build, const std::string& prefix, int count, int level,
+                                   LeafRange below = {-1, -1}) {
   std::vector<DeviceId> added;
   for (int i = 0; i < count; ++i) {
-    added.push_back(add_switch(build.impl, prefix + std::to_string(i), level, build.network.hop_latency_s));
+    added.push_back(add_switch(build.impl, prefix + std::to_string(i), level, build.network.hop_latency_s, below));
   }
   return added;
 }
@@ -101,21 +107,23 @@ void build_upper_levels(NetworkBuild& build, const std::vector<DeviceId>& leaves
               leaf_limit / leaves_per_block * leaves_per_block * build.down_ports);
   }
   if (leaves.size() == 1) return;
+  const LeafRange all_leaves{0, static_cast<int>(leaves.size()) - 1};
   if (levels == 2) {
-    link_all(build, leaves, add_switches(build, "spine", build.up_ports, 2));
+    link_all(build, leaves, add_switches(build, "spine", build.up_ports, 2, all_leaves));
     return;
   }
   const int pods = static_cast<int>((static_cast<long long>(leaves.size()) + leaves_per_pod - 1) / leaves_per_pod);
   std::vector<std::vector<DeviceId>> aggregation(pods);
   for (int pod = 0; pod < pods; ++pod) {
-    aggregation[pod] = add_switches(build, "pod" + std::to_string(pod) + "/agg", build.up_ports, 2);
-    auto first = leaves.begin() + pod * leaves_per_pod;
-    auto last = leaves.begin() + std::min<long long>(static_cast<long long>(leaves.size()), (pod + 1) * leaves_per_pod);
-    link_all(build, std::vector<DeviceId>(first, last), aggregation[pod]);
+    const long long first = pod * leaves_per_pod;
+    const long long last = std::min<long long>(static_cast<long long>(leaves.size()), (pod + 1) * leaves_per_pod);
+    aggregation[pod] = add_switches(build, "pod" + std::to_string(pod) + "/agg", build.up_ports, 2,
+                                    {static_cast<int>(first), static_cast<int>(last - 1)});
+    link_all(build, std::vector<DeviceId>(leaves.begin() + first, leaves.begin() + last), aggregation[pod]);
   }
   if (pods == 1) return;
   for (int j = 0; j < build.up_ports; ++j) {
-    std::vector<DeviceId> cores = add_switches(build, "core" + std::to_string(j) + ".", leaves_per_pod, 3);
+    std::vector<DeviceId> cores = add_switches(build, "core" + std::to_string(j) + ".", leaves_per_pod, 3, all_leaves);
     for (int pod = 0; pod < pods; ++pod) link_all(build, {aggregation[pod][j]}, cores);
   }
 }

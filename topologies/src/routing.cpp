@@ -3,7 +3,7 @@
 // the lowest common switch, or always through the host bridge without P2P). Between domains: GPU -> its NIC
 // -> up/down through the network -> NIC -> GPU. Where several next hops are equally short (spines), D-mod-k
 // picks one from the destination's address (see network_links).
-#include <deque>
+#include <algorithm>
 #include <stdexcept>
 
 #include "topology_impl.hpp"
@@ -55,50 +55,43 @@ void intra_domain_links(const Topology::Impl& impl, int src, int dst, std::vecto
   }
 }
 
-std::shared_ptr<const std::vector<int>> distances_to(const Topology::Impl& impl, DeviceId leaf) {
-  std::lock_guard<std::mutex> lock(impl.distance_mutex);
-  auto found = impl.distances_to_leaf.find(leaf);
-  if (found != impl.distances_to_leaf.end()) return found->second;
-  // Breadth-first search over network switches only (links are symmetric, so distance from = distance to).
-  auto distance = std::make_shared<std::vector<int>>(impl.switches.size(), -1);
-  std::deque<DeviceId> frontier{leaf};
-  (*distance)[impl.switch_index[leaf]] = 0;
-  while (!frontier.empty()) {
-    DeviceId current = frontier.front();
-    frontier.pop_front();
-    for (LinkId id : impl.out_links[current]) {
-      DeviceId next = impl.graph[impl.edge_of_link[id]].to;
-      int index = impl.switch_index[next];
-      if (index < 0 || (*distance)[index] >= 0) continue;
-      (*distance)[index] = (*distance)[impl.switch_index[current]] + 1;
-      frontier.push_back(next);
+// The next switch: among `from`'s switch neighbours one level up (or down) that `accept`, in device-id order,
+// the one at (key mod count), after which key /= count (D-mod-k: successive levels use successive digits of
+// the destination's address, so a permutation spreads over the links).
+template <typename Accept>
+DeviceId next_switch(const Topology::Impl& impl, DeviceId from, int level_step, unsigned long long& key,
+                     std::vector<DeviceId>& candidates, Accept accept) {
+  candidates.clear();
+  const int level = impl.graph[from].level;
+  for (LinkId id : impl.out_links[from]) {
+    const DeviceId next = impl.graph[impl.edge_of_link[id]].to;
+    if (impl.switch_index[next] >= 0 && impl.graph[next].level == level + level_step && accept(next)) {
+      candidates.push_back(next);
     }
   }
-  impl.distances_to_leaf.emplace(leaf, distance);
-  return distance;
+  if (candidates.empty()) throw std::logic_error("no route onwards from " + impl.graph[from].name);
+  std::sort(candidates.begin(), candidates.end());
+  const DeviceId chosen = candidates[key % candidates.size()];
+  key /= candidates.size();
+  return chosen;
 }
 
+// Up from the source's leaf until a switch has the destination's leaf below it, then down to that leaf.
 void network_links(const Topology::Impl& impl, DeviceId src_nic, DeviceId dst_nic, std::vector<LinkId>& links) {
   DeviceId current = impl.nic_leaf[src_nic];
   const DeviceId target = impl.nic_leaf[dst_nic];
-  append(impl, links, src_nic, current);
-  const auto distance = distances_to(impl, target);
-  // D-mod-k: at each step with k equally short next hops take (key mod k), then key /= k, so successive
-  // levels use successive digits of the destination's address and a permutation spreads over the links.
+  const int target_leaf = impl.switch_index[target];
   unsigned long long key = static_cast<unsigned long long>(impl.nic_route_key[dst_nic]);
-  std::vector<DeviceId> closer;
+  std::vector<DeviceId> candidates;
+  auto below = [&](DeviceId device) { return impl.leaves_below[impl.switch_index[device]].contains(target_leaf); };
+  append(impl, links, src_nic, current);
+  while (!below(current)) {
+    DeviceId next = next_switch(impl, current, +1, key, candidates, [](DeviceId) { return true; });
+    append(impl, links, current, next);
+    current = next;
+  }
   while (current != target) {
-    const int here = (*distance)[impl.switch_index[current]];
-    if (here < 0) throw std::logic_error("no network path from " + impl.graph[current].name);
-    closer.clear();
-    for (LinkId id : impl.out_links[current]) {
-      DeviceId next = impl.graph[impl.edge_of_link[id]].to;
-      int index = impl.switch_index[next];
-      if (index >= 0 && (*distance)[index] == here - 1) closer.push_back(next);
-    }
-    std::sort(closer.begin(), closer.end());
-    DeviceId next = closer[key % closer.size()];
-    key /= closer.size();
+    DeviceId next = next_switch(impl, current, -1, key, candidates, below);
     append(impl, links, current, next);
     current = next;
   }

@@ -3,14 +3,20 @@
 
 #include <boost/graph/adjacency_list.hpp>
 
-#include <map>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "treering/topologies/topology.hpp"
 
 namespace treering::topologies {
+
+// Leaf ordinals [first, last]; every network we build places the leaves below a switch in one such range
+// (a leaf: itself; an aggregation switch: its pod; a spine or core: all leaves).
+struct LeafRange {
+  int first = -1;
+  int last = -1;
+  bool contains(int leaf) const { return first <= leaf && leaf <= last; }
+};
 
 using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, Device, Link>;
 
@@ -35,9 +41,7 @@ struct Topology::Impl {
   std::vector<int> switch_index;          // device -> index among network switches (-1 otherwise)
   std::vector<DeviceId> switches;         // network switches by index
 
-  // Lazily filled: for each destination leaf, the hop distance of every network switch to it.
-  mutable std::mutex distance_mutex;
-  mutable std::map<DeviceId, std::shared_ptr<const std::vector<int>>> distances_to_leaf;
+  std::vector<LeafRange> leaves_below;    // switch index -> the leaf ordinals reachable going down from it
 
   DeviceId add_device(Device device);
   // Adds both directions of a full-duplex cable with the same bandwidth and latency.
