@@ -1,0 +1,67 @@
+// The collective cost model: time of all-reduce, all-gather, reduce-scatter, broadcast and send/recv of
+// n bytes over a group of GPUs, for several algorithms and NCCL's three protocols, and the fastest pick.
+// Pure: no I/O, no globals. Units: seconds, bytes, bytes per second.
+//
+// Form (per algorithm a, protocol p): time = latency(a, p) + bytes_moved_per_gpu(a) / bandwidth(a, p).
+// Latency follows NCCL's model (src/graph/tuning.cc, constants of NCCL 2.30.7, see
+// shared/reference/nccl-cost-model.md); bandwidths come from the cluster's tiers (topology) times
+// efficiencies, both overridable by the cluster file's calibration section.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "treering/model/comm_group.hpp"
+
+namespace treering::model {
+
+enum class CollectiveOp { allreduce, allgather, reduce_scatter, broadcast, sendrecv };
+enum class CollectiveAlgorithm { ring, tree, nvls, nvls_tree, hierarchical, recursive_doubling, p2p };
+enum class Protocol { ll, ll128, simple };
+
+const char* to_string(CollectiveOp op);
+const char* to_string(CollectiveAlgorithm algorithm);
+const char* to_string(Protocol protocol);
+// Parsers for the command line; throw std::invalid_argument listing the accepted names.
+CollectiveOp parse_collective_op(const std::string& text);
+CollectiveAlgorithm parse_collective_algorithm(const std::string& text);
+Protocol parse_protocol(const std::string& text);
+
+// Which algorithms may be picked. NCCL's own set is what a program linked with NCCL gets (ring, tree, nvls,
+// nvls-tree for collectives; p2p for send/recv); `all` adds the two-level hierarchical all-reduce and
+// recursive doubling/halving, which MPI libraries use and custom kernels could.
+enum class AlgorithmSet { nccl, all };
+
+struct CollectiveRequest {
+  CollectiveOp op = CollectiveOp::allreduce;
+  double bytes = 0;  // all-reduce, broadcast, send/recv: the buffer; all-gather: the output; reduce-scatter: the input
+  AlgorithmSet allowed = AlgorithmSet::nccl;
+  std::optional<CollectiveAlgorithm> algorithm;  // force one (error when it cannot run here)
+  std::optional<Protocol> protocol;              // force one
+};
+
+struct CollectiveCandidate {
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
+  Protocol protocol = Protocol::simple;
+  double time_s = 0;
+  double latency_s = 0;   // the size-independent part
+  double transfer_s = 0;  // bytes over bandwidth
+};
+
+struct CollectiveEstimate {
+  CollectiveOp op = CollectiveOp::allreduce;
+  double bytes = 0;
+  CollectiveCandidate chosen;
+  double algorithm_bandwidth_Bps = 0;  // bytes / time_s (nccl-tests' algbw)
+  double bus_bandwidth_Bps = 0;        // algbw times the nccl-tests bus factor (2(n-1)/n for all-reduce, ...)
+  double scale_up_bytes_per_gpu = 0;   // what one GPU sends over the fabric inside its domain
+  double scale_out_bytes_per_gpu = 0;  // what one GPU sends through the NICs
+  std::vector<CollectiveCandidate> candidates;  // every (algorithm, protocol) that can run, fastest first
+};
+
+// Throws std::invalid_argument for a negative size, a group of fewer than 2 GPUs for a collective (one GPU
+// takes no time and is answered with zeros), or a forced algorithm or protocol that cannot run here.
+CollectiveEstimate estimate_collective(const CommGroup& group, const CollectiveRequest& request);
+
+}  // namespace treering::model

@@ -1,0 +1,42 @@
+// Names of collective operations, algorithms and protocols, as the command line and JSON spell them.
+#include <array>
+#include <stdexcept>
+#include <string>
+
+#include "treering/model/collectives.hpp"
+
+namespace treering::model {
+namespace {
+
+constexpr std::array<const char*, 5> kOps{"allreduce", "allgather", "reducescatter", "broadcast", "sendrecv"};
+constexpr std::array<const char*, 7> kAlgorithms{"ring",         "tree",
+                                                 "nvls",         "nvls-tree",
+                                                 "hierarchical", "recursive-doubling",
+                                                 "p2p"};
+constexpr std::array<const char*, 3> kProtocolNames{"LL", "LL128", "Simple"};
+
+template <size_t N>
+int index_of(const std::array<const char*, N>& names, const std::string& text, const char* what) {
+  std::string known;
+  for (size_t i = 0; i < N; ++i) {
+    if (text == names[i]) return static_cast<int>(i);
+    known += (i ? ", " : "") + std::string(names[i]);
+  }
+  throw std::invalid_argument("unknown " + std::string(what) + " '" + text + "' (expected one of: " + known + ")");
+}
+
+}  // namespace
+
+const char* to_string(CollectiveOp op) { return kOps[static_cast<size_t>(op)]; }
+const char* to_string(CollectiveAlgorithm algorithm) { return kAlgorithms[static_cast<size_t>(algorithm)]; }
+const char* to_string(Protocol protocol) { return kProtocolNames[static_cast<size_t>(protocol)]; }
+
+CollectiveOp parse_collective_op(const std::string& text) {
+  return static_cast<CollectiveOp>(index_of(kOps, text, "collective operation"));
+}
+CollectiveAlgorithm parse_collective_algorithm(const std::string& text) {
+  return static_cast<CollectiveAlgorithm>(index_of(kAlgorithms, text, "collective algorithm"));
+}
+Protocol parse_protocol(const std::string& text) { return static_cast<Protocol>(index_of(kProtocolNames, text, "protocol")); }
+
+}  // namespace treering::model

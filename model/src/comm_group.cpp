@@ -1,0 +1,173 @@
+#include "treering/model/comm_group.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+namespace treering::model {
+namespace {
+
+namespace topo = treering::topologies;
+constexpr double kMicro = 1e-6;
+constexpr double kNone = std::numeric_limits<double>::infinity();  // the protocol does not exist for the row
+
+using Row = std::array<double, kProtocols>;
+
+Row micro(Row values) {
+  for (double& value : values) value *= kMicro;
+  return values;
+}
+
+// The effective ring bus bandwidth inside one domain: every member sends to the next member of the same
+// domain at once (a ring), routes counted per link; the busiest link sets the pace. A mesh is the
+// exception: NCCL/RCCL run several rings over different links, so all of a GPU's links to the others count.
+double ring_bus_bandwidth(const topo::Topology& topology, const std::vector<int>& members) {
+  const topo::NodeGroup& group = topology.spec().groups[topology.node(topology.node_of_gpu(members.front())).group];
+  if (members.size() < 2) return kNone;
+  if (group.fabric.type == topo::FabricType::mesh) {
+    return group.fabric.link_bandwidth_Bps * group.fabric.links_per_peer * static_cast<double>(members.size() - 1);
+  }
+  std::map<topo::LinkId, int> routes_on;
+  for (size_t i = 0; i < members.size(); ++i) {
+    for (topo::LinkId id : topology.route(members[i], members[(i + 1) % members.size()]).links) ++routes_on[id];
+  }
+  double slowest = kNone;
+  for (const auto& [id, routes] : routes_on) slowest = std::min(slowest, topology.link(id).bandwidth_Bps / routes);
+  return slowest;
+}
+
+// The NICs of a domain (all its nodes): how many and their total nominal bandwidth.
+std::pair<int, double> domain_nics(const topo::Topology& topology, int domain) {
+  int count = 0;
+  double total_Bps = 0;
+  for (int node = 0; node < topology.node_count(); ++node) {
+    const topo::NodeInfo& info = topology.node(node);
+    if (info.domain != domain) continue;
+    const topo::Nics& nics = topology.spec().groups[info.group].nics;
+    count += nics.count;
+    total_Bps += nics.count * nics.bandwidth_Bps;
+  }
+  return {count, total_Bps};
+}
+
+// Effective NIC bandwidth out of a domain: the calibrated per-NIC figure times the NICs when the cluster is
+// calibrated, else the nominal total times the default efficiency.
+double domain_scale_out_Bps(const topo::Topology& topology, int domain) {
+  const auto [count, nominal_Bps] = domain_nics(topology, domain);
+  const auto& calibration = topology.spec().calibration;
+  if (calibration && calibration->scale_out) return count * calibration->scale_out->bandwidth_Bps;
+  return kScaleOutEfficiency * nominal_Bps;
+}
+
+void apply_calibration(const topo::Calibration& calibration, CommGroup& group) {
+  auto set_row = [](std::array<Row, kLatencyRows>& table, int row, double value) { table[row].fill(value); };
+  for (int row = 0; row < kLatencyRows; ++row) {
+    if (calibration.scale_up) set_row(group.latency.scale_up_step, row, calibration.scale_up->latency_s);
+    if (calibration.scale_out) set_row(group.latency.scale_out_step, row, calibration.scale_out->latency_s);
+  }
+  if (calibration.scale_up) group.scale_up_bus_Bps = calibration.scale_up->bandwidth_Bps;
+  static const std::map<std::string, LatencyRow> kRows{{"tree", LatencyRow::tree},
+                                                       {"ring", LatencyRow::ring},
+                                                       {"nvls", LatencyRow::nvls},
+                                                       {"nvls-tree", LatencyRow::nvls_tree},
+                                                       {"p2p", LatencyRow::p2p}};
+  for (const auto& [name, values] : calibration.collectives) {
+    const int row = static_cast<int>(kRows.at(name));
+    if (values.base_latency_s) group.latency.base[row].fill(*values.base_latency_s);
+    if (values.scale_up_step_latency_s) group.latency.scale_up_step[row].fill(*values.scale_up_step_latency_s);
+    if (values.scale_out_step_latency_s) group.latency.scale_out_step[row].fill(*values.scale_out_step_latency_s);
+  }
+}
+
+}  // namespace
+
+LatencyTable nccl_latency_defaults(bool pcie_fabric) {
+  // NCCL v2.30.7-1 src/graph/tuning.cc, microseconds, protocols {LL, LL128, Simple}
+  // (shared/reference/nccl-cost-model.md). p2p send/recv takes the ring row.
+  LatencyTable table;
+  const auto row = [](LatencyRow r) { return static_cast<int>(r); };
+  table.base[row(LatencyRow::tree)] = micro({6.8, 14.0, 8.4});
+  table.base[row(LatencyRow::ring)] = micro({6.6, 14.0, 8.4});
+  table.base[row(LatencyRow::nvls)] = micro({kNone, kNone, 0.0});
+  table.base[row(LatencyRow::nvls_tree)] = micro({kNone, kNone, 0.0});
+  table.base[row(LatencyRow::p2p)] = table.base[row(LatencyRow::ring)];
+  if (pcie_fabric) {
+    table.scale_up_step[row(LatencyRow::tree)] = micro({1.0, 1.9, 4.0});
+    table.scale_up_step[row(LatencyRow::ring)] = micro({1.0, 2.5, 5.7});
+  } else {
+    table.scale_up_step[row(LatencyRow::tree)] = micro({0.6, 1.25, 4.0});
+    table.scale_up_step[row(LatencyRow::ring)] = micro({0.6, 1.9, 3.4});
+  }
+  table.scale_up_step[row(LatencyRow::nvls)] = micro({kNone, kNone, 25.0});
+  table.scale_up_step[row(LatencyRow::nvls_tree)] = micro({kNone, kNone, 25.0});
+  table.scale_up_step[row(LatencyRow::p2p)] = table.scale_up_step[row(LatencyRow::ring)];
+  table.scale_out_step[row(LatencyRow::tree)] = micro({5.0, 8.5, 14.0});
+  table.scale_out_step[row(LatencyRow::ring)] = micro({2.7, 4.0, 14.0});
+  table.scale_out_step[row(LatencyRow::nvls)] = micro({kNone, kNone, 18.0});
+  table.scale_out_step[row(LatencyRow::nvls_tree)] = micro({kNone, kNone, 20.9});
+  table.scale_out_step[row(LatencyRow::p2p)] = table.scale_out_step[row(LatencyRow::ring)];
+  return table;
+}
+
+CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) {
+  if (gpus.empty()) {
+    for (int gpu = 0; gpu < topology.gpu_count(); ++gpu) gpus.push_back(gpu);
+  }
+  std::map<int, std::vector<int>> by_domain;
+  for (int gpu : gpus) {
+    if (gpu < 0 || gpu >= topology.gpu_count()) throw std::invalid_argument("GPU " + std::to_string(gpu) + " does not exist");
+    by_domain[topology.domain_of_gpu(gpu)].push_back(gpu);
+  }
+  CommGroup group;
+  group.gpus = gpus;
+  group.ranks = static_cast<int>(gpus.size());
+  group.domains = static_cast<int>(by_domain.size());
+  group.in_switch_reduction = true;
+  group.scale_up_bus_Bps = kNone;
+  group.in_switch_Bps = kNone;
+  group.scale_out_domain_Bps = kNone;
+  for (const auto& [domain, members] : by_domain) {
+    std::vector<int> sorted = members;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+      throw std::invalid_argument("GPU " + std::to_string(*std::adjacent_find(sorted.begin(), sorted.end())) +
+                                  " appears twice in the group");
+    }
+    const topo::Fabric& fabric = topology.spec().groups[topology.node(topology.node_of_gpu(members.front())).group].fabric;
+    group.ranks_per_domain = std::max(group.ranks_per_domain, static_cast<int>(members.size()));
+    group.pcie = group.pcie || fabric.type == topo::FabricType::pcie;
+    group.in_switch_reduction = group.in_switch_reduction && fabric.in_switch_reduction;
+    group.scale_up_bus_Bps = std::min(group.scale_up_bus_Bps, kScaleUpEfficiency * ring_bus_bandwidth(topology, members));
+    if (fabric.in_switch_reduction) {
+      group.in_switch_Bps = std::min(group.in_switch_Bps, kInSwitchEfficiency * fabric.bandwidth_Bps);
+    }
+    group.scale_out_domain_Bps = std::min(group.scale_out_domain_Bps, domain_scale_out_Bps(topology, domain));
+  }
+  for (const auto& [domain, members] : by_domain) {
+    group.uniform = group.uniform && static_cast<int>(members.size()) == group.ranks_per_domain;
+  }
+  if (!group.in_switch_reduction) group.in_switch_Bps = 0;
+  if (group.domains < 2) group.scale_out_domain_Bps = 0;
+  group.scale_out_gpu_Bps = group.scale_out_domain_Bps / group.ranks_per_domain;
+  group.scale_out_nic_Bps = kNone;
+  group.scale_up_pair_Bps = kNone;
+  for (const auto& [domain, members] : by_domain) {
+    const auto [count, nominal_Bps] = domain_nics(topology, domain);
+    if (group.domains > 1 && count > 0) {
+      group.scale_out_nic_Bps = std::min(group.scale_out_nic_Bps, domain_scale_out_Bps(topology, domain) / count);
+    }
+    if (members.size() > 1) {
+      group.scale_up_pair_Bps =
+          std::min(group.scale_up_pair_Bps, kScaleUpEfficiency * topology.route(members[0], members[1]).bottleneck_Bps);
+    }
+  }
+  if (topology.spec().calibration && topology.spec().calibration->scale_up) {
+    group.scale_up_pair_Bps = topology.spec().calibration->scale_up->bandwidth_Bps;
+  }
+  group.latency = nccl_latency_defaults(group.pcie);
+  if (topology.spec().calibration) apply_calibration(*topology.spec().calibration, group);
+  return group;
+}
+
+}  // namespace treering::model

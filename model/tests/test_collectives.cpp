@@ -1,0 +1,119 @@
+// The collective model on hand-derived cases (NCCL 2.30.7 constants, microseconds: see comm_group.cpp).
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+
+#include "treering/model/collectives.hpp"
+#include "treering/topologies/load.hpp"
+
+using namespace treering;
+using model::CollectiveAlgorithm;
+using model::CollectiveOp;
+using model::Protocol;
+
+namespace {
+
+model::CommGroup dgx(int nodes, std::vector<int> gpus = {}, const std::string& cluster = "dgx-h100") {
+  topologies::ClusterSpec spec = cluster.find('/') == std::string::npos
+                                     ? topologies::load_cluster(cluster)
+                                     : topologies::load_cluster_file(std::string(TREERING_SOURCE_DIR) + "/" + cluster);
+  topologies::apply_overrides(spec, {nodes, std::nullopt});
+  return model::describe_group(topologies::Topology(spec), std::move(gpus));
+}
+
+model::CollectiveRequest request(CollectiveOp op, double bytes, std::optional<CollectiveAlgorithm> algorithm = {},
+                                 std::optional<Protocol> protocol = {}) {
+  model::CollectiveRequest r;
+  r.op = op;
+  r.bytes = bytes;
+  r.algorithm = algorithm;
+  r.protocol = protocol;
+  return r;
+}
+
+constexpr double kGiB = 1073741824.0;
+
+}  // namespace
+
+TEST_CASE("small all-reduce on 2 nodes: tree/LL at NCCL's 25.2 us") {
+  // 6.8 + 2 x (7 x 0.6 + log2(2) x 5.0) = 25.2 us; 8 B over LL's half of 360 GB/s adds 16 / 180e9 s.
+  auto estimate = model::estimate_collective(dgx(2), request(CollectiveOp::allreduce, 8));
+  CHECK(estimate.chosen.algorithm == CollectiveAlgorithm::tree);
+  CHECK(estimate.chosen.protocol == Protocol::ll);
+  CHECK(estimate.chosen.latency_s == doctest::Approx(25.2e-6));
+  CHECK(estimate.chosen.time_s == doctest::Approx(25.2e-6 + 16 / 180e9));
+}
+
+TEST_CASE("large all-reduce in one node: in-switch reduction wins") {
+  // NVLS: 25 us + 1 GiB / 270 GB/s = 3.9768 ms; ring/Simple: 8.4 + 14 x 3.4 us + 2 x 7/8 x 1 GiB / 360 GB/s.
+  auto estimate = model::estimate_collective(dgx(1), request(CollectiveOp::allreduce, kGiB));
+  CHECK(estimate.chosen.algorithm == CollectiveAlgorithm::nvls);
+  CHECK(estimate.chosen.time_s == doctest::Approx(25e-6 + kGiB / 270e9));
+  auto ring = model::estimate_collective(dgx(1), request(CollectiveOp::allreduce, kGiB, CollectiveAlgorithm::ring,
+                                                         Protocol::simple));
+  CHECK(ring.chosen.time_s == doctest::Approx(56e-6 + 1.75 * kGiB / 360e9));
+  CHECK(ring.bus_bandwidth_Bps == doctest::Approx(ring.algorithm_bandwidth_Bps * 14.0 / 8.0));
+}
+
+TEST_CASE("forced ring across 2 nodes: 28 NVLink steps and 2 network steps") {
+  // 8.4 + (30 - 2) x 3.4 + 2 x 14 = 131.6 us; 2 x 15/16 x 1 GiB / min(360, 368) GB/s.
+  auto estimate = model::estimate_collective(
+      dgx(2), request(CollectiveOp::allreduce, kGiB, CollectiveAlgorithm::ring, Protocol::simple));
+  CHECK(estimate.chosen.latency_s == doctest::Approx(131.6e-6));
+  CHECK(estimate.chosen.transfer_s == doctest::Approx(1.875 * kGiB / 360e9));
+  // 2 of the 16 ring edges leave a node: 1/8 of what each GPU sends goes through the NICs.
+  CHECK(estimate.scale_out_bytes_per_gpu == doctest::Approx(1.875 * kGiB / 8));
+}
+
+TEST_CASE("two-level hierarchical all-reduce (not NCCL's, offered with AlgorithmSet::all)") {
+  // 8.4 + 2 x 7 x 3.4 + 2 x 1 x 14 = 84 us; max(1.75 S / 360 GB/s, S / 8 / 46 GB/s) = 1.75 S / 360 GB/s.
+  auto estimate = model::estimate_collective(
+      dgx(2), request(CollectiveOp::allreduce, kGiB, CollectiveAlgorithm::hierarchical, Protocol::simple));
+  CHECK(estimate.chosen.latency_s == doctest::Approx(84e-6));
+  CHECK(estimate.chosen.transfer_s == doctest::Approx(1.75 * kGiB / 360e9));
+  model::CollectiveRequest nccl_only = request(CollectiveOp::allreduce, kGiB);
+  for (const auto& candidate : model::estimate_collective(dgx(2), nccl_only).candidates) {
+    CHECK(candidate.algorithm != CollectiveAlgorithm::hierarchical);
+  }
+}
+
+TEST_CASE("send/recv across nodes: Simple p2p, 8.4 + 14 us") {
+  auto estimate = model::estimate_collective(dgx(2, {0, 8}), request(CollectiveOp::sendrecv, 8));
+  CHECK(estimate.chosen.algorithm == CollectiveAlgorithm::p2p);
+  CHECK(estimate.chosen.time_s == doctest::Approx(22.4e-6 + 8 / 46e9));
+  auto inside = model::estimate_collective(dgx(1, {0, 1}), request(CollectiveOp::sendrecv, 1e6));
+  CHECK(inside.chosen.time_s == doctest::Approx(8.4e-6 + 3.4e-6 + 1e6 / 360e9));
+}
+
+TEST_CASE("all-gather by ring in one node") {
+  // 8.4 + 7 x 3.4 = 32.2 us; 7/8 x 8 MiB / 360 GB/s.
+  auto estimate = model::estimate_collective(
+      dgx(1), request(CollectiveOp::allgather, 8388608, CollectiveAlgorithm::ring, Protocol::simple));
+  CHECK(estimate.chosen.time_s == doctest::Approx(32.2e-6 + 0.875 * 8388608 / 360e9));
+}
+
+TEST_CASE("properties: time grows with size; more NIC bandwidth never hurts") {
+  model::CommGroup base = dgx(16);
+  model::CommGroup faster = dgx(16, {}, "topologies/examples/dgx-h100-4x-ib.yaml");
+  double previous = 0;
+  for (double bytes = 8; bytes <= 16 * kGiB; bytes *= 4) {
+    for (CollectiveOp op : {CollectiveOp::allreduce, CollectiveOp::allgather, CollectiveOp::broadcast}) {
+      CAPTURE(bytes);
+      CHECK(model::estimate_collective(faster, request(op, bytes)).chosen.time_s <=
+            model::estimate_collective(base, request(op, bytes)).chosen.time_s);
+    }
+    double now = model::estimate_collective(base, request(CollectiveOp::allreduce, bytes)).chosen.time_s;
+    CHECK(now >= previous);
+    previous = now;
+  }
+}
+
+TEST_CASE("impossible requests are refused; one GPU takes no time") {
+  CHECK_THROWS_AS(model::estimate_collective(dgx(2), request(CollectiveOp::allreduce, 8, CollectiveAlgorithm::nvls)),
+                  std::invalid_argument);  // NVLS alone does not cross nodes
+  CHECK_THROWS_AS(model::estimate_collective(dgx(1), request(CollectiveOp::sendrecv, 8)), std::invalid_argument);
+  CHECK_THROWS_AS(model::estimate_collective(dgx(1), request(CollectiveOp::allreduce, -1)), std::invalid_argument);
+  auto alone = model::estimate_collective(dgx(1, {3}), request(CollectiveOp::allreduce, 1e6));
+  CHECK(alone.chosen.time_s == 0.0);
+  CHECK(alone.candidates.empty());
+}
