@@ -11,6 +11,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace treering::topologies {
 
@@ -20,6 +21,21 @@ double parse_bandwidth_Bps(std::string_view text);
 double parse_bytes(std::string_view text);
 double parse_duration_s(std::string_view text);
 double parse_flops(std::string_view text);
+
+// Message sizes as nccl-tests writes them: a plain number of bytes, or K M G T as powers of 1024
+// ("8K" = 8192, "1G" = 2^30), or any form parse_bytes accepts ("8kB" = 8000, "8KiB" = 8192). Must be >= 0.
+double parse_message_size_bytes(std::string_view text);
+
+// Token counts as papers write them: a plain integer, or k M G as powers of 1000 ("80k" = 80000,
+// "5.12M" = 5120000); the result must be a whole number >= 1.
+long long parse_token_count(std::string_view text);
+
+// Lists and ranges of either: "a,b,c", "FIRST:LAST" (doubling) or "FIRST:LAST:xF" (times F) or
+// "FIRST:LAST:+S" (plus S), combinable with commas: "80k:5.12M:x2,10M". The range includes LAST when a step
+// lands on it. Throws std::invalid_argument on a malformed item, an empty or descending range, or more
+// than 100000 values.
+std::vector<double> parse_message_sizes(std::string_view text);
+std::vector<long long> parse_token_counts(std::string_view text);
 
 // Human-readable forms with SI prefixes and 4 significant digits: "450 GB/s", "1.5 us", "80 GB",
 // "989 TFLOP/s". Bandwidth is shown in bytes per second; format_bandwidth_bits gives "400 Gb/s".

@@ -1,0 +1,96 @@
+// Message sizes and token counts for the command line, single values, lists and ranges (units.hpp).
+#include <charconv>
+#include <cmath>
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+#include "treering/topologies/units.hpp"
+
+namespace treering::topologies {
+namespace {
+
+constexpr size_t kMaxValues = 100000;
+
+// A number followed by an optional one-letter multiplier from `letters` (factor base^(position + 1)).
+double scaled_number(std::string_view text, std::string_view letters, double base, const char* what) {
+  double number = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (ec != std::errc() || end == text.data() || !std::isfinite(number)) {
+    throw std::invalid_argument("'" + std::string(text) + "' is not a " + what);
+  }
+  std::string_view rest = text.substr(static_cast<size_t>(end - text.data()));
+  if (rest.empty()) return number;
+  const size_t position = rest.size() == 1 ? letters.find(rest.front()) : std::string_view::npos;
+  if (position == std::string_view::npos) {
+    throw std::invalid_argument("'" + std::string(text) + "' is not a " + what);
+  }
+  return number * std::pow(base, static_cast<double>(position + 1));
+}
+
+template <typename Value>
+std::vector<Value> parse_list(std::string_view text, const std::function<Value(std::string_view)>& parse_one) {
+  std::vector<Value> values;
+  while (true) {
+    const size_t comma = text.find(',');
+    std::string_view item = text.substr(0, comma);
+    const size_t first_colon = item.find(':');
+    if (first_colon == std::string_view::npos) {
+      values.push_back(parse_one(item));
+    } else {
+      const size_t second_colon = item.find(':', first_colon + 1);
+      const Value first = parse_one(item.substr(0, first_colon));
+      const Value last = parse_one(item.substr(first_colon + 1, second_colon - first_colon - 1));
+      std::string_view step = second_colon == std::string_view::npos ? "x2" : item.substr(second_colon + 1);
+      if (!(first <= last)) throw std::invalid_argument("range '" + std::string(item) + "' must not descend");
+      const bool multiply = !step.empty() && step.front() == 'x';
+      if (step.empty() || (step.front() != 'x' && step.front() != '+')) {
+        throw std::invalid_argument("range step '" + std::string(step) + "' must be xFACTOR or +STEP");
+      }
+      const double amount = multiply ? scaled_number(step.substr(1), "", 1, "factor")
+                                     : static_cast<double>(parse_one(step.substr(1)));
+      if (multiply ? !(amount > 1) : !(amount > 0)) {
+        throw std::invalid_argument("range step '" + std::string(step) + "' must grow the value");
+      }
+      for (double value = static_cast<double>(first); value <= static_cast<double>(last) * (1 + 1e-12);
+           value = multiply ? value * amount : value + amount) {
+        values.push_back(static_cast<Value>(std::llround(value)));
+        if (values.size() > kMaxValues) break;
+      }
+    }
+    if (values.size() > kMaxValues) throw std::invalid_argument("more than 100000 values");
+    if (comma == std::string_view::npos) return values;
+    text.remove_prefix(comma + 1);
+  }
+}
+
+}  // namespace
+
+double parse_message_size_bytes(std::string_view text) {
+  double bytes = 0;
+  try {
+    bytes = scaled_number(text, "KMGT", 1024, "message size");
+  } catch (const std::invalid_argument&) {
+    bytes = parse_bytes(text);  // "8KB", "8KiB": its own message when that fails too
+  }
+  if (bytes < 0) throw std::invalid_argument("a message size must not be negative: '" + std::string(text) + "'");
+  return bytes;
+}
+
+long long parse_token_count(std::string_view text) {
+  const double tokens = scaled_number(text, "kMG", 1000, "token count (e.g. 80k or 5.12M)");
+  if (tokens < 1 || tokens > 1e15 || std::fabs(tokens - std::round(tokens)) > 1e-6) {
+    throw std::invalid_argument("'" + std::string(text) + "' is not a whole number of tokens >= 1");
+  }
+  return std::llround(tokens);
+}
+
+std::vector<double> parse_message_sizes(std::string_view text) {
+  return parse_list<double>(text, [](std::string_view item) { return std::round(parse_message_size_bytes(item)); });
+}
+
+std::vector<long long> parse_token_counts(std::string_view text) {
+  return parse_list<long long>(text, parse_token_count);
+}
+
+}  // namespace treering::topologies
