@@ -3,6 +3,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cluster_args.hpp"
 #include "commands.hpp"
 #include "table.hpp"
 #include "treering/topologies/load.hpp"
@@ -14,24 +15,6 @@ namespace {
 
 namespace topo = treering::topologies;
 using nlohmann::ordered_json;
-
-struct ClusterArgs {
-  std::string cluster;
-  std::optional<int> nodes;
-  std::optional<int> gpus_per_node;
-};
-
-void add_cluster_args(CLI::App& command, ClusterArgs& args) {
-  command.add_option("cluster", args.cluster, "A preset name (treering topo list) or a YAML file")->required();
-  command.add_option("--nodes", args.nodes, "Number of nodes (clusters with one node group)");
-  command.add_option("--gpus-per-node", args.gpus_per_node, "GPUs per node, up to the node's max_gpus_per_node");
-}
-
-topo::Topology load_topology(const ClusterArgs& args) {
-  topo::ClusterSpec spec = topo::load_cluster(args.cluster);
-  topo::apply_overrides(spec, {args.nodes, args.gpus_per_node});
-  return topo::Topology(std::move(spec));
-}
 
 ordered_json route_json(const std::optional<topo::RouteSummary>& route) {
   if (!route) return nullptr;
@@ -148,7 +131,7 @@ void add_show(CLI::App& topo_command) {
   auto* command = topo_command.add_subcommand("show", "Show a cluster: GPUs, nodes, tiers, routes, bisection");
   auto args = std::make_shared<ClusterArgs>();
   auto format = std::make_shared<std::string>("table");
-  add_cluster_args(*command, *args);
+  add_cluster_positional(*command, *args);
   add_format_option(*command, *format);
   command->callback([args, format] {
     topo::ClusterSummary summary = topo::summarize(load_topology(*args));
@@ -164,7 +147,7 @@ void add_dot(CLI::App& topo_command) {
   auto* command = topo_command.add_subcommand("dot", "Write the cluster graph in Graphviz format");
   auto args = std::make_shared<ClusterArgs>();
   auto output = std::make_shared<std::string>();
-  add_cluster_args(*command, *args);
+  add_cluster_positional(*command, *args);
   command->add_option("-o,--output", *output, "Write to this file instead of standard output");
   command->callback([args, output] {
     std::string dot = topo::to_dot(load_topology(*args));

@@ -1,0 +1,31 @@
+#include "cluster_args.hpp"
+
+#include "treering/topologies/load.hpp"
+
+namespace treering::cli {
+namespace {
+
+void add_overrides(CLI::App& command, ClusterArgs& args) {
+  command.add_option("--nodes", args.nodes, "Number of nodes (clusters with one node group)");
+  command.add_option("--gpus-per-node", args.gpus_per_node, "GPUs per node, up to the node's max_gpus_per_node");
+}
+
+}  // namespace
+
+void add_cluster_positional(CLI::App& command, ClusterArgs& args) {
+  command.add_option("cluster", args.cluster, "A preset name (treering topo list) or a YAML file")->required();
+  add_overrides(command, args);
+}
+
+void add_cluster_option(CLI::App& command, ClusterArgs& args) {
+  command.add_option("--cluster", args.cluster, "A preset name (treering topo list) or a YAML file")->required();
+  add_overrides(command, args);
+}
+
+topologies::Topology load_topology(const ClusterArgs& args) {
+  topologies::ClusterSpec spec = topologies::load_cluster(args.cluster);
+  topologies::apply_overrides(spec, {args.nodes, args.gpus_per_node});
+  return topologies::Topology(std::move(spec));
+}
+
+}  // namespace treering::cli

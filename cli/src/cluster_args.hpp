@@ -1,0 +1,24 @@
+// The cluster a command works on: a preset or file plus --nodes and --gpus-per-node.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+
+#include "treering/topologies/topology.hpp"
+
+namespace treering::cli {
+
+struct ClusterArgs {
+  std::string cluster;
+  std::optional<int> nodes;
+  std::optional<int> gpus_per_node;
+};
+
+// `topo` commands take the cluster as their argument; the others as --cluster.
+void add_cluster_positional(CLI::App& command, ClusterArgs& args);
+void add_cluster_option(CLI::App& command, ClusterArgs& args);
+
+topologies::Topology load_topology(const ClusterArgs& args);
+
+}  // namespace treering::cli

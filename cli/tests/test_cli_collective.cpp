@@ -1,0 +1,43 @@
+// `treering collective`: the example and its errors.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "run_cli.hpp"
+
+using treering::cli::testing::run_treering;
+
+TEST_CASE("collective --op allreduce --bytes 8K on 2 DGX H100") {
+  auto result = run_treering("collective --op allreduce --bytes 8K --cluster dgx-h100 --nodes 2 --format json");
+  REQUIRE(result.exit_code == 0);
+  auto json = nlohmann::json::parse(result.out);
+  // Tree/LL: 6.8 + 2 x (7 x 0.6 + 5.0) = 25.2 us, plus 2 x 8192 B over LL's 180 GB/s.
+  CHECK(json["time_s"].get<double>() == doctest::Approx(25.2e-6 + 2 * 8192 / 180e9));
+  CHECK(json["algorithm"] == "tree");
+  CHECK(json["protocol"] == "LL");
+  CHECK(json["breakdown"]["latency_s"].get<double>() == doctest::Approx(25.2e-6));
+  CHECK(json["gpus"] == 16);
+}
+
+TEST_CASE("collective over a range prints one row per size") {
+  auto result = run_treering("collective --bytes 8:1G:x8 --cluster dgx-h100 --nodes 2");
+  CHECK(result.exit_code == 0);
+  CHECK(result.out.find("1073741824") != std::string::npos);
+  CHECK(result.out.find("nvls-tree") != std::string::npos);
+  auto json = run_treering("collective --bytes 8,1G --cluster dgx-h100 --nodes 2 --format json");
+  CHECK(nlohmann::json::parse(json.out).size() == 2);
+}
+
+TEST_CASE("collective: bad requests exit 2 with a reason") {
+  auto op = run_treering("collective --op allsum --bytes 8 --cluster dgx-h100");
+  CHECK(op.exit_code == 2);
+  CHECK(op.err.rfind("error: unknown collective operation 'allsum'", 0) == 0);
+  auto size = run_treering("collective --bytes 8Q --cluster dgx-h100");
+  CHECK(size.exit_code == 2);
+  auto nvls = run_treering("collective --bytes 8 --algo nvls --cluster dgx-h100 --nodes 2");
+  CHECK(nvls.exit_code == 2);
+  CHECK(nvls.err == "error: no nvls allreduce can run on this group of GPUs\n");
+  auto gpus = run_treering("collective --op sendrecv --bytes 8 --gpus 0,1,2 --cluster dgx-h100");
+  CHECK(gpus.exit_code == 2);
+  CHECK(run_treering("collective --bytes 8").exit_code == 2);  // no --cluster
+}
