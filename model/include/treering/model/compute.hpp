@@ -1,0 +1,36 @@
+// GPU compute time of the decode kernels. Flash-decoding is memory-bound: it reads the shard's K and V once.
+//   time = launch overhead + max(bytes moved / (HBM bandwidth x efficiency), FLOPs / peak 16-bit FLOP/s)
+// bytes moved = tokens x K/V bytes per token + q + o + lse; FLOPs = 4 x b x n_h x d_h x tokens (q.K and p.V).
+// Example: 64,000 tokens of paper-mha16 on an H100 (3.35 TB/s x 0.80, 3 us launch): 64,000 x 8 KiB =
+// 524 MB -> 524.3e6 / 2.68e12 = 195.6 us + 3 us; FLOPs 4 x 16 x 128 x 64,000 = 524 MFLOP, 0.53 us at 989 TFLOP/s.
+#pragma once
+
+#include "treering/model/plan.hpp"
+#include "treering/topologies/topology.hpp"
+
+namespace treering::model {
+
+// Achieved HBM bandwidth of split-KV decode kernels over the datasheet figure, unless calibrated
+// (calibration.compute.hbm_efficiency). FlashInfer and FlashDecoding report 70-90 % of peak for long contexts;
+// 0.80 is the middle.
+constexpr double kDefaultHbmEfficiency = 0.80;
+
+struct ComputeRates {
+  double hbm_Bps = 0;        // effective
+  double peak_flops = 0;
+  double launch_s = 0;
+  double hbm_capacity_bytes = 0;
+};
+
+// The rates of one GPU, from its model and the cluster's calibration.
+ComputeRates compute_rates(const topologies::Topology& topology, int gpu);
+
+// Attention of q against `tokens` cached tokens, with `extra_bytes` more moved (a fused merge of states).
+// No tokens: no kernel, zero time.
+double attention_time_s(const ComputeRates& rates, const Workload& workload, const PlanSizes& sizes, long long tokens,
+                        double extra_bytes = 0);
+
+// A small memory-bound kernel touching `bytes`.
+double kernel_time_s(const ComputeRates& rates, double bytes);
+
+}  // namespace treering::model

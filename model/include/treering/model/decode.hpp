@@ -1,0 +1,100 @@
+// Evaluating decode plans on a cluster: latency with its breakdown, volume per tier, memory per GPU, and
+// time per generated token. Pure (the topology is read, never changed).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "treering/model/comm_group.hpp"
+#include "treering/model/compute.hpp"
+#include "treering/model/plan.hpp"
+
+namespace treering::model {
+
+struct DecodeBreakdown {
+  double compute_s = 0;                   // kernels on the critical path
+  double intra_node_s = 0;                // exposed communication inside scale-up domains
+  double inter_node_s = 0;                // exposed communication across domains
+  double overlapped_communication_s = 0;  // communication hidden behind compute (ring)
+};
+
+struct DecodeVolume {  // bytes sent, one attention layer
+  double per_gpu = 0;     // the most any GPU sends
+  double intra_node = 0;  // all GPUs together, over the scale-up fabric
+  double inter_node = 0;  // all GPUs together, through NICs
+  double total = 0;
+};
+
+struct DecodeMemory {  // bytes per GPU (the fullest GPU), the whole model
+  double kv_cache = 0;        // all layers' K and V of the shard
+  double receive_buffers = 0; // ring: one incoming K/V block (double buffering)
+  double partial_states = 0;  // q, o, lse and the states being merged
+  double workspace = 0;       // collective buffers (all-gathered states, numerator/denominator)
+  double weights = 0;         // model weights, replicated on every GPU
+  double total = 0;
+};
+
+struct PhaseTime {
+  std::string label;
+  double time_s = 0;
+  bool inter_node = false;
+  std::string how;  // a collective's algorithm/protocol, "overlapped with compute", ...
+};
+
+struct DecodeResult {
+  DecodeAlgorithm algorithm = DecodeAlgorithm::tree;
+  long long seq_len = 0;
+  int gpus = 0;
+  int domains = 0;
+  double latency_s = 0;   // one attention layer: compute + exposed communication
+  DecodeBreakdown breakdown;
+  DecodeVolume volume;
+  DecodeMemory memory;
+  double weights_s = 0;   // reading the weights once per token (every GPU holds them all)
+  double token_s = 0;     // layers x latency_s + weights_s
+  std::vector<PhaseTime> phases;
+};
+
+// Holds what does not change between predictions on one cluster and set of GPUs (tier figures, compute
+// rates, point-to-point costs), so that sweeps of many sequence lengths and algorithms stay cheap.
+class DecodeModel {
+ public:
+  // `gpus`: the ranks' GPUs in ring order (all GPUs, node-contiguous, when empty).
+  explicit DecodeModel(const topologies::Topology& topology, std::vector<int> gpus = {});
+
+  DecodePlan plan(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,
+                  const PlanOptions& options = {}) const;
+  DecodeResult evaluate(const DecodePlan& plan) const;
+  DecodeResult predict(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,
+                       const PlanOptions& options = {}) const {
+    return evaluate(plan(algorithm, workload, seq_len, options));
+  }
+  // Generating `tokens` tokens after a context of seq_len: the sum of token_s as the context grows, by the
+  // trapezoid rule over its two ends (exact where token_s is linear in the context length).
+  double generation_s(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len, long long tokens) const;
+
+  const CommGroup& group() const { return group_; }
+  // Send/recv of `bytes` from rank a to rank b, alone on the network.
+  CollectiveCandidate p2p(int from_rank, int to_rank, double bytes) const;
+  bool crosses_domains(int from_rank, int to_rank) const;
+  const ComputeRates& rates(int rank) const { return rates_[static_cast<size_t>(rank)]; }
+  const topologies::Topology& topology() const { return *topology_; }
+
+ private:
+  const topologies::Topology* topology_;
+  std::vector<int> gpus_;
+  std::vector<int> domain_of_rank_;
+  CommGroup group_;
+  std::vector<ComputeRates> rates_;
+  mutable std::mutex pair_mutex_;
+  mutable std::map<std::tuple<int, int, bool>, std::shared_ptr<const CommGroup>> pair_groups_;
+};
+
+// Throws std::invalid_argument when the workload does not fit in a GPU's memory (naming both figures).
+void check_fits(const DecodeResult& result, const DecodeModel& model);
+
+}  // namespace treering::model

@@ -1,0 +1,87 @@
+// Decode plans: what each algorithm does for one attention layer of one decoding step, as data. The model
+// evaluates a plan here; the simulator replays it with contention; the real run executes it. Pure.
+//
+// Sizes per layer (batch b, query heads n_h, KV heads n_kv, head dim d_h, element size e bytes):
+//   q and o:        b * n_h * d_h elements of e bytes each;
+//   K and V:        2 * n_kv * d_h * b elements of e bytes per token;
+//   lse, max, den:  b * n_h elements of `stats_bytes` (4: fp32 by default, as FlashInfer keeps lse).
+// Example (paper-mha16, b = 1): q = 16 * 128 * 2 B = 4 KiB; K and V = 2 * 16 * 128 * 2 B = 8 KiB per token.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "treering/model/collectives.hpp"
+#include "treering/model/workload.hpp"
+
+namespace treering::model {
+
+enum class DecodeAlgorithm { ring, tree, tree_fused, tree_lse, allgather_merge };
+const char* to_string(DecodeAlgorithm algorithm);
+DecodeAlgorithm parse_decode_algorithm(const std::string& text);  // throws std::invalid_argument
+const std::vector<DecodeAlgorithm>& all_decode_algorithms();
+
+// Tokens [first, first + count) of the KV cache held by one rank. N over p: the first N mod p ranks hold one
+// token more; ranks past N hold none (count 0: lse = -inf, contributes nothing).
+struct Shard {
+  long long first = 0;
+  long long count = 0;
+};
+std::vector<Shard> split_tokens(long long tokens, int ranks);
+
+struct Transfer {
+  int from = 0;  // ranks
+  int to = 0;
+  double bytes = 0;
+};
+
+enum class PhaseKind {
+  attend,      // every rank: flash-decoding over its own shard -> (o, lse)
+  ring_pass,   // p - 1 rounds: send the held KV block to rank + 1 while attending to it; then the last block
+  collective,  // a collective over all ranks (`op`, `bytes` per rank as CollectiveRequest counts them)
+  transfers,   // point-to-point sends, all at once; each receiver then merges what it got (`merge_states`)
+  merge,       // every rank merges `merge_states` partial states locally
+  elementwise, // every rank runs a small kernel over its state (rescale, divide)
+};
+
+struct Phase {
+  PhaseKind kind = PhaseKind::attend;
+  std::string label;
+  CollectiveOp op = CollectiveOp::allreduce;
+  double bytes = 0;                // collective: its size; elementwise: bytes touched per rank
+  std::vector<Transfer> sends;     // transfers
+  int merge_states = 0;            // transfers: states merged at each receiver (its own + received); merge: states
+};
+
+struct PlanSizes {
+  double q_bytes = 0;
+  double o_bytes = 0;
+  double kv_bytes_per_token = 0;
+  double stats_bytes = 0;  // one of lse / max / denominator
+  double state_bytes = 0;  // a partial state (o, lse)
+};
+
+struct DecodePlan {
+  DecodeAlgorithm algorithm = DecodeAlgorithm::tree;
+  Workload workload;
+  long long seq_len = 0;
+  std::vector<int> gpus;      // rank -> GPU; node-contiguous by default
+  std::vector<Shard> shards;  // rank -> the shard it holds at the start
+  PlanSizes sizes;
+  std::vector<Phase> phases;
+};
+
+struct PlanOptions {
+  int stats_bytes = 4;        // element size of lse, max and denominator (2 reproduces the paper's counts)
+  int tree_fan_in_domain = 0; // tree-lse: states merged per step inside a scale-up domain (0: all at once)
+  int tree_fan_in_network = 2;// tree-lse: across domains (2: binomial)
+};
+
+// `domain_of_rank[r]` tells tree-lse which ranks share a scale-up domain. Throws std::invalid_argument for
+// no GPUs, a sequence of fewer than 1 token, or an invalid workload.
+DecodePlan make_plan(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len, std::vector<int> gpus,
+                     const std::vector<int>& domain_of_rank, const PlanOptions& options = {});
+
+PlanSizes plan_sizes(const Workload& workload, int stats_bytes);
+
+}  // namespace treering::model

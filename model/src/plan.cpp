@@ -1,0 +1,177 @@
+// Building decode plans (plan.hpp).
+#include "treering/model/plan.hpp"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <stdexcept>
+
+namespace treering::model {
+namespace {
+
+constexpr std::array<const char*, 5> kNames{"ring", "tree", "tree-fused", "tree-lse", "allgather-merge"};
+
+Phase attend() { return {PhaseKind::attend, "flash-decoding over the local shard", {}, 0, {}, 0}; }
+
+Phase collective(const std::string& label, CollectiveOp op, double bytes) {
+  return {PhaseKind::collective, label, op, bytes, {}, 0};
+}
+
+Phase elementwise(const std::string& label, double bytes) {
+  return {PhaseKind::elementwise, label, CollectiveOp::allreduce, bytes, {}, 0};
+}
+
+// One k-ary reduction tree over `members` (ranks, in order): level by level, the member at each multiple of
+// stride * fan_in receives from the next fan_in - 1 strides. fan_in 0 means all at once (a flat tree).
+std::vector<std::vector<Transfer>> tree_levels(const std::vector<int>& members, int fan_in, double bytes) {
+  const size_t count = members.size();
+  const size_t fan = fan_in <= 1 ? std::max<size_t>(count, 2) : static_cast<size_t>(fan_in);
+  std::vector<std::vector<Transfer>> levels;
+  for (size_t stride = 1; stride < count; stride *= fan) {
+    std::vector<Transfer> level;
+    for (size_t root = 0; root < count; root += stride * fan) {
+      for (size_t j = 1; j < fan && root + j * stride < count; ++j) {
+        level.push_back({members[root + j * stride], members[root], bytes});
+      }
+    }
+    levels.push_back(std::move(level));
+  }
+  return levels;
+}
+
+int most_incoming(const std::vector<Transfer>& sends) {
+  std::map<int, int> incoming;
+  int most = 0;
+  for (const Transfer& send : sends) most = std::max(most, ++incoming[send.to]);
+  return most;
+}
+
+// tree-lse: reduce (o, lse) inside each domain, then across the domains' first ranks; broadcast o back down
+// the same edges reversed.
+std::vector<Phase> tree_lse_phases(const std::vector<int>& domain_of_rank, const PlanSizes& sizes,
+                                   const PlanOptions& options) {
+  std::map<int, std::vector<int>> by_domain;
+  for (int rank = 0; rank < static_cast<int>(domain_of_rank.size()); ++rank) by_domain[domain_of_rank[rank]].push_back(rank);
+  std::vector<std::vector<Transfer>> reduce_levels;
+  for (const auto& [domain, members] : by_domain) {
+    auto levels = tree_levels(members, options.tree_fan_in_domain, sizes.state_bytes);
+    if (reduce_levels.size() < levels.size()) reduce_levels.resize(levels.size());
+    for (size_t l = 0; l < levels.size(); ++l) {
+      reduce_levels[l].insert(reduce_levels[l].end(), levels[l].begin(), levels[l].end());
+    }
+  }
+  const size_t domain_levels = reduce_levels.size();
+  std::vector<int> leaders;
+  for (const auto& [domain, members] : by_domain) leaders.push_back(members.front());
+  for (auto& level : tree_levels(leaders, options.tree_fan_in_network, sizes.state_bytes)) reduce_levels.push_back(level);
+  std::vector<Phase> phases;
+  for (size_t l = 0; l < reduce_levels.size(); ++l) {
+    const char* tier = l < domain_levels ? "inside domains" : "across domains";
+    phases.push_back({PhaseKind::transfers, std::string("reduce (o, lse) ") + tier, CollectiveOp::allreduce, 0,
+                      reduce_levels[l], most_incoming(reduce_levels[l]) + 1});
+  }
+  for (size_t l = reduce_levels.size(); l-- > 0;) {
+    std::vector<Transfer> down;
+    for (const Transfer& up : reduce_levels[l]) down.push_back({up.to, up.from, sizes.o_bytes});
+    const char* tier = l < domain_levels ? "inside domains" : "across domains";
+    phases.push_back({PhaseKind::transfers, std::string("broadcast o ") + tier, CollectiveOp::allreduce, 0, down, 0});
+  }
+  return phases;
+}
+
+}  // namespace
+
+const char* to_string(DecodeAlgorithm algorithm) { return kNames[static_cast<size_t>(algorithm)]; }
+
+DecodeAlgorithm parse_decode_algorithm(const std::string& text) {
+  std::string known;
+  for (size_t i = 0; i < kNames.size(); ++i) {
+    if (text == kNames[i]) return static_cast<DecodeAlgorithm>(i);
+    known += (i ? ", " : "") + std::string(kNames[i]);
+  }
+  throw std::invalid_argument("unknown algorithm '" + text + "' (expected one of: " + known + ")");
+}
+
+const std::vector<DecodeAlgorithm>& all_decode_algorithms() {
+  static const std::vector<DecodeAlgorithm> all{DecodeAlgorithm::ring, DecodeAlgorithm::tree, DecodeAlgorithm::tree_fused,
+                                                DecodeAlgorithm::tree_lse, DecodeAlgorithm::allgather_merge};
+  return all;
+}
+
+std::vector<Shard> split_tokens(long long tokens, int ranks) {
+  if (ranks < 1) throw std::invalid_argument("at least one GPU is needed");
+  if (tokens < 0) throw std::invalid_argument("the number of tokens must not be negative");
+  std::vector<Shard> shards(static_cast<size_t>(ranks));
+  const long long base = tokens / ranks;
+  const long long extra = tokens % ranks;
+  long long first = 0;
+  for (int rank = 0; rank < ranks; ++rank) {
+    shards[static_cast<size_t>(rank)] = {first, base + (rank < extra ? 1 : 0)};
+    first += shards[static_cast<size_t>(rank)].count;
+  }
+  return shards;
+}
+
+PlanSizes plan_sizes(const Workload& workload, int stats_bytes) {
+  const double b = workload.batch;
+  const double e = workload.dtype_bytes;
+  PlanSizes sizes;
+  sizes.q_bytes = b * workload.query_heads * workload.head_dim * e;
+  sizes.o_bytes = sizes.q_bytes;
+  sizes.kv_bytes_per_token = 2.0 * workload.kv_heads * workload.head_dim * b * e;
+  sizes.stats_bytes = b * workload.query_heads * stats_bytes;
+  sizes.state_bytes = sizes.o_bytes + sizes.stats_bytes;
+  return sizes;
+}
+
+DecodePlan make_plan(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len, std::vector<int> gpus,
+                     const std::vector<int>& domain_of_rank, const PlanOptions& options) {
+  validate(workload);
+  if (gpus.empty()) throw std::invalid_argument("a plan needs at least one GPU");
+  if (seq_len < 1) throw std::invalid_argument("the sequence must hold at least one token");
+  if (domain_of_rank.size() != gpus.size()) throw std::invalid_argument("one domain per rank is needed");
+  DecodePlan plan;
+  plan.algorithm = algorithm;
+  plan.workload = workload;
+  plan.seq_len = seq_len;
+  plan.shards = split_tokens(seq_len, static_cast<int>(gpus.size()));
+  plan.gpus = std::move(gpus);
+  plan.sizes = plan_sizes(workload, options.stats_bytes);
+  const PlanSizes& s = plan.sizes;
+  const double p = static_cast<double>(plan.gpus.size());
+  switch (algorithm) {
+    case DecodeAlgorithm::ring:
+      plan.phases = {{PhaseKind::ring_pass, "pass K/V blocks around the ring, attending to each", {}, 0, {}, 0},
+                     elementwise("normalise o", s.o_bytes)};
+      break;
+    case DecodeAlgorithm::tree:
+      plan.phases = {attend(),
+                     collective("all-reduce max of lse", CollectiveOp::allreduce, s.stats_bytes),
+                     elementwise("numerator o*exp(lse-m), denominator exp(lse-m)", s.state_bytes),
+                     collective("all-reduce sum of numerators", CollectiveOp::allreduce, s.o_bytes),
+                     collective("all-reduce sum of denominators", CollectiveOp::allreduce, s.stats_bytes),
+                     elementwise("divide", s.o_bytes)};
+      break;
+    case DecodeAlgorithm::tree_fused:
+      plan.phases = {attend(),
+                     collective("all-reduce max of lse", CollectiveOp::allreduce, s.stats_bytes),
+                     elementwise("pack [numerator | denominator]", s.state_bytes),
+                     collective("all-reduce sum of [numerator | denominator]", CollectiveOp::allreduce,
+                                s.o_bytes + s.stats_bytes),
+                     elementwise("divide", s.o_bytes)};
+      break;
+    case DecodeAlgorithm::tree_lse: {
+      plan.phases = {attend()};
+      auto reduce = tree_lse_phases(domain_of_rank, s, options);
+      plan.phases.insert(plan.phases.end(), reduce.begin(), reduce.end());
+      break;
+    }
+    case DecodeAlgorithm::allgather_merge:
+      plan.phases = {attend(), collective("all-gather (o, lse)", CollectiveOp::allgather, p * s.state_bytes),
+                     {PhaseKind::merge, "merge p states", {}, 0, {}, static_cast<int>(plan.gpus.size())}};
+      break;
+  }
+  return plan;
+}
+
+}  // namespace treering::model

@@ -1,0 +1,73 @@
+// Decode plans: shards, phases per algorithm, tree-lse's tree.
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+
+#include "treering/model/plan.hpp"
+
+using namespace treering::model;
+
+TEST_CASE("shards: N over p, the first N mod p one token longer, empty past N") {
+  auto uneven = split_tokens(17, 4);  // 17 = 4 x 4 + 1: 5 4 4 4
+  REQUIRE(uneven.size() == 4);
+  CHECK(uneven[0].count == 5);
+  CHECK(uneven[1].count == 4);
+  CHECK(uneven[1].first == 5);
+  CHECK(uneven[3].first == 13);
+  auto sparse = split_tokens(3, 8);  // 3 GPUs hold a token, 5 hold none
+  CHECK(sparse[2].count == 1);
+  CHECK(sparse[3].count == 0);
+  CHECK(sparse[7].count == 0);
+  CHECK_THROWS_AS(split_tokens(10, 0), std::invalid_argument);
+}
+
+TEST_CASE("sizes of paper-mha16: q 4 KiB, K and V 8 KiB per token, fp32 statistics") {
+  PlanSizes sizes = plan_sizes(find_workload("paper-mha16"), 4);
+  CHECK(sizes.q_bytes == 4096);             // 16 x 128 x 2 B
+  CHECK(sizes.kv_bytes_per_token == 8192);  // 2 x 16 x 128 x 2 B
+  CHECK(sizes.stats_bytes == 64);           // 16 x 4 B
+  CHECK(sizes.state_bytes == 4160);
+  // GQA: llama3.1-8b keeps 8 KV heads for 32 query heads: 2 x 8 x 128 x 2 B = 4 KiB per token and layer.
+  CHECK(plan_sizes(find_workload("llama3.1-8b"), 4).kv_bytes_per_token == 4096);
+}
+
+TEST_CASE("the tree plan is the paper's: attend, all-reduce max, sum numerators, sum denominators") {
+  DecodePlan plan = make_plan(DecodeAlgorithm::tree, find_workload("paper-mha16"), 1000, {0, 1, 2, 3}, {0, 0, 0, 0});
+  std::vector<double> collective_bytes;
+  for (const Phase& phase : plan.phases) {
+    if (phase.kind == PhaseKind::collective) collective_bytes.push_back(phase.bytes);
+  }
+  CHECK(collective_bytes == std::vector<double>{64, 4096, 64});
+  DecodePlan fused = make_plan(DecodeAlgorithm::tree_fused, find_workload("paper-mha16"), 1000, {0, 1}, {0, 0});
+  int collectives = 0;
+  for (const Phase& phase : fused.phases) collectives += phase.kind == PhaseKind::collective;
+  CHECK(collectives == 2);  // max, then [numerator | denominator] = 4096 + 64 bytes
+}
+
+TEST_CASE("tree-lse: flat inside domains, binomial across, then the same edges back") {
+  // 8 ranks in 2 domains of 4: 1 -> 0, 2 -> 0, 3 -> 0 and 5 -> 4, 6 -> 4, 7 -> 4; then 4 -> 0; then back.
+  DecodePlan plan = make_plan(DecodeAlgorithm::tree_lse, find_workload("paper-mha16"), 1000, {0, 1, 2, 3, 4, 5, 6, 7},
+                              {0, 0, 0, 0, 1, 1, 1, 1});
+  REQUIRE(plan.phases.size() == 5);  // attend, 2 reduce levels, 2 broadcast levels
+  const Phase& inside = plan.phases[1];
+  CHECK(inside.sends.size() == 6);
+  CHECK(inside.merge_states == 4);  // its own state and three received
+  CHECK(inside.sends[0].bytes == 4160);
+  const Phase& across = plan.phases[2];
+  REQUIRE(across.sends.size() == 1);
+  CHECK(across.sends[0].from == 4);
+  CHECK(across.sends[0].to == 0);
+  const Phase& down = plan.phases[3];
+  CHECK(down.sends[0].from == 0);
+  CHECK(down.sends[0].to == 4);
+  CHECK(down.sends[0].bytes == 4096);  // only o travels back
+  CHECK(plan.phases[4].sends.size() == 6);
+}
+
+TEST_CASE("bad plan requests") {
+  CHECK_THROWS_AS(make_plan(DecodeAlgorithm::tree, find_workload("paper-mha16"), 0, {0}, {0}), std::invalid_argument);
+  CHECK_THROWS_AS(make_plan(DecodeAlgorithm::tree, find_workload("paper-mha16"), 10, {}, {}), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_decode_algorithm("star"),
+                       "unknown algorithm 'star' (expected one of: ring, tree, tree-fused, tree-lse, allgather-merge)",
+                       std::invalid_argument);
+}
