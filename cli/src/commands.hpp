@@ -15,6 +15,7 @@ void add_topo_commands(CLI::App& app);
 void add_workload_commands(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_collective_command(CLI::App& app);
+void add_predict_command(CLI::App& app);
 
 // --format table|json (or more choices), default "table".
 CLI::Option* add_format_option(CLI::App& command, std::string& format, std::vector<std::string> choices = {"table",

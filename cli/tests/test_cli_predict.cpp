@@ -1,0 +1,57 @@
+// `treering predict`: the JSON schema the issue asks for, CSV, and the errors.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "run_cli.hpp"
+
+using treering::cli::testing::run_treering;
+
+TEST_CASE("predict --format json: one object per (length, algorithm) with the documented keys") {
+  auto result = run_treering("predict --cluster dgx-h100 --nodes 2 --workload paper-mha16 --seq-len 80k,5.12M "
+                             "--algo tree,ring --format json");
+  REQUIRE(result.exit_code == 0);
+  auto rows = nlohmann::json::parse(result.out);
+  REQUIRE(rows.size() == 4);
+  for (const auto& row : rows) {
+    for (const char* key : {"algo", "cluster", "nodes", "gpus", "seq_len", "latency_s", "breakdown", "volume_bytes",
+                            "peak_memory_bytes"}) {
+      CHECK_MESSAGE(row.contains(key), key);
+    }
+    for (const char* key : {"per_gpu", "intra_node", "inter_node", "total"}) CHECK(row["volume_bytes"].contains(key));
+  }
+  CHECK(rows[0]["algo"] == "tree");
+  CHECK(rows[0]["seq_len"] == 80000);
+  CHECK(rows[0]["gpus"] == 16);
+  CHECK(rows[3]["seq_len"] == 5120000);
+  // 5.12M tokens over 16 GPUs: 320,000 per GPU x 8 KiB = 2.62 GB of KV cache each.
+  CHECK(rows[2]["memory_bytes"]["kv_cache"].get<double>() == 320000.0 * 8192);
+}
+
+TEST_CASE("predict: CSV and a generation estimate for a real model") {
+  auto csv = run_treering("predict --cluster dgx-h100 --nodes 2 --workload llama3.1-8b --seq-len 128k --algo tree "
+                          "--tokens 100 --format csv");
+  REQUIRE(csv.exit_code == 0);
+  CHECK(csv.out.rfind("algo,cluster,nodes,gpus,workload,batch,seq_len,latency_s,", 0) == 0);
+  CHECK(csv.out.find("generation_s") != std::string::npos);
+  auto json = run_treering("predict --cluster dgx-h100 --nodes 2 --workload llama3.1-8b --seq-len 128k --algo tree "
+                           "--tokens 100 --format json");
+  auto row = nlohmann::json::parse(json.out)[0];
+  CHECK(row["generation_s"].get<double>() > 100 * row["token_s"].get<double>());
+}
+
+TEST_CASE("predict: impossible requests exit 2 with a reason") {
+  auto fit = run_treering("predict --cluster dgx-h100 --nodes 1 --workload llama3.1-70b --seq-len 1k --algo tree");
+  CHECK(fit.exit_code == 2);
+  CHECK(fit.err.find("does not fit") != std::string::npos);
+  auto zero = run_treering("predict --cluster dgx-h100 --seq-len 0");
+  CHECK(zero.exit_code == 2);
+  CHECK(zero.err.find("whole number of tokens") != std::string::npos);
+  auto algo = run_treering("predict --cluster dgx-h100 --seq-len 1M --algo star");
+  CHECK(algo.exit_code == 2);
+  CHECK(algo.err.rfind("error: unknown algorithm 'star'", 0) == 0);
+  CHECK(run_treering("predict --cluster dgx-h100 --seq-len 1M --nodes 0").exit_code == 2);
+  CHECK(run_treering("predict --cluster dgx-h100 --seq-len 1M --batch 0").exit_code == 2);
+  CHECK(run_treering("predict --cluster dgx-h100 --seq-len 1M --workload gpt5").exit_code == 2);
+  CHECK(run_treering("predict --seq-len 1M").exit_code == 2);
+}
