@@ -3,7 +3,7 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test run clean
+.PHONY: all deps configure build test run bench clean
 
 all: build
 
@@ -23,6 +23,10 @@ test: build
 # The main job. Until the tree-vs-ring comparison exists, it shows the default cluster.
 run: build
 	$(BUILD_DIR)/bin/treering topo show dgx-h100 --nodes 16
+
+# Speed figures (not tests): the model's configurations per second.
+bench: build
+	$(BUILD_DIR)/bin/bench_predict
 
 clean:
 	rm -rf $(BUILD_DIR)

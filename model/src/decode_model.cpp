@@ -15,8 +15,10 @@ DecodeModel::DecodeModel(const topologies::Topology& topology, std::vector<int> 
   gpus_ = std::move(gpus);
   for (int gpu : gpus_) {
     domain_of_rank_.push_back(topology.domain_of_gpu(gpu));
+    node_group_of_rank_.push_back(topology.node(topology.node_of_gpu(gpu)).group);
     rates_.push_back(compute_rates(topology, gpu));
   }
+  add_pair_costs();
 }
 
 DecodePlan DecodeModel::plan(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,
@@ -28,27 +30,55 @@ bool DecodeModel::crosses_domains(int from_rank, int to_rank) const {
   return domain_of_rank_[static_cast<size_t>(from_rank)] != domain_of_rank_[static_cast<size_t>(to_rank)];
 }
 
-// Pairs of GPUs cost the same when their node groups and their sharing a domain are the same, so one
-// CommGroup per such class serves every pair.
-CollectiveCandidate DecodeModel::p2p(int from_rank, int to_rank, double bytes) const {
-  const int from_gpu = gpus_[static_cast<size_t>(from_rank)];
-  const int to_gpu = gpus_[static_cast<size_t>(to_rank)];
-  const auto key = std::make_tuple(topology_->node(topology_->node_of_gpu(from_gpu)).group,
-                                   topology_->node(topology_->node_of_gpu(to_gpu)).group,
-                                   crosses_domains(from_rank, to_rank));
-  std::shared_ptr<const CommGroup> pair;
-  {
-    std::lock_guard<std::mutex> lock(pair_mutex_);
-    auto found = pair_groups_.find(key);
-    if (found == pair_groups_.end()) {
-      found = pair_groups_.emplace(key, std::make_shared<CommGroup>(describe_group(*topology_, {from_gpu, to_gpu}))).first;
-    }
-    pair = found->second;
-  }
+namespace {
+
+DecodeModel::PairCost pair_cost(const topologies::Topology& topology, int from_gpu, int to_gpu) {
+  const CommGroup pair = describe_group(topology, {from_gpu, to_gpu});
   CollectiveRequest request;
   request.op = CollectiveOp::sendrecv;
-  request.bytes = bytes;
-  return estimate_collective(*pair, request).chosen;
+  request.bytes = 0;
+  const CollectiveCandidate empty = estimate_collective(pair, request).chosen;
+  request.bytes = 1e9;
+  const CollectiveCandidate gigabyte = estimate_collective(pair, request).chosen;
+  return {empty.latency_s, 1e9 / gigabyte.transfer_s};  // the send/recv model is affine in the size
+}
+
+}  // namespace
+
+// One representative pair per (node group, node group, across domains) class: for each group the first two
+// ranks sharing a domain, and the first rank of each of its first two domains.
+void DecodeModel::add_pair_costs() {
+  std::map<int, std::vector<int>> same_domain;  // node group -> two ranks in one domain
+  std::map<int, std::vector<int>> leaders;      // node group -> first ranks of two domains
+  std::map<int, int> seen_domain_first;         // domain -> its first rank
+  for (int rank = 0; rank < static_cast<int>(gpus_.size()); ++rank) {
+    const int group = node_group_of_rank_[static_cast<size_t>(rank)];
+    auto [it, first] = seen_domain_first.emplace(domain_of_rank_[static_cast<size_t>(rank)], rank);
+    if (first) {
+      if (leaders[group].size() < 2) leaders[group].push_back(rank);
+    } else if (same_domain[group].empty()) {
+      same_domain[group] = {it->second, rank};
+    }
+  }
+  for (const auto& [group, pair] : same_domain) {
+    pair_costs_[{group, group, false}] = pair_cost(*topology_, gpus_[pair[0]], gpus_[pair[1]]);
+  }
+  for (const auto& [from_group, from_leaders] : leaders) {
+    for (const auto& [to_group, to_leaders] : leaders) {
+      for (int from : from_leaders) {
+        for (int to : to_leaders) {
+          if (domain_of_rank_[from] != domain_of_rank_[to] && !pair_costs_.count({from_group, to_group, true})) {
+            pair_costs_[{from_group, to_group, true}] = pair_cost(*topology_, gpus_[from], gpus_[to]);
+          }
+        }
+      }
+    }
+  }
+}
+
+const DecodeModel::PairCost& DecodeModel::p2p(int from_rank, int to_rank) const {
+  return pair_costs_.at({node_group_of_rank_[static_cast<size_t>(from_rank)],
+                         node_group_of_rank_[static_cast<size_t>(to_rank)], crosses_domains(from_rank, to_rank)});
 }
 
 double DecodeModel::generation_s(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,

@@ -1,6 +1,7 @@
 // Decode latency: hand-derived alpha-beta cases and properties.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -125,4 +126,34 @@ TEST_CASE("multi-layer workloads: token time, generation and the memory check") 
   // 70B in 16-bit is 141 GB of weights alone: more than an 80 GB H100 holds.
   const model::DecodeResult big = model.predict(DecodeAlgorithm::tree, model::find_workload("llama3.1-70b"), 1000);
   CHECK_THROWS_AS(model::check_fits(big, model), std::invalid_argument);
+}
+
+TEST_CASE("ring with uneven shards: the sliding-window maxima equal a round-by-round evaluation") {
+  // Round by round, the plain way: in round r rank i holds block (i - r) mod p; the round lasts
+  // max over ranks of max(attention, transfer to rank i + 1); then the last blocks.
+  const topologies::Topology topology = cluster("dgx-h100", 3);  // 24 GPUs, node boundaries at 8 and 16
+  const model::DecodeModel model(topology);
+  for (long long n : {24LL * 1000 + 5, 24LL * 1000 + 17, 7LL}) {
+    CAPTURE(n);
+    const model::DecodePlan plan = model.plan(DecodeAlgorithm::ring, mha16(), n);
+    const int p = 24;
+    const double merge_bytes = 2 * plan.sizes.state_bytes;
+    auto tokens_of = [&](int rank, int round) { return plan.shards[static_cast<size_t>(((rank - round) % p + p) % p)].count; };
+    double expected = 0;
+    for (int round = 0; round < p - 1; ++round) {
+      double slowest = 0;
+      for (int rank = 0; rank < p; ++rank) {
+        const long long tokens = tokens_of(rank, round);
+        slowest = std::max({slowest, model::attention_time_s(model.rates(rank), mha16(), plan.sizes, tokens, merge_bytes),
+                            model.p2p(rank, (rank + 1) % p).time_s(static_cast<double>(tokens) * plan.sizes.kv_bytes_per_token)});
+      }
+      expected += slowest;
+    }
+    double last = 0;
+    for (int rank = 0; rank < p; ++rank) {
+      last = std::max(last, model::attention_time_s(model.rates(rank), mha16(), plan.sizes, tokens_of(rank, p - 1), merge_bytes));
+    }
+    expected += last + model::kernel_time_s(model.rates(0), plan.sizes.o_bytes);  // then normalise o
+    CHECK(model.evaluate(plan).latency_s == doctest::Approx(expected).epsilon(1e-12));
+  }
 }

@@ -2,8 +2,6 @@
 // time per generated token. Pure (the topology is read, never changed).
 #pragma once
 
-#include <memory>
-#include <mutex>
 #include <map>
 #include <string>
 #include <tuple>
@@ -78,8 +76,13 @@ class DecodeModel {
   double generation_s(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len, long long tokens) const;
 
   const CommGroup& group() const { return group_; }
-  // Send/recv of `bytes` from rank a to rank b, alone on the network.
-  CollectiveCandidate p2p(int from_rank, int to_rank, double bytes) const;
+  // Send/recv of `bytes` from rank a to rank b, alone on the network: latency_s + bytes / bandwidth_Bps.
+  struct PairCost {
+    double latency_s = 0;
+    double bandwidth_Bps = 0;
+    double time_s(double bytes) const { return bytes > 0 ? latency_s + bytes / bandwidth_Bps : 0.0; }
+  };
+  const PairCost& p2p(int from_rank, int to_rank) const;
   bool crosses_domains(int from_rank, int to_rank) const;
   const ComputeRates& rates(int rank) const { return rates_[static_cast<size_t>(rank)]; }
   const topologies::Topology& topology() const { return *topology_; }
@@ -90,8 +93,11 @@ class DecodeModel {
   std::vector<int> domain_of_rank_;
   CommGroup group_;
   std::vector<ComputeRates> rates_;
-  mutable std::mutex pair_mutex_;
-  mutable std::map<std::tuple<int, int, bool>, std::shared_ptr<const CommGroup>> pair_groups_;
+  // Pairs of GPUs cost the same when their node groups and their sharing a domain are the same: one cost
+  // per such class, worked out once here so that evaluation only reads.
+  std::map<std::tuple<int, int, bool>, PairCost> pair_costs_;
+  std::vector<int> node_group_of_rank_;
+  void add_pair_costs();
 };
 
 // Throws std::invalid_argument when the workload does not fit in a GPU's memory (naming both figures).
