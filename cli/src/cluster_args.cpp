@@ -28,4 +28,13 @@ topologies::Topology load_topology(const ClusterArgs& args) {
   return topologies::Topology(std::move(spec));
 }
 
+model::Workload load_workload(const std::string& name_or_path) {
+  const bool path = name_or_path.find('/') != std::string::npos ||
+                    (name_or_path.size() > 5 && (name_or_path.ends_with(".yaml") || name_or_path.ends_with(".yml")));
+  if (!path) return model::find_workload(name_or_path);
+  model::Workload workload = topologies::load_workload_file(name_or_path);
+  model::validate(workload);
+  return workload;
+}
+
 }  // namespace treering::cli

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "treering/model/workload.hpp"
 #include "treering/topologies/topology.hpp"
 
 namespace treering::cli {
@@ -20,5 +21,8 @@ void add_cluster_positional(CLI::App& command, ClusterArgs& args);
 void add_cluster_option(CLI::App& command, ClusterArgs& args);
 
 topologies::Topology load_topology(const ClusterArgs& args);
+
+// A workload preset name, or a YAML file (a path with '/' or ending in .yaml/.yml), checked.
+model::Workload load_workload(const std::string& name_or_path);
 
 }  // namespace treering::cli

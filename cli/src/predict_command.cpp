@@ -21,12 +21,14 @@ struct PredictArgs {
   std::vector<std::string> algorithms{"ring", "tree", "tree-fused", "tree-lse", "allgather-merge"};
   std::optional<int> batch;
   std::optional<long long> tokens;
+  bool prefill = false;
   std::string format = "table";
 };
 
 struct Row {
   model::DecodeResult result;
   double generation_s = 0;
+  double prefill_s = 0;
 };
 
 ordered_json row_json(const Row& row, const PredictArgs& args, const topologies::Topology& topology,
@@ -51,6 +53,7 @@ ordered_json row_json(const Row& row, const PredictArgs& args, const topologies:
                         {"partial_states", r.memory.partial_states}, {"workspace", r.memory.workspace},
                         {"weights", r.memory.weights}}},
       {"token_s", r.token_s}};
+  if (args.prefill) json["prefill_s"] = row.prefill_s;
   if (args.tokens) json["generation_s"] = row.generation_s;
   json["phases"] = phases;
   return json;
@@ -101,7 +104,7 @@ void print_table(const std::vector<Row>& rows, const PredictArgs& args, const to
 
 void run(const PredictArgs& args) {
   const topologies::Topology topology = load_topology(args.cluster);
-  model::Workload workload = model::find_workload(args.workload);
+  model::Workload workload = load_workload(args.workload);
   if (args.batch) {
     if (*args.batch < 1) throw std::invalid_argument("--batch must be at least 1");
     workload.batch = *args.batch;
@@ -114,7 +117,8 @@ void run(const PredictArgs& args) {
     for (model::DecodeAlgorithm algorithm : algorithms) {
       Row row{decode.predict(algorithm, workload, seq_len), 0};
       model::check_fits(row.result, decode);
-      if (args.tokens) row.generation_s = decode.generation_s(algorithm, workload, seq_len, *args.tokens);
+      if (args.prefill) row.prefill_s = decode.prefill_s(workload, seq_len);
+      if (args.tokens) row.generation_s = row.prefill_s + decode.generation_s(algorithm, workload, seq_len, *args.tokens);
       rows.push_back(std::move(row));
     }
   }
@@ -131,7 +135,8 @@ void add_predict_command(CLI::App& app) {
   auto* command = app.add_subcommand("predict", "Predict decode latency, volume and memory of tree vs ring attention");
   auto args = std::make_shared<PredictArgs>();
   add_cluster_option(*command, args->cluster);
-  command->add_option("--workload", args->workload, "A workload preset (treering workload list)")->capture_default_str();
+  command->add_option("--workload", args->workload, "A workload preset (treering workload list) or a YAML file")
+      ->capture_default_str();
   command->add_option("--seq-len", args->seq_len, "Context lengths: 80k, 5.12M, lists 80k,1M and ranges 80k:5.12M:x2")
       ->required();
   command->add_option("--algo", args->algorithms, "Algorithms: ring, tree, tree-fused, tree-lse, allgather-merge")
@@ -139,6 +144,7 @@ void add_predict_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--batch", args->batch, "Sequences decoded together (default: the workload's)");
   command->add_option("--tokens", args->tokens, "Also estimate generating this many tokens (JSON generation_s)");
+  command->add_flag("--prefill", args->prefill, "Add a prefill estimate of the prompt (JSON prefill_s; in generation_s)");
   add_format_option(*command, args->format, {"table", "json", "csv"});
   command->callback([args] { run(*args); });
 }

@@ -2,6 +2,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cluster_args.hpp"
 #include "commands.hpp"
 #include "table.hpp"
 #include "treering/model/workload.hpp"
@@ -63,10 +64,10 @@ void add_show(CLI::App& parent) {
   auto* command = parent.add_subcommand("show", "Show one workload preset");
   auto name = std::make_shared<std::string>();
   auto format = std::make_shared<std::string>("table");
-  command->add_option("workload", *name, "A workload preset (treering workload list)")->required();
+  command->add_option("workload", *name, "A workload preset (treering workload list) or a YAML file")->required();
   add_format_option(*command, *format);
   command->callback([name, format] {
-    const Workload& workload = model::find_workload(*name);
+    const Workload workload = load_workload(*name);
     if (*format == "json") {
       std::cout << workload_json(workload).dump(2) << '\n';
       return;

@@ -55,3 +55,16 @@ TEST_CASE("predict: impossible requests exit 2 with a reason") {
   CHECK(run_treering("predict --cluster dgx-h100 --seq-len 1M --workload gpt5").exit_code == 2);
   CHECK(run_treering("predict --seq-len 1M").exit_code == 2);
 }
+
+TEST_CASE("predict: a workload file, and --prefill adds the prompt's estimate") {
+  auto result = run_treering("predict --cluster dgx-h100 --nodes 2 --workload topologies/workloads/qwen2.5-7b.yaml "
+                             "--seq-len 128k --algo tree --tokens 10 --prefill --format json");
+  REQUIRE(result.exit_code == 0);
+  auto row = nlohmann::json::parse(result.out)[0];
+  CHECK(row["workload"] == "qwen2.5-7b");
+  CHECK(row["prefill_s"].get<double>() > 0);
+  CHECK(row["generation_s"].get<double>() > row["prefill_s"].get<double>() + 10 * row["token_s"].get<double>() * 0.99);
+  auto bad = run_treering("predict --cluster dgx-h100 --seq-len 1k --workload topologies/tests/bad-workloads/bad-dtype.yaml");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err == "topologies/tests/bad-workloads/bad-dtype.yaml:7:8: error: dtype must be bf16 or fp16, got 'fp8'\n");
+}

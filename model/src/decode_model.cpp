@@ -90,6 +90,15 @@ double DecodeModel::generation_s(DecodeAlgorithm algorithm, const Workload& work
   return static_cast<double>(tokens) * (first + last) / 2.0;
 }
 
+double DecodeModel::prefill_s(const Workload& workload, long long seq_len) const {
+  const double n = static_cast<double>(seq_len);
+  const double flops = workload.batch * (2.0 * workload.parameters * n + 2.0 * workload.layers * n * n *
+                                                                             workload.query_heads * workload.head_dim);
+  double slowest_peak = rates_.front().peak_flops;
+  for (const ComputeRates& rates : rates_) slowest_peak = std::min(slowest_peak, rates.peak_flops);
+  return flops / (static_cast<double>(rates_.size()) * slowest_peak * kPrefillEfficiency);
+}
+
 void check_fits(const DecodeResult& result, const DecodeModel& model) {
   double smallest = 0;
   for (int rank = 0; rank < result.gpus; ++rank) {

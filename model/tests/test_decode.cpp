@@ -157,3 +157,12 @@ TEST_CASE("ring with uneven shards: the sliding-window maxima equal a round-by-r
     CHECK(model.evaluate(plan).latency_s == doctest::Approx(expected).epsilon(1e-12));
   }
 }
+
+TEST_CASE("prefill: compute-bound at half the peak, split over the GPUs") {
+  const topologies::Topology topology = cluster("dgx-h100", 2);
+  const model::DecodeModel model(topology);
+  // llama3.1-8b, 128,000 tokens: 2 x 8.03e9 x 128e3 + 2 x 32 x 128e3^2 x 4096 = 6.3536e15 FLOP;
+  // 16 x 989e12 x 0.5 FLOP/s -> 0.80308 s.
+  const double flops = 2 * 8.03e9 * 128e3 + 2 * 32 * 128e3 * 128e3 * 4096;
+  CHECK(model.prefill_s(model::find_workload("llama3.1-8b"), 128000) == doctest::Approx(flops / (16 * 989e12 * 0.5)));
+}

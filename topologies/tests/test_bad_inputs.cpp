@@ -11,6 +11,7 @@
 
 #include "treering/topologies/load.hpp"
 #include "treering/topologies/topology.hpp"
+#include "treering/topologies/workload_spec.hpp"
 
 namespace fs = std::filesystem;
 using namespace treering::topologies;
@@ -26,9 +27,13 @@ std::string expectation_of(const fs::path& file) {
   return first_line.substr(prefix.size());
 }
 
-std::string error_of(const fs::path& file) {
+std::string error_of(const fs::path& file, bool workload = false) {
   try {
-    Topology topology(load_cluster_file(file.string()));
+    if (workload) {
+      load_workload_file(file.string());
+    } else {
+      Topology topology(load_cluster_file(file.string()));
+    }
   } catch (const InputError& error) {
     CHECK(error.location().file == file.string());
     return std::to_string(error.location().line) + ":" + std::to_string(error.location().column) + ": " +
@@ -74,4 +79,24 @@ TEST_CASE("a directory is not a cluster file") {
   const std::string directory = std::string(TREERING_SOURCE_DIR) + "/topologies";
   CHECK_THROWS_WITH_AS(load_cluster_file(directory), (directory + ": error: is a directory, not a cluster file").c_str(),
                        InputError);
+}
+
+TEST_CASE("each bad workload file fails where its first line says") {
+  const fs::path directory = fs::path(TREERING_SOURCE_DIR) / "topologies" / "tests" / "bad-workloads";
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(directory)) {
+    CAPTURE(entry.path().filename().string());
+    ++files;
+    CHECK(error_of(entry.path(), true) == expectation_of(entry.path()));
+  }
+  CHECK(files >= 4);
+}
+
+TEST_CASE("the example workload file loads") {
+  Workload qwen = load_workload_file(std::string(TREERING_SOURCE_DIR) + "/topologies/workloads/qwen2.5-7b.yaml");
+  CHECK(qwen.layers == 28);
+  CHECK(qwen.kv_heads == 4);
+  CHECK(qwen.hidden_size == 3584);  // 28 x 128
+  CHECK(qwen.parameters == doctest::Approx(7.61e9));
+  CHECK(qwen.batch == 1);
 }

@@ -74,6 +74,12 @@ class DecodeModel {
   // Generating `tokens` tokens after a context of seq_len: the sum of token_s as the context grows, by the
   // trapezoid rule over its two ends (exact where token_s is linear in the context length).
   double generation_s(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len, long long tokens) const;
+  // A rough prefill estimate of the seq_len-token prompt, split over the ranks as context parallelism does,
+  // compute-bound at kPrefillEfficiency of the slowest GPU's peak:
+  //   FLOPs = b x (2 x parameters x N + 2 x layers x N^2 x n_h x d_h)   (weights; causal attention)
+  // Example: llama3.1-8b, N = 128k, 16 H100: (2 x 8.03e9 x 128e3 + 2 x 32 x 128e3^2 x 4096) = 6.35e15 FLOP
+  // -> / (16 x 989e12 x 0.5) = 0.80 s. Communication of the prefill is not modelled.
+  double prefill_s(const Workload& workload, long long seq_len) const;
 
   const CommGroup& group() const { return group_; }
   // Send/recv of `bytes` from rank a to rank b, alone on the network: latency_s + bytes / bandwidth_Bps.
@@ -99,6 +105,9 @@ class DecodeModel {
   std::vector<int> node_group_of_rank_;
   void add_pair_costs();
 };
+
+// Model FLOPs utilisation assumed for prefill (40-60 % is what large-scale training and prefill report).
+constexpr double kPrefillEfficiency = 0.5;
 
 // Throws std::invalid_argument when the workload does not fit in a GPU's memory (naming both figures).
 void check_fits(const DecodeResult& result, const DecodeModel& model);

@@ -5,22 +5,12 @@
 #include <string_view>
 #include <vector>
 
+#include "treering/topologies/workload_spec.hpp"
+
 namespace treering::model {
 
-struct Workload {
-  std::string name;
-  std::string description;
-  std::string source;          // where the figures come from
-  int layers = 0;              // attention layers decoded per token
-  int query_heads = 0;         // n_h
-  int kv_heads = 0;            // grouped-query attention: query_heads is a multiple of kv_heads
-  int head_dim = 0;            // d_h
-  int hidden_size = 0;         // model width d; for attention, query_heads * head_dim
-  double parameters = 0;       // model parameter count (0 for an attention-only microbenchmark)
-  int dtype_bytes = 2;         // K, V, q and o element size (16-bit: 2)
-  std::string dtype = "bf16";  // bf16 | fp16
-  int batch = 1;               // sequences decoded together
-};
+// The shape itself is a plain description, loadable from YAML, so it lives with the other descriptions.
+using Workload = topologies::Workload;
 
 // Throws std::invalid_argument when the shape is impossible (non-positive sizes, query heads not a multiple
 // of KV heads, hidden size different from query_heads * head_dim, unknown dtype).
