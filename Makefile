@@ -20,9 +20,11 @@ build: configure
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure --no-tests=error -j $(JOBS)
 
-# The main job. Until the tree-vs-ring comparison exists, it shows the default cluster.
+# The main job: the default cluster, then tree vs ring on it along the paper's axis (80k -> 5.12M tokens).
 run: build
 	$(BUILD_DIR)/bin/treering topo show dgx-h100 --nodes 16
+	@echo
+	$(BUILD_DIR)/bin/treering predict --cluster dgx-h100 --nodes 16 --seq-len 80k:5.12M:x4
 
 # Speed figures (not tests): the model's configurations per second.
 bench: build
