@@ -71,3 +71,39 @@ TEST_CASE("bad plan requests") {
                        "unknown algorithm 'star' (expected one of: ring, tree, tree-fused, tree-lse, allgather-merge)",
                        std::invalid_argument);
 }
+
+TEST_CASE("steps_of: every GPU's own sequence, consistent with the plan") {
+  // Ring over 4 ranks, 17 tokens (shards 5 4 4 4): rank 0 sends blocks 0, 3, 2 (5 + 4 + 4 tokens) to rank 1
+  // and receives blocks 3, 2, 1 from rank 3; it attends 4 times.
+  DecodePlan ring = make_plan(DecodeAlgorithm::ring, find_workload("paper-mha16"), 17, {0, 1, 2, 3}, {0, 0, 0, 0});
+  double sent = 0, received = 0;
+  int attends = 0;
+  for (const Step& step : steps_of(ring, 0)) {
+    if (step.kind == StepKind::send) {
+      CHECK(step.peer == 1);
+      CHECK(step.overlaps_next);
+      sent += step.bytes;
+    }
+    if (step.kind == StepKind::receive) {
+      CHECK(step.peer == 3);
+      received += step.bytes;
+    }
+    attends += step.kind == StepKind::compute && step.flops > 0;
+  }
+  CHECK(sent == 13 * 8192.0);
+  CHECK(received == 12 * 8192.0);
+  CHECK(attends == 4);
+  // tree-lse, 8 ranks in 2 domains: rank 4 receives 3 states inside its domain, merges, sends to rank 0,
+  // then gets o back and forwards it to 5, 6, 7.
+  DecodePlan lse = make_plan(DecodeAlgorithm::tree_lse, find_workload("paper-mha16"), 1000, {0, 1, 2, 3, 4, 5, 6, 7},
+                             {0, 0, 0, 0, 1, 1, 1, 1});
+  std::vector<int> sends_to;
+  int receives = 0;
+  for (const Step& step : steps_of(lse, 4)) {
+    if (step.kind == StepKind::send) sends_to.push_back(step.peer);
+    receives += step.kind == StepKind::receive;
+  }
+  CHECK(sends_to == std::vector<int>{0, 5, 6, 7});
+  CHECK(receives == 4);  // 5, 6, 7 up; 0 down
+  CHECK_THROWS_AS(steps_of(lse, 8), std::invalid_argument);
+}

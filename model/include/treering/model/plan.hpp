@@ -84,4 +84,19 @@ DecodePlan make_plan(DecodeAlgorithm algorithm, const Workload& workload, long l
 
 PlanSizes plan_sizes(const Workload& workload, int stats_bytes);
 
+// The plan as one GPU's own sequence of steps, for whoever executes it step by step (the simulator, the real
+// run). Compute steps carry the bytes they read and their FLOPs; sends and receives their peer and bytes;
+// collective steps the operation and size (their travel is the collective algorithm's business).
+enum class StepKind { compute, send, receive, collective };
+struct Step {
+  StepKind kind = StepKind::compute;
+  std::string label;
+  int peer = -1;          // send / receive: the other rank
+  double bytes = 0;       // compute: bytes read; send / receive / collective: bytes
+  double flops = 0;       // compute
+  CollectiveOp op = CollectiveOp::allreduce;
+  bool overlaps_next = false;  // the ring's send runs while the next compute step does (double buffering)
+};
+std::vector<Step> steps_of(const DecodePlan& plan, int rank);
+
 }  // namespace treering::model
