@@ -22,6 +22,7 @@ struct PredictArgs {
   std::optional<int> batch;
   std::optional<long long> tokens;
   bool prefill = false;
+  std::vector<int> gpus;
   std::string format = "table";
 };
 
@@ -80,7 +81,8 @@ void print_csv(const std::vector<Row>& rows, const PredictArgs& args, const topo
 void print_table(const std::vector<Row>& rows, const PredictArgs& args, const topologies::Topology& topology,
                  const model::Workload& workload) {
   std::cout << workload.name << " (batch " << workload.batch << ") on " << topology.spec().name << ": "
-            << topology.node_count() << " nodes, " << topology.gpu_count() << " GPUs — analytical model, one "
+            << topology.node_count() << " nodes, " << (rows.empty() ? 0 : rows.front().result.gpus)
+            << " GPUs used — analytical model, one "
             << "attention layer per row\n\n";
   std::vector<std::string> header{"tokens", "algorithm", "latency", "compute", "comm intra", "comm inter",
                                   "overlapped", "sent/GPU", "inter-node", "memory/GPU"};
@@ -111,7 +113,7 @@ void run(const PredictArgs& args) {
   }
   std::vector<model::DecodeAlgorithm> algorithms;
   for (const std::string& name : args.algorithms) algorithms.push_back(model::parse_decode_algorithm(name));
-  const model::DecodeModel decode(topology);
+  const model::DecodeModel decode(topology, args.gpus);
   std::vector<Row> rows;
   for (long long seq_len : topologies::parse_token_counts(args.seq_len)) {
     for (model::DecodeAlgorithm algorithm : algorithms) {
@@ -144,6 +146,8 @@ void add_predict_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--batch", args->batch, "Sequences decoded together (default: the workload's)");
   command->add_option("--tokens", args->tokens, "Also estimate generating this many tokens (JSON generation_s)");
+  command->add_option("--gpus", args->gpus, "The GPUs to use, in ring order (default: all, node by node)")
+      ->delimiter(',');
   command->add_flag("--prefill", args->prefill, "Add a prefill estimate of the prompt (JSON prefill_s; in generation_s)");
   add_format_option(*command, args->format, {"table", "json", "csv"});
   command->callback([args] { run(*args); });

@@ -68,3 +68,16 @@ TEST_CASE("predict: a workload file, and --prefill adds the prompt's estimate") 
   CHECK(bad.exit_code == 2);
   CHECK(bad.err == "topologies/tests/bad-workloads/bad-dtype.yaml:7:8: error: dtype must be bf16 or fp16, got 'fp8'\n");
 }
+
+TEST_CASE("predict --gpus: a subset, in the ring order asked for") {
+  // Two GPUs in different nodes: the ring's single edge each way crosses the network.
+  auto pair = run_treering("predict --cluster dgx-h100 --nodes 2 --seq-len 1M --algo ring --gpus 0,8 --format json");
+  REQUIRE(pair.exit_code == 0);
+  auto row = nlohmann::json::parse(pair.out)[0];
+  CHECK(row["gpus"] == 2);
+  CHECK(row["volume_bytes"]["intra_node"].get<double>() == 0.0);
+  // 1M tokens over 2 GPUs: each forwards its 500,000-token block once, 500,000 x 8 KiB.
+  CHECK(row["volume_bytes"]["inter_node"].get<double>() == 2 * 500000.0 * 8192);
+  CHECK(run_treering("predict --cluster dgx-h100 --nodes 2 --seq-len 1M --gpus 0,99").exit_code == 2);
+  CHECK(run_treering("predict --cluster dgx-h100 --nodes 2 --seq-len 1M --gpus 0,0").exit_code == 2);
+}
