@@ -1,6 +1,8 @@
 // Collective cost model (see collectives.hpp). Notation: S bytes, n ranks, k domains, g ranks per domain;
 // L(row, protocol) latencies from the group's table. Bandwidths are the group's effective tier figures
-// times a protocol factor (NCCL: LL carries 8 data bytes per 16, LL128 120 per 128 -> ~0.92, Simple all).
+// times a protocol factor (NCCL: LL carries 8 data bytes per 16 -> 0.5, LL128 0.92, Simple 1).
+// Not modelled from NCCL's tuning: the size-dependent tree bandwidth correction (0.4-1.0) and the channel
+// counts NCCL lowers for small messages; both make mid-size messages slower than predicted here.
 // Worked example (2 nodes x 8 H100, all-reduce of 8 B, tree/LL): 6.8 + 2 x (7 x 0.6 + log2(2) x 5.0)
 // = 25.2 us, NCCL's own figure, against 24.7-25.0 us measured (nccl-tests issue #309).
 #include "treering/model/collectives.hpp"
@@ -25,7 +27,7 @@ struct Cost {
 double protocol_factor(Protocol protocol) {
   switch (protocol) {
     case Protocol::ll: return 0.5;
-    case Protocol::ll128: return 120.0 / 128.0;
+    case Protocol::ll128: return 0.92;  // NCCL's factor (120 of 128 bytes carry data, less flag handling)
     case Protocol::simple: return 1.0;
   }
   return 1.0;
@@ -47,7 +49,7 @@ struct Terms {
   double pairwise_Bps() const {
     return std::min(group.scale_up_bus_Bps, k > 1 ? group.scale_out_gpu_Bps : kInfinite) * factor();
   }
-  double log2k() const { return std::log2(k); }
+  double log2k() const { return std::floor(std::log2(k)); }  // NCCL's log2i: whole levels
   double steps_log2n() const { return std::ceil(std::log2(n)); }
   double cross_share() const { return k > 1 ? k / n : 0.0; }  // ring edges that leave a domain
 };
@@ -57,8 +59,12 @@ Cost ring_pass(const Terms& t, double S, double passes) {
   Cost cost;
   const double steps = passes * (t.n - 1);
   const double out_steps = passes * (t.k - 1);
-  cost.latency_s = t.base(LatencyRow::ring) + (steps - out_steps) * t.up(LatencyRow::ring) +
+  // NCCL: across nodes an intra step costs at least the network proxy's post overhead (1 us, x3 for Simple),
+  // and ring/Simple latency is x1.4 on multi-node SM80+ runs.
+  const double post_overhead = t.k > 1 ? (t.protocol == Protocol::simple ? 3e-6 : 1e-6) : 0.0;
+  cost.latency_s = t.base(LatencyRow::ring) + (steps - out_steps) * std::max(t.up(LatencyRow::ring), post_overhead) +
                    out_steps * t.out(LatencyRow::ring);
+  if (t.k > 1 && t.protocol == Protocol::simple) cost.latency_s *= 1.4;
   const double sent = passes * (t.n - 1) / t.n * S;
   cost.transfer_s = sent / t.ring_Bps();
   cost.scale_out_bytes = sent * t.cross_share();
@@ -136,8 +142,9 @@ Cost broadcast(const Terms& t, CollectiveAlgorithm algorithm, double S) {
     return cost;
   }
   cost.transfer_s = S / t.ring_Bps();
-  cost.scale_out_bytes = (t.n - 1) / t.n * S * t.cross_share();
-  cost.scale_up_bytes = (t.n - 1) / t.n * S - cost.scale_out_bytes;
+  // A chain (or tree) of n ranks has n - 1 edges carrying S each; k - 1 of them cross domains.
+  cost.scale_out_bytes = (t.k - 1) * S / t.n;
+  cost.scale_up_bytes = (t.n - t.k) * S / t.n;
   return cost;
 }
 
@@ -174,8 +181,10 @@ double bus_factor(CollectiveOp op, double n) {
   }
 }
 
-bool in_set(CollectiveAlgorithm algorithm, AlgorithmSet allowed) {
+// NCCL's own choices: no hierarchical or recursive doubling, and broadcast by ring only.
+bool in_set(CollectiveOp op, CollectiveAlgorithm algorithm, AlgorithmSet allowed) {
   if (allowed == AlgorithmSet::all) return true;
+  if (op == CollectiveOp::broadcast && algorithm == CollectiveAlgorithm::tree) return false;
   return algorithm != CollectiveAlgorithm::hierarchical && algorithm != CollectiveAlgorithm::recursive_doubling;
 }
 
@@ -192,7 +201,7 @@ CollectiveEstimate estimate_collective(const CommGroup& group, const CollectiveR
   if (group.ranks < 2) return estimate;  // nothing to exchange
   for (int a = 0; a <= static_cast<int>(CollectiveAlgorithm::p2p); ++a) {
     const auto algorithm = static_cast<CollectiveAlgorithm>(a);
-    if (request.algorithm ? *request.algorithm != algorithm : !in_set(algorithm, request.allowed)) continue;
+    if (request.algorithm ? *request.algorithm != algorithm : !in_set(request.op, algorithm, request.allowed)) continue;
     for (int p = 0; p < kProtocols; ++p) {
       const auto protocol = static_cast<Protocol>(p);
       if (request.protocol && *request.protocol != protocol) continue;

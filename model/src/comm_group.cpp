@@ -1,6 +1,8 @@
 #include "treering/model/comm_group.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -37,32 +39,45 @@ double ring_bus_bandwidth(const topo::Topology& topology, const std::vector<int>
   return slowest;
 }
 
-// The NICs of a domain (all its nodes): how many and their total nominal bandwidth.
-std::pair<int, double> domain_nics(const topo::Topology& topology, int domain) {
-  int count = 0;
-  double total_Bps = 0;
-  for (int node = 0; node < topology.node_count(); ++node) {
-    const topo::NodeInfo& info = topology.node(node);
-    if (info.domain != domain) continue;
-    const topo::Nics& nics = topology.spec().groups[info.group].nics;
-    count += nics.count;
-    total_Bps += nics.count * nics.bandwidth_Bps;
+struct ScaleOut {
+  double total_Bps = 0;  // the NICs the members use, together
+  double nic_Bps = 0;    // the slowest of them
+};
+
+// The NICs a domain's members use to leave it (each counted once, however many members share it), each at
+// its effective bandwidth (calibrated per NIC, else nominal x efficiency) capped by the path from the GPU to
+// it (a PCIe link can be slower than the NIC): `outside` is a GPU of another domain, for the route.
+ScaleOut domain_scale_out(const topo::Topology& topology, const std::vector<int>& members, int outside) {
+  const auto& calibration = topology.spec().calibration;
+  std::map<std::pair<int, int>, double> nics;  // (node, NIC) -> effective bandwidth
+  for (int gpu : members) {
+    const int node = topology.node_of_gpu(gpu);
+    const topo::NodeGroup& group = topology.spec().groups[topology.node(node).group];
+    if (group.nics.count == 0) continue;
+    const int nic = group.nics.gpu_to_nic[static_cast<size_t>(gpu - topology.node(node).first_gpu)];
+    const double rated_Bps = calibration && calibration->scale_out ? calibration->scale_out->bandwidth_Bps
+                                                                   : kScaleOutEfficiency * group.nics.bandwidth_Bps;
+    const double path_Bps = kScaleOutEfficiency * topology.route(gpu, outside).bottleneck_Bps;
+    nics[{node, nic}] = std::max(nics[{node, nic}], std::min(rated_Bps, path_Bps));
   }
-  return {count, total_Bps};
+  ScaleOut out{0, kNone};
+  for (const auto& [nic, bandwidth_Bps] : nics) {
+    out.total_Bps += bandwidth_Bps;
+    out.nic_Bps = std::min(out.nic_Bps, bandwidth_Bps);
+  }
+  return out;
 }
 
-// Effective NIC bandwidth out of a domain: the calibrated per-NIC figure times the NICs when the cluster is
-// calibrated, else the nominal total times the default efficiency.
-double domain_scale_out_Bps(const topo::Topology& topology, int domain) {
-  const auto [count, nominal_Bps] = domain_nics(topology, domain);
-  const auto& calibration = topology.spec().calibration;
-  if (calibration && calibration->scale_out) return count * calibration->scale_out->bandwidth_Bps;
-  return kScaleOutEfficiency * nominal_Bps;
+// Calibrated values replace only cells that exist (NVLS has no LL or LL128), and tier latencies only the
+// per-step rows (ring, tree, p2p): NVLS's and NVLS-tree's constants are fixed costs, not per-hop latencies.
+void set_row(std::array<Row, kLatencyRows>& table, LatencyRow row, double value) {
+  for (double& cell : table[static_cast<size_t>(row)]) {
+    if (std::isfinite(cell)) cell = value;
+  }
 }
 
 void apply_calibration(const topo::Calibration& calibration, CommGroup& group) {
-  auto set_row = [](std::array<Row, kLatencyRows>& table, int row, double value) { table[row].fill(value); };
-  for (int row = 0; row < kLatencyRows; ++row) {
+  for (LatencyRow row : {LatencyRow::ring, LatencyRow::tree, LatencyRow::p2p}) {
     if (calibration.scale_up) set_row(group.latency.scale_up_step, row, calibration.scale_up->latency_s);
     if (calibration.scale_out) set_row(group.latency.scale_out_step, row, calibration.scale_out->latency_s);
   }
@@ -73,10 +88,10 @@ void apply_calibration(const topo::Calibration& calibration, CommGroup& group) {
                                                        {"nvls-tree", LatencyRow::nvls_tree},
                                                        {"p2p", LatencyRow::p2p}};
   for (const auto& [name, values] : calibration.collectives) {
-    const int row = static_cast<int>(kRows.at(name));
-    if (values.base_latency_s) group.latency.base[row].fill(*values.base_latency_s);
-    if (values.scale_up_step_latency_s) group.latency.scale_up_step[row].fill(*values.scale_up_step_latency_s);
-    if (values.scale_out_step_latency_s) group.latency.scale_out_step[row].fill(*values.scale_out_step_latency_s);
+    const LatencyRow row = kRows.at(name);
+    if (values.base_latency_s) set_row(group.latency.base, row, *values.base_latency_s);
+    if (values.scale_up_step_latency_s) set_row(group.latency.scale_up_step, row, *values.scale_up_step_latency_s);
+    if (values.scale_out_step_latency_s) set_row(group.latency.scale_out_step, row, *values.scale_out_step_latency_s);
   }
 }
 
@@ -142,20 +157,20 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
     if (fabric.in_switch_reduction) {
       group.in_switch_Bps = std::min(group.in_switch_Bps, kInSwitchEfficiency * fabric.bandwidth_Bps);
     }
-    group.scale_out_domain_Bps = std::min(group.scale_out_domain_Bps, domain_scale_out_Bps(topology, domain));
   }
   for (const auto& [domain, members] : by_domain) {
     group.uniform = group.uniform && static_cast<int>(members.size()) == group.ranks_per_domain;
   }
   if (!group.in_switch_reduction) group.in_switch_Bps = 0;
-  if (group.domains < 2) group.scale_out_domain_Bps = 0;
-  group.scale_out_gpu_Bps = group.scale_out_domain_Bps / group.ranks_per_domain;
   group.scale_out_nic_Bps = kNone;
   group.scale_up_pair_Bps = kNone;
-  for (const auto& [domain, members] : by_domain) {
-    const auto [count, nominal_Bps] = domain_nics(topology, domain);
-    if (group.domains > 1 && count > 0) {
-      group.scale_out_nic_Bps = std::min(group.scale_out_nic_Bps, domain_scale_out_Bps(topology, domain) / count);
+  for (auto it = by_domain.begin(); it != by_domain.end(); ++it) {
+    const auto& members = it->second;
+    if (group.domains > 1) {
+      const int outside = std::next(it) != by_domain.end() ? std::next(it)->second.front() : by_domain.begin()->second.front();
+      const ScaleOut out = domain_scale_out(topology, members, outside);
+      group.scale_out_domain_Bps = std::min(group.scale_out_domain_Bps, out.total_Bps);
+      group.scale_out_nic_Bps = std::min(group.scale_out_nic_Bps, out.nic_Bps);
     }
     if (members.size() > 1) {
       group.scale_up_pair_Bps =
@@ -165,6 +180,8 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
   if (topology.spec().calibration && topology.spec().calibration->scale_up) {
     group.scale_up_pair_Bps = topology.spec().calibration->scale_up->bandwidth_Bps;
   }
+  if (group.domains < 2) group.scale_out_domain_Bps = 0;
+  group.scale_out_gpu_Bps = group.scale_out_domain_Bps / group.ranks_per_domain;
   group.latency = nccl_latency_defaults(group.pcie);
   if (topology.spec().calibration) apply_calibration(*topology.spec().calibration, group);
   return group;

@@ -56,10 +56,11 @@ TEST_CASE("large all-reduce in one node: in-switch reduction wins") {
 }
 
 TEST_CASE("forced ring across 2 nodes: 28 NVLink steps and 2 network steps") {
-  // 8.4 + (30 - 2) x 3.4 + 2 x 14 = 131.6 us; 2 x 15/16 x 1 GiB / min(360, 368) GB/s.
+  // NCCL: (8.4 + (30 - 2) x max(3.4, 3 post overhead) + 2 x 14) x 1.4 (multi-node ring/Simple) = 184.24 us;
+  // 2 x 15/16 x 1 GiB / min(360, 368) GB/s.
   auto estimate = model::estimate_collective(
       dgx(2), request(CollectiveOp::allreduce, kGiB, CollectiveAlgorithm::ring, Protocol::simple));
-  CHECK(estimate.chosen.latency_s == doctest::Approx(131.6e-6));
+  CHECK(estimate.chosen.latency_s == doctest::Approx(184.24e-6));
   CHECK(estimate.chosen.transfer_s == doctest::Approx(1.875 * kGiB / 360e9));
   // 2 of the 16 ring edges leave a node: 1/8 of what each GPU sends goes through the NICs.
   CHECK(estimate.scale_out_bytes_per_gpu == doctest::Approx(1.875 * kGiB / 8));
@@ -116,4 +117,17 @@ TEST_CASE("impossible requests are refused; one GPU takes no time") {
   auto alone = model::estimate_collective(dgx(1, {3}), request(CollectiveOp::allreduce, 1e6));
   CHECK(alone.chosen.time_s == 0.0);
   CHECK(alone.candidates.empty());
+}
+
+TEST_CASE("NCCL's latency details: whole tree levels, the proxy's post overhead on ring/LL across nodes") {
+  // 3 nodes: log2i(3) = 1 level: 6.8 + 2 x (7 x 0.6 + 1 x 5.0) = 25.2 us, as for 2 nodes.
+  auto three = model::estimate_collective(dgx(3), request(CollectiveOp::allreduce, 8, CollectiveAlgorithm::tree, Protocol::ll));
+  CHECK(three.chosen.latency_s == doctest::Approx(25.2e-6));
+  // Ring/LL on 2 nodes: 6.6 + 28 x max(0.6, 1.0) + 2 x 2.7 = 40.0 us.
+  auto ring = model::estimate_collective(dgx(2), request(CollectiveOp::allreduce, 8, CollectiveAlgorithm::ring, Protocol::ll));
+  CHECK(ring.chosen.latency_s == doctest::Approx(40.0e-6));
+  // NCCL broadcasts by ring only.
+  for (const auto& candidate : model::estimate_collective(dgx(2), request(CollectiveOp::broadcast, 8)).candidates) {
+    CHECK(candidate.algorithm == CollectiveAlgorithm::ring);
+  }
 }

@@ -1,6 +1,7 @@
 // Tier figures of GPU groups, derived by hand from the presets' datasheet numbers.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <stdexcept>
 
 #include "treering/model/comm_group.hpp"
@@ -53,8 +54,8 @@ TEST_CASE("a sub-group: one GPU in each of two nodes") {
   CHECK(group.ranks == 2);
   CHECK(group.domains == 2);
   CHECK(group.ranks_per_domain == 1);
-  CHECK(group.scale_out_gpu_Bps == doctest::Approx(368e9));  // the one member has the node's NICs to itself
-  CHECK(group.scale_out_nic_Bps == doctest::Approx(46e9));   // but a single pair uses one NIC
+  CHECK(group.scale_out_gpu_Bps == doctest::Approx(46e9));  // GPU 0 uses NIC 0 only: 0.92 x 50 GB/s
+  CHECK(group.scale_out_nic_Bps == doctest::Approx(46e9));
   CHECK_THROWS_AS(model::describe_group(preset("dgx-h100", 2), {0, 0}), std::invalid_argument);
   CHECK_THROWS_AS(model::describe_group(preset("dgx-h100", 2), {0, 16}), std::invalid_argument);
 }
@@ -78,4 +79,26 @@ TEST_CASE("calibration replaces tier figures and latency rows") {
     CHECK(group.latency.scale_out_step[int(model::LatencyRow::tree)][protocol] == doctest::Approx(3e-6));
   }
   CHECK(group.latency.base[int(model::LatencyRow::tree)][0] == doctest::Approx(6.8e-6));  // untouched
+}
+
+TEST_CASE("the path to the NIC caps it: an 800 Gb/s NIC behind a 31.5 GB/s PCIe link") {
+  topologies::ClusterSpec spec = topologies::load_cluster("rtx4090-pcie");
+  spec.groups.front().nics.bandwidth_Bps = 100e9;  // 800 Gb/s
+  // GPU 0 and GPU 8 (one per box): the route's bottleneck is the GPU's PCIe link, 31.5 GB/s x 0.92.
+  model::CommGroup pair = model::describe_group(topologies::Topology(spec), {0, 8});
+  CHECK(pair.scale_out_nic_Bps == doctest::Approx(0.92 * 31.5e9));
+}
+
+TEST_CASE("calibrated tier latencies leave NVLS's fixed costs alone and invent no NVLS protocols") {
+  topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
+  topologies::Calibration calibration;
+  calibration.scale_up = topologies::TierCalibration{0.5e-6, 360e9};
+  calibration.collectives["nvls"].base_latency_s = 1e-6;
+  spec.calibration = calibration;
+  topologies::apply_overrides(spec, {1, std::nullopt});
+  model::CommGroup group = model::describe_group(topologies::Topology(spec));
+  CHECK(group.latency.scale_up_step[int(model::LatencyRow::ring)][0] == doctest::Approx(0.5e-6));
+  CHECK(group.latency.scale_up_step[int(model::LatencyRow::nvls)][2] == doctest::Approx(25e-6));
+  CHECK(group.latency.base[int(model::LatencyRow::nvls)][2] == doctest::Approx(1e-6));
+  CHECK(std::isinf(group.latency.base[int(model::LatencyRow::nvls)][0]));  // still no NVLS/LL
 }
