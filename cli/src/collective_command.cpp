@@ -1,4 +1,5 @@
 // treering collective: the collective model's prediction for one operation over sizes, like nccl-tests.
+#include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,7 @@ struct CollectiveArgs {
 
 // send/recv without --gpus: GPU 0 and the first GPU of the next scale-up domain (or GPU 1 in one domain).
 std::vector<int> default_pair(const topologies::Topology& topology) {
+  if (topology.gpu_count() < 2) throw std::invalid_argument("send/recv needs two GPUs; the cluster has one");
   for (int gpu = 1; gpu < topology.gpu_count(); ++gpu) {
     if (topology.domain_of_gpu(gpu) != topology.domain_of_gpu(0)) return {0, gpu};
   }
@@ -60,7 +62,9 @@ void print_table(const std::vector<model::CollectiveEstimate>& estimates, const 
             << args.cluster.cluster << " (model, NCCL 2.30.7 latency constants)\n\n";
   Table table({"bytes", "time", "algbw", "busbw", "algorithm", "protocol", "latency", "transfer"});
   for (const auto& estimate : estimates) {
-    table.add_row({std::to_string(static_cast<long long>(estimate.bytes)), topologies::format_duration(estimate.chosen.time_s),
+    char bytes[32];
+    std::snprintf(bytes, sizeof bytes, "%.0f", estimate.bytes);
+    table.add_row({bytes, topologies::format_duration(estimate.chosen.time_s),
                    topologies::format_bandwidth(estimate.algorithm_bandwidth_Bps),
                    topologies::format_bandwidth(estimate.bus_bandwidth_Bps),
                    model::to_string(estimate.chosen.algorithm), model::to_string(estimate.chosen.protocol),

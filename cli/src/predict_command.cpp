@@ -1,4 +1,5 @@
 // treering predict: the analytical model's decode latency, volume and memory for algorithms x lengths.
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -30,7 +31,15 @@ struct Row {
   model::DecodeResult result;
   double generation_s = 0;
   double prefill_s = 0;
+  int nodes_used = 0;
 };
+
+int nodes_used(const topologies::Topology& topology, const std::vector<int>& gpus) {
+  std::vector<int> nodes;
+  for (int gpu : gpus) nodes.push_back(topology.node_of_gpu(gpu));
+  std::sort(nodes.begin(), nodes.end());
+  return static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
+}
 
 ordered_json row_json(const Row& row, const PredictArgs& args, const topologies::Topology& topology,
                       const model::Workload& workload) {
@@ -40,7 +49,8 @@ ordered_json row_json(const Row& row, const PredictArgs& args, const topologies:
     phases.push_back({{"label", phase.label}, {"time_s", phase.time_s}, {"inter_node", phase.inter_node}, {"how", phase.how}});
   }
   ordered_json json = {
-      {"algo", model::to_string(r.algorithm)}, {"cluster", topology.spec().name}, {"nodes", topology.node_count()},
+      {"algo", model::to_string(r.algorithm)}, {"cluster", topology.spec().name}, {"nodes", row.nodes_used},
+      {"cluster_nodes", topology.node_count()},
       {"gpus", r.gpus}, {"workload", workload.name}, {"batch", workload.batch}, {"seq_len", r.seq_len},
       {"latency_s", r.latency_s},
       {"breakdown", {{"compute_s", r.breakdown.compute_s}, {"intra_node_s", r.breakdown.intra_node_s},
@@ -65,14 +75,15 @@ void print_csv(const std::vector<Row>& rows, const PredictArgs& args, const topo
   std::cout << "algo,cluster,nodes,gpus,workload,batch,seq_len,latency_s,compute_s,intra_node_s,inter_node_s,"
                "overlapped_communication_s,volume_per_gpu_bytes,volume_intra_node_bytes,volume_inter_node_bytes,"
                "volume_total_bytes,peak_memory_bytes,token_s"
-            << (args.tokens ? ",generation_s" : "") << '\n';
+            << (args.prefill ? ",prefill_s" : "") << (args.tokens ? ",generation_s" : "") << '\n';
   for (const Row& row : rows) {
     const model::DecodeResult& r = row.result;
-    std::cout << model::to_string(r.algorithm) << ",\"" << topology.spec().name << "\"," << topology.node_count() << ','
+    std::cout << model::to_string(r.algorithm) << ",\"" << topology.spec().name << "\"," << row.nodes_used << ','
               << r.gpus << ',' << workload.name << ',' << workload.batch << ',' << r.seq_len << ',' << r.latency_s << ','
               << r.breakdown.compute_s << ',' << r.breakdown.intra_node_s << ',' << r.breakdown.inter_node_s << ','
               << r.breakdown.overlapped_communication_s << ',' << r.volume.per_gpu << ',' << r.volume.intra_node << ','
               << r.volume.inter_node << ',' << r.volume.total << ',' << r.memory.total << ',' << r.token_s;
+    if (args.prefill) std::cout << ',' << row.prefill_s;
     if (args.tokens) std::cout << ',' << row.generation_s;
     std::cout << '\n';
   }
@@ -117,10 +128,13 @@ void run(const PredictArgs& args) {
   std::vector<Row> rows;
   for (long long seq_len : topologies::parse_token_counts(args.seq_len)) {
     for (model::DecodeAlgorithm algorithm : algorithms) {
-      Row row{decode.predict(algorithm, workload, seq_len), 0};
+      Row row{decode.predict(algorithm, workload, seq_len), 0, 0, nodes_used(topology, decode.group().gpus)};
       model::check_fits(row.result, decode);
       if (args.prefill) row.prefill_s = decode.prefill_s(workload, seq_len);
-      if (args.tokens) row.generation_s = row.prefill_s + decode.generation_s(algorithm, workload, seq_len, *args.tokens);
+      if (args.tokens) {
+        row.generation_s = row.prefill_s + decode.generation_s(algorithm, workload, seq_len, *args.tokens);
+        model::check_fits(decode.predict(algorithm, workload, seq_len + *args.tokens - 1), decode);  // the last token
+      }
       rows.push_back(std::move(row));
     }
   }

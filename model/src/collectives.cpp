@@ -22,6 +22,9 @@ struct Cost {
   double transfer_s = 0;
   double scale_up_bytes = 0;
   double scale_out_bytes = 0;
+  double network_latency_s = 0;    // network steps within latency_s
+  bool network_bound = false;      // the transfer is paced by the NICs
+  double network_s() const { return network_latency_s + (network_bound ? transfer_s : 0.0); }
 };
 
 double protocol_factor(Protocol protocol) {
@@ -45,6 +48,7 @@ struct Terms {
   double ring_Bps() const {
     return std::min(group.scale_up_bus_Bps, k > 1 ? group.scale_out_domain_Bps : kInfinite) * factor();
   }
+  bool ring_network_bound() const { return k > 1 && group.scale_out_domain_Bps < group.scale_up_bus_Bps; }
   // Pairwise exchanges (recursive doubling): a GPU's own share of the NICs across domains.
   double pairwise_Bps() const {
     return std::min(group.scale_up_bus_Bps, k > 1 ? group.scale_out_gpu_Bps : kInfinite) * factor();
@@ -64,7 +68,10 @@ Cost ring_pass(const Terms& t, double S, double passes) {
   const double post_overhead = t.k > 1 ? (t.protocol == Protocol::simple ? 3e-6 : 1e-6) : 0.0;
   cost.latency_s = t.base(LatencyRow::ring) + (steps - out_steps) * std::max(t.up(LatencyRow::ring), post_overhead) +
                    out_steps * t.out(LatencyRow::ring);
-  if (t.k > 1 && t.protocol == Protocol::simple) cost.latency_s *= 1.4;
+  const double multi_node_factor = t.k > 1 && t.protocol == Protocol::simple ? 1.4 : 1.0;
+  cost.latency_s *= multi_node_factor;
+  cost.network_latency_s = out_steps * t.out(LatencyRow::ring) * multi_node_factor;
+  cost.network_bound = t.ring_network_bound();
   const double sent = passes * (t.n - 1) / t.n * S;
   cost.transfer_s = sent / t.ring_Bps();
   cost.scale_out_bytes = sent * t.cross_share();
@@ -77,6 +84,8 @@ Cost recursive_doubling(const Terms& t, double S, double passes) {
   Cost cost;
   const double hop = t.k > 1 ? t.out(LatencyRow::ring) : t.up(LatencyRow::ring);
   cost.latency_s = t.base(LatencyRow::ring) + passes * t.steps_log2n() * hop;
+  cost.network_latency_s = t.k > 1 ? passes * t.steps_log2n() * hop : 0.0;
+  cost.network_bound = t.k > 1 && t.group.scale_out_gpu_Bps < t.group.scale_up_bus_Bps;
   const double sent = passes * (t.n - 1) / t.n * S;
   cost.transfer_s = sent / t.pairwise_Bps();
   // With domain-contiguous ranks the first log2(k) halvings cross domains: S/2 + S/4 + ... = S (1 - 1/k).
@@ -94,6 +103,8 @@ Cost allreduce(const Terms& t, CollectiveAlgorithm algorithm, double S) {
     case CollectiveAlgorithm::tree:
       // Chain inside each domain, double binary tree across domains; reduce then broadcast, pipelined.
       cost.latency_s = t.base(LatencyRow::tree) + 2 * ((t.g - 1) * t.up(LatencyRow::tree) + t.log2k() * t.out(LatencyRow::tree));
+      cost.network_latency_s = 2 * t.log2k() * t.out(LatencyRow::tree);
+      cost.network_bound = t.ring_network_bound();
       cost.transfer_s = 2 * S / t.ring_Bps();
       cost.scale_out_bytes = 2 * (t.k - 1) * S / t.n;
       cost.scale_up_bytes = 2 * (t.n - 1) / t.n * S - cost.scale_out_bytes;
@@ -109,6 +120,8 @@ Cost allreduce(const Terms& t, CollectiveAlgorithm algorithm, double S) {
       if (!group.in_switch_reduction || t.k < 2) return cost;
       cost.latency_s = t.base(LatencyRow::nvls_tree) + t.up(LatencyRow::nvls_tree) + 2 * t.log2k() * t.out(LatencyRow::nvls_tree);
       cost.transfer_s = S * std::max(1.0 / group.in_switch_Bps, 1.0 / group.scale_out_domain_Bps) / t.factor();
+      cost.network_latency_s = 2 * t.log2k() * t.out(LatencyRow::nvls_tree);
+      cost.network_bound = group.scale_out_domain_Bps < group.in_switch_Bps;
       cost.scale_up_bytes = S;
       cost.scale_out_bytes = 2 * (t.k - 1) / t.k * S / t.g;
       return cost;
@@ -120,6 +133,8 @@ Cost allreduce(const Terms& t, CollectiveAlgorithm algorithm, double S) {
       cost.scale_out_bytes = 2 * (t.k - 1) / t.k * S / t.g;
       cost.transfer_s = std::max(cost.scale_up_bytes / (group.scale_up_bus_Bps * t.factor()),
                                  cost.scale_out_bytes / (group.scale_out_gpu_Bps * t.factor()));
+      cost.network_latency_s = 2 * (t.k - 1) * t.out(LatencyRow::ring);
+      cost.network_bound = cost.scale_out_bytes / group.scale_out_gpu_Bps > cost.scale_up_bytes / group.scale_up_bus_Bps;
       return cost;
     case CollectiveAlgorithm::p2p: return cost;
   }
@@ -135,12 +150,15 @@ Cost gather_or_scatter(const Terms& t, CollectiveAlgorithm algorithm, double S) 
 Cost broadcast(const Terms& t, CollectiveAlgorithm algorithm, double S) {
   Cost cost;
   if (algorithm == CollectiveAlgorithm::ring) {  // a pipelined chain
-    cost.latency_s = t.base(LatencyRow::ring) + (t.n - t.k) * t.up(LatencyRow::ring) + (t.k - 1) * t.out(LatencyRow::ring);
+    cost.network_latency_s = (t.k - 1) * t.out(LatencyRow::ring);
+    cost.latency_s = t.base(LatencyRow::ring) + (t.n - t.k) * t.up(LatencyRow::ring) + cost.network_latency_s;
   } else if (algorithm == CollectiveAlgorithm::tree) {
-    cost.latency_s = t.base(LatencyRow::tree) + (t.g - 1) * t.up(LatencyRow::tree) + t.log2k() * t.out(LatencyRow::tree);
+    cost.network_latency_s = t.log2k() * t.out(LatencyRow::tree);
+    cost.latency_s = t.base(LatencyRow::tree) + (t.g - 1) * t.up(LatencyRow::tree) + cost.network_latency_s;
   } else {
     return cost;
   }
+  cost.network_bound = t.ring_network_bound();
   cost.transfer_s = S / t.ring_Bps();
   // A chain (or tree) of n ranks has n - 1 edges carrying S each; k - 1 of them cross domains.
   cost.scale_out_bytes = (t.k - 1) * S / t.n;
@@ -157,6 +175,8 @@ Cost sendrecv(const Terms& t, CollectiveAlgorithm algorithm, double S) {
   cost.latency_s = t.base(LatencyRow::p2p) + (across ? t.out(LatencyRow::p2p) : t.up(LatencyRow::p2p));
   cost.transfer_s = S / (across ? t.group.scale_out_nic_Bps : t.group.scale_up_pair_Bps);
   (across ? cost.scale_out_bytes : cost.scale_up_bytes) = S;
+  cost.network_latency_s = across ? cost.latency_s : 0.0;
+  cost.network_bound = across;
   return cost;
 }
 
@@ -207,7 +227,8 @@ CollectiveEstimate estimate_collective(const CommGroup& group, const CollectiveR
       if (request.protocol && *request.protocol != protocol) continue;
       Cost cost = evaluate(group, request.op, algorithm, protocol, request.bytes);
       if (!std::isfinite(cost.latency_s) || !std::isfinite(cost.transfer_s)) continue;
-      estimate.candidates.push_back({algorithm, protocol, cost.latency_s + cost.transfer_s, cost.latency_s, cost.transfer_s});
+      estimate.candidates.push_back(
+          {algorithm, protocol, cost.latency_s + cost.transfer_s, cost.latency_s, cost.transfer_s, cost.network_s()});
       if (estimate.candidates.size() == 1 || estimate.candidates.back().time_s < estimate.chosen.time_s) {
         estimate.chosen = estimate.candidates.back();
         estimate.scale_up_bytes_per_gpu = cost.scale_up_bytes;

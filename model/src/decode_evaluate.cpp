@@ -43,8 +43,12 @@ void evaluate_collective(Context& c, const Phase& phase) {
   request.op = phase.op;
   request.bytes = phase.bytes;
   const CollectiveEstimate estimate = estimate_collective(c.model.group(), request);
-  add_communication(c, phase.label, estimate.chosen.time_s, c.model.group().domains > 1,
-                    std::string(to_string(estimate.chosen.algorithm)) + "/" + to_string(estimate.chosen.protocol));
+  // The network's share (its step latencies, and the transfer when the NICs pace it) counts as inter-node,
+  // the rest (base latency, NVLink steps, in-switch reduction) as intra-node.
+  const std::string how = std::string(to_string(estimate.chosen.algorithm)) + "/" + to_string(estimate.chosen.protocol);
+  const double inter_s = estimate.chosen.inter_node_s;
+  if (estimate.chosen.time_s - inter_s > 0) add_communication(c, phase.label, estimate.chosen.time_s - inter_s, false, how);
+  if (inter_s > 0) add_communication(c, phase.label + " (network part)", inter_s, true, how);
   for (double& bytes : c.sent) bytes += estimate.scale_up_bytes_per_gpu + estimate.scale_out_bytes_per_gpu;
   c.result.volume.intra_node += estimate.scale_up_bytes_per_gpu * c.ranks();
   c.result.volume.inter_node += estimate.scale_out_bytes_per_gpu * c.ranks();
@@ -67,7 +71,7 @@ void evaluate_transfers(Context& c, const Phase& phase) {
   for (const auto& [rank, cost] : receiver) slowest = std::max(slowest, cost.first + cost.second);
   add_communication(c, phase.label, slowest, crosses, "p2p");
   if (phase.merge_states > 0) {
-    add_compute(c, "merge (o, lse)", kernel_time_s(c.model.rates(0), phase.merge_states * c.plan.sizes.state_bytes));
+    add_compute(c, "merge (o, lse)", kernel_time_s(c.model.slowest_rates(), phase.merge_states * c.plan.sizes.state_bytes));
   }
 }
 
@@ -78,12 +82,21 @@ void fill_memory(Context& c) {
   for (const Shard& shard : c.plan.shards) largest = std::max(largest, shard.count);
   DecodeMemory& m = c.result.memory;
   m.kv_cache = w.layers * largest * s.kv_bytes_per_token;
-  m.receive_buffers = c.plan.algorithm == DecodeAlgorithm::ring ? largest * s.kv_bytes_per_token : 0.0;
+  // The ring forwards the block it received last round while the next one arrives: two foreign blocks in
+  // flight with more than 2 GPUs (the paper's Mem_ring counts one), one with 2, none alone.
+  const int p = c.ranks();
+  const double in_flight = c.plan.algorithm == DecodeAlgorithm::ring ? (p > 2 ? 2.0 : p == 2 ? 1.0 : 0.0) : 0.0;
+  m.receive_buffers = in_flight * largest * s.kv_bytes_per_token;
   m.partial_states = s.q_bytes + s.o_bytes + s.stats_bytes;  // q, o and lse (the ring's running state too)
   switch (c.plan.algorithm) {
     case DecodeAlgorithm::tree:
     case DecodeAlgorithm::tree_fused: m.workspace = s.stats_bytes; break;  // max, then the denominator
-    case DecodeAlgorithm::tree_lse: m.workspace = s.state_bytes; break;    // one incoming state at a time
+    case DecodeAlgorithm::tree_lse: {  // every state a receiver takes in at one level
+      int most = 0;
+      for (const Phase& phase : c.plan.phases) most = std::max(most, phase.merge_states - 1);
+      m.workspace = most * s.state_bytes;
+      break;
+    }
     case DecodeAlgorithm::allgather_merge: m.workspace = c.ranks() * s.state_bytes; break;
     case DecodeAlgorithm::ring: break;
   }
@@ -106,15 +119,15 @@ DecodeResult DecodeModel::evaluate(const DecodePlan& plan) const {
       case PhaseKind::ring_pass: evaluate_ring(c, phase); break;
       case PhaseKind::collective: evaluate_collective(c, phase); break;
       case PhaseKind::transfers: evaluate_transfers(c, phase); break;
-      case PhaseKind::merge: add_compute(c, phase.label, kernel_time_s(rates(0), phase.merge_states * plan.sizes.state_bytes)); break;
-      case PhaseKind::elementwise: add_compute(c, phase.label, kernel_time_s(rates(0), phase.bytes)); break;
+      case PhaseKind::merge: add_compute(c, phase.label, kernel_time_s(slowest_, phase.merge_states * plan.sizes.state_bytes)); break;
+      case PhaseKind::elementwise: add_compute(c, phase.label, kernel_time_s(slowest_, phase.bytes)); break;
     }
   }
   result.volume.per_gpu = *std::max_element(c.sent.begin(), c.sent.end());
   result.volume.total = result.volume.intra_node + result.volume.inter_node;
   result.latency_s = result.breakdown.compute_s + result.breakdown.intra_node_s + result.breakdown.inter_node_s;
   fill_memory(c);
-  result.weights_s = plan.workload.parameters * plan.workload.dtype_bytes / rates(0).hbm_Bps;
+  result.weights_s = plan.workload.parameters * plan.workload.dtype_bytes / slowest_.hbm_Bps;
   result.token_s = plan.workload.layers * result.latency_s + result.weights_s;
   return result;
 }

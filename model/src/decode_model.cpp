@@ -1,4 +1,5 @@
 // DecodeModel: cached figures, point-to-point costs, generation estimates, the memory check.
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -17,6 +18,13 @@ DecodeModel::DecodeModel(const topologies::Topology& topology, std::vector<int> 
     domain_of_rank_.push_back(topology.domain_of_gpu(gpu));
     node_group_of_rank_.push_back(topology.node(topology.node_of_gpu(gpu)).group);
     rates_.push_back(compute_rates(topology, gpu));
+  }
+  slowest_ = rates_.front();
+  for (const ComputeRates& rates : rates_) {
+    slowest_.hbm_Bps = std::min(slowest_.hbm_Bps, rates.hbm_Bps);
+    slowest_.peak_flops = std::min(slowest_.peak_flops, rates.peak_flops);
+    slowest_.launch_s = std::max(slowest_.launch_s, rates.launch_s);
+    slowest_.hbm_capacity_bytes = std::min(slowest_.hbm_capacity_bytes, rates.hbm_capacity_bytes);
   }
   add_pair_costs();
 }
@@ -84,6 +92,7 @@ const DecodeModel::PairCost& DecodeModel::p2p(int from_rank, int to_rank) const 
 double DecodeModel::generation_s(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,
                                  long long tokens) const {
   if (tokens < 1) throw std::invalid_argument("--tokens must be at least 1");
+  if (tokens > 1'000'000'000'000LL - seq_len) throw std::invalid_argument("--tokens is too large (context over 1e12 tokens)");
   const double first = predict(algorithm, workload, seq_len).token_s;
   if (tokens == 1) return first;
   const double last = predict(algorithm, workload, seq_len + tokens - 1).token_s;
@@ -94,17 +103,11 @@ double DecodeModel::prefill_s(const Workload& workload, long long seq_len) const
   const double n = static_cast<double>(seq_len);
   const double flops = workload.batch * (2.0 * workload.parameters * n + 2.0 * workload.layers * n * n *
                                                                              workload.query_heads * workload.head_dim);
-  double slowest_peak = rates_.front().peak_flops;
-  for (const ComputeRates& rates : rates_) slowest_peak = std::min(slowest_peak, rates.peak_flops);
-  return flops / (static_cast<double>(rates_.size()) * slowest_peak * kPrefillEfficiency);
+  return flops / (static_cast<double>(rates_.size()) * slowest_.peak_flops * kPrefillEfficiency);
 }
 
 void check_fits(const DecodeResult& result, const DecodeModel& model) {
-  double smallest = 0;
-  for (int rank = 0; rank < result.gpus; ++rank) {
-    const double capacity = model.rates(rank).hbm_capacity_bytes;
-    smallest = rank == 0 ? capacity : std::min(smallest, capacity);
-  }
+  const double smallest = model.slowest_rates().hbm_capacity_bytes;
   if (result.memory.total > smallest) {
     throw std::invalid_argument(
         std::string(to_string(result.algorithm)) + " at " + std::to_string(result.seq_len) + " tokens on " +

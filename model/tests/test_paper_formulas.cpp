@@ -46,9 +46,12 @@ TEST_CASE("the plans' memory and volume match the paper's formulas") {
   CHECK(tree.memory.total == paper::tree_memory_elements(1, 64000, 2048, 16) * 2);  // one layer, no weights
   CHECK(tree.volume.per_gpu == doctest::Approx(paper::tree_volume_elements(1, 2048, 16, 16) * 2));
   model::DecodeResult ring = predict(model::DecodeAlgorithm::ring, n, 2);
-  // The ring keeps a running lse too (b n_h elements) that the paper's Mem_ring leaves out.
-  CHECK(ring.memory.total == paper::ring_memory_elements(1, 64000, 2048) * 2 + 16 * 2);
+  // Beyond the paper's Mem_ring the plan holds a second receive buffer (it forwards last round's block while
+  // the next arrives: 2btd elements more with p > 2) and a running lse (b n_h) the paper leaves out.
+  const double second_buffer = 2.0 * 64000 * 2048 * 2;
+  CHECK(ring.memory.total == paper::ring_memory_elements(1, 64000, 2048) * 2 + second_buffer + 16 * 2);
   // p - 1 = 15 transfers of a block, not the paper's p = 16.
   CHECK(ring.volume.per_gpu == paper::ring_volume_elements(1, 64000, 2048, 16) * 2 * 15 / 16);
-  CHECK(ring.memory.total - tree.memory.total == 524287936.0 + 32);
+  CHECK(ring.memory.receive_buffers == 2 * second_buffer);
+  CHECK(ring.memory.total - tree.memory.total == 524287936.0 + 32 + second_buffer);
 }

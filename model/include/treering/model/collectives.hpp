@@ -47,6 +47,8 @@ struct CollectiveCandidate {
   double time_s = 0;
   double latency_s = 0;   // the size-independent part
   double transfer_s = 0;  // bytes over bandwidth
+  double inter_node_s = 0;  // the part spent on the network: its step latencies, and the transfer when the
+                            // NICs are the bottleneck (the rest is inside scale-up domains)
 };
 
 struct CollectiveEstimate {

@@ -91,6 +91,9 @@ class DecodeModel {
   const PairCost& p2p(int from_rank, int to_rank) const;
   bool crosses_domains(int from_rank, int to_rank) const;
   const ComputeRates& rates(int rank) const { return rates_[static_cast<size_t>(rank)]; }
+  // The slowest figures over the ranks (lowest bandwidth, peak and memory, highest launch overhead): what
+  // steps every rank runs in lock-step (small kernels, reading the weights) wait for.
+  const ComputeRates& slowest_rates() const { return slowest_; }
   const topologies::Topology& topology() const { return *topology_; }
 
  private:
@@ -99,6 +102,7 @@ class DecodeModel {
   std::vector<int> domain_of_rank_;
   CommGroup group_;
   std::vector<ComputeRates> rates_;
+  ComputeRates slowest_;
   // Pairs of GPUs cost the same when their node groups and their sharing a domain are the same: one cost
   // per such class, worked out once here so that evaluation only reads.
   std::map<std::tuple<int, int, bool>, PairCost> pair_costs_;
