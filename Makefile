@@ -29,6 +29,7 @@ run: build
 # Speed figures (not tests): the model's configurations per second.
 bench: build
 	$(BUILD_DIR)/bin/bench_predict
+	$(BUILD_DIR)/bin/bench_flows
 
 clean:
 	rm -rf $(BUILD_DIR)
