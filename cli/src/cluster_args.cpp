@@ -23,9 +23,7 @@ void add_cluster_option(CLI::App& command, ClusterArgs& args) {
 }
 
 topologies::Topology load_topology(const ClusterArgs& args) {
-  topologies::ClusterSpec spec = topologies::load_cluster(args.cluster);
-  topologies::apply_overrides(spec, {args.nodes, args.gpus_per_node});
-  return topologies::Topology(std::move(spec));
+  return topologies::build_topology(args.cluster, {args.nodes, args.gpus_per_node});
 }
 
 model::Workload load_workload(const std::string& name_or_path) {

@@ -14,11 +14,8 @@ using model::Protocol;
 namespace {
 
 model::CommGroup dgx(int nodes, std::vector<int> gpus = {}, const std::string& cluster = "dgx-h100") {
-  topologies::ClusterSpec spec = cluster.find('/') == std::string::npos
-                                     ? topologies::load_cluster(cluster)
-                                     : topologies::load_cluster_file(std::string(TREERING_SOURCE_DIR) + "/" + cluster);
-  topologies::apply_overrides(spec, {nodes, std::nullopt});
-  return model::describe_group(topologies::Topology(spec), std::move(gpus));
+  const std::string where = cluster.find('/') == std::string::npos ? cluster : std::string(TREERING_SOURCE_DIR) + "/" + cluster;
+  return model::describe_group(topologies::build_topology(where, {nodes, {}}), std::move(gpus));
 }
 
 model::CollectiveRequest request(CollectiveOp op, double bytes, std::optional<CollectiveAlgorithm> algorithm = {},

@@ -11,11 +11,7 @@ using namespace treering;
 
 namespace {
 
-topologies::Topology preset(const std::string& name, int nodes) {
-  topologies::ClusterSpec spec = topologies::load_cluster(name);
-  topologies::apply_overrides(spec, {nodes, std::nullopt});
-  return topologies::Topology(spec);
-}
+topologies::Topology preset(const std::string& name, int nodes) { return topologies::build_topology(name, {nodes, {}}); }
 
 }  // namespace
 

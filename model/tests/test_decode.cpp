@@ -14,11 +14,8 @@ using model::DecodeAlgorithm;
 namespace {
 
 topologies::Topology cluster(const std::string& name, int nodes) {
-  topologies::ClusterSpec spec = name.find('/') == std::string::npos
-                                     ? topologies::load_cluster(name)
-                                     : topologies::load_cluster_file(std::string(TREERING_SOURCE_DIR) + "/" + name);
-  topologies::apply_overrides(spec, {nodes, std::nullopt});
-  return topologies::Topology(spec);
+  const std::string where = name.find('/') == std::string::npos ? name : std::string(TREERING_SOURCE_DIR) + "/" + name;
+  return topologies::build_topology(where, {nodes, {}});
 }
 
 const model::Workload& mha16() { return model::find_workload("paper-mha16"); }

@@ -10,11 +10,7 @@ using namespace treering;
 
 namespace {
 
-topologies::Topology preset(const std::string& name, int nodes) {
-  topologies::ClusterSpec spec = topologies::load_cluster(name);
-  topologies::apply_overrides(spec, {nodes, std::nullopt});
-  return topologies::Topology(spec);
-}
+topologies::Topology preset(const std::string& name, int nodes) { return topologies::build_topology(name, {nodes, {}}); }
 
 sim::Flow flow(int src, int dst, double bytes, double start_s = 0, double latency_s = 0) {
   return {src, dst, bytes, start_s, latency_s};

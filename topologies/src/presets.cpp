@@ -47,6 +47,12 @@ ClusterSpec load_cluster(const std::string& name_or_path) {
                            "; a file path must contain '/' or end in .yaml)");
 }
 
+Topology build_topology(const std::string& name_or_path, const ClusterOverrides& overrides) {
+  ClusterSpec spec = load_cluster(name_or_path);
+  apply_overrides(spec, overrides);
+  return Topology(std::move(spec));
+}
+
 void apply_overrides(ClusterSpec& spec, const ClusterOverrides& overrides) {
   if (overrides.nodes) {
     if (*overrides.nodes < 1) throw InputError({}, "--nodes must be at least 1, got " + std::to_string(*overrides.nodes));

@@ -36,6 +36,15 @@ struct ClusterOverrides {
 // Throws InputError (without a file location: these come from the command line).
 void apply_overrides(ClusterSpec& spec, const ClusterOverrides& overrides);
 
+}  // namespace treering::topologies
+
+#include "treering/topologies/topology.hpp"
+
+namespace treering::topologies {
+
+// load_cluster + apply_overrides + the graph: what every command and most tests start from.
+Topology build_topology(const std::string& name_or_path, const ClusterOverrides& overrides = {});
+
 // GPU g of a node with `gpus` GPUs and `nics` NICs uses NIC floor(g * nics / gpus): blocks of GPUs
 // share a NIC. Example: 8 GPUs, 4 NICs -> 0 0 1 1 2 2 3 3; 4 GPUs, 8 NICs -> 0 2 4 6.
 std::vector<int> block_gpu_to_nic(int gpus, int nics);
