@@ -13,6 +13,7 @@ Step attention_step(const DecodePlan& plan, const std::string& label, long long 
   step.label = label;
   step.bytes = static_cast<double>(tokens) * s.kv_bytes_per_token + s.q_bytes + s.o_bytes + s.stats_bytes + extra_bytes;
   step.flops = 4.0 * w.batch * w.query_heads * w.head_dim * static_cast<double>(tokens);
+  step.attention = true;
   return step;
 }
 

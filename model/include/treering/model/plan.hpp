@@ -96,6 +96,7 @@ struct Step {
   double flops = 0;       // compute
   CollectiveOp op = CollectiveOp::allreduce;
   bool overlaps_next = false;  // the ring's send runs while the next compute step does (double buffering)
+  bool attention = false;      // compute: a flash-decoding kernel (none runs over an empty shard: flops 0)
 };
 std::vector<Step> steps_of(const DecodePlan& plan, int rank);
 

@@ -1,0 +1,23 @@
+// Replaying a decode plan on the simulated cluster: every rank an actor running its own steps
+// (model::steps_of) on the SimGrid platform of the topology, so that concurrent transfers share links.
+#pragma once
+
+#include <vector>
+
+#include "treering/model/decode.hpp"
+
+namespace treering::sim {
+
+struct ReplayResult {
+  double latency_s = 0;                // when the last rank finished
+  std::vector<double> rank_finish_s;   // per rank
+};
+
+// Compute steps take the compute model's time (attention at the rank's own rates, small kernels at the
+// slowest rank's, as the model does). A send waits the model's point-to-point latency for its pair, then its
+// bytes cross the route's links, sharing them with whatever else is in flight; sends to one peer go one at a
+// time, in order (NCCL's per-peer FIFO). A receive waits for the matching send. Runs in a child process.
+// Throws std::invalid_argument for plans with collective steps (their decomposition is still to come).
+ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePlan& plan);
+
+}  // namespace treering::sim

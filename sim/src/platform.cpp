@@ -1,0 +1,112 @@
+// The SimGrid platform of a topology, and running a simulation in a child process.
+#include "platform.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+#include <xbt/log.h>
+
+#include <cstring>
+#include <stdexcept>
+
+#include "treering/model/comm_group.hpp"
+
+namespace treering::sim {
+namespace {
+
+namespace sg4 = simgrid::s4u;
+namespace topo = treering::topologies;
+
+// The bandwidth a flow gets alone on a link: nominal x the model's efficiency for the link's tier.
+double effective_Bps(const topo::Link& link) {
+  return link.bandwidth_Bps *
+         (link.tier == topo::Tier::scale_up ? model::kScaleUpEfficiency : model::kScaleOutEfficiency);
+}
+
+int fake_argc = 1;
+char fake_name[] = "treering-sim";
+char* fake_argv[] = {fake_name, nullptr};
+
+void write_all(int fd, const void* data, size_t size) {
+  const char* bytes = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t written = ::write(fd, bytes, size);
+    if (written <= 0) _exit(3);
+    bytes += written;
+    size -= static_cast<size_t>(written);
+  }
+}
+
+std::string read_all(int fd) {
+  std::string data;
+  char buffer[65536];
+  for (ssize_t got; (got = ::read(fd, buffer, sizeof buffer)) > 0;) data.append(buffer, static_cast<size_t>(got));
+  return data;
+}
+
+// Child: status byte 0 and the doubles, or status 1 and an error message.
+[[noreturn]] void child(int fd, const std::function<std::vector<double>()>& simulation) {
+  try {
+    const std::vector<double> values = simulation();
+    const char ok = 0;
+    write_all(fd, &ok, 1);
+    write_all(fd, values.data(), values.size() * sizeof(double));
+  } catch (const std::exception& error) {
+    const char failed = 1;
+    write_all(fd, &failed, 1);
+    write_all(fd, error.what(), std::strlen(error.what()));
+  }
+  ::close(fd);
+  _exit(0);
+}
+
+}  // namespace
+
+SimulatedPlatform::SimulatedPlatform(const topo::Topology& topology)
+    : engine_(std::make_unique<sg4::Engine>(&fake_argc, fake_argv)) {
+  xbt_log_control_set("root.thres:critical");
+  engine_->set_config("network/model:CM02");     // exactly latency + size / bandwidth
+  engine_->set_config("network/crosstraffic:0");  // no acknowledgement traffic
+  engine_->set_config("network/TCP-gamma:0");     // no TCP window cap
+  auto* zone = new TreeringZone("treering", topology);
+  sg4::NetZone* iface = zone->get_iface();
+  for (int gpu = 0; gpu < topology.gpu_count(); ++gpu) {
+    hosts_.push_back(iface->create_host("gpu" + std::to_string(gpu), 1e15));
+    zone->gpu_of_netpoint[hosts_.back()->get_netpoint()->id()] = gpu;
+  }
+  for (topo::LinkId id = 0; id < topology.link_count(); ++id) {
+    zone->links.push_back(
+        iface->create_link("link" + std::to_string(id), effective_Bps(topology.link(id)))->set_latency(0)->get_impl());
+  }
+  iface->seal();
+}
+
+SimulatedPlatform::~SimulatedPlatform() = default;
+
+void SimulatedPlatform::run() { engine_->run(); }
+
+std::vector<double> run_in_child(const std::function<std::vector<double>()>& simulation, size_t expected_values) {
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) throw std::runtime_error("simulator: cannot create a pipe");
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("simulator: cannot fork");
+  if (pid == 0) {
+    ::close(pipe_fds[0]);
+    child(pipe_fds[1], simulation);
+  }
+  ::close(pipe_fds[1]);
+  const std::string data = read_all(pipe_fds[0]);
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || data.empty()) {
+    throw std::runtime_error("simulator: the simulation process died" +
+                             (WIFSIGNALED(status) ? " (signal " + std::to_string(WTERMSIG(status)) + ")" : std::string()));
+  }
+  if (data[0] != 0) throw std::runtime_error("simulator: " + data.substr(1));
+  if (data.size() != 1 + expected_values * sizeof(double)) throw std::runtime_error("simulator: truncated results");
+  std::vector<double> values(expected_values);
+  std::memcpy(values.data(), data.data() + 1, values.size() * sizeof(double));
+  return values;
+}
+
+}  // namespace treering::sim

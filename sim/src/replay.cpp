@@ -1,0 +1,94 @@
+#include "treering/sim/replay.hpp"
+
+#include <simgrid/s4u.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+#include "platform.hpp"
+
+namespace treering::sim {
+namespace {
+
+namespace sg4 = simgrid::s4u;
+
+// One direction between two ranks: sends go through it one at a time; receives count what has arrived.
+struct Channel {
+  sg4::MutexPtr in_order = sg4::Mutex::create();
+  sg4::SemaphorePtr arrived = sg4::Semaphore::create(0);
+};
+
+struct Replay {
+  const model::DecodeModel& model;
+  const model::DecodePlan& plan;
+  SimulatedPlatform platform;
+  std::map<std::pair<int, int>, Channel> channels;
+  std::vector<double> finish;
+
+  Replay(const model::DecodeModel& m, const model::DecodePlan& p)
+      : model(m), plan(p), platform(m.topology()), finish(p.gpus.size(), 0.0) {}
+
+  Channel& channel(int from, int to) { return channels[{from, to}]; }
+  sg4::Host* host(int rank) { return platform.host(plan.gpus[static_cast<size_t>(rank)]); }
+
+  double compute_s(int rank, const model::Step& step) const {
+    if (step.attention && step.flops == 0) return 0.0;  // an empty shard runs no kernel
+    const model::ComputeRates& rates = step.attention ? model.rates(rank) : model.slowest_rates();
+    return rates.launch_s + std::max(step.bytes / rates.hbm_Bps, step.flops / rates.peak_flops);
+  }
+
+  void send(int from, int to, double bytes) {
+    Channel* path = &channel(from, to);
+    sg4::Actor::create("send", host(from), [this, from, to, bytes, path] {
+      path->in_order->lock();
+      sg4::this_actor::sleep_for(model.p2p(from, to).latency_s);
+      sg4::Comm::sendto(host(from), host(to), static_cast<uint64_t>(std::llround(bytes)));
+      path->in_order->unlock();
+      path->arrived->release();
+    });
+  }
+
+  void run_rank(int rank) {
+    for (const model::Step& step : model::steps_of(plan, rank)) {
+      switch (step.kind) {
+        case model::StepKind::compute: sg4::this_actor::sleep_for(compute_s(rank, step)); break;
+        case model::StepKind::send: send(rank, step.peer, step.bytes); break;
+        case model::StepKind::receive: channel(step.peer, rank).arrived->acquire(); break;
+        case model::StepKind::collective: break;  // refused before the run
+      }
+    }
+    finish[static_cast<size_t>(rank)] = sg4::Engine::get_clock();
+  }
+
+  std::vector<double> run() {
+    for (int rank = 0; rank < static_cast<int>(plan.gpus.size()); ++rank) {
+      for (const model::Step& step : model::steps_of(plan, rank)) {  // create every channel before the run
+        if (step.kind == model::StepKind::send) channel(rank, step.peer);
+      }
+    }
+    for (int rank = 0; rank < static_cast<int>(plan.gpus.size()); ++rank) {
+      sg4::Actor::create("rank" + std::to_string(rank), host(rank), [this, rank] { run_rank(rank); });
+    }
+    platform.run();
+    return finish;
+  }
+};
+
+}  // namespace
+
+ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePlan& plan) {
+  for (const model::Phase& phase : plan.phases) {
+    if (phase.kind == model::PhaseKind::collective) {
+      throw std::invalid_argument(std::string("the simulator cannot replay ") + model::to_string(plan.algorithm) +
+                                  " yet: its collectives are not decomposed into point-to-point steps");
+    }
+  }
+  ReplayResult result;
+  result.rank_finish_s = run_in_child([&] { return Replay(model, plan).run(); }, plan.gpus.size());
+  result.latency_s = *std::max_element(result.rank_finish_s.begin(), result.rank_finish_s.end());
+  return result;
+}
+
+}  // namespace treering::sim
