@@ -9,18 +9,13 @@
 #include <stdexcept>
 
 #include "treering/model/comm_group.hpp"
+#include "treering/sim/replay.hpp"
 
 namespace treering::sim {
 namespace {
 
 namespace sg4 = simgrid::s4u;
 namespace topo = treering::topologies;
-
-// The bandwidth a flow gets alone on a link: nominal x the model's efficiency for the link's tier.
-double effective_Bps(const topo::Link& link) {
-  return link.bandwidth_Bps *
-         (link.tier == topo::Tier::scale_up ? model::kScaleUpEfficiency : model::kScaleOutEfficiency);
-}
 
 int fake_argc = 1;
 char fake_name[] = "treering-sim";
@@ -61,6 +56,11 @@ std::string read_all(int fd) {
 
 }  // namespace
 
+double effective_bandwidth_Bps(const topo::Link& link) {
+  return link.bandwidth_Bps *
+         (link.tier == topo::Tier::scale_up ? model::kScaleUpEfficiency : model::kScaleOutEfficiency);
+}
+
 SimulatedPlatform::SimulatedPlatform(const topo::Topology& topology)
     : engine_(std::make_unique<sg4::Engine>(&fake_argc, fake_argv)) {
   xbt_log_control_set("root.thres:critical");
@@ -75,7 +75,7 @@ SimulatedPlatform::SimulatedPlatform(const topo::Topology& topology)
   }
   for (topo::LinkId id = 0; id < topology.link_count(); ++id) {
     zone->links.push_back(
-        iface->create_link("link" + std::to_string(id), effective_Bps(topology.link(id)))->set_latency(0)->get_impl());
+        iface->create_link("link" + std::to_string(id), effective_bandwidth_Bps(topology.link(id)))->set_latency(0)->get_impl());
   }
   iface->seal();
 }

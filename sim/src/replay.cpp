@@ -86,6 +86,17 @@ ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePla
     }
   }
   ReplayResult result;
+  const topologies::Topology& topology = model.topology();
+  result.link_bytes.assign(static_cast<size_t>(topology.link_count()), 0.0);
+  for (int rank = 0; rank < static_cast<int>(plan.gpus.size()); ++rank) {
+    for (const model::Step& step : model::steps_of(plan, rank)) {
+      if (step.kind != model::StepKind::send) continue;
+      for (topologies::LinkId id : topology.route(plan.gpus[static_cast<size_t>(rank)],
+                                                  plan.gpus[static_cast<size_t>(step.peer)]).links) {
+        result.link_bytes[static_cast<size_t>(id)] += step.bytes;
+      }
+    }
+  }
   result.rank_finish_s = run_in_child([&] { return Replay(model, plan).run(); }, plan.gpus.size());
   result.latency_s = *std::max_element(result.rank_finish_s.begin(), result.rank_finish_s.end());
   return result;

@@ -51,3 +51,23 @@ TEST_CASE("plans with collectives are refused until their decomposition exists")
   CHECK_THROWS_AS(sim::replay_plan(model, model.plan(DecodeAlgorithm::tree, mha16(), 1000)), std::invalid_argument);
   CHECK_NOTHROW(sim::replay_plan(model, model.plan(DecodeAlgorithm::tree_lse, mha16(), 1000)));
 }
+
+TEST_CASE("bytes per link of a replayed plan equal the model's volumes per tier") {
+  const topologies::Topology topology = topologies::build_topology("dgx-h100", {2, {}});
+  const model::DecodeModel model(topology);
+  for (DecodeAlgorithm algorithm : {DecodeAlgorithm::ring, DecodeAlgorithm::tree_lse}) {
+    const model::DecodePlan plan = model.plan(algorithm, mha16(), 16 * 1000 + 5);
+    const sim::ReplayResult replay = sim::replay_plan(model, plan);
+    const model::DecodeResult predicted = model.evaluate(plan);
+    // Every byte a GPU sends leaves through its first link; those leaving into a NIC are the inter-node ones.
+    double intra = 0, inter = 0;
+    for (topologies::LinkId id = 0; id < topology.link_count(); ++id) {
+      const topologies::Link& link = topology.link(id);
+      if (topology.device(link.from).kind != topologies::DeviceKind::gpu) continue;
+      (topology.device(link.to).kind == topologies::DeviceKind::nic ? inter : intra) += replay.link_bytes[id];
+    }
+    CAPTURE(model::to_string(algorithm));
+    CHECK(intra == predicted.volume.intra_node);
+    CHECK(inter == predicted.volume.inter_node);
+  }
+}

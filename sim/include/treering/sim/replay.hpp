@@ -11,7 +11,11 @@ namespace treering::sim {
 struct ReplayResult {
   double latency_s = 0;                // when the last rank finished
   std::vector<double> rank_finish_s;   // per rank
+  std::vector<double> link_bytes;      // per topology link (LinkId): bytes of the plan's sends that crossed it
 };
+
+// The bandwidth a transfer gets alone on a link in the simulator: nominal x the model's tier efficiency.
+double effective_bandwidth_Bps(const topologies::Link& link);
 
 // Compute steps take the compute model's time (attention at the rank's own rates, small kernels at the
 // slowest rank's, as the model does). A send waits the model's point-to-point latency for its pair, then its
