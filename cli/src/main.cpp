@@ -17,6 +17,7 @@ int run(int argc, char** argv) {
   treering::cli::add_topo_commands(app);
   treering::cli::add_workload_commands(app);
   treering::cli::add_predict_command(app);
+  treering::cli::add_simulate_commands(app);
   treering::cli::add_collective_command(app);
   treering::cli::add_info_command(app);
   try {
