@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <xbt/log.h>
 
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
@@ -85,6 +86,8 @@ SimulatedPlatform::~SimulatedPlatform() = default;
 void SimulatedPlatform::run() { engine_->run(); }
 
 std::vector<double> run_in_child(const std::function<std::vector<double>()>& simulation, size_t expected_values) {
+  // The child inherits copies of unwritten stdio buffers; flush them first or output would appear twice.
+  std::fflush(nullptr);
   int pipe_fds[2];
   if (::pipe(pipe_fds) != 0) throw std::runtime_error("simulator: cannot create a pipe");
   const pid_t pid = ::fork();

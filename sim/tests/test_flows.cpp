@@ -1,6 +1,9 @@
 // The flow simulator: exact alone, fair when sharing, any number of runs per process.
 #include <doctest/doctest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <unistd.h>
 #include <stdexcept>
 
 #include "treering/sim/flows.hpp"
@@ -72,4 +75,28 @@ TEST_CASE("runs repeat exactly within one process; bad flows are refused") {
   CHECK_THROWS_AS(sim::simulate_flows(topology, {flow(0, 16, 1)}), std::invalid_argument);
   CHECK_THROWS_AS(sim::simulate_flows(topology, {flow(0, 1, -1)}), std::invalid_argument);
   CHECK(sim::simulate_flows(topology, {}).makespan_s == 0.0);
+}
+
+TEST_CASE("output a program buffered before a simulation is not written twice") {
+  // The child process inherits unwritten stdio buffers (and flushes stdout on its way out); simulate_flows
+  // flushes them before it forks. Standard output goes to a file for the test, fully buffered.
+  char path[] = "/tmp/treering-flush-XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  std::fflush(stdout);
+  const int saved = dup(1);
+  dup2(fd, 1);
+  std::setvbuf(stdout, nullptr, _IOFBF, 4096);
+  std::fputs("once\n", stdout);  // buffered, not yet written
+  const topologies::Topology topology = preset("dgx-h100", 1);
+  sim::simulate_flows(topology, {flow(0, 1, 1e6)});
+  std::fflush(stdout);
+  dup2(saved, 1);
+  close(saved);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  char text[64] = {};
+  const ssize_t got = pread(fd, text, sizeof text - 1, 0);
+  close(fd);
+  std::remove(path);
+  CHECK(std::string(text, got > 0 ? static_cast<size_t>(got) : 0) == "once\n");
 }
