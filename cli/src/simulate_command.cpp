@@ -1,5 +1,6 @@
 // treering simulate | compare: the simulator's replay of the plans, alone or beside the model.
 #include <algorithm>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -21,12 +22,14 @@ struct SimulateArgs {
   std::string seq_len;
   std::vector<std::string> algorithms{"ring", "tree-lse"};
   std::vector<int> gpus;
+  std::string trace;
   std::string format = "table";
 };
 
 struct Case {
   model::DecodeResult predicted;
   sim::ReplayResult simulated;
+  model::DecodePlan plan;
 };
 
 std::vector<Case> run_cases(const SimulateArgs& args, const topologies::Topology& topology) {
@@ -42,7 +45,7 @@ std::vector<Case> run_cases(const SimulateArgs& args, const topologies::Topology
       if (args.format == "table" && lengths.size() * args.algorithms.size() > 1) {
         std::cerr << "simulating " << name << " at " << seq_len << " tokens...\n";
       }
-      cases.push_back({std::move(predicted), sim::replay_plan(decode, plan)});
+      cases.push_back({std::move(predicted), sim::replay_plan(decode, plan), plan});
     }
   }
   return cases;
@@ -64,9 +67,19 @@ ordered_json links_json(const topologies::Topology& topology, const sim::ReplayR
   return links;
 }
 
+void write_trace(const std::string& path, const Case& c) {
+  std::ofstream out(path);
+  if (!out || !(out << sim::chrome_trace(c.plan, c.simulated))) throw topologies::InputError({path, 0, 0}, "cannot write the file");
+  std::cerr << "wrote " << path << " (open it in ui.perfetto.dev or chrome://tracing)\n";
+}
+
 void print_simulation(const SimulateArgs& args, bool compare) {
+  if (!args.trace.empty() && fmt::parse_token_counts(args.seq_len).size() * args.algorithms.size() != 1) {
+    throw std::invalid_argument("--trace needs one algorithm and one sequence length");
+  }
   const topologies::Topology topology = load_topology(args.cluster);
   const std::vector<Case> cases = run_cases(args, topology);
+  if (!args.trace.empty()) write_trace(args.trace, cases.front());
   if (args.format == "json") {
     ordered_json rows = ordered_json::array();
     for (const Case& c : cases) {
@@ -111,6 +124,7 @@ void add_simulate_commands(CLI::App& app) {
   auto* simulate = app.add_subcommand("simulate", "Replay decode plans in the SimGrid simulator (links shared)");
   auto simulate_args = std::make_shared<SimulateArgs>();
   add_common(*simulate, *simulate_args);
+  simulate->add_option("--trace", simulate_args->trace, "Write a Chrome/Perfetto trace (one track per GPU) to FILE.json");
   simulate->callback([simulate_args] { print_simulation(*simulate_args, false); });
   auto* compare = app.add_subcommand("compare", "The model and the simulator side by side, with their difference");
   auto compare_args = std::make_shared<SimulateArgs>();

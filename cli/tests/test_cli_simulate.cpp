@@ -1,6 +1,7 @@
 // `treering simulate` and `treering compare`.
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "run_cli.hpp"
@@ -27,4 +28,14 @@ TEST_CASE("compare prints both and their difference; algorithms not yet replayed
   auto tree = run_treering("compare --cluster dgx-h100 --nodes 1 --seq-len 80k --algo tree");
   CHECK(tree.exit_code == 2);
   CHECK(tree.err.find("cannot replay tree yet") != std::string::npos);
+}
+
+TEST_CASE("simulate --trace writes a trace a person can open") {
+  const std::string path = std::string(TREERING_BINARY_DIR) + "/tests/cli-output/trace-test.json";
+  auto result = run_treering("simulate --cluster dgx-h100 --nodes 2 --seq-len 1M --algo tree-lse --trace " + path);
+  REQUIRE(result.exit_code == 0);
+  std::ifstream in(path);
+  auto trace = nlohmann::json::parse(in);
+  CHECK(trace["traceEvents"].size() > 16);  // 16 GPU tracks and their spans
+  CHECK(run_treering("simulate --cluster dgx-h100 --seq-len 1M,2M --algo ring --trace " + path).exit_code == 2);
 }

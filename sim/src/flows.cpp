@@ -55,7 +55,8 @@ FlowSimulation simulate_flows(const topo::Topology& topology, const std::vector<
     }
   }
   if (flows.empty()) return result;
-  result.finish_s = run_in_child([&] { return run_flows(topology, flows); }, flows.size());
+  result.finish_s = run_in_child([&] { return run_flows(topology, flows); });
+  if (result.finish_s.size() != flows.size()) throw std::runtime_error("simulator: truncated results");
   for (double finish : result.finish_s) result.makespan_s = std::max(result.makespan_s, finish);
   return result;
 }

@@ -85,7 +85,7 @@ SimulatedPlatform::~SimulatedPlatform() = default;
 
 void SimulatedPlatform::run() { engine_->run(); }
 
-std::vector<double> run_in_child(const std::function<std::vector<double>()>& simulation, size_t expected_values) {
+std::vector<double> run_in_child(const std::function<std::vector<double>()>& simulation) {
   // The child inherits copies of unwritten stdio buffers; flush them first or output would appear twice.
   std::fflush(nullptr);
   int pipe_fds[2];
@@ -106,8 +106,8 @@ std::vector<double> run_in_child(const std::function<std::vector<double>()>& sim
                              (WIFSIGNALED(status) ? " (signal " + std::to_string(WTERMSIG(status)) + ")" : std::string()));
   }
   if (data[0] != 0) throw std::runtime_error("simulator: " + data.substr(1));
-  if (data.size() != 1 + expected_values * sizeof(double)) throw std::runtime_error("simulator: truncated results");
-  std::vector<double> values(expected_values);
+  if ((data.size() - 1) % sizeof(double) != 0) throw std::runtime_error("simulator: truncated results");
+  std::vector<double> values((data.size() - 1) / sizeof(double));
   std::memcpy(values.data(), data.data() + 1, values.size() * sizeof(double));
   return values;
 }

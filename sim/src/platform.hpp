@@ -26,7 +26,7 @@ class SimulatedPlatform {
 };
 
 // Runs `simulation` in a forked child (SimGrid keeps one engine per process and its clock does not restart)
-// and returns the `expected_values` doubles it produced; its exceptions come back as std::runtime_error.
-std::vector<double> run_in_child(const std::function<std::vector<double>()>& simulation, size_t expected_values);
+// and returns the doubles it produced; its exceptions come back as std::runtime_error.
+std::vector<double> run_in_child(const std::function<std::vector<double>()>& simulation);
 
 }  // namespace treering::sim

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <stdexcept>
+#include <string>
 
 #include "platform.hpp"
 
@@ -26,12 +27,15 @@ struct Replay {
   SimulatedPlatform platform;
   std::map<std::pair<int, int>, Channel> channels;
   std::vector<double> finish;
+  std::vector<Activity> activities;
+  std::string failure;  // the first exception inside an actor (one escaping would abort SimGrid)
 
   Replay(const model::DecodeModel& m, const model::DecodePlan& p)
-      : model(m), plan(p), platform(m.topology()), finish(p.gpus.size(), 0.0) {}
+      : model(m), plan(p), platform(m.topology()), finish(p.gpus.size(), -1.0) {}
 
   Channel& channel(int from, int to) { return channels[{from, to}]; }
   sg4::Host* host(int rank) { return platform.host(plan.gpus[static_cast<size_t>(rank)]); }
+  static double now() { return sg4::Engine::get_clock(); }
 
   double compute_s(int rank, const model::Step& step) const {
     if (step.attention && step.flops == 0) return 0.0;  // an empty shard runs no kernel
@@ -39,29 +43,50 @@ struct Replay {
     return rates.launch_s + std::max(step.bytes / rates.hbm_Bps, step.flops / rates.peak_flops);
   }
 
+  template <typename Body>
+  void guarded(Body body) {
+    try {
+      body();
+    } catch (const std::exception& error) {
+      if (failure.empty()) failure = error.what();
+    }
+  }
+
   void send(int from, int to, double bytes) {
     Channel* path = &channel(from, to);
     sg4::Actor::create("send", host(from), [this, from, to, bytes, path] {
-      path->in_order->lock();
-      sg4::this_actor::sleep_for(model.p2p(from, to).latency_s);
-      sg4::Comm::sendto(host(from), host(to), static_cast<uint64_t>(std::llround(bytes)));
-      path->in_order->unlock();
-      path->arrived->release();
+      guarded([&] {
+        path->in_order->lock();
+        sg4::this_actor::sleep_for(model.p2p(from, to).latency_s);
+        const double start = now();
+        sg4::Comm::sendto(host(from), host(to), static_cast<uint64_t>(std::llround(bytes)));
+        activities.push_back({from, ActivityKind::send, start, now(), to});
+        path->in_order->unlock();
+        path->arrived->release();
+      });
     });
   }
 
   void run_rank(int rank) {
     for (const model::Step& step : model::steps_of(plan, rank)) {
+      const double start = now();
       switch (step.kind) {
-        case model::StepKind::compute: sg4::this_actor::sleep_for(compute_s(rank, step)); break;
+        case model::StepKind::compute:
+          sg4::this_actor::sleep_for(compute_s(rank, step));
+          if (now() > start) activities.push_back({rank, ActivityKind::compute, start, now(), -1});
+          break;
         case model::StepKind::send: send(rank, step.peer, step.bytes); break;
-        case model::StepKind::receive: channel(step.peer, rank).arrived->acquire(); break;
+        case model::StepKind::receive:
+          channel(step.peer, rank).arrived->acquire();
+          if (now() > start) activities.push_back({rank, ActivityKind::wait, start, now(), step.peer});
+          break;
         case model::StepKind::collective: break;  // refused before the run
       }
     }
-    finish[static_cast<size_t>(rank)] = sg4::Engine::get_clock();
+    finish[static_cast<size_t>(rank)] = now();
   }
 
+  // Finish times, then 5 numbers per activity (rank, kind, start, end, peer).
   std::vector<double> run() {
     for (int rank = 0; rank < static_cast<int>(plan.gpus.size()); ++rank) {
       for (const model::Step& step : model::steps_of(plan, rank)) {  // create every channel before the run
@@ -69,10 +94,20 @@ struct Replay {
       }
     }
     for (int rank = 0; rank < static_cast<int>(plan.gpus.size()); ++rank) {
-      sg4::Actor::create("rank" + std::to_string(rank), host(rank), [this, rank] { run_rank(rank); });
+      sg4::Actor::create("rank" + std::to_string(rank), host(rank), [this, rank] { guarded([&] { run_rank(rank); }); });
     }
     platform.run();
-    return finish;
+    if (!failure.empty()) throw std::runtime_error(failure);
+    std::string stuck;
+    for (size_t rank = 0; rank < finish.size(); ++rank) {
+      if (finish[rank] < 0) stuck += (stuck.empty() ? "" : ", ") + std::to_string(plan.gpus[rank]);
+    }
+    if (!stuck.empty()) throw std::runtime_error("deadlock: GPUs " + stuck + " never finished (waiting to receive)");
+    std::vector<double> values = finish;
+    for (const Activity& a : activities) {
+      values.insert(values.end(), {double(a.rank), double(static_cast<int>(a.kind)), a.start_s, a.end_s, double(a.peer)});
+    }
+    return values;
   }
 };
 
@@ -97,7 +132,14 @@ ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePla
       }
     }
   }
-  result.rank_finish_s = run_in_child([&] { return Replay(model, plan).run(); }, plan.gpus.size());
+  const std::vector<double> values = run_in_child([&] { return Replay(model, plan).run(); });
+  const size_t ranks = plan.gpus.size();
+  if (values.size() < ranks || (values.size() - ranks) % 5 != 0) throw std::runtime_error("simulator: truncated results");
+  result.rank_finish_s.assign(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(ranks));
+  for (size_t i = ranks; i < values.size(); i += 5) {
+    result.activities.push_back({static_cast<int>(values[i]), static_cast<ActivityKind>(static_cast<int>(values[i + 1])),
+                                 values[i + 2], values[i + 3], static_cast<int>(values[i + 4])});
+  }
   result.latency_s = *std::max_element(result.rank_finish_s.begin(), result.rank_finish_s.end());
   return result;
 }

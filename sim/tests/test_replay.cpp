@@ -4,6 +4,8 @@
 
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "treering/sim/replay.hpp"
 #include "treering/topologies/load.hpp"
 
@@ -70,4 +72,22 @@ TEST_CASE("bytes per link of a replayed plan equal the model's volumes per tier"
     CHECK(intra == predicted.volume.intra_node);
     CHECK(inter == predicted.volume.inter_node);
   }
+}
+
+TEST_CASE("the replay's trace is Chrome-trace JSON with a track per GPU") {
+  const topologies::Topology topology = topologies::build_topology("dgx-h100", {1, {}});
+  const model::DecodeModel model(topology);
+  const model::DecodePlan plan = model.plan(DecodeAlgorithm::ring, mha16(), 8 * 1000);
+  const sim::ReplayResult replay = sim::replay_plan(model, plan);
+  const nlohmann::json trace = nlohmann::json::parse(sim::chrome_trace(plan, replay));
+  int tracks = 0, sends = 0, computes = 0;
+  for (const auto& event : trace["traceEvents"]) {
+    if (event["ph"] == "M") ++tracks;
+    if (event["name"] == "send") ++sends;
+    if (event["name"] == "compute") ++computes;
+    if (event["ph"] == "X") CHECK(event["ts"].get<double>() + event["dur"].get<double>() <= replay.latency_s * 1e6 + 1e-6);
+  }
+  CHECK(tracks == 8);
+  CHECK(sends == 8 * 7);          // p - 1 blocks forwarded by each of 8 GPUs
+  CHECK(computes == 8 * (8 + 1));  // 8 attentions (with their merges) and the final normalisation each
 }

@@ -2,13 +2,26 @@
 // (model::steps_of) on the SimGrid platform of the topology, so that concurrent transfers share links.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "treering/model/decode.hpp"
 
 namespace treering::sim {
 
+// What a rank was doing, and when: computing, moving a send's bytes (after its latency), or waiting for a
+// receive.
+enum class ActivityKind { compute, send, wait };
+struct Activity {
+  int rank = 0;
+  ActivityKind kind = ActivityKind::compute;
+  double start_s = 0;
+  double end_s = 0;
+  int peer = -1;  // send: to; wait: from
+};
+
 struct ReplayResult {
+  std::vector<Activity> activities;    // every rank's timeline, for traces
   double latency_s = 0;                // when the last rank finished
   std::vector<double> rank_finish_s;   // per rank
   std::vector<double> link_bytes;      // per topology link (LinkId): bytes of the plan's sends that crossed it
@@ -17,11 +30,15 @@ struct ReplayResult {
 // The bandwidth a transfer gets alone on a link in the simulator: nominal x the model's tier efficiency.
 double effective_bandwidth_Bps(const topologies::Link& link);
 
+// A Chrome / Perfetto trace (JSON, "traceEvents"): one track per GPU with its compute, send and wait spans.
+std::string chrome_trace(const model::DecodePlan& plan, const ReplayResult& replay);
+
 // Compute steps take the compute model's time (attention at the rank's own rates, small kernels at the
 // slowest rank's, as the model does). A send waits the model's point-to-point latency for its pair, then its
 // bytes cross the route's links, sharing them with whatever else is in flight; sends to one peer go one at a
 // time, in order (NCCL's per-peer FIFO). A receive waits for the matching send. Runs in a child process.
-// Throws std::invalid_argument for plans with collective steps (their decomposition is still to come).
+// Throws std::invalid_argument for plans with collective steps (their decomposition is still to come), and
+// std::runtime_error naming the GPUs when the replay deadlocks (some rank never finished) or a rank failed.
 ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePlan& plan);
 
 }  // namespace treering::sim
