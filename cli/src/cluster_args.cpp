@@ -1,5 +1,7 @@
 #include "cluster_args.hpp"
 
+#include "commands.hpp"
+
 #include "treering/topologies/load.hpp"
 
 namespace treering::cli {
@@ -24,6 +26,18 @@ void add_cluster_option(CLI::App& command, ClusterArgs& args) {
 
 topologies::Topology load_topology(const ClusterArgs& args) {
   return topologies::build_topology(args.cluster, {args.nodes, args.gpus_per_node});
+}
+
+void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& algorithms_help,
+                        std::vector<std::string> formats) {
+  add_cluster_option(command, args.cluster);
+  command.add_option("--workload", args.workload, "A workload preset (treering workload list) or a YAML file")
+      ->capture_default_str();
+  command.add_option("--seq-len", args.seq_len, "Context lengths: 80k, 5.12M, lists 80k,1M and ranges 80k:5.12M:x2")
+      ->required();
+  command.add_option("--algo", args.algorithms, algorithms_help)->delimiter(',')->capture_default_str();
+  command.add_option("--gpus", args.gpus, "The GPUs to use, in ring order (default: all, node by node)")->delimiter(',');
+  add_format_option(command, args.format, std::move(formats));
 }
 
 model::Workload load_workload(const std::string& name_or_path) {

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "treering/model/workload.hpp"
 #include "treering/topologies/topology.hpp"
@@ -21,6 +22,18 @@ void add_cluster_positional(CLI::App& command, ClusterArgs& args);
 void add_cluster_option(CLI::App& command, ClusterArgs& args);
 
 topologies::Topology load_topology(const ClusterArgs& args);
+
+// What predict, simulate and compare share: a cluster, a workload, context lengths, algorithms, GPUs, format.
+struct DecodeArgs {
+  ClusterArgs cluster;
+  std::string workload = "paper-mha16";
+  std::string seq_len;
+  std::vector<std::string> algorithms;
+  std::vector<int> gpus;
+  std::string format = "table";
+};
+void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& algorithms_help,
+                        std::vector<std::string> formats);
 
 // A workload preset name, or a YAML file (a path with '/' or ending in .yaml/.yml), checked.
 model::Workload load_workload(const std::string& name_or_path);

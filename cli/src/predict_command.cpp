@@ -15,16 +15,11 @@ namespace {
 using nlohmann::ordered_json;
 namespace fmt = treering::topologies;
 
-struct PredictArgs {
-  ClusterArgs cluster;
-  std::string workload = "paper-mha16";
-  std::string seq_len;
-  std::vector<std::string> algorithms{"ring", "tree", "tree-fused", "tree-lse", "allgather-merge"};
+struct PredictArgs : DecodeArgs {
+  PredictArgs() { algorithms = {"ring", "tree", "tree-fused", "tree-lse", "allgather-merge"}; }
   std::optional<int> batch;
   std::optional<long long> tokens;
   bool prefill = false;
-  std::vector<int> gpus;
-  std::string format = "table";
 };
 
 struct Row {
@@ -150,20 +145,11 @@ void run(const PredictArgs& args) {
 void add_predict_command(CLI::App& app) {
   auto* command = app.add_subcommand("predict", "Predict decode latency, volume and memory of tree vs ring attention");
   auto args = std::make_shared<PredictArgs>();
-  add_cluster_option(*command, args->cluster);
-  command->add_option("--workload", args->workload, "A workload preset (treering workload list) or a YAML file")
-      ->capture_default_str();
-  command->add_option("--seq-len", args->seq_len, "Context lengths: 80k, 5.12M, lists 80k,1M and ranges 80k:5.12M:x2")
-      ->required();
-  command->add_option("--algo", args->algorithms, "Algorithms: ring, tree, tree-fused, tree-lse, allgather-merge")
-      ->delimiter(',')
-      ->capture_default_str();
+  add_decode_options(*command, *args, "Algorithms: ring, tree, tree-fused, tree-lse, allgather-merge",
+                     {"table", "json", "csv"});
   command->add_option("--batch", args->batch, "Sequences decoded together (default: the workload's)");
   command->add_option("--tokens", args->tokens, "Also estimate generating this many tokens (JSON generation_s)");
-  command->add_option("--gpus", args->gpus, "The GPUs to use, in ring order (default: all, node by node)")
-      ->delimiter(',');
   command->add_flag("--prefill", args->prefill, "Add a prefill estimate of the prompt (JSON prefill_s; in generation_s)");
-  add_format_option(*command, args->format, {"table", "json", "csv"});
   command->callback([args] { run(*args); });
 }
 

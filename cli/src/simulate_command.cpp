@@ -16,14 +16,9 @@ namespace {
 using nlohmann::ordered_json;
 namespace fmt = treering::topologies;
 
-struct SimulateArgs {
-  ClusterArgs cluster;
-  std::string workload = "paper-mha16";
-  std::string seq_len;
-  std::vector<std::string> algorithms{"ring", "tree-lse"};
-  std::vector<int> gpus;
+struct SimulateArgs : DecodeArgs {
+  SimulateArgs() { algorithms = {"ring", "tree-lse"}; }
   std::string trace;
-  std::string format = "table";
 };
 
 struct Case {
@@ -108,14 +103,7 @@ void print_simulation(const SimulateArgs& args, bool compare) {
 }
 
 void add_common(CLI::App& command, SimulateArgs& args) {
-  add_cluster_option(command, args.cluster);
-  command.add_option("--workload", args.workload, "A workload preset or a YAML file")->capture_default_str();
-  command.add_option("--seq-len", args.seq_len, "Context lengths: 80k, lists and ranges 80k:5.12M:x2")->required();
-  command.add_option("--algo", args.algorithms, "Algorithms the simulator replays so far: ring, tree-lse")
-      ->delimiter(',')
-      ->capture_default_str();
-  command.add_option("--gpus", args.gpus, "The GPUs to use, in ring order (default: all)")->delimiter(',');
-  add_format_option(command, args.format, {"table", "json"});
+  add_decode_options(command, args, "Algorithms the simulator replays so far: ring, tree-lse", {"table", "json"});
 }
 
 }  // namespace
