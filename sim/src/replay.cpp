@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -15,9 +16,11 @@ namespace {
 
 namespace sg4 = simgrid::s4u;
 
-// One direction between two ranks: sends go through it one at a time; receives count what has arrived.
+// One direction between two ranks: a daemon actor moves its queued sends one at a time, in order; receives
+// count what has arrived.
 struct Channel {
-  sg4::MutexPtr in_order = sg4::Mutex::create();
+  std::deque<double> queued_bytes;
+  sg4::SemaphorePtr queued = sg4::Semaphore::create(0);
   sg4::SemaphorePtr arrived = sg4::Semaphore::create(0);
 };
 
@@ -53,18 +56,29 @@ struct Replay {
   }
 
   void send(int from, int to, double bytes) {
-    Channel* path = &channel(from, to);
-    sg4::Actor::create("send", host(from), [this, from, to, bytes, path] {
+    Channel& path = channel(from, to);
+    path.queued_bytes.push_back(bytes);
+    path.queued->release();
+  }
+
+  // The sender of one channel: runs for the whole replay (a daemon, ended when the ranks are done).
+  void start_sender(int from, int to, Channel& path) {
+    sg4::ActorPtr sender = sg4::Actor::create("send", host(from), [this, from, to, &path] {
       guarded([&] {
-        path->in_order->lock();
-        sg4::this_actor::sleep_for(model.p2p(from, to).latency_s);
-        const double start = now();
-        sg4::Comm::sendto(host(from), host(to), static_cast<uint64_t>(std::llround(bytes)));
-        activities.push_back({from, ActivityKind::send, start, now(), to});
-        path->in_order->unlock();
-        path->arrived->release();
+        const double latency_s = model.p2p(from, to).latency_s;
+        while (true) {
+          path.queued->acquire();
+          const double bytes = path.queued_bytes.front();
+          path.queued_bytes.pop_front();
+          sg4::this_actor::sleep_for(latency_s);
+          const double start = now();
+          sg4::Comm::sendto(host(from), host(to), static_cast<uint64_t>(std::llround(bytes)));
+          activities.push_back({from, ActivityKind::send, start, now(), to});
+          path.arrived->release();
+        }
       });
     });
+    sender->daemonize();
   }
 
   void run_rank(int rank) {
@@ -89,8 +103,10 @@ struct Replay {
   // Finish times, then 5 numbers per activity (rank, kind, start, end, peer).
   std::vector<double> run() {
     for (int rank = 0; rank < static_cast<int>(plan.gpus.size()); ++rank) {
-      for (const model::Step& step : model::steps_of(plan, rank)) {  // create every channel before the run
-        if (step.kind == model::StepKind::send) channel(rank, step.peer);
+      for (const model::Step& step : model::steps_of(plan, rank)) {  // every channel and its sender first
+        if (step.kind == model::StepKind::send && !channels.count({rank, step.peer})) {
+          start_sender(rank, step.peer, channel(rank, step.peer));
+        }
       }
     }
     for (int rank = 0; rank < static_cast<int>(plan.gpus.size()); ++rank) {
