@@ -40,7 +40,7 @@ std::vector<Case> run_cases(const SimulateArgs& args, const topologies::Topology
       if (args.format == "table" && lengths.size() * args.algorithms.size() > 1) {
         std::cerr << "simulating " << name << " at " << seq_len << " tokens...\n";
       }
-      cases.push_back({std::move(predicted), sim::replay_plan(decode, plan), plan});
+      cases.push_back({std::move(predicted), sim::replay_plan(decode, plan, !args.trace.empty()), plan});
     }
   }
   return cases;
@@ -62,9 +62,8 @@ ordered_json links_json(const topologies::Topology& topology, const sim::ReplayR
   return links;
 }
 
-void write_trace(const std::string& path, const Case& c) {
-  std::ofstream out(path);
-  if (!out || !(out << sim::chrome_trace(c.plan, c.simulated))) throw topologies::InputError({path, 0, 0}, "cannot write the file");
+void write_trace(std::ofstream& out, const std::string& path, const Case& c) {
+  if (!(out << sim::chrome_trace(c.plan, c.simulated))) throw topologies::InputError({path, 0, 0}, "cannot write the file");
   std::cerr << "wrote " << path << " (open it in ui.perfetto.dev or chrome://tracing)\n";
 }
 
@@ -72,9 +71,14 @@ void print_simulation(const SimulateArgs& args, bool compare) {
   if (!args.trace.empty() && fmt::parse_token_counts(args.seq_len).size() * args.algorithms.size() != 1) {
     throw std::invalid_argument("--trace needs one algorithm and one sequence length");
   }
+  std::ofstream trace;  // opened before simulating, so that a bad path fails at once
+  if (!args.trace.empty()) {
+    trace.open(args.trace);
+    if (!trace) throw topologies::InputError({args.trace, 0, 0}, "cannot write the file");
+  }
   const topologies::Topology topology = load_topology(args.cluster);
   const std::vector<Case> cases = run_cases(args, topology);
-  if (!args.trace.empty()) write_trace(args.trace, cases.front());
+  if (!args.trace.empty()) write_trace(trace, args.trace, cases.front());
   if (args.format == "json") {
     ordered_json rows = ordered_json::array();
     for (const Case& c : cases) {

@@ -47,8 +47,10 @@ FlowSimulation simulate_flows(const topo::Topology& topology, const std::vector<
       throw std::invalid_argument("flow between GPUs " + std::to_string(flow.src_gpu) + " and " +
                                   std::to_string(flow.dst_gpu) + ": no such GPU");
     }
-    if (!(flow.bytes >= 0) || !(flow.start_s >= 0) || !(flow.latency_s >= 0)) {
-      throw std::invalid_argument("flow sizes, start times and latencies must not be negative");
+    for (double value : {flow.bytes, flow.start_s, flow.latency_s}) {
+      if (!(value >= 0) || !std::isfinite(value)) {
+        throw std::invalid_argument("flow sizes, start times and latencies must be finite and not negative");
+      }
     }
     for (topo::LinkId id : topology.route(flow.src_gpu, flow.dst_gpu).links) {
       result.link_bytes[static_cast<size_t>(id)] += flow.bytes;

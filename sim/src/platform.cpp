@@ -1,10 +1,13 @@
 // The SimGrid platform of a topology, and running a simulation in a child process.
 #include "platform.hpp"
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <xbt/log.h>
 
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -35,19 +38,30 @@ void write_all(int fd, const void* data, size_t size) {
 std::string read_all(int fd) {
   std::string data;
   char buffer[65536];
-  for (ssize_t got; (got = ::read(fd, buffer, sizeof buffer)) > 0;) data.append(buffer, static_cast<size_t>(got));
-  return data;
+  while (true) {
+    const ssize_t got = ::read(fd, buffer, sizeof buffer);
+    if (got > 0) {
+      data.append(buffer, static_cast<size_t>(got));
+    } else if (got == 0 || errno != EINTR) {
+      return data;
+    }
+  }
 }
 
-// Child: status byte 0 and the doubles, or status 1 and an error message.
+// Child: a status byte (0 results, 1 std::invalid_argument, 2 any other error), then the doubles or the
+// error's message.
 [[noreturn]] void child(int fd, const std::function<std::vector<double>()>& simulation) {
   try {
     const std::vector<double> values = simulation();
     const char ok = 0;
     write_all(fd, &ok, 1);
     write_all(fd, values.data(), values.size() * sizeof(double));
+  } catch (const std::invalid_argument& error) {
+    const char bad_input = 1;
+    write_all(fd, &bad_input, 1);
+    write_all(fd, error.what(), std::strlen(error.what()));
   } catch (const std::exception& error) {
-    const char failed = 1;
+    const char failed = 2;
     write_all(fd, &failed, 1);
     write_all(fd, error.what(), std::strlen(error.what()));
   }
@@ -89,22 +103,36 @@ std::vector<double> run_in_child(const std::function<std::vector<double>()>& sim
   // The child inherits copies of unwritten stdio buffers; flush them first or output would appear twice.
   std::fflush(nullptr);
   int pipe_fds[2];
-  if (::pipe(pipe_fds) != 0) throw std::runtime_error("simulator: cannot create a pipe");
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw std::runtime_error("simulator: cannot create a pipe");
   const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("simulator: cannot fork");
+  if (pid < 0) {
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    throw std::runtime_error("simulator: cannot fork");
+  }
   if (pid == 0) {
     ::close(pipe_fds[0]);
     child(pipe_fds[1], simulation);
   }
   ::close(pipe_fds[1]);
-  const std::string data = read_all(pipe_fds[0]);
+  std::string data;
+  try {
+    data = read_all(pipe_fds[0]);
+  } catch (...) {  // e.g. out of memory: do not leave the child blocked on its write
+    ::close(pipe_fds[0]);
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    throw;
+  }
   ::close(pipe_fds[0]);
   int status = 0;
-  ::waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || data.empty()) {
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || data.empty()) {
     throw std::runtime_error("simulator: the simulation process died" +
                              (WIFSIGNALED(status) ? " (signal " + std::to_string(WTERMSIG(status)) + ")" : std::string()));
   }
+  if (data[0] == 1) throw std::invalid_argument(data.substr(1));
   if (data[0] != 0) throw std::runtime_error("simulator: " + data.substr(1));
   if ((data.size() - 1) % sizeof(double) != 0) throw std::runtime_error("simulator: truncated results");
   std::vector<double> values((data.size() - 1) / sizeof(double));

@@ -31,10 +31,15 @@ struct Replay {
   std::map<std::pair<int, int>, Channel> channels;
   std::vector<double> finish;
   std::vector<Activity> activities;
+  bool record = false;
   std::string failure;  // the first exception inside an actor (one escaping would abort SimGrid)
 
-  Replay(const model::DecodeModel& m, const model::DecodePlan& p)
-      : model(m), plan(p), platform(m.topology()), finish(p.gpus.size(), -1.0) {}
+  Replay(const model::DecodeModel& m, const model::DecodePlan& p, bool record_activities)
+      : model(m), plan(p), platform(m.topology()), finish(p.gpus.size(), -1.0), record(record_activities) {}
+
+  void note(const Activity& activity) {
+    if (record) activities.push_back(activity);
+  }
 
   Channel& channel(int from, int to) { return channels[{from, to}]; }
   sg4::Host* host(int rank) { return platform.host(plan.gpus[static_cast<size_t>(rank)]); }
@@ -73,7 +78,7 @@ struct Replay {
           sg4::this_actor::sleep_for(latency_s);
           const double start = now();
           sg4::Comm::sendto(host(from), host(to), static_cast<uint64_t>(std::llround(bytes)));
-          activities.push_back({from, ActivityKind::send, start, now(), to});
+          note({from, ActivityKind::send, start, now(), to});
           path.arrived->release();
         }
       });
@@ -87,12 +92,12 @@ struct Replay {
       switch (step.kind) {
         case model::StepKind::compute:
           sg4::this_actor::sleep_for(compute_s(rank, step));
-          if (now() > start) activities.push_back({rank, ActivityKind::compute, start, now(), -1});
+          if (now() > start) note({rank, ActivityKind::compute, start, now(), -1});
           break;
         case model::StepKind::send: send(rank, step.peer, step.bytes); break;
         case model::StepKind::receive:
           channel(step.peer, rank).arrived->acquire();
-          if (now() > start) activities.push_back({rank, ActivityKind::wait, start, now(), step.peer});
+          if (now() > start) note({rank, ActivityKind::wait, start, now(), step.peer});
           break;
         case model::StepKind::collective: break;  // refused before the run
       }
@@ -129,7 +134,7 @@ struct Replay {
 
 }  // namespace
 
-ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePlan& plan) {
+ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePlan& plan, bool record_activities) {
   for (const model::Phase& phase : plan.phases) {
     if (phase.kind == model::PhaseKind::collective) {
       throw std::invalid_argument(std::string("the simulator cannot replay ") + model::to_string(plan.algorithm) +
@@ -148,7 +153,7 @@ ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePla
       }
     }
   }
-  const std::vector<double> values = run_in_child([&] { return Replay(model, plan).run(); });
+  const std::vector<double> values = run_in_child([&] { return Replay(model, plan, record_activities).run(); });
   const size_t ranks = plan.gpus.size();
   if (values.size() < ranks || (values.size() - ranks) % 5 != 0) throw std::runtime_error("simulator: truncated results");
   result.rank_finish_s.assign(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(ranks));

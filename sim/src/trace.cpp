@@ -1,5 +1,6 @@
 // Chrome / Perfetto trace of a replay: the JSON "traceEvents" form that chrome://tracing and ui.perfetto.dev
-// open. One process (the cluster), one thread per GPU, complete events ("ph": "X") in microseconds.
+// open. One process (the cluster), one thread per GPU; compute and waits are complete events ("X"), which
+// never overlap on a GPU; sends are async begin/end pairs ("b"/"e"), which may. Microseconds.
 #include <cstdio>
 #include <string>
 
@@ -34,7 +35,20 @@ std::string chrome_trace(const model::DecodePlan& plan, const ReplayResult& repl
                   rank, plan.gpus[rank]);
     add(line);
   }
+  int next_id = 0;
   for (const Activity& a : replay.activities) {
+    if (a.kind == ActivityKind::send) {  // async: sends overlap the rank's compute and each other
+      for (const char* phase : {"b", "e"}) {
+        std::snprintf(line, sizeof line,
+                      "{\"name\": \"send to GPU %d\", \"cat\": \"send\", \"ph\": \"%s\", \"id\": %d, \"pid\": 0, "
+                      "\"tid\": %d, \"ts\": %.6f}",
+                      a.peer >= 0 ? plan.gpus[static_cast<size_t>(a.peer)] : -1, phase, next_id, a.rank,
+                      (phase[0] == 'b' ? a.start_s : a.end_s) * 1e6);
+        add(line);
+      }
+      ++next_id;
+      continue;
+    }
     std::snprintf(line, sizeof line,
                   "{\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": 0, \"tid\": %d, \"ts\": %.6f, "
                   "\"dur\": %.6f, \"args\": {\"peer\": %d}}",

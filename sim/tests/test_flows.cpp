@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <unistd.h>
 #include <stdexcept>
 
@@ -74,6 +75,7 @@ TEST_CASE("runs repeat exactly within one process; bad flows are refused") {
   CHECK(first == doctest::Approx(1e6 / 46e9).epsilon(1e-9));
   CHECK_THROWS_AS(sim::simulate_flows(topology, {flow(0, 16, 1)}), std::invalid_argument);
   CHECK_THROWS_AS(sim::simulate_flows(topology, {flow(0, 1, -1)}), std::invalid_argument);
+  CHECK_THROWS_AS(sim::simulate_flows(topology, {flow(0, 1, 1, std::numeric_limits<double>::infinity())}), std::invalid_argument);
   CHECK(sim::simulate_flows(topology, {}).makespan_s == 0.0);
 }
 

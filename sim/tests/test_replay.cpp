@@ -2,6 +2,7 @@
 // as the sharing says.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -78,14 +79,20 @@ TEST_CASE("the replay's trace is Chrome-trace JSON with a track per GPU") {
   const topologies::Topology topology = topologies::build_topology("dgx-h100", {1, {}});
   const model::DecodeModel model(topology);
   const model::DecodePlan plan = model.plan(DecodeAlgorithm::ring, mha16(), 8 * 1000);
-  const sim::ReplayResult replay = sim::replay_plan(model, plan);
+  const sim::ReplayResult replay = sim::replay_plan(model, plan, true);
   const nlohmann::json trace = nlohmann::json::parse(sim::chrome_trace(plan, replay));
   int tracks = 0, sends = 0, computes = 0;
+  std::map<int, double> track_end;  // spans on one GPU's track must not overlap (Perfetto nests "X" events)
   for (const auto& event : trace["traceEvents"]) {
     if (event["ph"] == "M") ++tracks;
-    if (event["name"] == "send") ++sends;
+    if (event["ph"] == "b") ++sends;
     if (event["name"] == "compute") ++computes;
-    if (event["ph"] == "X") CHECK(event["ts"].get<double>() + event["dur"].get<double>() <= replay.latency_s * 1e6 + 1e-6);
+    if (event["ph"] != "X") continue;
+    const double start = event["ts"].get<double>();
+    const double end = start + event["dur"].get<double>();
+    CHECK(end <= replay.latency_s * 1e6 + 1e-6);
+    CHECK(start >= track_end[event["tid"].get<int>()] - 1e-6);
+    track_end[event["tid"].get<int>()] = end;
   }
   CHECK(tracks == 8);
   CHECK(sends == 8 * 7);          // p - 1 blocks forwarded by each of 8 GPUs

@@ -30,7 +30,8 @@ struct ReplayResult {
 // The bandwidth a transfer gets alone on a link in the simulator: nominal x the model's tier efficiency.
 double effective_bandwidth_Bps(const topologies::Link& link);
 
-// A Chrome / Perfetto trace (JSON, "traceEvents"): one track per GPU with its compute, send and wait spans.
+// A Chrome / Perfetto trace (JSON, "traceEvents"): one track per GPU with its compute and wait spans, and
+// its sends as async spans (several can be in flight at once). Needs a replay run with record_activities.
 std::string chrome_trace(const model::DecodePlan& plan, const ReplayResult& replay);
 
 // Compute steps take the compute model's time (attention at the rank's own rates, small kernels at the
@@ -39,6 +40,8 @@ std::string chrome_trace(const model::DecodePlan& plan, const ReplayResult& repl
 // time, in order (NCCL's per-peer FIFO). A receive waits for the matching send. Runs in a child process.
 // Throws std::invalid_argument for plans with collective steps (their decomposition is still to come), and
 // std::runtime_error naming the GPUs when the replay deadlocks (some rank never finished) or a rank failed.
-ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePlan& plan);
+// `record_activities` keeps every rank's timeline (for traces; it costs memory: ~3 p^2 spans for the ring).
+ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePlan& plan,
+                         bool record_activities = false);
 
 }  // namespace treering::sim
