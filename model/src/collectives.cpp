@@ -27,15 +27,6 @@ struct Cost {
   double network_s() const { return network_latency_s + (network_bound ? transfer_s : 0.0); }
 };
 
-double protocol_factor(Protocol protocol) {
-  switch (protocol) {
-    case Protocol::ll: return 0.5;
-    case Protocol::ll128: return 0.92;  // NCCL's factor (120 of 128 bytes carry data, less flag handling)
-    case Protocol::simple: return 1.0;
-  }
-  return 1.0;
-}
-
 struct Terms {
   const CommGroup& group;
   Protocol protocol;
@@ -43,7 +34,7 @@ struct Terms {
   double base(LatencyRow row) const { return group.latency.base[int(row)][int(protocol)]; }
   double up(LatencyRow row) const { return group.latency.scale_up_step[int(row)][int(protocol)]; }
   double out(LatencyRow row) const { return group.latency.scale_out_step[int(row)][int(protocol)]; }
-  double factor() const { return protocol_factor(protocol); }
+  double factor() const { return protocol_efficiency(protocol); }
   // Ring bus bandwidth: the fabric inside each domain and, across domains, the domain's NICs.
   double ring_Bps() const {
     return std::min(group.scale_up_bus_Bps, k > 1 ? group.scale_out_domain_Bps : kInfinite) * factor();
@@ -116,12 +107,13 @@ Cost allreduce(const Terms& t, CollectiveAlgorithm algorithm, double S) {
       cost.scale_up_bytes = S;
       return cost;
     case CollectiveAlgorithm::nvls_tree:
-      // In-switch reduce-scatter, a tree across domains on each GPU's share S/g, in-switch all-gather: pipelined.
+      // In-switch reduce-scatter, an all-reduce across domains of each GPU's share S/g (2 (k-1)/k x S/g per
+      // GPU through the NICs: S/g at k = 2), in-switch all-gather: pipelined.
       if (!group.in_switch_reduction || t.k < 2) return cost;
       cost.latency_s = t.base(LatencyRow::nvls_tree) + t.up(LatencyRow::nvls_tree) + 2 * t.log2k() * t.out(LatencyRow::nvls_tree);
-      cost.transfer_s = S * std::max(1.0 / group.in_switch_Bps, 1.0 / group.scale_out_domain_Bps) / t.factor();
+      cost.transfer_s = S * std::max(1.0 / group.in_switch_Bps, 2 * (t.k - 1) / t.k / group.scale_out_domain_Bps) / t.factor();
       cost.network_latency_s = 2 * t.log2k() * t.out(LatencyRow::nvls_tree);
-      cost.network_bound = group.scale_out_domain_Bps < group.in_switch_Bps;
+      cost.network_bound = 2 * (t.k - 1) / t.k * group.in_switch_Bps > group.scale_out_domain_Bps;
       cost.scale_up_bytes = S;
       cost.scale_out_bytes = 2 * (t.k - 1) / t.k * S / t.g;
       return cost;
@@ -209,6 +201,15 @@ bool in_set(CollectiveOp op, CollectiveAlgorithm algorithm, AlgorithmSet allowed
 }
 
 }  // namespace
+
+double protocol_efficiency(Protocol protocol) {
+  switch (protocol) {
+    case Protocol::ll: return 0.5;
+    case Protocol::ll128: return 0.92;  // NCCL's factor (120 of 128 bytes carry data, less flag handling)
+    case Protocol::simple: return 1.0;
+  }
+  return 1.0;
+}
 
 CollectiveEstimate estimate_collective(const CommGroup& group, const CollectiveRequest& request) {
   if (!(request.bytes >= 0) || !std::isfinite(request.bytes)) throw std::invalid_argument("the size must be a non-negative number of bytes");

@@ -39,10 +39,7 @@ void evaluate_attend(Context& c, const Phase& phase) {
 }
 
 void evaluate_collective(Context& c, const Phase& phase) {
-  CollectiveRequest request;
-  request.op = phase.op;
-  request.bytes = phase.bytes;
-  const CollectiveEstimate estimate = estimate_collective(c.model.group(), request);
+  const CollectiveEstimate estimate = c.model.collective(phase);
   // The network's share (its step latencies, and the transfer when the NICs pace it) counts as inter-node,
   // the rest (base latency, NVLink steps, in-switch reduction) as intra-node.
   const std::string how = std::string(to_string(estimate.chosen.algorithm)) + "/" + to_string(estimate.chosen.protocol);

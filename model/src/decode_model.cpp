@@ -34,6 +34,17 @@ DecodePlan DecodeModel::plan(DecodeAlgorithm algorithm, const Workload& workload
   return make_plan(algorithm, workload, seq_len, gpus_, domain_of_rank_, options);
 }
 
+CollectiveEstimate DecodeModel::collective(const Phase& phase) const {
+  CollectiveRequest request;
+  request.op = phase.op;
+  request.bytes = phase.bytes;
+  return estimate_collective(group_, request);
+}
+
+CollectiveSchedule DecodeModel::collective_schedule(const Phase& phase) const {
+  return model::collective_schedule(group_, domain_of_rank_, phase.op, phase.bytes, collective(phase).chosen);
+}
+
 bool DecodeModel::crosses_domains(int from_rank, int to_rank) const {
   return domain_of_rank_[static_cast<size_t>(from_rank)] != domain_of_rank_[static_cast<size_t>(to_rank)];
 }

@@ -62,6 +62,9 @@ struct CollectiveEstimate {
   std::vector<CollectiveCandidate> candidates;  // every (algorithm, protocol) that can run, fastest first
 };
 
+// Bytes of data per byte on the wire: LL 0.5 (8 of every 16), LL128 0.92, Simple 1 (NCCL's protocol factors).
+double protocol_efficiency(Protocol protocol);
+
 // Throws std::invalid_argument for a negative size, a group of fewer than 2 GPUs for a collective (one GPU
 // takes no time and is answered with zeros), or a forced algorithm or protocol that cannot run here.
 CollectiveEstimate estimate_collective(const CommGroup& group, const CollectiveRequest& request);

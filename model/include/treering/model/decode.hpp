@@ -7,6 +7,7 @@
 #include <tuple>
 #include <vector>
 
+#include "treering/model/collective_flows.hpp"
 #include "treering/model/comm_group.hpp"
 #include "treering/model/compute.hpp"
 #include "treering/model/plan.hpp"
@@ -82,6 +83,10 @@ class DecodeModel {
   double prefill_s(const Workload& workload, long long seq_len) const;
 
   const CommGroup& group() const { return group_; }
+  // A collective phase as the model times it (NCCL's algorithms over all ranks, the fastest), and the flows
+  // that algorithm moves, for replays (collective_flows.hpp).
+  CollectiveEstimate collective(const Phase& phase) const;
+  CollectiveSchedule collective_schedule(const Phase& phase) const;
   // Send/recv of `bytes` from rank a to rank b, alone on the network: latency_s + bytes / bandwidth_Bps.
   struct PairCost {
     double latency_s = 0;

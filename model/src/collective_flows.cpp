@@ -1,0 +1,194 @@
+// The flows of a collective algorithm (see collective_flows.hpp for the patterns and why).
+#include "treering/model/collective_flows.hpp"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+namespace treering::model {
+namespace {
+
+struct Layout {
+  std::vector<std::vector<int>> domains;  // ranks of each domain, domains in order of their first rank
+  std::vector<int> order;                 // the ranks domain by domain
+  int ranks() const { return static_cast<int>(order.size()); }
+  int domain_count() const { return static_cast<int>(domains.size()); }
+  int smallest_domain() const {
+    size_t smallest = domains.front().size();
+    for (const auto& members : domains) smallest = std::min(smallest, members.size());
+    return static_cast<int>(smallest);
+  }
+};
+
+Layout layout_of(const std::vector<int>& domain_of_rank) {
+  Layout layout;
+  std::map<int, size_t> index_of_domain;
+  for (int rank = 0; rank < static_cast<int>(domain_of_rank.size()); ++rank) {
+    auto [it, added] = index_of_domain.try_emplace(domain_of_rank[static_cast<size_t>(rank)], layout.domains.size());
+    if (added) layout.domains.emplace_back();
+    layout.domains[it->second].push_back(rank);
+  }
+  for (const auto& members : layout.domains) layout.order.insert(layout.order.end(), members.begin(), members.end());
+  return layout;
+}
+
+struct Flows {
+  std::vector<CollectiveFlow> list;
+  double wire_per_byte = 1;  // wire bytes per payload byte for the flows being added
+  void add(int from, int to, double bytes) {
+    if (from != to && bytes > 0) list.push_back({from, to, bytes, bytes * wire_per_byte});
+  }
+  // Every member sends `bytes` to the next, the last to the first.
+  void ring(const std::vector<int>& members, double bytes) {
+    if (members.size() < 2) return;
+    for (size_t i = 0; i < members.size(); ++i) add(members[i], members[(i + 1) % members.size()], bytes);
+  }
+};
+
+// Ring channels: one per NIC of a domain across domains (NCCL's rings leave each node through every NIC),
+// else one. Channel c enters domain d at its member c x g_d / C and leaves from the member before it.
+void ring_channels(const CommGroup& group, const Layout& layout, double sent, Flows& flows) {
+  const double nics = group.scale_out_nic_Bps > 0 ? group.scale_out_domain_Bps / group.scale_out_nic_Bps : 1.0;
+  const bool across = layout.domain_count() > 1 && layout.smallest_domain() > 1;
+  const int channels = across ? std::clamp(static_cast<int>(nics + 0.5), 1, layout.smallest_domain()) : 1;
+  for (int c = 0; c < channels; ++c) {
+    std::vector<int> order;
+    for (const auto& members : layout.domains) {
+      const size_t g = members.size();
+      const size_t start = static_cast<size_t>(c) * g / static_cast<size_t>(channels);
+      for (size_t j = 0; j < g; ++j) order.push_back(members[(start + j) % g]);
+    }
+    flows.ring(order, sent / channels);
+  }
+}
+
+// The l-th member of every domain, for each l below the smallest domain's size.
+void rail_rings(const Layout& layout, double bytes, Flows& flows) {
+  for (int rail = 0; rail < layout.smallest_domain(); ++rail) {
+    std::vector<int> members;
+    for (const auto& domain : layout.domains) members.push_back(domain[static_cast<size_t>(rail)]);
+    flows.ring(members, bytes);
+  }
+}
+
+void both_ways(Flows& flows, int child, int parent, double bytes) {
+  flows.add(child, parent, bytes);  // reduce
+  flows.add(parent, child, bytes);  // broadcast
+}
+
+void double_binary_tree(const Layout& layout, double S, Flows& flows) {
+  const int k = layout.domain_count();
+  for (int tree = 0; tree < 2; ++tree) {
+    auto leader = [&](int position) {  // tree 1 takes the domains mirrored and leads by their last member
+      const auto& members = layout.domains[static_cast<size_t>(tree == 0 ? position : k - 1 - position)];
+      return tree == 0 ? members.front() : members.back();
+    };
+    for (const auto& members : layout.domains) {  // chains towards the leader
+      for (size_t i = 1; i < members.size(); ++i) {
+        if (tree == 0) both_ways(flows, members[i], members[i - 1], S / 2);
+        else both_ways(flows, members[members.size() - 1 - i], members[members.size() - i], S / 2);
+      }
+    }
+    for (int position = 1; position < k; ++position) both_ways(flows, leader(position), leader((position - 1) / 2), S / 2);
+  }
+}
+
+// Exchanges at distance m/2, m/4, ..., 1 over the largest power of two m <= n of S/2, S/4, ... per pass; the
+// ranks past m hand their buffer to rank - m first and get the result back after.
+void recursive_doubling(const Layout& layout, double S, double passes, Flows& flows) {
+  const int n = layout.ranks();
+  int m = 1;
+  while (m * 2 <= n) m *= 2;
+  for (int r = m; r < n; ++r) both_ways(flows, layout.order[static_cast<size_t>(r)], layout.order[static_cast<size_t>(r - m)], S);
+  double share = S;
+  for (int distance = m / 2; distance >= 1; distance /= 2) {
+    share /= 2;
+    for (int r = 0; r < m; ++r) flows.add(layout.order[static_cast<size_t>(r)], layout.order[static_cast<size_t>(r ^ distance)], passes * share);
+  }
+}
+
+// A chain through the ranks (ring), or a chain inside each domain from its first member and a binary tree over
+// the domains' first members (tree): S per edge either way.
+void broadcast(const Layout& layout, CollectiveAlgorithm algorithm, double S, Flows& flows) {
+  if (algorithm == CollectiveAlgorithm::ring) {
+    for (size_t i = 1; i < layout.order.size(); ++i) flows.add(layout.order[i - 1], layout.order[i], S);
+    return;
+  }
+  for (const auto& members : layout.domains) {
+    for (size_t i = 1; i < members.size(); ++i) flows.add(members[i - 1], members[i], S);
+  }
+  for (size_t d = 1; d < layout.domains.size(); ++d) flows.add(layout.domains[(d - 1) / 2].front(), layout.domains[d].front(), S);
+}
+
+[[noreturn]] void cannot(CollectiveOp op, CollectiveAlgorithm algorithm) {
+  throw std::invalid_argument(std::string("no flows for ") + to_string(algorithm) + " " + to_string(op));
+}
+
+void allreduce(const CommGroup& group, const Layout& layout, CollectiveAlgorithm algorithm, double S, double efficiency,
+               Flows& flows) {
+  const int n = layout.ranks();
+  const int k = layout.domain_count();
+  const int g = group.ranks_per_domain;
+  switch (algorithm) {
+    case CollectiveAlgorithm::ring: return ring_channels(group, layout, 2.0 * (n - 1) / n * S, flows);
+    case CollectiveAlgorithm::tree: return double_binary_tree(layout, S, flows);
+    case CollectiveAlgorithm::recursive_doubling: return recursive_doubling(layout, S, 2, flows);
+    case CollectiveAlgorithm::hierarchical:
+      for (const auto& members : layout.domains) {
+        flows.ring(members, 2.0 * (members.size() - 1) / members.size() * S);
+      }
+      return rail_rings(layout, 2.0 * (k - 1) / k * S / g, flows);
+    case CollectiveAlgorithm::nvls:
+    case CollectiveAlgorithm::nvls_tree: {
+      // In-switch: the pair rate over the in-switch rate, so that a flow alone takes S / in-switch rate.
+      flows.wire_per_byte = group.scale_up_pair_Bps / (group.in_switch_Bps * efficiency);
+      for (const auto& members : layout.domains) flows.ring(members, S);
+      if (algorithm == CollectiveAlgorithm::nvls) return;
+      // Across domains, per rail: 2 (k-1)/k x S/g through one NIC, in the model's time of g of those through
+      // the domain's NICs (the same when every GPU has its own NIC).
+      flows.wire_per_byte = g * group.scale_out_nic_Bps / (group.scale_out_domain_Bps * efficiency);
+      return rail_rings(layout, 2.0 * (k - 1) / k * S / g, flows);
+    }
+    case CollectiveAlgorithm::p2p: break;
+  }
+  cannot(CollectiveOp::allreduce, algorithm);
+}
+
+}  // namespace
+
+CollectiveSchedule collective_schedule(const CommGroup& group, const std::vector<int>& domain_of_rank,
+                                       CollectiveOp op, double bytes, const CollectiveCandidate& chosen) {
+  if (static_cast<int>(domain_of_rank.size()) != group.ranks) {
+    throw std::invalid_argument("collective_schedule: " + std::to_string(domain_of_rank.size()) +
+                                " domain labels for a group of " + std::to_string(group.ranks));
+  }
+  CollectiveSchedule schedule{chosen, {}};
+  if (group.ranks < 2 || bytes <= 0) return schedule;
+  const Layout layout = layout_of(domain_of_rank);
+  const double efficiency = protocol_efficiency(chosen.protocol);
+  Flows flows;
+  flows.wire_per_byte = 1.0 / efficiency;
+  const int n = layout.ranks();
+  switch (op) {
+    case CollectiveOp::allreduce: allreduce(group, layout, chosen.algorithm, bytes, efficiency, flows); break;
+    case CollectiveOp::allgather:
+    case CollectiveOp::reduce_scatter:
+      if (chosen.algorithm == CollectiveAlgorithm::ring) ring_channels(group, layout, double(n - 1) / n * bytes, flows);
+      else if (chosen.algorithm == CollectiveAlgorithm::recursive_doubling) recursive_doubling(layout, bytes, 1, flows);
+      else cannot(op, chosen.algorithm);
+      break;
+    case CollectiveOp::broadcast:
+      if (chosen.algorithm != CollectiveAlgorithm::ring && chosen.algorithm != CollectiveAlgorithm::tree) cannot(op, chosen.algorithm);
+      broadcast(layout, chosen.algorithm, bytes, flows);
+      break;
+    case CollectiveOp::sendrecv:
+      if (chosen.algorithm != CollectiveAlgorithm::p2p) cannot(op, chosen.algorithm);
+      flows.add(0, 1, bytes);
+      break;
+  }
+  schedule.flows = std::move(flows.list);
+  return schedule;
+}
+
+}  // namespace treering::model
