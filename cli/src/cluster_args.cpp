@@ -1,5 +1,7 @@
 #include "cluster_args.hpp"
 
+#include <stdexcept>
+
 #include "commands.hpp"
 
 #include "treering/topologies/load.hpp"
@@ -37,6 +39,7 @@ void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& 
       ->required();
   command.add_option("--algo", args.algorithms, algorithms_help)->delimiter(',')->capture_default_str();
   command.add_option("--gpus", args.gpus, "The GPUs to use, in ring order (default: all, node by node)")->delimiter(',');
+  command.add_option("--batch", args.batch, "Sequences decoded together (default: the workload's)");
   add_format_option(command, args.format, std::move(formats));
 }
 
@@ -46,6 +49,15 @@ model::Workload load_workload(const std::string& name_or_path) {
   if (!path) return model::find_workload(name_or_path);
   model::Workload workload = topologies::load_workload_file(name_or_path);
   model::validate(workload);
+  return workload;
+}
+
+model::Workload load_workload(const DecodeArgs& args) {
+  model::Workload workload = load_workload(args.workload);
+  if (args.batch) {
+    if (*args.batch < 1) throw std::invalid_argument("--batch must be at least 1");
+    workload.batch = *args.batch;
+  }
   return workload;
 }
 

@@ -30,6 +30,7 @@ struct DecodeArgs {
   std::string seq_len;
   std::vector<std::string> algorithms;
   std::vector<int> gpus;
+  std::optional<int> batch;
   std::string format = "table";
 };
 void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& algorithms_help,
@@ -37,5 +38,7 @@ void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& 
 
 // A workload preset name, or a YAML file (a path with '/' or ending in .yaml/.yml), checked.
 model::Workload load_workload(const std::string& name_or_path);
+// The workload of --workload with --batch applied.
+model::Workload load_workload(const DecodeArgs& args);
 
 }  // namespace treering::cli

@@ -17,7 +17,6 @@ namespace fmt = treering::topologies;
 
 struct PredictArgs : DecodeArgs {
   PredictArgs() { algorithms = {"ring", "tree", "tree-fused", "tree-lse", "allgather-merge"}; }
-  std::optional<int> batch;
   std::optional<long long> tokens;
   bool prefill = false;
 };
@@ -112,11 +111,7 @@ void print_table(const std::vector<Row>& rows, const PredictArgs& args, const to
 
 void run(const PredictArgs& args) {
   const topologies::Topology topology = load_topology(args.cluster);
-  model::Workload workload = load_workload(args.workload);
-  if (args.batch) {
-    if (*args.batch < 1) throw std::invalid_argument("--batch must be at least 1");
-    workload.batch = *args.batch;
-  }
+  const model::Workload workload = load_workload(args);
   std::vector<model::DecodeAlgorithm> algorithms;
   for (const std::string& name : args.algorithms) algorithms.push_back(model::parse_decode_algorithm(name));
   const model::DecodeModel decode(topology, args.gpus);
@@ -147,7 +142,6 @@ void add_predict_command(CLI::App& app) {
   auto args = std::make_shared<PredictArgs>();
   add_decode_options(*command, *args, "Algorithms: ring, tree, tree-fused, tree-lse, allgather-merge",
                      {"table", "json", "csv"});
-  command->add_option("--batch", args->batch, "Sequences decoded together (default: the workload's)");
   command->add_option("--tokens", args->tokens, "Also estimate generating this many tokens (JSON generation_s)");
   command->add_flag("--prefill", args->prefill, "Add a prefill estimate of the prompt (JSON prefill_s; in generation_s)");
   command->callback([args] { run(*args); });

@@ -17,7 +17,7 @@ using nlohmann::ordered_json;
 namespace fmt = treering::topologies;
 
 struct SimulateArgs : DecodeArgs {
-  SimulateArgs() { algorithms = {"ring", "tree-lse"}; }
+  SimulateArgs() { algorithms = {"ring", "tree", "tree-fused", "tree-lse", "allgather-merge"}; }
   std::string trace;
 };
 
@@ -28,7 +28,7 @@ struct Case {
 };
 
 std::vector<Case> run_cases(const SimulateArgs& args, const topologies::Topology& topology) {
-  const model::Workload workload = load_workload(args.workload);
+  const model::Workload workload = load_workload(args);
   const model::DecodeModel decode(topology, args.gpus);
   std::vector<Case> cases;
   const std::vector<long long> lengths = fmt::parse_token_counts(args.seq_len);
@@ -107,7 +107,7 @@ void print_simulation(const SimulateArgs& args, bool compare) {
 }
 
 void add_common(CLI::App& command, SimulateArgs& args) {
-  add_decode_options(command, args, "Algorithms the simulator replays so far: ring, tree-lse", {"table", "json"});
+  add_decode_options(command, args, "Algorithms: ring, tree, tree-fused, tree-lse, allgather-merge", {"table", "json"});
 }
 
 }  // namespace

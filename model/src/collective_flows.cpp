@@ -46,18 +46,41 @@ struct Flows {
   }
 };
 
+// Inside one full mesh the rings of NCCL/RCCL cover every link: each member sends sent / (n-1) straight to each
+// other member, the same bytes over all of its links at once.
+void direct(const Layout& layout, double sent, Flows& flows) {
+  const auto& members = layout.order;
+  const double per_peer = sent / static_cast<double>(members.size() - 1);
+  for (int from : members) {
+    for (int to : members) flows.add(from, to, per_peer);
+  }
+}
+
 // Ring channels: one per NIC of a domain across domains (NCCL's rings leave each node through every NIC),
 // else one. Channel c enters domain d at its member c x g_d / C and leaves from the member before it.
-void ring_channels(const CommGroup& group, const Layout& layout, double sent, Flows& flows) {
+int channel_count(const CommGroup& group, const Layout& layout) {
   const double nics = group.scale_out_nic_Bps > 0 ? group.scale_out_domain_Bps / group.scale_out_nic_Bps : 1.0;
   const bool across = layout.domain_count() > 1 && layout.smallest_domain() > 1;
-  const int channels = across ? std::clamp(static_cast<int>(nics + 0.5), 1, layout.smallest_domain()) : 1;
+  return across ? std::clamp(static_cast<int>(nics + 0.5), 1, layout.smallest_domain()) : 1;
+}
+
+// The members of a domain as channel c of C sees them: starting at member c x g / C.
+std::vector<int> rotated(const std::vector<int>& members, int channel, int channels) {
+  const size_t g = members.size();
+  const size_t start = static_cast<size_t>(channel) * g / static_cast<size_t>(channels);
+  std::vector<int> order;
+  for (size_t j = 0; j < g; ++j) order.push_back(members[(start + j) % g]);
+  return order;
+}
+
+void ring_channels(const CommGroup& group, const Layout& layout, double sent, Flows& flows) {
+  if (group.mesh && layout.domain_count() == 1) return direct(layout, sent, flows);
+  const int channels = channel_count(group, layout);
   for (int c = 0; c < channels; ++c) {
     std::vector<int> order;
     for (const auto& members : layout.domains) {
-      const size_t g = members.size();
-      const size_t start = static_cast<size_t>(c) * g / static_cast<size_t>(channels);
-      for (size_t j = 0; j < g; ++j) order.push_back(members[(start + j) % g]);
+      const std::vector<int> turn = rotated(members, c, channels);
+      order.insert(order.end(), turn.begin(), turn.end());
     }
     flows.ring(order, sent / channels);
   }
@@ -77,20 +100,28 @@ void both_ways(Flows& flows, int child, int parent, double bytes) {
   flows.add(parent, child, bytes);  // broadcast
 }
 
-void double_binary_tree(const Layout& layout, double S, Flows& flows) {
+// Per channel (as the ring's: one per NIC across domains), two trees of S / 2C: chains inside the domains
+// towards the channel's first member (tree 0) or its last (tree 1), heap-ordered trees over the domains.
+void double_binary_tree(const CommGroup& group, const Layout& layout, double S, Flows& flows) {
   const int k = layout.domain_count();
-  for (int tree = 0; tree < 2; ++tree) {
-    auto leader = [&](int position) {  // tree 1 takes the domains mirrored and leads by their last member
-      const auto& members = layout.domains[static_cast<size_t>(tree == 0 ? position : k - 1 - position)];
-      return tree == 0 ? members.front() : members.back();
-    };
-    for (const auto& members : layout.domains) {  // chains towards the leader
-      for (size_t i = 1; i < members.size(); ++i) {
-        if (tree == 0) both_ways(flows, members[i], members[i - 1], S / 2);
-        else both_ways(flows, members[members.size() - 1 - i], members[members.size() - i], S / 2);
+  const int channels = channel_count(group, layout);
+  const double share = S / (2.0 * channels);
+  for (int c = 0; c < channels; ++c) {
+    std::vector<std::vector<int>> chains;
+    for (const auto& members : layout.domains) chains.push_back(rotated(members, c, channels));
+    for (int tree = 0; tree < 2; ++tree) {
+      auto leader = [&](int position) {  // tree 1 takes the domains mirrored and leads by their last member
+        const auto& chain = chains[static_cast<size_t>(tree == 0 ? position : k - 1 - position)];
+        return tree == 0 ? chain.front() : chain.back();
+      };
+      for (const auto& chain : chains) {
+        for (size_t i = 1; i < chain.size(); ++i) {
+          if (tree == 0) both_ways(flows, chain[i], chain[i - 1], share);
+          else both_ways(flows, chain[chain.size() - 1 - i], chain[chain.size() - i], share);
+        }
       }
+      for (int position = 1; position < k; ++position) both_ways(flows, leader(position), leader((position - 1) / 2), share);
     }
-    for (int position = 1; position < k; ++position) both_ways(flows, leader(position), leader((position - 1) / 2), S / 2);
   }
 }
 
@@ -132,7 +163,7 @@ void allreduce(const CommGroup& group, const Layout& layout, CollectiveAlgorithm
   const int g = group.ranks_per_domain;
   switch (algorithm) {
     case CollectiveAlgorithm::ring: return ring_channels(group, layout, 2.0 * (n - 1) / n * S, flows);
-    case CollectiveAlgorithm::tree: return double_binary_tree(layout, S, flows);
+    case CollectiveAlgorithm::tree: return double_binary_tree(group, layout, S, flows);
     case CollectiveAlgorithm::recursive_doubling: return recursive_doubling(layout, S, 2, flows);
     case CollectiveAlgorithm::hierarchical:
       for (const auto& members : layout.domains) {

@@ -138,6 +138,7 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
   group.gpus = gpus;
   group.ranks = static_cast<int>(gpus.size());
   group.domains = static_cast<int>(by_domain.size());
+  group.mesh = true;  // until a domain is not
   group.in_switch_reduction = true;
   group.scale_up_bus_Bps = kNone;
   group.in_switch_Bps = kNone;
@@ -152,6 +153,7 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
     const topo::Fabric& fabric = topology.spec().groups[topology.node(topology.node_of_gpu(members.front())).group].fabric;
     group.ranks_per_domain = std::max(group.ranks_per_domain, static_cast<int>(members.size()));
     group.pcie = group.pcie || fabric.type == topo::FabricType::pcie;
+    group.mesh = group.mesh && fabric.type == topo::FabricType::mesh;
     group.in_switch_reduction = group.in_switch_reduction && fabric.in_switch_reduction;
     group.scale_up_bus_Bps = std::min(group.scale_up_bus_Bps, kScaleUpEfficiency * ring_bus_bandwidth(topology, members));
     if (fabric.in_switch_reduction) {

@@ -48,7 +48,9 @@ void ring_steps(const DecodePlan& plan, int rank, std::vector<Step>& steps) {
 std::vector<Step> steps_of(const DecodePlan& plan, int rank) {
   if (rank < 0 || rank >= static_cast<int>(plan.gpus.size())) throw std::invalid_argument("no such rank");
   std::vector<Step> steps;
-  for (const Phase& phase : plan.phases) {
+  for (size_t index = 0; index < plan.phases.size(); ++index) {
+    const Phase& phase = plan.phases[index];
+    const size_t first = steps.size();
     switch (phase.kind) {
       case PhaseKind::attend:
         steps.push_back(attention_step(plan, phase.label, plan.shards[static_cast<size_t>(rank)].count, 0));
@@ -75,6 +77,7 @@ std::vector<Step> steps_of(const DecodePlan& plan, int rank) {
       case PhaseKind::merge: steps.push_back(kernel_step(phase.label, phase.merge_states * plan.sizes.state_bytes)); break;
       case PhaseKind::elementwise: steps.push_back(kernel_step(phase.label, phase.bytes)); break;
     }
+    for (size_t i = first; i < steps.size(); ++i) steps[i].phase = static_cast<int>(index);
   }
   return steps;
 }

@@ -27,7 +27,7 @@ std::vector<double> run_flows(const topo::Topology& topology, const std::vector<
       sg4::this_actor::sleep_for(flow.latency_s);
       if (flow.bytes > 0 && flow.src_gpu != flow.dst_gpu) {
         sg4::Comm::sendto(platform.host(flow.src_gpu), platform.host(flow.dst_gpu),
-                          static_cast<uint64_t>(std::llround(flow.bytes)));
+                          simulated_size(flow.bytes));
       }
       finish[i] = sg4::Engine::get_clock();
     });

@@ -90,7 +90,7 @@ SimulatedPlatform::SimulatedPlatform(const topo::Topology& topology)
   }
   for (topo::LinkId id = 0; id < topology.link_count(); ++id) {
     zone->links.push_back(
-        iface->create_link("link" + std::to_string(id), effective_bandwidth_Bps(topology.link(id)))->set_latency(0)->get_impl());
+        iface->create_link("link" + std::to_string(id), effective_bandwidth_Bps(topology.link(id)) * kSizeUnitsPerByte)->set_latency(0)->get_impl());
   }
   iface->seal();
 }

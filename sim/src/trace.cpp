@@ -14,6 +14,7 @@ const char* name_of(ActivityKind kind) {
     case ActivityKind::compute: return "compute";
     case ActivityKind::send: return "send";
     case ActivityKind::wait: return "wait";
+    case ActivityKind::collective: return "collective";
   }
   return "?";
 }

@@ -11,11 +11,12 @@
 // Patterns (n ranks in k domains of g; S bytes; "sent" = passes x (n-1)/n x S):
 // - ring: C channels (one per NIC of a domain when k > 1 and g > 1, else 1); channel c visits every domain in
 //   order, entering each at its member c x g / C; every edge carries sent / C. Alone on an NVSwitch (C = 1)
-//   each GPU's port carries one flow: time = sent / bus bandwidth, the model's.
-// - tree: NCCL's double binary tree, two trees of S / 2 each: a chain inside each domain (tree 0 towards the
-//   domain's first member, tree 1 towards its last) and a binary tree over the domains (tree 1 mirrored, so a
-//   domain inner in one is a leaf in the other); every edge carries S / 2 up (reduce) and S / 2 down
-//   (broadcast). An inner GPU of a chain then has four flows of S / 2 on its port: time 2 S / bandwidth, the
+//   each GPU's port carries one flow: time = sent / bus bandwidth, the model's. Inside one full mesh (xGMI),
+//   where the model's bus bandwidth is all of a GPU's links, each member sends sent / (n-1) to each other.
+// - tree: NCCL's double binary tree per channel (channels as the ring's), two trees of S / 2C each: a chain
+//   inside each domain (tree 0 towards the channel's first member of the domain, tree 1 towards its last) and
+//   a binary tree over the domains (tree 1 mirrored, so a domain inner in one is a leaf in the other); every
+//   edge carries S / 2C up (reduce) and S / 2C down (broadcast). An inner GPU of a chain then has four flows of S / 2 on its port: time 2 S / bandwidth, the
 //   model's (with g = 2 the two GPUs carry two flows each and finish in S / bandwidth: the model's charge of
 //   2 S is NCCL's, conservative there).
 // - nvls: each member sends S to the next in its domain through the switch (wire scaled to the in-switch rate).

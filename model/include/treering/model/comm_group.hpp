@@ -37,6 +37,7 @@ struct CommGroup {
   int ranks_per_domain = 0;         // g: the most members in one domain
   bool uniform = true;              // every spanned domain holds g members
   bool pcie = false;                // some domain's fabric is PCIe (NCCL's PCI latencies apply)
+  bool mesh = false;                // every spanned domain is a full mesh (rings run over all of its links)
   bool in_switch_reduction = false; // every spanned domain can reduce in its switch (NVLS)
   double scale_up_bus_Bps = 0;      // ring bus bandwidth per GPU inside a domain, effective
   double in_switch_Bps = 0;         // all-reduce algorithm bandwidth with in-switch reduction, effective

@@ -97,6 +97,7 @@ struct Step {
   CollectiveOp op = CollectiveOp::allreduce;
   bool overlaps_next = false;  // the ring's send runs while the next compute step does (double buffering)
   bool attention = false;      // compute: a flash-decoding kernel (none runs over an empty shard: flops 0)
+  int phase = 0;               // index of the plan's phase it belongs to
 };
 std::vector<Step> steps_of(const DecodePlan& plan, int rank);
 

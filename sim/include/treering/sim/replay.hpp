@@ -9,9 +9,9 @@
 
 namespace treering::sim {
 
-// What a rank was doing, and when: computing, moving a send's bytes (after its latency), or waiting for a
-// receive.
-enum class ActivityKind { compute, send, wait };
+// What a rank was doing, and when: computing, moving a send's bytes (after its latency), waiting for a
+// receive, or taking part in a collective (from its arrival to the last flow's).
+enum class ActivityKind { compute, send, wait, collective };
 struct Activity {
   int rank = 0;
   ActivityKind kind = ActivityKind::compute;
@@ -38,8 +38,9 @@ std::string chrome_trace(const model::DecodePlan& plan, const ReplayResult& repl
 // slowest rank's, as the model does). A send waits the model's point-to-point latency for its pair, then its
 // bytes cross the route's links, sharing them with whatever else is in flight; sends to one peer go one at a
 // time, in order (NCCL's per-peer FIFO). A receive waits for the matching send. Runs in a child process.
-// Throws std::invalid_argument for plans with collective steps (their decomposition is still to come), and
-// std::runtime_error naming the GPUs when the replay deadlocks (some rank never finished) or a rank failed.
+// A collective waits for every rank, then its algorithm's latency (the model's), then moves the algorithm's
+// flows (model::collective_schedule) all at once, sharing links with each other. Throws std::runtime_error
+// naming the GPUs when the replay deadlocks (some rank never finished) or a rank failed.
 // `record_activities` keeps every rank's timeline (for traces; it costs memory: ~3 p^2 spans for the ring).
 ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePlan& plan,
                          bool record_activities = false);
