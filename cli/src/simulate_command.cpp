@@ -19,6 +19,7 @@ namespace fmt = treering::topologies;
 struct SimulateArgs : DecodeArgs {
   SimulateArgs() { algorithms = {"ring", "tree", "tree-fused", "tree-lse", "allgather-merge"}; }
   std::string trace;
+  bool full_ring = false;
 };
 
 struct Case {
@@ -40,7 +41,7 @@ std::vector<Case> run_cases(const SimulateArgs& args, const topologies::Topology
       if (args.format == "table" && lengths.size() * args.algorithms.size() > 1) {
         std::cerr << "simulating " << name << " at " << seq_len << " tokens...\n";
       }
-      cases.push_back({std::move(predicted), sim::replay_plan(decode, plan, !args.trace.empty()), plan});
+      cases.push_back({std::move(predicted), sim::replay_plan(decode, plan, {!args.trace.empty(), !args.full_ring}), plan});
     }
   }
   return cases;
@@ -108,6 +109,8 @@ void print_simulation(const SimulateArgs& args, bool compare) {
 
 void add_common(CLI::App& command, SimulateArgs& args) {
   add_decode_options(command, args, "Algorithms: ring, tree, tree-fused, tree-lse, allgather-merge", {"table", "json"});
+  command.add_flag("--full-ring", args.full_ring,
+                   "Replay every ring round, even once they repeat exactly (slower; the result is the same)");
 }
 
 }  // namespace

@@ -58,10 +58,17 @@ void direct(const Layout& layout, double sent, Flows& flows) {
 
 // Ring channels: one per NIC of a domain across domains (NCCL's rings leave each node through every NIC),
 // else one. Channel c enters domain d at its member c x g_d / C and leaves from the member before it.
-int channel_count(const CommGroup& group, const Layout& layout) {
+// NCCL spreads a collective over channels, one per NIC across domains, but lowers their count for small
+// buffers (each channel needs enough work for its threads); here one channel per 64 KiB of buffer, at least one.
+// A decode's all-reduces of a few kilobytes then run on one channel, as NCCL's do.
+constexpr double kBytesPerChannel = 65536;
+
+int channel_count(const CommGroup& group, const Layout& layout, double S) {
   const double nics = group.scale_out_nic_Bps > 0 ? group.scale_out_domain_Bps / group.scale_out_nic_Bps : 1.0;
   const bool across = layout.domain_count() > 1 && layout.smallest_domain() > 1;
-  return across ? std::clamp(static_cast<int>(nics + 0.5), 1, layout.smallest_domain()) : 1;
+  if (!across) return 1;
+  const int most = std::clamp(static_cast<int>(nics + 0.5), 1, layout.smallest_domain());
+  return std::clamp(static_cast<int>(S / kBytesPerChannel), 1, most);
 }
 
 // The members of a domain as channel c of C sees them: starting at member c x g / C.
@@ -73,9 +80,9 @@ std::vector<int> rotated(const std::vector<int>& members, int channel, int chann
   return order;
 }
 
-void ring_channels(const CommGroup& group, const Layout& layout, double sent, Flows& flows) {
+void ring_channels(const CommGroup& group, const Layout& layout, double S, double sent, Flows& flows) {
   if (group.mesh && layout.domain_count() == 1) return direct(layout, sent, flows);
-  const int channels = channel_count(group, layout);
+  const int channels = channel_count(group, layout, S);
   for (int c = 0; c < channels; ++c) {
     std::vector<int> order;
     for (const auto& members : layout.domains) {
@@ -104,7 +111,7 @@ void both_ways(Flows& flows, int child, int parent, double bytes) {
 // towards the channel's first member (tree 0) or its last (tree 1), heap-ordered trees over the domains.
 void double_binary_tree(const CommGroup& group, const Layout& layout, double S, Flows& flows) {
   const int k = layout.domain_count();
-  const int channels = channel_count(group, layout);
+  const int channels = channel_count(group, layout, S);
   const double share = S / (2.0 * channels);
   for (int c = 0; c < channels; ++c) {
     std::vector<std::vector<int>> chains;
@@ -162,7 +169,7 @@ void allreduce(const CommGroup& group, const Layout& layout, CollectiveAlgorithm
   const int k = layout.domain_count();
   const int g = group.ranks_per_domain;
   switch (algorithm) {
-    case CollectiveAlgorithm::ring: return ring_channels(group, layout, 2.0 * (n - 1) / n * S, flows);
+    case CollectiveAlgorithm::ring: return ring_channels(group, layout, S, 2.0 * (n - 1) / n * S, flows);
     case CollectiveAlgorithm::tree: return double_binary_tree(group, layout, S, flows);
     case CollectiveAlgorithm::recursive_doubling: return recursive_doubling(layout, S, 2, flows);
     case CollectiveAlgorithm::hierarchical:
@@ -205,7 +212,7 @@ CollectiveSchedule collective_schedule(const CommGroup& group, const std::vector
     case CollectiveOp::allreduce: allreduce(group, layout, chosen.algorithm, bytes, efficiency, flows); break;
     case CollectiveOp::allgather:
     case CollectiveOp::reduce_scatter:
-      if (chosen.algorithm == CollectiveAlgorithm::ring) ring_channels(group, layout, double(n - 1) / n * bytes, flows);
+      if (chosen.algorithm == CollectiveAlgorithm::ring) ring_channels(group, layout, bytes, double(n - 1) / n * bytes, flows);
       else if (chosen.algorithm == CollectiveAlgorithm::recursive_doubling) recursive_doubling(layout, bytes, 1, flows);
       else cannot(op, chosen.algorithm);
       break;

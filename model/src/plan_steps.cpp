@@ -24,61 +24,70 @@ Step kernel_step(const std::string& label, double bytes) {
   return step;
 }
 
+}  // namespace
+
 // Round r: attend to block (rank - r) mod p while sending it on (both start together), then receive the next.
-void ring_steps(const DecodePlan& plan, int rank, std::vector<Step>& steps) {
+void append_round_steps(const DecodePlan& plan, int rank, int round, std::vector<Step>& steps) {
   const int p = static_cast<int>(plan.gpus.size());
-  auto block = [&](int round) { return plan.shards[static_cast<size_t>(((rank - round) % p + p) % p)].count; };
-  for (int round = 0; round < p; ++round) {
-    const long long tokens = block(round);
-    if (round < p - 1 && tokens > 0) {
-      Step send{StepKind::send, "send K/V block", (rank + 1) % p, tokens * plan.sizes.kv_bytes_per_token, 0,
-                CollectiveOp::sendrecv, true};
-      steps.push_back(send);
-    }
-    steps.push_back(attention_step(plan, "attend to a K/V block and merge", tokens, 2 * plan.sizes.state_bytes));
-    if (round < p - 1 && block(round + 1) > 0) {
-      steps.push_back({StepKind::receive, "receive K/V block", (rank - 1 + p) % p,
-                       block(round + 1) * plan.sizes.kv_bytes_per_token, 0, CollectiveOp::sendrecv, false});
-    }
+  auto block = [&](int r) { return plan.shards[static_cast<size_t>(((rank - r) % p + p) % p)].count; };
+  const size_t first = steps.size();
+  const long long tokens = block(round);
+  if (round < p - 1 && tokens > 0) {
+    Step send{StepKind::send, "send K/V block", (rank + 1) % p, tokens * plan.sizes.kv_bytes_per_token, 0,
+              CollectiveOp::sendrecv, true};
+    steps.push_back(send);
+  }
+  steps.push_back(attention_step(plan, "attend to a K/V block and merge", tokens, 2 * plan.sizes.state_bytes));
+  if (round < p - 1 && block(round + 1) > 0) {
+    steps.push_back({StepKind::receive, "receive K/V block", (rank - 1 + p) % p,
+                     block(round + 1) * plan.sizes.kv_bytes_per_token, 0, CollectiveOp::sendrecv, false});
+  }
+  for (size_t i = first; i < steps.size(); ++i) steps[i].round = round;
+}
+
+namespace {
+
+void transfer_steps(const DecodePlan& plan, const Phase& phase, int rank, std::vector<Step>& steps) {
+  bool receives = false;
+  for (const Transfer& t : phase.sends) {
+    if (t.from == rank) steps.push_back({StepKind::send, phase.label, t.to, t.bytes, 0, CollectiveOp::sendrecv, false});
+  }
+  for (const Transfer& t : phase.sends) {
+    if (t.to != rank) continue;
+    receives = true;
+    steps.push_back({StepKind::receive, phase.label, t.from, t.bytes, 0, CollectiveOp::sendrecv, false});
+  }
+  if (receives && phase.merge_states > 0) {
+    steps.push_back(kernel_step("merge (o, lse)", phase.merge_states * plan.sizes.state_bytes));
   }
 }
 
 }  // namespace
 
-std::vector<Step> steps_of(const DecodePlan& plan, int rank) {
+void append_phase_steps(const DecodePlan& plan, int rank, size_t index, std::vector<Step>& steps) {
   if (rank < 0 || rank >= static_cast<int>(plan.gpus.size())) throw std::invalid_argument("no such rank");
-  std::vector<Step> steps;
-  for (size_t index = 0; index < plan.phases.size(); ++index) {
-    const Phase& phase = plan.phases[index];
-    const size_t first = steps.size();
-    switch (phase.kind) {
-      case PhaseKind::attend:
-        steps.push_back(attention_step(plan, phase.label, plan.shards[static_cast<size_t>(rank)].count, 0));
-        break;
-      case PhaseKind::ring_pass: ring_steps(plan, rank, steps); break;
-      case PhaseKind::collective:
-        steps.push_back({StepKind::collective, phase.label, -1, phase.bytes, 0, phase.op, false});
-        break;
-      case PhaseKind::transfers: {
-        bool receives = false;
-        for (const Transfer& t : phase.sends) {
-          if (t.from == rank) steps.push_back({StepKind::send, phase.label, t.to, t.bytes, 0, CollectiveOp::sendrecv, false});
-        }
-        for (const Transfer& t : phase.sends) {
-          if (t.to != rank) continue;
-          receives = true;
-          steps.push_back({StepKind::receive, phase.label, t.from, t.bytes, 0, CollectiveOp::sendrecv, false});
-        }
-        if (receives && phase.merge_states > 0) {
-          steps.push_back(kernel_step("merge (o, lse)", phase.merge_states * plan.sizes.state_bytes));
-        }
-        break;
-      }
-      case PhaseKind::merge: steps.push_back(kernel_step(phase.label, phase.merge_states * plan.sizes.state_bytes)); break;
-      case PhaseKind::elementwise: steps.push_back(kernel_step(phase.label, phase.bytes)); break;
-    }
-    for (size_t i = first; i < steps.size(); ++i) steps[i].phase = static_cast<int>(index);
+  const Phase& phase = plan.phases.at(index);
+  const size_t first = steps.size();
+  switch (phase.kind) {
+    case PhaseKind::attend:
+      steps.push_back(attention_step(plan, phase.label, plan.shards[static_cast<size_t>(rank)].count, 0));
+      break;
+    case PhaseKind::ring_pass:
+      for (int round = 0; round < static_cast<int>(plan.gpus.size()); ++round) append_round_steps(plan, rank, round, steps);
+      break;
+    case PhaseKind::collective:
+      steps.push_back({StepKind::collective, phase.label, -1, phase.bytes, 0, phase.op, false});
+      break;
+    case PhaseKind::transfers: transfer_steps(plan, phase, rank, steps); break;
+    case PhaseKind::merge: steps.push_back(kernel_step(phase.label, phase.merge_states * plan.sizes.state_bytes)); break;
+    case PhaseKind::elementwise: steps.push_back(kernel_step(phase.label, phase.bytes)); break;
   }
+  for (size_t i = first; i < steps.size(); ++i) steps[i].phase = static_cast<int>(index);
+}
+
+std::vector<Step> steps_of(const DecodePlan& plan, int rank) {
+  std::vector<Step> steps;
+  for (size_t index = 0; index < plan.phases.size(); ++index) append_phase_steps(plan, rank, index, steps);
   return steps;
 }
 

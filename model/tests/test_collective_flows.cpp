@@ -93,16 +93,18 @@ TEST_CASE("tree across 4 one-GPU domains: heap trees, tree 1 mirrored") {
   CHECK(rank0 == doctest::Approx(150));
 }
 
-TEST_CASE("ring across nodes: one channel per NIC, each crossing every node boundary") {
-  // 2 DGX H100 (8 NICs each): 8 channels, each a ring over 16 GPUs carrying 2 x 15/16 x S / 8. Each channel
-  // crosses twice (node 0 -> 1 and back): 16 cross flows, one leaving from each GPU.
+TEST_CASE("ring across nodes: one channel per NIC for large buffers, each crossing every node boundary") {
+  // 2 DGX H100 (8 NICs each), 1 MiB: 8 channels (16 x 64 KiB would allow 16), each a ring over 16 GPUs
+  // carrying 2 x 15/16 x S / 8. Each channel crosses twice (node 0 -> 1 and back): 16 cross flows, one leaving
+  // from each GPU.
   const Group g = group_of("dgx-h100", 2);
-  const auto s = schedule(g, CollectiveOp::allreduce, 16000, CollectiveAlgorithm::ring);
+  const double S = 1 << 20;
+  const auto s = schedule(g, CollectiveOp::allreduce, S, CollectiveAlgorithm::ring);
   CHECK(s.flows.size() == 8 * 16);
   int crossing = 0;
   std::map<int, int> leaving;
   for (const auto& f : s.flows) {
-    CHECK(f.bytes == doctest::Approx(2.0 * 15 / 16 * 16000 / 8));
+    CHECK(f.bytes == doctest::Approx(2.0 * 15 / 16 * S / 8));
     if (g.domains[static_cast<size_t>(f.from)] != g.domains[static_cast<size_t>(f.to)]) {
       ++crossing;
       ++leaving[f.from];
@@ -110,6 +112,9 @@ TEST_CASE("ring across nodes: one channel per NIC, each crossing every node boun
   }
   CHECK(crossing == 16);
   CHECK(leaving.size() == 16);
+  // 128 KiB: two channels of 64 KiB; 16 KB: one, as NCCL narrows small collectives.
+  CHECK(schedule(g, CollectiveOp::allreduce, 131072, CollectiveAlgorithm::ring).flows.size() == 2 * 16);
+  CHECK(schedule(g, CollectiveOp::allreduce, 16000, CollectiveAlgorithm::ring).flows.size() == 16);
 }
 
 TEST_CASE("payload per tier equals the model's volumes for every algorithm") {

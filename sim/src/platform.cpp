@@ -76,12 +76,22 @@ double effective_bandwidth_Bps(const topo::Link& link) {
          (link.tier == topo::Tier::scale_up ? model::kScaleUpEfficiency : model::kScaleOutEfficiency);
 }
 
+// Every actor's stack is touched whole (RSS = actors x stack): 32 KiB keeps 16,384 GPUs' ranks at 512 MB. The
+// actors' own frames are small (steps live on the heap); AddressSanitizer's are several times larger.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr int kActorStack_KiB = 512;
+#else
+constexpr int kActorStack_KiB = 32;
+#endif
+
 SimulatedPlatform::SimulatedPlatform(const topo::Topology& topology)
     : engine_(std::make_unique<sg4::Engine>(&fake_argc, fake_argv)) {
   xbt_log_control_set("root.thres:critical");
   engine_->set_config("network/model:CM02");     // exactly latency + size / bandwidth
   engine_->set_config("network/crosstraffic:0");  // no acknowledgement traffic
   engine_->set_config("network/TCP-gamma:0");     // no TCP window cap
+  engine_->set_config("contexts/guard-size:0");     // no guard page per actor: Linux allows 65,536 mappings
+  engine_->set_config("contexts/stack-size:" + std::to_string(kActorStack_KiB));  // per actor (8 MiB by default)
   auto* zone = new TreeringZone("treering", topology);
   sg4::NetZone* iface = zone->get_iface();
   for (int gpu = 0; gpu < topology.gpu_count(); ++gpu) {

@@ -4,24 +4,37 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <deque>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
+#include "plan_traffic.hpp"
 #include "platform.hpp"
+#include "ring_steady.hpp"
 
 namespace treering::sim {
 namespace {
 
 namespace sg4 = simgrid::s4u;
 
-// One direction between two ranks: a daemon actor moves its queued sends one at a time, in order; receives
-// count what has arrived.
+// Transfers go through mailboxes between a sending and a receiving actor: SimGrid 3.32 keeps every detached
+// transfer (Comm::sendto) in one list and removes each finished one by a linear search, O(transfers in flight)
+// each, which made a 1,024-GPU ring quadratic; mailbox transfers are only on their two actors' lists.
+int token = 0;  // the payload every transfer carries (the bytes are simulated)
+
+sg4::Mailbox* mailbox(char kind, int from, int to) {
+  char name[32];
+  std::snprintf(name, sizeof name, "%c%d>%d", kind, from, to);
+  return sg4::Mailbox::by_name(name);
+}
+
+// One direction between two ranks: a daemon actor moves its queued sends one at a time, in order.
 struct Channel {
   std::deque<double> queued_bytes;
   sg4::SemaphorePtr queued = sg4::Semaphore::create(0);
-  sg4::SemaphorePtr arrived = sg4::Semaphore::create(0);
 };
 
 // A rank's sends: those of a later phase wait until the earlier ones have arrived (its port takes them in the
@@ -33,13 +46,25 @@ struct Outbox {
   sg4::SemaphorePtr delivered = sg4::Semaphore::create(0);
 };
 
-// One collective of the plan: every rank arrives, one of them (the last) plays the algorithm's latency and then
-// all of its flows at once, and every rank leaves when the last flow has arrived.
+// One collective of the plan: when the last rank has arrived, every rank waits the algorithm's latency and then
+// posts its own flows (one actor holding them all would cost O(flows^2) in SimGrid's bookkeeping); every rank
+// leaves when the last flow has arrived.
 struct CollectiveRun {
   const model::CollectiveSchedule* schedule = nullptr;
+  std::vector<std::vector<size_t>> flows_of_rank;    // indices into schedule->flows, by sender
+  std::vector<std::vector<size_t>> flows_into_rank;  // and by receiver
   size_t arrived = 0;  // actors take turns (SimGrid never preempts one): a plain count is safe
+  sg4::SemaphorePtr all_here = sg4::Semaphore::create(0);
   sg4::BarrierPtr done;
 };
+
+// Every rank holds the same number of tokens (more than none): the ring's rounds are all alike.
+bool equal_blocks(const model::DecodePlan& plan) {
+  for (const model::Shard& shard : plan.shards) {
+    if (shard.count != plan.shards.front().count || shard.count == 0) return false;
+  }
+  return true;
+}
 
 struct Replay {
   const model::DecodeModel& model;
@@ -52,15 +77,24 @@ struct Replay {
   std::vector<double> finish;
   std::vector<Activity> activities;
   bool record = false;
+  RingSteadyState steady;
   std::string failure;  // the first exception inside an actor (one escaping would abort SimGrid)
 
   Replay(const model::DecodeModel& m, const model::DecodePlan& p, const std::vector<model::CollectiveSchedule>& s,
-         bool record_activities)
+         const ReplayOptions& options)
       : model(m), plan(p), schedules(s), platform(m.topology()), outboxes(p.gpus.size()), finish(p.gpus.size(), -1.0),
-        record(record_activities) {
+        record(options.record_activities),
+        steady(static_cast<int>(p.gpus.size()), static_cast<int>(p.gpus.size()),
+               options.skip_steady_rounds && !options.record_activities && equal_blocks(p)) {
     const auto ranks = static_cast<unsigned>(p.gpus.size());
     for (const model::CollectiveSchedule& schedule : schedules) {
-      collectives.push_back({&schedule, 0, sg4::Barrier::create(ranks)});
+      CollectiveRun run{&schedule, std::vector<std::vector<size_t>>(ranks), std::vector<std::vector<size_t>>(ranks), 0,
+                        sg4::Semaphore::create(0), sg4::Barrier::create(ranks)};
+      for (size_t i = 0; i < schedule.flows.size(); ++i) {
+        run.flows_of_rank[static_cast<size_t>(schedule.flows[i].from)].push_back(i);
+        run.flows_into_rank[static_cast<size_t>(schedule.flows[i].to)].push_back(i);
+      }
+      collectives.push_back(std::move(run));
     }
   }
 
@@ -99,9 +133,13 @@ struct Replay {
     path.queued->release();
   }
 
-  // The sender of one channel: runs for the whole replay (a daemon, ended when the ranks are done).
-  void start_sender(int from, int to, Channel& path) {
-    sg4::ActorPtr sender = sg4::Actor::create("send", host(from), [this, from, to, &path] {
+  // The sending end of one channel: runs for the whole replay (a daemon, ended when the ranks are done). Its
+  // mailbox's permanent receiver is the receiving rank: a transfer starts as soon as it is posted and waits,
+  // done, until the rank asks for it.
+  void start_channel(int from, int to, Channel& path, const sg4::ActorPtr& receiver) {
+    sg4::Mailbox* box = mailbox('p', from, to);
+    box->set_receiver(receiver);
+    sg4::Actor::create("send", host(from), [this, from, to, &path, box] {
       guarded([&] {
         const double latency_s = model.p2p(from, to).latency_s;
         while (true) {
@@ -110,75 +148,115 @@ struct Replay {
           path.queued_bytes.pop_front();
           sg4::this_actor::sleep_for(latency_s);
           const double start = now();
-          sg4::Comm::sendto(host(from), host(to), simulated_size(bytes));
+          box->put(&token, simulated_size(bytes));
           note({from, ActivityKind::send, start, now(), to});
-          path.arrived->release();
           outboxes[static_cast<size_t>(from)].delivered->release();
         }
       });
-    });
-    sender->daemonize();
+    })->daemonize();
   }
 
-  // The collective's flows start together after its latency; sharing decides when each arrives.
-  void conduct(const model::CollectiveSchedule& schedule) {
-    sg4::this_actor::sleep_for(schedule.chosen.latency_s);
+  // A rank's own flows of a collective, out and in: posted together, sharing links with everyone else's.
+  void post_flows(int rank, const CollectiveRun& collective) {
     const double start = now();
     std::vector<sg4::CommPtr> comms;
-    comms.reserve(schedule.flows.size());
-    for (const model::CollectiveFlow& flow : schedule.flows) {
-      comms.push_back(sg4::Comm::sendto_async(host(flow.from), host(flow.to), simulated_size(flow.wire_bytes)));
+    std::vector<size_t> sent_flow;  // for sends: the flow; receives: none
+    for (size_t i : collective.flows_of_rank[static_cast<size_t>(rank)]) {
+      const model::CollectiveFlow& flow = collective.schedule->flows[i];
+      comms.push_back(mailbox('c', flow.from, flow.to)->put_async(&token, simulated_size(flow.wire_bytes)));
+      sent_flow.push_back(i);
     }
-    if (!record) return sg4::Comm::wait_all(comms);
-    std::vector<size_t> flow_of(comms.size());
-    for (size_t i = 0; i < flow_of.size(); ++i) flow_of[i] = i;
+    const std::vector<size_t>& incoming = collective.flows_into_rank[static_cast<size_t>(rank)];
+    std::vector<int*> received(incoming.size());  // where each receive puts its payload pointer
+    for (size_t j = 0; j < incoming.size(); ++j) {
+      const model::CollectiveFlow& flow = collective.schedule->flows[incoming[j]];
+      comms.push_back(mailbox('c', flow.from, flow.to)->get_async<int>(&received[j]));
+      sent_flow.push_back(SIZE_MAX);
+    }
     while (!comms.empty()) {  // one send span per flow, ending when it arrives
       const auto i = static_cast<size_t>(sg4::Comm::wait_any(comms));
-      const model::CollectiveFlow& flow = schedule.flows[flow_of[i]];
-      note({flow.from, ActivityKind::send, start, now(), flow.to});
+      if (sent_flow[i] != SIZE_MAX) {
+        const model::CollectiveFlow& flow = collective.schedule->flows[sent_flow[i]];
+        note({flow.from, ActivityKind::send, start, now(), flow.to});
+      }
       comms.erase(comms.begin() + static_cast<std::ptrdiff_t>(i));
-      flow_of.erase(flow_of.begin() + static_cast<std::ptrdiff_t>(i));
+      sent_flow.erase(sent_flow.begin() + static_cast<std::ptrdiff_t>(i));
     }
   }
 
   void run_collective(int rank, CollectiveRun& collective) {
     const double start = now();
-    if (++collective.arrived == plan.gpus.size()) conduct(*collective.schedule);  // the last to arrive
+    if (++collective.arrived == plan.gpus.size()) {  // the last to arrive lets the others go
+      for (size_t other = 1; other < plan.gpus.size(); ++other) collective.all_here->release();
+    } else {
+      collective.all_here->acquire();
+    }
+    sg4::this_actor::sleep_for(collective.schedule->chosen.latency_s);
+    post_flows(rank, collective);
     collective.done->wait();
     note({rank, ActivityKind::collective, start, now(), -1});
   }
 
+  void run_step(int rank, const model::Step& step, size_t& next_collective) {
+    const double start = now();
+    switch (step.kind) {
+      case model::StepKind::compute:
+        sg4::this_actor::sleep_for(compute_s(rank, step));
+        if (now() > start) note({rank, ActivityKind::compute, start, now(), -1});
+        break;
+      case model::StepKind::send: send(rank, step.peer, step.bytes, step.phase); break;
+      case model::StepKind::receive:
+        mailbox('p', step.peer, rank)->get<int>();
+        if (now() > start) note({rank, ActivityKind::wait, start, now(), step.peer});
+        break;
+      case model::StepKind::collective: run_collective(rank, collectives.at(next_collective++)); break;
+    }
+  }
+
+  // The ring's rounds one at a time (never all p x 3 steps at once); in its steady state, straight to the last
+  // round at the time the rank would reach it (ring_steady.hpp).
+  void run_ring(int rank, size_t phase, size_t& next_collective) {
+    const int rounds = static_cast<int>(plan.gpus.size());
+    std::vector<model::Step> steps;
+    for (int round = 0; round < rounds; ++round) {
+      if (const std::optional<double> last_round_s = steady.on_round_start(rank, round, now())) {
+        if (*last_round_s < now() - 1e-12) throw std::logic_error("ring steady state: a rank is past its last round");
+        sg4::this_actor::sleep_until(*last_round_s);
+        round = rounds - 1;
+      }
+      steps.clear();
+      model::append_round_steps(plan, rank, round, steps);
+      for (model::Step& step : steps) {
+        step.phase = static_cast<int>(phase);
+        run_step(rank, step, next_collective);
+      }
+    }
+  }
+
   void run_rank(int rank) {
     size_t next_collective = 0;
-    for (const model::Step& step : model::steps_of(plan, rank)) {
-      const double start = now();
-      switch (step.kind) {
-        case model::StepKind::compute:
-          sg4::this_actor::sleep_for(compute_s(rank, step));
-          if (now() > start) note({rank, ActivityKind::compute, start, now(), -1});
-          break;
-        case model::StepKind::send: send(rank, step.peer, step.bytes, step.phase); break;
-        case model::StepKind::receive:
-          channel(step.peer, rank).arrived->acquire();
-          if (now() > start) note({rank, ActivityKind::wait, start, now(), step.peer});
-          break;
-        case model::StepKind::collective: run_collective(rank, collectives.at(next_collective++)); break;
+    std::vector<model::Step> steps;
+    for (size_t phase = 0; phase < plan.phases.size(); ++phase) {
+      if (plan.phases[phase].kind == model::PhaseKind::ring_pass) {
+        run_ring(rank, phase, next_collective);
+        continue;
       }
+      steps.clear();
+      model::append_phase_steps(plan, rank, phase, steps);
+      for (const model::Step& step : steps) run_step(rank, step, next_collective);
     }
     finish[static_cast<size_t>(rank)] = now();
   }
 
   // Finish times, then 5 numbers per activity (rank, kind, start, end, peer).
   std::vector<double> run() {
+    std::vector<sg4::ActorPtr> rank_actors;
     for (int rank = 0; rank < static_cast<int>(plan.gpus.size()); ++rank) {
-      for (const model::Step& step : model::steps_of(plan, rank)) {  // every channel and its sender first
-        if (step.kind == model::StepKind::send && !channels.count({rank, step.peer})) {
-          start_sender(rank, step.peer, channel(rank, step.peer));
-        }
-      }
+      rank_actors.push_back(sg4::Actor::create("rank" + std::to_string(rank), host(rank),
+                                               [this, rank] { guarded([&] { run_rank(rank); }); }));
     }
-    for (int rank = 0; rank < static_cast<int>(plan.gpus.size()); ++rank) {
-      sg4::Actor::create("rank" + std::to_string(rank), host(rank), [this, rank] { guarded([&] { run_rank(rank); }); });
+    for (const auto& [pair, bytes] : point_to_point_bytes(plan)) {  // every channel's sender
+      start_channel(pair.first, pair.second, channel(pair.first, pair.second), rank_actors[static_cast<size_t>(pair.second)]);
     }
     platform.run();
     if (!failure.empty()) throw std::runtime_error(failure);
@@ -208,7 +286,7 @@ void count_link_bytes(const topologies::Topology& topology, const model::DecodeP
 
 }  // namespace
 
-ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePlan& plan, bool record_activities) {
+ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePlan& plan, const ReplayOptions& options) {
   ReplayResult result;
   const topologies::Topology& topology = model.topology();
   result.link_bytes.assign(static_cast<size_t>(topology.link_count()), 0.0);
@@ -220,13 +298,11 @@ ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePla
       count_link_bytes(topology, plan, flow.from, flow.to, flow.bytes, result.link_bytes);
     }
   }
-  for (int rank = 0; rank < static_cast<int>(plan.gpus.size()); ++rank) {
-    for (const model::Step& step : model::steps_of(plan, rank)) {
-      if (step.kind == model::StepKind::send) count_link_bytes(topology, plan, rank, step.peer, step.bytes, result.link_bytes);
-    }
+  for (const auto& [pair, bytes] : point_to_point_bytes(plan)) {
+    count_link_bytes(topology, plan, pair.first, pair.second, bytes, result.link_bytes);
   }
   const std::vector<double> values =
-      run_in_child([&] { return Replay(model, plan, schedules, record_activities).run(); });
+      run_in_child([&] { return Replay(model, plan, schedules, options).run(); });
   const size_t ranks = plan.gpus.size();
   if (values.size() < ranks || (values.size() - ranks) % 5 != 0) throw std::runtime_error("simulator: truncated results");
   result.rank_finish_s.assign(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(ranks));

@@ -9,7 +9,8 @@
 // x1/0.92) and, for in-switch reduction, the ratio of the pair bandwidth to the in-switch bandwidth.
 //
 // Patterns (n ranks in k domains of g; S bytes; "sent" = passes x (n-1)/n x S):
-// - ring: C channels (one per NIC of a domain when k > 1 and g > 1, else 1); channel c visits every domain in
+// - ring: C channels (when k > 1 and g > 1 one per NIC of a domain, fewer for buffers under 64 KiB each as
+//   NCCL does; else 1); channel c visits every domain in
 //   order, entering each at its member c x g / C; every edge carries sent / C. Alone on an NVSwitch (C = 1)
 //   each GPU's port carries one flow: time = sent / bus bandwidth, the model's. Inside one full mesh (xGMI),
 //   where the model's bus bandwidth is all of a GPU's links, each member sends sent / (n-1) to each other.

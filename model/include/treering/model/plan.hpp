@@ -98,7 +98,12 @@ struct Step {
   bool overlaps_next = false;  // the ring's send runs while the next compute step does (double buffering)
   bool attention = false;      // compute: a flash-decoding kernel (none runs over an empty shard: flops 0)
   int phase = 0;               // index of the plan's phase it belongs to
+  int round = -1;              // the ring's round (0 .. p-1) for the steps of its pass; -1 elsewhere
 };
 std::vector<Step> steps_of(const DecodePlan& plan, int rank);
+// The same, a piece at a time, for executors that should not hold a ring's p x 3 steps per rank: the steps of
+// phase `phase` (all of a ring pass's rounds), or of one round of a ring pass. Appended to `steps`.
+void append_phase_steps(const DecodePlan& plan, int rank, size_t phase, std::vector<Step>& steps);
+void append_round_steps(const DecodePlan& plan, int rank, int round, std::vector<Step>& steps);
 
 }  // namespace treering::model

@@ -41,8 +41,14 @@ std::string chrome_trace(const model::DecodePlan& plan, const ReplayResult& repl
 // A collective waits for every rank, then its algorithm's latency (the model's), then moves the algorithm's
 // flows (model::collective_schedule) all at once, sharing links with each other. Throws std::runtime_error
 // naming the GPUs when the replay deadlocks (some rank never finished) or a rank failed.
-// `record_activities` keeps every rank's timeline (for traces; it costs memory: ~3 p^2 spans for the ring).
-ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePlan& plan,
-                         bool record_activities = false);
+// The ring's rounds: with equal blocks every round is alike, and once two consecutive rounds start exactly one
+// period after the previous on every rank, the rest repeat it: each rank goes straight to its last round at the
+// time it would have reached it (the same result as replaying them, tested; traces replay every round).
+struct ReplayOptions {
+  bool record_activities = false;  // keep every rank's timeline (for traces; ~3 p^2 spans for the ring)
+  bool skip_steady_rounds = true;  // with equal blocks, stop replaying ring rounds once they repeat exactly
+                                   // (ring_steady.hpp); off: every round, to check it or time the full replay
+};
+ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePlan& plan, const ReplayOptions& options = {});
 
 }  // namespace treering::sim
