@@ -76,12 +76,12 @@ double effective_bandwidth_Bps(const topo::Link& link) {
          (link.tier == topo::Tier::scale_up ? model::kScaleUpEfficiency : model::kScaleOutEfficiency);
 }
 
-// Every actor's stack is touched whole (RSS = actors x stack): 32 KiB keeps 16,384 GPUs' ranks at 512 MB. The
+// Every actor's stack is touched whole (RSS = actors x stack): 16 KiB keeps 16,384 GPUs' ranks at 256 MB. The
 // actors' own frames are small (steps live on the heap); AddressSanitizer's are several times larger.
 #if defined(__SANITIZE_ADDRESS__)
 constexpr int kActorStack_KiB = 512;
 #else
-constexpr int kActorStack_KiB = 32;
+constexpr int kActorStack_KiB = 16;
 #endif
 
 SimulatedPlatform::SimulatedPlatform(const topo::Topology& topology)

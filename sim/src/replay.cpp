@@ -121,24 +121,54 @@ struct Replay {
     }
   }
 
+  // Before a send of a new phase: everything the rank sent before has arrived.
+  void drain(int rank, int phase) {
+    Outbox& outbox = outboxes[static_cast<size_t>(rank)];
+    if (phase == outbox.last_phase) return;
+    for (; outbox.confirmed < outbox.issued; ++outbox.confirmed) outbox.delivered->acquire();
+    outbox.last_phase = phase;
+  }
+
+  // A ring send: queued on its channel, whose daemon sends it while the rank computes.
   void send(int from, int to, double bytes, int phase) {
-    Outbox& outbox = outboxes[static_cast<size_t>(from)];
-    if (phase != outbox.last_phase) {
-      for (; outbox.confirmed < outbox.issued; ++outbox.confirmed) outbox.delivered->acquire();
-      outbox.last_phase = phase;
-    }
-    ++outbox.issued;
+    drain(from, phase);
+    ++outboxes[static_cast<size_t>(from)].issued;
     Channel& path = channel(from, to);
     path.queued_bytes.push_back(bytes);
     path.queued->release();
   }
 
+  // The sends of a transfers phase: an actor of their own (for this phase only; a daemon per channel would
+  // hold 32k stacks for a 16k-GPU tree-lse) posts each after its own latency, all under way at once.
+  void send_all(int rank, std::vector<model::Step> sends) {
+    if (sends.empty()) return;
+    drain(rank, sends.front().phase);
+    outboxes[static_cast<size_t>(rank)].issued += static_cast<long long>(sends.size());
+    std::stable_sort(sends.begin(), sends.end(), [&](const model::Step& a, const model::Step& b) {
+      return model.p2p(rank, a.peer).latency_s < model.p2p(rank, b.peer).latency_s;
+    });
+    sg4::Actor::create("send", host(rank), [this, rank, sends = std::move(sends)] {
+      guarded([&] {
+        const double start = now();
+        std::vector<sg4::CommPtr> comms;
+        for (const model::Step& step : sends) {
+          sg4::this_actor::sleep_until(start + model.p2p(rank, step.peer).latency_s);
+          comms.push_back(mailbox('p', rank, step.peer)->put_async(&token, simulated_size(step.bytes)));
+        }
+        for (size_t i = 0; i < comms.size(); ++i) {
+          comms[i]->wait();
+          note({rank, ActivityKind::send, comms[i]->get_start_time(), comms[i]->get_finish_time(), sends[i].peer});
+          outboxes[static_cast<size_t>(rank)].delivered->release();
+        }
+      });
+    });
+  }
+
   // The sending end of one channel: runs for the whole replay (a daemon, ended when the ranks are done). Its
   // mailbox's permanent receiver is the receiving rank: a transfer starts as soon as it is posted and waits,
   // done, until the rank asks for it.
-  void start_channel(int from, int to, Channel& path, const sg4::ActorPtr& receiver) {
+  void start_channel(int from, int to, Channel& path) {
     sg4::Mailbox* box = mailbox('p', from, to);
-    box->set_receiver(receiver);
     sg4::Actor::create("send", host(from), [this, from, to, &path, box] {
       guarded([&] {
         const double latency_s = model.p2p(from, to).latency_s;
@@ -158,7 +188,6 @@ struct Replay {
 
   // A rank's own flows of a collective, out and in: posted together, sharing links with everyone else's.
   void post_flows(int rank, const CollectiveRun& collective) {
-    const double start = now();
     std::vector<sg4::CommPtr> comms;
     std::vector<size_t> sent_flow;  // for sends: the flow; receives: none
     for (size_t i : collective.flows_of_rank[static_cast<size_t>(rank)]) {
@@ -173,14 +202,11 @@ struct Replay {
       comms.push_back(mailbox('c', flow.from, flow.to)->get_async<int>(&received[j]));
       sent_flow.push_back(SIZE_MAX);
     }
-    while (!comms.empty()) {  // one send span per flow, ending when it arrives
-      const auto i = static_cast<size_t>(sg4::Comm::wait_any(comms));
-      if (sent_flow[i] != SIZE_MAX) {
-        const model::CollectiveFlow& flow = collective.schedule->flows[sent_flow[i]];
-        note({flow.from, ActivityKind::send, start, now(), flow.to});
-      }
-      comms.erase(comms.begin() + static_cast<std::ptrdiff_t>(i));
-      sent_flow.erase(sent_flow.begin() + static_cast<std::ptrdiff_t>(i));
+    for (size_t i = 0; i < comms.size(); ++i) {  // one send span per flow, ending when it arrived
+      comms[i]->wait();
+      if (sent_flow[i] == SIZE_MAX) continue;
+      const model::CollectiveFlow& flow = collective.schedule->flows[sent_flow[i]];
+      note({flow.from, ActivityKind::send, comms[i]->get_start_time(), comms[i]->get_finish_time(), flow.to});
     }
   }
 
@@ -243,7 +269,12 @@ struct Replay {
       }
       steps.clear();
       model::append_phase_steps(plan, rank, phase, steps);
-      for (const model::Step& step : steps) run_step(rank, step, next_collective);
+      std::vector<model::Step> sends;
+      for (const model::Step& step : steps) (step.kind == model::StepKind::send ? sends.push_back(step) : void());
+      send_all(rank, std::move(sends));
+      for (const model::Step& step : steps) {
+        if (step.kind != model::StepKind::send) run_step(rank, step, next_collective);
+      }
     }
     finish[static_cast<size_t>(rank)] = now();
   }
@@ -255,8 +286,11 @@ struct Replay {
       rank_actors.push_back(sg4::Actor::create("rank" + std::to_string(rank), host(rank),
                                                [this, rank] { guarded([&] { run_rank(rank); }); }));
     }
-    for (const auto& [pair, bytes] : point_to_point_bytes(plan)) {  // every channel's sender
-      start_channel(pair.first, pair.second, channel(pair.first, pair.second), rank_actors[static_cast<size_t>(pair.second)]);
+    bool ring = false;
+    for (const model::Phase& phase : plan.phases) ring = ring || phase.kind == model::PhaseKind::ring_pass;
+    for (const auto& [pair, bytes] : point_to_point_bytes(plan)) {  // receivers; the ring's channel daemons
+      mailbox('p', pair.first, pair.second)->set_receiver(rank_actors[static_cast<size_t>(pair.second)]);
+      if (ring) start_channel(pair.first, pair.second, channel(pair.first, pair.second));
     }
     platform.run();
     if (!failure.empty()) throw std::runtime_error(failure);
