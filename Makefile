@@ -30,6 +30,7 @@ run: build
 bench: build
 	$(BUILD_DIR)/bin/bench_predict
 	$(BUILD_DIR)/bin/bench_flows
+	$(BUILD_DIR)/bin/bench_replay
 
 clean:
 	rm -rf $(BUILD_DIR)

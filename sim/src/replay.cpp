@@ -79,6 +79,7 @@ struct Replay {
   bool record = false;
   RingSteadyState steady;
   std::string failure;  // the first exception inside an actor (one escaping would abort SimGrid)
+  double transfers = 0;  // simulated point-to-point transfers (sends and collective flows)
 
   Replay(const model::DecodeModel& m, const model::DecodePlan& p, const std::vector<model::CollectiveSchedule>& s,
          const ReplayOptions& options)
@@ -154,6 +155,7 @@ struct Replay {
         for (const model::Step& step : sends) {
           sg4::this_actor::sleep_until(start + model.p2p(rank, step.peer).latency_s);
           comms.push_back(mailbox('p', rank, step.peer)->put_async(&token, simulated_size(step.bytes)));
+          ++transfers;
         }
         for (size_t i = 0; i < comms.size(); ++i) {
           comms[i]->wait();
@@ -178,6 +180,7 @@ struct Replay {
           path.queued_bytes.pop_front();
           sg4::this_actor::sleep_for(latency_s);
           const double start = now();
+          ++transfers;
           box->put(&token, simulated_size(bytes));
           note({from, ActivityKind::send, start, now(), to});
           outboxes[static_cast<size_t>(from)].delivered->release();
@@ -193,6 +196,7 @@ struct Replay {
     for (size_t i : collective.flows_of_rank[static_cast<size_t>(rank)]) {
       const model::CollectiveFlow& flow = collective.schedule->flows[i];
       comms.push_back(mailbox('c', flow.from, flow.to)->put_async(&token, simulated_size(flow.wire_bytes)));
+      ++transfers;
       sent_flow.push_back(i);
     }
     const std::vector<size_t>& incoming = collective.flows_into_rank[static_cast<size_t>(rank)];
@@ -279,7 +283,7 @@ struct Replay {
     finish[static_cast<size_t>(rank)] = now();
   }
 
-  // Finish times, then 5 numbers per activity (rank, kind, start, end, peer).
+  // The transfer count, finish times, then 5 numbers per activity (rank, kind, start, end, peer).
   std::vector<double> run() {
     std::vector<sg4::ActorPtr> rank_actors;
     for (int rank = 0; rank < static_cast<int>(plan.gpus.size()); ++rank) {
@@ -299,7 +303,8 @@ struct Replay {
       if (finish[rank] < 0) stuck += (stuck.empty() ? "" : ", ") + std::to_string(plan.gpus[rank]);
     }
     if (!stuck.empty()) throw std::runtime_error("deadlock: GPUs " + stuck + " never finished (waiting to receive)");
-    std::vector<double> values = finish;
+    std::vector<double> values{transfers};
+    values.insert(values.end(), finish.begin(), finish.end());
     for (const Activity& a : activities) {
       values.insert(values.end(), {double(a.rank), double(static_cast<int>(a.kind)), a.start_s, a.end_s, double(a.peer)});
     }
@@ -338,9 +343,10 @@ ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePla
   const std::vector<double> values =
       run_in_child([&] { return Replay(model, plan, schedules, options).run(); });
   const size_t ranks = plan.gpus.size();
-  if (values.size() < ranks || (values.size() - ranks) % 5 != 0) throw std::runtime_error("simulator: truncated results");
-  result.rank_finish_s.assign(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(ranks));
-  for (size_t i = ranks; i < values.size(); i += 5) {
+  if (values.size() < ranks + 1 || (values.size() - ranks - 1) % 5 != 0) throw std::runtime_error("simulator: truncated results");
+  result.transfers_simulated = static_cast<long long>(values.front());
+  result.rank_finish_s.assign(values.begin() + 1, values.begin() + 1 + static_cast<std::ptrdiff_t>(ranks));
+  for (size_t i = ranks + 1; i < values.size(); i += 5) {
     result.activities.push_back({static_cast<int>(values[i]), static_cast<ActivityKind>(static_cast<int>(values[i + 1])),
                                  values[i + 2], values[i + 3], static_cast<int>(values[i + 4])});
   }

@@ -25,6 +25,8 @@ struct ReplayResult {
   double latency_s = 0;                // when the last rank finished
   std::vector<double> rank_finish_s;   // per rank
   std::vector<double> link_bytes;      // per topology link (LinkId): bytes of the plan's sends that crossed it
+  long long transfers_simulated = 0;   // point-to-point transfers the simulator moved (fewer than the plan's when
+                                       // the ring's repeated rounds were skipped)
 };
 
 // The bandwidth a transfer gets alone on a link in the simulator: nominal x the model's tier efficiency.
