@@ -1,4 +1,5 @@
-// treering simulate | compare: the simulator's replay of the plans, alone or beside the model.
+// treering simulate | compare: the simulator's replay of the plans, alone (in predict's schema) or beside the
+// model.
 #include <algorithm>
 #include <fstream>
 #include <iostream>
@@ -6,6 +7,7 @@
 
 #include "cluster_args.hpp"
 #include "commands.hpp"
+#include "decode_output.hpp"
 #include "table.hpp"
 #include "treering/sim/replay.hpp"
 #include "treering/topologies/units.hpp"
@@ -20,31 +22,52 @@ struct SimulateArgs : DecodeArgs {
   SimulateArgs() { algorithms = {"ring", "tree", "tree-fused", "tree-lse", "allgather-merge"}; }
   std::string trace;
   bool full_ring = false;
+  std::optional<long long> tokens;
+  bool prefill = false;
 };
 
 struct Case {
   model::DecodeResult predicted;
   sim::ReplayResult simulated;
   model::DecodePlan plan;
+  DecodeRow row;  // the simulated result in predict's form
 };
 
-std::vector<Case> run_cases(const SimulateArgs& args, const topologies::Topology& topology) {
-  const model::Workload workload = load_workload(args);
-  const model::DecodeModel decode(topology, args.gpus);
-  std::vector<Case> cases;
-  const std::vector<long long> lengths = fmt::parse_token_counts(args.seq_len);
-  for (long long seq_len : lengths) {
-    for (const std::string& name : args.algorithms) {
-      const model::DecodePlan plan = decode.plan(model::parse_decode_algorithm(name), workload, seq_len);
-      model::DecodeResult predicted = decode.evaluate(plan);
-      model::check_fits(predicted, decode);
-      if (args.format == "table" && lengths.size() * args.algorithms.size() > 1) {
-        std::cerr << "simulating " << name << " at " << seq_len << " tokens...\n";
+bool phase_crosses(const model::DecodeModel& decode, const model::DecodePlan& plan, const model::Phase& phase) {
+  const int p = static_cast<int>(plan.gpus.size());
+  switch (phase.kind) {
+    case model::PhaseKind::collective: return decode.group().domains > 1;
+    case model::PhaseKind::transfers:
+      return std::any_of(phase.sends.begin(), phase.sends.end(),
+                         [&](const model::Transfer& t) { return decode.crosses_domains(t.from, t.to); });
+    case model::PhaseKind::ring_pass:
+      for (int rank = 0; rank < p; ++rank) {
+        if (decode.crosses_domains(rank, (rank + 1) % p)) return true;
       }
-      cases.push_back({std::move(predicted), sim::replay_plan(decode, plan, {!args.trace.empty(), !args.full_ring}), plan});
-    }
+      return false;
+    default: return false;
   }
-  return cases;
+}
+
+// The simulated latency with the model's volumes and memory (the same plan), and a breakdown from the rank that
+// finished last: its compute; its waits for receives by where they came from; collectives spanning domains as
+// inter-node; overlapped = its transfers' time not spent waiting.
+model::DecodeResult simulated_result(const model::DecodeModel& decode, const Case& c) {
+  model::DecodeResult r = c.predicted;
+  const sim::RankTimes& t = c.simulated.critical;
+  const bool across = decode.group().domains > 1;
+  r.latency_s = c.simulated.latency_s;
+  r.breakdown.compute_s = t.compute_s;
+  r.breakdown.intra_node_s = t.wait_intra_s + (across ? 0.0 : t.collective_s);
+  r.breakdown.inter_node_s = t.wait_inter_s + (across ? t.collective_s : 0.0);
+  r.breakdown.overlapped_communication_s = std::max(0.0, t.send_s - t.wait_intra_s - t.wait_inter_s);
+  r.token_s = c.plan.workload.layers * r.latency_s + r.weights_s;
+  r.phases.clear();
+  for (size_t i = 0; i < c.plan.phases.size(); ++i) {
+    const model::Phase& phase = c.plan.phases[i];
+    r.phases.push_back({phase.label, t.phase_s.at(i), phase_crosses(decode, c.plan, phase), "simulated"});
+  }
+  return r;
 }
 
 ordered_json links_json(const topologies::Topology& topology, const sim::ReplayResult& simulated) {
@@ -63,9 +86,80 @@ ordered_json links_json(const topologies::Topology& topology, const sim::ReplayR
   return links;
 }
 
-void write_trace(std::ofstream& out, const std::string& path, const Case& c) {
-  if (!(out << sim::chrome_trace(c.plan, c.simulated))) throw topologies::InputError({path, 0, 0}, "cannot write the file");
-  std::cerr << "wrote " << path << " (open it in ui.perfetto.dev or chrome://tracing)\n";
+Case simulate_case(const SimulateArgs& args, const model::DecodeModel& decode, const model::Workload& workload,
+                   model::DecodeAlgorithm algorithm, long long seq_len) {
+  Case c;
+  c.plan = decode.plan(algorithm, workload, seq_len);
+  c.predicted = decode.evaluate(c.plan);
+  model::check_fits(c.predicted, decode);
+  c.simulated = sim::replay_plan(decode, c.plan, {!args.trace.empty(), !args.full_ring});
+  c.row.result = simulated_result(decode, c);
+  c.row.engine = "sim";
+  c.row.nodes_used = nodes_used(decode.topology(), decode.group().gpus);
+  c.row.model_latency_s = c.predicted.latency_s;
+  c.row.transfers_simulated = c.simulated.transfers_simulated;
+  return c;
+}
+
+// --tokens: the simulated token time at both ends of the generation, by the trapezoid rule (as the model).
+void add_generation(const SimulateArgs& args, const model::DecodeModel& decode, const model::Workload& workload,
+                    Case& c) {
+  if (args.prefill || args.tokens) c.row.prefill_s = args.prefill ? decode.prefill_s(workload, c.plan.seq_len) : 0.0;
+  if (args.tokens) {
+    const long long last = c.plan.seq_len + *args.tokens - 1;
+    const Case end = simulate_case(args, decode, workload, c.plan.algorithm, last);
+    c.row.generation_s = *c.row.prefill_s + *args.tokens * (c.row.result.token_s + end.row.result.token_s) / 2;
+  }
+  if (!args.prefill) c.row.prefill_s.reset();
+}
+
+std::vector<Case> run_cases(const SimulateArgs& args, const topologies::Topology& topology) {
+  const model::Workload workload = load_workload(args);
+  const model::DecodeModel decode(topology, args.gpus);
+  std::vector<Case> cases;
+  const std::vector<long long> lengths = fmt::parse_token_counts(args.seq_len);
+  if (args.tokens && *args.tokens < 1) throw std::invalid_argument("--tokens must be at least 1");
+  for (long long seq_len : lengths) {
+    for (const std::string& name : args.algorithms) {
+      if (args.format == "table" && lengths.size() * args.algorithms.size() > 1) {
+        std::cerr << "simulating " << name << " at " << seq_len << " tokens...\n";
+      }
+      cases.push_back(simulate_case(args, decode, workload, model::parse_decode_algorithm(name), seq_len));
+      add_generation(args, decode, workload, cases.back());
+    }
+  }
+  return cases;
+}
+
+std::string percent(double simulated, double predicted) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%+.2f %%", 100 * (simulated - predicted) / predicted);
+  return text;
+}
+
+void print_table(const std::vector<Case>& cases, const topologies::Topology& topology, bool compare) {
+  std::cout << (compare ? "model vs simulator" : "simulator") << " (SimGrid, shared links) on " << topology.spec().name
+            << ", " << (cases.empty() ? 0 : cases.front().predicted.gpus) << " GPUs, one attention layer\n\n";
+  if (compare) {
+    Table table({"tokens", "algorithm", "model", "simulated", "difference"});
+    for (const Case& c : cases) {
+      table.add_row({std::to_string(c.predicted.seq_len), model::to_string(c.predicted.algorithm),
+                     fmt::format_duration(c.predicted.latency_s), fmt::format_duration(c.simulated.latency_s),
+                     percent(c.simulated.latency_s, c.predicted.latency_s)});
+    }
+    return table.print(std::cout);
+  }
+  Table table({"tokens", "algorithm", "latency", "compute", "comm intra", "comm inter", "sent/GPU", "inter-node",
+               "transfers", "vs model"});
+  for (const Case& c : cases) {
+    const model::DecodeResult& r = c.row.result;
+    table.add_row({std::to_string(r.seq_len), model::to_string(r.algorithm), fmt::format_duration(r.latency_s),
+                   fmt::format_duration(r.breakdown.compute_s), fmt::format_duration(r.breakdown.intra_node_s),
+                   fmt::format_duration(r.breakdown.inter_node_s), fmt::format_bytes(r.volume.per_gpu),
+                   fmt::format_bytes(r.volume.inter_node), std::to_string(c.simulated.transfers_simulated),
+                   percent(r.latency_s, c.predicted.latency_s)});
+  }
+  table.print(std::cout);
 }
 
 void print_simulation(const SimulateArgs& args, bool compare) {
@@ -78,39 +172,33 @@ void print_simulation(const SimulateArgs& args, bool compare) {
     if (!trace) throw topologies::InputError({args.trace, 0, 0}, "cannot write the file");
   }
   const topologies::Topology topology = load_topology(args.cluster);
-  const std::vector<Case> cases = run_cases(args, topology);
-  if (!args.trace.empty()) write_trace(trace, args.trace, cases.front());
-  if (args.format == "json") {
-    ordered_json rows = ordered_json::array();
-    for (const Case& c : cases) {
-      rows.push_back({{"algo", model::to_string(c.predicted.algorithm)}, {"cluster", topology.spec().name},
-                      {"gpus", c.predicted.gpus}, {"seq_len", c.predicted.seq_len},
-                      {"latency_s", c.simulated.latency_s}, {"model_latency_s", c.predicted.latency_s},
-                      {"volume_bytes", {{"per_gpu", c.predicted.volume.per_gpu}, {"intra_node", c.predicted.volume.intra_node},
-                                        {"inter_node", c.predicted.volume.inter_node}, {"total", c.predicted.volume.total}}},
-                      {"peak_memory_bytes", c.predicted.memory.total},
-                      {"links", compare ? ordered_json::array() : links_json(topology, c.simulated)}});
+  std::vector<Case> cases = run_cases(args, topology);
+  if (!args.trace.empty()) {
+    if (!(trace << sim::chrome_trace(cases.front().plan, cases.front().simulated))) {
+      throw topologies::InputError({args.trace, 0, 0}, "cannot write the file");
     }
-    std::cout << rows.dump(2) << '\n';
-    return;
+    std::cerr << "wrote " << args.trace << " (open it in ui.perfetto.dev or chrome://tracing)\n";
   }
-  std::cout << "model vs simulator (SimGrid, shared links) on " << topology.spec().name << ", "
-            << (cases.empty() ? 0 : cases.front().predicted.gpus) << " GPUs, one attention layer\n\n";
-  Table table({"tokens", "algorithm", "model", "simulated", "difference"});
-  for (const Case& c : cases) {
-    const double difference = (c.simulated.latency_s - c.predicted.latency_s) / c.predicted.latency_s;
-    char percent[32];
-    std::snprintf(percent, sizeof percent, "%+.2f %%", 100 * difference);
-    table.add_row({std::to_string(c.predicted.seq_len), model::to_string(c.predicted.algorithm),
-                   fmt::format_duration(c.predicted.latency_s), fmt::format_duration(c.simulated.latency_s), percent});
+  const model::Workload workload = load_workload(args);
+  std::vector<DecodeRow> rows;
+  for (Case& c : cases) {
+    if (!compare && args.format == "json") c.row.links = links_json(topology, c.simulated);
+    rows.push_back(c.row);
   }
-  table.print(std::cout);
+  if (args.format == "csv") return print_decode_csv(std::cout, rows, topology, workload);
+  if (args.format == "table") return print_table(cases, topology, compare);
+  ordered_json list = ordered_json::array();
+  for (const DecodeRow& row : rows) list.push_back(decode_json(row, topology, workload));
+  std::cout << list.dump(2) << '\n';
 }
 
 void add_common(CLI::App& command, SimulateArgs& args) {
-  add_decode_options(command, args, "Algorithms: ring, tree, tree-fused, tree-lse, allgather-merge", {"table", "json"});
+  add_decode_options(command, args, "Algorithms: ring, tree, tree-fused, tree-lse, allgather-merge",
+                     {"table", "json", "csv"});
   command.add_flag("--full-ring", args.full_ring,
                    "Replay every ring round, even once they repeat exactly (slower; the result is the same)");
+  command.add_option("--tokens", args.tokens, "Also estimate generating this many tokens (JSON generation_s; two replays)");
+  command.add_flag("--prefill", args.prefill, "Add the model's prefill estimate (JSON prefill_s; not simulated)");
 }
 
 }  // namespace

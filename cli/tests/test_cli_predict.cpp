@@ -32,7 +32,7 @@ TEST_CASE("predict: CSV and a generation estimate for a real model") {
   auto csv = run_treering("predict --cluster dgx-h100 --nodes 2 --workload llama3.1-8b --seq-len 128k --algo tree "
                           "--tokens 100 --format csv");
   REQUIRE(csv.exit_code == 0);
-  CHECK(csv.out.rfind("algo,cluster,nodes,gpus,workload,batch,seq_len,latency_s,", 0) == 0);
+  CHECK(csv.out.rfind("algo,engine,cluster,nodes,gpus,workload,batch,seq_len,latency_s,", 0) == 0);
   CHECK(csv.out.find("generation_s") != std::string::npos);
   auto json = run_treering("predict --cluster dgx-h100 --nodes 2 --workload llama3.1-8b --seq-len 128k --algo tree "
                            "--tokens 100 --format json");

@@ -21,13 +21,44 @@ TEST_CASE("simulate --format json: the simulated latency beside the model's, byt
   CHECK(row["links"][0]["utilisation"].get<double>() <= 1.0);
 }
 
-TEST_CASE("compare prints both and their difference; algorithms not yet replayed are refused") {
+TEST_CASE("compare prints both and their difference, for every algorithm") {
   auto table = run_treering("compare --cluster rtx4090-pcie --nodes 1 --seq-len 80k --algo ring");
   CHECK(table.exit_code == 0);
   CHECK(table.out.find("+297.30 %") != std::string::npos);  // the shared PCIe uplinks (sim/tests/test_replay.cpp)
-  auto tree = run_treering("compare --cluster dgx-h100 --nodes 1 --seq-len 80k --algo tree");
-  CHECK(tree.exit_code == 2);
-  CHECK(tree.err.find("cannot replay tree yet") != std::string::npos);
+  auto all = run_treering("compare --cluster dgx-h100 --nodes 1 --seq-len 80k");
+  CHECK(all.exit_code == 0);
+  for (const char* algorithm : {"ring", "tree", "tree-fused", "tree-lse", "allgather-merge"}) {
+    CHECK(all.out.find(algorithm) != std::string::npos);
+  }
+}
+
+TEST_CASE("simulate speaks predict's schema: the same keys, the engine named, CSV too") {
+  const std::string flags = " --cluster dgx-h100 --nodes 2 --seq-len 256k --algo tree,ring --batch 2 --tokens 8 --prefill";
+  auto simulated = run_treering("simulate" + flags + " --format json");
+  auto predicted = run_treering("predict" + flags + " --format json");
+  REQUIRE(simulated.exit_code == 0);
+  REQUIRE(predicted.exit_code == 0);
+  const auto sim_rows = nlohmann::json::parse(simulated.out);
+  const auto model_rows = nlohmann::json::parse(predicted.out);
+  REQUIRE(sim_rows.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    for (const auto& [key, value] : model_rows[i].items()) {
+      CAPTURE(key);
+      CHECK(sim_rows[i].contains(key));
+    }
+    CHECK(sim_rows[i]["engine"] == "sim");
+    CHECK(model_rows[i]["engine"] == "model");
+    CHECK(sim_rows[i]["batch"] == 2);
+    CHECK(sim_rows[i]["volume_bytes"] == model_rows[i]["volume_bytes"]);  // the same plan
+    // token time = 1 layer x latency (paper-mha16 has no weights): generation of 8 tokens > 8 x the first token.
+    CHECK(sim_rows[i]["generation_s"].get<double>() >= 8 * sim_rows[i]["token_s"].get<double>());
+    CHECK(sim_rows[i]["model_latency_s"] == model_rows[i]["latency_s"]);
+    CHECK(sim_rows[i]["transfers_simulated"].get<long long>() > 0);
+  }
+  auto csv = run_treering("simulate --cluster dgx-h100 --nodes 1 --seq-len 80k --algo tree --format csv");
+  REQUIRE(csv.exit_code == 0);
+  CHECK(csv.out.rfind("algo,engine,cluster,nodes,gpus,workload,batch,seq_len,latency_s,", 0) == 0);
+  CHECK(csv.out.find("\ntree,sim,\"dgx-h100\",1,8,paper-mha16,1,80000,") != std::string::npos);
 }
 
 TEST_CASE("simulate --trace writes a trace a person can open") {

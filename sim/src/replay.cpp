@@ -75,6 +75,8 @@ struct Replay {
   std::vector<Outbox> outboxes;
   std::vector<CollectiveRun> collectives;
   std::vector<double> finish;
+  std::vector<RankTimes> totals;  // per rank
+  std::vector<double> phase_s;    // per rank, per phase: time from its start to its end on that rank
   std::vector<Activity> activities;
   bool record = false;
   RingSteadyState steady;
@@ -84,6 +86,7 @@ struct Replay {
   Replay(const model::DecodeModel& m, const model::DecodePlan& p, const std::vector<model::CollectiveSchedule>& s,
          const ReplayOptions& options)
       : model(m), plan(p), schedules(s), platform(m.topology()), outboxes(p.gpus.size()), finish(p.gpus.size(), -1.0),
+        totals(p.gpus.size()), phase_s(p.gpus.size() * p.phases.size(), 0.0),
         record(options.record_activities),
         steady(static_cast<int>(p.gpus.size()), static_cast<int>(p.gpus.size()),
                options.skip_steady_rounds && !options.record_activities && equal_blocks(p)) {
@@ -100,6 +103,14 @@ struct Replay {
   }
 
   void note(const Activity& activity) {
+    RankTimes& t = totals[static_cast<size_t>(activity.rank)];
+    const double span_s = activity.end_s - activity.start_s;
+    switch (activity.kind) {
+      case ActivityKind::compute: t.compute_s += span_s; break;
+      case ActivityKind::send: t.send_s += span_s; break;
+      case ActivityKind::wait: (model.crosses_domains(activity.peer, activity.rank) ? t.wait_inter_s : t.wait_intra_s) += span_s; break;
+      case ActivityKind::collective: t.collective_s += span_s; break;
+    }
     if (record) activities.push_back(activity);
   }
 
@@ -243,6 +254,24 @@ struct Replay {
     }
   }
 
+  // Going straight to the last round: the skipped rounds' time counts as they would have (equal blocks: each
+  // round the same attention; the rest of the period waiting for the block from the previous rank).
+  void skip_rounds(int rank, int round, double last_round_s) {
+    std::vector<model::Step> steps;
+    model::append_round_steps(plan, rank, round, steps);
+    double attention_s = 0;
+    for (const model::Step& step : steps) attention_s += step.kind == model::StepKind::compute ? compute_s(rank, step) : 0.0;
+    const int skipped = static_cast<int>(plan.gpus.size()) - 1 - round;
+    const int done = std::max(1, round);
+    RankTimes& t = totals[static_cast<size_t>(rank)];
+    const int previous = (rank - 1 + static_cast<int>(plan.gpus.size())) % static_cast<int>(plan.gpus.size());
+    t.compute_s += skipped * attention_s;
+    (model.crosses_domains(previous, rank) ? t.wait_inter_s : t.wait_intra_s) +=
+        std::max(0.0, last_round_s - now() - skipped * attention_s);
+    t.send_s += t.send_s / done * skipped;
+    sg4::this_actor::sleep_until(last_round_s);
+  }
+
   // The ring's rounds one at a time (never all p x 3 steps at once); in its steady state, straight to the last
   // round at the time the rank would reach it (ring_steady.hpp).
   void run_ring(int rank, size_t phase, size_t& next_collective) {
@@ -251,7 +280,7 @@ struct Replay {
     for (int round = 0; round < rounds; ++round) {
       if (const std::optional<double> last_round_s = steady.on_round_start(rank, round, now())) {
         if (*last_round_s < now() - 1e-12) throw std::logic_error("ring steady state: a rank is past its last round");
-        sg4::this_actor::sleep_until(*last_round_s);
+        skip_rounds(rank, round, *last_round_s);
         round = rounds - 1;
       }
       steps.clear();
@@ -267,20 +296,26 @@ struct Replay {
     size_t next_collective = 0;
     std::vector<model::Step> steps;
     for (size_t phase = 0; phase < plan.phases.size(); ++phase) {
-      if (plan.phases[phase].kind == model::PhaseKind::ring_pass) {
-        run_ring(rank, phase, next_collective);
-        continue;
-      }
-      steps.clear();
-      model::append_phase_steps(plan, rank, phase, steps);
-      std::vector<model::Step> sends;
-      for (const model::Step& step : steps) (step.kind == model::StepKind::send ? sends.push_back(step) : void());
-      send_all(rank, std::move(sends));
-      for (const model::Step& step : steps) {
-        if (step.kind != model::StepKind::send) run_step(rank, step, next_collective);
-      }
+      const double start = now();
+      run_phase(rank, phase, steps, next_collective);
+      phase_s[static_cast<size_t>(rank) * plan.phases.size() + phase] = now() - start;
     }
     finish[static_cast<size_t>(rank)] = now();
+  }
+
+  // One phase on one rank: its sends go at once (their own actor), then its other steps in order.
+  void run_phase(int rank, size_t phase, std::vector<model::Step>& steps, size_t& next_collective) {
+    if (plan.phases[phase].kind == model::PhaseKind::ring_pass) return run_ring(rank, phase, next_collective);
+    steps.clear();
+    model::append_phase_steps(plan, rank, phase, steps);
+    std::vector<model::Step> sends;
+    for (const model::Step& step : steps) {
+      if (step.kind == model::StepKind::send) sends.push_back(step);
+    }
+    send_all(rank, std::move(sends));
+    for (const model::Step& step : steps) {
+      if (step.kind != model::StepKind::send) run_step(rank, step, next_collective);
+    }
   }
 
   // The transfer count, finish times, then 5 numbers per activity (rank, kind, start, end, peer).
@@ -305,6 +340,11 @@ struct Replay {
     if (!stuck.empty()) throw std::runtime_error("deadlock: GPUs " + stuck + " never finished (waiting to receive)");
     std::vector<double> values{transfers};
     values.insert(values.end(), finish.begin(), finish.end());
+    const size_t critical = static_cast<size_t>(std::max_element(finish.begin(), finish.end()) - finish.begin());
+    const RankTimes& t = totals[critical];
+    values.insert(values.end(), {double(critical), t.compute_s, t.wait_intra_s, t.wait_inter_s, t.collective_s, t.send_s});
+    values.insert(values.end(), phase_s.begin() + static_cast<std::ptrdiff_t>(critical * plan.phases.size()),
+                  phase_s.begin() + static_cast<std::ptrdiff_t>((critical + 1) * plan.phases.size()));
     for (const Activity& a : activities) {
       values.insert(values.end(), {double(a.rank), double(static_cast<int>(a.kind)), a.start_s, a.end_s, double(a.peer)});
     }
@@ -343,10 +383,14 @@ ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePla
   const std::vector<double> values =
       run_in_child([&] { return Replay(model, plan, schedules, options).run(); });
   const size_t ranks = plan.gpus.size();
-  if (values.size() < ranks + 1 || (values.size() - ranks - 1) % 5 != 0) throw std::runtime_error("simulator: truncated results");
+  const size_t header = 1 + ranks + 6 + plan.phases.size();
+  if (values.size() < header || (values.size() - header) % 5 != 0) throw std::runtime_error("simulator: truncated results");
   result.transfers_simulated = static_cast<long long>(values.front());
   result.rank_finish_s.assign(values.begin() + 1, values.begin() + 1 + static_cast<std::ptrdiff_t>(ranks));
-  for (size_t i = ranks + 1; i < values.size(); i += 5) {
+  const double* critical = values.data() + 1 + ranks;
+  result.critical = {static_cast<int>(critical[0]), critical[1], critical[2], critical[3], critical[4], critical[5],
+                     std::vector<double>(critical + 6, critical + 6 + plan.phases.size())};
+  for (size_t i = header; i < values.size(); i += 5) {
     result.activities.push_back({static_cast<int>(values[i]), static_cast<ActivityKind>(static_cast<int>(values[i + 1])),
                                  values[i + 2], values[i + 3], static_cast<int>(values[i + 4])});
   }

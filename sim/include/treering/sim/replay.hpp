@@ -20,11 +20,23 @@ struct Activity {
   int peer = -1;  // send: to; wait: from
 };
 
+// Where one rank's time went (spans can overlap: a ring's sends run during its compute).
+struct RankTimes {
+  int rank = 0;
+  double compute_s = 0;
+  double wait_intra_s = 0;   // waiting for receives from its own scale-up domain
+  double wait_inter_s = 0;   // from other domains
+  double collective_s = 0;   // inside collectives, from arriving to the last flow's arrival
+  double send_s = 0;         // its transfers moving bytes (after their latency)
+  std::vector<double> phase_s;  // per plan phase: from its first step to its last, on this rank
+};
+
 struct ReplayResult {
   std::vector<Activity> activities;    // every rank's timeline, for traces
   double latency_s = 0;                // when the last rank finished
   std::vector<double> rank_finish_s;   // per rank
   std::vector<double> link_bytes;      // per topology link (LinkId): bytes of the plan's sends that crossed it
+  RankTimes critical;                  // the rank that finished last
   long long transfers_simulated = 0;   // point-to-point transfers the simulator moved (fewer than the plan's when
                                        // the ring's repeated rounds were skipped)
 };

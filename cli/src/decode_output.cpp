@@ -1,0 +1,69 @@
+#include "decode_output.hpp"
+
+#include <algorithm>
+
+namespace treering::cli {
+
+using nlohmann::ordered_json;
+
+int nodes_used(const topologies::Topology& topology, const std::vector<int>& gpus) {
+  std::vector<int> nodes;
+  for (int gpu : gpus) nodes.push_back(topology.node_of_gpu(gpu));
+  std::sort(nodes.begin(), nodes.end());
+  return static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
+}
+
+ordered_json decode_json(const DecodeRow& row, const topologies::Topology& topology, const model::Workload& workload) {
+  const model::DecodeResult& r = row.result;
+  ordered_json phases = ordered_json::array();
+  for (const auto& phase : r.phases) {
+    phases.push_back({{"label", phase.label}, {"time_s", phase.time_s}, {"inter_node", phase.inter_node}, {"how", phase.how}});
+  }
+  ordered_json json = {
+      {"algo", model::to_string(r.algorithm)}, {"engine", row.engine}, {"cluster", topology.spec().name},
+      {"nodes", row.nodes_used}, {"cluster_nodes", topology.node_count()},
+      {"gpus", r.gpus}, {"workload", workload.name}, {"batch", workload.batch}, {"seq_len", r.seq_len},
+      {"latency_s", r.latency_s},
+      {"breakdown", {{"compute_s", r.breakdown.compute_s}, {"intra_node_s", r.breakdown.intra_node_s},
+                     {"inter_node_s", r.breakdown.inter_node_s},
+                     {"exposed_communication_s", r.breakdown.intra_node_s + r.breakdown.inter_node_s},
+                     {"overlapped_communication_s", r.breakdown.overlapped_communication_s}}},
+      {"volume_bytes", {{"per_gpu", r.volume.per_gpu}, {"intra_node", r.volume.intra_node},
+                        {"inter_node", r.volume.inter_node}, {"total", r.volume.total}}},
+      {"peak_memory_bytes", r.memory.total},
+      {"memory_bytes", {{"kv_cache", r.memory.kv_cache}, {"receive_buffers", r.memory.receive_buffers},
+                        {"partial_states", r.memory.partial_states}, {"workspace", r.memory.workspace},
+                        {"weights", r.memory.weights}}},
+      {"token_s", r.token_s}};
+  if (row.prefill_s) json["prefill_s"] = *row.prefill_s;
+  if (row.generation_s) json["generation_s"] = *row.generation_s;
+  if (row.model_latency_s) json["model_latency_s"] = *row.model_latency_s;
+  if (row.transfers_simulated) json["transfers_simulated"] = *row.transfers_simulated;
+  json["phases"] = phases;
+  if (!row.links.is_null()) json["links"] = row.links;
+  return json;
+}
+
+void print_decode_csv(std::ostream& out, const std::vector<DecodeRow>& rows, const topologies::Topology& topology,
+                      const model::Workload& workload) {
+  const DecodeRow first = rows.empty() ? DecodeRow{} : rows.front();
+  out << "algo,engine,cluster,nodes,gpus,workload,batch,seq_len,latency_s,compute_s,intra_node_s,inter_node_s,"
+         "overlapped_communication_s,volume_per_gpu_bytes,volume_intra_node_bytes,volume_inter_node_bytes,"
+         "volume_total_bytes,peak_memory_bytes,token_s"
+      << (first.prefill_s ? ",prefill_s" : "") << (first.generation_s ? ",generation_s" : "")
+      << (first.model_latency_s ? ",model_latency_s" : "") << '\n';
+  for (const DecodeRow& row : rows) {
+    const model::DecodeResult& r = row.result;
+    out << model::to_string(r.algorithm) << ',' << row.engine << ",\"" << topology.spec().name << "\"," << row.nodes_used
+        << ',' << r.gpus << ',' << workload.name << ',' << workload.batch << ',' << r.seq_len << ',' << r.latency_s << ','
+        << r.breakdown.compute_s << ',' << r.breakdown.intra_node_s << ',' << r.breakdown.inter_node_s << ','
+        << r.breakdown.overlapped_communication_s << ',' << r.volume.per_gpu << ',' << r.volume.intra_node << ','
+        << r.volume.inter_node << ',' << r.volume.total << ',' << r.memory.total << ',' << r.token_s;
+    if (first.prefill_s) out << ',' << row.prefill_s.value_or(0);
+    if (first.generation_s) out << ',' << row.generation_s.value_or(0);
+    if (first.model_latency_s) out << ',' << row.model_latency_s.value_or(0);
+    out << '\n';
+  }
+}
+
+}  // namespace treering::cli
