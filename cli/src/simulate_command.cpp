@@ -50,8 +50,9 @@ bool phase_crosses(const model::DecodeModel& decode, const model::DecodePlan& pl
 }
 
 // The simulated latency with the model's volumes and memory (the same plan), and a breakdown from the rank that
-// finished last: its compute; its waits for receives by where they came from; collectives spanning domains as
-// inter-node; overlapped = its transfers' time not spent waiting.
+// finished last: its compute; its waits for receives by where they came from (waiting on a peer of its own node
+// that itself waited on the network counts as intra-node); its time in collectives, all inter-node when the
+// GPUs span domains; overlapped = the time its own transfers moved bytes, less the time it waited.
 model::DecodeResult simulated_result(const model::DecodeModel& decode, const Case& c) {
   model::DecodeResult r = c.predicted;
   const sim::RankTimes& t = c.simulated.critical;
@@ -196,7 +197,7 @@ void add_common(CLI::App& command, SimulateArgs& args) {
   add_decode_options(command, args, "Algorithms: ring, tree, tree-fused, tree-lse, allgather-merge",
                      {"table", "json", "csv"});
   command.add_flag("--full-ring", args.full_ring,
-                   "Replay every ring round, even once they repeat exactly (slower; the result is the same)");
+                   "Replay every ring round, even once they repeat exactly (slower; the same latency)");
   command.add_option("--tokens", args.tokens, "Also estimate generating this many tokens (JSON generation_s; two replays)");
   command.add_flag("--prefill", args.prefill, "Add the model's prefill estimate (JSON prefill_s; not simulated)");
 }

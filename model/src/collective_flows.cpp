@@ -132,17 +132,14 @@ void double_binary_tree(const CommGroup& group, const Layout& layout, double S, 
   }
 }
 
-// Exchanges at distance m/2, m/4, ..., 1 over the largest power of two m <= n of S/2, S/4, ... per pass; the
-// ranks past m hand their buffer to rank - m first and get the result back after.
+// Exchanges at distance n/2, n/4, ..., 1 of S/2, S/4, ... per pass (n a power of two: the model refuses
+// other counts).
 void recursive_doubling(const Layout& layout, double S, double passes, Flows& flows) {
   const int n = layout.ranks();
-  int m = 1;
-  while (m * 2 <= n) m *= 2;
-  for (int r = m; r < n; ++r) both_ways(flows, layout.order[static_cast<size_t>(r)], layout.order[static_cast<size_t>(r - m)], S);
   double share = S;
-  for (int distance = m / 2; distance >= 1; distance /= 2) {
+  for (int distance = n / 2; distance >= 1; distance /= 2) {
     share /= 2;
-    for (int r = 0; r < m; ++r) flows.add(layout.order[static_cast<size_t>(r)], layout.order[static_cast<size_t>(r ^ distance)], passes * share);
+    for (int r = 0; r < n; ++r) flows.add(layout.order[static_cast<size_t>(r)], layout.order[static_cast<size_t>(r ^ distance)], passes * share);
   }
 }
 

@@ -71,8 +71,11 @@ Cost ring_pass(const Terms& t, double S, double passes) {
 }
 
 Cost recursive_doubling(const Terms& t, double S, double passes) {
-  // Recursive halving then doubling (Rabenseifner) for all-reduce (2 passes), one of them for the others.
+  // Recursive halving then doubling (Rabenseifner) for all-reduce (2 passes), one of them for the others. On a
+  // power of two of ranks only (others need extra steps for the ranks left over, not modelled).
   Cost cost;
+  const int n = t.group.ranks;
+  if ((n & (n - 1)) != 0) return cost;
   const double hop = t.k > 1 ? t.out(LatencyRow::ring) : t.up(LatencyRow::ring);
   cost.latency_s = t.base(LatencyRow::ring) + passes * t.steps_log2n() * hop;
   cost.network_latency_s = t.k > 1 ? passes * t.steps_log2n() * hop : 0.0;
@@ -109,7 +112,7 @@ Cost allreduce(const Terms& t, CollectiveAlgorithm algorithm, double S) {
     case CollectiveAlgorithm::nvls_tree:
       // In-switch reduce-scatter, an all-reduce across domains of each GPU's share S/g (2 (k-1)/k x S/g per
       // GPU through the NICs: S/g at k = 2), in-switch all-gather: pipelined.
-      if (!group.in_switch_reduction || t.k < 2) return cost;
+      if (!group.in_switch_reduction || t.k < 2 || t.g < 2 || !group.uniform) return cost;  // every GPU leads a rail
       cost.latency_s = t.base(LatencyRow::nvls_tree) + t.up(LatencyRow::nvls_tree) + 2 * t.log2k() * t.out(LatencyRow::nvls_tree);
       cost.transfer_s = S * std::max(1.0 / group.in_switch_Bps, 2 * (t.k - 1) / t.k / group.scale_out_domain_Bps) / t.factor();
       cost.network_latency_s = 2 * t.log2k() * t.out(LatencyRow::nvls_tree);

@@ -118,9 +118,13 @@ TEST_CASE("ring across nodes: one channel per NIC for large buffers, each crossi
 }
 
 TEST_CASE("payload per tier equals the model's volumes for every algorithm") {
+  // Whole nodes, and uneven groups: 8 + 4 GPUs, 6 GPUs over 2 nodes (3 + 3), 3 GPUs over 3 nodes.
+  const std::vector<std::vector<int>> subsets{{}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {0, 1, 2, 8, 9, 10}, {0, 8, 16}};
   for (const std::string cluster : {"dgx-h100", "dgx-a100", "mi300x"}) {
     for (int nodes : {1, 2, 4}) {
-      const Group g = group_of(cluster, nodes);
+     for (const std::vector<int>& gpus : subsets) {
+      if (!gpus.empty() && gpus.back() >= 8 * nodes) continue;
+      const Group g = group_of(cluster, nodes, gpus);
       for (CollectiveOp op : {CollectiveOp::allreduce, CollectiveOp::allgather, CollectiveOp::reduce_scatter,
                               CollectiveOp::broadcast}) {
         for (int a = 0; a < static_cast<int>(CollectiveAlgorithm::p2p); ++a) {
@@ -148,6 +152,7 @@ TEST_CASE("payload per tier equals the model's volumes for every algorithm") {
           CHECK(inter == doctest::Approx(estimate.scale_out_bytes_per_gpu * g.group.ranks).epsilon(1e-9));
         }
       }
+     }
     }
   }
 }

@@ -24,7 +24,8 @@
 // - nvls-tree: nvls inside domains, and per rail l (the l-th member of each domain) a ring all-reduce of S / g
 //   over the domains: 2 (k-1)/k x S/g per GPU, the model's network volume (wire scaled to its network time).
 // - hierarchical: a ring all-reduce of S inside each domain, and per rail a ring all-reduce of S / g across.
-// - recursive doubling: log2 n exchanges with the partner at distance n/2, n/4, ... of S/2, S/4, ... per pass.
+// - recursive doubling (n a power of two): log2 n exchanges with the partner at distance n/2, n/4, ... of S/2,
+//   S/4, ... per pass.
 // - broadcast: a chain (ring) or a binary tree over the ranks, S per edge; send/recv: one flow.
 #pragma once
 
