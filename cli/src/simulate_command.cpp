@@ -52,7 +52,7 @@ bool phase_crosses(const model::DecodeModel& decode, const model::DecodePlan& pl
 // The simulated latency with the model's volumes and memory (the same plan), and a breakdown from the rank that
 // finished last: its compute; its waits for receives by where they came from (waiting on a peer of its own node
 // that itself waited on the network counts as intra-node); its time in collectives, all inter-node when the
-// GPUs span domains; overlapped = the time its own transfers moved bytes, less the time it waited.
+// GPUs span domains; overlapped = the time its own transfers moved bytes while it computed.
 model::DecodeResult simulated_result(const model::DecodeModel& decode, const Case& c) {
   model::DecodeResult r = c.predicted;
   const sim::RankTimes& t = c.simulated.critical;
@@ -61,7 +61,7 @@ model::DecodeResult simulated_result(const model::DecodeModel& decode, const Cas
   r.breakdown.compute_s = t.compute_s;
   r.breakdown.intra_node_s = t.wait_intra_s + (across ? 0.0 : t.collective_s);
   r.breakdown.inter_node_s = t.wait_inter_s + (across ? t.collective_s : 0.0);
-  r.breakdown.overlapped_communication_s = std::max(0.0, t.send_s - t.wait_intra_s - t.wait_inter_s);
+  r.breakdown.overlapped_communication_s = t.overlapped_s;
   r.token_s = c.plan.workload.layers * r.latency_s + r.weights_s;
   r.phases.clear();
   for (size_t i = 0; i < c.plan.phases.size(); ++i) {

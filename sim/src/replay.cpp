@@ -3,6 +3,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <deque>
@@ -76,7 +77,8 @@ struct Replay {
   std::vector<CollectiveRun> collectives;
   std::vector<double> finish;
   std::vector<RankTimes> totals;  // per rank
-  std::vector<double> last_send_s;  // per rank: how long its last transfer took
+  std::vector<std::pair<double, double>> last_send;  // per rank: its last transfer's duration, and under compute
+  std::vector<std::array<std::pair<double, double>, 2>> recent_compute;  // per rank: its last two kernels
   std::vector<double> phase_s;    // per rank, per phase: time from its start to its end on that rank
   std::vector<Activity> activities;
   bool record = false;
@@ -87,7 +89,7 @@ struct Replay {
   Replay(const model::DecodeModel& m, const model::DecodePlan& p, const std::vector<model::CollectiveSchedule>& s,
          const ReplayOptions& options)
       : model(m), plan(p), schedules(s), platform(m.topology()), outboxes(p.gpus.size()), finish(p.gpus.size(), -1.0),
-        totals(p.gpus.size()), last_send_s(p.gpus.size(), 0.0), phase_s(p.gpus.size() * p.phases.size(), 0.0),
+        totals(p.gpus.size()), last_send(p.gpus.size()), recent_compute(p.gpus.size()), phase_s(p.gpus.size() * p.phases.size(), 0.0),
         record(options.record_activities),
         steady(static_cast<int>(p.gpus.size()), static_cast<int>(p.gpus.size()),
                options.skip_steady_rounds && !options.record_activities && equal_blocks(p)) {
@@ -134,11 +136,18 @@ struct Replay {
     }
   }
 
-  // Time a rank's own transfers were moving bytes (collective flows are the collective's time, not this).
-  void busy_sending(int rank, double span_s) {
+  // A rank's own transfer moved bytes over [start, end] (collective flows are the collective's time, not
+  // this): how long, and how much of it ran under the rank's compute (its last two kernels: a ring send runs
+  // beside its round's attention and, when slow, the next round's).
+  void busy_sending(int rank, double start_s, double end_s) {
     RankTimes& t = totals[static_cast<size_t>(rank)];
-    t.send_s += span_s;
-    last_send_s[static_cast<size_t>(rank)] = span_s;
+    double hidden_s = 0;
+    for (const auto& [from_s, to_s] : recent_compute[static_cast<size_t>(rank)]) {
+      hidden_s += std::max(0.0, std::min(end_s, to_s) - std::max(start_s, from_s));
+    }
+    t.send_s += end_s - start_s;
+    t.overlapped_s += hidden_s;
+    last_send[static_cast<size_t>(rank)] = {end_s - start_s, hidden_s};
   }
 
   // Before a send of a new phase: everything the rank sent before has arrived.
@@ -183,7 +192,7 @@ struct Replay {
           note({rank, ActivityKind::send, comms[i]->get_start_time(), comms[i]->get_finish_time(), sends[i].peer});
           outboxes[static_cast<size_t>(rank)].delivered->release();
         }
-        busy_sending(rank, now() - first_s);  // together: from the first start to the last arrival
+        busy_sending(rank, first_s, now());  // together: from the first start to the last arrival
       });
     });
   }
@@ -205,7 +214,7 @@ struct Replay {
           ++transfers;
           box->put(&token, simulated_size(bytes));
           note({from, ActivityKind::send, start, now(), to});
-          busy_sending(from, now() - start);
+          busy_sending(from, start, now());
           outboxes[static_cast<size_t>(from)].delivered->release();
         }
       });
@@ -253,10 +262,14 @@ struct Replay {
   void run_step(int rank, const model::Step& step, size_t& next_collective) {
     const double start = now();
     switch (step.kind) {
-      case model::StepKind::compute:
-        sg4::this_actor::sleep_for(compute_s(rank, step));
+      case model::StepKind::compute: {
+        const double duration_s = compute_s(rank, step);
+        auto& recent = recent_compute[static_cast<size_t>(rank)];
+        recent = {recent[1], {start, start + duration_s}};
+        sg4::this_actor::sleep_for(duration_s);
         if (now() > start) note({rank, ActivityKind::compute, start, now(), -1});
         break;
+      }
       case model::StepKind::send: send(rank, step.peer, step.bytes, step.phase); break;
       case model::StepKind::receive:
         mailbox('p', step.peer, rank)->get<int>();
@@ -279,7 +292,8 @@ struct Replay {
     t.compute_s += skipped * attention_s;
     (model.crosses_domains(previous, rank) ? t.wait_inter_s : t.wait_intra_s) +=
         std::max(0.0, last_round_s - now() - skipped * attention_s);
-    t.send_s += skipped * last_send_s[static_cast<size_t>(rank)];  // in the steady state all alike
+    t.send_s += skipped * last_send[static_cast<size_t>(rank)].first;  // in the steady state all alike
+    t.overlapped_s += skipped * last_send[static_cast<size_t>(rank)].second;
     sg4::this_actor::sleep_until(last_round_s);
   }
 
@@ -353,7 +367,8 @@ struct Replay {
     values.insert(values.end(), finish.begin(), finish.end());
     const size_t critical = static_cast<size_t>(std::max_element(finish.begin(), finish.end()) - finish.begin());
     const RankTimes& t = totals[critical];
-    values.insert(values.end(), {double(critical), t.compute_s, t.wait_intra_s, t.wait_inter_s, t.collective_s, t.send_s});
+    values.insert(values.end(),
+                  {double(critical), t.compute_s, t.wait_intra_s, t.wait_inter_s, t.collective_s, t.send_s, t.overlapped_s});
     values.insert(values.end(), phase_s.begin() + static_cast<std::ptrdiff_t>(critical * plan.phases.size()),
                   phase_s.begin() + static_cast<std::ptrdiff_t>((critical + 1) * plan.phases.size()));
     for (const Activity& a : activities) {
@@ -394,13 +409,13 @@ ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePla
   const std::vector<double> values =
       run_in_child([&] { return Replay(model, plan, schedules, options).run(); });
   const size_t ranks = plan.gpus.size();
-  const size_t header = 1 + ranks + 6 + plan.phases.size();
+  const size_t header = 1 + ranks + 7 + plan.phases.size();
   if (values.size() < header || (values.size() - header) % 5 != 0) throw std::runtime_error("simulator: truncated results");
   result.transfers_simulated = static_cast<long long>(values.front());
   result.rank_finish_s.assign(values.begin() + 1, values.begin() + 1 + static_cast<std::ptrdiff_t>(ranks));
   const double* critical = values.data() + 1 + ranks;
   result.critical = {static_cast<int>(critical[0]), critical[1], critical[2], critical[3], critical[4], critical[5],
-                     std::vector<double>(critical + 6, critical + 6 + plan.phases.size())};
+                     critical[6], std::vector<double>(critical + 7, critical + 7 + plan.phases.size())};
   for (size_t i = header; i < values.size(); i += 5) {
     result.activities.push_back({static_cast<int>(values[i]), static_cast<ActivityKind>(static_cast<int>(values[i + 1])),
                                  values[i + 2], values[i + 3], static_cast<int>(values[i + 4])});

@@ -173,6 +173,7 @@ TEST_CASE("the ring's steady state: skipping the repeated rounds gives the full 
     // and the breakdown of the last rank: the skipped rounds counted as they would have run
     CHECK(skipped.critical.compute_s == doctest::Approx(full.critical.compute_s).epsilon(1e-9));
     CHECK(skipped.critical.send_s == doctest::Approx(full.critical.send_s).epsilon(1e-9));
+    CHECK(skipped.critical.overlapped_s == doctest::Approx(full.critical.overlapped_s).epsilon(1e-9));
     CHECK(skipped.critical.wait_intra_s + skipped.critical.wait_inter_s ==
           doctest::Approx(full.critical.wait_intra_s + full.critical.wait_inter_s).epsilon(1e-9));
   }

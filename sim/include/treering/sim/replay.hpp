@@ -28,6 +28,7 @@ struct RankTimes {
   double wait_inter_s = 0;   // from other domains
   double collective_s = 0;   // inside collectives, from arriving to the last flow's arrival
   double send_s = 0;         // its transfers moving bytes (after their latency)
+  double overlapped_s = 0;   // the part of send_s that ran while the rank computed
   std::vector<double> phase_s;  // per plan phase: from its first step to its last, on this rank
 };
 
