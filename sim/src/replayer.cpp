@@ -1,0 +1,250 @@
+// The replay's rank actors, ring channels and per-phase senders (replayer.hpp).
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+#include <stdexcept>
+
+#include "plan_traffic.hpp"
+#include "replayer.hpp"
+
+namespace treering::sim::detail {
+
+int token = 0;
+
+sg4::Mailbox* mailbox(char kind, int from, int to) {
+  char name[32];
+  std::snprintf(name, sizeof name, "%c%d>%d", kind, from, to);
+  return sg4::Mailbox::by_name(name);
+}
+
+bool equal_blocks(const model::DecodePlan& plan) {
+  for (const model::Shard& shard : plan.shards) {
+    if (shard.count != plan.shards.front().count || shard.count == 0) return false;
+  }
+  return true;
+}
+
+Replayer::Replayer(const model::DecodeModel& m, const model::DecodePlan& p, const std::vector<model::CollectiveSchedule>& s,
+       const ReplayOptions& options)
+    : model(m), plan(p), schedules(s), platform(m.topology()), outboxes(p.gpus.size()), finish(p.gpus.size(), -1.0),
+      totals(p.gpus.size()), last_send(p.gpus.size()), recent_compute(p.gpus.size()), phase_s(p.gpus.size() * p.phases.size(), 0.0),
+      record(options.record_activities),
+      steady(static_cast<int>(p.gpus.size()), static_cast<int>(p.gpus.size()),
+             options.skip_steady_rounds && !options.record_activities && equal_blocks(p)) {
+  const auto ranks = static_cast<unsigned>(p.gpus.size());
+  for (const model::CollectiveSchedule& schedule : schedules) {
+    CollectiveRun run{&schedule, std::vector<std::vector<size_t>>(ranks), std::vector<std::vector<size_t>>(ranks), 0,
+                      sg4::Semaphore::create(0), sg4::Barrier::create(ranks)};
+    for (size_t i = 0; i < schedule.flows.size(); ++i) {
+      run.flows_of_rank[static_cast<size_t>(schedule.flows[i].from)].push_back(i);
+      run.flows_into_rank[static_cast<size_t>(schedule.flows[i].to)].push_back(i);
+    }
+    collectives.push_back(std::move(run));
+  }
+}
+
+void Replayer::note(const Activity& activity) {
+  RankTimes& t = totals[static_cast<size_t>(activity.rank)];
+  const double span_s = activity.end_s - activity.start_s;
+  switch (activity.kind) {
+    case ActivityKind::compute: t.compute_s += span_s; break;
+    case ActivityKind::send: break;  // counted where sends are known not to overlap (busy_sending)
+    case ActivityKind::wait: (model.crosses_domains(activity.peer, activity.rank) ? t.wait_inter_s : t.wait_intra_s) += span_s; break;
+    case ActivityKind::collective: t.collective_s += span_s; break;
+  }
+  if (record) activities.push_back(activity);
+}
+
+double Replayer::compute_s(int rank, const model::Step& step) const {
+  if (step.attention && step.flops == 0) return 0.0;  // an empty shard runs no kernel
+  const model::ComputeRates& rates = step.attention ? model.rates(rank) : model.slowest_rates();
+  return rates.launch_s + std::max(step.bytes / rates.hbm_Bps, step.flops / rates.peak_flops);
+}
+
+void Replayer::busy_sending(int rank, double start_s, double end_s) {
+  RankTimes& t = totals[static_cast<size_t>(rank)];
+  double hidden_s = 0;
+  for (const auto& [from_s, to_s] : recent_compute[static_cast<size_t>(rank)]) {
+    hidden_s += std::max(0.0, std::min(end_s, to_s) - std::max(start_s, from_s));
+  }
+  t.send_s += end_s - start_s;
+  t.overlapped_s += hidden_s;
+  last_send[static_cast<size_t>(rank)] = {end_s - start_s, hidden_s};
+}
+
+void Replayer::drain(int rank, int phase) {
+  Outbox& outbox = outboxes[static_cast<size_t>(rank)];
+  if (phase == outbox.last_phase) return;
+  for (; outbox.confirmed < outbox.issued; ++outbox.confirmed) outbox.delivered->acquire();
+  outbox.last_phase = phase;
+}
+
+void Replayer::send(int from, int to, double bytes, int phase) {
+  drain(from, phase);
+  ++outboxes[static_cast<size_t>(from)].issued;
+  Channel& path = channel(from, to);
+  path.queued_bytes.push_back(bytes);
+  path.queued->release();
+}
+
+void Replayer::send_all(int rank, std::vector<model::Step> sends) {
+  if (sends.empty()) return;
+  drain(rank, sends.front().phase);
+  outboxes[static_cast<size_t>(rank)].issued += static_cast<long long>(sends.size());
+  std::stable_sort(sends.begin(), sends.end(), [&](const model::Step& a, const model::Step& b) {
+    return model.p2p(rank, a.peer).latency_s < model.p2p(rank, b.peer).latency_s;
+  });
+  sg4::Actor::create("send", host(rank), [this, rank, sends = std::move(sends)] {
+    guarded([&] {
+      const double start = now();
+      std::vector<sg4::CommPtr> comms;
+      for (const model::Step& step : sends) {
+        sg4::this_actor::sleep_until(start + model.p2p(rank, step.peer).latency_s);
+        comms.push_back(mailbox('p', rank, step.peer)->put_async(&token, simulated_size(step.bytes)));
+        ++transfers;
+      }
+      double first_s = now();
+      for (size_t i = 0; i < comms.size(); ++i) {
+        comms[i]->wait();
+        first_s = std::min(first_s, comms[i]->get_start_time());
+        note({rank, ActivityKind::send, comms[i]->get_start_time(), comms[i]->get_finish_time(), sends[i].peer});
+        outboxes[static_cast<size_t>(rank)].delivered->release();
+      }
+      busy_sending(rank, first_s, now());  // together: from the first start to the last arrival
+    });
+  });
+}
+
+void Replayer::start_channel(int from, int to, Channel& path) {
+  sg4::Mailbox* box = mailbox('p', from, to);
+  sg4::Actor::create("send", host(from), [this, from, to, &path, box] {
+    guarded([&] {
+      const double latency_s = model.p2p(from, to).latency_s;
+      while (true) {
+        path.queued->acquire();
+        const double bytes = path.queued_bytes.front();
+        path.queued_bytes.pop_front();
+        sg4::this_actor::sleep_for(latency_s);
+        const double start = now();
+        ++transfers;
+        box->put(&token, simulated_size(bytes));
+        note({from, ActivityKind::send, start, now(), to});
+        busy_sending(from, start, now());
+        outboxes[static_cast<size_t>(from)].delivered->release();
+      }
+    });
+  })->daemonize();
+}
+
+void Replayer::run_step(int rank, const model::Step& step, size_t& next_collective) {
+  const double start = now();
+  switch (step.kind) {
+    case model::StepKind::compute: {
+      const double duration_s = compute_s(rank, step);
+      auto& recent = recent_compute[static_cast<size_t>(rank)];
+      recent = {recent[1], {start, start + duration_s}};
+      sg4::this_actor::sleep_for(duration_s);
+      if (now() > start) note({rank, ActivityKind::compute, start, now(), -1});
+      break;
+    }
+    case model::StepKind::send: send(rank, step.peer, step.bytes, step.phase); break;
+    case model::StepKind::receive:
+      mailbox('p', step.peer, rank)->get<int>();
+      if (now() > start) note({rank, ActivityKind::wait, start, now(), step.peer});
+      break;
+    case model::StepKind::collective: run_collective(rank, collectives.at(next_collective++)); break;
+  }
+}
+
+void Replayer::skip_rounds(int rank, int round, double last_round_s) {
+  std::vector<model::Step> steps;
+  model::append_round_steps(plan, rank, round, steps);
+  double attention_s = 0;
+  for (const model::Step& step : steps) attention_s += step.kind == model::StepKind::compute ? compute_s(rank, step) : 0.0;
+  const int skipped = static_cast<int>(plan.gpus.size()) - 1 - round;  // rounds round .. p-2, each with a send
+  RankTimes& t = totals[static_cast<size_t>(rank)];
+  const int previous = (rank - 1 + static_cast<int>(plan.gpus.size())) % static_cast<int>(plan.gpus.size());
+  t.compute_s += skipped * attention_s;
+  (model.crosses_domains(previous, rank) ? t.wait_inter_s : t.wait_intra_s) +=
+      std::max(0.0, last_round_s - now() - skipped * attention_s);
+  t.send_s += skipped * last_send[static_cast<size_t>(rank)].first;  // in the steady state all alike
+  t.overlapped_s += skipped * last_send[static_cast<size_t>(rank)].second;
+  sg4::this_actor::sleep_until(last_round_s);
+}
+
+void Replayer::run_ring(int rank, size_t phase, size_t& next_collective) {
+  const int rounds = static_cast<int>(plan.gpus.size());
+  std::vector<model::Step> steps;
+  for (int round = 0; round < rounds; ++round) {
+    if (const std::optional<double> last_round_s = steady.on_round_start(rank, round, now())) {
+      if (*last_round_s < now() - 1e-12) throw std::logic_error("ring steady state: a rank is past its last round");
+      skip_rounds(rank, round, *last_round_s);
+      round = rounds - 1;
+    }
+    steps.clear();
+    model::append_round_steps(plan, rank, round, steps);
+    for (model::Step& step : steps) {
+      step.phase = static_cast<int>(phase);
+      run_step(rank, step, next_collective);
+    }
+  }
+}
+
+void Replayer::run_rank(int rank) {
+  size_t next_collective = 0;
+  std::vector<model::Step> steps;
+  for (size_t phase = 0; phase < plan.phases.size(); ++phase) {
+    const double start = now();
+    run_phase(rank, phase, steps, next_collective);
+    phase_s[static_cast<size_t>(rank) * plan.phases.size() + phase] = now() - start;
+  }
+  finish[static_cast<size_t>(rank)] = now();
+}
+
+void Replayer::run_phase(int rank, size_t phase, std::vector<model::Step>& steps, size_t& next_collective) {
+  if (plan.phases[phase].kind == model::PhaseKind::ring_pass) return run_ring(rank, phase, next_collective);
+  steps.clear();
+  model::append_phase_steps(plan, rank, phase, steps);
+  std::vector<model::Step> sends;
+  for (const model::Step& step : steps) {
+    if (step.kind == model::StepKind::send) sends.push_back(step);
+  }
+  send_all(rank, std::move(sends));
+  for (const model::Step& step : steps) {
+    if (step.kind != model::StepKind::send) run_step(rank, step, next_collective);
+  }
+}
+
+std::vector<double> Replayer::run() {
+  std::vector<sg4::ActorPtr> rank_actors;
+  for (int rank = 0; rank < static_cast<int>(plan.gpus.size()); ++rank) {
+    rank_actors.push_back(sg4::Actor::create("rank" + std::to_string(rank), host(rank),
+                                             [this, rank] { guarded([&] { run_rank(rank); }); }));
+  }
+  bool ring = false;
+  for (const model::Phase& phase : plan.phases) ring = ring || phase.kind == model::PhaseKind::ring_pass;
+  for (const auto& [pair, bytes] : point_to_point_bytes(plan)) {  // receivers; the ring's channel daemons
+    mailbox('p', pair.first, pair.second)->set_receiver(rank_actors[static_cast<size_t>(pair.second)]);
+    if (ring) start_channel(pair.first, pair.second, channel(pair.first, pair.second));
+  }
+  platform.run();
+  if (!failure.empty()) throw std::runtime_error(failure);
+  std::string stuck;
+  for (size_t rank = 0; rank < finish.size(); ++rank) {
+    if (finish[rank] < 0) stuck += (stuck.empty() ? "" : ", ") + std::to_string(plan.gpus[rank]);
+  }
+  if (!stuck.empty()) throw std::runtime_error("deadlock: GPUs " + stuck + " never finished (waiting to receive)");
+  std::vector<double> values{transfers};
+  values.insert(values.end(), finish.begin(), finish.end());
+  const size_t critical = static_cast<size_t>(std::max_element(finish.begin(), finish.end()) - finish.begin());
+  const RankTimes& t = totals[critical];
+  values.insert(values.end(),
+                {double(critical), t.compute_s, t.wait_intra_s, t.wait_inter_s, t.collective_s, t.send_s, t.overlapped_s});
+  values.insert(values.end(), phase_s.begin() + static_cast<std::ptrdiff_t>(critical * plan.phases.size()),
+                phase_s.begin() + static_cast<std::ptrdiff_t>((critical + 1) * plan.phases.size()));
+  for (const Activity& a : activities) {
+    values.insert(values.end(), {double(a.rank), double(static_cast<int>(a.kind)), a.start_s, a.end_s, double(a.peer)});
+  }
+  return values;
+}
+}  // namespace treering::sim::detail
