@@ -40,6 +40,9 @@ void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& 
   command.add_option("--algo", args.algorithms, algorithms_help)->delimiter(',')->capture_default_str();
   command.add_option("--gpus", args.gpus, "The GPUs to use, in ring order (default: all, node by node)")->delimiter(',');
   command.add_option("--batch", args.batch, "Sequences decoded together (default: the workload's)");
+  command.add_option("--tokens", args.tokens, "Also estimate generating this many tokens (JSON generation_s)")
+      ->check(CLI::Range(1LL, 1000000000000LL));
+  command.add_flag("--prefill", args.prefill, "Add the model's prefill estimate of the prompt (JSON prefill_s; in generation_s)");
   add_format_option(command, args.format, std::move(formats));
 }
 

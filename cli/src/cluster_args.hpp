@@ -31,6 +31,8 @@ struct DecodeArgs {
   std::vector<std::string> algorithms;
   std::vector<int> gpus;
   std::optional<int> batch;
+  std::optional<long long> tokens;  // also estimate generating this many tokens
+  bool prefill = false;             // add the model's prefill estimate
   std::string format = "table";
 };
 void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& algorithms_help,

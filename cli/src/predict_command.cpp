@@ -18,8 +18,6 @@ namespace fmt = treering::topologies;
 
 struct PredictArgs : DecodeArgs {
   PredictArgs() { algorithms = {"ring", "tree", "tree-fused", "tree-lse", "allgather-merge"}; }
-  std::optional<long long> tokens;
-  bool prefill = false;
 };
 
 void print_table(const std::vector<DecodeRow>& rows, const PredictArgs& args, const topologies::Topology& topology,
@@ -84,8 +82,6 @@ void add_predict_command(CLI::App& app) {
   auto args = std::make_shared<PredictArgs>();
   add_decode_options(*command, *args, "Algorithms: ring, tree, tree-fused, tree-lse, allgather-merge",
                      {"table", "json", "csv"});
-  command->add_option("--tokens", args->tokens, "Also estimate generating this many tokens (JSON generation_s)");
-  command->add_flag("--prefill", args->prefill, "Add a prefill estimate of the prompt (JSON prefill_s; in generation_s)");
   command->callback([args] { run(*args); });
 }
 

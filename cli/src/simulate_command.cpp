@@ -22,8 +22,6 @@ struct SimulateArgs : DecodeArgs {
   SimulateArgs() { algorithms = {"ring", "tree", "tree-fused", "tree-lse", "allgather-merge"}; }
   std::string trace;
   bool full_ring = false;
-  std::optional<long long> tokens;
-  bool prefill = false;
 };
 
 struct Case {
@@ -119,7 +117,6 @@ std::vector<Case> run_cases(const SimulateArgs& args, const topologies::Topology
   const model::DecodeModel decode(topology, args.gpus);
   std::vector<Case> cases;
   const std::vector<long long> lengths = fmt::parse_token_counts(args.seq_len);
-  if (args.tokens && *args.tokens < 1) throw std::invalid_argument("--tokens must be at least 1");
   for (long long seq_len : lengths) {
     for (const std::string& name : args.algorithms) {
       if (args.format == "table" && lengths.size() * args.algorithms.size() > 1) {
@@ -198,8 +195,6 @@ void add_common(CLI::App& command, SimulateArgs& args) {
                      {"table", "json", "csv"});
   command.add_flag("--full-ring", args.full_ring,
                    "Replay every ring round, even once they repeat exactly (slower; the same latency)");
-  command.add_option("--tokens", args.tokens, "Also estimate generating this many tokens (JSON generation_s; two replays)");
-  command.add_flag("--prefill", args.prefill, "Add the model's prefill estimate (JSON prefill_s; not simulated)");
 }
 
 }  // namespace

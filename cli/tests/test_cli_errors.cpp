@@ -57,3 +57,24 @@ TEST_CASE("treering with no arguments shows help and succeeds") {
   CHECK(result.exit_code == 0);
   CHECK(result.out.find("topo") != std::string::npos);
 }
+
+TEST_CASE("simulate and compare refuse bad decode options as predict does") {
+  for (const char* command : {"simulate", "compare", "predict"}) {
+    CAPTURE(command);
+    const std::string base = std::string(command) + " --cluster dgx-h100 --nodes 1 --seq-len 80k";
+    auto tokens = run_treering(base + " --tokens 0");
+    CHECK(tokens.exit_code == 2);
+    CHECK(tokens.err.find("--tokens") != std::string::npos);
+    auto batch = run_treering(base + " --batch 0");
+    CHECK(batch.exit_code == 2);
+    CHECK(batch.err.find("--batch must be at least 1") != std::string::npos);
+    auto algo = run_treering(base + " --algo spiral");
+    CHECK(algo.exit_code == 2);
+    CHECK(algo.err.find("spiral") != std::string::npos);
+    auto gpus = run_treering(base + " --gpus 0,99");
+    CHECK(gpus.exit_code == 2);
+  }
+  auto trace = run_treering("simulate --cluster dgx-h100 --nodes 1 --seq-len 80k --algo ring --trace /no/such/dir/t.json");
+  CHECK(trace.exit_code == 2);
+  CHECK(trace.err.find("/no/such/dir/t.json") != std::string::npos);
+}
