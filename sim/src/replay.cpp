@@ -38,15 +38,16 @@ ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePla
       run_in_child([&] { return detail::Replayer(model, plan, schedules, options).run(); });
   const size_t ranks = plan.gpus.size();
   const size_t header = 1 + ranks + 7 + plan.phases.size();
-  if (values.size() < header || (values.size() - header) % 5 != 0) throw std::runtime_error("simulator: truncated results");
+  if (values.size() < header || (values.size() - header) % 6 != 0) throw std::runtime_error("simulator: truncated results");
   result.transfers_simulated = static_cast<long long>(values.front());
   result.rank_finish_s.assign(values.begin() + 1, values.begin() + 1 + static_cast<std::ptrdiff_t>(ranks));
   const double* critical = values.data() + 1 + ranks;
   result.critical = {static_cast<int>(critical[0]), critical[1], critical[2], critical[3], critical[4], critical[5],
                      critical[6], std::vector<double>(critical + 7, critical + 7 + plan.phases.size())};
-  for (size_t i = header; i < values.size(); i += 5) {
+  for (size_t i = header; i < values.size(); i += 6) {
     result.activities.push_back({static_cast<int>(values[i]), static_cast<ActivityKind>(static_cast<int>(values[i + 1])),
-                                 values[i + 2], values[i + 3], static_cast<int>(values[i + 4])});
+                                 values[i + 2], values[i + 3], static_cast<int>(values[i + 4]),
+                                 static_cast<int>(values[i + 5])});
   }
   result.latency_s = *std::max_element(result.rank_finish_s.begin(), result.rank_finish_s.end());
   return result;

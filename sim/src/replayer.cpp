@@ -107,7 +107,8 @@ void Replayer::send_all(int rank, std::vector<model::Step> sends) {
       for (size_t i = 0; i < comms.size(); ++i) {
         comms[i]->wait();
         first_s = std::min(first_s, comms[i]->get_start_time());
-        note({rank, ActivityKind::send, comms[i]->get_start_time(), comms[i]->get_finish_time(), sends[i].peer});
+        note({rank, ActivityKind::send, comms[i]->get_start_time(), comms[i]->get_finish_time(), sends[i].peer,
+              sends[i].phase});
         outboxes[static_cast<size_t>(rank)].delivered->release();
       }
       busy_sending(rank, first_s, now());  // together: from the first start to the last arrival
@@ -144,15 +145,15 @@ void Replayer::run_step(int rank, const model::Step& step, size_t& next_collecti
       auto& recent = recent_compute[static_cast<size_t>(rank)];
       recent = {recent[1], {start, start + duration_s}};
       sg4::this_actor::sleep_for(duration_s);
-      if (now() > start) note({rank, ActivityKind::compute, start, now(), -1});
+      if (now() > start) note({rank, ActivityKind::compute, start, now(), -1, step.phase});
       break;
     }
     case model::StepKind::send: send(rank, step.peer, step.bytes, step.phase); break;
     case model::StepKind::receive:
       mailbox('p', step.peer, rank)->get<int>();
-      if (now() > start) note({rank, ActivityKind::wait, start, now(), step.peer});
+      if (now() > start) note({rank, ActivityKind::wait, start, now(), step.peer, step.phase});
       break;
-    case model::StepKind::collective: run_collective(rank, collectives.at(next_collective++)); break;
+    case model::StepKind::collective: run_collective(rank, collectives.at(next_collective++), step.phase); break;
   }
 }
 
@@ -243,7 +244,8 @@ std::vector<double> Replayer::run() {
   values.insert(values.end(), phase_s.begin() + static_cast<std::ptrdiff_t>(critical * plan.phases.size()),
                 phase_s.begin() + static_cast<std::ptrdiff_t>((critical + 1) * plan.phases.size()));
   for (const Activity& a : activities) {
-    values.insert(values.end(), {double(a.rank), double(static_cast<int>(a.kind)), a.start_s, a.end_s, double(a.peer)});
+    values.insert(values.end(),
+                  {double(a.rank), double(static_cast<int>(a.kind)), a.start_s, a.end_s, double(a.peer), double(a.phase)});
   }
   return values;
 }

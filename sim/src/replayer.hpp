@@ -117,9 +117,9 @@ class Replayer {
   void start_channel(int from, int to, Channel& path);
 
   // A rank's own flows of a collective, out and in: posted together, sharing links with everyone else's.
-  void post_flows(int rank, const CollectiveRun& collective);
+  void post_flows(int rank, const CollectiveRun& collective, int phase);
 
-  void run_collective(int rank, CollectiveRun& collective);
+  void run_collective(int rank, CollectiveRun& collective, int phase);
 
   void run_step(int rank, const model::Step& step, size_t& next_collective);
 
@@ -136,7 +136,8 @@ class Replayer {
   // One phase on one rank: its sends go at once (their own actor), then its other steps in order.
   void run_phase(int rank, size_t phase, std::vector<model::Step>& steps, size_t& next_collective);
 
-  // The transfer count, finish times, then 5 numbers per activity (rank, kind, start, end, peer).
+  // The transfer count, finish times, the last rank's times, then 6 numbers per activity (rank, kind, start,
+  // end, peer, phase).
   std::vector<double> run();
 };
 

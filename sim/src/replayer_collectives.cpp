@@ -9,7 +9,7 @@
 
 namespace treering::sim::detail {
 
-void Replayer::post_flows(int rank, const CollectiveRun& collective) {
+void Replayer::post_flows(int rank, const CollectiveRun& collective, int phase) {
   std::vector<sg4::CommPtr> comms;
   std::vector<size_t> sent_flow;  // for sends: the flow; receives: none
   for (size_t i : collective.flows_of_rank[static_cast<size_t>(rank)]) {
@@ -29,11 +29,11 @@ void Replayer::post_flows(int rank, const CollectiveRun& collective) {
     comms[i]->wait();
     if (sent_flow[i] == SIZE_MAX) continue;
     const model::CollectiveFlow& flow = collective.schedule->flows[sent_flow[i]];
-    note({flow.from, ActivityKind::send, comms[i]->get_start_time(), comms[i]->get_finish_time(), flow.to});
+    note({flow.from, ActivityKind::send, comms[i]->get_start_time(), comms[i]->get_finish_time(), flow.to, phase});
   }
 }
 
-void Replayer::run_collective(int rank, CollectiveRun& collective) {
+void Replayer::run_collective(int rank, CollectiveRun& collective, int phase) {
   const double start = now();
   if (++collective.arrived == plan.gpus.size()) {  // the last to arrive lets the others go
     for (size_t other = 1; other < plan.gpus.size(); ++other) collective.all_here->release();
@@ -41,8 +41,8 @@ void Replayer::run_collective(int rank, CollectiveRun& collective) {
     collective.all_here->acquire();
   }
   sg4::this_actor::sleep_for(collective.schedule->chosen.latency_s);
-  post_flows(rank, collective);
+  post_flows(rank, collective, phase);
   collective.done->wait();
-  note({rank, ActivityKind::collective, start, now(), -1});
+  note({rank, ActivityKind::collective, start, now(), -1, phase});
 }
 }  // namespace treering::sim::detail

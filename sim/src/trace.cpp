@@ -19,11 +19,21 @@ const char* name_of(ActivityKind kind) {
   return "?";
 }
 
+// The phase's label, fit for a JSON string (plain text: quotes and backslashes dropped, at most 80 bytes).
+std::string phase_label(const model::DecodePlan& plan, int phase) {
+  if (phase < 0 || phase >= static_cast<int>(plan.phases.size())) return "";
+  std::string label;
+  for (char c : plan.phases[static_cast<size_t>(phase)].label) {
+    if (c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20 && label.size() < 80) label += c;
+  }
+  return label;
+}
+
 }  // namespace
 
 std::string chrome_trace(const model::DecodePlan& plan, const ReplayResult& replay) {
   std::string out = "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
-  char line[256];
+  char line[384];
   bool first = true;
   auto add = [&](const char* text) {
     out += first ? "  " : ",\n  ";
@@ -50,11 +60,16 @@ std::string chrome_trace(const model::DecodePlan& plan, const ReplayResult& repl
       ++next_id;
       continue;
     }
+    // Named by what the GPU does (the phase: "all-reduce max of lse", ...), grouped by kind (compute, wait,
+    // collective); waits say from which GPU.
+    const std::string label = phase_label(plan, a.phase);
+    const std::string name = a.kind == ActivityKind::wait || label.empty() ? name_of(a.kind) : label;
     std::snprintf(line, sizeof line,
                   "{\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": 0, \"tid\": %d, \"ts\": %.6f, "
-                  "\"dur\": %.6f, \"args\": {\"peer\": %d}}",
-                  name_of(a.kind), model::to_string(plan.algorithm), a.rank, a.start_s * 1e6,
-                  (a.end_s - a.start_s) * 1e6, a.peer);
+                  "\"dur\": %.6f, \"args\": {\"algorithm\": \"%s\", \"phase\": \"%s\", \"peer GPU\": %d}}",
+                  name.c_str(), name_of(a.kind), a.rank, a.start_s * 1e6, (a.end_s - a.start_s) * 1e6,
+                  model::to_string(plan.algorithm), label.c_str(),
+                  a.peer >= 0 ? plan.gpus[static_cast<size_t>(a.peer)] : -1);
     add(line);
   }
   return out + "\n]}\n";

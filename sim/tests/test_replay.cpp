@@ -138,7 +138,7 @@ TEST_CASE("the replay's trace is Chrome-trace JSON with a track per GPU") {
   for (const auto& event : trace["traceEvents"]) {
     if (event["ph"] == "M") ++tracks;
     if (event["ph"] == "b") ++sends;
-    if (event["name"] == "compute") ++computes;
+    if (event["cat"] == "compute") ++computes;
     if (event["ph"] != "X") continue;
     const double start = event["ts"].get<double>();
     const double end = start + event["dur"].get<double>();
@@ -177,4 +177,31 @@ TEST_CASE("the ring's steady state: skipping the repeated rounds gives the full 
     CHECK(skipped.critical.wait_intra_s + skipped.critical.wait_inter_s ==
           doctest::Approx(full.critical.wait_intra_s + full.critical.wait_inter_s).epsilon(1e-9));
   }
+}
+
+TEST_CASE("a tree's trace: each all-reduce a span named after its phase on every GPU, its flows as sends") {
+  const topologies::Topology topology = topologies::build_topology("dgx-h100", {2, {}});
+  const model::DecodeModel model(topology);
+  const model::DecodePlan plan = model.plan(DecodeAlgorithm::tree, mha16(), 16 * 1000);
+  const sim::ReplayResult replay = sim::replay_plan(model, plan, {true, true});
+  const nlohmann::json trace = nlohmann::json::parse(sim::chrome_trace(plan, replay));
+  std::map<std::string, int> collectives;  // phase -> GPUs that took part
+  int sends = 0;
+  std::map<int, double> track_end;
+  for (const auto& event : trace["traceEvents"]) {
+    if (event["ph"] == "b") ++sends;
+    if (event["ph"] != "X") continue;
+    if (event["cat"] == "collective") ++collectives[event["name"].get<std::string>()];
+    const double start = event["ts"].get<double>();
+    CHECK(start >= track_end[event["tid"].get<int>()] - 1e-6);  // one GPU's spans never overlap
+    track_end[event["tid"].get<int>()] = start + event["dur"].get<double>();
+  }
+  // The tree's three all-reduces (max, numerators, denominators), each with all 16 GPUs.
+  REQUIRE(collectives.size() == 3);
+  for (const auto& [name, gpus] : collectives) CHECK(gpus == 16);
+  int flows = 0;
+  for (const model::Phase& phase : plan.phases) {
+    if (phase.kind == model::PhaseKind::collective) flows += static_cast<int>(model.collective_schedule(phase).flows.size());
+  }
+  CHECK(sends == flows);
 }

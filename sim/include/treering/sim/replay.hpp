@@ -17,7 +17,8 @@ struct Activity {
   ActivityKind kind = ActivityKind::compute;
   double start_s = 0;
   double end_s = 0;
-  int peer = -1;  // send: to; wait: from
+  int peer = -1;   // send: to; wait: from
+  int phase = -1;  // the plan's phase it belongs to (-1: not known, a ring channel's send)
 };
 
 // Where one rank's time went (spans can overlap: a ring's sends run during its compute).
