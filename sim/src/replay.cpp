@@ -19,7 +19,28 @@ void count_link_bytes(const topologies::Topology& topology, const model::DecodeP
 
 }  // namespace
 
+namespace {
+
+// A plan made by this model (its GPUs, in its order), whose transfers name its ranks.
+void check_plan(const model::DecodeModel& model, const model::DecodePlan& plan) {
+  if (plan.gpus != model.group().gpus) throw std::invalid_argument("replay: the plan was made for other GPUs than the model's");
+  if (plan.shards.size() != plan.gpus.size()) throw std::invalid_argument("replay: the plan has one shard per GPU");
+  const int ranks = static_cast<int>(plan.gpus.size());
+  for (const model::Phase& phase : plan.phases) {
+    for (const model::Transfer& t : phase.sends) {
+      if (t.from < 0 || t.from >= ranks || t.to < 0 || t.to >= ranks || !(t.bytes >= 0)) {
+        throw std::invalid_argument("replay: the plan's phase '" + phase.label + "' sends from rank " +
+                                    std::to_string(t.from) + " to rank " + std::to_string(t.to) + " (of " +
+                                    std::to_string(ranks) + ")");
+      }
+    }
+  }
+}
+
+}  // namespace
+
 ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePlan& plan, const ReplayOptions& options) {
+  check_plan(model, plan);
   ReplayResult result;
   const topologies::Topology& topology = model.topology();
   result.link_bytes.assign(static_cast<size_t>(topology.link_count()), 0.0);

@@ -205,3 +205,15 @@ TEST_CASE("a tree's trace: each all-reduce a span named after its phase on every
   }
   CHECK(sends == flows);
 }
+
+TEST_CASE("plans that do not fit the model are refused before simulating") {
+  const topologies::Topology topology = topologies::build_topology("dgx-h100", {1, {}});
+  const model::DecodeModel model(topology);
+  const model::DecodeModel four(topology, {0, 1, 2, 3});
+  CHECK_THROWS_AS(sim::replay_plan(model, four.plan(DecodeAlgorithm::ring, mha16(), 1000)), std::invalid_argument);
+  model::DecodePlan plan = model.plan(DecodeAlgorithm::tree_lse, mha16(), 1000);
+  for (model::Phase& phase : plan.phases) {
+    if (phase.kind == model::PhaseKind::transfers) phase.sends.push_back({0, 8, 64});  // rank 8 of 8
+  }
+  CHECK_THROWS_WITH_AS(sim::replay_plan(model, plan), doctest::Contains("to rank 8 (of 8)"), std::invalid_argument);
+}

@@ -55,7 +55,8 @@ std::string chrome_trace(const model::DecodePlan& plan, const ReplayResult& repl
 // bytes cross the route's links, sharing them with whatever else is in flight; sends to one peer go one at a
 // time, in order (NCCL's per-peer FIFO). A receive waits for the matching send. Runs in a child process.
 // A collective waits for every rank, then its algorithm's latency (the model's), then moves the algorithm's
-// flows (model::collective_schedule) all at once, sharing links with each other. Throws std::runtime_error
+// flows (model::collective_schedule) all at once, sharing links with each other. Throws std::invalid_argument
+// for a plan made for other GPUs or naming ranks it does not have, and std::runtime_error
 // naming the GPUs when the replay deadlocks (some rank never finished) or a rank failed.
 // The ring's rounds: with equal blocks every round is alike, and once two consecutive rounds start exactly one
 // period after the previous on every rank, the rest repeat it: each rank goes straight to its last round at the
