@@ -57,13 +57,14 @@ void evaluate_collective(Context& c, const Phase& phase) {
 // Example: tree-lse's broadcast of o (4 KiB) from one H100 to the 7 others of its node: the root's port carries
 // 7 x 4 KiB at 360 GB/s = 80 ns after the 11.7 us latency, where each receiver alone would take 11 ns.
 void evaluate_transfers(Context& c, const Phase& phase) {
-  std::map<std::pair<topologies::LinkId, bool>, std::pair<double, double>> port;  // -> (latest latency, transfer)
+  std::map<long long, std::pair<double, double>> port;  // link -> (latest latency, transfer)
   bool crosses = false;
   for (const Transfer& send : phase.sends) {
     const DecodeModel::PairCost& cost = c.model.p2p(send.from, send.to);
-    const topologies::Route route = c.model.topology().route(c.plan.gpus[static_cast<size_t>(send.from)],
-                                                             c.plan.gpus[static_cast<size_t>(send.to)]);
-    for (auto key : {std::pair{route.links.front(), true}, std::pair{route.links.back(), false}}) {
+    const auto [out, in] = c.model.ports(send.from, send.to);
+    int keys = out == in ? 1 : 2;  // a mesh pair's own link is both its ports
+    for (long long key : {out, in}) {
+      if (keys-- == 0) break;
       auto& [latency_s, transfer_s] = port[key];
       latency_s = std::max(latency_s, cost.latency_s);
       transfer_s += send.bytes / cost.bandwidth_Bps;
@@ -72,7 +73,7 @@ void evaluate_transfers(Context& c, const Phase& phase) {
     count_send(c, send.from, send.to, send.bytes);
   }
   double slowest = 0;
-  for (const auto& [rank, cost] : port) slowest = std::max(slowest, cost.first + cost.second);
+  for (const auto& [link, cost] : port) slowest = std::max(slowest, cost.first + cost.second);
   add_communication(c, phase.label, slowest, crosses, "p2p");
   if (phase.merge_states > 0) {
     add_compute(c, "merge (o, lse)", kernel_time_s(c.model.slowest_rates(), phase.merge_states * c.plan.sizes.state_bytes));

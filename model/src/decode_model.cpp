@@ -27,6 +27,44 @@ DecodeModel::DecodeModel(const topologies::Topology& topology, std::vector<int> 
     slowest_.hbm_capacity_bytes = std::min(slowest_.hbm_capacity_bytes, rates.hbm_capacity_bytes);
   }
   add_pair_costs();
+  add_ports();
+}
+
+// One route to a peer inside the domain and one outside, per rank: their first and last links are the rank's
+// ports (the same for every peer of that kind, except inside a mesh). Example: an H100 of a DGX leaves by its
+// NVSwitch uplink towards the GPUs of its node and by its NIC towards the others.
+void DecodeModel::add_ports() {
+  const int p = static_cast<int>(gpus_.size());
+  ports_.assign(static_cast<size_t>(p), {});
+  for (int rank = 0; rank < p; ++rank) {
+    RankPorts& port = ports_[static_cast<size_t>(rank)];
+    const topologies::NodeGroup& group = topology_->spec().groups[static_cast<size_t>(node_group_of_rank_[static_cast<size_t>(rank)])];
+    port.mesh = group.fabric.type == topologies::FabricType::mesh;
+    for (int peer = 0; peer < p; ++peer) {
+      if (peer == rank) continue;
+      const bool cross = crosses_domains(rank, peer);
+      long long& out = cross ? port.out_cross : port.out_intra;
+      if (out >= 0) continue;
+      const topologies::Route there = topology_->route(gpus_[static_cast<size_t>(rank)], gpus_[static_cast<size_t>(peer)]);
+      const topologies::Route back = topology_->route(gpus_[static_cast<size_t>(peer)], gpus_[static_cast<size_t>(rank)]);
+      out = there.links.front();
+      (cross ? port.in_cross : port.in_intra) = back.links.back();
+      if (port.out_intra >= 0 && port.out_cross >= 0) break;
+    }
+  }
+}
+
+std::pair<long long, long long> DecodeModel::ports(int from_rank, int to_rank) const {
+  const RankPorts& from = ports_[static_cast<size_t>(from_rank)];
+  const RankPorts& to = ports_[static_cast<size_t>(to_rank)];
+  if (!crosses_domains(from_rank, to_rank)) {
+    if (from.mesh) {  // the pair's own link: a key no other pair has (links are numbered from 0)
+      const long long own = -1 - (static_cast<long long>(from_rank) * static_cast<long long>(gpus_.size()) + to_rank);
+      return {own, own};
+    }
+    return {from.out_intra, to.in_intra};
+  }
+  return {from.out_cross, to.in_cross};
 }
 
 DecodePlan DecodeModel::plan(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,

@@ -68,6 +68,15 @@ TEST_CASE("every algorithm equals the model where flows share no more than the m
       CHECK(sim::replay_plan(model, plan).latency_s == doctest::Approx(model.evaluate(plan).latency_s).epsilon(1e-9));
     }
   }
+  // One MI300X box: a full xGMI mesh; its rings run as direct exchanges over every link, tree-lse's sends each
+  // on a link of their own, as the model counts them.
+  const topologies::Topology mesh = topologies::build_topology("mi300x", {1, {}});
+  const model::DecodeModel on_mesh(mesh);
+  for (DecodeAlgorithm algorithm : model::all_decode_algorithms()) {
+    const model::DecodePlan plan = on_mesh.plan(algorithm, mha16(), 100000);
+    CAPTURE(std::string(model::to_string(algorithm)));
+    CHECK(sim::replay_plan(on_mesh, plan).latency_s == doctest::Approx(on_mesh.evaluate(plan).latency_s).epsilon(1e-9));
+  }
   const topologies::Topology sixteen = topologies::build_topology("dgx-h100", {16, {}});
   const model::DecodeModel model(sixteen, {0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120});
   const model::DecodePlan plan = model.plan(DecodeAlgorithm::tree, mha16(), 100000);

@@ -95,6 +95,9 @@ class DecodeModel {
   };
   const PairCost& p2p(int from_rank, int to_rank) const;
   bool crosses_domains(int from_rank, int to_rank) const;
+  // The links a send from one rank to another leaves its GPU by and enters the other by (its ports), as keys:
+  // sends sharing a key share that link. Inside a full mesh each pair has a link of its own.
+  std::pair<long long, long long> ports(int from_rank, int to_rank) const;
   const ComputeRates& rates(int rank) const { return rates_[static_cast<size_t>(rank)]; }
   // The slowest figures over the ranks (lowest bandwidth, peak and memory, highest launch overhead): what
   // steps every rank runs in lock-step (small kernels, reading the weights) wait for.
@@ -112,6 +115,12 @@ class DecodeModel {
   // per such class, worked out once here so that evaluation only reads.
   std::map<std::tuple<int, int, bool>, PairCost> pair_costs_;
   std::vector<int> node_group_of_rank_;
+  struct RankPorts {  // first / last link of a route to (from) a GPU of the same domain, and of another
+    long long out_intra = -1, in_intra = -1, out_cross = -1, in_cross = -1;
+    bool mesh = false;  // intra-domain routes are direct links, one per peer
+  };
+  std::vector<RankPorts> ports_;
+  void add_ports();
   void add_pair_costs();
 };
 
