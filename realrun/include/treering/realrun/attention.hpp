@@ -1,0 +1,45 @@
+// Split-KV flash-decoding on the CPU: the partial attention of one decoding step over a shard of the KV cache,
+// 16-bit inputs, fp32 accumulation, grouped-query attention; and a double-precision reference of full
+// attention to check every algorithm against.
+//
+// Layouts (b batch, n_h query heads, n_kv KV heads, d head dim; query head h reads KV head h / (n_h / n_kv)):
+//   q:       [b][n_h][d]                16-bit
+//   K and V: [token][b][n_kv][d]        16-bit (one token's K, or V, for the whole batch is contiguous)
+//   o:       [b][n_h][d]                fp32, normalised over the shard's tokens
+//   lse:     [b][n_h]                   fp32, natural log (merge.hpp); -inf for an empty shard
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "treering/realrun/half.hpp"
+
+namespace treering::realrun {
+
+struct AttentionShape {
+  int batch = 1;
+  int query_heads = 1;
+  int kv_heads = 1;
+  int head_dim = 64;
+  long long q_values() const { return static_cast<long long>(batch) * query_heads * head_dim; }
+  long long kv_values_per_token() const { return static_cast<long long>(batch) * kv_heads * head_dim; }  // K or V
+  long long states() const { return static_cast<long long>(batch) * query_heads; }
+};
+
+// Throws std::invalid_argument unless all are positive and query_heads is a multiple of kv_heads.
+void check_shape(const AttentionShape& shape);
+
+// o and lse over `tokens` tokens of k and v (each tokens x kv_values_per_token 16-bit values).
+void partial_attention(const AttentionShape& shape, Dtype dtype, const std::uint16_t* q, const std::uint16_t* k,
+                       const std::uint16_t* v, long long tokens, float* o, float* lse);
+
+// Full attention in double precision from the same 16-bit inputs: o only ([b][n_h][d]).
+std::vector<double> reference_attention(const AttentionShape& shape, Dtype dtype, const std::uint16_t* q,
+                                        const std::uint16_t* k, const std::uint16_t* v, long long tokens);
+
+// The relative error of o against the reference, per head and normwise: for each (sequence, head), the largest
+// |o_i - ref_i| over the largest |ref_i| of that head; the worst head's. (Element by element, values near zero
+// would turn rounding into large relative errors.) Example: ref (1, 0.001), o (1, 0.0011) -> 1e-4.
+double max_relative_error(const float* values, const std::vector<double>& reference, int head_dim);
+
+}  // namespace treering::realrun
