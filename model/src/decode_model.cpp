@@ -76,6 +76,8 @@ CollectiveEstimate DecodeModel::collective(const Phase& phase) const {
   CollectiveRequest request;
   request.op = phase.op;
   request.bytes = phase.bytes;
+  request.algorithm = phase.algorithm;
+  if (phase.algorithm) request.allowed = AlgorithmSet::all;
   return estimate_collective(group_, request);
 }
 

@@ -11,14 +11,14 @@ namespace {
 
 constexpr std::array<const char*, 5> kNames{"ring", "tree", "tree-fused", "tree-lse", "allgather-merge"};
 
-Phase attend() { return {PhaseKind::attend, "flash-decoding over the local shard", {}, 0, {}, 0}; }
+Phase attend() { return {PhaseKind::attend, "flash-decoding over the local shard", {}, 0, {}, 0, {}}; }
 
 Phase collective(const std::string& label, CollectiveOp op, double bytes) {
-  return {PhaseKind::collective, label, op, bytes, {}, 0};
+  return {PhaseKind::collective, label, op, bytes, {}, 0, {}};
 }
 
 Phase elementwise(const std::string& label, double bytes) {
-  return {PhaseKind::elementwise, label, CollectiveOp::allreduce, bytes, {}, 0};
+  return {PhaseKind::elementwise, label, CollectiveOp::allreduce, bytes, {}, 0, {}};
 }
 
 // One k-ary reduction tree over `members` (ranks, in order): level by level, the member at each multiple of
@@ -68,13 +68,13 @@ std::vector<Phase> tree_lse_phases(const std::vector<int>& domain_of_rank, const
   for (size_t l = 0; l < reduce_levels.size(); ++l) {
     const char* tier = l < domain_levels ? "inside domains" : "across domains";
     phases.push_back({PhaseKind::transfers, std::string("reduce (o, lse) ") + tier, CollectiveOp::allreduce, 0,
-                      reduce_levels[l], most_incoming(reduce_levels[l]) + 1});
+                      reduce_levels[l], most_incoming(reduce_levels[l]) + 1, {}});
   }
   for (size_t l = reduce_levels.size(); l-- > 0;) {
     std::vector<Transfer> down;
     for (const Transfer& up : reduce_levels[l]) down.push_back({up.to, up.from, sizes.o_bytes});
     const char* tier = l < domain_levels ? "inside domains" : "across domains";
-    phases.push_back({PhaseKind::transfers, std::string("broadcast o ") + tier, CollectiveOp::allreduce, 0, down, 0});
+    phases.push_back({PhaseKind::transfers, std::string("broadcast o ") + tier, CollectiveOp::allreduce, 0, down, 0, {}});
   }
   return phases;
 }
@@ -112,12 +112,12 @@ std::vector<Shard> split_tokens(long long tokens, int ranks) {
   return shards;
 }
 
-PlanSizes plan_sizes(const Workload& workload, int stats_bytes) {
+PlanSizes plan_sizes(const Workload& workload, int stats_bytes, int partial_o_bytes) {
   const double b = workload.batch;
   const double e = workload.dtype_bytes;
   PlanSizes sizes;
   sizes.q_bytes = b * workload.query_heads * workload.head_dim * e;
-  sizes.o_bytes = sizes.q_bytes;
+  sizes.o_bytes = b * workload.query_heads * workload.head_dim * (partial_o_bytes > 0 ? partial_o_bytes : e);
   sizes.kv_bytes_per_token = 2.0 * workload.kv_heads * workload.head_dim * b * e;
   sizes.stats_bytes = b * workload.query_heads * stats_bytes;
   sizes.state_bytes = sizes.o_bytes + sizes.stats_bytes;
@@ -136,12 +136,13 @@ DecodePlan make_plan(DecodeAlgorithm algorithm, const Workload& workload, long l
   plan.seq_len = seq_len;
   plan.shards = split_tokens(seq_len, static_cast<int>(gpus.size()));
   plan.gpus = std::move(gpus);
-  plan.sizes = plan_sizes(workload, options.stats_bytes);
+  if (options.stats_bytes < 1 || options.partial_o_bytes < 0) throw std::invalid_argument("element sizes must be positive");
+  plan.sizes = plan_sizes(workload, options.stats_bytes, options.partial_o_bytes);
   const PlanSizes& s = plan.sizes;
   const double p = static_cast<double>(plan.gpus.size());
   switch (algorithm) {
     case DecodeAlgorithm::ring:
-      plan.phases = {{PhaseKind::ring_pass, "pass K/V blocks around the ring, attending to each", {}, 0, {}, 0},
+      plan.phases = {{PhaseKind::ring_pass, "pass K/V blocks around the ring, attending to each", {}, 0, {}, 0, {}},
                      elementwise("normalise o", s.o_bytes)};
       break;
     case DecodeAlgorithm::tree:
@@ -168,8 +169,11 @@ DecodePlan make_plan(DecodeAlgorithm algorithm, const Workload& workload, long l
     }
     case DecodeAlgorithm::allgather_merge:
       plan.phases = {attend(), collective("all-gather (o, lse)", CollectiveOp::allgather, p * s.state_bytes),
-                     {PhaseKind::merge, "merge p states", {}, 0, {}, static_cast<int>(plan.gpus.size())}};
+                     {PhaseKind::merge, "merge p states", {}, 0, {}, static_cast<int>(plan.gpus.size()), {}}};
       break;
+  }
+  for (Phase& phase : plan.phases) {
+    if (phase.kind == PhaseKind::collective) phase.algorithm = options.collective_algorithm;
   }
   return plan;
 }

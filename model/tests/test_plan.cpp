@@ -3,9 +3,12 @@
 
 #include <stdexcept>
 
+#include "treering/model/decode.hpp"
 #include "treering/model/plan.hpp"
+#include "treering/topologies/load.hpp"
 
 using namespace treering::model;
+namespace topologies = treering::topologies;
 
 TEST_CASE("shards: N over p, the first N mod p one token longer, empty past N") {
   auto uneven = split_tokens(17, 4);  // 17 = 4 x 4 + 1: 5 4 4 4
@@ -106,4 +109,28 @@ TEST_CASE("steps_of: every GPU's own sequence, consistent with the plan") {
   CHECK(sends_to == std::vector<int>{0, 5, 6, 7});
   CHECK(receives == 4);  // 5, 6, 7 up; 0 down
   CHECK_THROWS_AS(steps_of(lse, 8), std::invalid_argument);
+}
+
+TEST_CASE("plan options: fp32 partial outputs and a forced collective algorithm") {
+  // paper-mha16, batch 1: o is 16 x 128 values; in fp32 that is 8 KiB, the numerators' all-reduce too.
+  const topologies::Topology topology = topologies::build_topology("dgx-h100", {1, {}});
+  const DecodeModel model(topology);
+  PlanOptions options;
+  options.partial_o_bytes = 4;
+  options.collective_algorithm = CollectiveAlgorithm::ring;
+  const DecodePlan plan = model.plan(DecodeAlgorithm::tree, find_workload("paper-mha16"), 8000, options);
+  CHECK(plan.sizes.o_bytes == 16 * 128 * 4);
+  CHECK(plan.sizes.q_bytes == 16 * 128 * 2);  // q keeps the workload's dtype
+  CHECK(plan.phases.at(3).bytes == 16 * 128 * 4);
+  for (const Phase& phase : plan.phases) {
+    if (phase.kind != PhaseKind::collective) continue;
+    CHECK(phase.algorithm == CollectiveAlgorithm::ring);
+    CHECK(model.collective(phase).chosen.algorithm == CollectiveAlgorithm::ring);
+  }
+  // Ring all-reduces on 8 GPUs: each sends 2 x 7/8 of each buffer: (64 + 8192 + 64) x 7/4 per GPU.
+  const DecodeResult result = model.evaluate(plan);
+  CHECK(result.volume.total == doctest::Approx(8 * (64 + 8192 + 64) * 7.0 / 4));
+  PlanOptions bad;
+  bad.stats_bytes = 0;
+  CHECK_THROWS_AS(model.plan(DecodeAlgorithm::tree, find_workload("paper-mha16"), 8000, bad), std::invalid_argument);
 }

@@ -8,6 +8,7 @@
 // Example (paper-mha16, b = 1): q = 16 * 128 * 2 B = 4 KiB; K and V = 2 * 16 * 128 * 2 B = 8 KiB per token.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,7 @@ struct Phase {
   double bytes = 0;                // collective: its size; elementwise: bytes touched per rank
   std::vector<Transfer> sends;     // transfers
   int merge_states = 0;            // transfers: states merged at each receiver (its own + received); merge: states
+  std::optional<CollectiveAlgorithm> algorithm;  // collective: run by this algorithm (else the fastest, NCCL's pick)
 };
 
 struct PlanSizes {
@@ -73,6 +75,10 @@ struct DecodePlan {
 
 struct PlanOptions {
   int stats_bytes = 4;        // element size of lse, max and denominator (2 reproduces the paper's counts)
+  int partial_o_bytes = 0;    // element size of partial outputs and numerators as they travel (0: the workload's
+                              // dtype, as FlashInfer keeps them; 4: fp32, as realrun's cpu backend sends them)
+  std::optional<CollectiveAlgorithm> collective_algorithm;  // every collective by this algorithm (realrun's cpu
+                                                            // backend runs rings); none: the fastest per phase
   int tree_fan_in_domain = 0; // tree-lse: states merged per step inside a scale-up domain (0: all at once)
   int tree_fan_in_network = 2;// tree-lse: across domains (2: binomial)
 };
@@ -82,7 +88,8 @@ struct PlanOptions {
 DecodePlan make_plan(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len, std::vector<int> gpus,
                      const std::vector<int>& domain_of_rank, const PlanOptions& options = {});
 
-PlanSizes plan_sizes(const Workload& workload, int stats_bytes);
+// `partial_o_bytes` 0: the workload's element size.
+PlanSizes plan_sizes(const Workload& workload, int stats_bytes, int partial_o_bytes = 0);
 
 // The plan as one GPU's own sequence of steps, for whoever executes it step by step (the simulator, the real
 // run). Compute steps carry the bytes they read and their FLOPs; sends and receives their peer and bytes;
