@@ -1,0 +1,38 @@
+// Executing a decode plan for real, rank by rank, on the CPU: the plan's attention on each rank's shard, its
+// ring passes, point-to-point transfers and collectives (rings, as the plan is made for: see plan_options()),
+// with the bytes each rank sends counted as they go. The inputs are made up the same way on every rank
+// (a hash of their position), so that each rank builds only its shard and any rank can build the reference.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "treering/model/plan.hpp"
+#include "treering/realrun/attention.hpp"
+#include "treering/realrun/transport.hpp"
+
+namespace treering::realrun {
+
+// The plan options the cpu backend runs: partial outputs travel in fp32, every collective is a ring.
+model::PlanOptions plan_options();
+
+AttentionShape shape_of(const model::Workload& workload);
+Dtype dtype_of(const model::Workload& workload);  // throws std::invalid_argument unless 2-byte elements
+
+// Deterministic inputs in [-1, 1): q, and K and V for tokens [first, first + count), in attention.hpp's layout.
+struct Inputs {
+  std::vector<std::uint16_t> q, k, v;
+};
+Inputs make_inputs(const AttentionShape& shape, Dtype dtype, long long first, long long count, std::uint64_t seed);
+
+struct RankResult {
+  std::vector<float> o;       // the rank's final output, [b][n_h][d]
+  double bytes_sent = 0;      // what it handed to the transport while running the plan
+  double elapsed_s = 0;       // from the barrier before to its own end
+};
+
+// Runs `plan` (made with plan_options()) as rank transport.rank() of transport.ranks() (which must equal the
+// plan's GPUs). Throws std::invalid_argument for a plan it cannot run.
+RankResult run_plan(const model::DecodePlan& plan, Transport& transport, std::uint64_t seed);
+
+}  // namespace treering::realrun

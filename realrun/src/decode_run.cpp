@@ -1,0 +1,224 @@
+// The cpu backend's execution of a plan (decode_run.hpp): per algorithm, the plan's phases in order.
+#include "treering/realrun/decode_run.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "ring_collectives.hpp"
+#include "treering/realrun/merge.hpp"
+
+namespace treering::realrun {
+
+using detail::CountingLink;
+using detail::ReduceOp;
+
+model::PlanOptions plan_options() {
+  model::PlanOptions options;
+  options.partial_o_bytes = 4;
+  options.collective_algorithm = model::CollectiveAlgorithm::ring;
+  return options;
+}
+
+AttentionShape shape_of(const model::Workload& w) {
+  AttentionShape shape{w.batch, w.query_heads, w.kv_heads, w.head_dim};
+  check_shape(shape);
+  return shape;
+}
+
+Dtype dtype_of(const model::Workload& w) {
+  if (w.dtype_bytes != 2) throw std::invalid_argument("the real run takes 16-bit workloads (bf16 or fp16)");
+  return w.dtype == "fp16" ? Dtype::fp16 : Dtype::bf16;
+}
+
+namespace {
+
+// splitmix64 of (stream, index) -> [-1, 1): the same value for the same position on every rank.
+float hashed_value(std::uint64_t stream, std::uint64_t index) {
+  std::uint64_t z = stream * 0x9E3779B97F4A7C15ull + index + 0x632BE59BD9B4E019ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<float>(static_cast<double>(z >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+}
+
+std::vector<std::uint16_t> hashed(Dtype dtype, std::uint64_t stream, std::uint64_t first, std::uint64_t count) {
+  std::vector<std::uint16_t> values(count);
+  for (std::uint64_t i = 0; i < count; ++i) values[i] = to_half(dtype, hashed_value(stream, first + i));
+  return values;
+}
+
+}  // namespace
+
+Inputs make_inputs(const AttentionShape& shape, Dtype dtype, long long first, long long count, std::uint64_t seed) {
+  const auto per_token = static_cast<std::uint64_t>(shape.kv_values_per_token());
+  return {hashed(dtype, seed * 3 + 0, 0, static_cast<std::uint64_t>(shape.q_values())),
+          hashed(dtype, seed * 3 + 1, static_cast<std::uint64_t>(first) * per_token, static_cast<std::uint64_t>(count) * per_token),
+          hashed(dtype, seed * 3 + 2, static_cast<std::uint64_t>(first) * per_token, static_cast<std::uint64_t>(count) * per_token)};
+}
+
+namespace {
+
+struct Run {
+  const model::DecodePlan& plan;
+  CountingLink link;
+  AttentionShape shape;
+  Dtype dtype;
+  std::uint64_t seed;
+  int rank, ranks;
+  Inputs mine;                 // q and this rank's shard
+  std::vector<float> o, lse;   // the rank's state
+  std::vector<float> numerator, denominator, top;
+
+  size_t o_values() const { return static_cast<size_t>(shape.q_values()); }
+  size_t states() const { return static_cast<size_t>(shape.states()); }
+  int tag(size_t phase) const { return static_cast<int>(phase) + 1; }
+
+  void attend(const std::vector<std::uint16_t>& k, const std::vector<std::uint16_t>& v, long long tokens) {
+    partial_attention(shape, dtype, mine.q.data(), k.data(), v.data(), tokens, o.data(), lse.data());
+  }
+
+  void merge_into(const float* other_o, const float* other_lse) {
+    for (size_t s = 0; s < states(); ++s) {
+      merge_state(o.data() + s * static_cast<size_t>(shape.head_dim), lse[s], other_o + s * static_cast<size_t>(shape.head_dim),
+                  other_lse[s], shape.head_dim);
+    }
+  }
+
+  long long block(int index) const { return plan.shards[static_cast<size_t>((index % ranks + ranks) % ranks)].count; }
+
+  // p rounds: attend to the held block while it travels on to the next rank and the next block comes in.
+  void ring_pass(size_t phase) {
+    const size_t per_token = static_cast<size_t>(shape.kv_values_per_token());
+    std::vector<std::uint16_t> held(2 * per_token * static_cast<size_t>(block(rank)));
+    std::memcpy(held.data(), mine.k.data(), mine.k.size() * 2);
+    std::memcpy(held.data() + mine.k.size(), mine.v.data(), mine.v.size() * 2);
+    std::vector<std::uint16_t> next, k, v;
+    std::vector<float> part_o(o_values()), part_lse(states());
+    std::fill(o.begin(), o.end(), 0.0f);
+    std::fill(lse.begin(), lse.end(), -std::numeric_limits<float>::infinity());
+    for (int round = 0; round < ranks; ++round) {
+      const long long tokens = block(rank - round);
+      const long long coming = round < ranks - 1 ? block(rank - round - 1) : 0;
+      Transport::Request sent = -1, received = -1;
+      if (round < ranks - 1 && tokens > 0) sent = link.isend(held.data(), held.size() * 2, (rank + 1) % ranks, tag(phase));
+      next.assign(2 * per_token * static_cast<size_t>(coming), 0);
+      if (coming > 0) received = link.irecv(next.data(), next.size() * 2, (rank + ranks - 1) % ranks, tag(phase));
+      k.assign(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(per_token * tokens));
+      v.assign(held.begin() + static_cast<std::ptrdiff_t>(per_token * tokens), held.end());
+      partial_attention(shape, dtype, mine.q.data(), k.data(), v.data(), tokens, part_o.data(), part_lse.data());
+      merge_into(part_o.data(), part_lse.data());
+      link.wait(received);
+      link.wait(sent);
+      held.swap(next);
+    }
+  }
+
+  // tree-lse: send this rank's state (reduce) or o (broadcast) where the plan says, then merge what came in.
+  void transfers(size_t phase_index) {
+    const model::Phase& phase = plan.phases[phase_index];
+    const bool reduce = phase.merge_states > 0;
+    std::vector<float> packed(o);
+    if (reduce) packed.insert(packed.end(), lse.begin(), lse.end());
+    std::vector<Transport::Request> sends;
+    std::vector<std::vector<float>> received;
+    std::vector<Transport::Request> receives;
+    for (const model::Transfer& t : phase.sends) {
+      if (static_cast<double>(packed.size() * 4) != t.bytes) throw std::invalid_argument("transfer size differs from the plan's");
+      if (t.from == rank) sends.push_back(link.isend(packed.data(), packed.size() * 4, t.to, tag(phase_index)));
+      if (t.to == rank) {
+        received.emplace_back(packed.size());
+        receives.push_back(link.irecv(received.back().data(), packed.size() * 4, t.from, tag(phase_index)));
+      }
+    }
+    for (size_t i = 0; i < receives.size(); ++i) {
+      link.wait(receives[i]);
+      if (reduce) merge_into(received[i].data(), received[i].data() + o_values());
+      else std::memcpy(o.data(), received[i].data(), o_values() * 4);
+    }
+    for (Transport::Request request : sends) link.wait(request);
+  }
+
+  void allreduce(size_t phase, std::vector<float>& values, ReduceOp op) {
+    if (static_cast<double>(values.size() * 4) != plan.phases[phase].bytes) throw std::invalid_argument("all-reduce size differs from the plan's");
+    detail::ring_allreduce(link, values.data(), values.size(), op, tag(phase));
+  }
+
+  void tree(bool fused) {  // max of lse; numerators o e^(lse-m) and denominators e^(lse-m), summed; divided
+    top = lse;
+    allreduce(1, top, ReduceOp::max);
+    numerator.assign(o_values(), 0.0f);
+    denominator.assign(states(), 0.0f);
+    for (size_t s = 0; s < states(); ++s) {
+      denominator[s] = std::exp(lse[s] - top[s]);
+      for (int i = 0; i < shape.head_dim; ++i) numerator[s * shape.head_dim + i] = o[s * shape.head_dim + i] * denominator[s];
+    }
+    if (fused) {
+      numerator.insert(numerator.end(), denominator.begin(), denominator.end());
+      allreduce(3, numerator, ReduceOp::sum);
+      denominator.assign(numerator.begin() + static_cast<std::ptrdiff_t>(o_values()), numerator.end());
+    } else {
+      allreduce(3, numerator, ReduceOp::sum);
+      allreduce(4, denominator, ReduceOp::sum);
+    }
+    for (size_t s = 0; s < states(); ++s) {
+      for (int i = 0; i < shape.head_dim; ++i) o[s * shape.head_dim + i] = numerator[s * shape.head_dim + i] / denominator[s];
+    }
+  }
+
+  void allgather_merge() {
+    std::vector<float> state(o);
+    state.insert(state.end(), lse.begin(), lse.end());
+    if (static_cast<double>(state.size() * 4 * static_cast<size_t>(ranks)) != plan.phases[1].bytes) {
+      throw std::invalid_argument("all-gather size differs from the plan's");
+    }
+    const std::vector<float> all = detail::ring_allgather(link, state.data(), state.size(), tag(1));
+    std::fill(o.begin(), o.end(), 0.0f);
+    std::fill(lse.begin(), lse.end(), -std::numeric_limits<float>::infinity());
+    for (int r = 0; r < ranks; ++r) {
+      const float* other = all.data() + static_cast<size_t>(r) * state.size();
+      merge_into(other, other + o_values());
+    }
+  }
+
+  void execute() {
+    if (plan.algorithm == model::DecodeAlgorithm::ring) return ring_pass(0);
+    attend(mine.k, mine.v, plan.shards[static_cast<size_t>(rank)].count);
+    switch (plan.algorithm) {
+      case model::DecodeAlgorithm::tree: return tree(false);
+      case model::DecodeAlgorithm::tree_fused: return tree(true);
+      case model::DecodeAlgorithm::allgather_merge: return allgather_merge();
+      case model::DecodeAlgorithm::tree_lse:
+        for (size_t phase = 1; phase < plan.phases.size(); ++phase) transfers(phase);
+        return;
+      case model::DecodeAlgorithm::ring: return;
+    }
+  }
+};
+
+}  // namespace
+
+RankResult run_plan(const model::DecodePlan& plan, Transport& transport, std::uint64_t seed) {
+  if (static_cast<int>(plan.gpus.size()) != transport.ranks()) {
+    throw std::invalid_argument("the plan is for " + std::to_string(plan.gpus.size()) + " ranks, the run has " +
+                                std::to_string(transport.ranks()));
+  }
+  const AttentionShape shape = shape_of(plan.workload);
+  if (plan.sizes.o_bytes != static_cast<double>(shape.q_values() * 4) || plan.sizes.stats_bytes != static_cast<double>(shape.states() * 4)) {
+    throw std::invalid_argument("the cpu backend runs plans made with realrun::plan_options() (fp32 partial states)");
+  }
+  const int rank = transport.rank();
+  const model::Shard& shard = plan.shards[static_cast<size_t>(rank)];
+  Run run{plan, {transport, 0.0}, shape, dtype_of(plan.workload), seed, rank, transport.ranks(),
+          make_inputs(shape, dtype_of(plan.workload), shard.first, shard.count, seed),
+          std::vector<float>(static_cast<size_t>(shape.q_values())), std::vector<float>(static_cast<size_t>(shape.states())),
+          {}, {}, {}};
+  transport.barrier();
+  const double start = transport.now_s();
+  run.execute();
+  return {std::move(run.o), run.link.bytes_sent, transport.now_s() - start};
+}
+
+}  // namespace treering::realrun
