@@ -1,0 +1,143 @@
+#include "decode_command.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <stdexcept>
+
+#include "treering/model/decode.hpp"
+#include "treering/realrun/build_info.hpp"
+#include "treering/realrun/decode_run.hpp"
+#include "treering/topologies/load.hpp"
+#include "treering/topologies/units.hpp"
+
+#ifndef TREERING_GIT_SHA
+#define TREERING_GIT_SHA "unknown"
+#endif
+
+namespace treering::realrun::app {
+namespace {
+
+using nlohmann::ordered_json;
+
+// The cpu backend's tolerance: fp32 accumulation against the double-precision reference (issue 5).
+constexpr double kTolerance = 1e-5;
+
+double percentile(std::vector<double> values, double fraction) {  // nearest rank, values not empty
+  std::sort(values.begin(), values.end());
+  const auto index = static_cast<size_t>(std::ceil(fraction * static_cast<double>(values.size()))) - 1;
+  return values[std::min(index, values.size() - 1)];
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return text;
+}
+
+ordered_json provenance(const DecodeOptions& options, const MpiTransport& transport) {
+  char host[256] = "unknown";
+  gethostname(host, sizeof host - 1);
+  const BuildInfo info = build_info();
+  return {{"host", host}, {"time", utc_now()}, {"git_sha", TREERING_GIT_SHA}, {"argv", options.argv},
+          {"backend", options.backend}, {"ranks", transport.ranks()}, {"mpi", transport.library_version()},
+          {"cuda", info.cuda_runtime_version}, {"nccl", info.nccl_version}, {"gpu", nullptr}, {"driver", nullptr}};
+}
+
+struct Case {
+  model::DecodeAlgorithm algorithm;
+  long long seq_len;
+};
+
+// One algorithm at one length: warm-up, repeats (latency = the slowest rank's), then the check.
+ordered_json run_case(const DecodeOptions& options, MpiTransport& transport, const model::DecodeModel& model,
+                      const model::Workload& workload, const Case& c, bool& ok) {
+  const model::DecodePlan plan = model.plan(c.algorithm, workload, c.seq_len, plan_options());
+  std::vector<double> latencies;
+  RankResult result;
+  for (int run = 0; run < options.warmup + options.repeats; ++run) {
+    result = run_plan(plan, transport, options.seed);
+    const double slowest = transport.max_over_ranks(result.elapsed_s);
+    if (run >= options.warmup) latencies.push_back(slowest);
+  }
+  const std::vector<double> bytes = transport.gather(result.bytes_sent);
+  const std::vector<float> outputs = transport.gather(result.o);
+  if (transport.rank() != 0) return {};
+  const AttentionShape shape = shape_of(workload);
+  const Inputs all = make_inputs(shape, dtype_of(workload), 0, c.seq_len, options.seed);
+  const std::vector<double> reference = reference_attention(shape, dtype_of(workload), all.q.data(), all.k.data(), all.v.data(), c.seq_len);
+  double error = 0;
+  for (size_t r = 0; r < bytes.size(); ++r) {
+    error = std::max(error, max_relative_error(outputs.data() + r * result.o.size(), reference, shape.head_dim));
+  }
+  const double model_total = model.evaluate(plan).volume.total;
+  const double total = std::accumulate(bytes.begin(), bytes.end(), 0.0);
+  ok = ok && error <= kTolerance && total == model_total;
+  return {{"algo", model::to_string(c.algorithm)}, {"seq_len", c.seq_len}, {"ranks", transport.ranks()},
+          {"backend", options.backend}, {"workload", workload.name}, {"batch", workload.batch},
+          {"latency_s", {{"median", percentile(latencies, 0.5)}, {"p10", percentile(latencies, 0.1)},
+                         {"p90", percentile(latencies, 0.9)}, {"samples", latencies}}},
+          {"max_rel_error", error}, {"tolerance", kTolerance}, {"bytes_sent_per_rank", bytes},
+          {"bytes_sent_total", total}, {"model_bytes_total", model_total}};
+}
+
+void print_row(const ordered_json& row) {
+  std::printf("%-16s %9lld %6d %12.3f ms %12.3f ms %10.2e %14.0f %14.0f\n", row["algo"].get<std::string>().c_str(),
+              row["seq_len"].get<long long>(), row["ranks"].get<int>(), 1e3 * row["latency_s"]["median"].get<double>(),
+              1e3 * row["latency_s"]["p90"].get<double>(), row["max_rel_error"].get<double>(),
+              row["bytes_sent_total"].get<double>(), row["model_bytes_total"].get<double>());
+}
+
+}  // namespace
+
+int run_decode(const DecodeOptions& options, MpiTransport& transport) {
+  if (options.backend != "cpu") {
+    throw std::invalid_argument("--backend " + options.backend + ": only the cpu backend is built so far");
+  }
+  if (options.repeats < 1 || options.warmup < 0) throw std::invalid_argument("--repeats must be at least 1, --warmup at least 0");
+  model::Workload workload = model::find_workload(options.workload);
+  if (options.batch > 0) workload.batch = options.batch;
+  topologies::ClusterSpec spec = topologies::load_cluster(options.cluster);
+  const int per_node = spec.groups.front().gpus_per_node;
+  const int nodes = (transport.ranks() + per_node - 1) / per_node;
+  const topologies::Topology topology = topologies::build_topology(options.cluster, {nodes, {}});
+  std::vector<int> gpus(static_cast<size_t>(transport.ranks()));
+  std::iota(gpus.begin(), gpus.end(), 0);
+  const model::DecodeModel model(topology, gpus);
+  std::vector<model::DecodeAlgorithm> algorithms;  // checked before anything runs
+  for (const std::string& name : options.algorithms) algorithms.push_back(model::parse_decode_algorithm(name));
+  const std::vector<long long> lengths = topologies::parse_token_counts(options.seq_len);
+  ordered_json results = ordered_json::array();
+  bool ok = true;
+  if (transport.rank() == 0) {
+    std::printf("%-16s %9s %6s %15s %15s %10s %14s %14s\n", "algorithm", "tokens", "ranks", "median", "p90",
+                "max error", "bytes sent", "model bytes");
+  }
+  for (long long seq_len : lengths) {
+    for (model::DecodeAlgorithm algorithm : algorithms) {
+      ordered_json row = run_case(options, transport, model, workload, {algorithm, seq_len}, ok);
+      if (transport.rank() != 0) continue;
+      print_row(row);
+      results.push_back(std::move(row));
+    }
+  }
+  if (transport.rank() == 0 && !options.output.empty()) {
+    std::ofstream out(options.output);
+    out << ordered_json{{"provenance", provenance(options, transport)}, {"results", results}}.dump(2) << '\n';
+    if (!out) throw std::runtime_error(options.output + ": cannot write the file");
+  }
+  const double failed = transport.max_over_ranks(ok ? 0.0 : 1.0);
+  if (failed > 0 && transport.rank() == 0) std::fprintf(stderr, "error: an output was off the reference or the bytes differ from the model's\n");
+  return failed > 0 ? 1 : 0;
+}
+
+}  // namespace treering::realrun::app

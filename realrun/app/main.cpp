@@ -1,0 +1,78 @@
+// treering-realrun: runs the decode plans for real, one MPI rank per GPU (or CPU process):
+//   mpirun -np 3 treering-realrun decode --backend cpu --algo tree,ring --workload paper-mha16 --seq-len 10000 -o run.json
+//   treering-realrun info
+// Exit codes: 0 success, 1 a failed check or an internal error, 2 bad input.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <stdexcept>
+
+#include "decode_command.hpp"
+#include "mpi_transport.hpp"
+#include "treering/realrun/build_info.hpp"
+#include "treering/topologies/input_error.hpp"
+
+using namespace treering::realrun;
+
+namespace {
+
+void print_info(const app::MpiTransport& transport) {
+  const BuildInfo info = build_info();
+  std::printf("treering-realrun\n  backends: cpu (MPI)%s\n  MPI:      %s, %d ranks\n  CUDA:     %s\n  NCCL:     %s\n  devices:  %s\n",
+              info.cuda_compiled ? ", cuda (not built yet)" : "", transport.library_version().c_str(), transport.ranks(),
+              info.cuda_compiled ? info.cuda_runtime_version.c_str() : "not compiled in",
+              info.nccl_compiled ? info.nccl_version.c_str() : "not compiled in", info.cuda_device_status.c_str());
+}
+
+int run(int argc, char** argv, app::MpiTransport& transport) {
+  CLI::App cli{"treering-realrun: the decode plans run for real (launch with mpirun, one rank per device)"};
+  cli.require_subcommand(1);
+  auto* info = cli.add_subcommand("info", "What was compiled in, the MPI library and the devices visible");
+  app::DecodeOptions options;
+  for (int i = 0; i < argc; ++i) options.argv.emplace_back(argv[i]);
+  auto* decode = cli.add_subcommand("decode", "Run decode plans, check them against the reference, time them");
+  decode->add_option("--backend", options.backend, "cpu (host kernels, MPI)")->capture_default_str();
+  decode->add_option("--algo", options.algorithms, "ring, tree, tree-fused, tree-lse, allgather-merge")->delimiter(',')->capture_default_str();
+  decode->add_option("--workload", options.workload, "A workload preset (16-bit)")->capture_default_str();
+  decode->add_option("--seq-len", options.seq_len, "Context lengths: 10000, lists 1k,10k and ranges 1k:64k:x2")->capture_default_str();
+  decode->add_option("--batch", options.batch, "Sequences decoded together (default: the workload's)")->check(CLI::Range(1, 1 << 20));
+  decode->add_option("--repeats", options.repeats, "Timed runs per case")->capture_default_str();
+  decode->add_option("--warmup", options.warmup, "Untimed runs first")->capture_default_str();
+  decode->add_option("--cluster", options.cluster, "The cluster whose model makes the plans and predicts the bytes")->capture_default_str();
+  decode->add_option("--seed", options.seed, "Seed of the made-up inputs")->capture_default_str();
+  decode->add_option("-o,--output", options.output, "Write the results as JSON (rank 0)");
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {  // --help is one too, with exit code 0
+    if (error.get_exit_code() == 0) return transport.rank() == 0 ? cli.exit(error) : 0;
+    if (transport.rank() == 0) {
+      std::fprintf(stderr, "error: %s\n(run 'treering-realrun --help' or 'treering-realrun COMMAND --help')\n", error.what());
+    }
+    return 2;
+  }
+  if (info->parsed()) {
+    if (transport.rank() == 0) print_info(transport);
+    return 0;
+  }
+  return app::run_decode(options, transport);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  app::MpiSession session(argc, argv);
+  app::MpiTransport transport;
+  try {
+    return run(argc, argv, transport);
+  } catch (const treering::topologies::InputError& error) {
+    if (transport.rank() == 0) std::fprintf(stderr, "%s\n", error.what());
+    return 2;
+  } catch (const std::invalid_argument& error) {
+    if (transport.rank() == 0) std::fprintf(stderr, "error: %s\n", error.what());
+    return 2;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "internal error (rank %d): %s\n", transport.rank(), error.what());
+    return 1;
+  }
+}

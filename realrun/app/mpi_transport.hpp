@@ -1,0 +1,45 @@
+// The MPI transport of treering-realrun (transport.hpp over MPI_COMM_WORLD), and the few collective helpers
+// the program itself needs outside the timed plans.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "treering/realrun/transport.hpp"
+
+namespace treering::realrun::app {
+
+class MpiTransport : public Transport {
+ public:
+  MpiTransport();
+  int rank() const override { return rank_; }
+  int ranks() const override { return ranks_; }
+  Request isend(const void* data, std::size_t bytes, int to, int tag) override;
+  Request irecv(void* data, std::size_t bytes, int from, int tag) override;
+  void wait(Request request) override;
+  void barrier() override;
+  double now_s() const override { return MPI_Wtime(); }
+
+  double max_over_ranks(double value) const;                      // every rank gets it
+  std::vector<double> gather(double value) const;                 // rank 0 gets one per rank
+  std::vector<float> gather(const std::vector<float>& values) const;  // rank 0: all, rank by rank (same sizes)
+  std::string library_version() const;
+
+ private:
+  Request keep(MPI_Request request);  // a handle for it (slots are reused once waited for)
+  int rank_ = 0, ranks_ = 1;
+  std::vector<MPI_Request> requests_;
+  std::vector<int> free_;
+};
+
+// MPI_Init / MPI_Finalize around the program's life.
+struct MpiSession {
+  MpiSession(int& argc, char**& argv) { MPI_Init(&argc, &argv); }
+  ~MpiSession() { MPI_Finalize(); }
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+};
+
+}  // namespace treering::realrun::app
