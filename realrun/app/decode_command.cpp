@@ -1,6 +1,6 @@
 #include "decode_command.hpp"
 
-#include <unistd.h>
+#include "provenance.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -14,14 +14,9 @@
 #include <stdexcept>
 
 #include "treering/model/decode.hpp"
-#include "treering/realrun/build_info.hpp"
 #include "treering/realrun/decode_run.hpp"
 #include "treering/topologies/load.hpp"
 #include "treering/topologies/units.hpp"
-
-#ifndef TREERING_GIT_SHA
-#define TREERING_GIT_SHA "unknown"
-#endif
 
 namespace treering::realrun::app {
 namespace {
@@ -35,22 +30,6 @@ double percentile(std::vector<double> values, double fraction) {  // nearest ran
   std::sort(values.begin(), values.end());
   const auto index = static_cast<size_t>(std::ceil(fraction * static_cast<double>(values.size()))) - 1;
   return values[std::min(index, values.size() - 1)];
-}
-
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return text;
-}
-
-ordered_json provenance(const DecodeOptions& options, const MpiTransport& transport) {
-  char host[256] = "unknown";
-  gethostname(host, sizeof host - 1);
-  const BuildInfo info = build_info();
-  return {{"host", host}, {"time", utc_now()}, {"git_sha", TREERING_GIT_SHA}, {"argv", options.argv},
-          {"backend", options.backend}, {"ranks", transport.ranks()}, {"mpi", transport.library_version()},
-          {"cuda", info.cuda_runtime_version}, {"nccl", info.nccl_version}, {"gpu", nullptr}, {"driver", nullptr}};
 }
 
 struct Case {
@@ -132,7 +111,7 @@ int run_decode(const DecodeOptions& options, MpiTransport& transport) {
   }
   if (transport.rank() == 0 && !options.output.empty()) {
     std::ofstream out(options.output);
-    out << ordered_json{{"provenance", provenance(options, transport)}, {"results", results}}.dump(2) << '\n';
+    out << ordered_json{{"provenance", provenance(options.argv, options.backend, transport)}, {"results", results}}.dump(2) << '\n';
     if (!out) throw std::runtime_error(options.output + ": cannot write the file");
   }
   const double failed = transport.max_over_ranks(ok ? 0.0 : 1.0);

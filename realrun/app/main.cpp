@@ -8,6 +8,7 @@
 #include <exception>
 #include <stdexcept>
 
+#include "bench_command.hpp"
 #include "decode_command.hpp"
 #include "mpi_transport.hpp"
 #include "treering/realrun/build_info.hpp"
@@ -42,6 +43,18 @@ int run(int argc, char** argv, app::MpiTransport& transport) {
   decode->add_option("--cluster", options.cluster, "The cluster whose model makes the plans and predicts the bytes")->capture_default_str();
   decode->add_option("--seed", options.seed, "Seed of the made-up inputs")->capture_default_str();
   decode->add_option("-o,--output", options.output, "Write the results as JSON (rank 0)");
+  app::BenchOptions bench;
+  bench.argv = options.argv;
+  auto* bench_command = cli.add_subcommand("bench", "Microbenchmarks: allreduce, allgather, sendrecv (nccl-tests style), hbm, attention");
+  bench_command->add_option("what", bench.what, "allreduce | allgather | sendrecv | hbm | attention")->required()
+      ->check(CLI::IsMember({"allreduce", "allgather", "sendrecv", "hbm", "attention"}));
+  bench_command->add_option("--sizes", bench.sizes, "Collective sizes in bytes: 8:1G doubles (K M G: powers of 1024)")->capture_default_str();
+  bench_command->add_option("--bytes", bench.copy_bytes, "hbm, attention: bytes copied")->capture_default_str();
+  bench_command->add_option("--tokens", bench.tokens, "attention: tokens per call")->capture_default_str();
+  bench_command->add_option("--workload", bench.workload, "attention: the workload's shape")->capture_default_str();
+  bench_command->add_option("--iters", bench.iterations, "Timed iterations per size")->capture_default_str();
+  bench_command->add_option("--warmup", bench.warmup, "Untimed iterations first")->capture_default_str();
+  bench_command->add_option("-o,--output", bench.output, "Write the results as JSON (rank 0)");
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& error) {  // --help is one too, with exit code 0
@@ -55,6 +68,7 @@ int run(int argc, char** argv, app::MpiTransport& transport) {
     if (transport.rank() == 0) print_info(transport);
     return 0;
   }
+  if (bench_command->parsed()) return app::run_bench(bench, transport);
   return app::run_decode(options, transport);
 }
 

@@ -55,6 +55,12 @@ double MpiTransport::max_over_ranks(double value) const {
   return result;
 }
 
+std::vector<double> MpiTransport::max_over_ranks(const std::vector<double>& values) const {
+  std::vector<double> result(values.size());
+  MPI_Allreduce(values.data(), result.data(), count_of(values.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return result;
+}
+
 std::vector<double> MpiTransport::gather(double value) const {
   std::vector<double> all(static_cast<std::size_t>(ranks_));
   MPI_Gather(&value, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);

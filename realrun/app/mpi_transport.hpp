@@ -23,6 +23,7 @@ class MpiTransport : public Transport {
   double now_s() const override { return MPI_Wtime(); }
 
   double max_over_ranks(double value) const;                      // every rank gets it
+  std::vector<double> max_over_ranks(const std::vector<double>& values) const;  // element by element
   std::vector<double> gather(double value) const;                 // rank 0 gets one per rank
   std::vector<float> gather(const std::vector<float>& values) const;  // rank 0: all, rank by rank (same sizes)
   std::string library_version() const;

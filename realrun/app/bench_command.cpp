@@ -1,0 +1,105 @@
+#include "bench_command.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "provenance.hpp"
+#include "treering/model/workload.hpp"
+#include "treering/realrun/bench.hpp"
+#include "treering/realrun/decode_run.hpp"
+#include "treering/topologies/units.hpp"
+
+namespace treering::realrun::app {
+namespace {
+
+using nlohmann::ordered_json;
+
+double percentile(std::vector<double> values, double fraction) {  // nearest rank
+  std::sort(values.begin(), values.end());
+  const auto index = static_cast<size_t>(std::max(1.0, std::ceil(fraction * static_cast<double>(values.size())))) - 1;
+  return values[std::min(index, values.size() - 1)];
+}
+
+ordered_json timing(const std::vector<double>& seconds) {
+  return {{"median", percentile(seconds, 0.5)}, {"p10", percentile(seconds, 0.1)}, {"p90", percentile(seconds, 0.9)}};
+}
+
+ordered_json collectives(const BenchOptions& options, MpiTransport& transport, BenchOp op) {
+  ordered_json rows = ordered_json::array();
+  if (transport.rank() == 0) {
+    std::printf("%12s %12s %12s %12s %12s   (%s, %d ranks%s)\n", "size (B)", "time (us)", "p90 (us)",
+                "algbw (GB/s)", "busbw (GB/s)", to_string(op), transport.ranks(), op == BenchOp::allreduce ? ", fp32 sum" : "");
+  }
+  for (double bytes : topologies::parse_message_sizes(options.sizes)) {
+    const std::vector<double> mine = time_collective(transport, op, bytes, options.warmup, options.iterations);
+    const std::vector<double> slowest = transport.max_over_ranks(mine);
+    const double median = percentile(slowest, 0.5);
+    const double algbw = bytes / median;
+    const double busbw = algbw * bus_factor(op, transport.ranks());
+    if (transport.rank() == 0) {
+      std::printf("%12.0f %12.2f %12.2f %12.3f %12.3f\n", bytes, 1e6 * median, 1e6 * percentile(slowest, 0.9), algbw / 1e9, busbw / 1e9);
+    }
+    rows.push_back({{"size_bytes", bytes}, {"time_s", timing(slowest)}, {"algbw_Bps", algbw}, {"busbw_Bps", busbw}});
+  }
+  return rows;
+}
+
+double copy_Bps(const BenchOptions& options, MpiTransport& transport, ordered_json& rows) {
+  const double bytes = topologies::parse_message_size_bytes(options.copy_bytes);
+  transport.barrier();  // every rank copies at once: they share the memory
+  const std::vector<double> slowest = transport.max_over_ranks(time_copy(bytes, options.warmup, options.iterations));
+  const double bandwidth = bytes / percentile(slowest, 0.5);
+  rows.push_back({{"size_bytes", bytes}, {"time_s", timing(slowest)}, {"copy_Bps", bandwidth},
+                  {"note", "bytes copied per second by each rank, all ranks copying at once (memory traffic is 2x)"}});
+  if (transport.rank() == 0) std::printf("host copy: %.0f B in %.3f ms: %.2f GB/s per rank\n", bytes, 1e3 * percentile(slowest, 0.5), bandwidth / 1e9);
+  return bandwidth;
+}
+
+ordered_json attention(const BenchOptions& options, MpiTransport& transport) {
+  ordered_json rows = ordered_json::array();
+  ordered_json copy = ordered_json::array();
+  const double copy_bandwidth = copy_Bps(options, transport, copy);
+  const model::Workload workload = model::find_workload(options.workload);
+  const AttentionShape shape = shape_of(workload);
+  for (long long tokens : topologies::parse_token_counts(options.tokens)) {
+    transport.barrier();
+    const std::vector<double> slowest =
+        transport.max_over_ranks(time_attention(shape, dtype_of(workload), tokens, options.warmup, options.iterations));
+    const double achieved = attention_bytes(shape, tokens) / percentile(slowest, 0.5);
+    if (transport.rank() == 0) {
+      std::printf("attention %9lld tokens: %10.3f ms, %8.2f GB/s read, %5.1f %% of the copy bandwidth\n", tokens,
+                  1e3 * percentile(slowest, 0.5), achieved / 1e9, 100 * achieved / copy_bandwidth);
+    }
+    rows.push_back({{"tokens", tokens}, {"workload", workload.name}, {"time_s", timing(slowest)},
+                    {"bytes_read", attention_bytes(shape, tokens)}, {"achieved_Bps", achieved},
+                    {"fraction_of_copy", achieved / copy_bandwidth}});
+  }
+  return {{"copy", copy}, {"attention", rows}};
+}
+
+}  // namespace
+
+int run_bench(const BenchOptions& options, MpiTransport& transport) {
+  if (options.iterations < 1 || options.warmup < 0) throw std::invalid_argument("--iters must be at least 1, --warmup at least 0");
+  ordered_json results;
+  if (options.what == "hbm") {
+    results = ordered_json::array();
+    copy_Bps(options, transport, results);
+  } else if (options.what == "attention") {
+    results = attention(options, transport);
+  } else {
+    results = collectives(options, transport, parse_bench_op(options.what));
+  }
+  if (transport.rank() == 0 && !options.output.empty()) {
+    std::ofstream out(options.output);
+    out << ordered_json{{"provenance", provenance(options.argv, "cpu", transport)}, {"bench", options.what}, {"results", results}}.dump(2)
+        << '\n';
+    if (!out) throw std::runtime_error(options.output + ": cannot write the file");
+  }
+  return 0;
+}
+
+}  // namespace treering::realrun::app

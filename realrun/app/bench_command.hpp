@@ -1,0 +1,28 @@
+// treering-realrun bench allreduce|allgather|sendrecv|hbm|attention: nccl-tests-style sweeps on the cpu
+// backend (per size the median over iterations after warm-up, the slowest rank's; algbw and busbw by the
+// nccl-tests definitions), the host's copy bandwidth, and the partial-attention kernel's time and achieved
+// bandwidth. JSON with provenance.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "mpi_transport.hpp"
+
+namespace treering::realrun::app {
+
+struct BenchOptions {
+  std::string what;                    // allreduce | allgather | sendrecv | hbm | attention
+  std::string sizes = "8:64M";         // collectives: bytes (nccl-tests' K M G: powers of 1024)
+  std::string copy_bytes = "256M";     // hbm
+  std::string tokens = "1k:64k:x4";    // attention
+  std::string workload = "paper-mha16";
+  int iterations = 20;
+  int warmup = 5;
+  std::string output;
+  std::vector<std::string> argv;
+};
+
+int run_bench(const BenchOptions& options, MpiTransport& transport);
+
+}  // namespace treering::realrun::app

@@ -1,0 +1,105 @@
+#include "treering/realrun/bench.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+
+#include "ring_collectives.hpp"
+
+namespace treering::realrun {
+
+BenchOp parse_bench_op(const std::string& name) {
+  if (name == "allreduce") return BenchOp::allreduce;
+  if (name == "allgather") return BenchOp::allgather;
+  if (name == "sendrecv") return BenchOp::sendrecv;
+  throw std::invalid_argument("unknown benchmark '" + name + "' (allreduce, allgather, sendrecv, hbm, attention)");
+}
+
+const char* to_string(BenchOp op) {
+  switch (op) {
+    case BenchOp::allreduce: return "allreduce";
+    case BenchOp::allgather: return "allgather";
+    case BenchOp::sendrecv: return "sendrecv";
+  }
+  return "?";
+}
+
+double bus_factor(BenchOp op, int ranks) {
+  const double n = ranks;
+  switch (op) {
+    case BenchOp::allreduce: return 2 * (n - 1) / n;
+    case BenchOp::allgather: return (n - 1) / n;
+    case BenchOp::sendrecv: return 1;
+  }
+  return 1;
+}
+
+namespace {
+
+template <typename Body>
+std::vector<double> timed(const std::function<double()>& now, int warmup, int iterations, Body body) {
+  std::vector<double> seconds;
+  for (int i = 0; i < warmup + iterations; ++i) {
+    const double start = now();
+    body();
+    if (i >= warmup) seconds.push_back(now() - start);
+  }
+  return seconds;
+}
+
+}  // namespace
+
+std::vector<double> time_collective(Transport& transport, BenchOp op, double bytes, int warmup, int iterations) {
+  const int n = transport.ranks();
+  const auto floats = static_cast<size_t>(std::max(1.0, bytes / 4));
+  const size_t per_rank = std::max<size_t>(1, floats / static_cast<size_t>(n));
+  std::vector<float> buffer(op == BenchOp::allgather ? per_rank : floats, 1.0f);
+  std::vector<float> incoming(buffer.size());
+  detail::CountingLink link{transport, 0.0};
+  const int next = (transport.rank() + 1) % n, previous = (transport.rank() + n - 1) % n;
+  auto clock = [&] { return transport.now_s(); };
+  return timed(clock, warmup, iterations, [&] {
+    transport.barrier();
+    switch (op) {
+      case BenchOp::allreduce: detail::ring_allreduce(link, buffer.data(), buffer.size(), detail::ReduceOp::sum, 1); break;
+      case BenchOp::allgather: detail::ring_allgather(link, buffer.data(), buffer.size(), 2); break;
+      case BenchOp::sendrecv: {
+        if (n < 2) break;
+        const auto sent = link.isend(buffer.data(), buffer.size() * 4, next, 3);
+        link.wait(link.irecv(incoming.data(), incoming.size() * 4, previous, 3));
+        link.wait(sent);
+        break;
+      }
+    }
+  });
+}
+
+std::vector<double> time_copy(double bytes, int warmup, int iterations) {
+  const auto size = static_cast<size_t>(std::max(1.0, bytes));
+  std::vector<char> from(size, 1), to(size, 0);
+  auto clock = [] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); };
+  return timed(clock, warmup, iterations, [&] {
+    std::memcpy(to.data(), from.data(), size);
+    from[0] = static_cast<char>(to[size - 1] + 1);  // keeps the copies from being optimised away
+  });
+}
+
+double attention_bytes(const AttentionShape& shape, long long tokens) {
+  return 2.0 * static_cast<double>(tokens) * static_cast<double>(shape.kv_values_per_token()) * 2 +
+         static_cast<double>(shape.q_values()) * 2;
+}
+
+std::vector<double> time_attention(const AttentionShape& shape, Dtype dtype, long long tokens, int warmup, int iterations) {
+  check_shape(shape);
+  const auto kv = static_cast<size_t>(tokens * shape.kv_values_per_token());
+  std::vector<std::uint16_t> q(static_cast<size_t>(shape.q_values()), to_half(dtype, 0.5f));
+  std::vector<std::uint16_t> k(kv, to_half(dtype, 0.25f)), v(kv, to_half(dtype, -0.5f));
+  std::vector<float> o(static_cast<size_t>(shape.q_values())), lse(static_cast<size_t>(shape.states()));
+  auto clock = [] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); };
+  return timed(clock, warmup, iterations,
+               [&] { partial_attention(shape, dtype, q.data(), k.data(), v.data(), tokens, o.data(), lse.data()); });
+}
+
+}  // namespace treering::realrun
