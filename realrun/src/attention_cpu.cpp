@@ -23,37 +23,58 @@ void check_shape(const AttentionShape& shape) {
 
 namespace {
 
-// One query head of one sequence over the tokens: online softmax in fp32.
-void one_head(const AttentionShape& s, Dtype dtype, const float* q, const std::uint16_t* k, const std::uint16_t* v,
-              long long tokens, long long kv_offset, float* o, float& lse, std::vector<float>& acc) {
+template <Dtype kDtype>
+float to_float(std::uint16_t value) {
+  if constexpr (kDtype == Dtype::bf16) return bf16_to_float(value);
+  else return fp16_to_float(value);
+}
+
+// The online softmax of every query head (fp32, running max), the tokens streamed in memory order: each
+// token's K and V rows converted once per KV head, then taken by the `group` query heads that read them.
+template <Dtype kDtype>
+void all_heads(const AttentionShape& s, const std::uint16_t* q, const std::uint16_t* k, const std::uint16_t* v,
+               long long tokens, float* o, float* lse) {
+  const int group = s.query_heads / s.kv_heads;
+  const auto d = static_cast<size_t>(s.head_dim);
+  const auto states = static_cast<size_t>(s.states());
   const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
-  float running_max = -std::numeric_limits<float>::infinity();
-  float denominator = 0;
-  std::fill(acc.begin(), acc.end(), 0.0f);
-  const long long stride = s.kv_values_per_token();
+  std::vector<float> qf(states * d), acc(states * d, 0.0f), kf(d), vf(d);
+  std::vector<float> top(states, -std::numeric_limits<float>::infinity()), denominator(states, 0.0f);
+  for (size_t i = 0; i < qf.size(); ++i) qf[i] = to_float<kDtype>(q[i]) * scale;
+  const auto stride = static_cast<size_t>(s.kv_values_per_token());
   for (long long t = 0; t < tokens; ++t) {
-    const std::uint16_t* kt = k + t * stride + kv_offset;
-    const std::uint16_t* vt = v + t * stride + kv_offset;
-    float score = 0;
-    for (int i = 0; i < s.head_dim; ++i) score += q[i] * from_half(dtype, kt[i]);
-    score *= scale;
-    if (score > running_max) {  // rescale what was summed so far
-      const float factor = std::exp(running_max - score);
-      denominator *= factor;
-      for (float& a : acc) a *= factor;
-      running_max = score;
+    const std::uint16_t* kt = k + static_cast<size_t>(t) * stride;
+    const std::uint16_t* vt = v + static_cast<size_t>(t) * stride;
+    for (size_t head = 0; head < stride / d; ++head) {  // (sequence, KV head)
+      for (size_t i = 0; i < d; ++i) kf[i] = to_float<kDtype>(kt[head * d + i]);
+      for (size_t i = 0; i < d; ++i) vf[i] = to_float<kDtype>(vt[head * d + i]);
+      for (size_t state = head * static_cast<size_t>(group); state < (head + 1) * static_cast<size_t>(group); ++state) {
+        const float* qh = qf.data() + state * d;
+        float* ah = acc.data() + state * d;
+        float score = 0;
+        for (size_t i = 0; i < d; ++i) score += qh[i] * kf[i];
+        if (score > top[state]) {  // rescale what was summed so far
+          const float factor = std::exp(top[state] - score);
+          denominator[state] *= factor;
+          for (size_t i = 0; i < d; ++i) ah[i] *= factor;
+          top[state] = score;
+        }
+        const float weight = std::exp(score - top[state]);
+        denominator[state] += weight;
+        for (size_t i = 0; i < d; ++i) ah[i] += weight * vf[i];
+      }
     }
-    const float weight = std::exp(score - running_max);
-    denominator += weight;
-    for (int i = 0; i < s.head_dim; ++i) acc[static_cast<size_t>(i)] += weight * from_half(dtype, vt[i]);
   }
-  if (tokens == 0) {
-    std::fill(o, o + s.head_dim, 0.0f);
-    lse = -std::numeric_limits<float>::infinity();
-    return;
+  for (size_t state = 0; state < states; ++state) {
+    float* os = o + state * d;
+    if (tokens == 0) {
+      std::fill(os, os + d, 0.0f);
+      lse[state] = -std::numeric_limits<float>::infinity();
+      continue;
+    }
+    for (size_t i = 0; i < d; ++i) os[i] = acc[state * d + i] / denominator[state];
+    lse[state] = top[state] + std::log(denominator[state]);
   }
-  for (int i = 0; i < s.head_dim; ++i) o[i] = acc[static_cast<size_t>(i)] / denominator;
-  lse = running_max + std::log(denominator);
 }
 
 }  // namespace
@@ -62,17 +83,8 @@ void partial_attention(const AttentionShape& shape, Dtype dtype, const std::uint
                        const std::uint16_t* v, long long tokens, float* o, float* lse) {
   check_shape(shape);
   if (tokens < 0) throw std::invalid_argument("partial_attention: a negative number of tokens");
-  const int group = shape.query_heads / shape.kv_heads;
-  std::vector<float> q_float(static_cast<size_t>(shape.head_dim));
-  std::vector<float> acc(static_cast<size_t>(shape.head_dim));
-  for (int b = 0; b < shape.batch; ++b) {
-    for (int h = 0; h < shape.query_heads; ++h) {
-      const long long state = static_cast<long long>(b) * shape.query_heads + h;
-      for (int i = 0; i < shape.head_dim; ++i) q_float[static_cast<size_t>(i)] = from_half(dtype, q[state * shape.head_dim + i]);
-      const long long kv_offset = (static_cast<long long>(b) * shape.kv_heads + h / group) * shape.head_dim;
-      one_head(shape, dtype, q_float.data(), k, v, tokens, kv_offset, o + state * shape.head_dim, lse[state], acc);
-    }
-  }
+  if (dtype == Dtype::bf16) all_heads<Dtype::bf16>(shape, q, k, v, tokens, o, lse);
+  else all_heads<Dtype::fp16>(shape, q, k, v, tokens, o, lse);
 }
 
 std::vector<double> reference_attention(const AttentionShape& shape, Dtype dtype, const std::uint16_t* q,
