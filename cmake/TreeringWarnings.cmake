@@ -1,8 +1,9 @@
 # treering_warnings(TARGET): the project's own code compiles warning-free under -Wall -Wextra.
 function(treering_warnings target)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor)
+  # C++ only: CUDA sources go through nvcc, whose generated host code the host compiler's -Wpedantic dislikes.
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor>)
   if(TREERING_WERROR)
-    target_compile_options(${target} PRIVATE -Werror)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
   endif()
 endfunction()
 
@@ -15,18 +16,22 @@ function(treering_module name)
   treering_warnings(treering_${name})
 endfunction()
 
-# treering_tests(NAME SOURCES... LIBS ...): a doctest executable NAME_tests, registered with ctest.
+# treering_tests(NAME SOURCES... LIBS ... [LABEL L]): a doctest executable NAME_tests, registered with ctest.
 # Tests find data through TREERING_SOURCE_DIR, never the working directory.
 function(treering_tests name)
   if(NOT TREERING_BUILD_TESTS)
     return()
   endif()
-  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "LABEL" "SOURCES;LIBS" ${ARGN})
   add_executable(${name}_tests ${ARG_SOURCES})
   target_link_libraries(${name}_tests PRIVATE ${ARG_LIBS} doctest::doctest)
   target_compile_definitions(${name}_tests PRIVATE TREERING_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
                                                    TREERING_BINARY_DIR="${PROJECT_BINARY_DIR}")
   set_target_properties(${name}_tests PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
   treering_warnings(${name}_tests)
-  doctest_discover_tests(${name}_tests TEST_PREFIX "${name}/" ADD_LABELS 0)
+  if(ARG_LABEL)  # e.g. gpu: ctest -L gpu runs them, ctest -LE gpu leaves them out
+    doctest_discover_tests(${name}_tests TEST_PREFIX "${name}/" ADD_LABELS 0 PROPERTIES LABELS ${ARG_LABEL})
+  else()
+    doctest_discover_tests(${name}_tests TEST_PREFIX "${name}/" ADD_LABELS 0)
+  endif()
 endfunction()

@@ -13,6 +13,7 @@ namespace treering::realrun::app {
 
 struct BenchOptions {
   std::string what;                    // allreduce | allgather | sendrecv | hbm | attention
+  std::string backend = "cpu";         // hbm and attention: cpu (host memory, CPU kernel) or cuda (device)
   std::string sizes = "8:64M";         // collectives: bytes (nccl-tests' K M G: powers of 1024)
   std::string copy_bytes = "256M";     // hbm
   std::string tokens = "1k:64k:x4";    // attention

@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "treering/realrun/build_info.hpp"
+#include "treering/realrun/cuda_attention.hpp"
 
 #ifndef TREERING_GIT_SHA
 #define TREERING_GIT_SHA "unknown"
@@ -29,7 +30,8 @@ nlohmann::ordered_json provenance(const std::vector<std::string>& argv, const st
   const BuildInfo info = build_info();
   return {{"host", host}, {"time", utc_now()}, {"git_sha", TREERING_GIT_SHA}, {"argv", argv},
           {"backend", backend}, {"ranks", transport.ranks()}, {"mpi", transport.library_version()},
-          {"cuda", info.cuda_runtime_version}, {"nccl", info.nccl_version}, {"gpu", nullptr}, {"driver", nullptr}};
+          {"cuda", info.cuda_runtime_version}, {"nccl", info.nccl_version}, {"gpu", backend == "cuda" ? nlohmann::ordered_json(cuda::device_name()) : nullptr},
+          {"driver", nullptr}, {"cuda_devices", info.cuda_device_status}};
 }
 
 }  // namespace treering::realrun::app
