@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "nccl_bench.hpp"
 #include "provenance.hpp"
 #include "treering/model/workload.hpp"
 #include "treering/realrun/bench.hpp"
@@ -30,12 +31,18 @@ ordered_json timing(const std::vector<double>& seconds) {
 
 ordered_json collectives(const BenchOptions& options, MpiTransport& transport, BenchOp op) {
   ordered_json rows = ordered_json::array();
+  const bool nccl = options.backend == "cuda";
+  std::string why;
+  if (nccl && !nccl_available(why)) throw std::invalid_argument("--backend cuda: " + why);
+  if (!nccl && options.backend != "cpu") throw std::invalid_argument("--backend " + options.backend + ": cpu or cuda");
   if (transport.rank() == 0) {
-    std::printf("%12s %12s %12s %12s %12s   (%s, %d ranks%s)\n", "size (B)", "time (us)", "p90 (us)",
-                "algbw (GB/s)", "busbw (GB/s)", to_string(op), transport.ranks(), op == BenchOp::allreduce ? ", fp32 sum" : "");
+    std::printf("%12s %12s %12s %12s %12s   (%s, %d ranks, %s%s)\n", "size (B)", "time (us)", "p90 (us)",
+                "algbw (GB/s)", "busbw (GB/s)", to_string(op), transport.ranks(), options.backend == "cuda" ? "NCCL" : "MPI rings",
+                op == BenchOp::allreduce ? ", fp32 sum" : "");
   }
   for (double bytes : topologies::parse_message_sizes(options.sizes)) {
-    const std::vector<double> mine = time_collective(transport, op, bytes, options.warmup, options.iterations);
+    const std::vector<double> mine = nccl ? time_nccl(op, bytes, options.warmup, options.iterations)
+                                          : time_collective(transport, op, bytes, options.warmup, options.iterations);
     const std::vector<double> slowest = transport.max_over_ranks(mine);
     const double median = percentile(slowest, 0.5);
     const double algbw = bytes / median;

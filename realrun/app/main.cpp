@@ -48,7 +48,7 @@ int run(int argc, char** argv, app::MpiTransport& transport) {
   auto* bench_command = cli.add_subcommand("bench", "Microbenchmarks: allreduce, allgather, sendrecv (nccl-tests style), hbm, attention");
   bench_command->add_option("what", bench.what, "allreduce | allgather | sendrecv | hbm | attention")->required()
       ->check(CLI::IsMember({"allreduce", "allgather", "sendrecv", "hbm", "attention"}));
-  bench_command->add_option("--backend", bench.backend, "hbm, attention: cpu or cuda")->capture_default_str();
+  bench_command->add_option("--backend", bench.backend, "cpu (MPI rings, host kernel) or cuda (NCCL, the CUDA kernel)")->capture_default_str();
   bench_command->add_option("--sizes", bench.sizes, "Collective sizes in bytes: 8:1G doubles (K M G: powers of 1024)")->capture_default_str();
   bench_command->add_option("--bytes", bench.copy_bytes, "hbm, attention: bytes copied")->capture_default_str();
   bench_command->add_option("--tokens", bench.tokens, "attention: tokens per call")->capture_default_str();

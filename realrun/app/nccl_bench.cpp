@@ -1,0 +1,101 @@
+#include "nccl_bench.hpp"
+
+#include <cuda_runtime.h>
+#include <mpi.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace treering::realrun::app {
+namespace {
+
+void check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
+}
+void check(ncclResult_t status, const char* what) {
+  if (status != ncclSuccess) throw std::runtime_error(std::string(what) + ": " + ncclGetErrorString(status));
+}
+
+// The communicator of all ranks, each on its node-local GPU; made once, on first use.
+struct Communicator {
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+  int rank = 0, ranks = 1;
+  Communicator() {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    MPI_Comm local;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
+    int local_rank = 0, devices = 0;
+    MPI_Comm_rank(local, &local_rank);
+    MPI_Comm_free(&local);
+    check(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
+    check(cudaSetDevice(local_rank % devices), "cudaSetDevice");
+    ncclUniqueId id;
+    if (rank == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+    check(ncclCommInitRank(&comm, ranks, id, rank), "ncclCommInitRank");
+    check(cudaStreamCreate(&stream), "cudaStreamCreate");
+  }
+  ~Communicator() {
+    cudaStreamDestroy(stream);
+    ncclCommDestroy(comm);
+  }
+};
+
+Communicator& communicator() {
+  static Communicator instance;
+  return instance;
+}
+
+}  // namespace
+
+bool nccl_available(std::string& why) {
+  int devices = 0;
+  const cudaError_t status = cudaGetDeviceCount(&devices);
+  if (status != cudaSuccess || devices == 0) {
+    why = std::string("no usable CUDA device") + (status != cudaSuccess ? std::string(": ") + cudaGetErrorString(status) : "");
+    return false;
+  }
+  return true;
+}
+
+std::vector<double> time_nccl(BenchOp op, double bytes, int warmup, int iterations) {
+  Communicator& c = communicator();
+  const auto floats = static_cast<size_t>(std::max(1.0, bytes / 4));
+  const size_t per_rank = std::max<size_t>(1, floats / static_cast<size_t>(c.ranks));
+  float *send = nullptr, *receive = nullptr;
+  check(cudaMalloc(reinterpret_cast<void**>(&send), floats * sizeof(float)), "cudaMalloc");
+  check(cudaMalloc(reinterpret_cast<void**>(&receive), std::max(floats, per_rank * static_cast<size_t>(c.ranks)) * sizeof(float)), "cudaMalloc");
+  cudaEvent_t start, stop;
+  check(cudaEventCreate(&start), "cudaEventCreate");
+  check(cudaEventCreate(&stop), "cudaEventCreate");
+  std::vector<double> seconds;
+  for (int i = 0; i < warmup + iterations; ++i) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    check(cudaEventRecord(start, c.stream), "cudaEventRecord");
+    switch (op) {
+      case BenchOp::allreduce: check(ncclAllReduce(send, receive, floats, ncclFloat, ncclSum, c.comm, c.stream), "ncclAllReduce"); break;
+      case BenchOp::allgather: check(ncclAllGather(send, receive, per_rank, ncclFloat, c.comm, c.stream), "ncclAllGather"); break;
+      case BenchOp::sendrecv:
+        check(ncclGroupStart(), "ncclGroupStart");
+        check(ncclSend(send, floats, ncclFloat, (c.rank + 1) % c.ranks, c.comm, c.stream), "ncclSend");
+        check(ncclRecv(receive, floats, ncclFloat, (c.rank + c.ranks - 1) % c.ranks, c.comm, c.stream), "ncclRecv");
+        check(ncclGroupEnd(), "ncclGroupEnd");
+        break;
+    }
+    check(cudaEventRecord(stop, c.stream), "cudaEventRecord");
+    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float milliseconds = 0;
+    check(cudaEventElapsedTime(&milliseconds, start, stop), "cudaEventElapsedTime");
+    if (i >= warmup) seconds.push_back(milliseconds * 1e-3);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaFree(send);
+  cudaFree(receive);
+  return seconds;
+}
+
+}  // namespace treering::realrun::app

@@ -1,0 +1,17 @@
+// nccl_bench.hpp when the build had no NCCL: available() says so; timing refuses.
+#include <stdexcept>
+
+#include "nccl_bench.hpp"
+
+namespace treering::realrun::app {
+
+bool nccl_available(std::string& why) {
+  why = "this build has no NCCL (none found when it was configured)";
+  return false;
+}
+
+std::vector<double> time_nccl(BenchOp, double, int, int) {
+  throw std::runtime_error("this build has no NCCL (none found when it was configured)");
+}
+
+}  // namespace treering::realrun::app
