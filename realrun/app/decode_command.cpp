@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "treering/model/decode.hpp"
+#include "treering/realrun/cuda_attention.hpp"
 #include "treering/realrun/decode_run.hpp"
 #include "treering/topologies/load.hpp"
 #include "treering/topologies/units.hpp"
@@ -38,34 +39,61 @@ struct Case {
 };
 
 // One algorithm at one length: warm-up, repeats (latency = the slowest rank's), then the check.
-ordered_json run_case(const DecodeOptions& options, MpiTransport& transport, const model::DecodeModel& model,
-                      const model::Workload& workload, const Case& c, bool& ok) {
-  const model::DecodePlan plan = model.plan(c.algorithm, workload, c.seq_len, plan_options());
-  std::vector<double> latencies;
+struct Measured {
+  std::vector<double> latencies;  // per repeat, the slowest rank's
+  std::vector<double> bytes;      // per rank (rank 0)
+  std::vector<float> outputs;     // every rank's o, rank by rank (rank 0)
+  double tolerance = kTolerance;
+};
+
+Measured measure_cpu(const DecodeOptions& options, MpiTransport& transport, const model::DecodePlan& plan) {
+  Measured m;
   RankResult result;
   for (int run = 0; run < options.warmup + options.repeats; ++run) {
     result = run_plan(plan, transport, options.seed);
     const double slowest = transport.max_over_ranks(result.elapsed_s);
-    if (run >= options.warmup) latencies.push_back(slowest);
+    if (run >= options.warmup) m.latencies.push_back(slowest);
   }
-  const std::vector<double> bytes = transport.gather(result.bytes_sent);
-  const std::vector<float> outputs = transport.gather(result.o);
+  m.bytes = transport.gather(result.bytes_sent);
+  m.outputs = transport.gather(result.o);
+  return m;
+}
+
+// One GPU: every algorithm is the kernel over all the tokens (nothing to combine). Timed by CUDA events; the
+// output checked within 2e-3 (16-bit inputs, fp32 accumulation on the device).
+Measured measure_cuda(const DecodeOptions& options, const model::DecodePlan& plan) {
+  Measured m;
+  const AttentionShape shape = shape_of(plan.workload);
+  const Inputs all = make_inputs(shape, dtype_of(plan.workload), 0, plan.seq_len, options.seed);
+  std::vector<float> lse;
+  cuda::partial_attention_from_host(shape, dtype_of(plan.workload), all.q, all.k, all.v, plan.seq_len, m.outputs, lse);
+  m.latencies = cuda::time_attention(shape, dtype_of(plan.workload), plan.seq_len, options.warmup, options.repeats);
+  m.bytes = {0.0};
+  m.tolerance = 2e-3;
+  return m;
+}
+
+// One algorithm at one length: warm-up, repeats, then the check against the reference and the model's bytes.
+ordered_json run_case(const DecodeOptions& options, MpiTransport& transport, const model::DecodeModel& model,
+                      const model::Workload& workload, const Case& c, bool& ok) {
+  const model::DecodePlan plan = model.plan(c.algorithm, workload, c.seq_len, plan_options());
+  const Measured m = options.backend == "cuda" ? measure_cuda(options, plan) : measure_cpu(options, transport, plan);
   if (transport.rank() != 0) return {};
   const AttentionShape shape = shape_of(workload);
   const Inputs all = make_inputs(shape, dtype_of(workload), 0, c.seq_len, options.seed);
   const std::vector<double> reference = reference_attention(shape, dtype_of(workload), all.q.data(), all.k.data(), all.v.data(), c.seq_len);
   double error = 0;
-  for (size_t r = 0; r < bytes.size(); ++r) {
-    error = std::max(error, max_relative_error(outputs.data() + r * result.o.size(), reference, shape.head_dim));
+  for (size_t r = 0; r < m.bytes.size(); ++r) {
+    error = std::max(error, max_relative_error(m.outputs.data() + r * reference.size(), reference, shape.head_dim));
   }
   const double model_total = model.evaluate(plan).volume.total;
-  const double total = std::accumulate(bytes.begin(), bytes.end(), 0.0);
-  ok = ok && error <= kTolerance && total == model_total;
+  const double total = std::accumulate(m.bytes.begin(), m.bytes.end(), 0.0);
+  ok = ok && error <= m.tolerance && total == model_total;
   return {{"algo", model::to_string(c.algorithm)}, {"seq_len", c.seq_len}, {"ranks", transport.ranks()},
           {"backend", options.backend}, {"workload", workload.name}, {"batch", workload.batch},
-          {"latency_s", {{"median", percentile(latencies, 0.5)}, {"p10", percentile(latencies, 0.1)},
-                         {"p90", percentile(latencies, 0.9)}, {"samples", latencies}}},
-          {"max_rel_error", error}, {"tolerance", kTolerance}, {"bytes_sent_per_rank", bytes},
+          {"latency_s", {{"median", percentile(m.latencies, 0.5)}, {"p10", percentile(m.latencies, 0.1)},
+                         {"p90", percentile(m.latencies, 0.9)}, {"samples", m.latencies}}},
+          {"max_rel_error", error}, {"tolerance", m.tolerance}, {"bytes_sent_per_rank", m.bytes},
           {"bytes_sent_total", total}, {"model_bytes_total", model_total}};
 }
 
@@ -79,8 +107,12 @@ void print_row(const ordered_json& row) {
 }  // namespace
 
 int run_decode(const DecodeOptions& options, MpiTransport& transport) {
-  if (options.backend != "cpu") {
-    throw std::invalid_argument("--backend " + options.backend + ": only the cpu backend is built so far");
+  if (options.backend == "cuda") {
+    std::string why;
+    if (!cuda::available(why)) throw std::invalid_argument("--backend cuda: " + why);
+    if (transport.ranks() > 1) throw std::invalid_argument("--backend cuda runs one rank so far (NCCL's decode across GPUs is the next step)");
+  } else if (options.backend != "cpu") {
+    throw std::invalid_argument("--backend " + options.backend + ": cpu or cuda");
   }
   if (options.repeats < 1 || options.warmup < 0) throw std::invalid_argument("--repeats must be at least 1, --warmup at least 0");
   model::Workload workload = model::find_workload(options.workload);
