@@ -109,3 +109,22 @@ TEST_CASE("shards merged back equal the reference to 1e-5: bf16 and fp16, head d
   const float o[2] = {1.0f, 0.0011f};
   CHECK(max_relative_error(o, {1.0, 0.001}, 2) == doctest::Approx(1e-4).epsilon(1e-3));
 }
+
+TEST_CASE("merging many states at once equals merging them pairwise (the device's form)") {
+  // Three states, lse 0, ln 3 and -inf (empty): merged lse ln 4, weights 1/4, 3/4, 0.
+  const float lse[3] = {0.0f, std::log(3.0f), -std::numeric_limits<float>::infinity()};
+  const float merged = merged_lse(lse, 3);
+  CHECK(merged == doctest::Approx(std::log(4.0)));
+  CHECK(state_weight(lse[0], merged) == doctest::Approx(0.25));
+  CHECK(state_weight(lse[1], merged) == doctest::Approx(0.75));
+  CHECK(state_weight(lse[2], merged) == 0.0f);
+  float o[1] = {0.0f};
+  float pairwise = -std::numeric_limits<float>::infinity();
+  const float values[3] = {1.0f, 5.0f, 9.0f};
+  for (int s = 0; s < 3; ++s) merge_state(o, pairwise, values + s, lse[s], 1);
+  CHECK(pairwise == doctest::Approx(merged));
+  CHECK(o[0] == doctest::Approx(0.25 * 1 + 0.75 * 5));
+  const float empty[2] = {-std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
+  CHECK(merged_lse(empty, 2) == -std::numeric_limits<float>::infinity());
+  CHECK(state_weight(0.0f, merged_lse(empty, 2)) == 0.0f);
+}

@@ -3,7 +3,9 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -82,18 +84,17 @@ __global__ void partial_kernel(const T* q, const T* k, const T* v, long long tok
   if (lane == 0) lse_part[out] = total > 0.0f ? top + logf(total) : -INFINITY;
 }
 
-// Thread i of block `state` merges element i of the chunks' states in order (merge.hpp's rule).
+// Thread i of block `state` merges element i of the chunks' states (merge.hpp's many-state form: the merged lse
+// first, then each chunk's o weighted by exp(lse_s - lse), independent loads).
 __global__ void merge_kernel(const float* o_part, const float* lse_part, int splits, int head_dim, float* o, float* lse) {
   const int state = blockIdx.x, i = threadIdx.x;
-  float value = 0.0f, log_sum = -INFINITY;
-  for (int s = 0; s < splits; ++s) {
-    const long long part = static_cast<long long>(state) * splits + s;
-    const MergeWeights w = merge_weights(log_sum, lse_part[part]);
-    value = w.a * value + w.b * o_part[part * head_dim + i];
-    log_sum = w.lse;
-  }
+  const long long first = static_cast<long long>(state) * splits;
+  const float merged = merged_lse(lse_part + first, splits);
+  float value = 0.0f;
+#pragma unroll 4
+  for (int s = 0; s < splits; ++s) value += state_weight(lse_part[first + s], merged) * o_part[(first + s) * head_dim + i];
   o[static_cast<long long>(state) * head_dim + i] = value;
-  if (i == 0) lse[state] = log_sum;
+  if (i == 0) lse[state] = merged;
 }
 
 template <typename T, int VPT>
@@ -109,10 +110,36 @@ int default_splits(const AttentionShape& shape, long long tokens) {
   int device = 0, sms = 1;
   cudaGetDevice(&device);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  const long long wanted = (4LL * sms + shape.states() - 1) / shape.states();  // ~4 blocks per SM
-  const long long useful = (tokens + 255) / 256;                              // at least 256 tokens per chunk
-  return static_cast<int>(std::max(1LL, std::min(wanted, std::max(1LL, useful))));
+  const long long wanted = (16LL * sms + shape.states() - 1) / shape.states();  // ~16 blocks (64 warps) per SM
+  const long long useful = (tokens + 255) / 256;                               // at least 256 tokens per chunk
+  return static_cast<int>(std::max(1LL, std::min({wanted, std::max(1LL, useful), 65535LL})));
 }
+
+// The chunks' states, freed on the stream when it goes (also when a launch throws).
+struct Workspace {
+  float* o_part = nullptr;
+  float* lse_part = nullptr;
+  cudaStream_t stream;
+  Workspace(size_t parts, int head_dim, cudaStream_t s) : stream(s) {
+    static const bool pool_kept = [] {  // keep freed memory in the pool: no re-mapping inside timed calls
+      cudaMemPool_t pool;
+      int device = 0;
+      cudaGetDevice(&device);
+      if (cudaDeviceGetDefaultMemPool(&pool, device) != cudaSuccess) return false;
+      std::uint64_t keep = UINT64_MAX;
+      return cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
+    }();
+    (void)pool_kept;
+    check(cudaMallocAsync(reinterpret_cast<void**>(&o_part), parts * static_cast<size_t>(head_dim) * sizeof(float), stream), "cudaMallocAsync");
+    check(cudaMallocAsync(reinterpret_cast<void**>(&lse_part), parts * sizeof(float), stream), "cudaMallocAsync");
+  }
+  ~Workspace() {
+    if (o_part) cudaFreeAsync(o_part, stream);
+    if (lse_part) cudaFreeAsync(lse_part, stream);
+  }
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+};
 
 }  // namespace
 
@@ -147,23 +174,19 @@ void partial_attention(const AttentionShape& shape, Dtype dtype, const std::uint
   if (tokens < 0) throw std::invalid_argument("partial_attention: a negative number of tokens");
   auto stream = static_cast<cudaStream_t>(stream_pointer);
   if (splits <= 0) splits = default_splits(shape, tokens);
-  float *o_part = nullptr, *lse_part = nullptr;
-  const auto parts = static_cast<size_t>(shape.states()) * static_cast<size_t>(splits);
-  check(cudaMallocAsync(reinterpret_cast<void**>(&o_part), parts * static_cast<size_t>(shape.head_dim) * sizeof(float), stream), "cudaMallocAsync");
-  check(cudaMallocAsync(reinterpret_cast<void**>(&lse_part), parts * sizeof(float), stream), "cudaMallocAsync");
+  if (splits > 65535) throw std::invalid_argument("at most 65,535 chunks per head (the grid's y dimension)");
+  const Workspace work(static_cast<size_t>(shape.states()) * static_cast<size_t>(splits), shape.head_dim, stream);
   const bool bf16 = dtype == Dtype::bf16;
   if (shape.head_dim == 64) {
-    bf16 ? launch<__nv_bfloat16, 2>(shape, q, k, v, tokens, o_part, lse_part, splits, stream)
-         : launch<__half, 2>(shape, q, k, v, tokens, o_part, lse_part, splits, stream);
+    bf16 ? launch<__nv_bfloat16, 2>(shape, q, k, v, tokens, work.o_part, work.lse_part, splits, stream)
+         : launch<__half, 2>(shape, q, k, v, tokens, work.o_part, work.lse_part, splits, stream);
   } else {
-    bf16 ? launch<__nv_bfloat16, 4>(shape, q, k, v, tokens, o_part, lse_part, splits, stream)
-         : launch<__half, 4>(shape, q, k, v, tokens, o_part, lse_part, splits, stream);
+    bf16 ? launch<__nv_bfloat16, 4>(shape, q, k, v, tokens, work.o_part, work.lse_part, splits, stream)
+         : launch<__half, 4>(shape, q, k, v, tokens, work.o_part, work.lse_part, splits, stream);
   }
   merge_kernel<<<static_cast<unsigned>(shape.states()), static_cast<unsigned>(shape.head_dim), 0, stream>>>(
-      o_part, lse_part, splits, shape.head_dim, o, lse);
+      work.o_part, work.lse_part, splits, shape.head_dim, o, lse);
   check(cudaGetLastError(), "attention kernels");
-  check(cudaFreeAsync(o_part, stream), "cudaFreeAsync");
-  check(cudaFreeAsync(lse_part, stream), "cudaFreeAsync");
 }
 
 }  // namespace treering::realrun::cuda

@@ -29,7 +29,7 @@ struct DeviceBuffer {
 template <typename T>
 DeviceBuffer upload(const std::vector<T>& values) {
   DeviceBuffer buffer(values.size() * sizeof(T));
-  check(cudaMemcpy(buffer.pointer, values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
+  if (!values.empty()) check(cudaMemcpy(buffer.pointer, values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
   return buffer;
 }
 
@@ -59,6 +59,11 @@ std::vector<double> event_times(int warmup, int iterations, Body body) {
 void partial_attention_from_host(const AttentionShape& shape, Dtype dtype, const std::vector<std::uint16_t>& q,
                                  const std::vector<std::uint16_t>& k, const std::vector<std::uint16_t>& v,
                                  long long tokens, std::vector<float>& o, std::vector<float>& lse, int splits) {
+  check_shape(shape);
+  const auto kv = static_cast<size_t>(tokens * shape.kv_values_per_token());
+  if (q.size() != static_cast<size_t>(shape.q_values()) || k.size() != kv || v.size() != kv) {
+    throw std::invalid_argument("partial_attention_from_host: q, k or v does not have the shape's size");
+  }
   const DeviceBuffer dq = upload(q), dk = upload(k), dv = upload(v);
   DeviceBuffer dout(static_cast<size_t>(shape.q_values()) * sizeof(float)), dlse(static_cast<size_t>(shape.states()) * sizeof(float));
   cuda::partial_attention(shape, dtype, dq.as<std::uint16_t>(), dk.as<std::uint16_t>(), dv.as<std::uint16_t>(), tokens,
@@ -73,7 +78,9 @@ std::vector<double> time_copy(double bytes, int warmup, int iterations) {
   const auto size = static_cast<size_t>(bytes);
   DeviceBuffer from(size), to(size);
   check(cudaMemset(from.pointer, 1, size), "cudaMemset");
-  return event_times(warmup, iterations, [&] { cudaMemcpyAsync(to.pointer, from.pointer, size, cudaMemcpyDeviceToDevice); });
+  return event_times(warmup, iterations, [&] {
+    check(cudaMemcpyAsync(to.pointer, from.pointer, size, cudaMemcpyDeviceToDevice), "cudaMemcpyAsync");
+  });
 }
 
 std::vector<double> time_attention(const AttentionShape& shape, Dtype dtype, long long tokens, int warmup, int iterations) {

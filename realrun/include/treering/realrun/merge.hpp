@@ -43,4 +43,20 @@ TREERING_HOST_DEVICE inline void merge_state(float* o, float& lse, const float* 
   lse = w.lse;
 }
 
+// Many states at once (the device merges its chunks this way: the loads are independent): the merged lse of
+// `count` states, lse = M + ln(sum_s exp(lse_s - M)), M the largest; then each state's weight in the merged o is
+// exp(lse_s - lse). The same result as merging them pairwise. Empty states (-inf) weigh 0; all empty: -inf.
+TREERING_HOST_DEVICE inline float merged_lse(const float* lse, int count, long long stride = 1) {
+  float top = -std::numeric_limits<float>::infinity();
+  for (int s = 0; s < count; ++s) top = lse[s * stride] > top ? lse[s * stride] : top;
+  if (top == -std::numeric_limits<float>::infinity()) return top;
+  float sum = 0.0f;
+  for (int s = 0; s < count; ++s) sum += expf(lse[s * stride] - top);
+  return top + logf(sum);
+}
+
+TREERING_HOST_DEVICE inline float state_weight(float lse_state, float lse_merged) {
+  return lse_merged == -std::numeric_limits<float>::infinity() ? 0.0f : expf(lse_state - lse_merged);
+}
+
 }  // namespace treering::realrun
