@@ -4,24 +4,13 @@
 
 #include <cmath>
 #include <limits>
-#include <random>
 
 #include "treering/realrun/attention.hpp"
+#include "random_inputs.hpp"
 #include "treering/realrun/merge.hpp"
 
 using namespace treering::realrun;
-
-namespace {
-
-std::vector<std::uint16_t> random_halves(Dtype dtype, size_t count, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<std::uint16_t> values(count);
-  for (auto& value : values) value = to_half(dtype, normal(generator));
-  return values;
-}
-
-}  // namespace
+using treering::realrun::testing::random_halves;
 
 TEST_CASE("merge rule: equal weights, the empty state, and a worked example") {
   // lse_a = lse_b = 0: each state one token of score 0 -> lse = ln 2, o = the mean.

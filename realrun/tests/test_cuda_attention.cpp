@@ -4,11 +4,12 @@
 
 #include <cmath>
 #include <limits>
-#include <random>
 
+#include "random_inputs.hpp"
 #include "treering/realrun/cuda_attention.hpp"
 
 using namespace treering::realrun;
+using treering::realrun::testing::random_halves;
 
 namespace {
 
@@ -17,14 +18,6 @@ bool gpu_here() {
   if (cuda::available(why)) return true;
   MESSAGE("skipped, no GPU: " << why);
   return false;
-}
-
-std::vector<std::uint16_t> random_halves(Dtype dtype, size_t count, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<std::uint16_t> values(count);
-  for (auto& value : values) value = to_half(dtype, normal(generator));
-  return values;
 }
 
 }  // namespace
