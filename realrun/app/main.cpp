@@ -33,7 +33,7 @@ int run(int argc, char** argv, app::MpiTransport& transport) {
   app::DecodeOptions options;
   for (int i = 0; i < argc; ++i) options.argv.emplace_back(argv[i]);
   auto* decode = cli.add_subcommand("decode", "Run decode plans, check them against the reference, time them");
-  decode->add_option("--backend", options.backend, "cpu (host kernels, MPI) or cuda (one GPU so far)")->capture_default_str();
+  decode->add_option("--backend", options.backend, "cpu (host kernels, MPI) or cuda (one GPU per rank, NCCL)")->capture_default_str();
   decode->add_option("--algo", options.algorithms, "ring, tree, tree-fused, tree-lse, allgather-merge")->delimiter(',')->capture_default_str();
   decode->add_option("--workload", options.workload, "A workload preset (16-bit)")->capture_default_str();
   decode->add_option("--seq-len", options.seq_len, "Context lengths: 10000, lists 1k,10k and ranges 1k:64k:x2")->capture_default_str();

@@ -51,6 +51,8 @@ Communicator& communicator() {
 
 }  // namespace
 
+void* nccl_communicator() { return communicator().comm; }
+
 bool nccl_available(std::string& why) {
   int devices = 0;
   const cudaError_t status = cudaGetDeviceCount(&devices);

@@ -12,6 +12,9 @@ namespace treering::realrun::app {
 
 bool nccl_available(std::string& why);
 
+// The communicator of all ranks (an ncclComm_t), each rank on its node-local GPU; made on first use.
+void* nccl_communicator();
+
 // Per iteration after `warmup`: this rank's seconds for one `op` of `bytes` (the same sizes as the cpu
 // backend's time_collective: all-reduce fp32 sum of the buffer, all-gather of bytes / ranks from each, send to
 // the next rank and receive from the previous).

@@ -1,0 +1,17 @@
+// cuda_decode.hpp when the build had no CUDA toolkit or no NCCL: available() says so; run refuses.
+#include <stdexcept>
+
+#include "treering/realrun/cuda_decode.hpp"
+
+namespace treering::realrun::cuda {
+
+bool decode_available(std::string& why) {
+  why = "this build has no cuda decode (it needs the CUDA toolkit and NCCL when it is configured)";
+  return false;
+}
+
+GpuRankResult run_plan_on_gpu(const model::DecodePlan&, int, void*, std::uint64_t) {
+  throw std::runtime_error("this build has no cuda decode (it needs the CUDA toolkit and NCCL when it is configured)");
+}
+
+}  // namespace treering::realrun::cuda
