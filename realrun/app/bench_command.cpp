@@ -67,6 +67,7 @@ bool on_gpu(const BenchOptions& options) {
 double copy_Bps(const BenchOptions& options, MpiTransport& transport, ordered_json& rows) {
   const double bytes = topologies::parse_message_size_bytes(options.copy_bytes);
   const bool gpu = on_gpu(options);
+  if (gpu) select_local_gpu(transport);
   transport.barrier();  // every rank copies at once: on the host they share the memory
   const std::vector<double> mine = gpu ? cuda::time_copy(bytes, options.warmup, options.iterations)
                                        : time_copy(bytes, options.warmup, options.iterations);

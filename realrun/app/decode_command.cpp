@@ -67,10 +67,12 @@ Measured measure_cpu(const DecodeOptions& options, MpiTransport& transport, cons
 Measured measure_cuda(const DecodeOptions& options, MpiTransport& transport, const model::DecodePlan& plan) {
   Measured m;
   void* comm = transport.ranks() > 1 ? nccl_communicator() : nullptr;
+  if (comm == nullptr) select_local_gpu(transport);
+  cuda::GpuDecode decode(plan, transport.rank(), comm, options.seed);  // inputs and buffers: before any clock
   cuda::GpuRankResult result;
   for (int run = 0; run < options.warmup + options.repeats; ++run) {
     transport.barrier();
-    result = cuda::run_plan_on_gpu(plan, transport.rank(), comm, options.seed);
+    result = decode.run();
     const double slowest = transport.max_over_ranks(result.elapsed_s);
     if (run >= options.warmup) m.latencies.push_back(slowest);
   }

@@ -11,6 +11,7 @@
 #include "bench_command.hpp"
 #include "decode_command.hpp"
 #include "mpi_transport.hpp"
+#include "nccl_bench.hpp"
 #include "treering/realrun/build_info.hpp"
 #include "treering/topologies/input_error.hpp"
 
@@ -78,16 +79,19 @@ int run(int argc, char** argv, app::MpiTransport& transport) {
 int main(int argc, char** argv) {
   app::MpiSession session(argc, argv);
   app::MpiTransport transport;
+  int code = 1;
   try {
-    return run(argc, argv, transport);
+    code = run(argc, argv, transport);
   } catch (const treering::topologies::InputError& error) {
     if (transport.rank() == 0) std::fprintf(stderr, "%s\n", error.what());
-    return 2;
+    code = 2;
   } catch (const std::invalid_argument& error) {
     if (transport.rank() == 0) std::fprintf(stderr, "error: %s\n", error.what());
-    return 2;
+    code = 2;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "internal error (rank %d): %s\n", transport.rank(), error.what());
-    return 1;
+    code = 1;
   }
+  app::close_nccl(code == 0);  // before MPI_Finalize (the session's end)
+  return code;
 }

@@ -1,10 +1,13 @@
 #include "nccl_bench.hpp"
 
+#include "mpi_transport.hpp"
+
 #include <cuda_runtime.h>
 #include <mpi.h>
 #include <nccl.h>
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 
 namespace treering::realrun::app {
@@ -17,7 +20,23 @@ void check(ncclResult_t status, const char* what) {
   if (status != ncclSuccess) throw std::runtime_error(std::string(what) + ": " + ncclGetErrorString(status));
 }
 
-// The communicator of all ranks, each on its node-local GPU; made once, on first use.
+int node_local_rank() {
+  int rank = 0, local_rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm local;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
+  MPI_Comm_rank(local, &local_rank);
+  MPI_Comm_free(&local);
+  return local_rank;
+}
+
+void select_gpu() {
+  int devices = 0;
+  check(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
+  check(cudaSetDevice(node_local_rank() % devices), "cudaSetDevice");
+}
+
+// The communicator of all ranks, each on its node-local GPU; made on first use, ended by close_nccl.
 struct Communicator {
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
@@ -25,33 +44,39 @@ struct Communicator {
   Communicator() {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-    MPI_Comm local;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
-    int local_rank = 0, devices = 0;
-    MPI_Comm_rank(local, &local_rank);
-    MPI_Comm_free(&local);
-    check(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
-    check(cudaSetDevice(local_rank % devices), "cudaSetDevice");
+    select_gpu();
     ncclUniqueId id;
     if (rank == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId");
     MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-    check(ncclCommInitRank(&comm, ranks, id, rank), "ncclCommInitRank");
+    check(ncclCommInitRank(&comm, ranks, id, rank), "ncclCommInitRank (one GPU per rank: no more ranks per node than GPUs)");
     check(cudaStreamCreate(&stream), "cudaStreamCreate");
-  }
-  ~Communicator() {
-    cudaStreamDestroy(stream);
-    ncclCommDestroy(comm);
   }
 };
 
-Communicator& communicator() {
-  static Communicator instance;
+std::unique_ptr<Communicator>& the_communicator() {
+  static std::unique_ptr<Communicator> instance;
   return instance;
+}
+
+Communicator& communicator() {
+  if (!the_communicator()) the_communicator() = std::make_unique<Communicator>();
+  return *the_communicator();
 }
 
 }  // namespace
 
 void* nccl_communicator() { return communicator().comm; }
+
+void close_nccl(bool clean) {
+  std::unique_ptr<Communicator>& c = the_communicator();
+  if (!c) return;
+  cudaStreamDestroy(c->stream);
+  if (clean && ncclCommFinalize(c->comm) == ncclSuccess) ncclCommDestroy(c->comm);
+  else ncclCommAbort(c->comm);
+  c.reset();
+}
+
+void select_local_gpu(const MpiTransport&) { select_gpu(); }
 
 bool nccl_available(std::string& why) {
   int devices = 0;

@@ -14,6 +14,12 @@ bool nccl_available(std::string& why);
 
 // The communicator of all ranks (an ncclComm_t), each rank on its node-local GPU; made on first use.
 void* nccl_communicator();
+// Ends it (before MPI_Finalize): finalised and destroyed after a clean run, aborted after a failure.
+void close_nccl(bool clean);
+
+// This rank's GPU: the node-local rank's, modulo the GPUs there (a no-op without CUDA).
+class MpiTransport;
+void select_local_gpu(const MpiTransport& transport);
 
 // Per iteration after `warmup`: this rank's seconds for one `op` of `bytes` (the same sizes as the cpu
 // backend's time_collective: all-reduce fp32 sum of the buffer, all-gather of bytes / ranks from each, send to

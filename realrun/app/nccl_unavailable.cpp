@@ -10,6 +10,9 @@ bool nccl_available(std::string& why) {
   return false;
 }
 
+void close_nccl(bool) {}
+void select_local_gpu(const MpiTransport&) {}  // without NCCL in the build, the cuda paths run on GPU 0
+
 void* nccl_communicator() { throw std::runtime_error("this build has no NCCL (none found when it was configured)"); }
 
 std::vector<double> time_nccl(BenchOp, double, int, int) {

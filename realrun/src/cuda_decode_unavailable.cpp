@@ -10,8 +10,16 @@ bool decode_available(std::string& why) {
   return false;
 }
 
-GpuRankResult run_plan_on_gpu(const model::DecodePlan&, int, void*, std::uint64_t) {
+struct GpuDecode::Impl {};
+
+GpuDecode::GpuDecode(const model::DecodePlan&, int, void*, std::uint64_t) {
   throw std::runtime_error("this build has no cuda decode (it needs the CUDA toolkit and NCCL when it is configured)");
+}
+GpuDecode::~GpuDecode() = default;
+GpuRankResult GpuDecode::run() { return {}; }  // never reached: the constructor refuses
+
+GpuRankResult run_plan_on_gpu(const model::DecodePlan& plan, int rank, void* nccl_comm, std::uint64_t seed) {
+  return GpuDecode(plan, rank, nccl_comm, seed).run();
 }
 
 }  // namespace treering::realrun::cuda

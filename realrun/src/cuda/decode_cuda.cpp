@@ -1,12 +1,14 @@
-// The cuda backend's execution of a plan (cuda_decode.hpp).
+// The cuda backend's execution of a plan (cuda_decode.hpp). Every buffer is made before the timed run: the ring
+// alternates two blocks of the largest shard's size; the other algorithms' scratch is sized from the plan.
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
-#include <utility>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "decode_kernels.hpp"
 #include "treering/realrun/cuda_attention.hpp"
@@ -33,8 +35,8 @@ struct Device {  // a device array freed when it goes
   ~Device() { cudaFree(data); }
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
-  Device(Device&& other) noexcept : data(other.data), size(other.size) { other.data = nullptr; other.size = 0; }
-  Device& operator=(Device&& other) noexcept {
+  Device(Device&& other) noexcept : data(std::exchange(other.data, nullptr)), size(std::exchange(other.size, 0)) {}
+  Device& operator=(Device&& other) noexcept {  // swap: the old array goes with `other`
     std::swap(data, other.data);
     std::swap(size, other.size);
     return *this;
@@ -44,118 +46,182 @@ struct Device {  // a device array freed when it goes
   }
 };
 
-struct GpuRun {
+struct Stream {  // a non-blocking stream destroyed when it goes
+  cudaStream_t handle = nullptr;
+  Stream() { check(cudaStreamCreateWithFlags(&handle, cudaStreamNonBlocking), "cudaStreamCreate"); }
+  ~Stream() { cudaStreamDestroy(handle); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+};
+
+// The most states one rank receives in one transfers phase (tree-lse), and the largest transfer's floats.
+std::pair<size_t, size_t> incoming(const model::DecodePlan& plan, int rank) {
+  size_t most = 0, floats = 0;
+  for (const model::Phase& phase : plan.phases) {
+    size_t here = 0;
+    for (const model::Transfer& t : phase.sends) {
+      floats = std::max(floats, static_cast<size_t>(t.bytes / 4));
+      here += t.to == rank ? 1 : 0;
+    }
+    most = std::max(most, here);
+  }
+  return {most, floats};
+}
+
+}  // namespace
+
+struct GpuDecode::Impl {
   const model::DecodePlan& plan;
   int rank, ranks;
   ncclComm_t comm;
   AttentionShape shape;
   Dtype dtype;
-  cudaStream_t compute = nullptr, transfer = nullptr;
-  Device<std::uint16_t> q, kv;  // kv: this rank's [K | V]
-  Device<float> o, lse;
+  Stream compute, transfer;
+  Device<std::uint16_t> q, own;                // q; this rank's [K | V]
+  Device<std::uint16_t> ping, pong;            // the ring's held and incoming blocks
+  Device<float> o, lse, empty_lse, part_o, part_lse, top, packed, mine, all;
+  std::vector<Device<float>> received;
   double bytes_sent = 0;
-  bool collectives_inside_nccl = false;
 
   int states() const { return static_cast<int>(shape.states()); }
   int d() const { return shape.head_dim; }
+  size_t o_floats() const { return static_cast<size_t>(states() * d()); }
   size_t per_token() const { return static_cast<size_t>(shape.kv_values_per_token()); }
   long long block(int index) const { return plan.shards[static_cast<size_t>((index % ranks + ranks) % ranks)].count; }
 
-  void attend(const std::uint16_t* packed, long long tokens, float* out_o, float* out_lse) {
-    cuda::partial_attention(shape, dtype, q.data, packed, packed + per_token() * static_cast<size_t>(tokens), tokens, out_o, out_lse, 0, compute);
+  Impl(const model::DecodePlan& p, int r, void* c, std::uint64_t seed)
+      : plan(p), rank(r), ranks(static_cast<int>(p.gpus.size())), comm(static_cast<ncclComm_t>(c)), shape(shape_of(p.workload)),
+        dtype(dtype_of(p.workload)) {
+    const model::Shard& shard = plan.shards[static_cast<size_t>(rank)];
+    const Inputs inputs = make_inputs(shape, dtype, shard.first, shard.count, seed);
+    q = Device<std::uint16_t>(inputs.q.size());
+    q.upload(inputs.q);
+    std::vector<std::uint16_t> packed_kv(inputs.k);
+    packed_kv.insert(packed_kv.end(), inputs.v.begin(), inputs.v.end());
+    own = Device<std::uint16_t>(packed_kv.size());
+    own.upload(packed_kv);
+    long long largest = 0;
+    for (const model::Shard& s : plan.shards) largest = std::max(largest, s.count);
+    if (plan.algorithm == model::DecodeAlgorithm::ring) {
+      ping = Device<std::uint16_t>(2 * per_token() * static_cast<size_t>(largest));
+      pong = Device<std::uint16_t>(2 * per_token() * static_cast<size_t>(largest));
+    }
+    o = Device<float>(o_floats());
+    lse = Device<float>(static_cast<size_t>(states()));
+    empty_lse = Device<float>(static_cast<size_t>(states()));
+    empty_lse.upload(std::vector<float>(static_cast<size_t>(states()), -std::numeric_limits<float>::infinity()));
+    part_o = Device<float>(o_floats());
+    part_lse = Device<float>(static_cast<size_t>(states()));
+    top = Device<float>(static_cast<size_t>(states()));
+    packed = Device<float>(o_floats() + static_cast<size_t>(states()));
+    mine = Device<float>(o_floats() + static_cast<size_t>(states()));
+    if (plan.algorithm == model::DecodeAlgorithm::allgather_merge) all = Device<float>(mine.size * static_cast<size_t>(ranks));
+    const auto [most, floats] = incoming(plan, rank);
+    for (size_t i = 0; i < most; ++i) received.emplace_back(floats);
   }
 
-  void send(const void* data, size_t bytes, int to, cudaStream_t stream) {
+  void attend(const std::uint16_t* kv, long long tokens, float* out_o, float* out_lse) {
+    cuda::partial_attention(shape, dtype, q.data, kv, kv + per_token() * static_cast<size_t>(tokens), tokens, out_o,
+                            out_lse, 0, compute.handle);
+  }
+
+  void send(const void* data, size_t bytes, int to) {
     bytes_sent += static_cast<double>(bytes);
-    check(ncclSend(data, bytes, ncclUint8, to, comm, stream), "ncclSend");
+    check(ncclSend(data, bytes, ncclUint8, to, comm, transfer.handle), "ncclSend");
   }
 
-  // The ring: the held block leaves on the transfer stream while the compute stream attends to it.
+  void copy(float* to, const float* from, size_t floats) {
+    check(cudaMemcpyAsync(to, from, floats * sizeof(float), cudaMemcpyDeviceToDevice, compute.handle), "cudaMemcpyAsync");
+  }
+
+  // Before the clock: the ring's first held block is this rank's own; the running state empty.
+  void reset() {
+    if (plan.algorithm == model::DecodeAlgorithm::ring) {
+      check(cudaMemcpy(ping.data, own.data, own.size * 2, cudaMemcpyDeviceToDevice), "cudaMemcpy");
+      check(cudaMemset(o.data, 0, o.size * sizeof(float)), "cudaMemset");
+      check(cudaMemcpy(lse.data, empty_lse.data, lse.size * sizeof(float), cudaMemcpyDeviceToDevice), "cudaMemcpy");
+    }
+    bytes_sent = 0;
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  }
+
+  // The held block leaves on the transfer stream while the compute stream attends to it (both only read it).
   void ring_pass() {
-    Device<std::uint16_t> held(std::move(kv)), next;
-    Device<float> part_o(static_cast<size_t>(states() * d())), part_lse(static_cast<size_t>(states()));
-    std::vector<float> empty_lse(static_cast<size_t>(states()), -std::numeric_limits<float>::infinity());
-    check(cudaMemset(o.data, 0, o.size * sizeof(float)), "cudaMemset");
-    lse.upload(empty_lse);
+    std::uint16_t* held = ping.data;
+    std::uint16_t* next = pong.data;
     for (int round = 0; round < ranks; ++round) {
       const long long tokens = block(rank - round);
       const long long coming = round < ranks - 1 ? block(rank - round - 1) : 0;
-      next = Device<std::uint16_t>(2 * per_token() * static_cast<size_t>(coming));
       check(ncclGroupStart(), "ncclGroupStart");
-      if (round < ranks - 1 && tokens > 0) send(held.data, held.size * 2, (rank + 1) % ranks, transfer);
-      if (coming > 0) check(ncclRecv(next.data, next.size * 2, ncclUint8, (rank + ranks - 1) % ranks, comm, transfer), "ncclRecv");
+      if (round < ranks - 1 && tokens > 0) send(held, 2 * per_token() * static_cast<size_t>(tokens) * 2, (rank + 1) % ranks);
+      if (coming > 0) {
+        check(ncclRecv(next, 2 * per_token() * static_cast<size_t>(coming) * 2, ncclUint8, (rank + ranks - 1) % ranks, comm,
+                       transfer.handle), "ncclRecv");
+      }
       check(ncclGroupEnd(), "ncclGroupEnd");
-      attend(held.data, tokens, part_o.data, part_lse.data);
-      detail::merge_into(o.data, lse.data, part_o.data, part_lse.data, states(), d(), compute);
-      check(cudaStreamSynchronize(transfer), "cudaStreamSynchronize");
-      check(cudaStreamSynchronize(compute), "cudaStreamSynchronize");
-      held = std::move(next);
+      attend(held, tokens, part_o.data, part_lse.data);
+      detail::merge_into(o.data, lse.data, part_o.data, part_lse.data, states(), d(), compute.handle);
+      check(cudaStreamSynchronize(transfer.handle), "cudaStreamSynchronize");
+      check(cudaStreamSynchronize(compute.handle), "cudaStreamSynchronize");
+      std::swap(held, next);
     }
   }
 
   void allreduce(float* values, size_t count, ncclRedOp_t op) {
     if (ranks == 1) return;  // nothing to reduce (and no communicator)
-    check(ncclAllReduce(values, values, count, ncclFloat, op, comm, compute), "ncclAllReduce");
+    check(ncclAllReduce(values, values, count, ncclFloat, op, comm, compute.handle), "ncclAllReduce");
   }
 
   // NCCL's all-reduces, as the paper's tree: max of lse, then the sums (fused: one over [numerator | denominator]).
   void tree(bool fused) {
-    collectives_inside_nccl = ranks > 1;
-    Device<float> top(static_cast<size_t>(states())), packed(static_cast<size_t>(states() * d() + states()));
-    check(cudaMemcpyAsync(top.data, lse.data, top.size * sizeof(float), cudaMemcpyDeviceToDevice, compute), "cudaMemcpyAsync");
+    copy(top.data, lse.data, top.size);
     allreduce(top.data, top.size, ncclMax);
     float* numerator = packed.data;
-    float* denominator = packed.data + states() * d();
-    detail::numerators(o.data, lse.data, top.data, states(), d(), numerator, denominator, compute);
+    float* denominator = packed.data + o_floats();
+    detail::numerators(o.data, lse.data, top.data, states(), d(), numerator, denominator, compute.handle);
     if (fused) {
       allreduce(packed.data, packed.size, ncclSum);
     } else {
-      allreduce(numerator, static_cast<size_t>(states() * d()), ncclSum);
+      allreduce(numerator, o_floats(), ncclSum);
       allreduce(denominator, static_cast<size_t>(states()), ncclSum);
     }
-    detail::divide(numerator, denominator, states(), d(), o.data, compute);
+    detail::divide(numerator, denominator, states(), d(), o.data, compute.handle);
   }
 
   // tree-lse: the plan's point-to-point tree; received states merged on the device (broadcasts replace o).
   void transfers(const model::Phase& phase) {
     const bool reduce = phase.merge_states > 0;
-    const size_t floats = static_cast<size_t>(states() * d() + (reduce ? states() : 0));
-    Device<float> mine(floats);
-    check(cudaMemcpyAsync(mine.data, o.data, o.size * sizeof(float), cudaMemcpyDeviceToDevice, compute), "cudaMemcpyAsync");
-    if (reduce) check(cudaMemcpyAsync(mine.data + o.size, lse.data, lse.size * sizeof(float), cudaMemcpyDeviceToDevice, compute), "cudaMemcpyAsync");
-    check(cudaStreamSynchronize(compute), "cudaStreamSynchronize");
-    std::vector<Device<float>> received;
+    const size_t floats = o_floats() + (reduce ? static_cast<size_t>(states()) : 0);
+    copy(mine.data, o.data, o_floats());
+    if (reduce) copy(mine.data + o_floats(), lse.data, static_cast<size_t>(states()));
+    check(cudaStreamSynchronize(compute.handle), "cudaStreamSynchronize");
+    size_t next = 0;
     check(ncclGroupStart(), "ncclGroupStart");
     for (const model::Transfer& t : phase.sends) {
-      if (static_cast<double>(floats * 4) != t.bytes) throw std::invalid_argument("transfer size differs from the plan's");
-      if (t.from == rank) send(mine.data, floats * 4, t.to, transfer);
+      if (t.from == rank) send(mine.data, floats * 4, t.to);
       if (t.to == rank) {
-        received.emplace_back(floats);
-        check(ncclRecv(received.back().data, floats * 4, ncclUint8, t.from, comm, transfer), "ncclRecv");
+        check(ncclRecv(received.at(next++).data, floats * 4, ncclUint8, t.from, comm, transfer.handle), "ncclRecv");
       }
     }
     check(ncclGroupEnd(), "ncclGroupEnd");
-    check(cudaStreamSynchronize(transfer), "cudaStreamSynchronize");
-    for (const Device<float>& state : received) {
-      if (reduce) detail::merge_into(o.data, lse.data, state.data, state.data + o.size, states(), d(), compute);
-      else check(cudaMemcpyAsync(o.data, state.data, o.size * sizeof(float), cudaMemcpyDeviceToDevice, compute), "cudaMemcpyAsync");
+    check(cudaStreamSynchronize(transfer.handle), "cudaStreamSynchronize");
+    for (size_t i = 0; i < next; ++i) {
+      if (reduce) detail::merge_into(o.data, lse.data, received[i].data, received[i].data + o_floats(), states(), d(), compute.handle);
+      else copy(o.data, received[i].data, o_floats());
     }
   }
 
   void allgather_merge() {
-    collectives_inside_nccl = ranks > 1;
-    const size_t block = static_cast<size_t>(states() * d() + states());
-    Device<float> mine(block), all(block * static_cast<size_t>(ranks));
-    check(cudaMemcpyAsync(mine.data, o.data, o.size * sizeof(float), cudaMemcpyDeviceToDevice, compute), "cudaMemcpyAsync");
-    check(cudaMemcpyAsync(mine.data + o.size, lse.data, lse.size * sizeof(float), cudaMemcpyDeviceToDevice, compute), "cudaMemcpyAsync");
-    if (ranks == 1) check(cudaMemcpyAsync(all.data, mine.data, block * sizeof(float), cudaMemcpyDeviceToDevice, compute), "cudaMemcpyAsync");
-    else check(ncclAllGather(mine.data, all.data, block, ncclFloat, comm, compute), "ncclAllGather");
-    detail::gathered_merge(all.data, ranks, states(), d(), o.data, compute);
+    copy(mine.data, o.data, o_floats());
+    copy(mine.data + o_floats(), lse.data, static_cast<size_t>(states()));
+    if (ranks == 1) copy(all.data, mine.data, mine.size);
+    else check(ncclAllGather(mine.data, all.data, mine.size, ncclFloat, comm, compute.handle), "ncclAllGather");
+    detail::gathered_merge(all.data, ranks, states(), d(), o.data, compute.handle);
   }
 
   void execute() {
     if (plan.algorithm == model::DecodeAlgorithm::ring) return ring_pass();
-    attend(kv.data, plan.shards[static_cast<size_t>(rank)].count, o.data, lse.data);
+    attend(own.data, plan.shards[static_cast<size_t>(rank)].count, o.data, lse.data);
     switch (plan.algorithm) {
       case model::DecodeAlgorithm::tree: return tree(false);
       case model::DecodeAlgorithm::tree_fused: return tree(true);
@@ -168,39 +234,50 @@ struct GpuRun {
   }
 };
 
-}  // namespace
+GpuDecode::GpuDecode(const model::DecodePlan& plan, int rank, void* nccl_comm, std::uint64_t seed) {
+  const int ranks = static_cast<int>(plan.gpus.size());
+  if (rank < 0 || rank >= ranks) throw std::invalid_argument("no rank " + std::to_string(rank) + " in the plan");
+  if (ranks > 1) {
+    int members = 0;
+    if (nccl_comm == nullptr || ncclCommCount(static_cast<ncclComm_t>(nccl_comm), &members) != ncclSuccess || members != ranks) {
+      throw std::invalid_argument("a plan over " + std::to_string(ranks) + " GPUs needs an NCCL communicator of as many");
+    }
+  }
+  const AttentionShape shape = shape_of(plan.workload);
+  if (plan.sizes.o_bytes != static_cast<double>(shape.q_values() * 4) || plan.sizes.stats_bytes != static_cast<double>(shape.states() * 4)) {
+    throw std::invalid_argument("the cuda backend runs plans made with realrun::plan_options() (fp32 partial states)");
+  }
+  for (const model::Phase& phase : plan.phases) {  // checked before any NCCL group is opened
+    const double state = static_cast<double>(shape.q_values() * 4) + (phase.merge_states > 0 ? static_cast<double>(shape.states() * 4) : 0.0);
+    for (const model::Transfer& t : phase.sends) {
+      if (t.bytes != state) throw std::invalid_argument("the plan's transfer size differs from a state's");
+    }
+  }
+  impl_ = std::make_unique<Impl>(plan, rank, nccl_comm, seed);
+}
+
+GpuDecode::~GpuDecode() = default;
+
+GpuRankResult GpuDecode::run() {
+  Impl& r = *impl_;
+  r.reset();
+  const auto start = std::chrono::steady_clock::now();
+  r.execute();
+  check(cudaStreamSynchronize(r.compute.handle), "cudaStreamSynchronize");
+  check(cudaStreamSynchronize(r.transfer.handle), "cudaStreamSynchronize");
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const bool nccl_collectives = r.ranks > 1 && (r.plan.algorithm == model::DecodeAlgorithm::tree ||
+                                                r.plan.algorithm == model::DecodeAlgorithm::tree_fused ||
+                                                r.plan.algorithm == model::DecodeAlgorithm::allgather_merge);
+  GpuRankResult result{std::vector<float>(r.o_floats()), r.bytes_sent, !nccl_collectives, elapsed};
+  check(cudaMemcpy(result.o.data(), r.o.data, result.o.size() * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  return result;
+}
 
 bool decode_available(std::string& why) { return available(why); }
 
 GpuRankResult run_plan_on_gpu(const model::DecodePlan& plan, int rank, void* nccl_comm, std::uint64_t seed) {
-  const int ranks = static_cast<int>(plan.gpus.size());
-  if (ranks > 1 && nccl_comm == nullptr) throw std::invalid_argument("a plan over several GPUs needs an NCCL communicator");
-  const AttentionShape shape = shape_of(plan.workload);
-  if (plan.sizes.o_bytes != static_cast<double>(shape.q_values() * 4)) {
-    throw std::invalid_argument("the cuda backend runs plans made with realrun::plan_options() (fp32 partial states)");
-  }
-  const model::Shard& shard = plan.shards[static_cast<size_t>(rank)];
-  const Inputs inputs = make_inputs(shape, dtype_of(plan.workload), shard.first, shard.count, seed);
-  GpuRun run{plan, rank, ranks, static_cast<ncclComm_t>(nccl_comm), shape, dtype_of(plan.workload), nullptr, nullptr,
-             Device<std::uint16_t>(inputs.q.size()), Device<std::uint16_t>(inputs.k.size() + inputs.v.size()),
-             Device<float>(static_cast<size_t>(shape.q_values())), Device<float>(static_cast<size_t>(shape.states()))};
-  run.q.upload(inputs.q);
-  std::vector<std::uint16_t> packed(inputs.k);
-  packed.insert(packed.end(), inputs.v.begin(), inputs.v.end());
-  run.kv.upload(packed);
-  check(cudaStreamCreate(&run.compute), "cudaStreamCreate");
-  check(cudaStreamCreate(&run.transfer), "cudaStreamCreate");
-  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-  const auto start = std::chrono::steady_clock::now();
-  run.execute();
-  check(cudaStreamSynchronize(run.compute), "cudaStreamSynchronize");
-  check(cudaStreamSynchronize(run.transfer), "cudaStreamSynchronize");
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  GpuRankResult result{std::vector<float>(static_cast<size_t>(shape.q_values())), run.bytes_sent, !run.collectives_inside_nccl, elapsed};
-  check(cudaMemcpy(result.o.data(), run.o.data, result.o.size() * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy");
-  cudaStreamDestroy(run.compute);
-  cudaStreamDestroy(run.transfer);
-  return result;
+  return GpuDecode(plan, rank, nccl_comm, seed).run();
 }
 
 }  // namespace treering::realrun::cuda

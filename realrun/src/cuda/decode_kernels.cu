@@ -3,6 +3,9 @@
 // per head-dim element; the rule is merge.hpp's.
 #include <cuda_runtime.h>
 
+#include <stdexcept>
+#include <string>
+
 #include "decode_kernels.hpp"
 #include "treering/realrun/merge.hpp"
 
@@ -45,17 +48,26 @@ __global__ void gathered_merge_kernel(const float* all, int ranks, int states, i
 
 }  // namespace
 
+void launched(const char* what) {
+  const cudaError_t status = cudaGetLastError();
+  if (status != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
+}
+
 void numerators(const float* o, const float* lse, const float* top, int states, int d, float* numerator, float* denominator, void* stream) {
   numerator_kernel<<<states, d, 0, static_cast<cudaStream_t>(stream)>>>(o, lse, top, d, numerator, denominator);
+  launched("numerator kernel");
 }
 void divide(const float* numerator, const float* denominator, int states, int d, float* o, void* stream) {
   divide_kernel<<<states, d, 0, static_cast<cudaStream_t>(stream)>>>(numerator, denominator, d, o);
+  launched("divide kernel");
 }
 void merge_into(float* o, float* lse, const float* o_in, const float* lse_in, int states, int d, void* stream) {
   merge_into_kernel<<<states, d, 0, static_cast<cudaStream_t>(stream)>>>(o, lse, o_in, lse_in, d);
+  launched("merge kernel");
 }
 void gathered_merge(const float* all, int ranks, int states, int d, float* o, void* stream) {
   gathered_merge_kernel<<<states, d, 0, static_cast<cudaStream_t>(stream)>>>(all, ranks, states, d, o);
+  launched("gathered merge kernel");
 }
 
 }  // namespace treering::realrun::cuda::detail

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,8 +25,24 @@ struct GpuRankResult {
   double elapsed_s = 0;            // from the call to the last stream's end
 };
 
+// A plan prepared on this rank's GPU (inputs hashed and uploaded, every buffer and stream made), then run as
+// many times as wanted: run() synchronises the device, and times from there to the end of its last stream.
 // `nccl_comm`: an ncclComm_t of the plan's ranks, this one `rank` (the caller made it; nullptr for one rank).
-// Plans made with realrun::plan_options() (fp32 partial states).
+// Plans made with realrun::plan_options() (fp32 partial states). Throws std::invalid_argument otherwise.
+class GpuDecode {
+ public:
+  GpuDecode(const model::DecodePlan& plan, int rank, void* nccl_comm, std::uint64_t seed);
+  ~GpuDecode();
+  GpuDecode(const GpuDecode&) = delete;
+  GpuDecode& operator=(const GpuDecode&) = delete;
+  GpuRankResult run();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Prepare and run once.
 GpuRankResult run_plan_on_gpu(const model::DecodePlan& plan, int rank, void* nccl_comm, std::uint64_t seed);
 
 }  // namespace treering::realrun::cuda
