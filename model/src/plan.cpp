@@ -11,14 +11,14 @@ namespace {
 
 constexpr std::array<const char*, 5> kNames{"ring", "tree", "tree-fused", "tree-lse", "allgather-merge"};
 
-Phase attend() { return {PhaseKind::attend, "flash-decoding over the local shard", {}, 0, {}, 0, {}}; }
+Phase attend() { return {PhaseKind::attend, "flash-decoding over the local shard", {}, 0, {}, 0, {}, 0}; }
 
-Phase collective(const std::string& label, CollectiveOp op, double bytes) {
-  return {PhaseKind::collective, label, op, bytes, {}, 0, {}};
+Phase collective(const std::string& label, CollectiveOp op, double bytes, int element_bytes) {
+  return {PhaseKind::collective, label, op, bytes, {}, 0, {}, element_bytes};
 }
 
 Phase elementwise(const std::string& label, double bytes) {
-  return {PhaseKind::elementwise, label, CollectiveOp::allreduce, bytes, {}, 0, {}};
+  return {PhaseKind::elementwise, label, CollectiveOp::allreduce, bytes, {}, 0, {}, 0};
 }
 
 // One k-ary reduction tree over `members` (ranks, in order): level by level, the member at each multiple of
@@ -68,13 +68,13 @@ std::vector<Phase> tree_lse_phases(const std::vector<int>& domain_of_rank, const
   for (size_t l = 0; l < reduce_levels.size(); ++l) {
     const char* tier = l < domain_levels ? "inside domains" : "across domains";
     phases.push_back({PhaseKind::transfers, std::string("reduce (o, lse) ") + tier, CollectiveOp::allreduce, 0,
-                      reduce_levels[l], most_incoming(reduce_levels[l]) + 1, {}});
+                      reduce_levels[l], most_incoming(reduce_levels[l]) + 1, {}, 0});
   }
   for (size_t l = reduce_levels.size(); l-- > 0;) {
     std::vector<Transfer> down;
     for (const Transfer& up : reduce_levels[l]) down.push_back({up.to, up.from, sizes.o_bytes});
     const char* tier = l < domain_levels ? "inside domains" : "across domains";
-    phases.push_back({PhaseKind::transfers, std::string("broadcast o ") + tier, CollectiveOp::allreduce, 0, down, 0, {}});
+    phases.push_back({PhaseKind::transfers, std::string("broadcast o ") + tier, CollectiveOp::allreduce, 0, down, 0, {}, 0});
   }
   return phases;
 }
@@ -140,25 +140,27 @@ DecodePlan make_plan(DecodeAlgorithm algorithm, const Workload& workload, long l
   plan.sizes = plan_sizes(workload, options.stats_bytes, options.partial_o_bytes);
   const PlanSizes& s = plan.sizes;
   const double p = static_cast<double>(plan.gpus.size());
+  const int stats = options.stats_bytes;
+  const int o_element = options.partial_o_bytes > 0 ? options.partial_o_bytes : workload.dtype_bytes;
   switch (algorithm) {
     case DecodeAlgorithm::ring:
-      plan.phases = {{PhaseKind::ring_pass, "pass K/V blocks around the ring, attending to each", {}, 0, {}, 0, {}},
+      plan.phases = {{PhaseKind::ring_pass, "pass K/V blocks around the ring, attending to each", {}, 0, {}, 0, {}, 0},
                      elementwise("normalise o", s.o_bytes)};
       break;
     case DecodeAlgorithm::tree:
       plan.phases = {attend(),
-                     collective("all-reduce max of lse", CollectiveOp::allreduce, s.stats_bytes),
+                     collective("all-reduce max of lse", CollectiveOp::allreduce, s.stats_bytes, stats),
                      elementwise("numerator o*exp(lse-m), denominator exp(lse-m)", s.state_bytes),
-                     collective("all-reduce sum of numerators", CollectiveOp::allreduce, s.o_bytes),
-                     collective("all-reduce sum of denominators", CollectiveOp::allreduce, s.stats_bytes),
+                     collective("all-reduce sum of numerators", CollectiveOp::allreduce, s.o_bytes, o_element),
+                     collective("all-reduce sum of denominators", CollectiveOp::allreduce, s.stats_bytes, stats),
                      elementwise("divide", s.o_bytes)};
       break;
     case DecodeAlgorithm::tree_fused:
       plan.phases = {attend(),
-                     collective("all-reduce max of lse", CollectiveOp::allreduce, s.stats_bytes),
+                     collective("all-reduce max of lse", CollectiveOp::allreduce, s.stats_bytes, stats),
                      elementwise("pack [numerator | denominator]", s.state_bytes),
                      collective("all-reduce sum of [numerator | denominator]", CollectiveOp::allreduce,
-                                s.o_bytes + s.stats_bytes),
+                                s.o_bytes + s.stats_bytes, o_element == stats ? stats : 0),
                      elementwise("divide", s.o_bytes)};
       break;
     case DecodeAlgorithm::tree_lse: {
@@ -168,8 +170,8 @@ DecodePlan make_plan(DecodeAlgorithm algorithm, const Workload& workload, long l
       break;
     }
     case DecodeAlgorithm::allgather_merge:
-      plan.phases = {attend(), collective("all-gather (o, lse)", CollectiveOp::allgather, p * s.state_bytes),
-                     {PhaseKind::merge, "merge p states", {}, 0, {}, static_cast<int>(plan.gpus.size()), {}}};
+      plan.phases = {attend(), collective("all-gather (o, lse)", CollectiveOp::allgather, p * s.state_bytes, 0),
+                     {PhaseKind::merge, "merge p states", {}, 0, {}, static_cast<int>(plan.gpus.size()), {}, 0}};
       break;
   }
   for (Phase& phase : plan.phases) {

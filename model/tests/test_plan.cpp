@@ -134,3 +134,26 @@ TEST_CASE("plan options: fp32 partial outputs and a forced collective algorithm"
   bad.stats_bytes = 0;
   CHECK_THROWS_AS(model.plan(DecodeAlgorithm::tree, find_workload("paper-mha16"), 8000, bad), std::invalid_argument);
 }
+
+TEST_CASE("bytes each rank sends, exactly, when collectives run as rings") {
+  const topologies::Topology topology = topologies::build_topology("dgx-h100", {1, {}});
+  const DecodeModel model(topology, {0, 1, 2});
+  PlanOptions options;
+  options.partial_o_bytes = 4;
+  options.collective_algorithm = CollectiveAlgorithm::ring;
+  // tree, paper-mha16 batch 1 on 3 ranks: lse all-reduces of 16 fp32 values (chunks 6, 5, 5: ranks send 22, 21,
+  // 21 values each time, see plan.hpp), and numerators of 2048 values (chunks 683, 683, 682: rank 0 sends
+  // 683+682+683+683 = 2731, rank 1: 683+683+682+683 = 2731, rank 2: 682+683+683+682 = 2730).
+  const DecodePlan tree = model.plan(DecodeAlgorithm::tree, find_workload("paper-mha16"), 1000, options);
+  const std::vector<double> sent = bytes_sent_per_rank(tree);
+  CHECK(sent[0] == (22 + 2731 + 22) * 4.0);
+  CHECK(sent[1] == (21 + 2731 + 21) * 4.0);
+  CHECK(sent[2] == (21 + 2730 + 21) * 4.0);
+  CHECK(sent[0] + sent[1] + sent[2] == doctest::Approx(model.evaluate(tree).volume.total));
+  // ring, 1000 tokens over 3 (334, 333, 333), 8 KiB a token: rank r sends every block but rank r+1's.
+  const DecodePlan ring = model.plan(DecodeAlgorithm::ring, find_workload("paper-mha16"), 1000, options);
+  CHECK(bytes_sent_per_rank(ring)[0] == (1000 - 333) * 8192.0);
+  CHECK(bytes_sent_per_rank(ring)[2] == (1000 - 334) * 8192.0);
+  // Without forcing rings the per-rank bytes are not known.
+  CHECK_THROWS_AS(bytes_sent_per_rank(model.plan(DecodeAlgorithm::tree, find_workload("paper-mha16"), 1000)), std::invalid_argument);
+}

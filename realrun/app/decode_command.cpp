@@ -97,13 +97,14 @@ ordered_json run_case(const DecodeOptions& options, MpiTransport& transport, con
     error = std::max(error, max_relative_error(m.outputs.data() + r * reference.size(), reference, shape.head_dim));
   }
   const double model_total = model.evaluate(plan).volume.total;
+  const std::vector<double> model_per_rank = model::bytes_sent_per_rank(plan);
   const double total = std::accumulate(m.bytes.begin(), m.bytes.end(), 0.0);
-  ok = ok && error <= m.tolerance && (!m.bytes_observed || total == model_total);
+  ok = ok && error <= m.tolerance && (!m.bytes_observed || (total == model_total && m.bytes == model_per_rank));
   return {{"algo", model::to_string(c.algorithm)}, {"seq_len", c.seq_len}, {"ranks", transport.ranks()},
           {"backend", options.backend}, {"workload", workload.name}, {"batch", workload.batch},
           {"latency_s", {{"median", percentile(m.latencies, 0.5)}, {"p10", percentile(m.latencies, 0.1)},
                          {"p90", percentile(m.latencies, 0.9)}, {"samples", m.latencies}}},
-          {"max_rel_error", error}, {"tolerance", m.tolerance}, {"bytes_sent_per_rank", m.bytes},
+          {"max_rel_error", error}, {"tolerance", m.tolerance}, {"bytes_sent_per_rank", m.bytes}, {"model_bytes_per_rank", model_per_rank},
           {"bytes_sent_total", total}, {"model_bytes_total", model_total}, {"collective_bytes_observed", m.bytes_observed}};
 }
 

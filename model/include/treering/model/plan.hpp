@@ -53,6 +53,7 @@ struct Phase {
   std::vector<Transfer> sends;     // transfers
   int merge_states = 0;            // transfers: states merged at each receiver (its own + received); merge: states
   std::optional<CollectiveAlgorithm> algorithm;  // collective: run by this algorithm (else the fastest, NCCL's pick)
+  int element_bytes = 0;           // collective: bytes of one element (0: mixed sizes)
 };
 
 struct PlanSizes {
@@ -112,5 +113,14 @@ std::vector<Step> steps_of(const DecodePlan& plan, int rank);
 // phase `phase` (all of a ring pass's rounds), or of one round of a ring pass. Appended to `steps`.
 void append_phase_steps(const DecodePlan& plan, int rank, size_t phase, std::vector<Step>& steps);
 void append_round_steps(const DecodePlan& plan, int rank, int round, std::vector<Step>& steps);
+
+// The bytes each rank sends over the whole plan, exactly, for plans whose collectives all run as rings (as
+// realrun's cpu backend runs them): the ring's K/V blocks, tree-lse's transfers, and for a ring all-reduce of E
+// elements the 2 (n-1) chunks a rank sends, the buffer cut into n chunks of whole elements, the first E mod n
+// one element longer; a ring all-gather sends n - 1 of the n equal blocks. Throws std::invalid_argument for a
+// collective that is not forced to run as a ring, or an all-reduce of mixed element sizes.
+// Example: an all-reduce of 16 fp32 values on 3 ranks (chunks 6, 5, 5): rank 0 sends chunks 0, 2, then 1, 0:
+// 22 values = 88 bytes; rank 1: 1, 0, 2, 1 = 21 values; rank 2: 2, 1, 0, 2 = 21 values.
+std::vector<double> bytes_sent_per_rank(const DecodePlan& plan);
 
 }  // namespace treering::model
