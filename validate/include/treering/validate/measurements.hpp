@@ -1,0 +1,34 @@
+// Collective measurements as people have them: nccl-tests' (and rccl-tests') plain-text output, and the CSV
+// this project ships its datasets in. Each row becomes (op, bytes, ranks, time), the time the faster of the
+// out-of-place and in-place columns (both are the same operation; the faster is the one that did not wait on
+// anything else). Errors are InputError: "FILE:LINE: error: ...".
+//
+// A log: '#  Rank  N Group ...' lines give the ranks; data rows are "size count type redop root time algbw
+// busbw #wrong time algbw busbw #wrong". A CSV: "bytes,time_us_outofplace,algbw_GBps,busbw_GBps,time_us_inplace"
+// rows, with optional "# ranks: N" and "# op: NAME" comments. The op, when not given, follows from nccl-tests'
+// bus factor, busbw / algbw: 2 (n-1)/n for all-reduce, (n-1)/n for all-gather and reduce-scatter (reported as
+// all-gather), 1 for broadcast; a CSV without its ranks takes them from that ratio on its largest row
+// (all-reduce assumed). Example: algbw 239.41, busbw 448.90 on 16 ranks: 1.875 = 2 x 15/16, all-reduce.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "treering/model/collectives.hpp"
+
+namespace treering::validate {
+
+struct CollectiveMeasurement {
+  model::CollectiveOp op = model::CollectiveOp::allreduce;
+  double bytes = 0;
+  int ranks = 0;
+  double time_s = 0;
+  std::string file;
+  int line = 0;
+};
+
+// Reads one file (a log or a CSV, told apart by their lines). Throws topologies::InputError for a file that
+// cannot be read, is neither, has no data rows, or has a malformed row.
+std::vector<CollectiveMeasurement> read_collective_measurements(const std::string& path);
+
+}  // namespace treering::validate

@@ -1,0 +1,129 @@
+// Reading nccl-tests logs and the project's CSVs (measurements.hpp).
+#include "treering/validate/measurements.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "treering/topologies/input_error.hpp"
+
+namespace treering::validate {
+namespace {
+
+using topologies::InputError;
+
+struct Row {
+  double bytes = 0, time_us = 0, algbw = 0, busbw = 0;
+  int line = 0;
+};
+
+std::vector<std::string> split(std::string text, char separator) {
+  if (separator != ' ') {
+    for (char& c : text) c = c == separator ? ' ' : c;
+  }
+  std::istringstream in(text);
+  std::vector<std::string> fields;
+  for (std::string field; in >> field;) fields.push_back(field);
+  return fields;
+}
+
+double number(const std::string& text, const std::string& file, int line, const char* what) {
+  try {
+    size_t used = 0;
+    const double value = std::stod(text, &used);
+    if (used == text.size() && std::isfinite(value) && value >= 0) return value;
+  } catch (const std::exception&) {
+  }
+  throw InputError({file, line, 0}, std::string("'") + text + "' is not a valid " + what);
+}
+
+// busbw / algbw -> the op; `ranks` known.
+model::CollectiveOp op_of(double ratio, int ranks, const std::string& file, int line) {
+  const double n = ranks;
+  if (std::abs(ratio - 2 * (n - 1) / n) < 0.02) return model::CollectiveOp::allreduce;
+  if (std::abs(ratio - (n - 1) / n) < 0.02) return model::CollectiveOp::allgather;
+  if (std::abs(ratio - 1.0) < 0.02) return model::CollectiveOp::broadcast;
+  throw InputError({file, line, 0}, "busbw / algbw = " + std::to_string(ratio) + " fits no collective on " +
+                                        std::to_string(ranks) + " ranks (give '# op:' and '# ranks:')");
+}
+
+struct Parsed {
+  std::vector<Row> rows;
+  int ranks = 0;
+  std::string op;  // "" when not given
+  bool log = false, csv = false;
+};
+
+void parse_comment(const std::string& text, int line, const std::string& file, Parsed& p) {
+  const auto fields = split(text.substr(1), ' ');
+  if (fields.size() >= 2 && fields[0] == "Rank") ++p.ranks;
+  if (fields.size() >= 2 && fields[0] == "ranks:") {
+    const double ranks = number(fields[1], file, line, "number of ranks");
+    if (ranks != std::floor(ranks) || ranks > 1e7) throw InputError({file, line, 0}, "'" + fields[1] + "' is not a number of ranks");
+    p.ranks = static_cast<int>(ranks);
+  }
+  if (fields.size() >= 2 && fields[0] == "op:") {
+    try {
+      model::parse_collective_op(fields[1]);
+    } catch (const std::invalid_argument& error) {
+      throw InputError({file, line, 0}, error.what());
+    }
+    p.op = fields[1];
+  }
+}
+
+void parse_row(const std::string& text, int line, const std::string& file, Parsed& p) {
+  const bool comma = text.find(',') != std::string::npos;
+  const auto fields = split(text, comma ? ',' : ' ');
+  if (comma) {
+    if (fields.size() != 5) throw InputError({file, line, 0}, "expected 5 comma-separated values (bytes,time_us_outofplace,algbw_GBps,busbw_GBps,time_us_inplace), got " + std::to_string(fields.size()));
+    p.csv = true;
+    p.rows.push_back({number(fields[0], file, line, "size"),
+                      std::min(number(fields[1], file, line, "time"), number(fields[4], file, line, "time")),
+                      number(fields[2], file, line, "algbw"), number(fields[3], file, line, "busbw"), line});
+    return;
+  }
+  if (fields.size() != 13) throw InputError({file, line, 0}, "expected an nccl-tests row of 13 columns (size count type redop root time algbw busbw #wrong time algbw busbw #wrong), got " + std::to_string(fields.size()));
+  p.log = true;
+  p.rows.push_back({number(fields[0], file, line, "size"),
+                    std::min(number(fields[5], file, line, "time"), number(fields[9], file, line, "time")),
+                    number(fields[6], file, line, "algbw"), number(fields[7], file, line, "busbw"), line});
+}
+
+}  // namespace
+
+std::vector<CollectiveMeasurement> read_collective_measurements(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError({path, 0, 0}, "cannot read the file");
+  Parsed p;
+  std::string text;
+  for (int line = 1; std::getline(in, text); ++line) {
+    const size_t start = text.find_first_not_of(" \t\r");
+    if (start == std::string::npos) continue;
+    if (text[start] == '#') {
+      parse_comment(text.substr(start), line, path, p);
+      continue;
+    }
+    if (line == 1 && text.rfind("bytes,", start) == start) continue;  // a CSV header without '#'
+    parse_row(text.substr(start), line, path, p);
+  }
+  if (p.rows.empty()) throw InputError({path, 0, 0}, "no measurements: not nccl-tests output nor a bytes,time CSV");
+  if (p.log && p.csv) throw InputError({path, 0, 0}, "mixes nccl-tests rows and CSV rows");
+  const Row& largest = p.rows.back();
+  if (p.ranks == 0) {  // a CSV without '# ranks:': from the all-reduce bus factor 2 (n-1)/n
+    const double ratio = largest.algbw > 0 ? largest.busbw / largest.algbw : 0;
+    if (!(ratio > 1.0 && ratio < 2.0)) throw InputError({path, largest.line, 0}, "cannot tell the ranks: add '# ranks: N'");
+    p.ranks = static_cast<int>(std::lround(2.0 / (2.0 - ratio)));
+  }
+  if (p.ranks < 2) throw InputError({path, 0, 0}, "a collective needs at least 2 ranks, the file says " + std::to_string(p.ranks));
+  const model::CollectiveOp op = p.op.empty() ? op_of(largest.algbw > 0 ? largest.busbw / largest.algbw : 0, p.ranks, path, largest.line)
+                                              : model::parse_collective_op(p.op);
+  std::vector<CollectiveMeasurement> out;
+  for (const Row& row : p.rows) {
+    if (!(row.time_us > 0)) throw InputError({path, row.line, 0}, "a time must be positive");
+    out.push_back({op, row.bytes, p.ranks, row.time_us * 1e-6, path, row.line});
+  }
+  return out;
+}
+
+}  // namespace treering::validate

@@ -1,0 +1,65 @@
+// Reading nccl-tests logs and CSVs: the shipped dataset both ways, and broken files with the position and
+// message each must produce (stated on its first line, counted by hand).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "treering/topologies/input_error.hpp"
+#include "treering/validate/measurements.hpp"
+
+using namespace treering;
+
+namespace {
+
+const std::string kData = std::string(TREERING_SOURCE_DIR) + "/validate/data/nccl-tests-allreduce-h100-2node-ndr";
+
+}  // namespace
+
+TEST_CASE("the shipped nccl-tests log: 16 ranks (its Rank lines), all-reduce (busbw / algbw = 1.875), 32 sizes") {
+  const auto rows = validate::read_collective_measurements(kData + ".log");
+  REQUIRE(rows.size() == 32);  // 8 B to 16 GiB, doubling
+  CHECK(rows.front().ranks == 16);
+  CHECK(rows.front().op == model::CollectiveOp::allreduce);
+  CHECK(rows.front().bytes == 8);
+  CHECK(rows.front().time_s == doctest::Approx(24.70e-6));  // in-place 24.70 us beats out-of-place 68.52
+  CHECK(rows.front().line == 27);  // 4 comment lines, '#', '# Using devices', 16 Rank lines, '#', 3 header lines
+  CHECK(rows.back().bytes == 17179869184.0);
+  CHECK(rows.back().time_s == doctest::Approx(68652e-6));
+}
+
+TEST_CASE("the CSV of the same figures reads the same (ranks from its bus factor)") {
+  const auto log = validate::read_collective_measurements(kData + ".log");
+  const auto csv = validate::read_collective_measurements(kData + ".csv");
+  REQUIRE(csv.size() == log.size());
+  for (size_t i = 0; i < csv.size(); ++i) {
+    CHECK(csv[i].bytes == log[i].bytes);
+    CHECK(csv[i].time_s == doctest::Approx(log[i].time_s));
+    CHECK(csv[i].ranks == 16);
+    CHECK(csv[i].op == model::CollectiveOp::allreduce);
+  }
+}
+
+TEST_CASE("broken measurement files: FILE:LINE: error: and the reason") {
+  const std::string dir = std::string(TREERING_SOURCE_DIR) + "/validate/tests/bad-measurements";
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string path = entry.path().string();
+    std::ifstream in(path);
+    std::string first;
+    std::getline(in, first);
+    REQUIRE(first.rfind("# expect: ", 0) == 0);
+    const std::string expect = first.substr(10);
+    const std::string expected = expect.rfind("error:", 0) == 0 ? path + ": " + expect : path + ":" + expect;
+    CAPTURE(path);
+    try {
+      validate::read_collective_measurements(path);
+      FAIL("no error");
+    } catch (const topologies::InputError& error) {
+      CHECK(std::string(error.what()).find(expected) == 0);
+    }
+    ++files;
+  }
+  CHECK(files == 7);
+  CHECK_THROWS_AS(validate::read_collective_measurements(dir + "/missing.log"), topologies::InputError);
+}
