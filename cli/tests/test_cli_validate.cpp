@@ -1,0 +1,47 @@
+// `treering validate` on the shipped nccl-tests data: both files, JSON keys, the --max-error exit, bad input.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "run_cli.hpp"
+
+using treering::cli::testing::run_treering;
+
+namespace {
+const std::string kLog = "validate/data/nccl-tests-allreduce-h100-2node-ndr.log";
+const std::string kCsv = "validate/data/nccl-tests-allreduce-h100-2node-ndr.csv";
+}  // namespace
+
+TEST_CASE("validate: the dataset's 32 all-reduces against the model and the simulator, as JSON") {
+  auto result = run_treering("validate --cluster dgx-h100 --nodes 2 " + kLog + " --engine model,sim --format json");
+  REQUIRE(result.exit_code == 0);
+  const auto json = nlohmann::json::parse(result.out);
+  CHECK(json["cases"].size() == 32);
+  REQUIRE(json["summary"].size() == 2);
+  for (const auto& summary : json["summary"]) {
+    CHECK(summary["cases"] == 32);
+    CHECK(summary["median_abs_rel_error"].get<double>() > 0);
+    CHECK(summary["p90_abs_rel_error"].get<double>() >= summary["median_abs_rel_error"].get<double>());
+  }
+  // The first case by hand: 8 B measured 24.70 us (in-place); the model's tree/LL 25.2 us: +2.0 %.
+  CHECK(json["cases"][0]["measured_s"].get<double>() == doctest::Approx(24.70e-6));
+  CHECK(json["cases"][0]["rel_error"]["model"].get<double>() == doctest::Approx(25.2 / 24.70 - 1).epsilon(1e-3));
+  // The CSV of the same figures gives the same table.
+  auto csv = run_treering("validate --cluster dgx-h100 --nodes 2 " + kCsv + " --format json");
+  REQUIRE(csv.exit_code == 0);
+  CHECK(nlohmann::json::parse(csv.out)["summary"][0]["median_abs_rel_error"] ==
+        json["summary"][0]["median_abs_rel_error"]);
+}
+
+TEST_CASE("validate --max-error: exit 1 over the bound; bad files and options exit 2 with the place") {
+  // The model's median error on this dataset is 15.1 % (model/tests/test_collectives_dataset.cpp, README).
+  CHECK(run_treering("validate --cluster dgx-h100 --nodes 2 " + kLog + " --max-error 0.1").exit_code == 1);
+  CHECK(run_treering("validate --cluster dgx-h100 --nodes 2 " + kLog + " --max-error 0.2").exit_code == 0);
+  auto bad = run_treering("validate --cluster dgx-h100 --nodes 2 validate/tests/bad-measurements/short-row.log");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("short-row.log:2: error: expected an nccl-tests row of 13 columns") != std::string::npos);
+  CHECK(run_treering("validate --cluster dgx-h100 --nodes 2 " + kLog + " --engine oracle").exit_code == 2);
+  auto small = run_treering("validate --cluster dgx-h100 --nodes 1 " + kLog);
+  CHECK(small.exit_code == 2);
+  CHECK(small.err.find("16 ranks, the cluster has 8 GPUs") != std::string::npos);
+}

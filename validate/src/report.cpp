@@ -1,0 +1,79 @@
+#include "treering/validate/report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#include "treering/model/collective_flows.hpp"
+#include "treering/sim/flows.hpp"
+
+namespace treering::validate {
+
+const char* to_string(Engine engine) { return engine == Engine::model ? "model" : "sim"; }
+
+Engine parse_engine(const std::string& name) {
+  if (name == "model") return Engine::model;
+  if (name == "sim") return Engine::sim;
+  throw std::invalid_argument("unknown engine '" + name + "' (model, sim)");
+}
+
+namespace {
+
+double simulated_s(const topologies::Topology& topology, const model::CommGroup& group, const std::vector<int>& domains,
+                   const CollectiveMeasurement& m, const model::CollectiveCandidate& chosen) {
+  const model::CollectiveSchedule schedule = model::collective_schedule(group, domains, m.op, m.bytes, chosen);
+  std::vector<sim::Flow> flows;
+  for (const model::CollectiveFlow& f : schedule.flows) {
+    flows.push_back({group.gpus[static_cast<size_t>(f.from)], group.gpus[static_cast<size_t>(f.to)], f.wire_bytes, 0, 0});
+  }
+  return chosen.latency_s + (flows.empty() ? 0.0 : sim::simulate_flows(topology, flows).makespan_s);
+}
+
+double nearest_rank(std::vector<double> values, double fraction) {
+  std::sort(values.begin(), values.end());
+  const auto rank = static_cast<size_t>(std::ceil(fraction * static_cast<double>(values.size())));
+  return values[std::min(values.size(), std::max<size_t>(rank, 1)) - 1];
+}
+
+}  // namespace
+
+std::vector<CaseResult> predict_cases(const topologies::Topology& topology, const std::vector<CollectiveMeasurement>& measured,
+                                      const std::vector<Engine>& engines) {
+  std::vector<CaseResult> results;
+  for (const CollectiveMeasurement& m : measured) {
+    if (m.ranks > topology.gpu_count()) {
+      throw std::invalid_argument(m.file + ": " + std::to_string(m.ranks) + " ranks, the cluster has " +
+                                  std::to_string(topology.gpu_count()) + " GPUs (try --nodes)");
+    }
+    std::vector<int> gpus(static_cast<size_t>(m.ranks)), domains;
+    std::iota(gpus.begin(), gpus.end(), 0);
+    for (int gpu : gpus) domains.push_back(topology.domain_of_gpu(gpu));
+    const model::CommGroup group = model::describe_group(topology, gpus);
+    model::CollectiveRequest request;
+    request.op = m.op;
+    request.bytes = m.bytes;
+    const model::CollectiveEstimate estimate = model::estimate_collective(group, request);
+    CaseResult result{m, {}, std::string(model::to_string(estimate.chosen.algorithm)) + "/" + model::to_string(estimate.chosen.protocol)};
+    for (Engine engine : engines) {
+      result.predicted_s[engine] = engine == Engine::model ? estimate.chosen.time_s : simulated_s(topology, group, domains, m, estimate.chosen);
+    }
+    results.push_back(std::move(result));
+  }
+  return results;
+}
+
+std::vector<ErrorSummary> summarise(const std::vector<CaseResult>& cases, const std::vector<Engine>& engines) {
+  std::vector<ErrorSummary> summaries;
+  for (Engine engine : engines) {
+    std::map<std::string, std::vector<double>> errors;  // operation -> |relative error|
+    for (const CaseResult& c : cases) errors[model::to_string(c.measured.op)].push_back(std::abs(c.error(engine)));
+    for (const auto& [operation, values] : errors) {
+      summaries.push_back({engine, operation, static_cast<int>(values.size()), nearest_rank(values, 0.5),
+                           nearest_rank(values, 0.9), *std::max_element(values.begin(), values.end())});
+    }
+  }
+  return summaries;
+}
+
+}  // namespace treering::validate
