@@ -7,7 +7,7 @@ using treering::cli::testing::run_treering;
 
 TEST_CASE("every subcommand has --help") {
   for (const char* command : {"--help", "topo --help", "topo list --help", "topo check --help", "topo show --help",
-                              "topo dot --help", "workload --help", "workload list --help", "workload show --help", "collective --help", "predict --help", "simulate --help", "compare --help", "validate --help",
+                              "topo dot --help", "workload --help", "workload list --help", "workload show --help", "collective --help", "predict --help", "simulate --help", "compare --help", "validate --help", "calibrate --help",
                               "info --help"}) {
     CAPTURE(command);
     auto result = run_treering(command);

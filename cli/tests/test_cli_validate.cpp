@@ -45,3 +45,17 @@ TEST_CASE("validate --max-error: exit 1 over the bound; bad files and options ex
   CHECK(small.exit_code == 2);
   CHECK(small.err.find("16 ranks, the cluster has 8 GPUs") != std::string::npos);
 }
+
+TEST_CASE("calibrate then validate: the issue's two commands, on the log and on the CSV") {
+  const std::string out = std::string(TREERING_BINARY_DIR) + "/tests/cli-output/cal.yaml";
+  auto fit = run_treering("calibrate " + kLog + " --cluster dgx-h100 --nodes 2 -o " + out);
+  REQUIRE(fit.exit_code == 0);
+  CHECK(fit.out.find("wrote") != std::string::npos);
+  auto before = nlohmann::json::parse(run_treering("validate --cluster dgx-h100 " + kLog + " --format json").out);
+  auto after = run_treering("validate --cluster " + out + " " + kLog + " --format json");
+  REQUIRE(after.exit_code == 0);
+  CHECK(nlohmann::json::parse(after.out)["summary"][0]["median_abs_rel_error"].get<double>() <
+        before["summary"][0]["median_abs_rel_error"].get<double>());
+  CHECK(run_treering("calibrate " + kCsv + " --cluster dgx-h100 --nodes 2 -o " + out).exit_code == 0);
+  CHECK(run_treering("calibrate " + kLog + " --cluster dgx-h100 --nodes 2 -o /no/such/dir/cal.yaml").exit_code == 2);
+}

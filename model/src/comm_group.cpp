@@ -78,8 +78,8 @@ void set_row(std::array<Row, kLatencyRows>& table, LatencyRow row, double value)
 
 void apply_calibration(const topo::Calibration& calibration, CommGroup& group) {
   for (LatencyRow row : {LatencyRow::ring, LatencyRow::tree, LatencyRow::p2p}) {
-    if (calibration.scale_up) set_row(group.latency.scale_up_step, row, calibration.scale_up->latency_s);
-    if (calibration.scale_out) set_row(group.latency.scale_out_step, row, calibration.scale_out->latency_s);
+    if (calibration.scale_up && calibration.scale_up->latency_s) set_row(group.latency.scale_up_step, row, *calibration.scale_up->latency_s);
+    if (calibration.scale_out && calibration.scale_out->latency_s) set_row(group.latency.scale_out_step, row, *calibration.scale_out->latency_s);
   }
   if (calibration.scale_up) group.scale_up_bus_Bps = calibration.scale_up->bandwidth_Bps;
   static const std::map<std::string, LatencyRow> kRows{{"tree", LatencyRow::tree},

@@ -37,7 +37,7 @@ CalibrationProvenance read_provenance(const std::string& file, const YAML::Node&
 
 TierCalibration read_tier(const std::string& file, const YAML::Node& node, const std::string& tier) {
   StrictMap map(node, file, "calibration of tier '" + tier + "'", {"latency", "bandwidth"});
-  return {map.duration_s("latency"), map.bandwidth_Bps("bandwidth")};
+  return {optional_duration(map, "latency"), map.bandwidth_Bps("bandwidth")};
 }
 
 void read_tiers(const std::string& file, const YAML::Node& node, Calibration& calibration) {

@@ -70,7 +70,7 @@ struct Network {
 };
 
 struct TierCalibration {
-  double latency_s = 0;
+  std::optional<double> latency_s;  // every step latency of the tier (absent: NCCL's per-protocol defaults stay)
   double bandwidth_Bps = 0;
 };
 

@@ -1,0 +1,94 @@
+// treering calibrate: fits a cluster's model to measured collectives and writes the cluster file with the fit
+// in its `calibration:` section (validate/calibrate.hpp).
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cluster_args.hpp"
+#include "commands.hpp"
+#include "table.hpp"
+#include "treering/topologies/load.hpp"
+#include "treering/topologies/units.hpp"
+#include "treering/validate/calibrate.hpp"
+
+namespace treering::cli {
+namespace {
+
+namespace fmt = treering::topologies;
+
+struct CalibrateArgs {
+  ClusterArgs cluster;
+  std::vector<std::string> files;
+  std::string output;
+};
+
+std::string today_utc() {
+  const std::time_t now = std::time(nullptr);
+  char text[16];
+  std::strftime(text, sizeof text, "%Y-%m-%d", std::gmtime(&now));
+  return text;
+}
+
+// The base cluster's own YAML: a preset's embedded text or the file's.
+std::string base_text(const std::string& name_or_path) {
+  for (const topologies::Preset& preset : topologies::cluster_presets()) {
+    if (preset.name == name_or_path) return preset.yaml_text;
+  }
+  std::ifstream in(name_or_path);
+  if (!in) throw topologies::InputError({name_or_path, 0, 0}, "cannot read the file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string percent(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f %%", 100 * value);
+  return text;
+}
+
+double median_abs(std::vector<double> values) {
+  for (double& v : values) v = std::abs(v);
+  std::sort(values.begin(), values.end());
+  return values[(values.size() - 1) / 2];
+}
+
+void run(const CalibrateArgs& args) {
+  std::vector<validate::CollectiveMeasurement> measured;
+  for (const std::string& file : args.files) {
+    const auto rows = validate::read_collective_measurements(file);
+    measured.insert(measured.end(), rows.begin(), rows.end());
+  }
+  std::ofstream out(args.output);  // opened first: a bad path fails before the fit
+  if (!out) throw topologies::InputError({args.output, 0, 0}, "cannot write the file");
+  topologies::ClusterSpec spec = topologies::load_cluster(args.cluster.cluster);
+  topologies::apply_overrides(spec, {args.cluster.nodes, args.cluster.gpus_per_node});
+  const validate::CalibrationFit fit = validate::calibrate_collectives(spec, measured, args.files, today_utc());
+  const std::string text = validate::with_calibration(base_text(args.cluster.cluster), fit.calibration);
+  topologies::load_cluster_text(text, args.output);  // what is written must load
+  if (!(out << text)) throw topologies::InputError({args.output, 0, 0}, "cannot write the file");
+  const topologies::Calibration& c = fit.calibration;
+  Table table({"parameter", "fitted"});
+  table.add_row({"tree base latency", fmt::format_duration(*c.collectives.at("tree").base_latency_s)});
+  table.add_row({"nvls-tree base latency", fmt::format_duration(*c.collectives.at("nvls-tree").base_latency_s)});
+  table.add_row({"scale-out bandwidth per NIC", fmt::format_bandwidth(c.scale_out->bandwidth_Bps)});
+  table.print(std::cout);
+  std::cout << "\n" << measured.size() << " measurements, " << fit.iterations << " iterations; median |error| "
+            << percent(median_abs(fit.rel_errors_before)) << " before, " << percent(*c.provenance.median_abs_rel_error)
+            << " after (max " << percent(*c.provenance.max_abs_rel_error) << "), R^2 of log times "
+            << *c.provenance.r_squared << "\nwrote " << args.output << '\n';
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app) {
+  auto* command = app.add_subcommand("calibrate", "Fit a cluster's model to measured collectives; write the calibrated cluster file");
+  auto args = std::make_shared<CalibrateArgs>();
+  command->add_option("measurements", args->files, "nccl-tests output (.log) or bytes,time CSV files")->required()->check(CLI::ExistingFile);
+  add_cluster_option(*command, args->cluster);
+  command->add_option("-o,--output", args->output, "The calibrated cluster file (YAML) to write")->required();
+  command->callback([args] { run(*args); });
+}
+
+}  // namespace treering::cli

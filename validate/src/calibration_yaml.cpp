@@ -1,0 +1,86 @@
+// with_calibration (calibrate.hpp): the cluster file with a new `calibration:` section, in the schema's units.
+#include <cstdio>
+#include <sstream>
+
+#include "treering/validate/calibrate.hpp"
+
+namespace treering::validate {
+namespace {
+
+std::string microseconds(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6gus", seconds * 1e6);
+  return text;
+}
+
+std::string gigabytes_per_second(double Bps) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6gGB/s", Bps / 1e9);
+  return text;
+}
+
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", value);
+  return text;
+}
+
+void tier(std::ostringstream& out, const char* name, const topologies::TierCalibration& t) {
+  out << "    " << name << ": {";
+  if (t.latency_s) out << "latency: " << microseconds(*t.latency_s) << ", ";
+  out << "bandwidth: " << gigabytes_per_second(t.bandwidth_Bps) << "}\n";
+}
+
+std::string section(const topologies::Calibration& c) {
+  std::ostringstream out;
+  const topologies::CalibrationProvenance& p = c.provenance;
+  out << "calibration:                     # written by `treering calibrate`\n  provenance:\n    inputs: [";
+  for (size_t i = 0; i < p.inputs.size(); ++i) out << (i ? ", " : "") << '"' << p.inputs[i] << '"';
+  out << "]\n    date: \"" << p.date << "\"\n    tool: \"" << p.tool << "\"\n";
+  if (p.r_squared) out << "    r_squared: " << number(*p.r_squared) << '\n';
+  if (p.median_abs_rel_error) out << "    median_abs_rel_error: " << number(*p.median_abs_rel_error) << '\n';
+  if (p.max_abs_rel_error) out << "    max_abs_rel_error: " << number(*p.max_abs_rel_error) << '\n';
+  if (c.scale_up || c.scale_out) {
+    out << "  tiers:\n";
+    if (c.scale_up) tier(out, "scale-up", *c.scale_up);
+    if (c.scale_out) tier(out, "scale-out", *c.scale_out);
+  }
+  if (!c.collectives.empty()) {
+    out << "  collectives:\n";
+    for (const auto& [name, values] : c.collectives) {
+      out << "    " << name << ": {";
+      const char* separator = "";
+      for (const auto& [key, value] : {std::pair{"base_latency", values.base_latency_s},
+                                       {"scale_up_step_latency", values.scale_up_step_latency_s},
+                                       {"scale_out_step_latency", values.scale_out_step_latency_s}}) {
+        if (value) {
+          out << separator << key << ": " << microseconds(*value);
+          separator = ", ";
+        }
+      }
+      out << "}\n";
+    }
+  }
+  if (c.hbm_efficiency || c.launch_overhead_s) {
+    out << "  compute:\n";
+    if (c.hbm_efficiency) out << "    hbm_efficiency: " << number(*c.hbm_efficiency) << '\n';
+    if (c.launch_overhead_s) out << "    launch_overhead: " << microseconds(*c.launch_overhead_s) << '\n';
+  }
+  return out.str();
+}
+
+}  // namespace
+
+std::string with_calibration(const std::string& base_yaml, const topologies::Calibration& calibration) {
+  std::istringstream in(base_yaml);
+  std::ostringstream out;
+  bool skipping = false;
+  for (std::string line; std::getline(in, line);) {
+    const bool top_level = !line.empty() && line[0] != ' ' && line[0] != '#';
+    if (top_level) skipping = line.rfind("calibration:", 0) == 0;  // the old section, up to the next top-level key
+    if (!skipping) out << line << '\n';
+  }
+  return out.str() + section(calibration);
+}
+
+}  // namespace treering::validate

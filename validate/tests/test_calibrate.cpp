@@ -1,0 +1,63 @@
+// Calibrating on the shipped nccl-tests data: the fit lowers the error, also on sizes it did not see; the
+// calibrated file loads and replaces any earlier calibration.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "treering/topologies/load.hpp"
+#include "treering/validate/calibrate.hpp"
+
+using namespace treering;
+
+namespace {
+
+double median_abs(std::vector<double> values) {
+  for (double& v : values) v = std::abs(v);
+  std::sort(values.begin(), values.end());
+  return values[(values.size() - 1) / 2];
+}
+
+std::vector<double> errors(const std::vector<double>& predicted, const std::vector<validate::CollectiveMeasurement>& measured) {
+  std::vector<double> out;
+  for (size_t i = 0; i < measured.size(); ++i) out.push_back((predicted[i] - measured[i].time_s) / measured[i].time_s);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("calibrated on half of the sizes, the model predicts the other half better than uncalibrated") {
+  const auto all = validate::read_collective_measurements(std::string(TREERING_SOURCE_DIR) +
+                                                          "/validate/data/nccl-tests-allreduce-h100-2node-ndr.log");
+  std::vector<validate::CollectiveMeasurement> train, test;
+  for (size_t i = 0; i < all.size(); ++i) (i % 2 == 0 ? train : test).push_back(all[i]);  // 8 B, 32 B, ... | 16 B, 64 B, ...
+  topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
+  topologies::apply_overrides(spec, {2, std::nullopt});
+  const validate::CalibrationFit fit = validate::calibrate_collectives(spec, train, {"train"}, "2026-11-21");
+  CHECK(median_abs(fit.rel_errors_after) < median_abs(fit.rel_errors_before));
+  topologies::ClusterSpec calibrated = spec;
+  calibrated.calibration = fit.calibration;
+  const double before = median_abs(errors(validate::predict_collectives(spec, test), test));
+  const double after = median_abs(errors(validate::predict_collectives(calibrated, test), test));
+  MESSAGE("held-out sizes: median |error| " << 100 * before << " % uncalibrated, " << 100 * after << " % calibrated");
+  CHECK(after < before);
+  CHECK(fit.calibration.provenance.r_squared.value() > 0.9);
+  CHECK(fit.calibration.provenance.inputs == std::vector<std::string>{"train"});
+}
+
+TEST_CASE("the calibrated cluster file loads, with the old calibration section replaced") {
+  topologies::Calibration c;
+  c.provenance = {{"a.log"}, "2026-11-21", "treering calibrate", 0.99, 0.05, 0.2};
+  c.collectives["tree"].base_latency_s = 9.5e-6;
+  c.scale_out = topologies::TierCalibration{std::nullopt, 45e9};
+  std::string base = topologies::cluster_presets().front().yaml_text;
+  const std::string once = validate::with_calibration(base, c);
+  c.collectives["tree"].base_latency_s = 11e-6;
+  const std::string twice = validate::with_calibration(once, c);
+  CHECK(twice.find("calibration:") == twice.rfind("calibration:"));  // one section
+  const topologies::ClusterSpec spec = topologies::load_cluster_text(twice, "calibrated.yaml");
+  REQUIRE(spec.calibration.has_value());
+  CHECK(spec.calibration->collectives.at("tree").base_latency_s.value() == doctest::Approx(11e-6));
+  CHECK(spec.calibration->scale_out->bandwidth_Bps == doctest::Approx(45e9));
+  CHECK_FALSE(spec.calibration->scale_out->latency_s.has_value());
+}
