@@ -6,6 +6,7 @@
 #include "cluster_args.hpp"
 #include "commands.hpp"
 #include "table.hpp"
+#include "treering/validate/calibrate.hpp"
 #include "treering/model/collectives.hpp"
 #include "treering/topologies/units.hpp"
 
@@ -88,6 +89,10 @@ void run(const CollectiveArgs& args) {
   for (double bytes : topologies::parse_message_sizes(args.bytes)) {
     request.bytes = bytes;
     estimates.push_back(model::estimate_collective(group, request));
+    if (const auto& calibration = topology.spec().calibration) {
+      const std::string why = validate::extrapolation(*calibration, bytes, group.ranks);
+      if (!why.empty()) std::cerr << "warning: extrapolating: " << why << '\n';
+    }
   }
   if (args.format == "table") return print_table(estimates, group, args);
   ordered_json list = ordered_json::array();

@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "table.hpp"
 #include "treering/topologies/units.hpp"
+#include "treering/validate/calibrate.hpp"
 #include "treering/validate/report.hpp"
 
 namespace treering::cli {
@@ -89,6 +90,11 @@ void run(const ValidateArgs& args) {
   }
   const topologies::Topology topology = load_topology(args.cluster);
   const auto cases = validate::predict_cases(topology, measured, engines);
+  if (const auto& calibration = topology.spec().calibration) {  // predictions outside what it was fitted on
+    int outside = 0;
+    for (const auto& c : cases) outside += validate::extrapolation(*calibration, c.measured.bytes, c.measured.ranks).empty() ? 0 : 1;
+    if (outside > 0) std::cerr << "warning: " << outside << " of " << cases.size() << " cases lie outside what the calibration was fitted on\n";
+  }
   const auto summary = validate::summarise(cases, engines);
   if (args.format == "json") std::cout << to_json(cases, summary).dump(2) << '\n';
   else print_table(cases, summary, engines);

@@ -22,7 +22,7 @@ std::optional<double> optional_duration(const StrictMap& map, std::string_view k
 
 CalibrationProvenance read_provenance(const std::string& file, const YAML::Node& node) {
   StrictMap map(node, file, "calibration provenance",
-                {"inputs", "date", "tool", "r_squared", "median_abs_rel_error", "max_abs_rel_error"});
+                {"inputs", "date", "tool", "r_squared", "median_abs_rel_error", "max_abs_rel_error", "sizes", "ranks"});
   CalibrationProvenance provenance;
   YAML::Node inputs = map.required("inputs");
   yaml::require_sequence(file, inputs, "inputs");
@@ -32,6 +32,14 @@ CalibrationProvenance read_provenance(const std::string& file, const YAML::Node&
   provenance.r_squared = optional_number(map, "r_squared", 0.0, 1.0);
   provenance.median_abs_rel_error = optional_number(map, "median_abs_rel_error", 0.0, kUnbounded);
   provenance.max_abs_rel_error = optional_number(map, "max_abs_rel_error", 0.0, kUnbounded);
+  if (YAML::Node sizes = map.optional("sizes")) {  // {min: 8B, max: 16GiB}
+    StrictMap range(sizes, file, "calibration provenance sizes", {"min", "max"});
+    provenance.sizes_bytes = std::pair{range.bytes("min"), range.bytes("max")};
+  }
+  if (YAML::Node ranks = map.optional("ranks")) {  // {min: 16, max: 16}
+    StrictMap range(ranks, file, "calibration provenance ranks", {"min", "max"});
+    provenance.ranks = std::pair{range.integer("min", 1, 1 << 20), range.integer("max", 1, 1 << 20)};
+  }
   return provenance;
 }
 

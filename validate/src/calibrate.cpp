@@ -152,6 +152,10 @@ CalibrationFit calibrate_collectives(const topologies::ClusterSpec& base, const 
   p.r_squared = log_r_squared(predict_collectives(calibrated, measured), measured);
   p.median_abs_rel_error = median_abs(fit.rel_errors_after);
   p.max_abs_rel_error = max_abs(fit.rel_errors_after);
+  auto [smallest, largest] = std::minmax_element(measured.begin(), measured.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+  auto [fewest, most] = std::minmax_element(measured.begin(), measured.end(), [](const auto& a, const auto& b) { return a.ranks < b.ranks; });
+  p.sizes_bytes = std::pair{smallest->bytes, largest->bytes};
+  p.ranks = std::pair{fewest->ranks, most->ranks};
   return fit;
 }
 

@@ -1,4 +1,5 @@
 // with_calibration (calibrate.hpp): the cluster file with a new `calibration:` section, in the schema's units.
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -40,6 +41,10 @@ std::string section(const topologies::Calibration& c) {
   if (p.r_squared) out << "    r_squared: " << number(*p.r_squared) << '\n';
   if (p.median_abs_rel_error) out << "    median_abs_rel_error: " << number(*p.median_abs_rel_error) << '\n';
   if (p.max_abs_rel_error) out << "    max_abs_rel_error: " << number(*p.max_abs_rel_error) << '\n';
+  if (p.sizes_bytes) {  // whole bytes, exactly
+    out << "    sizes: {min: " << std::llround(p.sizes_bytes->first) << "B, max: " << std::llround(p.sizes_bytes->second) << "B}\n";
+  }
+  if (p.ranks) out << "    ranks: {min: " << p.ranks->first << ", max: " << p.ranks->second << "}\n";
   if (c.scale_up || c.scale_out) {
     out << "  tiers:\n";
     if (c.scale_up) tier(out, "scale-up", *c.scale_up);
@@ -70,6 +75,20 @@ std::string section(const topologies::Calibration& c) {
 }
 
 }  // namespace
+
+std::string extrapolation(const topologies::Calibration& calibration, double bytes, int ranks) {
+  const topologies::CalibrationProvenance& p = calibration.provenance;
+  std::ostringstream why;
+  if (p.sizes_bytes && (bytes < p.sizes_bytes->first || bytes > p.sizes_bytes->second)) {
+    why << std::llround(bytes) << " B is outside the calibrated sizes " << std::llround(p.sizes_bytes->first) << "-"
+        << std::llround(p.sizes_bytes->second) << " B";
+  }
+  if (p.ranks && (ranks < p.ranks->first || ranks > p.ranks->second)) {
+    why << (why.tellp() > 0 ? "; " : "") << ranks << " ranks is outside the calibrated " << p.ranks->first << "-"
+        << p.ranks->second;
+  }
+  return why.str();
+}
 
 std::string with_calibration(const std::string& base_yaml, const topologies::Calibration& calibration) {
   std::istringstream in(base_yaml);

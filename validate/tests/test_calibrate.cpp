@@ -47,7 +47,7 @@ TEST_CASE("calibrated on half of the sizes, the model predicts the other half be
 
 TEST_CASE("the calibrated cluster file loads, with the old calibration section replaced") {
   topologies::Calibration c;
-  c.provenance = {{"a.log"}, "2026-11-21", "treering calibrate", 0.99, 0.05, 0.2};
+  c.provenance = {{"a.log"}, "2026-11-21", "treering calibrate", 0.99, 0.05, 0.2, std::pair{8.0, 1073741824.0}, std::pair{16, 16}};
   c.collectives["tree"].base_latency_s = 9.5e-6;
   c.scale_out = topologies::TierCalibration{std::nullopt, 45e9};
   std::string base = topologies::cluster_presets().front().yaml_text;
@@ -60,4 +60,10 @@ TEST_CASE("the calibrated cluster file loads, with the old calibration section r
   CHECK(spec.calibration->collectives.at("tree").base_latency_s.value() == doctest::Approx(11e-6));
   CHECK(spec.calibration->scale_out->bandwidth_Bps == doctest::Approx(45e9));
   CHECK_FALSE(spec.calibration->scale_out->latency_s.has_value());
+  // What the measurements covered comes back, and a prediction outside it says why.
+  REQUIRE(spec.calibration->provenance.sizes_bytes.has_value());
+  CHECK(spec.calibration->provenance.sizes_bytes->second == 1073741824.0);
+  CHECK(validate::extrapolation(*spec.calibration, 1 << 20, 16).empty());
+  CHECK(validate::extrapolation(*spec.calibration, 4.0, 16) == "4 B is outside the calibrated sizes 8-1073741824 B");
+  CHECK(validate::extrapolation(*spec.calibration, 1 << 20, 64) == "64 ranks is outside the calibrated 16-16");
 }

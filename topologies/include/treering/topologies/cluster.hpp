@@ -87,6 +87,9 @@ struct CalibrationProvenance {
   std::optional<double> r_squared;             // in [0, 1]
   std::optional<double> median_abs_rel_error;  // >= 0
   std::optional<double> max_abs_rel_error;     // >= 0
+  // What the measurements covered; a prediction outside is an extrapolation (the commands warn).
+  std::optional<std::pair<double, double>> sizes_bytes;  // smallest, largest message
+  std::optional<std::pair<int, int>> ranks;              // fewest, most ranks
 };
 
 struct Calibration {

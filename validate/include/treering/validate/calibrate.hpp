@@ -30,6 +30,10 @@ CalibrationFit calibrate_collectives(const topologies::ClusterSpec& base, const 
 // The model's time for each measurement on `spec` (its calibration applied), the ranks on GPUs 0 .. n-1.
 std::vector<double> predict_collectives(const topologies::ClusterSpec& spec, const std::vector<CollectiveMeasurement>& measured);
 
+// Why a prediction of `bytes` over `ranks` on a cluster calibrated as `calibration` is an extrapolation (outside
+// the sizes or ranks its measurements covered), or "" when it is not (or nothing says).
+std::string extrapolation(const topologies::Calibration& calibration, double bytes, int ranks);
+
 // `base_yaml` with its top-level `calibration:` block (if any) replaced by `calibration`'s.
 std::string with_calibration(const std::string& base_yaml, const topologies::Calibration& calibration);
 
