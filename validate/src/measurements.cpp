@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "treering/topologies/input_error.hpp"
@@ -90,11 +91,43 @@ void parse_row(const std::string& text, int line, const std::string& file, Parse
                     number(fields[6], file, line, "algbw"), number(fields[7], file, line, "busbw"), line});
 }
 
+// treering-realrun's `bench allreduce|allgather|sendrecv -o FILE.json`: per size the median of the slowest rank.
+std::vector<CollectiveMeasurement> read_realrun_bench(std::istream& in, const std::string& path) {
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& error) {
+    throw InputError({path, 0, 0}, std::string("not valid JSON: ") + error.what());
+  }
+  auto field = [&](const nlohmann::json& object, const char* key) -> const nlohmann::json& {
+    if (!object.is_object() || !object.contains(key)) throw InputError({path, 0, 0}, std::string("missing '") + key + "' (not a treering-realrun bench file?)");
+    return object.at(key);
+  };
+  const std::string bench = field(json, "bench").get<std::string>();
+  model::CollectiveOp op = model::CollectiveOp::sendrecv;
+  if (bench == "allreduce") op = model::CollectiveOp::allreduce;
+  else if (bench == "allgather") op = model::CollectiveOp::allgather;
+  else if (bench != "sendrecv") throw InputError({path, 0, 0}, "'" + bench + "' results are not collective measurements");
+  const int ranks = field(field(json, "provenance"), "ranks").get<int>();
+  std::vector<CollectiveMeasurement> out;
+  for (const nlohmann::json& row : field(json, "results")) {
+    const double bytes = field(row, "size_bytes").get<double>();
+    const double time_s = field(field(row, "time_s"), "median").get<double>();
+    if (!(bytes >= 0) || !(time_s > 0)) throw InputError({path, 0, 0}, "a size must be >= 0 and a time > 0");
+    // A ring of send/recv: each rank to the next, as realrun's sendrecv bench (2 ranks: one pair).
+    out.push_back({op, bytes, op == model::CollectiveOp::sendrecv ? 2 : ranks, time_s, path, 0});
+  }
+  if (out.empty()) throw InputError({path, 0, 0}, "no results");
+  return out;
+}
+
 }  // namespace
 
 std::vector<CollectiveMeasurement> read_collective_measurements(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError({path, 0, 0}, "cannot read the file");
+  in >> std::ws;
+  if (in.peek() == '{') return read_realrun_bench(in, path);
   Parsed p;
   std::string text;
   for (int line = 1; std::getline(in, text); ++line) {

@@ -63,3 +63,18 @@ TEST_CASE("broken measurement files: FILE:LINE: error: and the reason") {
   CHECK(files == 7);
   CHECK_THROWS_AS(validate::read_collective_measurements(dir + "/missing.log"), topologies::InputError);
 }
+
+TEST_CASE("treering-realrun's bench JSON: the median of each size, the ranks from its provenance") {
+  const std::string dir = std::string(TREERING_SOURCE_DIR) + "/validate/tests/data";
+  const auto rows = validate::read_collective_measurements(dir + "/realrun-bench-allreduce.json");
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].op == model::CollectiveOp::allreduce);
+  CHECK(rows[0].ranks == 2);
+  CHECK(rows[1].bytes == 2097152);
+  CHECK(rows[1].time_s == doctest::Approx(2.2193e-4));
+  const std::string broken = std::string(TREERING_BINARY_DIR) + "/tests/broken-bench.json";
+  std::ofstream(broken) << "{\"bench\": \"allreduce\", \"provenance\": {\"ranks\": 2}}";
+  CHECK_THROWS_WITH_AS(validate::read_collective_measurements(broken), doctest::Contains("missing 'results'"), topologies::InputError);
+  std::ofstream(broken) << "{\"bench\": ";
+  CHECK_THROWS_WITH_AS(validate::read_collective_measurements(broken), doctest::Contains("not valid JSON"), topologies::InputError);
+}

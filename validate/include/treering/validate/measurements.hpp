@@ -27,7 +27,10 @@ struct CollectiveMeasurement {
   int line = 0;
 };
 
-// Reads one file (a log or a CSV, told apart by their lines). Throws topologies::InputError for a file that
+// treering-realrun's bench JSON (`bench allreduce|allgather|sendrecv -o FILE.json`) is read too: per size the
+// median of the slowest rank, the ranks from its provenance.
+//
+// Reads one file (a log, a CSV or a realrun JSON, told apart by their first characters and lines). Throws topologies::InputError for a file that
 // cannot be read, is neither, has no data rows, or has a malformed row.
 std::vector<CollectiveMeasurement> read_collective_measurements(const std::string& path);
 
