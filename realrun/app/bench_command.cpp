@@ -123,8 +123,13 @@ int run_bench(const BenchOptions& options, MpiTransport& transport) {
   }
   if (transport.rank() == 0 && !options.output.empty()) {
     std::ofstream out(options.output);
-    out << ordered_json{{"provenance", provenance(options.argv, options.backend, transport)}, {"bench", options.what},
-                        {"results", results}}.dump(2)
+    ordered_json file{{"provenance", provenance(options.argv, options.backend, transport)}, {"bench", options.what}};
+    // What ran: the cpu backend's rings (send/recv: point to point); on cuda, NCCL's own pick.
+    if (options.backend == "cpu" && options.what != "hbm" && options.what != "attention") {
+      file["algorithm"] = options.what == "sendrecv" ? "p2p" : "ring";
+    }
+    file["results"] = results;
+    out << file.dump(2)
         << '\n';
     if (!out) throw std::runtime_error(options.output + ": cannot write the file");
   }

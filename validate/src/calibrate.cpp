@@ -126,6 +126,8 @@ std::vector<double> predict_collectives(const topologies::ClusterSpec& spec, con
     model::CollectiveRequest request;
     request.op = m.op;
     request.bytes = m.bytes;
+    request.algorithm = m.algorithm;  // what ran, when known (else NCCL's pick)
+    if (m.algorithm) request.allowed = model::AlgorithmSet::all;
     times.push_back(model::estimate_collective(group->second, request).chosen.time_s);
   }
   return times;

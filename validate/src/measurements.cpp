@@ -109,13 +109,21 @@ std::vector<CollectiveMeasurement> read_realrun_bench(std::istream& in, const st
   else if (bench == "allgather") op = model::CollectiveOp::allgather;
   else if (bench != "sendrecv") throw InputError({path, 0, 0}, "'" + bench + "' results are not collective measurements");
   const int ranks = field(field(json, "provenance"), "ranks").get<int>();
+  std::optional<model::CollectiveAlgorithm> algorithm;  // the cpu backend runs rings (and p2p for send/recv)
+  if (json.contains("algorithm") && json["algorithm"].is_string()) {
+    try {
+      algorithm = model::parse_collective_algorithm(json["algorithm"].get<std::string>());
+    } catch (const std::invalid_argument& error) {
+      throw InputError({path, 0, 0}, error.what());
+    }
+  }
   std::vector<CollectiveMeasurement> out;
   for (const nlohmann::json& row : field(json, "results")) {
     const double bytes = field(row, "size_bytes").get<double>();
     const double time_s = field(field(row, "time_s"), "median").get<double>();
     if (!(bytes >= 0) || !(time_s > 0)) throw InputError({path, 0, 0}, "a size must be >= 0 and a time > 0");
     // A ring of send/recv: each rank to the next, as realrun's sendrecv bench (2 ranks: one pair).
-    out.push_back({op, bytes, op == model::CollectiveOp::sendrecv ? 2 : ranks, time_s, path, 0});
+    out.push_back({op, bytes, op == model::CollectiveOp::sendrecv ? 2 : ranks, time_s, path, 0, algorithm});
   }
   if (out.empty()) throw InputError({path, 0, 0}, "no results");
   return out;
@@ -154,7 +162,7 @@ std::vector<CollectiveMeasurement> read_collective_measurements(const std::strin
   std::vector<CollectiveMeasurement> out;
   for (const Row& row : p.rows) {
     if (!(row.time_us > 0)) throw InputError({path, row.line, 0}, "a time must be positive");
-    out.push_back({op, row.bytes, p.ranks, row.time_us * 1e-6, path, row.line});
+    out.push_back({op, row.bytes, p.ranks, row.time_us * 1e-6, path, row.line, std::nullopt});
   }
   return out;
 }

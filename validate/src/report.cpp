@@ -53,6 +53,8 @@ std::vector<CaseResult> predict_cases(const topologies::Topology& topology, cons
     model::CollectiveRequest request;
     request.op = m.op;
     request.bytes = m.bytes;
+    request.algorithm = m.algorithm;  // what ran, when known (else NCCL's pick)
+    if (m.algorithm) request.allowed = model::AlgorithmSet::all;
     const model::CollectiveEstimate estimate = model::estimate_collective(group, request);
     CaseResult result{m, {}, std::string(model::to_string(estimate.chosen.algorithm)) + "/" + model::to_string(estimate.chosen.protocol)};
     for (Engine engine : engines) {

@@ -70,6 +70,7 @@ TEST_CASE("treering-realrun's bench JSON: the median of each size, the ranks fro
   REQUIRE(rows.size() == 2);
   CHECK(rows[0].op == model::CollectiveOp::allreduce);
   CHECK(rows[0].ranks == 2);
+  CHECK(rows[0].algorithm == model::CollectiveAlgorithm::ring);  // the cpu backend's rings, named in the file
   CHECK(rows[1].bytes == 2097152);
   CHECK(rows[1].time_s == doctest::Approx(2.2193e-4));
   const std::string broken = std::string(TREERING_BINARY_DIR) + "/tests/broken-bench.json";

@@ -11,6 +11,7 @@
 // (all-reduce assumed). Example: algbw 239.41, busbw 448.90 on 16 ranks: 1.875 = 2 x 15/16, all-reduce.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@ struct CollectiveMeasurement {
   double time_s = 0;
   std::string file;
   int line = 0;
+  std::optional<model::CollectiveAlgorithm> algorithm;  // what ran, when the file says (realrun's cpu rings)
 };
 
 // treering-realrun's bench JSON (`bench allreduce|allgather|sendrecv -o FILE.json`) is read too: per size the
