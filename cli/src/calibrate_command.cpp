@@ -70,9 +70,9 @@ void run(const CalibrateArgs& args) {
   if (!(out << text)) throw topologies::InputError({args.output, 0, 0}, "cannot write the file");
   const topologies::Calibration& c = fit.calibration;
   Table table({"parameter", "fitted"});
-  table.add_row({"tree base latency", fmt::format_duration(*c.collectives.at("tree").base_latency_s)});
-  table.add_row({"nvls-tree base latency", fmt::format_duration(*c.collectives.at("nvls-tree").base_latency_s)});
-  table.add_row({"scale-out bandwidth per NIC", fmt::format_bandwidth(c.scale_out->bandwidth_Bps)});
+  for (const auto& [name, value] : fit.fitted) {
+    table.add_row({name, name.find("bandwidth") != std::string::npos ? fmt::format_bandwidth(value) : fmt::format_duration(value)});
+  }
   table.print(std::cout);
   std::cout << "\n" << measured.size() << " measurements, " << fit.iterations << " iterations; median |error| "
             << percent(median_abs(fit.rel_errors_before)) << " before, " << percent(*c.provenance.median_abs_rel_error)

@@ -15,56 +15,86 @@
 namespace treering::validate {
 namespace {
 
-constexpr int kParameters = 3;  // tree base latency, NVLS-tree base latency, scale-out bandwidth
+topologies::TierCalibration& tier(std::optional<topologies::TierCalibration>& slot) {
+  if (!slot) slot = topologies::TierCalibration{};
+  return *slot;
+}
 
-topologies::Calibration calibration_of(const Eigen::Vector3d& log_theta) {
+// A fitted quantity: its name, where the fit starts, and where its value goes in the calibration.
+struct Parameter {
+  const char* name;
+  double start;
+  void (*set)(topologies::Calibration&, double);
+};
+
+// Across scale-up domains: the tree's base latency (small all-reduces), NVLS-tree's (large ones; NCCL: 0, the
+// fit starts at 1 us) and the NICs' rate. Inside one domain: the ring's base latency, the fabric's step latency
+// and its bus rate. Starting points: NCCL's LL bases (6.8 and 6.6 us), the fabric's latency, and the rated
+// figures times the model's efficiencies.
+std::vector<Parameter> parameters_for(const topologies::ClusterSpec& base, const std::vector<CollectiveMeasurement>& measured) {
+  int most = 0;
+  for (const CollectiveMeasurement& m : measured) most = std::max(most, m.ranks);
+  const topologies::NodeGroup& group = base.groups.front();
+  if (most <= group.gpus_per_node * std::max(1, group.fabric.domain_nodes)) {
+    const double bus_Bps = group.fabric.type == topologies::FabricType::mesh ? group.fabric.link_bandwidth_Bps * (group.gpus_per_node - 1)
+                                                                             : group.fabric.bandwidth_Bps;
+    return {{"ring base latency", 6.6e-6, [](topologies::Calibration& c, double v) { c.collectives["ring"].base_latency_s = v; }},
+            {"scale-up step latency", std::max(group.fabric.latency_s, 1e-7),
+             [](topologies::Calibration& c, double v) { tier(c.scale_up).latency_s = v; }},
+            {"scale-up bus bandwidth", std::max(bus_Bps, 1e9) * model::kScaleUpEfficiency,
+             [](topologies::Calibration& c, double v) { tier(c.scale_up).bandwidth_Bps = v; }}};
+  }
+  const double nic_Bps = group.nics.count > 0 ? group.nics.bandwidth_Bps : 50e9;
+  return {{"tree base latency", 6.8e-6, [](topologies::Calibration& c, double v) { c.collectives["tree"].base_latency_s = v; }},
+          {"nvls-tree base latency", 1e-6, [](topologies::Calibration& c, double v) { c.collectives["nvls-tree"].base_latency_s = v; }},
+          {"scale-out bandwidth per NIC", nic_Bps * model::kScaleOutEfficiency,
+           [](topologies::Calibration& c, double v) { tier(c.scale_out).bandwidth_Bps = v; }}};
+}
+
+topologies::Calibration calibration_of(const std::vector<Parameter>& parameters, const Eigen::VectorXd& log_theta) {
   topologies::Calibration c;
-  c.collectives["tree"].base_latency_s = std::exp(log_theta[0]);
-  c.collectives["nvls-tree"].base_latency_s = std::exp(log_theta[1]);
-  c.scale_out = topologies::TierCalibration{std::nullopt, std::exp(log_theta[2])};
+  for (size_t i = 0; i < parameters.size(); ++i) parameters[i].set(c, std::exp(log_theta[static_cast<Eigen::Index>(i)]));
   return c;
 }
 
-Eigen::VectorXd relative_errors(const topologies::ClusterSpec& base, const std::vector<CollectiveMeasurement>& measured,
-                                const Eigen::Vector3d& log_theta) {
-  topologies::ClusterSpec spec = base;
-  spec.calibration = calibration_of(log_theta);
-  const std::vector<double> predicted = predict_collectives(spec, measured);
-  Eigen::VectorXd r(static_cast<Eigen::Index>(measured.size()));
-  for (size_t i = 0; i < measured.size(); ++i) r[static_cast<Eigen::Index>(i)] = (predicted[i] - measured[i].time_s) / measured[i].time_s;
-  return r;
-}
-
-// Where the model starts: NCCL's tree/LL base (6.8 us), 1 us for NVLS-tree's (NCCL: 0), and the NICs' rate
-// times the model's 0.92 efficiency.
-Eigen::Vector3d starting_point(const topologies::ClusterSpec& base) {
-  const double nic_Bps = base.groups.front().nics.count > 0 ? base.groups.front().nics.bandwidth_Bps : 50e9;
-  return {std::log(6.8e-6), std::log(1e-6), std::log(nic_Bps * model::kScaleOutEfficiency)};
-}
+struct Problem {
+  const topologies::ClusterSpec& base;
+  const std::vector<CollectiveMeasurement>& measured;
+  std::vector<Parameter> parameters;
+  Eigen::VectorXd relative_errors(const Eigen::VectorXd& log_theta) const {
+    topologies::ClusterSpec spec = base;
+    spec.calibration = calibration_of(parameters, log_theta);
+    const std::vector<double> predicted = predict_collectives(spec, measured);
+    Eigen::VectorXd r(static_cast<Eigen::Index>(measured.size()));
+    for (size_t i = 0; i < measured.size(); ++i) r[static_cast<Eigen::Index>(i)] = (predicted[i] - measured[i].time_s) / measured[i].time_s;
+    return r;
+  }
+};
 
 double squared(const Eigen::VectorXd& r) { return r.squaredNorm(); }
 
-int levenberg_marquardt(const topologies::ClusterSpec& base, const std::vector<CollectiveMeasurement>& measured,
-                        Eigen::Vector3d& theta) {
+int levenberg_marquardt(const Problem& problem, Eigen::VectorXd& theta) {
+  const Eigen::Index n = theta.size();
   double lambda = 1e-2;
-  Eigen::VectorXd r = relative_errors(base, measured, theta);
+  Eigen::VectorXd r = problem.relative_errors(theta);
   int iteration = 0;
   for (; iteration < 100; ++iteration) {
-    Eigen::MatrixXd jacobian(r.size(), kParameters);
-    for (int p = 0; p < kParameters; ++p) {  // forward differences in log space
-      Eigen::Vector3d step = theta;
+    Eigen::MatrixXd jacobian(r.size(), n);
+    for (Eigen::Index p = 0; p < n; ++p) {  // forward differences in log space
+      Eigen::VectorXd step = theta;
       step[p] += 1e-4;
-      jacobian.col(p) = (relative_errors(base, measured, step) - r) / 1e-4;
+      jacobian.col(p) = (problem.relative_errors(step) - r) / 1e-4;
     }
-    const Eigen::Matrix3d normal = jacobian.transpose() * jacobian;
-    const Eigen::Vector3d gradient = jacobian.transpose() * r;
+    const Eigen::MatrixXd normal = jacobian.transpose() * jacobian;
+    const Eigen::VectorXd gradient = jacobian.transpose() * r;
     bool improved = false;
     for (int attempt = 0; attempt < 10 && !improved; ++attempt) {
-      Eigen::Matrix3d damped = normal;
+      Eigen::MatrixXd damped = normal;
       damped.diagonal() += lambda * normal.diagonal().cwiseMax(1e-12);
-      const Eigen::Vector3d delta = damped.ldlt().solve(-gradient);
-      const Eigen::Vector3d candidate = theta + delta.cwiseMax(-3.0).cwiseMin(3.0);  // at most e^3 per step
-      const Eigen::VectorXd r_candidate = relative_errors(base, measured, candidate);
+      const Eigen::VectorXd delta = damped.ldlt().solve(-gradient);
+      // At most e^3 per step; nothing below 1 ns or 1 B/s (log 1e-9 = -20.7).
+      const Eigen::VectorXd candidate = (theta + delta.cwiseMax(-3.0).cwiseMin(3.0)).cwiseMax(std::log(1e-9));
+      const Eigen::VectorXd r_candidate = problem.relative_errors(candidate);
       if (squared(r_candidate) < squared(r)) {
         const double gain = (squared(r) - squared(r_candidate)) / std::max(squared(r), 1e-300);
         theta = candidate;
@@ -135,16 +165,21 @@ std::vector<double> predict_collectives(const topologies::ClusterSpec& spec, con
 
 CalibrationFit calibrate_collectives(const topologies::ClusterSpec& base, const std::vector<CollectiveMeasurement>& measured,
                                      const std::vector<std::string>& inputs, const std::string& date) {
-  if (measured.size() < kParameters) throw std::invalid_argument("calibration needs at least 3 measurements");
+  if (measured.size() < 3) throw std::invalid_argument("calibration needs at least 3 measurements");
   CalibrationFit fit;
   topologies::ClusterSpec uncalibrated = base;
   uncalibrated.calibration.reset();
   const std::vector<double> before = predict_collectives(uncalibrated, measured);
   for (size_t i = 0; i < measured.size(); ++i) fit.rel_errors_before.push_back((before[i] - measured[i].time_s) / measured[i].time_s);
-  Eigen::Vector3d theta = starting_point(base);
-  fit.iterations = levenberg_marquardt(base, measured, theta);
-  fit.calibration = calibration_of(theta);
-  fit.rel_errors_after = to_vector(relative_errors(base, measured, theta));
+  const Problem problem{base, measured, parameters_for(base, measured)};
+  Eigen::VectorXd theta(static_cast<Eigen::Index>(problem.parameters.size()));
+  for (size_t i = 0; i < problem.parameters.size(); ++i) theta[static_cast<Eigen::Index>(i)] = std::log(problem.parameters[i].start);
+  fit.iterations = levenberg_marquardt(problem, theta);
+  fit.calibration = calibration_of(problem.parameters, theta);
+  fit.rel_errors_after = to_vector(problem.relative_errors(theta));
+  for (size_t i = 0; i < problem.parameters.size(); ++i) {
+    fit.fitted.emplace_back(problem.parameters[i].name, std::exp(theta[static_cast<Eigen::Index>(i)]));
+  }
   topologies::ClusterSpec calibrated = base;
   calibrated.calibration = fit.calibration;
   topologies::CalibrationProvenance& p = fit.calibration.provenance;

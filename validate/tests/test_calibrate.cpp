@@ -67,3 +67,23 @@ TEST_CASE("the calibrated cluster file loads, with the old calibration section r
   CHECK(validate::extrapolation(*spec.calibration, 4.0, 16) == "4 B is outside the calibrated sizes 8-1073741824 B");
   CHECK(validate::extrapolation(*spec.calibration, 1 << 20, 64) == "64 ranks is outside the calibrated 16-16");
 }
+
+TEST_CASE("inside one node the fit takes the ring's base latency and the fabric's step latency and bus rate") {
+  // Two ranks of one PCIe box, their rings timed as t = 0.5 us + S / 7 GB/s (what MPI on a CPU looks like):
+  // the model's ring on 2 GPUs is base + 2 steps + S / bus (n = 2: 2 x 1/2 of S), so the fit can match it.
+  std::vector<validate::CollectiveMeasurement> measured;
+  for (double bytes = 8; bytes <= 4e6; bytes *= 4) {
+    measured.push_back({model::CollectiveOp::allreduce, bytes, 2, 0.5e-6 + bytes / 7e9, "synthetic", 0, model::CollectiveAlgorithm::ring});
+  }
+  topologies::ClusterSpec spec = topologies::load_cluster("rtx4090-pcie");
+  topologies::apply_overrides(spec, {1, std::nullopt});
+  const validate::CalibrationFit fit = validate::calibrate_collectives(spec, measured, {"synthetic"}, "2026-11-21");
+  REQUIRE(fit.fitted.size() == 3);
+  CHECK(fit.fitted[0].first == "ring base latency");
+  CHECK(fit.fitted[1].first == "scale-up step latency");
+  CHECK(fit.fitted[2].first == "scale-up bus bandwidth");
+  MESSAGE("fitted: base " << fit.fitted[0].second * 1e6 << " us, step " << fit.fitted[1].second * 1e6 << " us, bus "
+                          << fit.fitted[2].second / 1e9 << " GB/s; median |error| " << 100 * median_abs(fit.rel_errors_after) << " %");
+  CHECK(median_abs(fit.rel_errors_after) < 0.05);
+  CHECK(median_abs(fit.rel_errors_after) < median_abs(fit.rel_errors_before));
+}

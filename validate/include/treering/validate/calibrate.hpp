@@ -2,13 +2,16 @@
 // bandwidth, by Levenberg-Marquardt on the relative errors (so that 8 B and 8 GB count alike), Eigen for the
 // linear algebra. The fitted values become the cluster file's `calibration:` section, with their provenance.
 //
-// Parameters (positive; fitted in log space): the tree row's base latency (small all-reduces), the NVLS-tree
-// row's base latency and the scale-out tier's bandwidth per NIC (large ones); others keep their defaults. The
+// Parameters (positive; fitted in log space): across scale-up domains, the tree row's base latency (small
+// all-reduces), the NVLS-tree row's base latency and the scale-out tier's bandwidth per NIC (large ones); inside
+// one domain, the ring's base latency and the scale-up tier's step latency and bus bandwidth. Others keep
+// their defaults. The
 // fit minimises sum_i ((t_model,i - t_i) / t_i)^2. R^2 is that of log times: 1 - sum (ln t_model - ln t)^2 /
 // sum (ln t - mean ln t)^2.
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "treering/topologies/cluster.hpp"
@@ -19,6 +22,7 @@ namespace treering::validate {
 struct CalibrationFit {
   topologies::Calibration calibration;  // with provenance filled in (inputs, date, tool, R^2, errors)
   std::vector<double> rel_errors_before, rel_errors_after;  // per measurement
+  std::vector<std::pair<std::string, double>> fitted;       // parameter name -> value (seconds, bytes/s)
   int iterations = 0;
 };
 
