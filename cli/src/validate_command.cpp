@@ -9,6 +9,7 @@
 #include "table.hpp"
 #include "treering/topologies/units.hpp"
 #include "treering/validate/calibrate.hpp"
+#include "treering/validate/decodes.hpp"
 #include "treering/validate/report.hpp"
 
 namespace treering::cli {
@@ -40,7 +41,7 @@ void print_table(const std::vector<validate::CaseResult>& cases, const std::vect
   }
   header.push_back("model's pick");
   Table table(header);
-  for (const validate::CaseResult& c : cases) {
+  for (const validate::CaseResult& c : cases) {  // (none: only decodes were given)
     std::vector<std::string> row{model::to_string(c.measured.op), std::to_string(c.measured.ranks),
                                  fmt::format_bytes(c.measured.bytes), fmt::format_duration(c.measured.time_s)};
     for (validate::Engine engine : engines) {
@@ -50,14 +51,51 @@ void print_table(const std::vector<validate::CaseResult>& cases, const std::vect
     row.push_back(c.how);
     table.add_row(row);
   }
-  table.print(std::cout);
-  std::cout << '\n';
+  if (!cases.empty()) {
+    table.print(std::cout);
+    std::cout << '\n';
+  }
   Table totals({"engine", "op", "cases", "median |error|", "p90 |error|", "max |error|"});
   for (const validate::ErrorSummary& s : summary) {
     totals.add_row({validate::to_string(s.engine), s.operation, std::to_string(s.cases), percent(s.median_abs_rel_error, false),
                     percent(s.p90_abs_rel_error, false), percent(s.max_abs_rel_error, false)});
   }
   totals.print(std::cout);
+}
+
+void print_decode_table(const std::vector<validate::DecodeCase>& cases, const std::vector<validate::Engine>& engines) {
+  std::vector<std::string> header{"algorithm", "workload", "batch", "tokens", "ranks", "measured"};
+  for (validate::Engine engine : engines) {
+    header.push_back(validate::to_string(engine));
+    header.push_back("error");
+  }
+  Table table(header);
+  for (const validate::DecodeCase& c : cases) {
+    std::vector<std::string> row{c.measured.algorithm, c.measured.workload, std::to_string(c.measured.batch),
+                                 std::to_string(c.measured.seq_len), std::to_string(c.measured.ranks), fmt::format_duration(c.measured.latency_s)};
+    for (validate::Engine engine : engines) {
+      row.push_back(fmt::format_duration(c.predicted_s.at(engine)));
+      row.push_back(percent(c.error(engine)));
+    }
+    table.add_row(row);
+  }
+  table.print(std::cout);
+  std::cout << '\n';
+}
+
+ordered_json decode_rows(const std::vector<validate::DecodeCase>& cases) {
+  ordered_json rows = ordered_json::array();
+  for (const validate::DecodeCase& c : cases) {
+    ordered_json predicted, errors;
+    for (const auto& [engine, seconds] : c.predicted_s) {
+      predicted[validate::to_string(engine)] = seconds;
+      errors[validate::to_string(engine)] = c.error(engine);
+    }
+    rows.push_back({{"kind", "decode"}, {"algo", c.measured.algorithm}, {"workload", c.measured.workload},
+                    {"batch", c.measured.batch}, {"seq_len", c.measured.seq_len}, {"ranks", c.measured.ranks},
+                    {"measured_s", c.measured.latency_s}, {"predicted_s", predicted}, {"rel_error", errors}, {"file", c.measured.file}});
+  }
+  return rows;
 }
 
 ordered_json to_json(const std::vector<validate::CaseResult>& cases, const std::vector<validate::ErrorSummary>& summary) {
@@ -68,7 +106,7 @@ ordered_json to_json(const std::vector<validate::CaseResult>& cases, const std::
       predicted[validate::to_string(engine)] = seconds;
       errors[validate::to_string(engine)] = c.error(engine);
     }
-    rows.push_back({{"op", model::to_string(c.measured.op)}, {"ranks", c.measured.ranks}, {"size_bytes", c.measured.bytes},
+    rows.push_back({{"kind", "collective"}, {"op", model::to_string(c.measured.op)}, {"ranks", c.measured.ranks}, {"size_bytes", c.measured.bytes},
                     {"measured_s", c.measured.time_s}, {"predicted_s", predicted}, {"rel_error", errors},
                     {"model_pick", c.how}, {"file", c.measured.file}, {"line", c.measured.line}});
   }
@@ -84,20 +122,35 @@ void run(const ValidateArgs& args) {
   std::vector<validate::Engine> engines;
   for (const std::string& name : args.engines) engines.push_back(validate::parse_engine(name));
   std::vector<validate::CollectiveMeasurement> measured;
+  std::vector<validate::DecodeMeasurement> decodes;
   for (const std::string& file : args.files) {
+    if (validate::is_decode_file(file)) {
+      const auto rows = validate::read_decode_measurements(file);
+      decodes.insert(decodes.end(), rows.begin(), rows.end());
+      continue;
+    }
     const auto rows = validate::read_collective_measurements(file);
     measured.insert(measured.end(), rows.begin(), rows.end());
   }
   const topologies::Topology topology = load_topology(args.cluster);
   const auto cases = validate::predict_cases(topology, measured, engines);
+  const auto decode_cases = validate::predict_decodes(topology, decodes, engines);
   if (const auto& calibration = topology.spec().calibration) {  // predictions outside what it was fitted on
     int outside = 0;
     for (const auto& c : cases) outside += validate::extrapolation(*calibration, c.measured.bytes, c.measured.ranks).empty() ? 0 : 1;
     if (outside > 0) std::cerr << "warning: " << outside << " of " << cases.size() << " cases lie outside what the calibration was fitted on\n";
   }
-  const auto summary = validate::summarise(cases, engines);
-  if (args.format == "json") std::cout << to_json(cases, summary).dump(2) << '\n';
-  else print_table(cases, summary, engines);
+  auto summary = validate::summarise(cases, engines);
+  const auto decode_summary = validate::summarise(decode_cases, engines);
+  summary.insert(summary.end(), decode_summary.begin(), decode_summary.end());
+  if (args.format == "json") {
+    ordered_json json = to_json(cases, summary);
+    for (const auto& row : decode_rows(decode_cases)) json["cases"].push_back(row);
+    std::cout << json.dump(2) << '\n';
+  } else {
+    if (!decode_cases.empty()) print_decode_table(decode_cases, engines);
+    print_table(cases, summary, engines);
+  }
   for (const validate::ErrorSummary& s : summary) {
     if (args.max_error > 0 && s.median_abs_rel_error > args.max_error) {
       std::cerr << "error: the " << validate::to_string(s.engine) << "'s median error on " << s.operation << " is "
@@ -110,10 +163,10 @@ void run(const ValidateArgs& args) {
 }  // namespace
 
 void add_validate_command(CLI::App& app) {
-  auto* command = app.add_subcommand("validate", "Measured collectives (nccl-tests logs, CSVs) against the model and the simulator");
+  auto* command = app.add_subcommand("validate", "Measurements (nccl-tests logs, CSVs, treering-realrun JSON) against the model and the simulator");
   auto args = std::make_shared<ValidateArgs>();
   add_cluster_option(*command, args->cluster);
-  command->add_option("measurements", args->files, "nccl-tests output (.log) or bytes,time CSV files")->required()->check(CLI::ExistingFile);
+  command->add_option("measurements", args->files, "nccl-tests output (.log), bytes,time CSV files, or treering-realrun bench/decode JSON")->required()->check(CLI::ExistingFile);
   command->add_option("--engine", args->engines, "model, sim (comma-separated)")->delimiter(',')->capture_default_str();
   command->add_option("--max-error", args->max_error, "Exit 1 when an engine's median |relative error| exceeds this (0.1 = 10 %)")
       ->check(CLI::Range(0.0, 100.0));

@@ -65,15 +65,17 @@ std::vector<CaseResult> predict_cases(const topologies::Topology& topology, cons
   return results;
 }
 
+ErrorSummary summary_of(Engine engine, const std::string& operation, const std::vector<double>& abs_errors) {
+  return {engine, operation, static_cast<int>(abs_errors.size()), nearest_rank(abs_errors, 0.5), nearest_rank(abs_errors, 0.9),
+          *std::max_element(abs_errors.begin(), abs_errors.end())};
+}
+
 std::vector<ErrorSummary> summarise(const std::vector<CaseResult>& cases, const std::vector<Engine>& engines) {
   std::vector<ErrorSummary> summaries;
   for (Engine engine : engines) {
     std::map<std::string, std::vector<double>> errors;  // operation -> |relative error|
     for (const CaseResult& c : cases) errors[model::to_string(c.measured.op)].push_back(std::abs(c.error(engine)));
-    for (const auto& [operation, values] : errors) {
-      summaries.push_back({engine, operation, static_cast<int>(values.size()), nearest_rank(values, 0.5),
-                           nearest_rank(values, 0.9), *std::max_element(values.begin(), values.end())});
-    }
+    for (const auto& [operation, values] : errors) summaries.push_back(summary_of(engine, operation, values));
   }
   return summaries;
 }

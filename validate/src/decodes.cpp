@@ -1,0 +1,101 @@
+#include "treering/validate/decodes.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <stdexcept>
+
+#include "treering/model/decode.hpp"
+#include "treering/realrun/decode_run.hpp"
+#include "treering/sim/replay.hpp"
+#include "treering/topologies/input_error.hpp"
+
+namespace treering::validate {
+namespace {
+
+using topologies::InputError;
+
+nlohmann::json parse(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError({path, 0, 0}, "cannot read the file");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& error) {
+    throw InputError({path, 0, 0}, std::string("not valid JSON: ") + error.what());
+  }
+}
+
+}  // namespace
+
+bool is_decode_file(const std::string& path) {
+  std::ifstream in(path);
+  in >> std::ws;
+  if (in.peek() != '{') return false;
+  try {
+    const nlohmann::json json = nlohmann::json::parse(in);
+    return json.contains("results") && json["results"].is_array() && !json["results"].empty() &&
+           json["results"][0].is_object() && json["results"][0].contains("algo");
+  } catch (const nlohmann::json::exception&) {
+    return false;
+  }
+}
+
+std::vector<DecodeMeasurement> read_decode_measurements(const std::string& path) {
+  const nlohmann::json json = parse(path);
+  auto field = [&](const nlohmann::json& object, const char* key) -> const nlohmann::json& {
+    if (!object.is_object() || !object.contains(key)) throw InputError({path, 0, 0}, std::string("missing '") + key + "' (not a treering-realrun decode file?)");
+    return object.at(key);
+  };
+  std::vector<DecodeMeasurement> out;
+  try {
+    for (const nlohmann::json& row : field(json, "results")) {
+      out.push_back({field(row, "algo").get<std::string>(), field(row, "workload").get<std::string>(), field(row, "batch").get<int>(),
+                     field(row, "seq_len").get<long long>(), field(row, "ranks").get<int>(),
+                     field(field(row, "latency_s"), "median").get<double>(), path});
+      if (!(out.back().latency_s > 0) || out.back().seq_len < 1 || out.back().ranks < 1) {
+        throw InputError({path, 0, 0}, "a result needs a positive latency, length and ranks");
+      }
+    }
+  } catch (const nlohmann::json::type_error& error) {
+    throw InputError({path, 0, 0}, std::string("a field has the wrong type: ") + error.what());
+  }
+  if (out.empty()) throw InputError({path, 0, 0}, "no results");
+  return out;
+}
+
+std::vector<DecodeCase> predict_decodes(const topologies::Topology& topology, const std::vector<DecodeMeasurement>& measured,
+                                        const std::vector<Engine>& engines) {
+  std::vector<DecodeCase> cases;
+  for (const DecodeMeasurement& m : measured) {
+    if (m.ranks > topology.gpu_count()) {
+      throw std::invalid_argument(m.file + ": " + std::to_string(m.ranks) + " ranks, the cluster has " +
+                                  std::to_string(topology.gpu_count()) + " GPUs (try --nodes)");
+    }
+    std::vector<int> gpus(static_cast<size_t>(m.ranks));
+    std::iota(gpus.begin(), gpus.end(), 0);
+    const model::DecodeModel decode(topology, gpus);
+    model::Workload workload = model::find_workload(m.workload);
+    workload.batch = m.batch;
+    const model::DecodePlan plan = decode.plan(model::parse_decode_algorithm(m.algorithm), workload, m.seq_len, realrun::plan_options());
+    DecodeCase c{m, {}};
+    for (Engine engine : engines) {
+      c.predicted_s[engine] = engine == Engine::model ? decode.evaluate(plan).latency_s : sim::replay_plan(decode, plan).latency_s;
+    }
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+std::vector<ErrorSummary> summarise(const std::vector<DecodeCase>& cases, const std::vector<Engine>& engines) {
+  std::vector<ErrorSummary> summaries;
+  for (Engine engine : engines) {
+    std::map<std::string, std::vector<double>> errors;
+    for (const DecodeCase& c : cases) errors[c.measured.algorithm].push_back(std::abs(c.error(engine)));
+    for (const auto& [algorithm, values] : errors) summaries.push_back(summary_of(engine, algorithm, values));
+  }
+  return summaries;
+}
+
+}  // namespace treering::validate
