@@ -11,6 +11,8 @@
 #include "treering/topologies/load.hpp"
 #include "treering/topologies/units.hpp"
 #include "treering/validate/calibrate.hpp"
+#include "treering/validate/compute_fit.hpp"
+#include "treering/validate/decodes.hpp"
 
 namespace treering::cli {
 namespace {
@@ -54,9 +56,19 @@ double median_abs(std::vector<double> values) {
   return values[(values.size() - 1) / 2];
 }
 
+// Collective measurements fit the network; attention benchmarks fit the compute model.
 void run(const CalibrateArgs& args) {
   std::vector<validate::CollectiveMeasurement> measured;
+  std::vector<validate::AttentionMeasurement> kernels;
   for (const std::string& file : args.files) {
+    if (validate::is_decode_file(file)) {
+      throw topologies::InputError({file, 0, 0}, "a decode file checks a calibration (treering validate); calibrate from benchmarks");
+    }
+    if (validate::is_attention_file(file)) {
+      const auto rows = validate::read_attention_measurements(file);
+      kernels.insert(kernels.end(), rows.begin(), rows.end());
+      continue;
+    }
     const auto rows = validate::read_collective_measurements(file);
     measured.insert(measured.end(), rows.begin(), rows.end());
   }
@@ -64,28 +76,41 @@ void run(const CalibrateArgs& args) {
   if (!out) throw topologies::InputError({args.output, 0, 0}, "cannot write the file");
   topologies::ClusterSpec spec = topologies::load_cluster(args.cluster.cluster);
   topologies::apply_overrides(spec, {args.cluster.nodes, args.cluster.gpus_per_node});
-  const validate::CalibrationFit fit = validate::calibrate_collectives(spec, measured, args.files, today_utc());
-  const std::string text = validate::with_calibration(base_text(args.cluster.cluster), fit.calibration);
-  topologies::load_cluster_text(text, args.output);  // what is written must load
-  if (!(out << text)) throw topologies::InputError({args.output, 0, 0}, "cannot write the file");
-  const topologies::Calibration& c = fit.calibration;
+  validate::CalibrationFit fit;
+  fit.calibration.provenance = {args.files, today_utc(), "treering calibrate", {}, {}, {}, {}, {}};
+  if (!measured.empty()) fit = validate::calibrate_collectives(spec, measured, args.files, today_utc());
   Table table({"parameter", "fitted"});
   for (const auto& [name, value] : fit.fitted) {
     table.add_row({name, name.find("bandwidth") != std::string::npos ? fmt::format_bandwidth(value) : fmt::format_duration(value)});
   }
+  if (!kernels.empty()) {
+    const validate::ComputeFit compute = validate::fit_compute(spec, kernels);
+    fit.calibration.hbm_efficiency = compute.hbm_efficiency;
+    fit.calibration.launch_overhead_s = compute.launch_overhead_s;
+    table.add_row({"HBM efficiency", std::to_string(compute.hbm_efficiency)});
+    table.add_row({"launch overhead", fmt::format_duration(compute.launch_overhead_s)});
+    std::cout << "attention kernels: " << kernels.size() << " measurements, median |error| "
+              << percent(compute.median_abs_rel_error) << " after the fit\n";
+  }
+  const std::string text = validate::with_calibration(base_text(args.cluster.cluster), fit.calibration);
+  topologies::load_cluster_text(text, args.output);  // what is written must load
+  if (!(out << text)) throw topologies::InputError({args.output, 0, 0}, "cannot write the file");
   table.print(std::cout);
-  std::cout << "\n" << measured.size() << " measurements, " << fit.iterations << " iterations; median |error| "
-            << percent(median_abs(fit.rel_errors_before)) << " before, " << percent(*c.provenance.median_abs_rel_error)
-            << " after (max " << percent(*c.provenance.max_abs_rel_error) << "), R^2 of log times "
-            << *c.provenance.r_squared << "\nwrote " << args.output << '\n';
+  if (!measured.empty()) {
+    const topologies::Calibration& c = fit.calibration;
+    std::cout << "\n" << measured.size() << " collective measurements, " << fit.iterations << " iterations; median |error| "
+              << percent(median_abs(fit.rel_errors_before)) << " before, " << percent(*c.provenance.median_abs_rel_error)
+              << " after (max " << percent(*c.provenance.max_abs_rel_error) << "), R^2 of log times " << *c.provenance.r_squared << '\n';
+  }
+  std::cout << "wrote " << args.output << '\n';
 }
 
 }  // namespace
 
 void add_calibrate_command(CLI::App& app) {
-  auto* command = app.add_subcommand("calibrate", "Fit a cluster's model to measured collectives; write the calibrated cluster file");
+  auto* command = app.add_subcommand("calibrate", "Fit a cluster's model to measured collectives and attention kernels; write the calibrated cluster file");
   auto args = std::make_shared<CalibrateArgs>();
-  command->add_option("measurements", args->files, "nccl-tests output (.log) or bytes,time CSV files")->required()->check(CLI::ExistingFile);
+  command->add_option("measurements", args->files, "nccl-tests output (.log), bytes,time CSVs, treering-realrun bench JSON (collectives, attention)")->required()->check(CLI::ExistingFile);
   add_cluster_option(*command, args->cluster);
   command->add_option("-o,--output", args->output, "The calibrated cluster file (YAML) to write")->required();
   command->callback([args] { run(*args); });

@@ -1,6 +1,7 @@
 // The cpu backend's execution of a plan (decode_run.hpp): per algorithm, the plan's phases in order.
 #include "treering/realrun/decode_run.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -92,23 +93,24 @@ struct Run {
   // p rounds: attend to the held block while it travels on to the next rank and the next block comes in.
   void ring_pass(size_t phase) {
     const size_t per_token = static_cast<size_t>(shape.kv_values_per_token());
-    std::vector<std::uint16_t> held(2 * per_token * static_cast<size_t>(block(rank)));
+    long long largest = 0;
+    for (const model::Shard& shard : plan.shards) largest = std::max(largest, shard.count);
+    // Two buffers of the largest block, [K | V] each, swapped every round (no copies, no allocation).
+    std::vector<std::uint16_t> held(2 * per_token * static_cast<size_t>(largest)), next(held.size());
     std::memcpy(held.data(), mine.k.data(), mine.k.size() * 2);
     std::memcpy(held.data() + mine.k.size(), mine.v.data(), mine.v.size() * 2);
-    std::vector<std::uint16_t> next, k, v;
     std::vector<float> part_o(o_values()), part_lse(states());
     std::fill(o.begin(), o.end(), 0.0f);
     std::fill(lse.begin(), lse.end(), -std::numeric_limits<float>::infinity());
     for (int round = 0; round < ranks; ++round) {
       const long long tokens = block(rank - round);
       const long long coming = round < ranks - 1 ? block(rank - round - 1) : 0;
+      const size_t bytes = 2 * per_token * static_cast<size_t>(tokens) * 2;
       Transport::Request sent = -1, received = -1;
-      if (round < ranks - 1 && tokens > 0) sent = link.isend(held.data(), held.size() * 2, (rank + 1) % ranks, tag(phase));
-      next.assign(2 * per_token * static_cast<size_t>(coming), 0);
-      if (coming > 0) received = link.irecv(next.data(), next.size() * 2, (rank + ranks - 1) % ranks, tag(phase));
-      k.assign(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(per_token * tokens));
-      v.assign(held.begin() + static_cast<std::ptrdiff_t>(per_token * tokens), held.end());
-      partial_attention(shape, dtype, mine.q.data(), k.data(), v.data(), tokens, part_o.data(), part_lse.data());
+      if (round < ranks - 1 && tokens > 0) sent = link.isend(held.data(), bytes, (rank + 1) % ranks, tag(phase));
+      if (coming > 0) received = link.irecv(next.data(), 2 * per_token * static_cast<size_t>(coming) * 2, (rank + ranks - 1) % ranks, tag(phase));
+      partial_attention(shape, dtype, mine.q.data(), held.data(), held.data() + per_token * static_cast<size_t>(tokens), tokens,
+                        part_o.data(), part_lse.data());
       merge_into(part_o.data(), part_lse.data());
       link.wait(received);
       link.wait(sent);

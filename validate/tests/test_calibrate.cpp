@@ -7,6 +7,7 @@
 
 #include "treering/topologies/load.hpp"
 #include "treering/validate/calibrate.hpp"
+#include "treering/validate/compute_fit.hpp"
 
 using namespace treering;
 
@@ -86,4 +87,21 @@ TEST_CASE("inside one node the fit takes the ring's base latency and the fabric'
                           << fit.fitted[2].second / 1e9 << " GB/s; median |error| " << 100 * median_abs(fit.rel_errors_after) << " %");
   CHECK(median_abs(fit.rel_errors_after) < 0.05);
   CHECK(median_abs(fit.rel_errors_after) < median_abs(fit.rel_errors_before));
+}
+
+TEST_CASE("compute: launch overhead and HBM efficiency from attention kernel times") {
+  // Kernels timed as 2 us + bytes / 5 GB/s on an rtx4090-pcie (rated HBM 1,008 GB/s): efficiency 5 / 1008.
+  // Bytes as the model counts them for paper-mha16 with fp32 partial states: tokens x 8 KiB + 4 KiB q
+  // + 8 KiB o + 64 B lse.
+  std::vector<validate::AttentionMeasurement> measured;
+  for (long long tokens : {250LL, 1000LL, 4000LL, 16000LL}) {
+    const double bytes = tokens * 8192.0 + 4096 + 8192 + 64;
+    measured.push_back({"paper-mha16", tokens, 2e-6 + bytes / 5e9, "synthetic"});
+  }
+  const topologies::ClusterSpec spec = topologies::load_cluster("rtx4090-pcie");
+  const validate::ComputeFit fit = validate::fit_compute(spec, measured);
+  const double rated = spec.gpu_models.at(spec.groups.front().gpu_model).hbm_bandwidth_Bps;
+  CHECK(fit.launch_overhead_s == doctest::Approx(2e-6).epsilon(1e-6));
+  CHECK(fit.hbm_efficiency == doctest::Approx(5e9 / rated).epsilon(1e-6));
+  CHECK(fit.median_abs_rel_error < 1e-9);
 }
