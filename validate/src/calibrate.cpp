@@ -1,5 +1,7 @@
 #include "treering/validate/calibrate.hpp"
 
+#include "treering/validate/report.hpp"
+
 #include <Eigen/Dense>
 
 #include <algorithm>
@@ -143,10 +145,7 @@ std::vector<double> predict_collectives(const topologies::ClusterSpec& spec, con
   std::vector<double> times;
   std::map<int, model::CommGroup> groups;  // by ranks
   for (const CollectiveMeasurement& m : measured) {
-    if (m.ranks > topology.gpu_count()) {
-      throw std::invalid_argument(m.file + ": " + std::to_string(m.ranks) + " ranks, the cluster has " +
-                                  std::to_string(topology.gpu_count()) + " GPUs (try --nodes)");
-    }
+    check_ranks_fit(m.ranks, topology.gpu_count(), m.file);
     auto group = groups.find(m.ranks);
     if (group == groups.end()) {
       std::vector<int> gpus(static_cast<size_t>(m.ranks));

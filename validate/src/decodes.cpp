@@ -69,10 +69,7 @@ std::vector<DecodeCase> predict_decodes(const topologies::Topology& topology, co
                                         const std::vector<Engine>& engines) {
   std::vector<DecodeCase> cases;
   for (const DecodeMeasurement& m : measured) {
-    if (m.ranks > topology.gpu_count()) {
-      throw std::invalid_argument(m.file + ": " + std::to_string(m.ranks) + " ranks, the cluster has " +
-                                  std::to_string(topology.gpu_count()) + " GPUs (try --nodes)");
-    }
+    check_ranks_fit(m.ranks, topology.gpu_count(), m.file);
     std::vector<int> gpus(static_cast<size_t>(m.ranks));
     std::iota(gpus.begin(), gpus.end(), 0);
     const model::DecodeModel decode(topology, gpus);

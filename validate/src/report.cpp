@@ -42,10 +42,7 @@ std::vector<CaseResult> predict_cases(const topologies::Topology& topology, cons
                                       const std::vector<Engine>& engines) {
   std::vector<CaseResult> results;
   for (const CollectiveMeasurement& m : measured) {
-    if (m.ranks > topology.gpu_count()) {
-      throw std::invalid_argument(m.file + ": " + std::to_string(m.ranks) + " ranks, the cluster has " +
-                                  std::to_string(topology.gpu_count()) + " GPUs (try --nodes)");
-    }
+    check_ranks_fit(m.ranks, topology.gpu_count(), m.file);
     std::vector<int> gpus(static_cast<size_t>(m.ranks)), domains;
     std::iota(gpus.begin(), gpus.end(), 0);
     for (int gpu : gpus) domains.push_back(topology.domain_of_gpu(gpu));
@@ -63,6 +60,13 @@ std::vector<CaseResult> predict_cases(const topologies::Topology& topology, cons
     results.push_back(std::move(result));
   }
   return results;
+}
+
+void check_ranks_fit(int ranks, int gpus, const std::string& file) {
+  if (ranks > gpus) {
+    throw std::invalid_argument(file + ": " + std::to_string(ranks) + " ranks, the cluster has " + std::to_string(gpus) +
+                                " GPUs (try --nodes)");
+  }
 }
 
 ErrorSummary summary_of(Engine engine, const std::string& operation, const std::vector<double>& abs_errors) {

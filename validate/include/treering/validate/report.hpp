@@ -41,6 +41,9 @@ std::vector<CaseResult> predict_cases(const topologies::Topology& topology, cons
 // Per engine and operation; percentiles by nearest rank. Example: errors 1 %, 2 %, 10 %: median 2 %, p90 10 %.
 std::vector<ErrorSummary> summarise(const std::vector<CaseResult>& cases, const std::vector<Engine>& engines);
 
+// Throws std::invalid_argument (naming `file`) when `ranks` exceed the cluster's `gpus`.
+void check_ranks_fit(int ranks, int gpus, const std::string& file);
+
 // One engine's summary of |relative errors| (not empty) for one operation or algorithm.
 ErrorSummary summary_of(Engine engine, const std::string& operation, const std::vector<double>& abs_errors);
 
