@@ -71,11 +71,12 @@ model::DecodeResult simulated_result(const model::DecodeModel& decode, const Cas
 
 ordered_json links_json(const topologies::Topology& topology, const sim::ReplayResult& simulated) {
   ordered_json links = ordered_json::array();
+  const model::LinkEfficiency efficiency = model::link_efficiency(topology);  // what the simulator's links carry
   for (topologies::LinkId id = 0; id < topology.link_count(); ++id) {
     const double bytes = simulated.link_bytes[static_cast<size_t>(id)];
     if (bytes <= 0) continue;
     const topologies::Link& link = topology.link(id);
-    const double capacity = sim::effective_bandwidth_Bps(link) * simulated.latency_s;
+    const double capacity = link.bandwidth_Bps * efficiency.of(link) * simulated.latency_s;
     links.push_back({{"from", topology.device(link.from).name},
                      {"to", topology.device(link.to).name},
                      {"tier", topologies::to_string(link.tier)},

@@ -5,6 +5,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <stdexcept>
 
 namespace treering::model {
@@ -187,6 +188,31 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
   group.latency = nccl_latency_defaults(group.pcie);
   if (topology.spec().calibration) apply_calibration(*topology.spec().calibration, group);
   return group;
+}
+
+LinkEfficiency link_efficiency(const topo::Topology& topology) {
+  LinkEfficiency efficiency;
+  const auto& calibration = topology.spec().calibration;
+  if (!calibration) return efficiency;
+  if (calibration->scale_up) {
+    // The group measured: the first GPUs of the first node with two or more, as many as the most ranks
+    // measured (two when the provenance does not say).
+    const int measured_ranks = calibration->provenance.ranks ? calibration->provenance.ranks->second : 2;
+    for (int node = 0; node < topology.node_count(); ++node) {
+      const topo::NodeInfo& n = topology.node(node);
+      if (n.gpus < 2) continue;
+      std::vector<int> members(static_cast<size_t>(std::clamp(measured_ranks, 2, n.gpus)));
+      std::iota(members.begin(), members.end(), n.first_gpu);
+      efficiency.scale_up = calibration->scale_up->bandwidth_Bps / ring_bus_bandwidth(topology, members);
+      break;
+    }
+  }
+  if (calibration->scale_out) {
+    double fastest_nic_Bps = 0;
+    for (const topo::NodeGroup& group : topology.spec().groups) fastest_nic_Bps = std::max(fastest_nic_Bps, group.nics.bandwidth_Bps);
+    if (fastest_nic_Bps > 0) efficiency.scale_out = calibration->scale_out->bandwidth_Bps / fastest_nic_Bps;
+  }
+  return efficiency;
 }
 
 }  // namespace treering::model

@@ -71,10 +71,6 @@ std::string read_all(int fd) {
 
 }  // namespace
 
-double effective_bandwidth_Bps(const topo::Link& link) {
-  return link.bandwidth_Bps *
-         (link.tier == topo::Tier::scale_up ? model::kScaleUpEfficiency : model::kScaleOutEfficiency);
-}
 
 // Every actor's stack is touched whole (RSS = actors x stack): 16 KiB keeps 16,384 GPUs' ranks at 256 MB. The
 // actors' own frames are small (steps live on the heap); AddressSanitizer's are several times larger.
@@ -98,9 +94,12 @@ SimulatedPlatform::SimulatedPlatform(const topo::Topology& topology)
     hosts_.push_back(iface->create_host("gpu" + std::to_string(gpu), 1e15));
     zone->gpu_of_netpoint[hosts_.back()->get_netpoint()->id()] = gpu;
   }
+  const model::LinkEfficiency efficiency = model::link_efficiency(topology);  // calibrated, if the cluster is
   for (topo::LinkId id = 0; id < topology.link_count(); ++id) {
+    const topo::Link& link = topology.link(id);
+    const double bandwidth_Bps = link.bandwidth_Bps * efficiency.of(link);
     zone->links.push_back(
-        iface->create_link("link" + std::to_string(id), effective_bandwidth_Bps(topology.link(id)) * kSizeUnitsPerByte)->set_latency(0)->get_impl());
+        iface->create_link("link" + std::to_string(id), bandwidth_Bps * kSizeUnitsPerByte)->set_latency(0)->get_impl());
   }
   iface->seal();
 }

@@ -51,6 +51,24 @@ struct CommGroup {
 // tiers.scale-out.bandwidth -> the effective bandwidth of one NIC; tier latencies -> every step latency of
 // that tier; collectives.ROW -> that row's base and step latencies (all protocols).
 
+// Achieved over nominal bandwidth for every link of a tier, what the simulator gives its links. Without a
+// calibration, the default efficiencies. With one, the factor that makes a link carry the calibrated rate:
+// - scale-up: calibrated bus bandwidth / the nominal ring bus bandwidth of the group that was measured (the
+//   first GPUs of a node, as many as the most ranks measured; 2 if unknown), so that the simulator's ring
+//   of that group runs at the calibrated rate. Example: rtx4090-pcie calibrated at 7.1 GB/s on 2 ranks; their
+//   ring's two edges both cross switch 0's 31.5 GB/s uplink (no P2P: through the host) -> 15.75 GB/s
+//   nominal -> 0.451.
+// - scale-out: calibrated bandwidth / the fastest NIC's nominal one (the calibration replaces one NIC's
+//   rate). Example: dgx-h100 calibrated at 45 GB/s per 400 Gb/s (50 GB/s) NIC -> 0.90.
+struct LinkEfficiency {
+  double scale_up = kScaleUpEfficiency;
+  double scale_out = kScaleOutEfficiency;
+  double of(const topologies::Link& link) const {
+    return link.tier == topologies::Tier::scale_up ? scale_up : scale_out;
+  }
+};
+LinkEfficiency link_efficiency(const topologies::Topology& topology);
+
 // The group of `gpus` (all GPUs when empty). Throws std::invalid_argument for an index out of range or a
 // repeated GPU.
 CommGroup describe_group(const topologies::Topology& topology, std::vector<int> gpus = {});

@@ -43,8 +43,6 @@ struct ReplayResult {
                                        // the ring's repeated rounds were skipped)
 };
 
-// The bandwidth a transfer gets alone on a link in the simulator: nominal x the model's tier efficiency.
-double effective_bandwidth_Bps(const topologies::Link& link);
 
 // A Chrome / Perfetto trace (JSON, "traceEvents"): one track per GPU with its compute and wait spans, and
 // its sends as async spans (several can be in flight at once). Needs a replay run with record_activities.
