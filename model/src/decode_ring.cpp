@@ -1,6 +1,8 @@
 // The ring pass. In round r (0 .. p-2) rank i attends to the block it holds, (i - r) mod p, merging it into
 // its running state, while sending that block to rank i + 1; after p - 1 rounds it attends to the last block
 // it received. A round lasts as long as its slowest rank: max over ranks of max(attention, transfer).
+// Without overlap (PlanOptions::ring_overlap false) a round takes the slowest attention plus the slowest
+// transfer: exact when the blocks are equal, and at most one token's attention and transfer more otherwise.
 // The paper's code rotates p times (its eq. 10 counts p transfers); the p-th rotation only returns every
 // block to its owner and is left out.
 //
@@ -71,8 +73,8 @@ void evaluate_ring(Context& c, const Phase& phase) {
     const double attention = larger(compute_in_big[round], compute_in_small[round]).value;
     const WindowMax transfer = larger(transfer_in_big[round], transfer_in_small[round]);
     compute_s += attention;
-    overlapped_s += std::min(transfer.value, attention);
-    const double exposed = std::max(0.0, transfer.value - attention);
+    overlapped_s += c.plan.ring_overlap ? std::min(transfer.value, attention) : 0.0;
+    const double exposed = c.plan.ring_overlap ? std::max(0.0, transfer.value - attention) : transfer.value;
     (transfer.rank >= 0 && c.model.crosses_domains(transfer.rank, (transfer.rank + 1) % p) ? exposed_network_s
                                                                                          : exposed_fabric_s) += exposed;
   }

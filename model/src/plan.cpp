@@ -136,6 +136,7 @@ DecodePlan make_plan(DecodeAlgorithm algorithm, const Workload& workload, long l
   plan.seq_len = seq_len;
   plan.shards = split_tokens(seq_len, static_cast<int>(gpus.size()));
   plan.gpus = std::move(gpus);
+  plan.ring_overlap = options.ring_overlap;
   if (options.stats_bytes < 1 || options.partial_o_bytes < 0) throw std::invalid_argument("element sizes must be positive");
   plan.sizes = plan_sizes(workload, options.stats_bytes, options.partial_o_bytes);
   const PlanSizes& s = plan.sizes;

@@ -32,12 +32,12 @@ void append_round_steps(const DecodePlan& plan, int rank, int round, std::vector
   auto block = [&](int r) { return plan.shards[static_cast<size_t>(((rank - r) % p + p) % p)].count; };
   const size_t first = steps.size();
   const long long tokens = block(round);
-  if (round < p - 1 && tokens > 0) {
-    Step send{StepKind::send, "send K/V block", (rank + 1) % p, tokens * plan.sizes.kv_bytes_per_token, 0,
-              CollectiveOp::sendrecv, true};
-    steps.push_back(send);
-  }
+  const bool sends = round < p - 1 && tokens > 0;
+  const Step send{StepKind::send, "send K/V block", (rank + 1) % p, tokens * plan.sizes.kv_bytes_per_token, 0,
+                  CollectiveOp::sendrecv, plan.ring_overlap};
+  if (sends && plan.ring_overlap) steps.push_back(send);  // in flight during the attention
   steps.push_back(attention_step(plan, "attend to a K/V block and merge", tokens, 2 * plan.sizes.state_bytes));
+  if (sends && !plan.ring_overlap) steps.push_back(send);  // after it, done before the rank goes on
   if (round < p - 1 && block(round + 1) > 0) {
     steps.push_back({StepKind::receive, "receive K/V block", (rank - 1 + p) % p,
                      block(round + 1) * plan.sizes.kv_bytes_per_token, 0, CollectiveOp::sendrecv, false});

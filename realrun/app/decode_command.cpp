@@ -86,7 +86,7 @@ Measured measure_cuda(const DecodeOptions& options, MpiTransport& transport, con
 // One algorithm at one length: warm-up, repeats, then the check against the reference and the model's bytes.
 ordered_json run_case(const DecodeOptions& options, MpiTransport& transport, const model::DecodeModel& model,
                       const model::Workload& workload, const Case& c, bool& ok) {
-  const model::DecodePlan plan = model.plan(c.algorithm, workload, c.seq_len, plan_options());
+  const model::DecodePlan plan = model.plan(c.algorithm, workload, c.seq_len, plan_options(parse_backend(options.backend)));
   const Measured m = options.backend == "cuda" ? measure_cuda(options, transport, plan) : measure_cpu(options, transport, plan);
   if (transport.rank() != 0) return {};
   const AttentionShape shape = shape_of(workload);

@@ -16,10 +16,17 @@ namespace treering::realrun {
 using detail::CountingLink;
 using detail::ReduceOp;
 
-model::PlanOptions plan_options() {
+Backend parse_backend(const std::string& name) {
+  if (name == "cpu") return Backend::cpu;
+  if (name == "cuda") return Backend::cuda;
+  throw std::invalid_argument("unknown backend '" + name + "' (cpu or cuda)");
+}
+
+model::PlanOptions plan_options(Backend backend) {
   model::PlanOptions options;
   options.partial_o_bytes = 4;
   options.collective_algorithm = model::CollectiveAlgorithm::ring;
+  options.ring_overlap = backend == Backend::cuda;
   return options;
 }
 
@@ -217,7 +224,7 @@ RankResult run_plan(const model::DecodePlan& plan, Transport& transport, std::ui
   }
   const AttentionShape shape = shape_of(plan.workload);
   if (plan.sizes.o_bytes != static_cast<double>(shape.q_values() * 4) || plan.sizes.stats_bytes != static_cast<double>(shape.states() * 4)) {
-    throw std::invalid_argument("the cpu backend runs plans made with realrun::plan_options() (fp32 partial states)");
+    throw std::invalid_argument("the cpu backend runs plans made with realrun::plan_options(Backend::cpu) (fp32 partial states)");
   }
   const int rank = transport.rank();
   const model::Shard& shard = plan.shards[static_cast<size_t>(rank)];

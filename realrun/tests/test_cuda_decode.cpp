@@ -26,7 +26,7 @@ TEST_CASE("cuda decode on one GPU: every algorithm equals the reference") {
     const std::vector<double> reference =
         realrun::reference_attention(shape, realrun::dtype_of(workload), all.q.data(), all.k.data(), all.v.data(), seq_len);
     for (model::DecodeAlgorithm algorithm : model::all_decode_algorithms()) {
-      const model::DecodePlan plan = model.plan(algorithm, workload, seq_len, realrun::plan_options());
+      const model::DecodePlan plan = model.plan(algorithm, workload, seq_len, realrun::plan_options(realrun::Backend::cuda));
       const realrun::cuda::GpuRankResult result = realrun::cuda::run_plan_on_gpu(plan, 0, nullptr, 7);
       CAPTURE(seq_len);
       CAPTURE(std::string(model::to_string(algorithm)));

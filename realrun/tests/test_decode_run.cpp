@@ -56,7 +56,7 @@ TEST_CASE("every algorithm on 1-4 ranks, even, uneven and empty shards: the refe
         const std::vector<double> reference =
             realrun::reference_attention(shape, dtype, all.q.data(), all.k.data(), all.v.data(), seq_len);
         for (model::DecodeAlgorithm algorithm : model::all_decode_algorithms()) {
-          const model::DecodePlan plan = model.plan(algorithm, workload, seq_len, realrun::plan_options());
+          const model::DecodePlan plan = model.plan(algorithm, workload, seq_len, realrun::plan_options(realrun::Backend::cpu));
           const Outcome outcome = run(plan, ranks);
           CAPTURE(workload.name);
           CAPTURE(ranks);
@@ -79,6 +79,6 @@ TEST_CASE("plans the cpu backend cannot run are refused") {
   const model::DecodePlan fp16_states = model.plan(model::DecodeAlgorithm::tree, model::find_workload("paper-mha16"), 100);
   CHECK_THROWS_AS(run(fp16_states, 2), std::invalid_argument);  // made without plan_options(): 16-bit partial o
   const model::DecodePlan two = model.plan(model::DecodeAlgorithm::tree, model::find_workload("paper-mha16"), 100,
-                                           realrun::plan_options());
+                                           realrun::plan_options(realrun::Backend::cpu));
   CHECK_THROWS_AS(run(two, 3), std::invalid_argument);  // a plan for 2 ranks on 3
 }

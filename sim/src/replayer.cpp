@@ -148,7 +148,14 @@ void Replayer::run_step(int rank, const model::Step& step, size_t& next_collecti
       if (now() > start) note({rank, ActivityKind::compute, start, now(), -1, step.phase});
       break;
     }
-    case model::StepKind::send: send(rank, step.peer, step.bytes, step.phase); break;
+    case model::StepKind::send: {
+      send(rank, step.peer, step.bytes, step.phase);
+      if (step.overlaps_next) break;
+      Outbox& outbox = outboxes[static_cast<size_t>(rank)];  // the rank copies the block itself: wait for it
+      for (; outbox.confirmed < outbox.issued; ++outbox.confirmed) outbox.delivered->acquire();
+      if (now() > start) note({rank, ActivityKind::wait, start, now(), step.peer, step.phase});
+      break;
+    }
     case model::StepKind::receive:
       mailbox('p', step.peer, rank)->get<int>();
       if (now() > start) note({rank, ActivityKind::wait, start, now(), step.peer, step.phase});

@@ -53,7 +53,8 @@ std::vector<DecodeMeasurement> read_decode_measurements(const std::string& path)
     for (const nlohmann::json& row : field(json, "results")) {
       out.push_back({field(row, "algo").get<std::string>(), field(row, "workload").get<std::string>(), field(row, "batch").get<int>(),
                      field(row, "seq_len").get<long long>(), field(row, "ranks").get<int>(),
-                     field(field(row, "latency_s"), "median").get<double>(), path});
+                     field(field(row, "latency_s"), "median").get<double>(), field(row, "backend").get<std::string>(), path});
+      if (out.back().backend != "cpu" && out.back().backend != "cuda") throw InputError({path, 0, 0}, "unknown backend '" + out.back().backend + "' (cpu or cuda)");
       if (!(out.back().latency_s > 0) || out.back().seq_len < 1 || out.back().ranks < 1) {
         throw InputError({path, 0, 0}, "a result needs a positive latency, length and ranks");
       }
@@ -75,7 +76,7 @@ std::vector<DecodeCase> predict_decodes(const topologies::Topology& topology, co
     const model::DecodeModel decode(topology, gpus);
     model::Workload workload = model::find_workload(m.workload);
     workload.batch = m.batch;
-    const model::DecodePlan plan = decode.plan(model::parse_decode_algorithm(m.algorithm), workload, m.seq_len, realrun::plan_options());
+    const model::DecodePlan plan = decode.plan(model::parse_decode_algorithm(m.algorithm), workload, m.seq_len, realrun::plan_options(realrun::parse_backend(m.backend)));
     DecodeCase c{m, {}};
     for (Engine engine : engines) {
       c.predicted_s[engine] = engine == Engine::model ? decode.evaluate(plan).latency_s : sim::replay_plan(decode, plan).latency_s;

@@ -245,7 +245,7 @@ GpuDecode::GpuDecode(const model::DecodePlan& plan, int rank, void* nccl_comm, s
   }
   const AttentionShape shape = shape_of(plan.workload);
   if (plan.sizes.o_bytes != static_cast<double>(shape.q_values() * 4) || plan.sizes.stats_bytes != static_cast<double>(shape.states() * 4)) {
-    throw std::invalid_argument("the cuda backend runs plans made with realrun::plan_options() (fp32 partial states)");
+    throw std::invalid_argument("the cuda backend runs plans made with realrun::plan_options(Backend::cuda) (fp32 partial states)");
   }
   for (const model::Phase& phase : plan.phases) {  // checked before any NCCL group is opened
     const double state = static_cast<double>(shape.q_values() * 4) + (phase.merge_states > 0 ? static_cast<double>(shape.states() * 4) : 0.0);

@@ -72,6 +72,7 @@ struct DecodePlan {
   std::vector<Shard> shards;  // rank -> the shard it holds at the start
   PlanSizes sizes;
   std::vector<Phase> phases;
+  bool ring_overlap = true;   // PlanOptions::ring_overlap
 };
 
 struct PlanOptions {
@@ -82,6 +83,8 @@ struct PlanOptions {
                                                             // backend runs rings); none: the fastest per phase
   int tree_fan_in_domain = 0; // tree-lse: states merged per step inside a scale-up domain (0: all at once)
   int tree_fan_in_network = 2;// tree-lse: across domains (2: binomial)
+  bool ring_overlap = true;   // ring: a round's transfer runs beside its attention (false: after it, as on a CPU
+                              // host, whose cores both compute and copy the blocks)
 };
 
 // `domain_of_rank[r]` tells tree-lse which ranks share a scale-up domain. Throws std::invalid_argument for
@@ -103,7 +106,8 @@ struct Step {
   double bytes = 0;       // compute: bytes read; send / receive / collective: bytes
   double flops = 0;       // compute
   CollectiveOp op = CollectiveOp::allreduce;
-  bool overlaps_next = false;  // the ring's send runs while the next compute step does (double buffering)
+  bool overlaps_next = false;  // the ring's send runs while the next compute step does (double buffering); a
+                               // ring send without it ends before the rank goes on (PlanOptions::ring_overlap)
   bool attention = false;      // compute: a flash-decoding kernel (none runs over an empty shard: flops 0)
   int phase = 0;               // index of the plan's phase it belongs to
   int round = -1;              // the ring's round (0 .. p-1) for the steps of its pass; -1 elsewhere

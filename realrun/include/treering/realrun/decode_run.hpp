@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "treering/model/plan.hpp"
@@ -13,8 +14,14 @@
 
 namespace treering::realrun {
 
-// The plan options the cpu backend runs: partial outputs travel in fp32, every collective is a ring.
-model::PlanOptions plan_options();
+enum class Backend { cpu, cuda };
+Backend parse_backend(const std::string& name);  // "cpu" | "cuda"; throws std::invalid_argument
+
+// The plan options the backends run: partial outputs travel in fp32, every collective is a ring. The cpu
+// backend's ring does not overlap: the cores that attend also copy the blocks (MPI's shared-memory transfers
+// move only inside MPI calls), so a round takes attention plus transfer. The cuda backend's copies run beside
+// the kernel.
+model::PlanOptions plan_options(Backend backend);
 
 AttentionShape shape_of(const model::Workload& workload);
 Dtype dtype_of(const model::Workload& workload);  // throws std::invalid_argument unless 2-byte elements

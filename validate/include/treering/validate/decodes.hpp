@@ -19,6 +19,7 @@ struct DecodeMeasurement {
   long long seq_len = 0;
   int ranks = 0;
   double latency_s = 0;   // the median over repeats
+  std::string backend;    // cpu | cuda: the plan options it ran (realrun::plan_options)
   std::string file;
 };
 
