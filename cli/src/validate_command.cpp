@@ -55,16 +55,17 @@ void print_table(const std::vector<validate::CaseResult>& cases, const std::vect
     table.print(std::cout);
     std::cout << '\n';
   }
-  Table totals({"engine", "op", "cases", "median |error|", "p90 |error|", "max |error|"});
+  Table totals({"engine", "op", "cases", "median |error|", "p90 |error|", "max |error|", "median noise"});
   for (const validate::ErrorSummary& s : summary) {
     totals.add_row({validate::to_string(s.engine), s.operation, std::to_string(s.cases), percent(s.median_abs_rel_error, false),
-                    percent(s.p90_abs_rel_error, false), percent(s.max_abs_rel_error, false)});
+                    percent(s.p90_abs_rel_error, false), percent(s.max_abs_rel_error, false),
+                    s.median_noise ? percent(*s.median_noise, false) : "-"});
   }
   totals.print(std::cout);
 }
 
 void print_decode_table(const std::vector<validate::DecodeCase>& cases, const std::vector<validate::Engine>& engines) {
-  std::vector<std::string> header{"algorithm", "workload", "batch", "tokens", "ranks", "measured"};
+  std::vector<std::string> header{"algorithm", "workload", "batch", "tokens", "ranks", "measured", "noise"};
   for (validate::Engine engine : engines) {
     header.push_back(validate::to_string(engine));
     header.push_back("error");
@@ -72,7 +73,8 @@ void print_decode_table(const std::vector<validate::DecodeCase>& cases, const st
   Table table(header);
   for (const validate::DecodeCase& c : cases) {
     std::vector<std::string> row{c.measured.algorithm, c.measured.workload, std::to_string(c.measured.batch),
-                                 std::to_string(c.measured.seq_len), std::to_string(c.measured.ranks), fmt::format_duration(c.measured.latency_s)};
+                                 std::to_string(c.measured.seq_len), std::to_string(c.measured.ranks), fmt::format_duration(c.measured.latency_s),
+                                 percent(c.noise, false)};
     for (validate::Engine engine : engines) {
       row.push_back(fmt::format_duration(c.predicted_s.at(engine)));
       row.push_back(percent(c.error(engine)));
@@ -93,7 +95,8 @@ ordered_json decode_rows(const std::vector<validate::DecodeCase>& cases) {
     }
     rows.push_back({{"kind", "decode"}, {"algo", c.measured.algorithm}, {"workload", c.measured.workload},
                     {"batch", c.measured.batch}, {"seq_len", c.measured.seq_len}, {"ranks", c.measured.ranks},
-                    {"measured_s", c.measured.latency_s}, {"predicted_s", predicted}, {"rel_error", errors}, {"file", c.measured.file}});
+                    {"measured_s", c.measured.latency_s}, {"noise", c.noise}, {"predicted_s", predicted}, {"rel_error", errors},
+                    {"file", c.measured.file}});
   }
   return rows;
 }
@@ -114,6 +117,7 @@ ordered_json to_json(const std::vector<validate::CaseResult>& cases, const std::
     totals.push_back({{"engine", validate::to_string(s.engine)}, {"op", s.operation}, {"cases", s.cases},
                       {"median_abs_rel_error", s.median_abs_rel_error}, {"p90_abs_rel_error", s.p90_abs_rel_error},
                       {"max_abs_rel_error", s.max_abs_rel_error}});
+    if (s.median_noise) totals.back()["median_noise"] = *s.median_noise;
   }
   return {{"cases", rows}, {"summary", totals}};
 }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <stdexcept>
+#include <tuple>
 
 #include "treering/model/decode.hpp"
 #include "treering/realrun/decode_run.hpp"
@@ -24,6 +25,21 @@ nlohmann::json parse(const std::string& path) {
     return nlohmann::json::parse(in);
   } catch (const nlohmann::json::parse_error& error) {
     throw InputError({path, 0, 0}, std::string("not valid JSON: ") + error.what());
+  }
+}
+
+// DecodeCase::noise: the same case (algorithm, workload, batch, length, ranks, backend) measured in several
+// files spreads over (largest - smallest) / mean of its medians. Example: 4.4 and 4.6 ms -> 0.2 / 4.5 = 4.4 %.
+void assign_noise(std::vector<DecodeCase>& cases) {
+  using Key = std::tuple<std::string, std::string, int, long long, int, std::string>;
+  std::map<Key, std::vector<double>> medians;
+  auto key = [](const DecodeMeasurement& m) { return Key{m.algorithm, m.workload, m.batch, m.seq_len, m.ranks, m.backend}; };
+  for (const DecodeCase& c : cases) medians[key(c.measured)].push_back(c.measured.latency_s);
+  for (DecodeCase& c : cases) {
+    const std::vector<double>& same = medians[key(c.measured)];
+    const auto [low, high] = std::minmax_element(same.begin(), same.end());
+    const double mean = std::accumulate(same.begin(), same.end(), 0.0) / static_cast<double>(same.size());
+    c.noise = std::max(c.measured.spread.value_or(0.0), (*high - *low) / mean);
   }
 }
 
@@ -53,7 +69,11 @@ std::vector<DecodeMeasurement> read_decode_measurements(const std::string& path)
     for (const nlohmann::json& row : field(json, "results")) {
       out.push_back({field(row, "algo").get<std::string>(), field(row, "workload").get<std::string>(), field(row, "batch").get<int>(),
                      field(row, "seq_len").get<long long>(), field(row, "ranks").get<int>(),
-                     field(field(row, "latency_s"), "median").get<double>(), field(row, "backend").get<std::string>(), path});
+                     field(field(row, "latency_s"), "median").get<double>(), field(row, "backend").get<std::string>(), {}, path});
+      const nlohmann::json& latency = row.at("latency_s");
+      if (latency.contains("p10") && latency.contains("p90")) {
+        out.back().spread = (latency.at("p90").get<double>() - latency.at("p10").get<double>()) / out.back().latency_s;
+      }
       if (out.back().backend != "cpu" && out.back().backend != "cuda") throw InputError({path, 0, 0}, "unknown backend '" + out.back().backend + "' (cpu or cuda)");
       if (!(out.back().latency_s > 0) || out.back().seq_len < 1 || out.back().ranks < 1) {
         throw InputError({path, 0, 0}, "a result needs a positive latency, length and ranks");
@@ -83,6 +103,7 @@ std::vector<DecodeCase> predict_decodes(const topologies::Topology& topology, co
     }
     cases.push_back(std::move(c));
   }
+  assign_noise(cases);
   return cases;
 }
 
@@ -91,7 +112,12 @@ std::vector<ErrorSummary> summarise(const std::vector<DecodeCase>& cases, const 
   for (Engine engine : engines) {
     std::map<std::string, std::vector<double>> errors;
     for (const DecodeCase& c : cases) errors[c.measured.algorithm].push_back(std::abs(c.error(engine)));
-    for (const auto& [algorithm, values] : errors) summaries.push_back(summary_of(engine, algorithm, values));
+    std::map<std::string, std::vector<double>> noise;
+    for (const DecodeCase& c : cases) noise[c.measured.algorithm].push_back(c.noise);
+    for (const auto& [algorithm, values] : errors) {
+      summaries.push_back(summary_of(engine, algorithm, values));
+      summaries.back().median_noise = summary_of(engine, algorithm, noise[algorithm]).median_abs_rel_error;
+    }
   }
   return summaries;
 }

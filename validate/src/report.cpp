@@ -71,7 +71,7 @@ void check_ranks_fit(int ranks, int gpus, const std::string& file) {
 
 ErrorSummary summary_of(Engine engine, const std::string& operation, const std::vector<double>& abs_errors) {
   return {engine, operation, static_cast<int>(abs_errors.size()), nearest_rank(abs_errors, 0.5), nearest_rank(abs_errors, 0.9),
-          *std::max_element(abs_errors.begin(), abs_errors.end())};
+          *std::max_element(abs_errors.begin(), abs_errors.end()), std::nullopt};
 }
 
 std::vector<ErrorSummary> summarise(const std::vector<CaseResult>& cases, const std::vector<Engine>& engines) {

@@ -38,3 +38,34 @@ TEST_CASE("broken decode files name what is missing or wrong") {
   std::ofstream(path) << R"({"results": [{"algo": "tree", "seq_len": "long", "ranks": 2, "workload": "w", "batch": 1, "latency_s": {"median": 1}}]})";
   CHECK_THROWS_WITH_AS(validate::read_decode_measurements(path), doctest::Contains("wrong type"), topologies::InputError);
 }
+
+TEST_CASE("a decode's noise: its repeats' spread, or the spread of the same case across files, the larger") {
+  // realrun-decode.json: tree p10 1.9, p90 2.2 ms over a 2.0 ms median -> 15 %; ring 3.9 / 4.2 / 4.0 -> 7.5 %.
+  // A second file measures the ring at 4.6 ms (no repeats listed): 4.0 and 4.6 spread over 0.6 / 4.3 = 13.95 %,
+  // larger than 7.5 %, for both ring cases.
+  const std::string path = std::string(TREERING_BINARY_DIR) + "/tests/decode-again.json";
+  std::ofstream(path) << R"({"results": [{"algo": "ring", "seq_len": 2000, "ranks": 2, "backend": "cpu", "workload": "paper-mha16",
+                            "batch": 1, "latency_s": {"median": 0.0046}}]})";
+  auto rows = validate::read_decode_measurements(std::string(TREERING_SOURCE_DIR) + "/validate/tests/data/realrun-decode.json");
+  CHECK(rows[0].spread.value() == doctest::Approx(0.15));
+  const auto again = validate::read_decode_measurements(path);
+  CHECK_FALSE(again[0].spread.has_value());
+  rows.insert(rows.end(), again.begin(), again.end());
+  const topologies::Topology topology = topologies::build_topology("dgx-h100", {1, {}});
+  const auto cases = validate::predict_decodes(topology, rows, {validate::Engine::model});
+  REQUIRE(cases.size() == 3);
+  CHECK(cases[0].noise == doctest::Approx(0.15));
+  CHECK(cases[1].noise == doctest::Approx(0.6 / 4.3));
+  CHECK(cases[2].noise == doctest::Approx(0.6 / 4.3));
+  const auto summary = validate::summarise(cases, {validate::Engine::model});
+  REQUIRE(summary.size() == 2);
+  CHECK(summary[0].median_noise.value() == doctest::Approx(0.6 / 4.3));  // ring
+  CHECK(summary[1].median_noise.value() == doctest::Approx(0.15));       // tree
+}
+
+TEST_CASE("a decode file without its backend is refused") {
+  const std::string path = std::string(TREERING_BINARY_DIR) + "/tests/no-backend-decode.json";
+  std::ofstream(path) << R"({"results": [{"algo": "tree", "seq_len": 100, "ranks": 2, "workload": "paper-mha16", "batch": 1,
+                            "latency_s": {"median": 0.001}}]})";
+  CHECK_THROWS_WITH_AS(validate::read_decode_measurements(path), doctest::Contains("missing 'backend'"), topologies::InputError);
+}

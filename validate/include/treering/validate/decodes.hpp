@@ -20,12 +20,16 @@ struct DecodeMeasurement {
   int ranks = 0;
   double latency_s = 0;   // the median over repeats
   std::string backend;    // cpu | cuda: the plan options it ran (realrun::plan_options)
+  std::optional<double> spread;  // (p90 - p10) / median of its repeats, when the file has them
   std::string file;
 };
 
 struct DecodeCase {
   DecodeMeasurement measured;
   std::map<Engine, double> predicted_s;
+  // How noisy the measurement is, relative: the larger of its repeats' spread and the spread of the same case's
+  // medians in other files ((largest - smallest) / their mean). 0 when neither is known.
+  double noise = 0;
   double error(Engine engine) const { return (predicted_s.at(engine) - measured.latency_s) / measured.latency_s; }
 };
 
@@ -39,7 +43,7 @@ std::vector<DecodeMeasurement> read_decode_measurements(const std::string& path)
 std::vector<DecodeCase> predict_decodes(const topologies::Topology& topology, const std::vector<DecodeMeasurement>& measured,
                                         const std::vector<Engine>& engines);
 
-// Per engine and algorithm (ErrorSummary::operation is the algorithm).
+// Per engine and algorithm (ErrorSummary::operation is the algorithm), with the median noise of its cases.
 std::vector<ErrorSummary> summarise(const std::vector<DecodeCase>& cases, const std::vector<Engine>& engines);
 
 }  // namespace treering::validate

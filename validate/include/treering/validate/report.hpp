@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,7 @@ struct ErrorSummary {
   double median_abs_rel_error = 0;
   double p90_abs_rel_error = 0;
   double max_abs_rel_error = 0;
+  std::optional<double> median_noise;  // decodes: the median of the cases' DecodeCase::noise
 };
 
 // The ranks run on GPUs 0 .. ranks - 1 of `topology` (node by node). The simulator's figure: the algorithm's
