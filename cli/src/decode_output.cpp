@@ -1,10 +1,13 @@
 #include "decode_output.hpp"
 
 #include <algorithm>
+#include <sstream>
 
 namespace treering::cli {
 
 using nlohmann::ordered_json;
+
+namespace {
 
 int nodes_used(const topologies::Topology& topology, const std::vector<int>& gpus) {
   std::vector<int> nodes;
@@ -13,16 +16,26 @@ int nodes_used(const topologies::Topology& topology, const std::vector<int>& gpu
   return static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
 }
 
-ordered_json decode_json(const DecodeRow& row, const topologies::Topology& topology, const model::Workload& workload) {
+}  // namespace
+
+void set_context(DecodeRow& row, const model::DecodeModel& decode, const model::Workload& workload) {
+  row.cluster = decode.topology().spec().name;
+  row.cluster_nodes = decode.topology().node_count();
+  row.nodes_used = nodes_used(decode.topology(), decode.group().gpus);
+  row.workload = workload.name;
+  row.batch = workload.batch;
+}
+
+ordered_json decode_json(const DecodeRow& row) {
   const model::DecodeResult& r = row.result;
   ordered_json phases = ordered_json::array();
   for (const auto& phase : r.phases) {
     phases.push_back({{"label", phase.label}, {"time_s", phase.time_s}, {"inter_node", phase.inter_node}, {"how", phase.how}});
   }
   ordered_json json = {
-      {"algo", model::to_string(r.algorithm)}, {"engine", row.engine}, {"cluster", topology.spec().name},
-      {"nodes", row.nodes_used}, {"cluster_nodes", topology.node_count()},
-      {"gpus", r.gpus}, {"workload", workload.name}, {"batch", workload.batch}, {"seq_len", r.seq_len},
+      {"algo", model::to_string(r.algorithm)}, {"engine", row.engine}, {"cluster", row.cluster},
+      {"nodes", row.nodes_used}, {"cluster_nodes", row.cluster_nodes},
+      {"gpus", r.gpus}, {"workload", row.workload}, {"batch", row.batch}, {"seq_len", r.seq_len},
       {"latency_s", r.latency_s},
       {"breakdown", {{"compute_s", r.breakdown.compute_s}, {"intra_node_s", r.breakdown.intra_node_s},
                      {"inter_node_s", r.breakdown.inter_node_s},
@@ -44,26 +57,33 @@ ordered_json decode_json(const DecodeRow& row, const topologies::Topology& topol
   return json;
 }
 
-void print_decode_csv(std::ostream& out, const std::vector<DecodeRow>& rows, const topologies::Topology& topology,
-                      const model::Workload& workload) {
+std::string decode_csv_header(const DecodeRow& first) {
+  return std::string("algo,engine,cluster,nodes,gpus,workload,batch,seq_len,latency_s,compute_s,intra_node_s,inter_node_s,"
+                     "overlapped_communication_s,volume_per_gpu_bytes,volume_intra_node_bytes,volume_inter_node_bytes,"
+                     "volume_total_bytes,peak_memory_bytes,token_s") +
+         (first.prefill_s ? ",prefill_s" : "") + (first.generation_s ? ",generation_s" : "") +
+         (first.model_latency_s ? ",model_latency_s" : "") + '\n';
+}
+
+std::string decode_csv_line(const DecodeRow& row, const DecodeRow& first) {
+  const model::DecodeResult& r = row.result;
+  std::ostringstream out;
+  out << model::to_string(r.algorithm) << ',' << row.engine << ",\"" << row.cluster << "\"," << row.nodes_used << ','
+      << r.gpus << ',' << row.workload << ',' << row.batch << ',' << r.seq_len << ',' << r.latency_s << ','
+      << r.breakdown.compute_s << ',' << r.breakdown.intra_node_s << ',' << r.breakdown.inter_node_s << ','
+      << r.breakdown.overlapped_communication_s << ',' << r.volume.per_gpu << ',' << r.volume.intra_node << ','
+      << r.volume.inter_node << ',' << r.volume.total << ',' << r.memory.total << ',' << r.token_s;
+  if (first.prefill_s) out << ',' << row.prefill_s.value_or(0);
+  if (first.generation_s) out << ',' << row.generation_s.value_or(0);
+  if (first.model_latency_s) out << ',' << row.model_latency_s.value_or(0);
+  out << '\n';
+  return out.str();
+}
+
+void print_decode_csv(std::ostream& out, const std::vector<DecodeRow>& rows) {
   const DecodeRow first = rows.empty() ? DecodeRow{} : rows.front();
-  out << "algo,engine,cluster,nodes,gpus,workload,batch,seq_len,latency_s,compute_s,intra_node_s,inter_node_s,"
-         "overlapped_communication_s,volume_per_gpu_bytes,volume_intra_node_bytes,volume_inter_node_bytes,"
-         "volume_total_bytes,peak_memory_bytes,token_s"
-      << (first.prefill_s ? ",prefill_s" : "") << (first.generation_s ? ",generation_s" : "")
-      << (first.model_latency_s ? ",model_latency_s" : "") << '\n';
-  for (const DecodeRow& row : rows) {
-    const model::DecodeResult& r = row.result;
-    out << model::to_string(r.algorithm) << ',' << row.engine << ",\"" << topology.spec().name << "\"," << row.nodes_used
-        << ',' << r.gpus << ',' << workload.name << ',' << workload.batch << ',' << r.seq_len << ',' << r.latency_s << ','
-        << r.breakdown.compute_s << ',' << r.breakdown.intra_node_s << ',' << r.breakdown.inter_node_s << ','
-        << r.breakdown.overlapped_communication_s << ',' << r.volume.per_gpu << ',' << r.volume.intra_node << ','
-        << r.volume.inter_node << ',' << r.volume.total << ',' << r.memory.total << ',' << r.token_s;
-    if (first.prefill_s) out << ',' << row.prefill_s.value_or(0);
-    if (first.generation_s) out << ',' << row.generation_s.value_or(0);
-    if (first.model_latency_s) out << ',' << row.model_latency_s.value_or(0);
-    out << '\n';
-  }
+  out << decode_csv_header(first);
+  for (const DecodeRow& row : rows) out << decode_csv_line(row, first);
 }
 
 }  // namespace treering::cli

@@ -15,7 +15,11 @@ namespace treering::cli {
 struct DecodeRow {
   model::DecodeResult result;  // the model's, or the simulator's in the same form
   std::string engine = "model";
-  int nodes_used = 0;
+  std::string cluster;         // its name
+  int cluster_nodes = 0;       // nodes in the cluster
+  int nodes_used = 0;          // nodes the GPUs used sit on
+  std::string workload;        // its name
+  int batch = 1;
   std::optional<double> prefill_s;
   std::optional<double> generation_s;
   std::optional<double> model_latency_s;        // simulate: the model's figure beside the simulated one
@@ -23,12 +27,14 @@ struct DecodeRow {
   nlohmann::ordered_json links;                  // simulate: bytes and utilisation per link (JSON only)
 };
 
-int nodes_used(const topologies::Topology& topology, const std::vector<int>& gpus);
+// Fills the row's cluster, node and workload fields for `decode`'s GPUs running `workload`.
+void set_context(DecodeRow& row, const model::DecodeModel& decode, const model::Workload& workload);
 
-nlohmann::ordered_json decode_json(const DecodeRow& row, const topologies::Topology& topology, const model::Workload& workload);
+nlohmann::ordered_json decode_json(const DecodeRow& row);
 
-// A header line, then one line per row; the optional columns appear when the first row has them.
-void print_decode_csv(std::ostream& out, const std::vector<DecodeRow>& rows, const topologies::Topology& topology,
-                      const model::Workload& workload);
+// CSV: a header, then one line per row; the optional columns appear when `first` (the first row) has them.
+std::string decode_csv_header(const DecodeRow& first);
+std::string decode_csv_line(const DecodeRow& row, const DecodeRow& first);
+void print_decode_csv(std::ostream& out, const std::vector<DecodeRow>& rows);
 
 }  // namespace treering::cli

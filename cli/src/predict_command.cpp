@@ -57,7 +57,7 @@ void run(const PredictArgs& args) {
     for (model::DecodeAlgorithm algorithm : algorithms) {
       DecodeRow row;
       row.result = decode.predict(algorithm, workload, seq_len);
-      row.nodes_used = nodes_used(topology, decode.group().gpus);
+      set_context(row, decode, workload);
       model::check_fits(row.result, decode);
       if (args.prefill || args.tokens) row.prefill_s = args.prefill ? decode.prefill_s(workload, seq_len) : 0.0;
       if (args.tokens) {
@@ -69,9 +69,9 @@ void run(const PredictArgs& args) {
     }
   }
   if (args.format == "table") return print_table(rows, args, topology, workload);
-  if (args.format == "csv") return print_decode_csv(std::cout, rows, topology, workload);
+  if (args.format == "csv") return print_decode_csv(std::cout, rows);
   ordered_json list = ordered_json::array();
-  for (const DecodeRow& row : rows) list.push_back(decode_json(row, topology, workload));
+  for (const DecodeRow& row : rows) list.push_back(decode_json(row));
   std::cout << list.dump(2) << '\n';
 }
 

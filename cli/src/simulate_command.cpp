@@ -8,6 +8,7 @@
 #include "cluster_args.hpp"
 #include "commands.hpp"
 #include "decode_output.hpp"
+#include "simulated_decode.hpp"
 #include "table.hpp"
 #include "treering/sim/replay.hpp"
 #include "treering/topologies/units.hpp"
@@ -23,51 +24,6 @@ struct SimulateArgs : DecodeArgs {
   std::string trace;
   bool full_ring = false;
 };
-
-struct Case {
-  model::DecodeResult predicted;
-  sim::ReplayResult simulated;
-  model::DecodePlan plan;
-  DecodeRow row;  // the simulated result in predict's form
-};
-
-bool phase_crosses(const model::DecodeModel& decode, const model::DecodePlan& plan, const model::Phase& phase) {
-  const int p = static_cast<int>(plan.gpus.size());
-  switch (phase.kind) {
-    case model::PhaseKind::collective: return decode.group().domains > 1;
-    case model::PhaseKind::transfers:
-      return std::any_of(phase.sends.begin(), phase.sends.end(),
-                         [&](const model::Transfer& t) { return decode.crosses_domains(t.from, t.to); });
-    case model::PhaseKind::ring_pass:
-      for (int rank = 0; rank < p; ++rank) {
-        if (decode.crosses_domains(rank, (rank + 1) % p)) return true;
-      }
-      return false;
-    default: return false;
-  }
-}
-
-// The simulated latency with the model's volumes and memory (the same plan), and a breakdown from the rank that
-// finished last: its compute; its waits for receives by where they came from (waiting on a peer of its own node
-// that itself waited on the network counts as intra-node); its time in collectives, all inter-node when the
-// GPUs span domains; overlapped = the time its own transfers moved bytes while it computed.
-model::DecodeResult simulated_result(const model::DecodeModel& decode, const Case& c) {
-  model::DecodeResult r = c.predicted;
-  const sim::RankTimes& t = c.simulated.critical;
-  const bool across = decode.group().domains > 1;
-  r.latency_s = c.simulated.latency_s;
-  r.breakdown.compute_s = t.compute_s;
-  r.breakdown.intra_node_s = t.wait_intra_s + (across ? 0.0 : t.collective_s);
-  r.breakdown.inter_node_s = t.wait_inter_s + (across ? t.collective_s : 0.0);
-  r.breakdown.overlapped_communication_s = t.overlapped_s;
-  r.token_s = c.plan.workload.layers * r.latency_s + r.weights_s;
-  r.phases.clear();
-  for (size_t i = 0; i < c.plan.phases.size(); ++i) {
-    const model::Phase& phase = c.plan.phases[i];
-    r.phases.push_back({phase.label, t.phase_s.at(i), phase_crosses(decode, c.plan, phase), "simulated"});
-  }
-  return r;
-}
 
 ordered_json links_json(const topologies::Topology& topology, const sim::ReplayResult& simulated) {
   ordered_json links = ordered_json::array();
@@ -86,37 +42,27 @@ ordered_json links_json(const topologies::Topology& topology, const sim::ReplayR
   return links;
 }
 
-Case simulate_case(const SimulateArgs& args, const model::DecodeModel& decode, const model::Workload& workload,
-                   model::DecodeAlgorithm algorithm, long long seq_len) {
-  Case c;
-  c.plan = decode.plan(algorithm, workload, seq_len);
-  c.predicted = decode.evaluate(c.plan);
-  model::check_fits(c.predicted, decode);
-  c.simulated = sim::replay_plan(decode, c.plan, {!args.trace.empty(), !args.full_ring});
-  c.row.result = simulated_result(decode, c);
-  c.row.engine = "sim";
-  c.row.nodes_used = nodes_used(decode.topology(), decode.group().gpus);
-  c.row.model_latency_s = c.predicted.latency_s;
-  c.row.transfers_simulated = c.simulated.transfers_simulated;
-  return c;
+SimulatedCase simulate_case(const SimulateArgs& args, const model::DecodeModel& decode, const model::Workload& workload,
+                            model::DecodeAlgorithm algorithm, long long seq_len) {
+  return simulate_decode(decode, workload, algorithm, seq_len, {!args.trace.empty(), !args.full_ring});
 }
 
 // --tokens: the simulated token time at both ends of the generation, by the trapezoid rule (as the model).
 void add_generation(const SimulateArgs& args, const model::DecodeModel& decode, const model::Workload& workload,
-                    Case& c) {
+                    SimulatedCase& c) {
   if (args.prefill || args.tokens) c.row.prefill_s = args.prefill ? decode.prefill_s(workload, c.plan.seq_len) : 0.0;
   if (args.tokens) {
     const long long last = c.plan.seq_len + *args.tokens - 1;
-    const Case end = simulate_case(args, decode, workload, c.plan.algorithm, last);
+    const SimulatedCase end = simulate_case(args, decode, workload, c.plan.algorithm, last);
     c.row.generation_s = *c.row.prefill_s + *args.tokens * (c.row.result.token_s + end.row.result.token_s) / 2;
   }
   if (!args.prefill) c.row.prefill_s.reset();
 }
 
-std::vector<Case> run_cases(const SimulateArgs& args, const topologies::Topology& topology) {
+std::vector<SimulatedCase> run_cases(const SimulateArgs& args, const topologies::Topology& topology) {
   const model::Workload workload = load_workload(args);
   const model::DecodeModel decode(topology, args.gpus);
-  std::vector<Case> cases;
+  std::vector<SimulatedCase> cases;
   const std::vector<long long> lengths = fmt::parse_token_counts(args.seq_len);
   for (long long seq_len : lengths) {
     for (const std::string& name : args.algorithms) {
@@ -136,12 +82,12 @@ std::string percent(double simulated, double predicted) {
   return text;
 }
 
-void print_table(const std::vector<Case>& cases, const topologies::Topology& topology, bool compare) {
+void print_table(const std::vector<SimulatedCase>& cases, const topologies::Topology& topology, bool compare) {
   std::cout << (compare ? "model vs simulator" : "simulator") << " (SimGrid, shared links) on " << topology.spec().name
             << ", " << (cases.empty() ? 0 : cases.front().predicted.gpus) << " GPUs, one attention layer\n\n";
   if (compare) {
     Table table({"tokens", "algorithm", "model", "simulated", "difference"});
-    for (const Case& c : cases) {
+    for (const SimulatedCase& c : cases) {
       table.add_row({std::to_string(c.predicted.seq_len), model::to_string(c.predicted.algorithm),
                      fmt::format_duration(c.predicted.latency_s), fmt::format_duration(c.simulated.latency_s),
                      percent(c.simulated.latency_s, c.predicted.latency_s)});
@@ -150,7 +96,7 @@ void print_table(const std::vector<Case>& cases, const topologies::Topology& top
   }
   Table table({"tokens", "algorithm", "latency", "compute", "comm intra", "comm inter", "sent/GPU", "inter-node",
                "transfers", "vs model"});
-  for (const Case& c : cases) {
+  for (const SimulatedCase& c : cases) {
     const model::DecodeResult& r = c.row.result;
     table.add_row({std::to_string(r.seq_len), model::to_string(r.algorithm), fmt::format_duration(r.latency_s),
                    fmt::format_duration(r.breakdown.compute_s), fmt::format_duration(r.breakdown.intra_node_s),
@@ -171,7 +117,7 @@ void print_simulation(const SimulateArgs& args, bool compare) {
     if (!trace) throw topologies::InputError({args.trace, 0, 0}, "cannot write the file");
   }
   const topologies::Topology topology = load_topology(args.cluster);
-  std::vector<Case> cases = run_cases(args, topology);
+  std::vector<SimulatedCase> cases = run_cases(args, topology);
   if (!args.trace.empty()) {
     if (!(trace << sim::chrome_trace(cases.front().plan, cases.front().simulated))) {
       throw topologies::InputError({args.trace, 0, 0}, "cannot write the file");
@@ -180,14 +126,14 @@ void print_simulation(const SimulateArgs& args, bool compare) {
   }
   const model::Workload workload = load_workload(args);
   std::vector<DecodeRow> rows;
-  for (Case& c : cases) {
+  for (SimulatedCase& c : cases) {
     if (!compare && args.format == "json") c.row.links = links_json(topology, c.simulated);
     rows.push_back(c.row);
   }
-  if (args.format == "csv") return print_decode_csv(std::cout, rows, topology, workload);
+  if (args.format == "csv") return print_decode_csv(std::cout, rows);
   if (args.format == "table") return print_table(cases, topology, compare);
   ordered_json list = ordered_json::array();
-  for (const DecodeRow& row : rows) list.push_back(decode_json(row, topology, workload));
+  for (const DecodeRow& row : rows) list.push_back(decode_json(row));
   std::cout << list.dump(2) << '\n';
 }
 

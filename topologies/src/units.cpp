@@ -138,6 +138,18 @@ std::string format_bandwidth_bits(double bandwidth_Bps) { return format_with_pre
 std::string format_bytes(double bytes) { return format_with_prefix(bytes, "B"); }
 std::string format_flops(double flops) { return format_with_prefix(flops, "FLOP/s"); }
 
+std::string format_token_count(long long tokens) {
+  char buffer[32];
+  for (const auto& [unit, suffix] : {std::pair<long long, const char*>{1000000000, "G"}, {1000000, "M"}, {1000, "k"}}) {
+    // Exact with at most three decimals (5,120,000 = 5.12M), else the next smaller unit.
+    if (tokens >= unit && tokens % (unit / 1000) == 0) {
+      std::snprintf(buffer, sizeof buffer, "%.4g%s", static_cast<double>(tokens) / static_cast<double>(unit), suffix);
+      if (std::string(buffer).find('e') == std::string::npos) return buffer;
+    }
+  }
+  return std::to_string(tokens);
+}
+
 std::string format_duration(double seconds) {
   char buffer[64];
   double magnitude = std::fabs(seconds);

@@ -60,6 +60,12 @@ TEST_CASE("formatting picks a prefix and keeps four significant digits") {
   CHECK(format_bandwidth_bits(50e9) == "400 Gb/s");
   CHECK(format_bandwidth(1.5625e9) == "1.562 GB/s");
   CHECK(format_bytes(80e9) == "80 GB");
+  CHECK(format_token_count(80000) == "80k");
+  CHECK(format_token_count(5120000) == "5.12M");
+  CHECK(format_token_count(1001) == "1001");     // not a whole number of thousandths of a k
+  CHECK(format_token_count(1500) == "1.5k");
+  CHECK(format_token_count(10240000) == "10.24M");
+  CHECK(format_token_count(999) == "999");
   CHECK(format_duration(1.5e-6) == "1.5 us");
   CHECK(format_duration(130e-9) == "130 ns");
   CHECK(format_duration(2.5e-3) == "2.5 ms");

@@ -44,5 +44,7 @@ std::string format_bandwidth_bits(double bandwidth_Bps);
 std::string format_bytes(double bytes);
 std::string format_duration(double seconds);
 std::string format_flops(double flops);
+// Token counts as parse_token_counts reads them: 80000 -> "80k", 5120000 -> "5.12M", 1001 -> "1001".
+std::string format_token_count(long long tokens);
 
 }  // namespace treering::topologies

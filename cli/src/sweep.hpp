@@ -1,0 +1,49 @@
+// Sweeps: every combination of node count, workload, batch, context length, algorithm and engine on one
+// cluster, as tidy rows in a fixed order, run on threads (and, by sweep_ranks.hpp, across MPI ranks).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "decode_output.hpp"
+
+namespace treering::cli {
+
+struct SweepSpec {
+  std::string cluster;                      // a preset or a YAML file
+  std::vector<int> nodes;                   // empty: the cluster file's own count
+  std::vector<std::string> workloads{"paper-mha16"};
+  std::vector<int> batches;                 // empty: each workload's own batch
+  std::vector<long long> seq_lens;
+  std::vector<model::DecodeAlgorithm> algorithms;
+  std::vector<std::string> engines{"model"};  // model | sim
+};
+
+struct SweepCase {
+  int nodes = 0;  // 0: the cluster file's count
+  std::string workload;
+  int batch = 0;  // 0: the workload's own
+  long long seq_len = 0;
+  model::DecodeAlgorithm algorithm = model::DecodeAlgorithm::tree;
+  std::string engine;
+};
+
+// In this order, the last varying fastest: nodes, workload, batch, seq_len, algorithm, engine. Throws
+// std::invalid_argument for an empty axis or an unknown engine.
+std::vector<SweepCase> sweep_cases(const SweepSpec& spec);
+
+// Runs the cases `indices` (into sweep_cases(spec)) on `jobs` threads; the rows come back in the order of
+// `indices`. `progress(done, total)` is called from the threads, one at a time. A case whose plan does not fit in
+// memory is computed all the same (its peak_memory_bytes says so). Throws the first case's error.
+std::vector<DecodeRow> run_sweep(const SweepSpec& spec, const std::vector<std::size_t>& indices, int jobs,
+                                 const std::function<void(std::size_t, std::size_t)>& progress = {});
+
+// The rows as text: a CSV line or a JSON array element (two-space indented, as the whole file's), so that pieces
+// computed apart join into the same file as one serial run. Every sweep row has model_latency_s (the model's
+// rows their own latency), so the CSV columns are the same whoever computes the first row.
+std::string format_row(const DecodeRow& row, const std::string& format);
+std::string join_rows(const std::vector<std::string>& formatted, const std::string& format);
+
+}  // namespace treering::cli

@@ -1,0 +1,112 @@
+#include "sweep_ranks.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace treering::cli {
+namespace {
+
+const char* environment(const char* name) { return std::getenv(name); }
+
+// The first of these pairs the launcher set: {rank, size}.
+std::pair<int, int> launched_rank() {
+  const std::pair<const char*, const char*> pairs[] = {{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                                                       {"PMI_RANK", "PMI_SIZE"},
+                                                       {"SLURM_PROCID", "SLURM_STEP_NUM_TASKS"}};
+  for (const auto& [rank, size] : pairs) {
+    if (environment(rank) && environment(size)) return {std::atoi(environment(rank)), std::atoi(environment(size))};
+  }
+  return {0, 1};
+}
+
+std::string launched_job() {
+  if (const char* pmix = environment("PMIX_NAMESPACE")) return pmix;
+  if (environment("SLURM_JOB_ID") && environment("SLURM_STEP_ID")) {
+    return std::string(environment("SLURM_JOB_ID")) + "." + environment("SLURM_STEP_ID");
+  }
+  return "";
+}
+
+bool exists(const std::string& path) { return std::ifstream(path).good(); }
+
+std::string read_whole(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Written under a temporary name, then renamed: a reader never sees half a file.
+void write_atomically(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp";
+  std::ofstream out(temporary, std::ios::binary);
+  if (!(out << text) || !(out.flush())) throw std::runtime_error("cannot write " + temporary);
+  out.close();
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot rename " + temporary);
+}
+
+// Pieces as "LENGTH:BYTES" one after another.
+std::string pack(const std::vector<std::string>& pieces) {
+  std::string packed;
+  for (const std::string& piece : pieces) packed += std::to_string(piece.size()) + ':' + piece;
+  return packed;
+}
+
+std::vector<std::string> unpack(const std::string& packed, const std::string& path) {
+  std::vector<std::string> pieces;
+  for (std::size_t at = 0; at < packed.size();) {
+    const std::size_t colon = packed.find(':', at);
+    if (colon == std::string::npos) throw std::runtime_error(path + ": a truncated part");
+    const std::size_t bytes = std::stoull(packed.substr(at, colon - at));
+    if (colon + 1 + bytes > packed.size()) throw std::runtime_error(path + ": a truncated part");
+    pieces.push_back(packed.substr(colon + 1, bytes));
+    at = colon + 1 + bytes;
+  }
+  return pieces;
+}
+
+}  // namespace
+
+SweepRanks::SweepRanks(std::string output) : output_(std::move(output)), job_(launched_job()) {
+  std::tie(rank_, size_) = launched_rank();
+  if (size_ < 1 || rank_ < 0 || rank_ >= size_) throw std::runtime_error("the launcher's rank and size do not make sense");
+  if (size_ > 1 && output_.empty()) throw std::invalid_argument("under mpirun or srun, write the sweep to a file: -o FILE.csv|FILE.json");
+}
+
+std::string SweepRanks::part_path(int rank) const {
+  return output_ + ".part-" + std::to_string(rank) + "-of-" + std::to_string(size_) + (job_.empty() ? "" : "." + job_);
+}
+
+void SweepRanks::report_failure(const std::string& message) const {
+  if (size_ > 1 && rank_ != 0) write_atomically(part_path(rank_) + ".failed", message);
+}
+
+std::vector<std::vector<std::string>> SweepRanks::gather(const std::vector<std::string>& mine) const {
+  if (size_ == 1) return {mine};
+  if (rank_ != 0) {
+    write_atomically(part_path(rank_), pack(mine));
+    return {};
+  }
+  std::vector<std::vector<std::string>> pieces{mine};
+  for (int rank = 1; rank < size_; ++rank) {
+    const std::string path = part_path(rank);
+    while (!exists(path)) {
+      if (exists(path + ".failed")) {
+        const std::string message = read_whole(path + ".failed");
+        std::remove((path + ".failed").c_str());
+        throw std::runtime_error("rank " + std::to_string(rank) + ": " + message);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    pieces.push_back(unpack(read_whole(path), path));
+    std::remove(path.c_str());
+  }
+  return pieces;
+}
+
+}  // namespace treering::cli

@@ -1,0 +1,14 @@
+// A sweep's rows as a table for people: latency per engine side by side, the speedup over ring, the volume per
+// tier and the peak memory.
+#pragma once
+
+#include <ostream>
+#include <vector>
+
+#include "decode_output.hpp"
+
+namespace treering::cli {
+
+void print_sweep_table(std::ostream& out, const std::vector<DecodeRow>& rows);
+
+}  // namespace treering::cli
