@@ -1,0 +1,63 @@
+// `treering sweep`: the cases in their documented order, threads giving the same file, and the errors.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "run_cli.hpp"
+
+using treering::cli::testing::run_treering;
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("sweep: one row per case, nodes slowest and engine fastest") {
+  // 2 node counts x 2 batches x 2 lengths x 2 algorithms x 2 engines = 32 rows.
+  const auto result = run_treering("sweep --cluster dgx-h100 --nodes 1,2 --batch 1,8 --seq-len 80k,160k --algo ring,tree "
+                                   "--engine model,sim --format json");
+  REQUIRE(result.exit_code == 0);
+  const auto rows = nlohmann::json::parse(result.out);
+  REQUIRE(rows.size() == 32);
+  CHECK(rows[0]["gpus"] == 8);
+  CHECK(rows[0]["batch"] == 1);
+  CHECK(rows[0]["seq_len"] == 80000);
+  CHECK(rows[0]["algo"] == "ring");
+  CHECK(rows[0]["engine"] == "model");
+  CHECK(rows[1]["engine"] == "sim");
+  CHECK(rows[2]["algo"] == "tree");
+  CHECK(rows[4]["seq_len"] == 160000);
+  CHECK(rows[8]["batch"] == 8);
+  CHECK(rows[16]["gpus"] == 16);
+  // Each model row's model_latency_s is its own latency; a simulated row's is the model's figure beside it.
+  CHECK(rows[0]["model_latency_s"] == rows[0]["latency_s"]);
+  CHECK(rows[1]["model_latency_s"] == rows[0]["latency_s"]);
+}
+
+TEST_CASE("sweep --jobs 2 writes the file one thread writes") {
+  const std::string dir = std::string(TREERING_BINARY_DIR) + "/tests/";
+  const std::string axes = "sweep --cluster dgx-h100 --nodes 1,2 --seq-len 80k:640k:x2 --engine model,sim -o ";
+  REQUIRE(run_treering(axes + dir + "sweep-serial.csv").exit_code == 0);
+  REQUIRE(run_treering(axes + dir + "sweep-threads.csv --jobs 2").exit_code == 0);
+  const std::string serial = read_file(dir + "sweep-serial.csv");
+  CHECK(serial.rfind("algo,engine,cluster,nodes,gpus,workload,batch,seq_len,latency_s,", 0) == 0);
+  CHECK(std::count(serial.begin(), serial.end(), '\n') == 1 + 2 * 4 * 5 * 2);  // header + 2 x 4 x 5 x 2 cases
+  CHECK(serial == read_file(dir + "sweep-threads.csv"));
+}
+
+TEST_CASE("sweep: bad axes and outputs are errors with exit code 2") {
+  CHECK(run_treering("sweep --cluster dgx-h100 --seq-len 80k --engine magic").exit_code == 2);
+  CHECK(run_treering("sweep --cluster dgx-h100 --seq-len 80k --workload nope").exit_code == 2);
+  const auto result = run_treering("sweep --cluster dgx-h100 --seq-len 80k -o rows.txt");
+  CHECK(result.exit_code == 2);
+  CHECK(result.err.find(".csv or .json") != std::string::npos);
+}
