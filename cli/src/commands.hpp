@@ -20,6 +20,7 @@ void add_simulate_commands(CLI::App& app);
 void add_validate_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
+void add_crossover_command(CLI::App& app);
 
 // --format table|json (or more choices), default "table".
 CLI::Option* add_format_option(CLI::App& command, std::string& format, std::vector<std::string> choices = {"table",

@@ -1,0 +1,138 @@
+// treering crossover: where one algorithm beats another over context length x GPU count, and by how much, as
+// a table (and the length from which it wins) or as tidy data for a heat map.
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "sweep.hpp"
+#include "table.hpp"
+#include "treering/topologies/units.hpp"
+
+namespace treering::cli {
+namespace {
+
+namespace fmt = treering::topologies;
+
+struct CrossoverArgs {
+  std::string cluster;
+  std::vector<int> nodes{1, 2, 4, 8, 16};
+  std::string workload = "paper-mha16";
+  std::optional<int> batch;
+  std::string seq_len = "80k:5.12M:x2";
+  std::vector<std::string> algorithms{"tree", "ring"};
+  std::string engine = "model";
+  std::string format = "table";
+  int jobs = 1;
+};
+
+struct Cell {
+  int gpus = 0;
+  long long seq_len = 0;
+  double first_s = 0, second_s = 0;  // the two algorithms' latencies
+  double speedup() const { return second_s / first_s; }  // > 1: the first wins
+};
+
+std::string ratio_text(double ratio) {
+  char text[32];
+  std::snprintf(text, sizeof text, ratio >= 100 ? "%.0fx" : "%.2fx", ratio);
+  return text;
+}
+
+// The shortest length from which `first` wins at every longer length, per GPU count.
+std::string wins_from(const std::vector<Cell>& cells, int gpus) {
+  long long from = -1;
+  bool won_all = true;
+  for (auto it = cells.rbegin(); it != cells.rend(); ++it) {
+    if (it->gpus != gpus) continue;
+    if (it->speedup() > 1 && won_all) from = it->seq_len;
+    else won_all = false;
+  }
+  return from < 0 ? "never" : fmt::format_token_count(from);
+}
+
+void print_table(const CrossoverArgs& args, const std::vector<Cell>& cells, const std::vector<int>& gpus_list,
+                 const std::vector<long long>& lengths) {
+  const std::string& a = args.algorithms[0];
+  const std::string& b = args.algorithms[1];
+  std::cout << a << " vs " << b << " on " << args.cluster << ", " << args.workload << " (" << args.engine
+            << "): latency of " << b << " / latency of " << a << "; '" << b << " 1.5x' where " << b << " wins\n\n";
+  std::vector<std::string> header{"tokens \\ GPUs"};
+  for (int gpus : gpus_list) header.push_back(std::to_string(gpus));
+  Table table(header);
+  for (long long seq_len : lengths) {
+    std::vector<std::string> row{fmt::format_token_count(seq_len)};
+    for (int gpus : gpus_list) {
+      for (const Cell& c : cells) {
+        if (c.gpus != gpus || c.seq_len != seq_len) continue;
+        row.push_back(c.speedup() >= 1 ? ratio_text(c.speedup()) : b + " " + ratio_text(1 / c.speedup()));
+      }
+    }
+    table.add_row(row);
+  }
+  std::vector<std::string> from{a + " wins from"};
+  for (int gpus : gpus_list) from.push_back(wins_from(cells, gpus));
+  table.add_row(from);
+  table.print(std::cout);
+}
+
+void print_data(const CrossoverArgs& args, const std::vector<Cell>& cells) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  if (args.format == "csv") std::cout << "gpus,seq_len,first,second,first_latency_s,second_latency_s,speedup,winner\n";
+  for (const Cell& c : cells) {
+    const std::string& winner = c.speedup() >= 1 ? args.algorithms[0] : args.algorithms[1];
+    if (args.format == "csv") {
+      std::cout << c.gpus << ',' << c.seq_len << ',' << args.algorithms[0] << ',' << args.algorithms[1] << ',' << c.first_s << ','
+                << c.second_s << ',' << c.speedup() << ',' << winner << '\n';
+      continue;
+    }
+    rows.push_back({{"gpus", c.gpus}, {"seq_len", c.seq_len}, {"first", args.algorithms[0]}, {"second", args.algorithms[1]},
+                    {"first_latency_s", c.first_s}, {"second_latency_s", c.second_s}, {"speedup", c.speedup()}, {"winner", winner}});
+  }
+  if (args.format == "json") std::cout << rows.dump(2) << '\n';
+}
+
+void run(const CrossoverArgs& args) {
+  if (args.algorithms.size() != 2 || args.algorithms[0] == args.algorithms[1]) {
+    throw std::invalid_argument("--algo takes two different algorithms, e.g. tree,ring");
+  }
+  SweepSpec spec;
+  spec.cluster = args.cluster;
+  spec.nodes = args.nodes;
+  spec.workloads = {args.workload};
+  if (args.batch) spec.batches = {*args.batch};
+  spec.seq_lens = fmt::parse_token_counts(args.seq_len);
+  for (const std::string& name : args.algorithms) spec.algorithms.push_back(model::parse_decode_algorithm(name));
+  spec.engines = {args.engine};
+  std::vector<std::size_t> all(sweep_cases(spec).size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  const std::vector<DecodeRow> rows = run_sweep(spec, all, args.jobs);  // per (nodes, length): first, second
+  std::vector<Cell> cells;
+  std::vector<int> gpus_list;
+  for (std::size_t i = 0; i + 1 < rows.size(); i += 2) {
+    cells.push_back({rows[i].result.gpus, rows[i].result.seq_len, rows[i].result.latency_s, rows[i + 1].result.latency_s});
+    if (gpus_list.empty() || gpus_list.back() != cells.back().gpus) gpus_list.push_back(cells.back().gpus);
+  }
+  if (args.format == "table") return print_table(args, cells, gpus_list, spec.seq_lens);
+  print_data(args, cells);
+}
+
+}  // namespace
+
+void add_crossover_command(CLI::App& app) {
+  auto* command = app.add_subcommand("crossover", "Where one algorithm beats another over context length x GPU count, and by how much");
+  auto args = std::make_shared<CrossoverArgs>();
+  command->add_option("--cluster", args->cluster, "A preset name (treering topo list) or a YAML file")->required();
+  command->add_option("--nodes", args->nodes, "Node counts")->delimiter(',')->check(CLI::PositiveNumber)->capture_default_str();
+  command->add_option("--workload", args->workload, "A workload preset or YAML file")->capture_default_str();
+  command->add_option("--batch", args->batch, "Sequences decoded together (default: the workload's)")->check(CLI::PositiveNumber);
+  command->add_option("--seq-len", args->seq_len, "Context lengths: lists 80k,1M and ranges 80k:5.12M:x2")->capture_default_str();
+  command->add_option("--algo", args->algorithms, "The two algorithms compared, the first's speedup shown")->delimiter(',')->capture_default_str();
+  command->add_option("--engine", args->engine, "model or sim")->check(CLI::IsMember({"model", "sim"}))->capture_default_str();
+  command->add_option("--jobs", args->jobs, "Threads")->check(CLI::Range(1, 1024))->capture_default_str();
+  add_format_option(*command, args->format, {"table", "csv", "json"});
+  command->callback([args] { run(*args); });
+}
+
+}  // namespace treering::cli
