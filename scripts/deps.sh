@@ -14,6 +14,9 @@ packages=(
   libeigen3-dev                   # validate: fits
   libsimgrid-dev                  # sim: the discrete-event engine
   libopenmpi-dev openmpi-bin      # realrun: multi-rank runs
+  zlib1g-dev                      # cli: PNG figures
+  python3-matplotlib python3-pandas jupyter-nbconvert python3-nbconvert python3-nbformat python3-nbclient
+  python3-ipykernel               # notebooks: run headless in make test, make figures
 )
 
 missing=()

@@ -36,7 +36,7 @@ int run(int argc, char** argv) {
     std::cerr << "error: " << error.what() << "\n(run 'treering --help' or 'treering COMMAND --help')\n";
     return kExitBadInput;
   }
-  if (argc == 1) std::cout << app.help();
+  if (argc == 1) treering::cli::run_main_job();
   return 0;
 }
 

@@ -1,0 +1,91 @@
+// `treering` with no arguments: the default comparison a newcomer sees first. Tree vs ring (and the improved
+// combines) on 16 DGX H100 nodes (128 GPUs), paper-mha16, 80k -> 5.12M tokens, by the model and the simulator;
+// a table on stdout, the rows and a picture in treering-out/.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "commands.hpp"
+#include "line_chart.hpp"
+#include "sweep.hpp"
+#include "sweep_table.hpp"
+#include "treering/topologies/units.hpp"
+
+namespace treering::cli {
+namespace {
+
+constexpr const char* kOutputDir = "treering-out";
+
+SweepSpec default_comparison() {
+  SweepSpec spec;
+  spec.cluster = "dgx-h100";
+  spec.nodes = {16};
+  spec.workloads = {"paper-mha16"};
+  spec.seq_lens = topologies::parse_token_counts("80k:5.12M:x2");
+  spec.algorithms = model::all_decode_algorithms();
+  spec.engines = {"model", "sim"};
+  return spec;
+}
+
+// Latency against context length, one colour per algorithm: the model solid, the simulator dashed.
+LineChart latency_chart(const std::vector<DecodeRow>& rows) {
+  static const std::uint32_t kColours[] = {0xd62728, 0x1f77b4, 0x2ca02c, 0x9467bd, 0xff7f0e};
+  LineChart chart;
+  chart.title = "Decode attention latency per layer: 16 x DGX H100 (128 GPUs), paper-mha16";
+  chart.x_label = "context length (tokens)";
+  chart.y_label = "latency per layer (s)";
+  const auto& algorithms = model::all_decode_algorithms();
+  for (std::size_t a = 0; a < algorithms.size(); ++a) {
+    for (const char* engine : {"model", "sim"}) {
+      ChartSeries series;
+      series.name = std::string(model::to_string(algorithms[a])) + (engine == std::string("sim") ? " (simulated)" : "");
+      series.rgb = kColours[a % 5];
+      series.dashed = engine == std::string("sim");
+      series.markers = !series.dashed;
+      for (const DecodeRow& row : rows) {
+        if (row.result.algorithm != algorithms[a] || row.engine != engine) continue;
+        series.x.push_back(static_cast<double>(row.result.seq_len));
+        series.y.push_back(row.result.latency_s);
+      }
+      chart.series.push_back(std::move(series));
+    }
+  }
+  chart.format_x = [](double tokens) { return topologies::format_token_count(static_cast<long long>(tokens + 0.5)); };
+  chart.format_y = [](double seconds) { return topologies::format_duration(seconds); };
+  return chart;
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!(out << text)) throw std::runtime_error("cannot write " + path);
+}
+
+}  // namespace
+
+void run_main_job() {
+  const SweepSpec spec = default_comparison();
+  std::cout << "treering: tree vs ring attention decoding, the default comparison (run 'treering --help' for more)\n"
+            << "dgx-h100, 16 nodes (128 H100), paper-mha16 (16 heads x 128, bf16), one attention layer per decoded token;\n"
+            << "model = the analytical model, simulated = SimGrid replay with shared links; vs ring = ring's latency / this\n\n";
+  std::vector<std::size_t> all(sweep_cases(spec).size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  const int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  auto progress = [](std::size_t done, std::size_t total) {
+    std::cerr << "\rcomputing " << done << '/' << total << " cases" << (done == total ? "\n" : "") << std::flush;
+  };
+  const std::vector<DecodeRow> rows = run_sweep(spec, all, jobs, ::isatty(STDERR_FILENO) ? progress : std::function<void(std::size_t, std::size_t)>{});
+  print_sweep_table(std::cout, rows);
+  std::filesystem::create_directories(kOutputDir);
+  std::vector<std::string> lines;
+  for (const DecodeRow& row : rows) lines.push_back(format_row(row, "csv"));
+  const std::string csv = std::string(kOutputDir) + "/default-comparison.csv";
+  const std::string png = std::string(kOutputDir) + "/latency.png";
+  write_text(csv, join_rows(lines, "csv"));
+  write_png(latency_chart(rows), png);
+  std::cout << "\nwrote " << csv << " (" << rows.size() << " rows) and " << png << '\n';
+}
+
+}  // namespace treering::cli

@@ -1,0 +1,20 @@
+# ctest script: `treering` with no arguments exits 0 and writes treering-out/ with the CSV and the PNG (issue 7).
+# -DTREERING=... -DDIR=working directory
+file(REMOVE_RECURSE ${DIR})
+file(MAKE_DIRECTORY ${DIR})
+execute_process(COMMAND ${TREERING} WORKING_DIRECTORY ${DIR} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "treering with no arguments exited ${rc}")
+endif()
+if(NOT out MATCHES "tree-fused" OR NOT out MATCHES "5.12M")
+  message(FATAL_ERROR "the table lacks the algorithms or the lengths:\n${out}")
+endif()
+file(STRINGS ${DIR}/treering-out/default-comparison.csv lines)
+list(LENGTH lines count)
+if(NOT count EQUAL 71)  # a header + 7 lengths (80k .. 5.12M, doubling) x 5 algorithms x 2 engines
+  message(FATAL_ERROR "expected 71 CSV lines, found ${count}")
+endif()
+file(READ ${DIR}/treering-out/latency.png signature LIMIT 8 HEX)
+if(NOT signature STREQUAL "89504e470d0a1a0a")
+  message(FATAL_ERROR "latency.png is not a PNG (${signature})")
+endif()
