@@ -141,8 +141,8 @@ std::string format_flops(double flops) { return format_with_prefix(flops, "FLOP/
 std::string format_token_count(long long tokens) {
   char buffer[32];
   for (const auto& [unit, suffix] : {std::pair<long long, const char*>{1000000000, "G"}, {1000000, "M"}, {1000, "k"}}) {
-    // Exact with at most three decimals (5,120,000 = 5.12M), else the next smaller unit.
-    if (tokens >= unit && tokens % (unit / 1000) == 0) {
+    // Exact with at most two decimals (5,120,000 = 5.12M), else the next smaller unit (1,001 stays 1001).
+    if (tokens >= unit && tokens % (unit / 100) == 0) {
       std::snprintf(buffer, sizeof buffer, "%.4g%s", static_cast<double>(tokens) / static_cast<double>(unit), suffix);
       if (std::string(buffer).find('e') == std::string::npos) return buffer;
     }

@@ -62,7 +62,8 @@ TEST_CASE("formatting picks a prefix and keeps four significant digits") {
   CHECK(format_bytes(80e9) == "80 GB");
   CHECK(format_token_count(80000) == "80k");
   CHECK(format_token_count(5120000) == "5.12M");
-  CHECK(format_token_count(1001) == "1001");     // not a whole number of thousandths of a k
+  CHECK(format_token_count(1001) == "1001");     // 1.001k would need three decimals
+  CHECK(format_token_count(1010) == "1.01k");
   CHECK(format_token_count(1500) == "1.5k");
   CHECK(format_token_count(10240000) == "10.24M");
   CHECK(format_token_count(999) == "999");
