@@ -33,17 +33,6 @@ std::string today_utc() {
 }
 
 // The base cluster's own YAML: a preset's embedded text or the file's.
-std::string base_text(const std::string& name_or_path) {
-  for (const topologies::Preset& preset : topologies::cluster_presets()) {
-    if (preset.name == name_or_path) return preset.yaml_text;
-  }
-  std::ifstream in(name_or_path);
-  if (!in) throw topologies::InputError({name_or_path, 0, 0}, "cannot read the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 std::string percent(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f %%", 100 * value);
@@ -74,8 +63,17 @@ void run(const CalibrateArgs& args) {
   }
   std::ofstream out(args.output);  // opened first: a bad path fails before the fit
   if (!out) throw topologies::InputError({args.output, 0, 0}, "cannot write the file");
-  topologies::ClusterSpec spec = topologies::load_cluster(args.cluster.cluster);
-  topologies::apply_overrides(spec, {args.cluster.nodes, args.cluster.gpus_per_node});
+  // The base with --set applied; the file written also keeps --nodes and --gpus-per-node, so that it describes
+  // the cluster the measurements ran on.
+  const topologies::ClusterSource source = topologies::cluster_source(args.cluster.cluster);
+  const topologies::ClusterOverrides overrides = overrides_of(args.cluster);
+  std::string base = topologies::apply_settings(source.text, source.name, overrides.settings);
+  topologies::ClusterSpec spec = topologies::load_cluster_text(base, source.name);
+  topologies::apply_overrides(spec, overrides);
+  std::vector<topologies::Setting> sizes;
+  if (args.cluster.nodes) sizes.push_back({"nodes.0.count", std::to_string(*args.cluster.nodes)});
+  if (args.cluster.gpus_per_node) sizes.push_back({"gpus_per_node", std::to_string(*args.cluster.gpus_per_node)});
+  base = topologies::apply_settings(base, source.name, sizes);
   validate::CalibrationFit fit;
   fit.calibration.provenance = {args.files, today_utc(), "treering calibrate", {}, {}, {}, {}, {}};
   if (!measured.empty()) fit = validate::calibrate_collectives(spec, measured, args.files, today_utc());
@@ -92,7 +90,7 @@ void run(const CalibrateArgs& args) {
     std::cout << "attention kernels: " << kernels.size() << " measurements, median |error| "
               << percent(compute.median_abs_rel_error) << " after the fit\n";
   }
-  const std::string text = validate::with_calibration(base_text(args.cluster.cluster), fit.calibration);
+  const std::string text = validate::with_calibration(base, fit.calibration);
   topologies::load_cluster_text(text, args.output);  // what is written must load
   if (!(out << text)) throw topologies::InputError({args.output, 0, 0}, "cannot write the file");
   table.print(std::cout);

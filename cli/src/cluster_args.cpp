@@ -12,9 +12,21 @@ namespace {
 void add_overrides(CLI::App& command, ClusterArgs& args) {
   command.add_option("--nodes", args.nodes, "Number of nodes (clusters with one node group)");
   command.add_option("--gpus-per-node", args.gpus_per_node, "GPUs per node, up to the node's max_gpus_per_node");
+  add_set_option(command, args.settings);
 }
 
 }  // namespace
+
+void add_set_option(CLI::App& command, std::vector<std::string>& settings) {
+  command.add_option("--set", settings, "What-if: PATH=VALUE on the cluster file, e.g. nics.bandwidth=800Gb/s (repeatable)")
+      ->allow_extra_args(false);
+}
+
+topologies::ClusterOverrides overrides_of(const ClusterArgs& args) {
+  topologies::ClusterOverrides overrides{args.nodes, args.gpus_per_node, {}};
+  for (const std::string& text : args.settings) overrides.settings.push_back(topologies::parse_setting(text));
+  return overrides;
+}
 
 void add_cluster_positional(CLI::App& command, ClusterArgs& args) {
   command.add_option("cluster", args.cluster, "A preset name (treering topo list) or a YAML file")->required();
@@ -27,7 +39,7 @@ void add_cluster_option(CLI::App& command, ClusterArgs& args) {
 }
 
 topologies::Topology load_topology(const ClusterArgs& args) {
-  return topologies::build_topology(args.cluster, {args.nodes, args.gpus_per_node});
+  return topologies::build_topology(args.cluster, overrides_of(args));
 }
 
 void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& algorithms_help,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "treering/model/workload.hpp"
+#include "treering/topologies/load.hpp"
 #include "treering/topologies/topology.hpp"
 
 namespace treering::cli {
@@ -15,6 +16,7 @@ struct ClusterArgs {
   std::string cluster;
   std::optional<int> nodes;
   std::optional<int> gpus_per_node;
+  std::vector<std::string> settings;  // --set PATH=VALUE, in order
 };
 
 // `topo` commands take the cluster as their argument; the others as --cluster.
@@ -22,6 +24,10 @@ void add_cluster_positional(CLI::App& command, ClusterArgs& args);
 void add_cluster_option(CLI::App& command, ClusterArgs& args);
 
 topologies::Topology load_topology(const ClusterArgs& args);
+// --nodes, --gpus-per-node and --set as the topologies library takes them.
+topologies::ClusterOverrides overrides_of(const ClusterArgs& args);
+// --set PATH=VALUE (repeatable) on a command that has a cluster.
+void add_set_option(CLI::App& command, std::vector<std::string>& settings);
 
 // What predict, simulate and compare share: a cluster, a workload, context lengths, algorithms, GPUs, format.
 struct DecodeArgs {

@@ -5,6 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "cluster_args.hpp"
 #include "commands.hpp"
 #include "sweep.hpp"
 #include "table.hpp"
@@ -23,6 +24,7 @@ struct CrossoverArgs {
   std::string seq_len = "80k:5.12M:x2";
   std::vector<std::string> algorithms{"tree", "ring"};
   std::string engine = "model";
+  std::vector<std::string> settings;
   std::string format = "table";
   int jobs = 1;
 };
@@ -105,6 +107,7 @@ void run(const CrossoverArgs& args) {
   spec.seq_lens = fmt::parse_token_counts(args.seq_len);
   for (const std::string& name : args.algorithms) spec.algorithms.push_back(model::parse_decode_algorithm(name));
   spec.engines = {args.engine};
+  for (const std::string& text : args.settings) spec.settings.push_back(topologies::parse_setting(text));
   std::vector<std::size_t> all(sweep_cases(spec).size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   const std::vector<DecodeRow> rows = run_sweep(spec, all, args.jobs);  // per (nodes, length): first, second
@@ -125,6 +128,7 @@ void add_crossover_command(CLI::App& app) {
   auto args = std::make_shared<CrossoverArgs>();
   command->add_option("--cluster", args->cluster, "A preset name (treering topo list) or a YAML file")->required();
   command->add_option("--nodes", args->nodes, "Node counts")->delimiter(',')->check(CLI::PositiveNumber)->capture_default_str();
+  add_set_option(*command, args->settings);
   command->add_option("--workload", args->workload, "A workload preset or YAML file")->capture_default_str();
   command->add_option("--batch", args->batch, "Sequences decoded together (default: the workload's)")->check(CLI::PositiveNumber);
   command->add_option("--seq-len", args->seq_len, "Context lengths: lists 80k,1M and ranges 80k:5.12M:x2")->capture_default_str();

@@ -52,6 +52,7 @@ struct SweepContext {
       if (!topologies.count(c.nodes)) {
         topologies::ClusterOverrides overrides;
         if (c.nodes > 0) overrides.nodes = c.nodes;
+        overrides.settings = spec.settings;
         topologies[c.nodes] = std::make_unique<topologies::Topology>(topologies::build_topology(spec.cluster, overrides));
         models[c.nodes] = std::make_unique<model::DecodeModel>(*topologies[c.nodes]);
       }

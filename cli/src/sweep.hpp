@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "decode_output.hpp"
+#include "treering/topologies/settings.hpp"
 
 namespace treering::cli {
 
@@ -19,6 +20,7 @@ struct SweepSpec {
   std::vector<long long> seq_lens;
   std::vector<model::DecodeAlgorithm> algorithms;
   std::vector<std::string> engines{"model"};  // model | sim
+  std::vector<topologies::Setting> settings;  // --set PATH=VALUE on the cluster file
 };
 
 struct SweepCase {

@@ -24,6 +24,7 @@ struct SweepArgs {
   std::string seq_len;
   std::vector<std::string> algorithms{"ring", "tree", "tree-fused", "tree-lse", "allgather-merge"};
   std::vector<std::string> engines{"model"};
+  std::vector<std::string> settings;
   std::string output;
   std::string format;  // default: from -o's extension, else table
   int jobs = 1;
@@ -81,6 +82,7 @@ void run(const SweepArgs& args) {
   spec.seq_lens = topologies::parse_token_counts(args.seq_len);
   for (const std::string& name : args.algorithms) spec.algorithms.push_back(model::parse_decode_algorithm(name));
   spec.engines = args.engines;
+  for (const std::string& text : args.settings) spec.settings.push_back(topologies::parse_setting(text));
   const std::string format = output_format(args);
   sweep_cases(spec);  // bad axes fail before any case runs
   const SweepRanks ranks(args.output);
@@ -99,6 +101,7 @@ void add_sweep_command(CLI::App& app) {
   auto args = std::make_shared<SweepArgs>();
   command->add_option("--cluster", args->cluster, "A preset name (treering topo list) or a YAML file")->required();
   command->add_option("--nodes", args->nodes, "Node counts, e.g. 1,2,4,8,16 (default: the cluster file's)")->delimiter(',')->check(CLI::PositiveNumber);
+  add_set_option(*command, args->settings);
   command->add_option("--workload", args->workloads, "Workload presets or YAML files, comma-separated")->delimiter(',')->capture_default_str();
   command->add_option("--batch", args->batches, "Batch sizes, e.g. 1,8 (default: each workload's)")->delimiter(',')->check(CLI::PositiveNumber);
   command->add_option("--seq-len", args->seq_len, "Context lengths: 80k, lists 80k,1M and ranges 80k:5.12M:x2")->required();

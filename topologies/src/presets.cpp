@@ -48,7 +48,13 @@ ClusterSpec load_cluster(const std::string& name_or_path) {
 }
 
 Topology build_topology(const std::string& name_or_path, const ClusterOverrides& overrides) {
-  ClusterSpec spec = load_cluster(name_or_path);
+  ClusterSpec spec;
+  if (overrides.settings.empty()) {
+    spec = load_cluster(name_or_path);
+  } else {
+    const ClusterSource source = cluster_source(name_or_path);
+    spec = load_cluster_text(apply_settings(source.text, source.name, overrides.settings), source.name);
+  }
   apply_overrides(spec, overrides);
   return Topology(std::move(spec));
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "treering/topologies/cluster.hpp"
+#include "treering/topologies/settings.hpp"
 
 namespace treering::topologies {
 
@@ -30,8 +31,12 @@ ClusterSpec load_cluster(const std::string& name_or_path);
 
 // Command-line overrides of a loaded spec.
 struct ClusterOverrides {
+  // A constructor, not an aggregate: {nodes, gpus_per_node} stays the short way to write the common case.
+  ClusterOverrides(std::optional<int> nodes_ = {}, std::optional<int> gpus_per_node_ = {}, std::vector<Setting> settings_ = {})
+      : nodes(nodes_), gpus_per_node(gpus_per_node_), settings(std::move(settings_)) {}
   std::optional<int> nodes;          // set the node count (clusters with one node group only)
   std::optional<int> gpus_per_node;  // within each group's max_gpus_per_node
+  std::vector<Setting> settings;     // --set PATH=VALUE, applied to the file's text first (settings.hpp)
 };
 // Throws InputError (without a file location: these come from the command line).
 void apply_overrides(ClusterSpec& spec, const ClusterOverrides& overrides);

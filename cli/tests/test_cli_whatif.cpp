@@ -1,0 +1,69 @@
+// What-if: --set on any command with a cluster, `treering sensitivity`, and calibrate keeping --nodes.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "run_cli.hpp"
+
+using treering::cli::testing::run_treering;
+
+TEST_CASE("--set: the ring across 2 DGX H100 with 800 Gb/s NICs moves its blocks twice as fast") {
+  // 16 GPUs, 1M tokens: 15 rounds each sending 62,500 tokens x 8 KiB = 512 MB through a NIC, transfer-bound
+  // (the attention takes ~0.2 ms a block). At 400 Gb/s (50 GB/s x 0.92 = 46 GB/s) a round's transfer takes
+  // 11.1 ms, at 800 Gb/s 5.57 ms: the network part of the latency halves exactly.
+  const std::string base = "predict --cluster dgx-h100 --nodes 2 --seq-len 1M --algo ring --format json";
+  const auto normal = nlohmann::json::parse(run_treering(base).out);
+  const auto faster = nlohmann::json::parse(run_treering(base + " --set nics.bandwidth=800Gb/s").out);
+  const double inter = normal[0]["breakdown"]["inter_node_s"].get<double>();
+  const double inter_faster = faster[0]["breakdown"]["inter_node_s"].get<double>();
+  CHECK(inter > 0);
+  // Each round's exposed transfer is (latency + S / B) - attention: halving S / B takes away half of S / B.
+  const double transfer_s = 512e6 / 46e9;  // per round
+  CHECK(inter - inter_faster == doctest::Approx(15 * transfer_s / 2).epsilon(0.01));
+}
+
+TEST_CASE("--set errors: a path that names nothing, a value the file cannot hold") {
+  const auto missing = run_treering("predict --cluster dgx-h100 --seq-len 1M --set nic.bw=3");
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find("has no value at 'nic.bw'") != std::string::npos);
+  const auto bad = run_treering("predict --cluster dgx-h100 --seq-len 1M --set nics.bandwidth=fast");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("preset:dgx-h100:") != std::string::npos);
+}
+
+TEST_CASE("sensitivity: the ring across nodes is bound by NIC bandwidth, tree not at all") {
+  const auto result = run_treering("sensitivity --cluster dgx-h100 --nodes 16 --seq-len 1M --algo ring,tree --format json");
+  REQUIRE(result.exit_code == 0);
+  const auto json = nlohmann::json::parse(result.out);
+  double ring_nic = 0, tree_nic = 1, tree_hbm = 0;
+  for (const auto& p : json["parameters"]) {
+    if (p["path"] == "nics.bandwidth") {
+      ring_nic = p["elasticity"]["ring"].get<double>();
+      tree_nic = p["elasticity"]["tree"].get<double>();
+    }
+    if (p["path"] == "hbm_bandwidth") tree_hbm = p["elasticity"]["tree"].get<double>();
+  }
+  // The ring's 127 rounds each wait for a 64 MB block through a 46 GB/s NIC (1.4 ms) against 0.03 ms of
+  // attention: latency ~ S / B, elasticity close to -1. Tree sends 8 kB: its NICs do not matter; its
+  // attention over 7,813 tokens reads HBM, a part of its latency: elasticity between -1 and 0.
+  CHECK(ring_nic < -0.95);
+  CHECK(ring_nic > -1.0001);
+  CHECK(std::abs(tree_nic) < 0.01);
+  CHECK(tree_hbm < -0.01);
+  CHECK(tree_hbm > -1);
+}
+
+TEST_CASE("calibrate --nodes 2 writes a file of 2 nodes") {
+  const std::string out = std::string(TREERING_BINARY_DIR) + "/tests/whatif-cal.yaml";
+  const auto result = run_treering("calibrate validate/data/nccl-tests-allreduce-h100-2node-ndr.log --cluster dgx-h100 --nodes 2 -o " + out);
+  REQUIRE(result.exit_code == 0);
+  std::ifstream in(out);
+  std::stringstream text;
+  text << in.rdbuf();
+  CHECK(text.str().find("    count: 2 ") != std::string::npos);
+  const auto show = run_treering("topo show " + out + " --format json");
+  REQUIRE(show.exit_code == 0);
+  CHECK(nlohmann::json::parse(show.out)["gpus"] == 16);
+}

@@ -1,0 +1,163 @@
+#include "treering/topologies/settings.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "treering/topologies/load.hpp"
+#include "yaml_reader.hpp"
+
+namespace treering::topologies {
+namespace {
+
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> parts;
+  std::stringstream in(path);
+  for (std::string part; std::getline(in, part, '.');) parts.push_back(part);
+  return parts;
+}
+
+// The scalar at parts[from..] below `node`, or an undefined node.
+YAML::Node find_scalar(const YAML::Node& node, const std::vector<std::string>& parts, size_t from) {
+  if (from == parts.size()) return node.IsScalar() ? node : YAML::Node(YAML::NodeType::Undefined);
+  const std::string& part = parts[from];
+  if (node.IsMap()) {
+    for (const auto& entry : node) {
+      if (entry.first.IsScalar() && entry.first.Scalar() == part) return find_scalar(entry.second, parts, from + 1);
+    }
+  } else if (node.IsSequence() && !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit)) {
+    const size_t index = std::stoul(part);
+    if (index < node.size()) return find_scalar(node[index], parts, from + 1);
+  }
+  return YAML::Node(YAML::NodeType::Undefined);
+}
+
+// The scalars a path names: from the top, else in every node group, GPU model and the network.
+std::vector<YAML::Node> resolve(const YAML::Node& root, const std::string& path) {
+  const std::vector<std::string> parts = split_path(path);
+  if (parts.empty() || std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); })) return {};
+  if (YAML::Node top = find_scalar(root, parts, 0)) return {top};
+  std::vector<YAML::Node> places;
+  if (root.IsMap()) {
+    if (root["nodes"] && root["nodes"].IsSequence()) {
+      for (const YAML::Node& group : root["nodes"]) places.push_back(group);
+    }
+    if (root["gpu_models"] && root["gpu_models"].IsMap()) {
+      for (const auto& entry : root["gpu_models"]) places.push_back(entry.second);
+    }
+    if (root["network"]) places.push_back(root["network"]);
+  }
+  std::vector<YAML::Node> found;
+  for (const YAML::Node& place : places) {
+    if (YAML::Node scalar = find_scalar(place, parts, 0)) found.push_back(scalar);
+  }
+  return found;
+}
+
+YAML::Node parse(std::string_view text, const std::string& source) {
+  try {
+    return YAML::Load(std::string(text));
+  } catch (const YAML::Exception& error) {
+    throw InputError(yaml::location_of(source, error.mark), "YAML syntax: " + error.msg);
+  }
+}
+
+// Where a scalar's text ends: a quoted one at its closing quote, a plain one before a comment, the end of the
+// line or (inside {...} and [...]) the next ',', '}' or ']'; trailing blanks left out.
+size_t scalar_end(const std::string& text, size_t start) {
+  if (text[start] == '"' || text[start] == '\'') {
+    const size_t close = text.find(text[start], start + 1);
+    return close == std::string::npos ? text.size() : close + 1;
+  }
+  size_t end = start;
+  while (end < text.size() && text[end] != '\n' && text[end] != ',' && text[end] != '}' && text[end] != ']' &&
+         !(text[end] == '#' && end > start && (text[end - 1] == ' ' || text[end - 1] == '\t'))) {
+    ++end;
+  }
+  while (end > start && (text[end - 1] == ' ' || text[end - 1] == '\t' || text[end - 1] == '\r')) --end;
+  return end;
+}
+
+// Values that YAML would read as something else than the plain text keep their meaning in double quotes.
+std::string as_yaml_scalar(const std::string& value) {
+  const bool plain = !value.empty() && value.find_first_of(":#,[]{}\"'\n") == std::string::npos && value.front() != ' ' &&
+                     value.back() != ' ' && value.front() != '-' && value.front() != '&' && value.front() != '*';
+  if (plain) return value;
+  std::string quoted = "\"";
+  for (char ch : value) quoted += ch == '"' || ch == '\\' ? std::string("\\") + ch : std::string(1, ch);
+  return quoted + "\"";
+}
+
+}  // namespace
+
+Setting parse_setting(const std::string& text) {
+  const size_t equals = text.find('=');
+  if (equals == std::string::npos || equals == 0 || equals + 1 == text.size()) {
+    throw InputError({}, "--set " + text + ": expected PATH=VALUE, e.g. nics.bandwidth=800Gb/s");
+  }
+  return {text.substr(0, equals), text.substr(equals + 1)};
+}
+
+std::string apply_settings(std::string_view yaml_text, const std::string& source, const std::vector<Setting>& settings) {
+  std::string text(yaml_text);
+  for (const Setting& setting : settings) {
+    const std::vector<YAML::Node> scalars = resolve(parse(text, source), setting.path);
+    if (scalars.empty()) {
+      throw InputError({}, "--set " + setting.path + "=" + setting.value + ": " + source + " has no value at '" + setting.path +
+                               "' (name a key that holds a value, e.g. nics.bandwidth or nodes.0.count)");
+    }
+    std::vector<std::pair<size_t, size_t>> spans;
+    for (const YAML::Node& scalar : scalars) spans.emplace_back(scalar.Mark().pos, scalar_end(text, scalar.Mark().pos));
+    std::sort(spans.rbegin(), spans.rend());  // from the end: earlier positions stay valid
+    for (const auto& [start, end] : spans) text.replace(start, end - start, as_yaml_scalar(setting.value));
+  }
+  return text;
+}
+
+std::string scale_setting(std::string_view yaml_text, const std::string& source, const std::string& path, double factor) {
+  std::string text(yaml_text);
+  const std::vector<YAML::Node> scalars = resolve(parse(text, source), path);
+  if (scalars.empty()) throw InputError({}, source + " has no value at '" + path + "'");
+  std::vector<std::pair<size_t, std::string>> scaled;  // position, new text
+  for (const YAML::Node& scalar : scalars) scaled.emplace_back(scalar.Mark().pos, scale_quantity(scalar.Scalar(), factor));
+  std::sort(scaled.rbegin(), scaled.rend());
+  for (const auto& [start, value] : scaled) text.replace(start, scalar_end(text, start) - start, as_yaml_scalar(value));
+  return text;
+}
+
+std::vector<std::string> setting_values(std::string_view yaml_text, const std::string& source, const std::string& path) {
+  std::vector<std::string> values;
+  for (const YAML::Node& scalar : resolve(parse(yaml_text, source), path)) values.push_back(scalar.Scalar());
+  return values;
+}
+
+std::string scale_quantity(const std::string& text, double factor) {
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  const double number = std::strtod(begin, &end);
+  if (end == begin) throw InputError({}, "'" + text + "' is not a number with a unit");
+  char scaled[64];
+  std::snprintf(scaled, sizeof scaled, "%.9g", number * factor);
+  return scaled + std::string(end);
+}
+
+ClusterSource cluster_source(const std::string& name_or_path) {
+  for (const Preset& preset : cluster_presets()) {
+    if (preset.name == name_or_path) return {preset.yaml_text, "preset:" + preset.name};
+  }
+  if (name_or_path.find('/') == std::string::npos && !name_or_path.ends_with(".yaml") && !name_or_path.ends_with(".yml")) {
+    load_cluster(name_or_path);  // throws the unknown-preset error with the list
+  }
+  std::error_code error;
+  if (std::filesystem::is_directory(name_or_path, error)) throw InputError({name_or_path, 0, 0}, "is a directory, not a cluster file");
+  std::ifstream in(name_or_path);
+  if (!in) throw InputError({name_or_path, 0, 0}, "cannot open the file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return {text.str(), name_or_path};
+}
+
+}  // namespace treering::topologies

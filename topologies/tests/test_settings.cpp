@@ -1,0 +1,72 @@
+// --set PATH=VALUE: scalars replaced in the text, shorthand paths, quantities scaled, errors named.
+#include <doctest/doctest.h>
+
+#include "treering/topologies/input_error.hpp"
+#include "treering/topologies/load.hpp"
+#include "treering/topologies/settings.hpp"
+
+using namespace treering::topologies;
+
+namespace {
+
+const char* kTwoGroups = R"(name: two   # a comment that must survive
+gpu_models:
+  A: {hbm_bandwidth: 3.35TB/s, hbm_capacity: 80GB, peak_fp16: 989TFLOPS}
+  B: {hbm_bandwidth: 4.8TB/s, hbm_capacity: 141GB, peak_fp16: 989TFLOPS}
+nodes:
+  - name: a
+    count: 2
+    nics: {count: 8, bandwidth: 400Gb/s}   # NDR
+  - name: b
+    count: 1
+    nics:
+      count: 8
+      bandwidth: "200Gb/s"
+)";
+
+}  // namespace
+
+TEST_CASE("a setting replaces one scalar in place; a shorthand path every group's") {
+  std::string text = apply_settings(kTwoGroups, "two.yaml", {{"nodes.1.count", "4"}});
+  CHECK(text.find("    count: 4\n    nics:") != std::string::npos);
+  CHECK(text.find("# a comment that must survive") != std::string::npos);
+  text = apply_settings(kTwoGroups, "two.yaml", {{"nics.bandwidth", "800Gb/s"}});
+  CHECK(text.find("{count: 8, bandwidth: 800Gb/s}   # NDR") != std::string::npos);  // flow map, comment kept
+  CHECK(text.find("      bandwidth: 800Gb/s\n") != std::string::npos);             // the quoted one replaced whole
+  CHECK(setting_values(text, "two.yaml", "nics.bandwidth") == std::vector<std::string>{"800Gb/s", "800Gb/s"});
+  CHECK(setting_values(kTwoGroups, "two.yaml", "hbm_bandwidth") == std::vector<std::string>{"3.35TB/s", "4.8TB/s"});
+  CHECK(setting_values(kTwoGroups, "two.yaml", "gpu_models.B.hbm_capacity") == std::vector<std::string>{"141GB"});
+}
+
+TEST_CASE("a setting reaches the loaded cluster: dgx-h100 with 800 Gb/s NICs and 4 nodes") {
+  ClusterOverrides overrides;
+  overrides.settings = {parse_setting("nics.bandwidth=800Gb/s"), parse_setting("nodes.0.count=4")};
+  const Topology topology = build_topology("dgx-h100", overrides);
+  CHECK(topology.node_count() == 4);
+  CHECK(topology.spec().groups[0].nics.bandwidth_Bps == doctest::Approx(100e9));  // 800 Gb/s = 100 GB/s
+}
+
+TEST_CASE("bad settings: no '=', a path that names no value, a value the loader refuses") {
+  CHECK_THROWS_WITH_AS(parse_setting("nics.bandwidth"), doctest::Contains("expected PATH=VALUE"), InputError);
+  CHECK_THROWS_WITH_AS(parse_setting("=3"), doctest::Contains("expected PATH=VALUE"), InputError);
+  CHECK_THROWS_WITH_AS(apply_settings(kTwoGroups, "two.yaml", {{"nics.speed", "1"}}), doctest::Contains("has no value at 'nics.speed'"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(apply_settings(kTwoGroups, "two.yaml", {{"nodes.7.count", "1"}}), doctest::Contains("has no value"), InputError);
+  CHECK_THROWS_WITH_AS(apply_settings(kTwoGroups, "two.yaml", {{"nodes.0.nics", "1"}}), doctest::Contains("has no value"), InputError);
+  ClusterOverrides overrides;
+  overrides.settings = {parse_setting("nics.bandwidth=fast")};
+  // The loader reads the replaced text: its error points at the preset's line holding the new value.
+  CHECK_THROWS_WITH_AS(build_topology("dgx-h100", overrides), doctest::Contains("preset:dgx-h100:"), InputError);
+}
+
+TEST_CASE("scaling a shorthand path scales each group's own value") {
+  const std::string text = scale_setting(kTwoGroups, "two.yaml", "hbm_bandwidth", 2);
+  CHECK(setting_values(text, "two.yaml", "hbm_bandwidth") == std::vector<std::string>{"6.7TB/s", "9.6TB/s"});
+}
+
+TEST_CASE("quantities scale in their own unit") {
+  CHECK(scale_quantity("450GB/s", 1.01) == "454.5GB/s");
+  CHECK(scale_quantity("1.5us", 2) == "3us");
+  CHECK(scale_quantity("0.92", 0.5) == "0.46");
+  CHECK_THROWS_AS(scale_quantity("fast", 2), InputError);
+}
