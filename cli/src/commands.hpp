@@ -22,6 +22,7 @@ void add_calibrate_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_crossover_command(CLI::App& app);
 void add_sensitivity_command(CLI::App& app);
+void add_tune_command(CLI::App& app);
 
 // `treering` with no arguments: the default comparison, with its files in treering-out/.
 void run_main_job();

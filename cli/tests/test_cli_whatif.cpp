@@ -67,3 +67,15 @@ TEST_CASE("calibrate --nodes 2 writes a file of 2 nodes") {
   REQUIRE(show.exit_code == 0);
   CHECK(nlohmann::json::parse(show.out)["gpus"] == 16);
 }
+
+TEST_CASE("tune on 16 DGX H100 at 1M tokens: a best strategy never slower than tree") {
+  const auto result = run_treering("tune --cluster dgx-h100 --nodes 16 --workload paper-mha16 --seq-len 1M --format json");
+  REQUIRE(result.exit_code == 0);
+  const auto json = nlohmann::json::parse(result.out);
+  CHECK(json["best_latency_s"].get<double>() <= json["tree_latency_s"].get<double>());
+  CHECK(json["best_latency_s"].get<double>() <= json["ring_latency_s"].get<double>());
+  CHECK(json["strategies"][0]["strategy"] == json["best"]);
+  CHECK(json["strategies"][0].contains("simulated_latency_s"));
+  const auto table = run_treering("tune --cluster dgx-h100 --nodes 16 --workload paper-mha16 --seq-len 1M");
+  CHECK(table.out.find("best: ") != std::string::npos);
+}
