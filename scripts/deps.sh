@@ -17,6 +17,7 @@ packages=(
   zlib1g-dev                      # cli: PNG figures
   python3-matplotlib python3-pandas jupyter-nbconvert python3-nbconvert python3-nbformat python3-nbclient
   python3-ipykernel               # notebooks: run headless in make test, make figures
+  pybind11-dev python3-dev        # the Python module (cli/python)
 )
 
 missing=()

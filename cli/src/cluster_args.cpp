@@ -58,15 +58,6 @@ void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& 
   add_format_option(command, args.format, std::move(formats));
 }
 
-model::Workload load_workload(const std::string& name_or_path) {
-  const bool path = name_or_path.find('/') != std::string::npos ||
-                    (name_or_path.size() > 5 && (name_or_path.ends_with(".yaml") || name_or_path.ends_with(".yml")));
-  if (!path) return model::find_workload(name_or_path);
-  model::Workload workload = topologies::load_workload_file(name_or_path);
-  model::validate(workload);
-  return workload;
-}
-
 model::Workload load_workload(const DecodeArgs& args) {
   model::Workload workload = load_workload(args.workload);
   if (args.batch) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "treering/model/workload.hpp"
+#include "workload_files.hpp"
 #include "treering/topologies/load.hpp"
 #include "treering/topologies/topology.hpp"
 
@@ -44,8 +45,6 @@ struct DecodeArgs {
 void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& algorithms_help,
                         std::vector<std::string> formats);
 
-// A workload preset name, or a YAML file (a path with '/' or ending in .yaml/.yml), checked.
-model::Workload load_workload(const std::string& name_or_path);
 // The workload of --workload with --batch applied.
 model::Workload load_workload(const DecodeArgs& args);
 

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "cluster_args.hpp"
+#include "workload_files.hpp"
 #include "simulated_decode.hpp"
 #include "treering/topologies/load.hpp"
 

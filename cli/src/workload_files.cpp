@@ -1,0 +1,16 @@
+#include "workload_files.hpp"
+
+#include "treering/topologies/load.hpp"
+
+namespace treering::cli {
+
+model::Workload load_workload(const std::string& name_or_path) {
+  const bool path = name_or_path.find('/') != std::string::npos ||
+                    (name_or_path.size() > 5 && (name_or_path.ends_with(".yaml") || name_or_path.ends_with(".yml")));
+  if (!path) return model::find_workload(name_or_path);
+  model::Workload workload = topologies::load_workload_file(name_or_path);
+  model::validate(workload);
+  return workload;
+}
+
+}  // namespace treering::cli
