@@ -8,6 +8,7 @@
 #include "cluster_args.hpp"
 #include "commands.hpp"
 #include "decode_output.hpp"
+#include "degradation_args.hpp"
 #include "simulated_decode.hpp"
 #include "table.hpp"
 #include "treering/sim/replay.hpp"
@@ -23,6 +24,8 @@ struct SimulateArgs : DecodeArgs {
   SimulateArgs() { algorithms = {"ring", "tree", "tree-fused", "tree-lse", "allgather-merge"}; }
   std::string trace;
   bool full_ring = false;
+  DegradationArgs degraded;
+  sim::Degradation degradation;  // made from `degraded` once the topology is loaded
 };
 
 ordered_json links_json(const topologies::Topology& topology, const sim::ReplayResult& simulated) {
@@ -44,7 +47,9 @@ ordered_json links_json(const topologies::Topology& topology, const sim::ReplayR
 
 SimulatedCase simulate_case(const SimulateArgs& args, const model::DecodeModel& decode, const model::Workload& workload,
                             model::DecodeAlgorithm algorithm, long long seq_len) {
-  return simulate_decode(decode, workload, algorithm, seq_len, {!args.trace.empty(), !args.full_ring});
+  SimulatedCase c = simulate_decode(decode, workload, algorithm, seq_len, {!args.trace.empty(), !args.full_ring, args.degradation});
+  if (!args.degradation.empty()) c.healthy_s = sim::replay_plan(decode, c.plan, {false, !args.full_ring, {}}).latency_s;
+  return c;
 }
 
 // --tokens: the simulated token time at both ends of the generation, by the trapezoid rule (as the model).
@@ -94,20 +99,22 @@ void print_table(const std::vector<SimulatedCase>& cases, const topologies::Topo
     }
     return table.print(std::cout);
   }
+  const bool degraded = !cases.empty() && cases.front().healthy_s;
   Table table({"tokens", "algorithm", "latency", "compute", "comm intra", "comm inter", "sent/GPU", "inter-node",
-               "transfers", "vs model"});
+               "transfers", degraded ? "healthy" : "vs model", degraded ? "slowdown" : ""});
   for (const SimulatedCase& c : cases) {
     const model::DecodeResult& r = c.row.result;
     table.add_row({std::to_string(r.seq_len), model::to_string(r.algorithm), fmt::format_duration(r.latency_s),
                    fmt::format_duration(r.breakdown.compute_s), fmt::format_duration(r.breakdown.intra_node_s),
                    fmt::format_duration(r.breakdown.inter_node_s), fmt::format_bytes(r.volume.per_gpu),
                    fmt::format_bytes(r.volume.inter_node), std::to_string(c.simulated.transfers_simulated),
-                   percent(r.latency_s, c.predicted.latency_s)});
+                   degraded ? fmt::format_duration(*c.healthy_s) : percent(r.latency_s, c.predicted.latency_s),
+                   degraded ? percent(r.latency_s, *c.healthy_s) : ""});
   }
   table.print(std::cout);
 }
 
-void print_simulation(const SimulateArgs& args, bool compare) {
+void print_simulation(SimulateArgs& args, bool compare) {
   if (!args.trace.empty() && fmt::parse_token_counts(args.seq_len).size() * args.algorithms.size() != 1) {
     throw std::invalid_argument("--trace needs one algorithm and one sequence length");
   }
@@ -117,6 +124,7 @@ void print_simulation(const SimulateArgs& args, bool compare) {
     if (!trace) throw topologies::InputError({args.trace, 0, 0}, "cannot write the file");
   }
   const topologies::Topology topology = load_topology(args.cluster);
+  args.degradation = make_degradation(args.degraded, topology);
   std::vector<SimulatedCase> cases = run_cases(args, topology);
   if (!args.trace.empty()) {
     if (!(trace << sim::chrome_trace(cases.front().plan, cases.front().simulated))) {
@@ -133,7 +141,10 @@ void print_simulation(const SimulateArgs& args, bool compare) {
   if (args.format == "csv") return print_decode_csv(std::cout, rows);
   if (args.format == "table") return print_table(cases, topology, compare);
   ordered_json list = ordered_json::array();
-  for (const DecodeRow& row : rows) list.push_back(decode_json(row));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    list.push_back(decode_json(rows[i]));
+    if (cases[i].healthy_s) list.back()["healthy_latency_s"] = *cases[i].healthy_s;
+  }
   std::cout << list.dump(2) << '\n';
 }
 
@@ -151,6 +162,7 @@ void add_simulate_commands(CLI::App& app) {
   auto simulate_args = std::make_shared<SimulateArgs>();
   add_common(*simulate, *simulate_args);
   simulate->add_option("--trace", simulate_args->trace, "Write a Chrome/Perfetto trace (one track per GPU) to FILE.json");
+  add_degradation_options(*simulate, simulate_args->degraded);
   simulate->callback([simulate_args] { print_simulation(*simulate_args, false); });
   auto* compare = app.add_subcommand("compare", "The model and the simulator side by side, with their difference");
   auto compare_args = std::make_shared<SimulateArgs>();

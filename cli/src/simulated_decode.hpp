@@ -12,6 +12,7 @@ struct SimulatedCase {
   sim::ReplayResult simulated;
   model::DecodePlan plan;
   DecodeRow row;  // the simulated result in predict's form
+  std::optional<double> healthy_s;  // a what-if replay's latency without its degradation
 };
 
 // Plans, predicts (checking the plan fits in memory: model::check_fits) and replays one case.

@@ -79,3 +79,23 @@ TEST_CASE("tune on 16 DGX H100 at 1M tokens: a best strategy never slower than t
   const auto table = run_treering("tune --cluster dgx-h100 --nodes 16 --workload paper-mha16 --seq-len 1M");
   CHECK(table.out.find("best: ") != std::string::npos);
 }
+
+TEST_CASE("simulate what-ifs: a slow NIC hurts the ring, a straggler the tree; bad options are errors") {
+  // 4 DGX H100 nodes, 1M tokens. GPU 0's NIC at a quarter: the ring's blocks through it take 4x as long, and
+  // the ring is transfer-bound (its latency ~ the slowest edge's): more than 3x slower. tree sends ~8 kB: its
+  // NICs hardly matter (under 1 %).
+  const auto nic = run_treering("simulate --cluster dgx-h100 --nodes 4 --seq-len 1M --algo ring,tree --slow-nic 0:0.25 --format json");
+  REQUIRE(nic.exit_code == 0);
+  const auto rows = nlohmann::json::parse(nic.out);
+  CHECK(rows[0]["latency_s"].get<double>() / rows[0]["healthy_latency_s"].get<double>() > 3);
+  CHECK(rows[1]["latency_s"].get<double>() / rows[1]["healthy_latency_s"].get<double>() < 1.01);
+  // GPU 3 at half speed: tree's attention (31,250 tokens a GPU) is on its critical path, the ring's is not
+  // (hidden behind 30x longer transfers).
+  const auto slow = nlohmann::json::parse(
+      run_treering("simulate --cluster dgx-h100 --nodes 4 --seq-len 1M --algo ring,tree --slow-gpu 3:2 --format json").out);
+  CHECK(slow[0]["latency_s"].get<double>() / slow[0]["healthy_latency_s"].get<double>() < 1.01);
+  CHECK(slow[1]["latency_s"].get<double>() / slow[1]["healthy_latency_s"].get<double>() > 1.2);
+  CHECK(run_treering("simulate --cluster dgx-h100 --seq-len 1M --slow-gpu 3").exit_code == 2);
+  CHECK(run_treering("simulate --cluster dgx-h100 --seq-len 1M --slow-gpu 3:0.5").exit_code == 2);
+  CHECK(run_treering("simulate --cluster dgx-h100 --seq-len 1M --link-down spine0,nowhere").exit_code == 2);
+}

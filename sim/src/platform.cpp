@@ -80,7 +80,7 @@ constexpr int kActorStack_KiB = 512;
 constexpr int kActorStack_KiB = 16;
 #endif
 
-SimulatedPlatform::SimulatedPlatform(const topo::Topology& topology)
+SimulatedPlatform::SimulatedPlatform(const topo::Topology& topology, const Degradation* degradation)
     : engine_(std::make_unique<sg4::Engine>(&fake_argc, fake_argv)) {
   xbt_log_control_set("root.thres:critical");
   engine_->set_config("network/model:CM02");     // exactly latency + size / bandwidth
@@ -88,7 +88,8 @@ SimulatedPlatform::SimulatedPlatform(const topo::Topology& topology)
   engine_->set_config("network/TCP-gamma:0");     // no TCP window cap
   engine_->set_config("contexts/guard-size:0");     // no guard page per actor: Linux allows 65,536 mappings
   engine_->set_config("contexts/stack-size:" + std::to_string(kActorStack_KiB));  // per actor (8 MiB by default)
-  auto* zone = new TreeringZone("treering", topology);
+  auto* zone = new TreeringZone("treering", topology,
+                                degradation && !degradation->cables_down.empty() ? &degradation->cables_down : nullptr);
   sg4::NetZone* iface = zone->get_iface();
   for (int gpu = 0; gpu < topology.gpu_count(); ++gpu) {
     hosts_.push_back(iface->create_host("gpu" + std::to_string(gpu), 1e15));
@@ -97,7 +98,8 @@ SimulatedPlatform::SimulatedPlatform(const topo::Topology& topology)
   const model::LinkEfficiency efficiency = model::link_efficiency(topology);  // calibrated, if the cluster is
   for (topo::LinkId id = 0; id < topology.link_count(); ++id) {
     const topo::Link& link = topology.link(id);
-    const double bandwidth_Bps = link.bandwidth_Bps * efficiency.of(link);
+    double bandwidth_Bps = link.bandwidth_Bps * efficiency.of(link);
+    if (degradation && degradation->link_bandwidth_factor.count(id)) bandwidth_Bps *= degradation->link_bandwidth_factor.at(id);
     zone->links.push_back(
         iface->create_link("link" + std::to_string(id), bandwidth_Bps * kSizeUnitsPerByte)->set_latency(0)->get_impl());
   }

@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "treering/sim/replay.hpp"
 #include "treering_zone.hpp"
 
 namespace treering::sim {
@@ -23,7 +24,8 @@ inline uint64_t simulated_size(double bytes) { return static_cast<uint64_t>(std:
 
 class SimulatedPlatform {
  public:
-  explicit SimulatedPlatform(const topologies::Topology& topology);
+  // `degradation` (may be null) scales links and takes cables out of the routes; it must outlive the platform.
+  explicit SimulatedPlatform(const topologies::Topology& topology, const Degradation* degradation = nullptr);
   ~SimulatedPlatform();
   simgrid::s4u::Host* host(int gpu) const { return hosts_[static_cast<size_t>(gpu)]; }
   void run();

@@ -11,8 +11,8 @@ namespace treering::sim {
 namespace {
 
 void count_link_bytes(const topologies::Topology& topology, const model::DecodePlan& plan, int from_rank, int to_rank,
-                      double bytes, std::vector<double>& link_bytes) {
-  for (topologies::LinkId id : topology.route(plan.gpus[static_cast<size_t>(from_rank)], plan.gpus[static_cast<size_t>(to_rank)]).links) {
+                      double bytes, const std::vector<bool>* down, std::vector<double>& link_bytes) {
+  for (topologies::LinkId id : topology.route(plan.gpus[static_cast<size_t>(from_rank)], plan.gpus[static_cast<size_t>(to_rank)], down).links) {
     link_bytes[static_cast<size_t>(id)] += bytes;
   }
 }
@@ -44,16 +44,17 @@ ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePla
   ReplayResult result;
   const topologies::Topology& topology = model.topology();
   result.link_bytes.assign(static_cast<size_t>(topology.link_count()), 0.0);
+  const std::vector<bool>* down = options.degradation.cables_down.empty() ? nullptr : &options.degradation.cables_down;
   std::vector<model::CollectiveSchedule> schedules;
   for (const model::Phase& phase : plan.phases) {
     if (phase.kind != model::PhaseKind::collective) continue;
     schedules.push_back(model.collective_schedule(phase));
     for (const model::CollectiveFlow& flow : schedules.back().flows) {
-      count_link_bytes(topology, plan, flow.from, flow.to, flow.bytes, result.link_bytes);
+      count_link_bytes(topology, plan, flow.from, flow.to, flow.bytes, down, result.link_bytes);
     }
   }
   for (const auto& [pair, bytes] : point_to_point_bytes(plan)) {
-    count_link_bytes(topology, plan, pair.first, pair.second, bytes, result.link_bytes);
+    count_link_bytes(topology, plan, pair.first, pair.second, bytes, down, result.link_bytes);
   }
   const std::vector<double> values =
       run_in_child([&] { return detail::Replayer(model, plan, schedules, options).run(); });

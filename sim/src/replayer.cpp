@@ -26,7 +26,7 @@ bool equal_blocks(const model::DecodePlan& plan) {
 
 Replayer::Replayer(const model::DecodeModel& m, const model::DecodePlan& p, const std::vector<model::CollectiveSchedule>& s,
        const ReplayOptions& options)
-    : model(m), plan(p), schedules(s), platform(m.topology()), outboxes(p.gpus.size()), finish(p.gpus.size(), -1.0),
+    : model(m), plan(p), schedules(s), degradation_(options.degradation), platform(m.topology(), &degradation_), outboxes(p.gpus.size()), finish(p.gpus.size(), -1.0),
       totals(p.gpus.size()), last_send(p.gpus.size()), recent_compute(p.gpus.size()), phase_s(p.gpus.size() * p.phases.size(), 0.0),
       record(options.record_activities),
       steady(static_cast<int>(p.gpus.size()), static_cast<int>(p.gpus.size()),
@@ -58,7 +58,9 @@ void Replayer::note(const Activity& activity) {
 double Replayer::compute_s(int rank, const model::Step& step) const {
   if (step.attention && step.flops == 0) return 0.0;  // an empty shard runs no kernel
   const model::ComputeRates& rates = step.attention ? model.rates(rank) : model.slowest_rates();
-  return rates.launch_s + std::max(step.bytes / rates.hbm_Bps, step.flops / rates.peak_flops);
+  const auto slow = degradation_.gpu_slowdown.find(plan.gpus[static_cast<size_t>(rank)]);
+  return (rates.launch_s + std::max(step.bytes / rates.hbm_Bps, step.flops / rates.peak_flops)) *
+         (slow == degradation_.gpu_slowdown.end() ? 1.0 : slow->second);
 }
 
 void Replayer::busy_sending(int rank, double start_s, double end_s) {

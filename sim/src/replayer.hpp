@@ -61,6 +61,7 @@ class Replayer {
   const model::DecodeModel& model;
   const model::DecodePlan& plan;
   const std::vector<model::CollectiveSchedule>& schedules;
+  Degradation degradation_;  // before the platform, which keeps a pointer to it
   SimulatedPlatform platform;
   std::map<std::pair<int, int>, Channel> channels;
   std::vector<Outbox> outboxes;

@@ -69,38 +69,76 @@ DeviceId next_switch(const Topology::Impl& impl, DeviceId from, int level_step, 
       candidates.push_back(next);
     }
   }
-  if (candidates.empty()) throw std::logic_error("no route onwards from " + impl.graph[from].name);
+  if (candidates.empty()) throw std::invalid_argument("no route onwards from " + impl.graph[from].name + " (links down?)");
   std::sort(candidates.begin(), candidates.end());
   const DeviceId chosen = candidates[key % candidates.size()];
   key /= candidates.size();
   return chosen;
 }
 
-// Up from the source's leaf until a switch has the destination's leaf below it, then down to that leaf.
-void network_links(const Topology::Impl& impl, DeviceId src_nic, DeviceId dst_nic, std::vector<LinkId>& links) {
+// Whether the cable of link `id` is in service (`down`: per LinkId, both directions marked; null: all are).
+bool in_service(const std::vector<bool>* down, LinkId id) { return down == nullptr || !(*down)[static_cast<size_t>(id)]; }
+
+// Whether the destination's leaf can be reached going down from `device` over cables in service.
+bool reaches_down(const Topology::Impl& impl, DeviceId device, DeviceId target, int target_leaf, const std::vector<bool>* down) {
+  if (device == target) return true;
+  if (!impl.leaves_below[impl.switch_index[device]].contains(target_leaf)) return false;
+  for (LinkId id : impl.out_links[device]) {
+    const DeviceId next = impl.graph[impl.edge_of_link[id]].to;
+    if (impl.switch_index[next] >= 0 && impl.graph[next].level == impl.graph[device].level - 1 && in_service(down, id) &&
+        reaches_down(impl, next, target, target_leaf, down)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Whether the destination's leaf can be reached from `device`, going down, or up first and then down, over
+// cables in service (up-down routes, as in a fat tree).
+bool reaches_up_down(const Topology::Impl& impl, DeviceId device, DeviceId target, int target_leaf, const std::vector<bool>* down) {
+  if (reaches_down(impl, device, target, target_leaf, down)) return true;
+  for (LinkId id : impl.out_links[device]) {
+    const DeviceId next = impl.graph[impl.edge_of_link[id]].to;
+    if (impl.switch_index[next] >= 0 && impl.graph[next].level == impl.graph[device].level + 1 && in_service(down, id) &&
+        reaches_up_down(impl, next, target, target_leaf, down)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Up from the source's leaf until a switch has the destination's leaf below it, then down to that leaf. With
+// cables down, only switches reached over cables in service, from which the leaf can still be reached, count.
+void network_links(const Topology::Impl& impl, DeviceId src_nic, DeviceId dst_nic, std::vector<LinkId>& links,
+                   const std::vector<bool>* down) {
   DeviceId current = impl.nic_leaf[src_nic];
   const DeviceId target = impl.nic_leaf[dst_nic];
   const int target_leaf = impl.switch_index[target];
   unsigned long long key = static_cast<unsigned long long>(impl.nic_route_key[dst_nic]);
   std::vector<DeviceId> candidates;
-  auto below = [&](DeviceId device) { return impl.leaves_below[impl.switch_index[device]].contains(target_leaf); };
+  auto usable = [&](DeviceId from, DeviceId next) { return in_service(down, impl.find_link(from, next)); };
+  auto reaches = [&](DeviceId device) { return reaches_down(impl, device, target, target_leaf, down); };
   append(impl, links, src_nic, current);
-  while (!below(current)) {
-    DeviceId next = next_switch(impl, current, +1, key, candidates, [](DeviceId) { return true; });
-    append(impl, links, current, next);
-    current = next;
+  while (!reaches(current)) {
+    const DeviceId from = current;
+    current = next_switch(impl, current, +1, key, candidates, [&](DeviceId next) {
+      return usable(from, next) && (down == nullptr || reaches_up_down(impl, next, target, target_leaf, down));
+    });
+    append(impl, links, from, current);
   }
   while (current != target) {
-    DeviceId next = next_switch(impl, current, -1, key, candidates, below);
-    append(impl, links, current, next);
-    current = next;
+    const DeviceId from = current;
+    current = next_switch(impl, current, -1, key, candidates, [&](DeviceId next) { return usable(from, next) && reaches(next); });
+    append(impl, links, from, current);
   }
   append(impl, links, target, dst_nic);
 }
 
 }  // namespace
 
-Route Topology::route(int src_gpu, int dst_gpu) const {
+Route Topology::route(int src_gpu, int dst_gpu) const { return route(src_gpu, dst_gpu, nullptr); }
+
+Route Topology::route(int src_gpu, int dst_gpu, const std::vector<bool>* cables_down) const {
   const Impl& impl = *impl_;
   const int gpus = static_cast<int>(impl.gpu_device.size());
   if (src_gpu < 0 || src_gpu >= gpus || dst_gpu < 0 || dst_gpu >= gpus) {
@@ -112,8 +150,14 @@ Route Topology::route(int src_gpu, int dst_gpu) const {
     intra_domain_links(impl, src_gpu, dst_gpu, route.links);
   } else {
     gpu_to_nic_links(impl, src_gpu, route.links, true);
-    network_links(impl, impl.gpu_nic[src_gpu], impl.gpu_nic[dst_gpu], route.links);
+    network_links(impl, impl.gpu_nic[src_gpu], impl.gpu_nic[dst_gpu], route.links, cables_down);
     gpu_to_nic_links(impl, dst_gpu, route.links, false);
+  }
+  for (LinkId id : route.links) {  // inside a node and to its NIC there is one way only
+    if (!in_service(cables_down, id)) {
+      throw std::invalid_argument("no route from GPU " + std::to_string(src_gpu) + " to GPU " + std::to_string(dst_gpu) + ": " +
+                                  impl.graph[link(id).from].name + " - " + impl.graph[link(id).to].name + " is down and has no alternative");
+    }
   }
   route.bottleneck_Bps = std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < route.links.size(); ++i) {

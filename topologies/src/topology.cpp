@@ -38,6 +38,13 @@ int Topology::domain_count() const { return impl_->domains; }
 int Topology::device_count() const { return static_cast<int>(boost::num_vertices(impl_->graph)); }
 int Topology::link_count() const { return static_cast<int>(impl_->edge_of_link.size()); }
 
+DeviceId Topology::find_device(const std::string& name) const {
+  for (DeviceId id = 0; id < device_count(); ++id) {
+    if (impl_->graph[static_cast<Graph::vertex_descriptor>(id)].name == name) return id;
+  }
+  return -1;
+}
+
 const Device& Topology::device(DeviceId id) const {
   if (id < 0 || id >= device_count()) throw std::out_of_range("device id " + std::to_string(id));
   return impl_->graph[static_cast<Graph::vertex_descriptor>(id)];

@@ -2,6 +2,7 @@
 // (model::steps_of) on the SimGrid platform of the topology, so that concurrent transfers share links.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -59,10 +60,26 @@ std::string chrome_trace(const model::DecodePlan& plan, const ReplayResult& repl
 // The ring's rounds: with equal blocks every round is alike, and once two consecutive rounds start exactly one
 // period after the previous on every rank, the rest repeat it: each rank goes straight to its last round at the
 // time it would have reached it (the same result as replaying them, tested; traces replay every round).
+// What goes wrong in a what-if replay: slow GPUs (stragglers), links at a fraction of their bandwidth, cables
+// out of service with the network's traffic routed around them (Topology::route with cables down).
+struct Degradation {
+  std::map<int, double> gpu_slowdown;                          // GPU -> its kernels take this many times as long
+  std::map<topologies::LinkId, double> link_bandwidth_factor;  // directed link -> fraction of its bandwidth, (0, 1]
+  std::vector<bool> cables_down;                               // per LinkId, both directions marked; empty: none
+  bool empty() const { return gpu_slowdown.empty() && link_bandwidth_factor.empty() && cables_down.empty(); }
+};
+// The NIC GPU `gpu` uses, at `fraction` of its bandwidth (its links both ways). Throws std::invalid_argument for
+// a GPU without a NIC, or a fraction outside (0, 1].
+void slow_nic(const topologies::Topology& topology, int gpu, double fraction, Degradation& degradation);
+// The cable between the devices named `a` and `b` ("leaf0", "spine3", "dgx-h100-0/nic0", as `treering topo dot`
+// names them) out of service. Throws std::invalid_argument naming what does not exist.
+void take_down(const topologies::Topology& topology, const std::string& a, const std::string& b, Degradation& degradation);
+
 struct ReplayOptions {
   bool record_activities = false;  // keep every rank's timeline (for traces; ~3 p^2 spans for the ring)
   bool skip_steady_rounds = true;  // with equal blocks, stop replaying ring rounds once they repeat exactly
                                    // (ring_steady.hpp); off: every round, to check it or time the full replay
+  Degradation degradation = {};    // none: the cluster as described
 };
 ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePlan& plan, const ReplayOptions& options = {});
 

@@ -82,6 +82,12 @@ class Topology {
   // Deterministic route between two GPUs (empty route with zero latency for src == dst).
   // Throws std::out_of_range for GPU indices outside [0, gpu_count()).
   Route route(int src_gpu, int dst_gpu) const;
+  // The same with cables out of service (`cables_down[link]` true for both directions of each; null: none): in
+  // the network the D-mod-k choice skips them and switches that cannot reach the destination without them.
+  // Throws std::invalid_argument when no route is left (a node's fabric or a GPU's NIC link has no alternative).
+  Route route(int src_gpu, int dst_gpu, const std::vector<bool>* cables_down) const;
+  // A device by its name ("dgx-h100-0/gpu3", "leaf2"); -1 when none has it.
+  DeviceId find_device(const std::string& name) const;
 
   // Max-flow between GPUs [0, P/2) and [P/2, P) (node order), per direction; 0 for P < 2.
   double bisection_bandwidth_Bps() const;
