@@ -54,6 +54,8 @@ void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& 
   command.add_option("--batch", args.batch, "Sequences decoded together (default: the workload's)");
   command.add_option("--tokens", args.tokens, "Also estimate generating this many tokens (JSON generation_s)")
       ->check(CLI::Range(1LL, 1000000000000LL));
+  command.add_option("--split", args.split, "KV cache per GPU: equal, or by-speed (in proportion to each GPU's speed, for mixed GPUs)")
+      ->check(CLI::IsMember({"equal", "by-speed"}))->capture_default_str();
   command.add_flag("--prefill", args.prefill, "Add the model's prefill estimate of the prompt (JSON prefill_s; in generation_s)");
   add_format_option(command, args.format, std::move(formats));
 }

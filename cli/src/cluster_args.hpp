@@ -39,6 +39,7 @@ struct DecodeArgs {
   std::vector<int> gpus;
   std::optional<int> batch;
   std::optional<long long> tokens;  // also estimate generating this many tokens
+  std::string split = "equal";      // --split equal|by-speed: how the KV cache is shared out (model::TokenSplit)
   bool prefill = false;             // add the model's prefill estimate
   std::string format = "table";
 };

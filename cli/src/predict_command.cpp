@@ -56,7 +56,9 @@ void run(const PredictArgs& args) {
   for (long long seq_len : topologies::parse_token_counts(args.seq_len)) {
     for (model::DecodeAlgorithm algorithm : algorithms) {
       DecodeRow row;
-      row.result = decode.predict(algorithm, workload, seq_len);
+      model::PlanOptions options;
+      options.split = model::parse_token_split(args.split);
+      row.result = decode.predict(algorithm, workload, seq_len, options);
       set_context(row, decode, workload);
       model::check_fits(row.result, decode);
       if (args.prefill || args.tokens) row.prefill_s = args.prefill ? decode.prefill_s(workload, seq_len) : 0.0;

@@ -47,7 +47,10 @@ ordered_json links_json(const topologies::Topology& topology, const sim::ReplayR
 
 SimulatedCase simulate_case(const SimulateArgs& args, const model::DecodeModel& decode, const model::Workload& workload,
                             model::DecodeAlgorithm algorithm, long long seq_len) {
-  SimulatedCase c = simulate_decode(decode, workload, algorithm, seq_len, {!args.trace.empty(), !args.full_ring, args.degradation});
+  model::PlanOptions plan_options;
+  plan_options.split = model::parse_token_split(args.split);
+  SimulatedCase c = simulate_decode(decode, workload, algorithm, seq_len, {!args.trace.empty(), !args.full_ring, args.degradation}, true,
+                                    plan_options);
   if (!args.degradation.empty()) c.healthy_s = sim::replay_plan(decode, c.plan, {false, !args.full_ring, {}}).latency_s;
   return c;
 }

@@ -46,9 +46,10 @@ model::DecodeResult simulated_result(const model::DecodeModel& decode, const Sim
 }  // namespace
 
 SimulatedCase simulate_decode(const model::DecodeModel& decode, const model::Workload& workload, model::DecodeAlgorithm algorithm,
-                              long long seq_len, const sim::ReplayOptions& options, bool check_memory) {
+                              long long seq_len, const sim::ReplayOptions& options, bool check_memory,
+                              const model::PlanOptions& plan_options) {
   SimulatedCase c;
-  c.plan = decode.plan(algorithm, workload, seq_len);
+  c.plan = decode.plan(algorithm, workload, seq_len, plan_options);
   c.predicted = decode.evaluate(c.plan);
   if (check_memory) model::check_fits(c.predicted, decode);
   c.simulated = sim::replay_plan(decode, c.plan, options);

@@ -18,6 +18,7 @@ struct SimulatedCase {
 // Plans, predicts (checking the plan fits in memory: model::check_fits) and replays one case.
 // check_memory false: a plan that does not fit is replayed all the same (its peak memory is in the row).
 SimulatedCase simulate_decode(const model::DecodeModel& decode, const model::Workload& workload, model::DecodeAlgorithm algorithm,
-                              long long seq_len, const sim::ReplayOptions& options = {}, bool check_memory = true);
+                              long long seq_len, const sim::ReplayOptions& options = {}, bool check_memory = true,
+                              const model::PlanOptions& plan_options = {});
 
 }  // namespace treering::cli

@@ -66,12 +66,14 @@ struct SweepContext {
   }
 };
 
-DecodeRow run_case(const SweepContext& context, const SweepCase& c) {
+DecodeRow run_case(const SweepContext& context, const SweepCase& c, model::TokenSplit split) {
   const model::DecodeModel& decode = *context.models.at(c.nodes);
   const model::Workload& workload = context.workloads.at({c.workload, c.batch});
-  if (c.engine == "sim") return simulate_decode(decode, workload, c.algorithm, c.seq_len, {}, false).row;
+  model::PlanOptions options;
+  options.split = split;
+  if (c.engine == "sim") return simulate_decode(decode, workload, c.algorithm, c.seq_len, {}, false, options).row;
   DecodeRow row;
-  row.result = decode.predict(c.algorithm, workload, c.seq_len);
+  row.result = decode.predict(c.algorithm, workload, c.seq_len, options);
   set_context(row, decode, workload);
   row.model_latency_s = row.result.latency_s;  // every sweep row has the column (the simulator's rows need it)
   return row;
@@ -91,7 +93,7 @@ std::vector<DecodeRow> run_sweep(const SweepSpec& spec, const std::vector<std::s
   auto worker = [&] {
     for (std::size_t i = next++; i < indices.size(); i = next++) {
       try {
-        rows[i] = run_case(context, cases[indices[i]]);
+        rows[i] = run_case(context, cases[indices[i]], spec.split);
       } catch (...) {
         const std::lock_guard<std::mutex> lock(mutex);
         if (!first_error) first_error = std::current_exception();

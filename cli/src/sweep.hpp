@@ -21,6 +21,7 @@ struct SweepSpec {
   std::vector<model::DecodeAlgorithm> algorithms;
   std::vector<std::string> engines{"model"};  // model | sim
   std::vector<topologies::Setting> settings;  // --set PATH=VALUE on the cluster file
+  model::TokenSplit split = model::TokenSplit::equal;
 };
 
 struct SweepCase {

@@ -25,6 +25,7 @@ struct SweepArgs {
   std::vector<std::string> algorithms{"ring", "tree", "tree-fused", "tree-lse", "allgather-merge"};
   std::vector<std::string> engines{"model"};
   std::vector<std::string> settings;
+  std::string split = "equal";
   std::string output;
   std::string format;  // default: from -o's extension, else table
   int jobs = 1;
@@ -83,6 +84,7 @@ void run(const SweepArgs& args) {
   for (const std::string& name : args.algorithms) spec.algorithms.push_back(model::parse_decode_algorithm(name));
   spec.engines = args.engines;
   for (const std::string& text : args.settings) spec.settings.push_back(topologies::parse_setting(text));
+  spec.split = model::parse_token_split(args.split);
   const std::string format = output_format(args);
   sweep_cases(spec);  // bad axes fail before any case runs
   const SweepRanks ranks(args.output);
@@ -110,6 +112,8 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("-o,--output", args->output, "Write the rows to FILE.csv or FILE.json (rank 0 under mpirun)");
   command->add_option("--format", args->format, "table, csv or json (default: from -o's extension, else table)")
       ->check(CLI::IsMember({"table", "csv", "json"}));
+  command->add_option("--split", args->split, "KV cache per GPU: equal, or by-speed (mixed GPUs)")
+      ->check(CLI::IsMember({"equal", "by-speed"}))->capture_default_str();
   command->add_option("--jobs", args->jobs, "Threads per process")->check(CLI::Range(1, 1024))->capture_default_str();
   command->callback([args] { run(*args); });
 }

@@ -99,3 +99,15 @@ TEST_CASE("simulate what-ifs: a slow NIC hurts the ring, a straggler the tree; b
   CHECK(run_treering("simulate --cluster dgx-h100 --seq-len 1M --slow-gpu 3:0.5").exit_code == 2);
   CHECK(run_treering("simulate --cluster dgx-h100 --seq-len 1M --link-down spine0,nowhere").exit_code == 2);
 }
+
+TEST_CASE("--split by-speed on mixed H100 + H200: tree gains, the ring loses") {
+  // model/tests/test_split.cpp derives both: tree's attention goes from the H100s' 23.9 us to the balanced 19.6 us
+  // (+ launch) at 1M tokens; the ring's largest block grows from 7,813 to 9,202 tokens.
+  const std::string base = "predict --cluster topologies/examples/mixed-h100-h200.yaml --seq-len 1M --algo tree,ring --format json";
+  const auto equal = nlohmann::json::parse(run_treering(base).out);
+  const auto balanced = nlohmann::json::parse(run_treering(base + " --split by-speed").out);
+  const double tree_gain_s = equal[0]["latency_s"].get<double>() - balanced[0]["latency_s"].get<double>();
+  CHECK(tree_gain_s == doctest::Approx(7813 * 8192.0 / (0.8 * 3.35e12) - 1e6 * 8192.0 / (64 * 0.8 * 8.15e12)).epsilon(0.02));
+  CHECK(balanced[1]["latency_s"].get<double>() / equal[1]["latency_s"].get<double>() == doctest::Approx(9202.0 / 7813).epsilon(0.01));
+  CHECK(run_treering(base + " --split fastest").exit_code == 2);
+}

@@ -1,6 +1,7 @@
 #include "treering/model/compute.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace treering::model {
 
@@ -27,5 +28,48 @@ double attention_time_s(const ComputeRates& rates, const Workload& workload, con
 }
 
 double kernel_time_s(const ComputeRates& rates, double bytes) { return rates.launch_s + bytes / rates.hbm_Bps; }
+
+namespace {
+
+// The most tokens a rank attends to within time_s (attention_time_s is increasing in the tokens).
+long long tokens_within(const ComputeRates& rates, const Workload& workload, const PlanSizes& sizes, double time_s, long long most) {
+  long long low = 0, high = most;  // attention_time_s(low) <= time_s holds for low = 0
+  while (low < high) {
+    const long long mid = low + (high - low + 1) / 2;
+    if (attention_time_s(rates, workload, sizes, mid) <= time_s) low = mid;
+    else high = mid - 1;
+  }
+  return low;
+}
+
+}  // namespace
+
+std::vector<long long> split_by_speed(long long tokens, const std::vector<ComputeRates>& rates, const Workload& workload,
+                                      const PlanSizes& sizes) {
+  if (rates.empty()) throw std::invalid_argument("at least one GPU is needed");
+  double low_s = 0, high_s = 0;  // all tokens on the fastest-starting rank bounds T from above
+  for (const ComputeRates& r : rates) high_s = std::max(high_s, attention_time_s(r, workload, sizes, tokens));
+  std::vector<long long> counts(rates.size());
+  auto fill = [&](double time_s) {
+    long long total = 0;
+    for (size_t i = 0; i < rates.size(); ++i) total += counts[i] = tokens_within(rates[i], workload, sizes, time_s, tokens);
+    return total;
+  };
+  for (int step = 0; step < 100 && high_s - low_s > 1e-15 * high_s; ++step) {
+    const double mid_s = (low_s + high_s) / 2;
+    (fill(mid_s) >= tokens ? high_s : low_s) = mid_s;
+  }
+  long long surplus = fill(high_s) - tokens;
+  while (surplus-- > 0) {  // at most one token per rank: from the rank whose attention would end last
+    size_t last = 0;
+    double last_s = -1;
+    for (size_t i = 0; i < rates.size(); ++i) {
+      const double t = counts[i] > 0 ? attention_time_s(rates[i], workload, sizes, counts[i]) : -1;
+      if (t >= last_s) last_s = t, last = i;  // ties: the last rank, so the equal split keeps its +1s first
+    }
+    --counts[last];
+  }
+  return counts;
+}
 
 }  // namespace treering::model

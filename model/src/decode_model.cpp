@@ -69,6 +69,11 @@ std::pair<long long, long long> DecodeModel::ports(int from_rank, int to_rank) c
 
 DecodePlan DecodeModel::plan(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,
                              const PlanOptions& options) const {
+  if (options.split == TokenSplit::by_speed && options.shard_tokens.empty()) {
+    PlanOptions balanced = options;
+    balanced.shard_tokens = split_by_speed(seq_len, rates_, workload, plan_sizes(workload, options.stats_bytes, options.partial_o_bytes));
+    return make_plan(algorithm, workload, seq_len, gpus_, domain_of_rank_, balanced);
+  }
   return make_plan(algorithm, workload, seq_len, gpus_, domain_of_rank_, options);
 }
 

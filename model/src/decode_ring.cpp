@@ -46,7 +46,51 @@ WindowMax larger(const WindowMax& a, const WindowMax& b) { return b.value > a.va
 
 }  // namespace
 
+namespace {
+
+bool equal_split(const DecodePlan& plan) {
+  const std::vector<Shard> equal = split_tokens(plan.seq_len, static_cast<int>(plan.gpus.size()));
+  for (size_t i = 0; i < equal.size(); ++i) {
+    if (equal[i].count != plan.shards[i].count) return false;
+  }
+  return true;
+}
+
+// Any split (split_by_speed's, given counts): every round's maxima over all ranks, O(p^2).
+void evaluate_ring_any_split(Context& c, const Phase& phase) {
+  const int p = c.ranks();
+  const double kv = c.plan.sizes.kv_bytes_per_token;
+  const double merge_bytes = 2 * c.plan.sizes.state_bytes;
+  auto block = [&](int rank, int round) { return c.plan.shards[static_cast<size_t>(((rank - round) % p + p) % p)].count; };
+  double compute_s = 0, exposed_fabric_s = 0, exposed_network_s = 0, overlapped_s = 0;
+  for (int round = 0; round < p - 1; ++round) {
+    double attention = 0, transfer = 0;
+    int sender = -1;
+    for (int rank = 0; rank < p; ++rank) {
+      attention = std::max(attention, attention_time_s(c.model.rates(rank), c.plan.workload, c.plan.sizes, block(rank, round), merge_bytes));
+      const double t = c.model.p2p(rank, (rank + 1) % p).time_s(static_cast<double>(block(rank, round)) * kv);
+      if (t > transfer) transfer = t, sender = rank;
+    }
+    compute_s += attention;
+    overlapped_s += c.plan.ring_overlap ? std::min(transfer, attention) : 0.0;
+    const double exposed = c.plan.ring_overlap ? std::max(0.0, transfer - attention) : transfer;
+    (sender >= 0 && c.model.crosses_domains(sender, (sender + 1) % p) ? exposed_network_s : exposed_fabric_s) += exposed;
+  }
+  double last = 0;
+  for (int rank = 0; rank < p; ++rank) {
+    last = std::max(last, attention_time_s(c.model.rates(rank), c.plan.workload, c.plan.sizes, block(rank, p - 1), merge_bytes));
+    if (p > 1) count_send(c, rank, (rank + 1) % p, static_cast<double>(c.plan.seq_len - block(rank + 1, 0)) * kv);
+  }
+  add_compute(c, phase.label + " (attention and merges)", compute_s + last);
+  c.result.breakdown.overlapped_communication_s += overlapped_s;
+  if (exposed_network_s > 0) add_communication(c, phase.label + " (transfers not hidden, network)", exposed_network_s, true, "p2p");
+  if (exposed_fabric_s > 0) add_communication(c, phase.label + " (transfers not hidden, fabric)", exposed_fabric_s, false, "p2p");
+}
+
+}  // namespace
+
 void evaluate_ring(Context& c, const Phase& phase) {
+  if (!equal_split(c.plan)) return evaluate_ring_any_split(c, phase);
   const int p = c.ranks();
   const long long base = c.plan.seq_len / p;
   const int big = static_cast<int>(c.plan.seq_len % p);  // blocks 0 .. big-1 hold base + 1 tokens

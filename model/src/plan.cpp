@@ -98,6 +98,32 @@ const std::vector<DecodeAlgorithm>& all_decode_algorithms() {
   return all;
 }
 
+const char* to_string(TokenSplit split) { return split == TokenSplit::equal ? "equal" : "by-speed"; }
+
+TokenSplit parse_token_split(const std::string& text) {
+  if (text == "equal") return TokenSplit::equal;
+  if (text == "by-speed") return TokenSplit::by_speed;
+  throw std::invalid_argument("unknown split '" + text + "' (equal or by-speed)");
+}
+
+namespace {
+
+// Given counts per rank, checked: one per rank, none negative, summing to the length.
+std::vector<Shard> shards_of(const std::vector<long long>& counts, long long seq_len, size_t ranks) {
+  if (counts.size() != ranks) throw std::invalid_argument("shard_tokens needs one count per GPU");
+  std::vector<Shard> shards;
+  long long first = 0;
+  for (long long count : counts) {
+    if (count < 0) throw std::invalid_argument("a shard cannot hold a negative number of tokens");
+    shards.push_back({first, count});
+    first += count;
+  }
+  if (first != seq_len) throw std::invalid_argument("shard_tokens must add up to the sequence length");
+  return shards;
+}
+
+}  // namespace
+
 std::vector<Shard> split_tokens(long long tokens, int ranks) {
   if (ranks < 1) throw std::invalid_argument("at least one GPU is needed");
   if (tokens < 0) throw std::invalid_argument("the number of tokens must not be negative");
@@ -134,7 +160,8 @@ DecodePlan make_plan(DecodeAlgorithm algorithm, const Workload& workload, long l
   plan.algorithm = algorithm;
   plan.workload = workload;
   plan.seq_len = seq_len;
-  plan.shards = split_tokens(seq_len, static_cast<int>(gpus.size()));
+  plan.shards = options.shard_tokens.empty() ? split_tokens(seq_len, static_cast<int>(gpus.size()))
+                                             : shards_of(options.shard_tokens, seq_len, gpus.size());
   plan.gpus = std::move(gpus);
   plan.ring_overlap = options.ring_overlap;
   if (options.stats_bytes < 1 || options.partial_o_bytes < 0) throw std::invalid_argument("element sizes must be positive");

@@ -30,6 +30,14 @@ ComputeRates compute_rates(const topologies::Topology& topology, int gpu);
 double attention_time_s(const ComputeRates& rates, const Workload& workload, const PlanSizes& sizes, long long tokens,
                         double extra_bytes = 0);
 
+// Tokens per rank, summing to `tokens`, that minimise the slowest rank's attention_time_s: each rank gets the
+// most tokens it can attend to within a common time T, the smallest T whose shares add up to the length, then
+// the surplus is taken from the ranks that would finish last. Equal rates give the equal split's counts.
+// Example: an H100 (3.35 TB/s) and an H200 (4.8 TB/s) at the same efficiency and launch overhead share 1M
+// tokens about 411k : 589k (in proportion to 3.35 : 4.8).
+std::vector<long long> split_by_speed(long long tokens, const std::vector<ComputeRates>& rates, const Workload& workload,
+                                      const PlanSizes& sizes);
+
 // A small memory-bound kernel touching `bytes`.
 double kernel_time_s(const ComputeRates& rates, double bytes);
 

@@ -75,6 +75,12 @@ struct DecodePlan {
   bool ring_overlap = true;   // PlanOptions::ring_overlap
 };
 
+// equal: N / p tokens each (split_tokens). by_speed: in proportion to each GPU's speed, the split that minimises
+// the slowest GPU's attention (split_by_speed, compute.hpp): what a cluster of mixed GPUs wants.
+enum class TokenSplit { equal, by_speed };
+const char* to_string(TokenSplit split);
+TokenSplit parse_token_split(const std::string& text);  // "equal" | "by-speed"; throws std::invalid_argument
+
 struct PlanOptions {
   int stats_bytes = 4;        // element size of lse, max and denominator (2 reproduces the paper's counts)
   int partial_o_bytes = 0;    // element size of partial outputs and numerators as they travel (0: the workload's
@@ -85,6 +91,8 @@ struct PlanOptions {
   int tree_fan_in_network = 2;// tree-lse: across domains (2: binomial)
   bool ring_overlap = true;   // ring: a round's transfer runs beside its attention (false: after it, as on a CPU
                               // host, whose cores both compute and copy the blocks)
+  TokenSplit split = TokenSplit::equal;  // how DecodeModel::plan shares the KV cache out (make_plan: shard_tokens)
+  std::vector<long long> shard_tokens;   // tokens per rank, summing to the length; empty: split_tokens's equal split
 };
 
 // `domain_of_rank[r]` tells tree-lse which ranks share a scale-up domain. Throws std::invalid_argument for
