@@ -7,7 +7,7 @@ namespace treering::cli {
 namespace {
 
 bool looks_numeric(const std::string& cell) {
-  return !cell.empty() && (std::isdigit(static_cast<unsigned char>(cell.front())) || cell.front() == '-');
+  return !cell.empty() && (std::isdigit(static_cast<unsigned char>(cell.front())) || cell.front() == '-' || cell.front() == '+');
 }
 
 // Display width in characters, counting UTF-8 continuation bytes as nothing.
