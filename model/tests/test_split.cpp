@@ -24,7 +24,7 @@ TEST_CASE("split_by_speed: equal GPUs get split_tokens's counts") {
 TEST_CASE("split_by_speed: an H100 and an H200 share in proportion to their memory bandwidth") {
   // Same launch overhead and efficiency; attention = launch + (n x 8 KiB + 8,256 B) / (hbm x 0.8). Equal times
   // give n_100 / n_200 = 3.35 / 4.8 but for the fixed 8,256 B: n_100 = 1M x 3.35 / 8.15 = 411,043 (+-2).
-  const topologies::Topology topology = topologies::build_topology("topologies/examples/mixed-h100-h200.yaml");
+  const topologies::Topology topology = topologies::build_topology(std::string(TREERING_SOURCE_DIR) + "/topologies/examples/mixed-h100-h200.yaml");
   const model::DecodeModel decode(topology);
   const model::Workload& w = model::find_workload("paper-mha16");
   const model::ComputeRates h100 = decode.rates(0), h200 = decode.rates(64);
@@ -38,7 +38,7 @@ TEST_CASE("by-speed on the mixed H100 + H200 cluster: tree's attention shrinks t
   // 64 H100 + 64 H200, 1M tokens. Equal split: 7,813 tokens each, the H100s set the pace. Balanced: all finish
   // together at T with sum over GPUs of T x hbm_i = 1M x 8 KiB (launch aside): T = 1M x 8 KiB / (64 x 0.8 x
   // (3.35 + 4.8) TB/s) = 19.6 us + launch, against 7,813 x 8 KiB / (0.8 x 3.35 TB/s) = 23.9 us + launch.
-  const topologies::Topology topology = topologies::build_topology("topologies/examples/mixed-h100-h200.yaml");
+  const topologies::Topology topology = topologies::build_topology(std::string(TREERING_SOURCE_DIR) + "/topologies/examples/mixed-h100-h200.yaml");
   const model::DecodeModel decode(topology);
   const model::Workload& w = model::find_workload("paper-mha16");
   model::PlanOptions by_speed;

@@ -1,0 +1,295 @@
+// The compiled half of the Python package `treering` (treering/_treering): clusters, predict, simulate, sweep
+// and tune over the same libraries as the `treering` command, results as lists of plain dicts whose keys are
+// the command's CSV columns (so pandas.DataFrame(rows) takes them as they are). The arguments arrive here
+// already in their C++ types; the pure-Python half (treering/__init__.py) turns what people write ("1M",
+// {"nics.bandwidth": "800Gb/s"}, a single algorithm) into them and carries the documentation.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <numeric>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "cluster.hpp"
+#include "decode_output.hpp"
+#include "simulated_decode.hpp"
+#include "sweep.hpp"
+#include "treering/model/tune.hpp"
+#include "treering/model/workload.hpp"
+#include "treering/topologies/input_error.hpp"
+#include "treering/topologies/load.hpp"
+#include "treering/topologies/settings.hpp"
+#include "treering/topologies/units.hpp"
+#include "workload_files.hpp"
+
+namespace py = pybind11;
+
+namespace treering::python {
+namespace {
+
+// (path, value, factor) from Python: a set when factor is 0, a scale otherwise (cluster.hpp).
+using EditTuple = std::tuple<std::string, std::string, double>;
+
+std::vector<Edit> edits_of(const std::vector<EditTuple>& tuples) {
+  std::vector<Edit> edits;
+  for (const auto& [path, value, factor] : tuples) edits.push_back({path, value, factor});
+  return edits;
+}
+
+// A workload preset or file, with the batch replaced when one is given (as --batch).
+model::Workload workload_of(const std::string& name, std::optional<int> batch) {
+  model::Workload workload = cli::load_workload(name);
+  if (batch) {
+    if (*batch < 1) throw std::invalid_argument("batch must be at least 1, got " + std::to_string(*batch));
+    workload.batch = *batch;
+  }
+  return workload;
+}
+
+std::vector<model::DecodeAlgorithm> algorithms_of(const std::vector<std::string>& names) {
+  if (names.empty()) throw std::invalid_argument("no algorithm given (algos: ring, tree, tree-fused, tree-lse, allgather-merge)");
+  std::vector<model::DecodeAlgorithm> algorithms;
+  for (const std::string& name : names) algorithms.push_back(model::parse_decode_algorithm(name));
+  return algorithms;
+}
+
+// How the KV cache is shared out ("equal" or "by-speed", as --split): the plan options that carry it.
+model::PlanOptions plan_options(const std::string& split) {
+  model::PlanOptions options;
+  options.split = model::parse_token_split(split);
+  return options;
+}
+
+void check_lengths(const std::vector<long long>& seq_lens) {
+  if (seq_lens.empty()) throw std::invalid_argument("no context length given (seq_len)");
+  for (long long n : seq_lens) {
+    if (n < 1) throw std::invalid_argument("a context length must be at least 1 token, got " + std::to_string(n));
+  }
+}
+
+// One row as the command's CSV line has it, column for column (decode_csv_line), but with Python numbers:
+// counts as int, seconds and bytes as float (the model's byte counts may be fractional). The optional
+// columns appear when the row has them: model_latency_s for simulated and swept rows.
+py::dict record(const cli::DecodeRow& row) {
+  const model::DecodeResult& r = row.result;
+  py::dict d;
+  d["algo"] = model::to_string(r.algorithm);
+  d["engine"] = row.engine;
+  d["cluster"] = row.cluster;
+  d["nodes"] = row.nodes_used;
+  d["gpus"] = r.gpus;
+  d["workload"] = row.workload;
+  d["batch"] = row.batch;
+  d["seq_len"] = r.seq_len;
+  d["latency_s"] = r.latency_s;
+  d["compute_s"] = r.breakdown.compute_s;
+  d["intra_node_s"] = r.breakdown.intra_node_s;
+  d["inter_node_s"] = r.breakdown.inter_node_s;
+  d["overlapped_communication_s"] = r.breakdown.overlapped_communication_s;
+  d["volume_per_gpu_bytes"] = r.volume.per_gpu;
+  d["volume_intra_node_bytes"] = r.volume.intra_node;
+  d["volume_inter_node_bytes"] = r.volume.inter_node;
+  d["volume_total_bytes"] = r.volume.total;
+  d["peak_memory_bytes"] = r.memory.total;
+  d["token_s"] = r.token_s;
+  if (row.prefill_s) d["prefill_s"] = *row.prefill_s;
+  if (row.generation_s) d["generation_s"] = *row.generation_s;
+  if (row.model_latency_s) d["model_latency_s"] = *row.model_latency_s;
+  return d;
+}
+
+py::list records(const std::vector<cli::DecodeRow>& rows) {
+  py::list list;
+  for (const cli::DecodeRow& row : rows) list.append(record(row));
+  return list;
+}
+
+// The analytical model, lengths outer and algorithms inner (as `treering predict`); with check_memory a case
+// that does not fit in a GPU's memory is an error, as on the command line.
+py::list predict(const Cluster& cluster, const std::vector<long long>& seq_lens, const std::vector<std::string>& algos,
+                 const std::string& workload_name, std::optional<int> batch, const std::string& split, bool check_memory) {
+  const model::Workload workload = workload_of(workload_name, batch);
+  const model::PlanOptions options = plan_options(split);
+  const std::vector<model::DecodeAlgorithm> algorithms = algorithms_of(algos);
+  check_lengths(seq_lens);
+  const model::DecodeModel& decode = cluster.decode();
+  std::vector<cli::DecodeRow> rows;
+  for (long long seq_len : seq_lens) {
+    for (model::DecodeAlgorithm algorithm : algorithms) {
+      cli::DecodeRow row;
+      row.result = decode.predict(algorithm, workload, seq_len, options);
+      set_context(row, decode, workload);
+      if (check_memory) model::check_fits(row.result, decode);
+      rows.push_back(std::move(row));
+    }
+  }
+  return records(rows);
+}
+
+// The simulator, in the same order. Each replay runs in a child process (sim::replay_plan forks); the C++ work
+// touches no Python object, so the GIL is let go meanwhile and other Python threads keep running.
+py::list simulate(const Cluster& cluster, const std::vector<long long>& seq_lens, const std::vector<std::string>& algos,
+                  const std::string& workload_name, std::optional<int> batch, const std::string& split, bool check_memory) {
+  const model::Workload workload = workload_of(workload_name, batch);
+  const model::PlanOptions options = plan_options(split);
+  const std::vector<model::DecodeAlgorithm> algorithms = algorithms_of(algos);
+  check_lengths(seq_lens);
+  std::vector<cli::DecodeRow> rows;
+  {
+    const py::gil_scoped_release release;
+    for (long long seq_len : seq_lens) {
+      for (model::DecodeAlgorithm algorithm : algorithms) {
+        rows.push_back(cli::simulate_decode(cluster.decode(), workload, algorithm, seq_len, {}, check_memory, options).row);
+      }
+    }
+  }
+  return records(rows);
+}
+
+// A whole sweep (cli::run_sweep: every case, in its fixed order, on `jobs` threads). Empty nodes or batches:
+// the cluster file's count, each workload's own batch.
+py::list sweep(const std::string& cluster, const std::vector<int>& nodes, const std::vector<long long>& seq_lens,
+               const std::vector<std::string>& workloads, const std::vector<int>& batches,
+               const std::vector<std::string>& algos, const std::vector<std::string>& engines,
+               const std::vector<std::pair<std::string, std::string>>& settings, const std::string& split, int jobs) {
+  if (jobs < 1) throw std::invalid_argument("jobs must be at least 1, got " + std::to_string(jobs));
+  // The sweep reads 0 as "the file's own": a 0 given on purpose is a mistake, not a default.
+  for (int n : nodes) {
+    if (n < 1) throw std::invalid_argument("nodes must be at least 1, got " + std::to_string(n));
+  }
+  for (int b : batches) {
+    if (b < 1) throw std::invalid_argument("batch must be at least 1, got " + std::to_string(b));
+  }
+  check_lengths(seq_lens);
+  cli::SweepSpec spec;
+  spec.cluster = cluster;
+  spec.nodes = nodes;
+  spec.workloads = workloads;
+  spec.batches = batches;
+  spec.seq_lens = seq_lens;
+  spec.algorithms = algorithms_of(algos);
+  spec.engines = engines;
+  spec.split = plan_options(split).split;
+  for (const auto& [path, value] : settings) spec.settings.push_back({path, value});
+  std::vector<std::size_t> indices(cli::sweep_cases(spec).size());
+  std::iota(indices.begin(), indices.end(), std::size_t{0});
+  std::vector<cli::DecodeRow> rows;
+  {
+    const py::gil_scoped_release release;
+    rows = cli::run_sweep(spec, indices, jobs);
+  }
+  return records(rows);
+}
+
+// Every combine strategy model::tune tries, fastest first: rank (from 1), its description, its algorithm and
+// the model's latency. Equivalent strategies are all listed (the command folds them).
+py::list tune(const Cluster& cluster, long long seq_len, const std::string& workload_name, std::optional<int> batch) {
+  const model::Workload workload = workload_of(workload_name, batch);
+  check_lengths({seq_len});
+  std::vector<model::TunedStrategy> tuned;
+  {
+    const py::gil_scoped_release release;
+    tuned = model::tune(cluster.topology(), workload, seq_len);
+  }
+  py::list list;
+  for (std::size_t i = 0; i < tuned.size(); ++i) {
+    py::dict d;
+    d["rank"] = i + 1;
+    d["strategy"] = tuned[i].strategy.describe();
+    d["algo"] = model::to_string(tuned[i].strategy.algorithm);
+    d["latency_s"] = tuned[i].result.latency_s;
+    list.append(d);
+  }
+  return list;
+}
+
+std::vector<std::string> preset_names() {
+  std::vector<std::string> names;
+  for (const topologies::Preset& preset : topologies::cluster_presets()) names.push_back(preset.name);
+  return names;
+}
+
+std::vector<std::string> workload_names() {
+  std::vector<std::string> names;
+  for (const model::Workload& workload : model::workload_presets()) names.push_back(workload.name);
+  return names;
+}
+
+std::vector<std::string> algorithm_names() {
+  std::vector<std::string> names;
+  for (model::DecodeAlgorithm algorithm : model::all_decode_algorithms()) names.push_back(model::to_string(algorithm));
+  return names;
+}
+
+// Bad input (InputError, "FILE:LINE:COL: error: ...", and std::invalid_argument) becomes treering.InputError,
+// a ValueError, with the library's message unchanged. Everything else keeps pybind11's mapping (RuntimeError
+// for std::runtime_error and other std::exception). The class object lives as long as the process: it is
+// never released, so nothing Python-owned is destroyed after the interpreter has finalised.
+void add_input_error(py::module_& m) {
+  static PyObject* input_error = PyErr_NewExceptionWithDoc(
+      "treering.InputError", "Bad input: a cluster or workload file, a value or an argument. A ValueError.", PyExc_ValueError, nullptr);
+  if (input_error == nullptr) throw py::error_already_set();
+  m.add_object("InputError", py::handle(input_error));
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const topologies::InputError& e) {
+      PyErr_SetString(input_error, e.what());
+    } catch (const std::invalid_argument& e) {
+      PyErr_SetString(input_error, e.what());
+    }
+  });
+}
+
+void add_cluster(py::module_& m) {
+  py::class_<Cluster, std::shared_ptr<Cluster>>(m, "Cluster", "A loaded cluster (use treering.load_cluster)")
+      .def_property_readonly("name", [](const Cluster& c) { return c.topology().spec().name; })
+      .def_property_readonly("description", [](const Cluster& c) { return c.topology().spec().description; })
+      .def_property_readonly("source", [](const Cluster& c) { return c.recipe().source; })
+      .def_property_readonly("nodes", [](const Cluster& c) { return c.topology().node_count(); })
+      .def_property_readonly("gpus", [](const Cluster& c) { return c.topology().gpu_count(); })
+      .def_property_readonly("domains", [](const Cluster& c) { return c.topology().domain_count(); })
+      .def("with_edits",
+           [](const Cluster& c, const std::vector<EditTuple>& more) { return std::make_shared<Cluster>(c.with_edits(edits_of(more))); },
+           py::arg("edits"))
+      .def("setting_values", &Cluster::setting_values, py::arg("path"));
+  m.def(
+      "load_cluster",
+      [](const std::string& source, std::optional<int> nodes, std::optional<int> gpus_per_node, const std::vector<EditTuple>& edits) {
+        return std::make_shared<Cluster>(ClusterRecipe{source, nodes, gpus_per_node, edits_of(edits)});
+      },
+      py::arg("source"), py::arg("nodes"), py::arg("gpus_per_node"), py::arg("edits"));
+}
+
+}  // namespace
+}  // namespace treering::python
+
+PYBIND11_MODULE(_treering, m) {
+  using namespace treering::python;
+  m.doc() = "treering's compiled core; use the package `treering`, which wraps it.";
+  add_input_error(m);
+  add_cluster(m);
+  m.def("presets", &preset_names);
+  m.def("workloads", &workload_names);
+  m.def("algorithms", &algorithm_names);
+  m.def("parse_token_counts", [](const std::string& text) { return treering::topologies::parse_token_counts(text); }, py::arg("text"));
+  m.def(
+      "parse_setting",
+      [](const std::string& text) {
+        const treering::topologies::Setting s = treering::topologies::parse_setting(text);
+        return std::make_pair(s.path, s.value);
+      },
+      py::arg("text"));
+  m.def("predict", &predict, py::arg("cluster"), py::arg("seq_lens"), py::arg("algos"), py::arg("workload"), py::arg("batch"),
+        py::arg("split"), py::arg("check_memory"));
+  m.def("simulate", &simulate, py::arg("cluster"), py::arg("seq_lens"), py::arg("algos"), py::arg("workload"), py::arg("batch"),
+        py::arg("split"), py::arg("check_memory"));
+  m.def("sweep", &sweep, py::arg("cluster"), py::arg("nodes"), py::arg("seq_lens"), py::arg("workloads"), py::arg("batches"),
+        py::arg("algos"), py::arg("engines"), py::arg("settings"), py::arg("split"), py::arg("jobs"));
+  m.def("tune", &tune, py::arg("cluster"), py::arg("seq_len"), py::arg("workload"), py::arg("batch"));
+}

@@ -1,0 +1,302 @@
+"""The Python API (`import treering`): clusters, predict, simulate, sweep, tune, sensitivity, errors.
+
+Run with the package on the path: PYTHONPATH=build/python python3 -m unittest discover -s cli/python/tests
+(ctest's python/api does this). Expected figures are worked out by hand in the comments, from the workload's
+shape and the cluster files, not copied from the program's output.
+
+paper-mha16 (model/src/workload.cpp): 1 layer, 16 query and 16 KV heads of 128, bf16 (2 B), batch 1.
+  K and V per token: 2 x 16 x 128 x 2 B x 1 layer = 8192 B.
+dgx-h100 (topologies/clusters/dgx-h100.yaml): 8 GPUs per node (one NVLink domain each), 8 NICs of 400 Gb/s.
+"""
+
+import math
+import os
+import pathlib
+import tempfile
+import unittest
+
+import treering
+
+SOURCE_DIR = pathlib.Path(__file__).resolve().parents[3]
+KV_BYTES_PER_TOKEN = 2 * 16 * 128 * 2 * 1  # 8192 B
+ALGOS = ["ring", "tree", "tree-fused", "tree-lse", "allgather-merge"]
+
+
+def by_algo(rows):
+    return {row["algo"]: row for row in rows}
+
+
+class ClusterTest(unittest.TestCase):
+    def test_presets_and_workloads(self):
+        self.assertIn("dgx-h100", treering.presets())
+        self.assertIn("mi300x", treering.presets())
+        self.assertIn("paper-mha16", treering.workloads())
+        self.assertIn("llama3.1-8b", treering.workloads())
+        self.assertEqual(treering.algorithms(), ALGOS)
+
+    def test_properties(self):
+        # 16 nodes x 8 GPUs = 128 GPUs, one NVLink domain per node.
+        c = treering.load_cluster("dgx-h100", nodes=16)
+        self.assertEqual((c.name, c.nodes, c.gpus, c.domains), ("dgx-h100", 16, 128, 16))
+        self.assertEqual(c.source, "dgx-h100")
+        # 2 PCIe boxes of 4 GPUs (of their 8 slots): 8 GPUs, each box its own domain. (A DGX cannot drop GPUs:
+        # its file maps each of the 8 GPUs to a NIC.)
+        small = treering.load_cluster("rtx4090-pcie", nodes=2, gpus_per_node=4)
+        self.assertEqual((small.nodes, small.gpus, small.domains), (2, 8, 2))
+        self.assertIn("rtx4090-pcie", repr(small))
+
+    def test_file_is_the_preset(self):
+        path = SOURCE_DIR / "topologies" / "clusters" / "dgx-h100.yaml"
+        from_file = treering.predict(treering.load_cluster(str(path), nodes=2), "1M")
+        from_preset = treering.predict(treering.load_cluster("dgx-h100", nodes=2), "1M")
+        self.assertEqual(from_file, from_preset)
+
+    def test_setting_values(self):
+        c = treering.load_cluster("dgx-h100", nodes=2)
+        self.assertEqual(c.setting_values("nics.bandwidth"), ["400Gb/s"])
+        self.assertEqual(c.what_if(set={"nics.bandwidth": "800Gb/s"}).setting_values("nics.bandwidth"), ["800Gb/s"])
+        # 400 Gb/s x 1.5 in its own unit.
+        self.assertEqual(c.what_if(scale={"nics.bandwidth": 1.5}).setting_values("nics.bandwidth"), ["600Gb/s"])
+
+
+class PredictTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.cluster = treering.load_cluster("dgx-h100", nodes=2)  # 16 GPUs
+        cls.rows = treering.predict(cls.cluster, seq_len=[80000, "1M"], algos=["tree", "ring"])
+
+    def test_order_and_context(self):
+        # Lengths outer, algorithms inner, as `treering predict`.
+        self.assertEqual([(r["seq_len"], r["algo"]) for r in self.rows],
+                         [(80000, "tree"), (80000, "ring"), (1000000, "tree"), (1000000, "ring")])
+        for row in self.rows:
+            self.assertEqual((row["engine"], row["cluster"], row["nodes"], row["gpus"], row["workload"], row["batch"]),
+                             ("model", "dgx-h100", 2, 16, "paper-mha16", 1))
+
+    def test_columns_and_types(self):
+        for row in self.rows:
+            self.assertEqual(tuple(row), treering.COLUMNS)
+            for key in ("nodes", "gpus", "batch", "seq_len"):
+                self.assertIs(type(row[key]), int, key)
+            for key in treering.COLUMNS[8:]:
+                self.assertIs(type(row[key]), float, key)
+
+    def test_dataframe(self):
+        import pandas
+        frame = pandas.DataFrame(self.rows)
+        self.assertEqual(tuple(frame.columns), treering.COLUMNS)
+        self.assertEqual(len(frame), 4)
+        self.assertEqual(str(frame["seq_len"].dtype), "int64")
+        self.assertEqual(str(frame["latency_s"].dtype), "float64")
+
+    def test_memory_and_volume(self):
+        row = by_algo(self.rows[2:])
+        # 1M tokens over 16 GPUs: 62,500 each, x 8192 B = 512,000,000 B of KV cache per GPU.
+        kv = 62500 * KV_BYTES_PER_TOKEN
+        self.assertEqual(kv, 512_000_000)
+        # Partial states: q and o, 16 heads x 128 x 2 B = 4096 B each, lse 16 x 4 B (fp32) = 64 B.
+        states = 4096 + 4096 + 64
+        # tree: plus its workspace, the max/denominator statistics (64 B); nothing received, no weights.
+        self.assertEqual(row["tree"]["peak_memory_bytes"], kv + states + 64)
+        # ring: plus two foreign K/V blocks in flight (more than 2 GPUs), each a shard.
+        self.assertEqual(row["ring"]["peak_memory_bytes"], 3 * kv + states)
+        # ring: every GPU forwards 15 of the 16 shards.
+        self.assertEqual(row["ring"]["volume_per_gpu_bytes"], 15 * kv)
+
+    def test_tree_beats_ring_at_1m(self):
+        # The ring moves 512 MB per step through 50 GB/s NICs (10 ms) against ~0.2 ms of attention per shard;
+        # tree's all-reduces move kilobytes.
+        row = by_algo(self.rows[2:])
+        self.assertLess(row["tree"]["latency_s"], row["ring"]["latency_s"])
+        self.assertLess(row["tree"]["latency_s"] * 100, row["ring"]["latency_s"])
+
+    def test_seq_len_forms(self):
+        lengths = lambda s: [r["seq_len"] for r in treering.predict(self.cluster, s, algos="tree")]
+        self.assertEqual(lengths(80000), [80000])
+        self.assertEqual(lengths("80k"), [80000])
+        self.assertEqual(lengths("80k,1M"), [80000, 1000000])
+        self.assertEqual(lengths(["80k", 1000000]), [80000, 1000000])
+        self.assertEqual(lengths("80k:320k:x2"), [80000, 160000, 320000])
+        self.assertEqual(lengths(1e6), [1000000])
+
+    def test_defaults_and_names(self):
+        # All five algorithms by default; a preset name is loaded as it is (16 nodes, 128 GPUs).
+        rows = treering.predict("dgx-h100", "80k")
+        self.assertEqual([r["algo"] for r in rows], ALGOS)
+        self.assertEqual(rows[0]["gpus"], 128)
+
+    def test_batch(self):
+        # batch 4: four sequences' K/V, 4 x 512,000,000 B; q, o and lse four times too, and the workspace.
+        row = treering.predict(self.cluster, "1M", algos="tree", batch=4)[0]
+        self.assertEqual(row["batch"], 4)
+        self.assertEqual(row["peak_memory_bytes"], 4 * (512_000_000 + 4096 + 4096 + 64 + 64))
+
+    def test_what_if_faster_nics(self):
+        # Ring on 2 nodes waits on the NICs (see above): doubling them nearly halves it; tree hardly notices.
+        faster = treering.load_cluster("dgx-h100", nodes=2, set={"nics.bandwidth": "800Gb/s"})
+        base, fast = by_algo(self.rows[2:]), by_algo(treering.predict(faster, "1M", algos=["tree", "ring"]))
+        ratio = fast["ring"]["latency_s"] / base["ring"]["latency_s"]
+        self.assertGreater(ratio, 0.45)
+        self.assertLess(ratio, 0.55)
+        self.assertAlmostEqual(fast["tree"]["latency_s"] / base["tree"]["latency_s"], 1.0, delta=0.01)
+        # The same what-if three ways: set as a dict, as "PATH=VALUE", or on a loaded cluster.
+        as_text = treering.load_cluster("dgx-h100", nodes=2, set=["nics.bandwidth=800Gb/s"])
+        self.assertEqual(treering.predict(as_text, "1M"), treering.predict(faster, "1M"))
+        self.assertEqual(treering.predict(self.cluster.what_if(set={"nics.bandwidth": "800Gb/s"}), "1M"),
+                         treering.predict(faster, "1M"))
+
+    def test_split(self):
+        # Every GPU of a DGX is as fast as the others: a split by speed is the equal split.
+        self.assertEqual(treering.predict(self.cluster, "1M", split="by-speed"), treering.predict(self.cluster, "1M"))
+        with self.assertRaises(treering.InputError):
+            treering.predict(self.cluster, "1M", split="sideways")
+
+    def test_check_memory(self):
+        # 1G tokens over 16 GPUs: 62.5M x 8192 B = 512 GB of KV per GPU; an H100 has 80 GB.
+        with self.assertRaises(treering.InputError) as caught:
+            treering.predict(self.cluster, "1000M", algos="tree")
+        self.assertIn("does not fit", str(caught.exception))
+        row = treering.predict(self.cluster, "1000M", algos="tree", check_memory=False)[0]
+        self.assertGreater(row["peak_memory_bytes"], 512e9)
+
+
+class SimulateTest(unittest.TestCase):
+    def test_simulate_beside_the_model(self):
+        c = treering.load_cluster("dgx-h100", nodes=2)
+        simulated = treering.simulate(c, seq_len="1M")
+        predicted = by_algo(treering.predict(c, seq_len="1M"))
+        self.assertEqual([r["algo"] for r in simulated], ALGOS)
+        for row in simulated:
+            self.assertEqual(tuple(row), treering.COLUMNS + ("model_latency_s",))
+            self.assertEqual(row["engine"], "sim")
+            # The model's figure for the same plan, and the plan's own volumes and memory.
+            model = predicted[row["algo"]]
+            self.assertTrue(math.isclose(row["model_latency_s"], model["latency_s"], rel_tol=1e-12))
+            self.assertEqual(row["peak_memory_bytes"], model["peak_memory_bytes"])
+            self.assertEqual(row["volume_total_bytes"], model["volume_total_bytes"])
+            self.assertGreater(row["latency_s"], 0)
+        import pandas
+        self.assertIn("model_latency_s", pandas.DataFrame(simulated).columns)
+
+
+class SweepTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.rows = treering.sweep("dgx-h100", nodes=[1, 2], seq_len="80k:320k:x2", batches=[1, 2],
+                                  algos=["tree", "ring"], engines=["model", "sim"])
+
+    def test_count_and_order(self):
+        # 2 node counts x 1 workload x 2 batches x 3 lengths (80k, 160k, 320k) x 2 algorithms x 2 engines = 48,
+        # the engine varying fastest and the node count slowest.
+        self.assertEqual(len(self.rows), 2 * 1 * 2 * 3 * 2 * 2)
+        self.assertEqual([r["engine"] for r in self.rows[:4]], ["model", "sim", "model", "sim"])
+        self.assertEqual([r["algo"] for r in self.rows[:4]], ["tree", "tree", "ring", "ring"])
+        self.assertEqual([r["gpus"] for r in self.rows[:24]], [8] * 24)
+        self.assertEqual([r["gpus"] for r in self.rows[24:]], [16] * 24)
+        for row in self.rows:
+            self.assertEqual(tuple(row), treering.COLUMNS + ("model_latency_s",))
+
+    def test_rows_are_predict_and_simulate(self):
+        c = treering.load_cluster("dgx-h100", nodes=2)
+        predicted = treering.predict(c, "160k", algos="ring", batch=2)[0]
+        simulated = treering.simulate(c, "160k", algos="ring", batch=2)[0]
+        swept = [r for r in self.rows if (r["gpus"], r["batch"], r["seq_len"], r["algo"]) == (16, 2, 160000, "ring")]
+        self.assertEqual(len(swept), 2)
+        self.assertEqual(swept[0], dict(predicted, model_latency_s=predicted["latency_s"]))
+        self.assertEqual(swept[1], simulated)
+
+    def test_jobs_and_settings(self):
+        serial = treering.sweep("dgx-h100", "80k,1M", nodes=2, algos="ring", set={"nics.bandwidth": "800Gb/s"})
+        threaded = treering.sweep("dgx-h100", "80k,1M", nodes=2, algos="ring", set={"nics.bandwidth": "800Gb/s"}, jobs=3)
+        self.assertEqual(serial, threaded)
+        faster = treering.load_cluster("dgx-h100", nodes=2, set={"nics.bandwidth": "800Gb/s"})
+        self.assertEqual([r["latency_s"] for r in serial], [r["latency_s"] for r in treering.predict(faster, "80k,1M", "ring")])
+
+    def test_workloads(self):
+        rows = treering.sweep("dgx-h100", "80k", nodes=1, workloads=["paper-mha16", "llama3.1-8b"], algos="tree")
+        self.assertEqual([r["workload"] for r in rows], ["paper-mha16", "llama3.1-8b"])
+
+
+class TuneTest(unittest.TestCase):
+    def test_best_first(self):
+        c = treering.load_cluster("dgx-h100", nodes=2)
+        ranked = treering.tune(c, seq_len="1M")
+        self.assertGreater(len(ranked), 10)
+        self.assertEqual(set(ranked[0]), {"rank", "strategy", "algo", "latency_s"})
+        self.assertEqual([r["rank"] for r in ranked], list(range(1, len(ranked) + 1)))
+        latencies = [r["latency_s"] for r in ranked]
+        self.assertEqual(latencies, sorted(latencies))
+        # The paper's tree is one of the strategies tried, so the best is no slower.
+        tree = treering.predict(c, "1M", algos="tree")[0]["latency_s"]
+        self.assertLessEqual(ranked[0]["latency_s"], tree)
+        plain = [r for r in ranked if r["strategy"] == "tree, NCCL's pick"]
+        self.assertEqual(len(plain), 1)
+        self.assertTrue(math.isclose(plain[0]["latency_s"], tree, rel_tol=1e-12))
+
+
+class SensitivityTest(unittest.TestCase):
+    def test_elasticities(self):
+        rows = treering.sensitivity(treering.load_cluster("dgx-h100", nodes=2), "1M", algos=["tree", "ring"])
+        e = {(r["parameter"], r["algo"]): r["elasticity"] for r in rows}
+        # Ring on 2 DGX H100 nodes is the NICs' transfer time (PredictTest): L ~ 1 / bandwidth, elasticity ~ -1.
+        self.assertGreater(e[("nics.bandwidth", "ring")], -1.05)
+        self.assertLess(e[("nics.bandwidth", "ring")], -0.9)
+        # ...and HBM bandwidth (the attention, hidden behind the transfers) hardly moves it.
+        self.assertLess(abs(e[("hbm_bandwidth", "ring")]), 0.05)
+        # Tree's all-reduces move kilobytes: NIC bandwidth hardly matters.
+        self.assertLess(abs(e[("nics.bandwidth", "tree")]), 0.05)
+        value = {r["parameter"]: r["value"] for r in rows}
+        self.assertEqual(value["nics.bandwidth"], "400Gb/s")
+
+
+class ErrorTest(unittest.TestCase):
+    def test_bad_setting_points_at_the_line(self):
+        with self.assertRaises(treering.InputError) as caught:
+            treering.load_cluster("dgx-h100", set={"nics.bandwidth": "fast"})
+        self.assertIsInstance(caught.exception, ValueError)
+        self.assertIn("preset:dgx-h100:", str(caught.exception))
+        self.assertIn("error:", str(caught.exception))
+
+    def test_bad_file_points_at_the_line(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "broken.yaml")
+            with open(path, "w") as f:
+                f.write("name: broken\nnodes: [\n")
+            with self.assertRaises(ValueError) as caught:
+                treering.load_cluster(path)
+            self.assertTrue(str(caught.exception).startswith(path + ":"), str(caught.exception))
+
+    def test_bad_arguments(self):
+        c = treering.load_cluster("dgx-h100", nodes=1)
+        cases = [
+            lambda: treering.load_cluster("no-such-cluster"),
+            lambda: treering.load_cluster("dgx-h100", nodes=0),
+            lambda: treering.load_cluster("dgx-h100", set={"no.such.path": "1"}),
+            lambda: treering.load_cluster("dgx-h100", set=["no-equals-sign"]),
+            lambda: treering.load_cluster("dgx-h100", scale={"nics.bandwidth": -2}),
+            lambda: treering.predict(c, "lots"),
+            lambda: treering.predict(c, 0),
+            lambda: treering.predict(c, "80k", algos="bogus"),
+            lambda: treering.predict(c, "80k", workload="bogus"),
+            lambda: treering.predict(c, "80k", batch=0),
+            lambda: treering.tune(c, "80k,1M"),
+            lambda: treering.sweep("dgx-h100", "80k", engines="quantum"),
+            lambda: treering.sweep("dgx-h100", "80k", nodes=0),
+            lambda: treering.sweep("dgx-h100", "80k", jobs=0),
+        ]
+        for i, case in enumerate(cases):
+            with self.subTest(case=i), self.assertRaises(treering.InputError):
+                case()
+
+    def test_wrong_types(self):
+        c = treering.load_cluster("dgx-h100", nodes=1)
+        with self.assertRaises(TypeError):
+            treering.sweep(c, "80k")
+        with self.assertRaises(TypeError):
+            treering.predict(c, 80.5)
+        with self.assertRaises(TypeError):
+            treering.predict(42, "80k")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,263 @@
+"""treering: tree vs ring attention decoding on GPU clusters, from Python.
+
+Load a cluster (a preset or a YAML file, with what-if edits), then predict (the analytical model), simulate
+(SimGrid), sweep or tune. Results are lists of plain dicts whose keys are the columns of
+``treering predict --format csv``, so ``pandas.DataFrame(rows)`` takes them as they are::
+
+    import pandas, treering
+    c = treering.load_cluster("dgx-h100", nodes=2)
+    df = pandas.DataFrame(treering.predict(c, seq_len="80k:1M:x2", algos=["tree", "ring"]))
+
+Bad input (a file, a value, an argument) raises treering.InputError, a ValueError whose message is the
+command's: ``preset:dgx-h100:43:18: error: invalid bandwidth ...``.
+"""
+
+import math
+import numbers
+import re
+
+from . import _treering
+from ._treering import InputError
+
+__all__ = ["InputError", "COLUMNS", "Cluster", "load_cluster", "presets", "workloads", "algorithms", "predict", "simulate",
+           "sweep", "tune", "sensitivity"]
+
+# The columns of every predict/simulate/sweep record, in the CSV's order (simulate and sweep add model_latency_s).
+COLUMNS = ("algo", "engine", "cluster", "nodes", "gpus", "workload", "batch", "seq_len", "latency_s", "compute_s",
+           "intra_node_s", "inter_node_s", "overlapped_communication_s", "volume_per_gpu_bytes",
+           "volume_intra_node_bytes", "volume_inter_node_bytes", "volume_total_bytes", "peak_memory_bytes", "token_s")
+
+
+def presets():
+    """The cluster presets' names (``treering topo list``): dgx-h100, mi300x, ..."""
+    return _treering.presets()
+
+
+def workloads():
+    """The workload presets' names (``treering workload list``): paper-mha16, llama3.1-8b, ..."""
+    return _treering.workloads()
+
+
+def algorithms():
+    """The five decode algorithms: ring, tree, tree-fused, tree-lse, allgather-merge."""
+    return _treering.algorithms()
+
+
+class Cluster:
+    """A loaded cluster: its graph and the decode model on all its GPUs. Make one with load_cluster().
+
+    Properties: name, description, source (the preset or file it came from), nodes, gpus, domains (scale-up
+    domains: NVLink/xGMI islands, usually one per node).
+    """
+
+    def __init__(self, impl):
+        self._impl = impl
+
+    name = property(lambda self: self._impl.name)
+    description = property(lambda self: self._impl.description)
+    source = property(lambda self: self._impl.source)
+    nodes = property(lambda self: self._impl.nodes)
+    gpus = property(lambda self: self._impl.gpus)
+    domains = property(lambda self: self._impl.domains)
+
+    def what_if(self, set=None, scale=None):
+        """The same cluster with more edits of its file: ``set={"nics.bandwidth": "800Gb/s"}`` replaces
+        values, ``scale={"hbm_bandwidth": 1.1}`` multiplies them (every group's own value, in its unit). Paths
+        as ``treering ... --set``; the edits apply after this cluster's own, sets before scales."""
+        return Cluster(self._impl.with_edits(_edits(set, scale)))
+
+    def setting_values(self, path):
+        """The values a setting path names in this cluster's (edited) file, as written: ["400Gb/s", ...]."""
+        return self._impl.setting_values(path)
+
+    def __repr__(self):
+        return f"Cluster({self.source!r}: {self.name}, nodes={self.nodes}, gpus={self.gpus}, domains={self.domains})"
+
+
+def load_cluster(cluster, nodes=None, gpus_per_node=None, set=None, scale=None):
+    """A cluster from a preset name (presets()) or a YAML file (a path with '/' or ending in .yaml).
+
+    nodes, gpus_per_node: as ``--nodes`` / ``--gpus-per-node``. set: what-if values, as ``--set``: a dict
+    ``{"nics.bandwidth": "800Gb/s"}`` (numbers are written as str() writes them) or a list of "PATH=VALUE".
+    scale: ``{PATH: factor}``, each value PATH names multiplied in its own unit. Raises InputError
+    ("FILE:LINE:COL: error: ...") for a bad file, path or value.
+    """
+    return Cluster(_treering.load_cluster(str(cluster), nodes, gpus_per_node, _edits(set, scale)))
+
+
+def predict(cluster, seq_len, algos=None, workload="paper-mha16", batch=None, split="equal", check_memory=True):
+    """The analytical model: one record per (length, algorithm), lengths outer, as ``treering predict``.
+
+    cluster: a Cluster, or a preset name / YAML file loaded as it is. seq_len: an int, a string in the
+    command's syntax ("80k", "1M", "80k,1M", "80k:5.12M:x2") or a list of those. algos: a name, a list, or
+    None for all five. workload: a preset or a YAML file; batch replaces its batch. split: how the KV cache is
+    shared out, "equal" or "by-speed" (in proportion to each GPU's speed: for mixed clusters), as ``--split``.
+    check_memory: a case that does not fit in a GPU's memory raises InputError (False: computed all the same,
+    peak_memory_bytes says so).
+    """
+    return _treering.predict(_cluster(cluster), _lengths(seq_len), _algos(algos), str(workload), batch, str(split),
+                             check_memory)
+
+
+def simulate(cluster, seq_len, algos=None, workload="paper-mha16", batch=None, split="equal", check_memory=True):
+    """The SimGrid simulation of the same plans, arguments as predict(). Records as predict()'s with engine
+    "sim", plus model_latency_s (the model's figure for the same case)."""
+    return _treering.simulate(_cluster(cluster), _lengths(seq_len), _algos(algos), str(workload), batch, str(split),
+                              check_memory)
+
+
+def sweep(cluster, seq_len, nodes=None, workloads=None, batches=None, algos=None, engines=None, set=None, split="equal",
+          jobs=1):
+    """Every combination of nodes x workloads x batches x seq_len x algos x engines, as ``treering sweep``:
+    rows in that order (the last varying fastest), each with model_latency_s.
+
+    cluster: a preset name or a YAML file (not a Cluster: each node count is built afresh). nodes: an int or
+    a list (None: the file's count). workloads: a name or list (None: paper-mha16). batches: an int or list
+    (None: each workload's own). engines: "model", "sim" or both (None: model). set: as load_cluster's.
+    split: as predict's. jobs: threads. Cases that do not fit in memory are computed all the same.
+    """
+    if isinstance(cluster, Cluster):
+        raise TypeError("sweep takes a preset name or a YAML file (with nodes= and set=), not a Cluster")
+    settings = [(path, value) for path, value, _ in _edits(set, None)]
+    return _treering.sweep(str(cluster), _ints(nodes, "nodes"), _lengths(seq_len), _names(workloads, ["paper-mha16"]),
+                           _ints(batches, "batches"), _algos(algos), _names(engines, ["model"]), settings, str(split),
+                           int(jobs))
+
+
+def tune(cluster, seq_len, workload="paper-mha16", batch=None):
+    """Every combine strategy ``treering tune`` searches (algorithm, collective algorithm, tree-lse fan-ins,
+    leading GPU), timed by the model, fastest first: records rank (1 = best), strategy, algo, latency_s."""
+    return _treering.tune(_cluster(cluster), _one_length(seq_len), str(workload), batch)
+
+
+# What `treering sensitivity` looks for in a cluster file (shorthand paths: every node group's, GPU model's,
+# the network's); those the file has, as positive numbers, are scaled.
+SENSITIVITY_PARAMETERS = ("nics.bandwidth", "nics.latency", "fabric.bandwidth", "fabric.latency", "hbm_bandwidth",
+                          "launch_overhead", "network.hop_latency", "network.link_bandwidth", "peak_fp16")
+
+_NUMBER = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def sensitivity(cluster, seq_len, parameters=None, algos=None, workload="paper-mha16", batch=None, step=0.05):
+    """Which cluster parameters move the model's latency most, as ``treering sensitivity``: each parameter
+    scaled by 1 +- step and the elasticity d ln(latency) / d ln(parameter) taken by central difference,
+    ln(L(1+step) / L(1-step)) / ln((1+step) / (1-step)). -1: latency halves when the parameter doubles; 0: no
+    effect.
+
+    One record per (parameter, algorithm): parameter, value (as written, the first group's), algo, latency_s
+    (unscaled), elasticity. parameters: setting paths (None: SENSITIVITY_PARAMETERS the file has).
+    """
+    base = _wrapped(cluster)
+    n = _one_length(seq_len)
+    names = _algos(algos)
+    if not 0 < step < 1:
+        raise InputError(f"step must be between 0 and 1, got {step}")
+    if parameters is None:
+        parameters = [p for p in SENSITIVITY_PARAMETERS if _positive_numbers(base, p)]
+    elif isinstance(parameters, str):
+        parameters = [parameters]
+
+    def latencies(c):
+        rows = _treering.predict(c._impl, [n], names, str(workload), batch, "equal", False)
+        return [row["latency_s"] for row in rows]
+
+    at_base = latencies(base)
+    records = []
+    for path in parameters:
+        up = latencies(base.what_if(scale={path: 1 + step}))
+        down = latencies(base.what_if(scale={path: 1 - step}))
+        value = base.setting_values(path)[0]
+        for algo, latency, hi, lo in zip(names, at_base, up, down):
+            elasticity = math.log(hi / lo) / math.log((1 + step) / (1 - step))
+            records.append({"parameter": path, "value": value, "algo": algo, "latency_s": latency, "elasticity": elasticity})
+    return records
+
+
+# What people write, in the types the compiled module takes.
+
+def _cluster(cluster):
+    return _wrapped(cluster)._impl
+
+
+def _wrapped(cluster):
+    if isinstance(cluster, Cluster):
+        return cluster
+    if isinstance(cluster, str):
+        return load_cluster(cluster)
+    raise TypeError(f"cluster: a Cluster, a preset name or a YAML file path, not {type(cluster).__name__}")
+
+
+def _lengths(seq_len):
+    items = seq_len if isinstance(seq_len, (list, tuple)) else [seq_len]
+    out = []
+    for item in items:
+        if isinstance(item, str):
+            out.extend(_treering.parse_token_counts(item))
+        elif isinstance(item, numbers.Integral) and not isinstance(item, bool):
+            out.append(int(item))
+        elif isinstance(item, numbers.Real) and float(item).is_integer():  # 1e6
+            out.append(int(item))
+        else:
+            raise TypeError(f"seq_len: an int, a string such as '80k:1M:x2', or a list of those, not {item!r}")
+    return out
+
+
+def _one_length(seq_len):
+    lengths = _lengths(seq_len)
+    if len(lengths) != 1:
+        raise InputError(f"seq_len takes one length here, got {len(lengths)}")
+    return lengths[0]
+
+
+def _names(value, default):
+    if value is None:
+        return list(default)
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",")]
+    return [str(v) for v in value]
+
+
+def _algos(algos):
+    return _names(algos, _treering.algorithms())
+
+
+def _ints(value, what):
+    if value is None:
+        return []
+    items = value if isinstance(value, (list, tuple, range)) else [value]
+    for item in items:
+        if not isinstance(item, numbers.Integral) or isinstance(item, bool):
+            raise TypeError(f"{what}: an int or a list of ints, not {item!r}")
+    return [int(item) for item in items]
+
+
+def _value(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _edits(set, scale):
+    """(path, value, factor) tuples: the sets (factor 0), then the scales."""
+    edits = []
+    if isinstance(set, str):
+        set = [set]
+    if isinstance(set, dict):
+        edits += [(str(path), _value(value), 0.0) for path, value in set.items()]
+    elif set is not None:
+        for item in set:
+            path, value = _treering.parse_setting(item) if isinstance(item, str) else item
+            edits.append((str(path), _value(value), 0.0))
+    for path, factor in (scale or {}).items():
+        if not float(factor) > 0:
+            raise InputError(f"scale {path}: the factor must be positive, got {factor}")
+        edits.append((str(path), "", float(factor)))
+    return edits
+
+
+def _positive_numbers(cluster, path):
+    try:
+        values = cluster.setting_values(path)
+    except InputError:
+        return False
+    return bool(values) and all((m := _NUMBER.match(v)) and float(m.group(0)) > 0 for v in values)
