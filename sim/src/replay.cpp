@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "memory_budget.hpp"
 #include "plan_traffic.hpp"
 #include "platform.hpp"
 #include "replayer.hpp"
@@ -56,6 +57,9 @@ ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePla
   for (const auto& [pair, bytes] : point_to_point_bytes(plan)) {
     count_link_bytes(topology, plan, pair.first, pair.second, bytes, down, result.link_bytes);
   }
+  double flows = 0;
+  for (const model::CollectiveSchedule& schedule : schedules) flows += static_cast<double>(schedule.flows.size());
+  check_replay_memory(plan, flows);
   const std::vector<double> values =
       run_in_child([&] { return detail::Replayer(model, plan, schedules, options).run(); });
   const size_t ranks = plan.gpus.size();

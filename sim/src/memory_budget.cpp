@@ -1,0 +1,47 @@
+#include "memory_budget.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+#include "treering/topologies/units.hpp"
+
+namespace treering::sim {
+
+double replay_memory_bytes(const model::DecodePlan& plan, double collective_flows) {
+  constexpr double kPerRank_bytes = 64e3, kPerFlow_bytes = 256, kBase_bytes = 64e6;
+  return kBase_bytes + kPerRank_bytes * static_cast<double>(plan.gpus.size()) + kPerFlow_bytes * collective_flows;
+}
+
+double available_memory_bytes() {
+  if (const char* budget = std::getenv("TREERING_MEMORY_BYTES")) return std::strtod(budget, nullptr);
+  double available = 0;
+  std::ifstream meminfo("/proc/meminfo");
+  for (std::string key; meminfo >> key;) {
+    double kilobytes = 0;
+    meminfo >> kilobytes;
+    if (key == "MemAvailable:") available = kilobytes * 1024;
+    meminfo.ignore(256, '\n');
+  }
+  std::ifstream cgroup("/sys/fs/cgroup/memory.max");  // cgroup v2; "max" when unlimited
+  std::string limit;
+  if (cgroup >> limit && limit != "max") {
+    const double bytes = std::strtod(limit.c_str(), nullptr);
+    if (bytes > 0) available = available > 0 ? std::min(available, bytes) : bytes;
+  }
+  return available;
+}
+
+void check_replay_memory(const model::DecodePlan& plan, double collective_flows) {
+  const double needed = replay_memory_bytes(plan, collective_flows);
+  const double available = available_memory_bytes();
+  if (available > 0 && needed > available) {
+    throw std::invalid_argument("the simulation of " + std::to_string(plan.gpus.size()) + " GPUs would need about " +
+                                topologies::format_bytes(needed) + " of memory and " + topologies::format_bytes(available) +
+                                " is available: simulate fewer GPUs, or use the model (treering predict)");
+  }
+}
+
+}  // namespace treering::sim
