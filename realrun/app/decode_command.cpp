@@ -3,6 +3,8 @@
 #include "provenance.hpp"
 
 #include <algorithm>
+#include <thread>
+#include <cstdlib>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -96,6 +98,11 @@ ordered_json run_case(const DecodeOptions& options, MpiTransport& transport, con
   for (size_t r = 0; r < m.bytes.size(); ++r) {
     error = std::max(error, max_relative_error(m.outputs.data() + r * reference.size(), reference, shape.head_dim));
   }
+  const long long non_finite = count_non_finite(m.outputs.data(), m.outputs.size());
+  if (non_finite > 0) {
+    std::fprintf(stderr, "error: %s at %lld tokens: %lld output values are NaN or infinite\n", model::to_string(c.algorithm), c.seq_len,
+                 non_finite);
+  }
   const double model_total = model.evaluate(plan).volume.total;
   const std::vector<double> model_per_rank = model::bytes_sent_per_rank(plan);
   const double total = std::accumulate(m.bytes.begin(), m.bytes.end(), 0.0);
@@ -104,7 +111,7 @@ ordered_json run_case(const DecodeOptions& options, MpiTransport& transport, con
           {"backend", options.backend}, {"workload", workload.name}, {"batch", workload.batch},
           {"latency_s", {{"median", percentile(m.latencies, 0.5)}, {"p10", percentile(m.latencies, 0.1)},
                          {"p90", percentile(m.latencies, 0.9)}, {"samples", m.latencies}}},
-          {"max_rel_error", error}, {"tolerance", m.tolerance}, {"bytes_sent_per_rank", m.bytes}, {"model_bytes_per_rank", model_per_rank},
+          {"max_rel_error", error}, {"non_finite_outputs", non_finite}, {"tolerance", m.tolerance}, {"bytes_sent_per_rank", m.bytes}, {"model_bytes_per_rank", model_per_rank},
           {"bytes_sent_total", total}, {"model_bytes_total", model_total}, {"collective_bytes_observed", m.bytes_observed}};
 }
 
@@ -118,6 +125,10 @@ void print_row(const ordered_json& row) {
 }  // namespace
 
 int run_decode(const DecodeOptions& options, MpiTransport& transport) {
+  // Fault injection for the hang test (realrun/CMakeLists.txt): this rank stalls, the others must time out.
+  if (const char* stall = std::getenv("TREERING_TEST_STALL_RANK"); stall && std::atoi(stall) == transport.rank()) {
+    std::this_thread::sleep_for(std::chrono::hours(1));
+  }
   if (options.backend == "cuda") {
     std::string why;
     if (!cuda::decode_available(why)) throw std::invalid_argument("--backend cuda: " + why);

@@ -27,7 +27,26 @@ void print_info(const app::MpiTransport& transport) {
               info.nccl_compiled ? info.nccl_version.c_str() : "not compiled in", info.cuda_device_status.c_str());
 }
 
+// FNV-1a over the arguments (the program's path left out): equal on every rank of one launch.
+unsigned long long fingerprint(int argc, char** argv) {
+  unsigned long long hash = 1469598103934665603ULL;
+  for (int i = 1; i < argc; ++i) {
+    for (const char* c = argv[i]; ; ++c) {  // the terminating zero too, so "a b" differs from "ab"
+      hash = (hash ^ static_cast<unsigned char>(*c)) * 1099511628211ULL;
+      if (*c == '\0') break;
+    }
+  }
+  return hash;
+}
+
 int run(int argc, char** argv, app::MpiTransport& transport) {
+  if (!transport.same_on_all_ranks(fingerprint(argc, argv))) {
+    if (transport.rank() == 0) {
+      std::fprintf(stderr, "error: the ranks were started with different arguments; every rank must run the same command "
+                           "(check the mpirun/srun line)\n");
+    }
+    return 2;
+  }
   CLI::App cli{"treering-realrun: the decode plans run for real (launch with mpirun, one rank per device)"};
   cli.require_subcommand(1);
   auto* info = cli.add_subcommand("info", "What was compiled in, the MPI library and the devices visible");
@@ -44,6 +63,8 @@ int run(int argc, char** argv, app::MpiTransport& transport) {
   decode->add_option("--cluster", options.cluster, "The cluster whose model makes the plans and predicts the bytes")->capture_default_str();
   decode->add_option("--seed", options.seed, "Seed of the made-up inputs")->capture_default_str();
   decode->add_option("-o,--output", options.output, "Write the results as JSON (rank 0)");
+  double timeout_s = 600;
+
   app::BenchOptions bench;
   bench.argv = options.argv;
   auto* bench_command = cli.add_subcommand("bench", "Microbenchmarks: allreduce, allgather, sendrecv (nccl-tests style), hbm, attention");
@@ -57,6 +78,10 @@ int run(int argc, char** argv, app::MpiTransport& transport) {
   bench_command->add_option("--iters", bench.iterations, "Timed iterations per size")->capture_default_str();
   bench_command->add_option("--warmup", bench.warmup, "Untimed iterations first")->capture_default_str();
   bench_command->add_option("-o,--output", bench.output, "Write the results as JSON (rank 0)");
+  for (CLI::App* command : {decode, bench_command}) {
+    command->add_option("--timeout", timeout_s, "Seconds a transfer or barrier may take before the run is aborted as hung")
+        ->check(CLI::PositiveNumber)->capture_default_str();
+  }
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& error) {  // --help is one too, with exit code 0
@@ -66,6 +91,7 @@ int run(int argc, char** argv, app::MpiTransport& transport) {
     }
     return 2;
   }
+  transport.set_timeout(timeout_s);
   if (info->parsed()) {
     if (transport.rank() == 0) print_info(transport);
     return 0;

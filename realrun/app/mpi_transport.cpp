@@ -1,6 +1,8 @@
 #include "mpi_transport.hpp"
 
 #include <climits>
+#include <cstdio>
+#include <string>
 #include <stdexcept>
 
 namespace treering::realrun::app {
@@ -21,6 +23,7 @@ MpiTransport::MpiTransport() {
 Transport::Request MpiTransport::keep(MPI_Request request) {
   if (free_.empty()) {
     requests_.push_back(request);
+    what_.emplace_back();
     return static_cast<Request>(requests_.size() - 1);
   }
   const int slot = free_.back();
@@ -32,22 +35,53 @@ Transport::Request MpiTransport::keep(MPI_Request request) {
 Transport::Request MpiTransport::isend(const void* data, std::size_t bytes, int to, int tag) {
   MPI_Request request;
   MPI_Isend(data, count_of(bytes), MPI_BYTE, to, tag, MPI_COMM_WORLD, &request);
-  return keep(request);
+  const Request handle = keep(request);
+  what_[static_cast<std::size_t>(handle)] = "a send to rank " + std::to_string(to);
+  return handle;
 }
 
 Transport::Request MpiTransport::irecv(void* data, std::size_t bytes, int from, int tag) {
   MPI_Request request;
   MPI_Irecv(data, count_of(bytes), MPI_BYTE, from, tag, MPI_COMM_WORLD, &request);
-  return keep(request);
+  const Request handle = keep(request);
+  what_[static_cast<std::size_t>(handle)] = "a receive from rank " + std::to_string(from);
+  return handle;
+}
+
+// MPI_Test in a loop (MPI_Wait polls too), until done or the timeout: then the message and MPI_Abort, which
+// ends every rank (mpirun reports the exit code).
+void MpiTransport::wait_or_abort(MPI_Request& request, const std::string& what) {
+  const double deadline_s = MPI_Wtime() + timeout_s_;
+  for (int done = 0;;) {
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    if (MPI_Wtime() > deadline_s) {
+      std::fprintf(stderr, "error: rank %d: %s did not complete within %g s (a rank hung, crashed or runs another plan); aborting\n",
+                   rank_, what.c_str(), timeout_s_);
+      std::fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+  }
 }
 
 void MpiTransport::wait(Request request) {
   if (request < 0) return;
-  MPI_Wait(&requests_.at(static_cast<std::size_t>(request)), MPI_STATUS_IGNORE);
+  wait_or_abort(requests_.at(static_cast<std::size_t>(request)), what_.at(static_cast<std::size_t>(request)));
   free_.push_back(request);
 }
 
-void MpiTransport::barrier() { MPI_Barrier(MPI_COMM_WORLD); }
+void MpiTransport::barrier() {
+  MPI_Request request;
+  MPI_Ibarrier(MPI_COMM_WORLD, &request);
+  wait_or_abort(request, "a barrier of all ranks");
+}
+
+bool MpiTransport::same_on_all_ranks(unsigned long long value) const {
+  unsigned long long low = 0, high = 0;
+  MPI_Allreduce(&value, &low, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&value, &high, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  return low == high;
+}
 
 double MpiTransport::max_over_ranks(double value) const {
   double result = 0;

@@ -22,6 +22,12 @@ class MpiTransport : public Transport {
   void barrier() override;
   double now_s() const override { return MPI_Wtime(); }
 
+  // Waits give up after this long: the rank prints which peer it waited for and aborts the job (MPI_Abort),
+  // rather than hanging with it (a crashed or stalled rank). Barriers too.
+  void set_timeout(double seconds) { timeout_s_ = seconds; }
+  // Whether every rank passed the same value (e.g. a fingerprint of its command line).
+  bool same_on_all_ranks(unsigned long long value) const;
+
   double max_over_ranks(double value) const;                      // every rank gets it
   std::vector<double> max_over_ranks(const std::vector<double>& values) const;  // element by element
   std::vector<double> gather(double value) const;                 // rank 0 gets one per rank
@@ -30,7 +36,10 @@ class MpiTransport : public Transport {
 
  private:
   Request keep(MPI_Request request);  // a handle for it (slots are reused once waited for)
+  void wait_or_abort(MPI_Request& request, const std::string& what);
   int rank_ = 0, ranks_ = 1;
+  double timeout_s_ = 600;
+  std::vector<std::string> what_;  // per request slot: "a receive from rank 3", for the timeout's message
   std::vector<MPI_Request> requests_;
   std::vector<int> free_;
 };

@@ -120,11 +120,18 @@ std::vector<double> reference_attention(const AttentionShape& shape, Dtype dtype
   return o;
 }
 
+long long count_non_finite(const float* values, std::size_t count) {
+  long long bad = 0;
+  for (std::size_t i = 0; i < count; ++i) bad += std::isfinite(values[i]) ? 0 : 1;
+  return bad;
+}
+
 double max_relative_error(const float* values, const std::vector<double>& reference, int head_dim) {
   double worst = 0;
   for (size_t head = 0; head + static_cast<size_t>(head_dim) <= reference.size(); head += static_cast<size_t>(head_dim)) {
     double largest = 0, error = 0;
     for (size_t i = head; i < head + static_cast<size_t>(head_dim); ++i) {
+      if (!std::isfinite(values[i])) return std::numeric_limits<double>::infinity();
       largest = std::max(largest, std::abs(reference[i]));
       error = std::max(error, std::abs(values[i] - reference[i]));
     }

@@ -117,3 +117,17 @@ TEST_CASE("merging many states at once equals merging them pairwise (the device'
   CHECK(merged_lse(empty, 2) == -std::numeric_limits<float>::infinity());
   CHECK(state_weight(0.0f, merged_lse(empty, 2)) == 0.0f);
 }
+
+TEST_CASE("a NaN or an infinity in an output is an infinite error, never skipped") {
+  // std::max(error, NaN) keeps error: without the check a NaN output would pass. Reference one head of 2.
+  const std::vector<double> reference{1.0, 0.001};
+  const float fine[] = {1.0f, 0.0011f};
+  CHECK(max_relative_error(fine, reference, 2) == doctest::Approx(1e-4).epsilon(1e-3));
+  const float nan[] = {std::numeric_limits<float>::quiet_NaN(), 0.001f};
+  const float inf[] = {1.0f, std::numeric_limits<float>::infinity()};
+  CHECK(max_relative_error(nan, reference, 2) == std::numeric_limits<double>::infinity());
+  CHECK(max_relative_error(inf, reference, 2) == std::numeric_limits<double>::infinity());
+  const float mixed[] = {1.0f, std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::infinity(), 0.0f};
+  CHECK(count_non_finite(mixed, 4) == 2);
+  CHECK(count_non_finite(fine, 2) == 0);
+}

@@ -39,7 +39,11 @@ std::vector<double> reference_attention(const AttentionShape& shape, Dtype dtype
 
 // The relative error of o against the reference, per head and normwise: for each (sequence, head), the largest
 // |o_i - ref_i| over the largest |ref_i| of that head; the worst head's. (Element by element, values near zero
-// would turn rounding into large relative errors.) Example: ref (1, 0.001), o (1, 0.0011) -> 1e-4.
+// would turn rounding into large relative errors.) Example: ref (1, 0.001), o (1, 0.0011) -> 1e-4. A NaN or
+// infinite output makes it infinite (std::max would otherwise skip a NaN and let it pass).
 double max_relative_error(const float* values, const std::vector<double>& reference, int head_dim);
+
+// How many of `count` values are NaN or infinite.
+long long count_non_finite(const float* values, std::size_t count);
 
 }  // namespace treering::realrun
