@@ -1,5 +1,6 @@
 #include "sweep.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -81,9 +82,20 @@ DecodeRow run_case(const SweepContext& context, const SweepCase& c, model::Token
 
 }  // namespace
 
+// Each simulation runs in a forked child. glibc's malloc is fork-safe from any thread; AddressSanitizer's
+// allocator (GCC 12's libasan) is not: a fork while another thread allocates leaves the child deadlocked. Sanitizer
+// builds simulate from one thread.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kForkFromThreads = false;
+#else
+constexpr bool kForkFromThreads = true;
+#endif
+
 std::vector<DecodeRow> run_sweep(const SweepSpec& spec, const std::vector<std::size_t>& indices, int jobs,
                                  const std::function<void(std::size_t, std::size_t)>& progress) {
   const std::vector<SweepCase> cases = sweep_cases(spec);
+  const bool simulates = std::find(spec.engines.begin(), spec.engines.end(), "sim") != spec.engines.end();
+  if (!kForkFromThreads && simulates) jobs = 1;
   const SweepContext context(spec, cases, indices);
   std::vector<DecodeRow> rows(indices.size());
   std::atomic<std::size_t> next{0};

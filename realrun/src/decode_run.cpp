@@ -107,6 +107,7 @@ struct Run {
     for (const model::Shard& shard : plan.shards) largest = std::max(largest, shard.count);
     held.assign(2 * static_cast<size_t>(shape.kv_values_per_token()) * static_cast<size_t>(largest), 0);
     next.assign(held.size(), 0);
+    if (mine.k.empty()) return;  // an empty shard (more ranks than tokens): nothing to copy (memcpy needs pointers)
     std::memcpy(held.data(), mine.k.data(), mine.k.size() * 2);
     std::memcpy(held.data() + mine.k.size(), mine.v.data(), mine.v.size() * 2);
   }
