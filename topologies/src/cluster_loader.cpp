@@ -3,6 +3,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <yaml-cpp/eventhandler.h>
 
 #include "calibration_loader.hpp"
 #include "treering/topologies/load.hpp"
@@ -221,19 +222,66 @@ ClusterSpec read_cluster(const std::string& file, const YAML::Node& root) {
   return spec;
 }
 
+// Where the documents of a YAML stream start (their first token) and where their root nodes are.
+class DocumentMarks : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;
+  std::vector<YAML::Mark> roots;
+
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { node(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { node(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string&) override { node(mark); }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    node(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    node(mark);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void node(const YAML::Mark& mark) {
+    if (roots.size() < starts.size()) roots.push_back(mark);
+  }
+};
+
+// A cluster file holds one document. The documents are counted with yaml-cpp's event parser rather than
+// YAML::LoadAll, which never returns on a token it cannot place (a ',' outside brackets: yaml-cpp issue 1040,
+// in 0.7 and 0.8): it appends empty documents at the same token, without end, until memory runs out. Here a
+// document that starts where the previous one started is that token, reported as a syntax error.
+void check_one_document(const std::string& text, const std::string& file) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentMarks marks;
+  while (marks.starts.size() < 3 && parser.HandleNextDocument(marks)) {
+    const size_t count = marks.starts.size();
+    if (count >= 2 && marks.starts[count - 1].pos == marks.starts[count - 2].pos) {
+      const YAML::Mark& at = marks.starts[count - 1];
+      const size_t pos = static_cast<size_t>(at.pos);
+      const std::string what = pos < text.size() ? std::string(1, text[pos]) : "";
+      throw InputError(yaml::location_of(file, at), "YAML syntax: unexpected '" + what + "'");
+    }
+  }
+  if (marks.roots.size() > 1) {
+    throw InputError(yaml::location_of(file, marks.roots[1]), "a cluster file holds one YAML document; this is a second one");
+  }
+}
+
 }  // namespace
 
 ClusterSpec load_cluster_text(std::string_view yaml_text, const std::string& source_name) {
-  std::vector<YAML::Node> documents;
+  const std::string text(yaml_text);
+  YAML::Node root;
   try {
-    documents = YAML::LoadAll(std::string(yaml_text));
+    check_one_document(text, source_name);
+    root = YAML::Load(text);
   } catch (const YAML::Exception& error) {
     throw InputError(yaml::location_of(source_name, error.mark), "YAML syntax: " + error.msg);
   }
-  if (documents.size() > 1) {
-    yaml::fail(source_name, documents[1], "a cluster file holds one YAML document; this is a second one");
-  }
-  return read_cluster(source_name, documents.empty() ? YAML::Node() : documents.front());
+  return read_cluster(source_name, root);
 }
 
 ClusterSpec load_cluster_file(const std::string& path) {

@@ -4,6 +4,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "treering/topologies/units.hpp"
 
@@ -54,7 +55,12 @@ std::vector<Value> parse_list(std::string_view text, const std::function<Value(s
       }
       for (double value = static_cast<double>(first); value <= static_cast<double>(last) * (1 + 1e-12);
            value = multiply ? value * amount : value + amount) {
-        values.push_back(static_cast<Value>(std::llround(value)));
+        // Sizes stay doubles: llround of one beyond 2^63 (8:16000000001G) is unspecified, in practice negative.
+        if constexpr (std::is_integral_v<Value>) {
+          values.push_back(static_cast<Value>(std::llround(value)));
+        } else {
+          values.push_back(std::round(value));
+        }
         if (values.size() > kMaxValues) break;
       }
     }

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <stdexcept>
 
@@ -144,7 +145,11 @@ std::string format_token_count(long long tokens) {
     // Exact with at most two decimals (5,120,000 = 5.12M), else the next smaller unit (1,001 stays 1001).
     if (tokens >= unit && tokens % (unit / 100) == 0) {
       std::snprintf(buffer, sizeof buffer, "%.4g%s", static_cast<double>(tokens) / static_cast<double>(unit), suffix);
-      if (std::string(buffer).find('e') == std::string::npos) return buffer;
+      // Only when the 4 significant digits hold it all: 123,450,000 is not "123.5M" (parse_token_count reads this).
+      if (std::string(buffer).find('e') == std::string::npos &&
+          std::llround(std::strtod(buffer, nullptr) * static_cast<double>(unit)) == tokens) {
+        return buffer;
+      }
     }
   }
   return std::to_string(tokens);

@@ -1,4 +1,5 @@
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "treering/topologies/input_error.hpp"
@@ -25,7 +26,14 @@ Workload read_workload(const std::string& file, const YAML::Node& root) {
                "query_heads (" + std::to_string(workload.query_heads) + ") must be a multiple of kv_heads (" +
                    std::to_string(workload.kv_heads) + ")");
   }
-  workload.hidden_size = workload.query_heads * workload.head_dim;
+  // hidden_size is an int: 65536 heads of 65536 would overflow it (undefined behaviour), so the product is bounded.
+  const long long hidden_size = static_cast<long long>(workload.query_heads) * workload.head_dim;
+  if (hidden_size > std::numeric_limits<int>::max()) {
+    yaml::fail(file, map.required("head_dim"),
+               "query_heads x head_dim (" + std::to_string(hidden_size) + ") is too large (at most " +
+                   std::to_string(std::numeric_limits<int>::max()) + ")");
+  }
+  workload.hidden_size = static_cast<int>(hidden_size);
   workload.parameters = map.number_or("parameters", 0.0, 1e15, 0.0);
   if (map.has("dtype")) {
     workload.dtype = map.string("dtype");

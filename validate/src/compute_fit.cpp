@@ -32,7 +32,12 @@ std::vector<AttentionMeasurement> read_attention_measurements(const std::string&
     const nlohmann::json json = nlohmann::json::parse(in);
     std::vector<AttentionMeasurement> out;
     for (const nlohmann::json& row : json.at("results").at("attention")) {
-      out.push_back({row.at("workload").get<std::string>(), row.at("tokens").get<long long>(),
+      // Checked as a double before it becomes an integer: get<long long>() of 1e30 is undefined behaviour.
+      const double tokens = row.at("tokens").get<double>();
+      if (!(tokens >= 1 && tokens <= 1e15) || tokens != std::floor(tokens)) {
+        throw topologies::InputError({path, 0, 0}, "'tokens' must be a whole number >= 1, got " + row.at("tokens").dump());
+      }
+      out.push_back({row.at("workload").get<std::string>(), static_cast<long long>(tokens),
                      row.at("time_s").at("median").get<double>(), path});
     }
     if (out.empty()) throw topologies::InputError({path, 0, 0}, "no attention results");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <stdexcept>
@@ -23,7 +24,7 @@ nlohmann::json parse(const std::string& path) {
   if (!in) throw InputError({path, 0, 0}, "cannot read the file");
   try {
     return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& error) {
+  } catch (const nlohmann::json::exception& error) {  // parse_error, or out_of_range: a number beyond a double's range
     throw InputError({path, 0, 0}, std::string("not valid JSON: ") + error.what());
   }
 }
@@ -41,6 +42,16 @@ void assign_noise(std::vector<DecodeCase>& cases) {
     const double mean = std::accumulate(same.begin(), same.end(), 0.0) / static_cast<double>(same.size());
     c.noise = std::max(c.measured.spread.value_or(0.0), (*high - *low) / mean);
   }
+}
+
+// A whole number in [1, maximum], checked as a double before the conversion: nlohmann's get<int>() of 1e10 is
+// undefined behaviour (a float converted out of range). Not a number: json::type_error, as for the other fields.
+long long whole_number(const nlohmann::json& value, double maximum, const std::string& path, const char* key) {
+  const double number = value.get<double>();
+  if (!(number >= 1 && number <= maximum) || number != std::floor(number)) {
+    throw InputError({path, 0, 0}, std::string("'") + key + "' must be a whole number >= 1, got " + value.dump());
+  }
+  return static_cast<long long>(number);
 }
 
 }  // namespace
@@ -67,8 +78,11 @@ std::vector<DecodeMeasurement> read_decode_measurements(const std::string& path)
   std::vector<DecodeMeasurement> out;
   try {
     for (const nlohmann::json& row : field(json, "results")) {
-      out.push_back({field(row, "algo").get<std::string>(), field(row, "workload").get<std::string>(), field(row, "batch").get<int>(),
-                     field(row, "seq_len").get<long long>(), field(row, "ranks").get<int>(),
+      constexpr double kMaxInt = std::numeric_limits<int>::max();
+      out.push_back({field(row, "algo").get<std::string>(), field(row, "workload").get<std::string>(),
+                     static_cast<int>(whole_number(field(row, "batch"), kMaxInt, path, "batch")),
+                     whole_number(field(row, "seq_len"), 1e15, path, "seq_len"),
+                     static_cast<int>(whole_number(field(row, "ranks"), kMaxInt, path, "ranks")),
                      field(field(row, "latency_s"), "median").get<double>(), field(row, "backend").get<std::string>(), {}, path});
       const nlohmann::json& latency = row.at("latency_s");
       if (latency.contains("p10") && latency.contains("p90")) {

@@ -96,37 +96,47 @@ std::vector<CollectiveMeasurement> read_realrun_bench(std::istream& in, const st
   nlohmann::json json;
   try {
     json = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& error) {
+  } catch (const nlohmann::json::exception& error) {  // parse_error, or out_of_range: a number beyond a double's range
     throw InputError({path, 0, 0}, std::string("not valid JSON: ") + error.what());
   }
-  auto field = [&](const nlohmann::json& object, const char* key) -> const nlohmann::json& {
-    if (!object.is_object() || !object.contains(key)) throw InputError({path, 0, 0}, std::string("missing '") + key + "' (not a treering-realrun bench file?)");
-    return object.at(key);
-  };
-  const std::string bench = field(json, "bench").get<std::string>();
-  model::CollectiveOp op = model::CollectiveOp::sendrecv;
-  if (bench == "allreduce") op = model::CollectiveOp::allreduce;
-  else if (bench == "allgather") op = model::CollectiveOp::allgather;
-  else if (bench != "sendrecv") throw InputError({path, 0, 0}, "'" + bench + "' results are not collective measurements");
-  const int ranks = field(field(json, "provenance"), "ranks").get<int>();
-  std::optional<model::CollectiveAlgorithm> algorithm;  // the cpu backend runs rings (and p2p for send/recv)
-  if (json.contains("algorithm") && json["algorithm"].is_string()) {
-    try {
-      algorithm = model::parse_collective_algorithm(json["algorithm"].get<std::string>());
-    } catch (const std::invalid_argument& error) {
-      throw InputError({path, 0, 0}, error.what());
+  try {
+    auto field = [&](const nlohmann::json& object, const char* key) -> const nlohmann::json& {
+      if (!object.is_object() || !object.contains(key)) throw InputError({path, 0, 0}, std::string("missing '") + key + "' (not a treering-realrun bench file?)");
+      return object.at(key);
+    };
+    const std::string bench = field(json, "bench").get<std::string>();
+    model::CollectiveOp op = model::CollectiveOp::sendrecv;
+    if (bench == "allreduce") op = model::CollectiveOp::allreduce;
+    else if (bench == "allgather") op = model::CollectiveOp::allgather;
+    else if (bench != "sendrecv") throw InputError({path, 0, 0}, "'" + bench + "' results are not collective measurements");
+    // Checked as a double before it becomes an int (get<int>() of 1e10 is undefined behaviour); at least 2, as in a log.
+    const double ranks_given = field(field(json, "provenance"), "ranks").get<double>();
+    if (!(ranks_given >= 2 && ranks_given <= 1e7) || ranks_given != std::floor(ranks_given)) {
+      throw InputError({path, 0, 0}, "a collective needs a whole number of ranks >= 2, the provenance says " +
+                                         field(json, "provenance").at("ranks").dump());
     }
+    const int ranks = static_cast<int>(ranks_given);
+    std::optional<model::CollectiveAlgorithm> algorithm;  // the cpu backend runs rings (and p2p for send/recv)
+    if (json.contains("algorithm") && json["algorithm"].is_string()) {
+      try {
+        algorithm = model::parse_collective_algorithm(json["algorithm"].get<std::string>());
+      } catch (const std::invalid_argument& error) {
+        throw InputError({path, 0, 0}, error.what());
+      }
+    }
+    std::vector<CollectiveMeasurement> out;
+    for (const nlohmann::json& row : field(json, "results")) {
+      const double bytes = field(row, "size_bytes").get<double>();
+      const double time_s = field(field(row, "time_s"), "median").get<double>();
+      if (!(bytes >= 0) || !(time_s > 0)) throw InputError({path, 0, 0}, "a size must be >= 0 and a time > 0");
+      // A ring of send/recv: each rank to the next, as realrun's sendrecv bench (2 ranks: one pair).
+      out.push_back({op, bytes, op == model::CollectiveOp::sendrecv ? 2 : ranks, time_s, path, 0, algorithm});
+    }
+    if (out.empty()) throw InputError({path, 0, 0}, "no results");
+    return out;
+  } catch (const nlohmann::json::type_error& error) {  // e.g. "bench": 5
+    throw InputError({path, 0, 0}, std::string("a field has the wrong type: ") + error.what());
   }
-  std::vector<CollectiveMeasurement> out;
-  for (const nlohmann::json& row : field(json, "results")) {
-    const double bytes = field(row, "size_bytes").get<double>();
-    const double time_s = field(field(row, "time_s"), "median").get<double>();
-    if (!(bytes >= 0) || !(time_s > 0)) throw InputError({path, 0, 0}, "a size must be >= 0 and a time > 0");
-    // A ring of send/recv: each rank to the next, as realrun's sendrecv bench (2 ranks: one pair).
-    out.push_back({op, bytes, op == model::CollectiveOp::sendrecv ? 2 : ranks, time_s, path, 0, algorithm});
-  }
-  if (out.empty()) throw InputError({path, 0, 0}, "no results");
-  return out;
 }
 
 }  // namespace
@@ -161,8 +171,9 @@ std::vector<CollectiveMeasurement> read_collective_measurements(const std::strin
                                               : model::parse_collective_op(p.op);
   std::vector<CollectiveMeasurement> out;
   for (const Row& row : p.rows) {
-    if (!(row.time_us > 0)) throw InputError({path, row.line, 0}, "a time must be positive");
-    out.push_back({op, row.bytes, p.ranks, row.time_us * 1e-6, path, row.line, std::nullopt});
+    const double time_s = row.time_us * 1e-6;  // checked after the conversion: a subnormal time in us is 0 s
+    if (!(time_s > 0)) throw InputError({path, row.line, 0}, "a time must be positive");
+    out.push_back({op, row.bytes, p.ranks, time_s, path, row.line, std::nullopt});
   }
   return out;
 }
