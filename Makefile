@@ -3,7 +3,7 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test test-sanitize run bench figures clean
+.PHONY: all deps configure build test test-sanitize fuzz run bench figures clean
 
 all: build
 
@@ -34,6 +34,12 @@ test-sanitize: deps
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=suppressions=$(abspath scripts/lsan.supp) \
 	  $(SANITIZE_CTEST) --no-tests=error -LE 'gpu|mpi'
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 $(SANITIZE_CTEST) -L mpi
+
+# libFuzzer on the input readers (cluster and workload YAML, units, nccl-tests logs and CSVs, realrun JSON), each
+# for FUZZ_SECONDS, in build-fuzz (clang); a finding fails it and names the input (scripts/fuzz.sh).
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	bash scripts/fuzz.sh $(FUZZ_SECONDS) build-fuzz
 
 # The main job: tree vs ring (and the improved combines) on 16 DGX H100 nodes along the paper's axis (80k ->
 # 5.12M tokens), model and simulator; a table, and treering-out/ with the CSV and a PNG.
