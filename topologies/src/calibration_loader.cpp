@@ -9,6 +9,7 @@ namespace {
 
 using yaml::StrictMap;
 constexpr double kUnbounded = std::numeric_limits<double>::max();
+constexpr int kMaxTokensInRange = std::numeric_limits<int>::max();
 
 std::optional<double> optional_number(const StrictMap& map, std::string_view key, double minimum, double maximum) {
   if (!map.has(key)) return std::nullopt;
@@ -22,7 +23,8 @@ std::optional<double> optional_duration(const StrictMap& map, std::string_view k
 
 CalibrationProvenance read_provenance(const std::string& file, const YAML::Node& node) {
   StrictMap map(node, file, "calibration provenance",
-                {"inputs", "date", "tool", "r_squared", "median_abs_rel_error", "max_abs_rel_error", "sizes", "ranks"});
+                {"inputs", "date", "tool", "r_squared", "median_abs_rel_error", "max_abs_rel_error", "sizes", "ranks",
+                 "p2p_sizes", "tokens"});
   CalibrationProvenance provenance;
   YAML::Node inputs = map.required("inputs");
   yaml::require_sequence(file, inputs, "inputs");
@@ -36,6 +38,14 @@ CalibrationProvenance read_provenance(const std::string& file, const YAML::Node&
     StrictMap range(sizes, file, "calibration provenance sizes", {"min", "max"});
     provenance.sizes_bytes = std::pair{range.bytes("min"), range.bytes("max")};
   }
+  if (YAML::Node sizes = map.optional("p2p_sizes")) {
+    StrictMap range(sizes, file, "calibration provenance p2p_sizes", {"min", "max"});
+    provenance.p2p_sizes_bytes = std::pair{range.bytes("min"), range.bytes("max")};
+  }
+  if (YAML::Node tokens = map.optional("tokens")) {  // {min: 1000, max: 4000}
+    StrictMap range(tokens, file, "calibration provenance tokens", {"min", "max"});
+    provenance.tokens = std::pair<long long, long long>{range.integer("min", 1, kMaxTokensInRange), range.integer("max", 1, kMaxTokensInRange)};
+  }
   if (YAML::Node ranks = map.optional("ranks")) {  // {min: 16, max: 16}
     StrictMap range(ranks, file, "calibration provenance ranks", {"min", "max"});
     provenance.ranks = std::pair{range.integer("min", 1, 1 << 20), range.integer("max", 1, 1 << 20)};
@@ -46,6 +56,37 @@ CalibrationProvenance read_provenance(const std::string& file, const YAML::Node&
 TierCalibration read_tier(const std::string& file, const YAML::Node& node, const std::string& tier) {
   StrictMap map(node, file, "calibration of tier '" + tier + "'", {"latency", "bandwidth"});
   return {optional_duration(map, "latency"), map.bandwidth_Bps("bandwidth")};
+}
+
+// A list of bands: [{latency: 3us, bandwidth: 11GB/s}, {from: 8MiB, latency: 120us, bandwidth: 4.3GB/s}]; the
+// first covers every size from 0 (no `from`), each later one starts above the previous.
+std::vector<SizeBand> read_bands(const std::string& file, const YAML::Node& node, const std::string& what) {
+  yaml::require_sequence(file, node, what);
+  if (node.size() == 0) yaml::fail(file, node, "'" + what + "' lists no bands");
+  std::vector<SizeBand> bands;
+  for (const YAML::Node& entry : node) {
+    StrictMap map(entry, file, "a band of " + what, {"from", "latency", "bandwidth"});
+    SizeBand band;
+    if (bands.empty() && map.has("from")) {
+      yaml::fail(file, map.required("from"), "the first band of " + what + " covers every size from 0: leave 'from' out");
+    }
+    if (!bands.empty()) {
+      band.from_bytes = map.bytes("from");
+      if (band.from_bytes <= bands.back().from_bytes) {
+        yaml::fail(file, map.required("from"), "bands of " + what + " must start at increasing sizes");
+      }
+    }
+    band.latency_s = map.duration_s("latency");
+    band.bandwidth_Bps = map.bandwidth_Bps("bandwidth");
+    bands.push_back(band);
+  }
+  return bands;
+}
+
+void read_p2p(const std::string& file, const YAML::Node& node, Calibration& calibration) {
+  StrictMap map(node, file, "calibration p2p", {"scale-up", "scale-out"});
+  if (YAML::Node up = map.optional("scale-up")) calibration.p2p_scale_up = read_bands(file, up, "p2p scale-up");
+  if (YAML::Node out = map.optional("scale-out")) calibration.p2p_scale_out = read_bands(file, out, "p2p scale-out");
 }
 
 void read_tiers(const std::string& file, const YAML::Node& node, Calibration& calibration) {
@@ -81,11 +122,12 @@ void read_compute(const std::string& file, const YAML::Node& node, Calibration& 
 }  // namespace
 
 Calibration read_calibration(const std::string& file, const YAML::Node& node) {
-  StrictMap map(node, file, "the calibration", {"provenance", "tiers", "collectives", "compute"});
+  StrictMap map(node, file, "the calibration", {"provenance", "tiers", "collectives", "p2p", "compute"});
   Calibration calibration;
   calibration.provenance = read_provenance(file, map.required("provenance"));
   if (YAML::Node tiers = map.optional("tiers")) read_tiers(file, tiers, calibration);
   if (YAML::Node collectives = map.optional("collectives")) read_collectives(file, collectives, calibration);
+  if (YAML::Node p2p = map.optional("p2p")) read_p2p(file, p2p, calibration);
   if (YAML::Node compute = map.optional("compute")) read_compute(file, compute, calibration);
   return calibration;
 }

@@ -2,6 +2,14 @@
 
 namespace treering::topologies {
 
+const SizeBand& band_of(const std::vector<SizeBand>& bands, double bytes) {
+  const SizeBand* band = &bands.front();
+  for (const SizeBand& b : bands) {
+    if (b.from_bytes <= bytes) band = &b;
+  }
+  return *band;
+}
+
 int ClusterSpec::node_count() const {
   int nodes = 0;
   for (const NodeGroup& group : groups) nodes += group.count;

@@ -80,6 +80,19 @@ struct CollectiveCalibration {
   std::optional<double> scale_out_step_latency_s;
 };
 
+// One band of a size-dependent cost: messages of at least `from_bytes` (up to the next band's) take
+// latency_s + bytes / bandwidth_Bps. Bands are sorted by from_bytes, the first from 0. Where a host's caches, a
+// protocol switch or an eager/rendezvous threshold changes the rate, each side of the knee gets its own line.
+// Example: {0: 3 us, 11 GB/s}, {8 MiB: 120 us, 4.3 GB/s}: 4 MiB take 3 + 381 = 384 us, 16 MiB 120 + 3,902 us.
+struct SizeBand {
+  double from_bytes = 0;
+  double latency_s = 0;
+  double bandwidth_Bps = 0;
+};
+
+// The band that holds `bytes` (the last whose from_bytes <= bytes); `bands` not empty.
+const SizeBand& band_of(const std::vector<SizeBand>& bands, double bytes);
+
 struct CalibrationProvenance {
   std::vector<std::string> inputs;
   std::string date;
@@ -90,6 +103,8 @@ struct CalibrationProvenance {
   // What the measurements covered; a prediction outside is an extrapolation (the commands warn).
   std::optional<std::pair<double, double>> sizes_bytes;  // smallest, largest message
   std::optional<std::pair<int, int>> ranks;              // fewest, most ranks
+  std::optional<std::pair<double, double>> p2p_sizes_bytes;  // point-to-point messages measured
+  std::optional<std::pair<long long, long long>> tokens;    // attention kernels measured (tokens per call)
 };
 
 struct Calibration {
@@ -97,6 +112,9 @@ struct Calibration {
   std::optional<TierCalibration> scale_up;
   std::optional<TierCalibration> scale_out;
   std::map<std::string, CollectiveCalibration> collectives;  // ring | tree | nvls | nvls-tree | p2p
+  // Point-to-point sends as measured (treering-realrun bench sendrecv), per tier the pair crosses: they replace
+  // the send/recv model's latency and bandwidth for pairs of that tier.
+  std::vector<SizeBand> p2p_scale_up, p2p_scale_out;
   std::optional<double> hbm_efficiency;                      // in (0, 1]
   std::optional<double> launch_overhead_s;
 };
