@@ -32,6 +32,15 @@ void tier(std::ostringstream& out, const char* name, const topologies::TierCalib
   out << "bandwidth: " << gigabytes_per_second(t.bandwidth_Bps) << "}\n";
 }
 
+void bands(std::ostringstream& out, const char* name, const std::vector<topologies::SizeBand>& list) {
+  out << "    " << name << ":\n";
+  for (size_t i = 0; i < list.size(); ++i) {
+    out << "      - {";
+    if (i > 0) out << "from: " << std::llround(list[i].from_bytes) << "B, ";
+    out << "latency: " << microseconds(list[i].latency_s) << ", bandwidth: " << gigabytes_per_second(list[i].bandwidth_Bps) << "}\n";
+  }
+}
+
 std::string section(const topologies::Calibration& c) {
   std::ostringstream out;
   const topologies::CalibrationProvenance& p = c.provenance;
@@ -45,6 +54,11 @@ std::string section(const topologies::Calibration& c) {
     out << "    sizes: {min: " << std::llround(p.sizes_bytes->first) << "B, max: " << std::llround(p.sizes_bytes->second) << "B}\n";
   }
   if (p.ranks) out << "    ranks: {min: " << p.ranks->first << ", max: " << p.ranks->second << "}\n";
+  if (p.p2p_sizes_bytes) {
+    out << "    p2p_sizes: {min: " << std::llround(p.p2p_sizes_bytes->first) << "B, max: " << std::llround(p.p2p_sizes_bytes->second)
+        << "B}\n";
+  }
+  if (p.tokens) out << "    tokens: {min: " << p.tokens->first << ", max: " << p.tokens->second << "}\n";
   if (c.scale_up || c.scale_out) {
     out << "  tiers:\n";
     if (c.scale_up) tier(out, "scale-up", *c.scale_up);
@@ -65,6 +79,11 @@ std::string section(const topologies::Calibration& c) {
       }
       out << "}\n";
     }
+  }
+  if (!c.p2p_scale_up.empty() || !c.p2p_scale_out.empty()) {
+    out << "  p2p:                           # measured send/recv by message size: latency + bytes / bandwidth\n";
+    if (!c.p2p_scale_up.empty()) bands(out, "scale-up", c.p2p_scale_up);
+    if (!c.p2p_scale_out.empty()) bands(out, "scale-out", c.p2p_scale_out);
   }
   if (c.hbm_efficiency || c.launch_overhead_s) {
     out << "  compute:\n";

@@ -1,5 +1,7 @@
 #include "treering/validate/decodes.hpp"
 
+#include "treering/model/extrapolation.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -112,6 +114,7 @@ std::vector<DecodeCase> predict_decodes(const topologies::Topology& topology, co
     workload.batch = m.batch;
     const model::DecodePlan plan = decode.plan(model::parse_decode_algorithm(m.algorithm), workload, m.seq_len, realrun::plan_options(realrun::parse_backend(m.backend)));
     DecodeCase c{m, {}};
+    c.extrapolation = model::join_reasons(model::extrapolations(topology, plan));
     for (Engine engine : engines) {
       c.predicted_s[engine] = engine == Engine::model ? decode.evaluate(plan).latency_s : sim::replay_plan(decode, plan).latency_s;
     }

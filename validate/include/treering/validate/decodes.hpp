@@ -30,6 +30,7 @@ struct DecodeCase {
   // How noisy the measurement is, relative: the larger of its repeats' spread and the spread of the same case's
   // medians in other files ((largest - smallest) / their mean). 0 when neither is known.
   double noise = 0;
+  std::string extrapolation;  // where the plan leaves the calibration's measured ranges (model/extrapolation.hpp)
   double error(Engine engine) const { return (predicted_s.at(engine) - measured.latency_s) / measured.latency_s; }
 };
 
