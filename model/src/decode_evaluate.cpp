@@ -60,7 +60,7 @@ void evaluate_transfers(Context& c, const Phase& phase) {
   std::map<long long, std::pair<double, double>> port;  // link -> (latest latency, transfer)
   bool crosses = false;
   for (const Transfer& send : phase.sends) {
-    const DecodeModel::PairCost& cost = c.model.p2p(send.from, send.to);
+    const topologies::SizeBand cost = c.model.p2p(send.from, send.to).at(send.bytes);
     const auto [out, in] = c.model.ports(send.from, send.to);
     int keys = out == in ? 1 : 2;  // a mesh pair's own link is both its ports
     for (long long key : {out, in}) {

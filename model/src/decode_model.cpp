@@ -104,7 +104,12 @@ DecodeModel::PairCost pair_cost(const topologies::Topology& topology, int from_g
   const CollectiveCandidate empty = estimate_collective(pair, request).chosen;
   request.bytes = 1e9;
   const CollectiveCandidate gigabyte = estimate_collective(pair, request).chosen;
-  return {empty.latency_s, 1e9 / gigabyte.transfer_s};  // the send/recv model is affine in the size
+  DecodeModel::PairCost cost{empty.latency_s, 1e9 / gigabyte.transfer_s, {}};  // the send/recv model is affine in the size
+  if (const auto& calibration = topology.spec().calibration) {
+    const bool crosses = topology.domain_of_gpu(from_gpu) != topology.domain_of_gpu(to_gpu);
+    cost.bands = crosses ? calibration->p2p_scale_out : calibration->p2p_scale_up;
+  }
+  return cost;
 }
 
 }  // namespace

@@ -94,15 +94,16 @@ void Replayer::send_all(int rank, std::vector<model::Step> sends) {
   drain(rank, sends.front().phase);
   outboxes[static_cast<size_t>(rank)].issued += static_cast<long long>(sends.size());
   std::stable_sort(sends.begin(), sends.end(), [&](const model::Step& a, const model::Step& b) {
-    return model.p2p(rank, a.peer).latency_s < model.p2p(rank, b.peer).latency_s;
+    return model.p2p(rank, a.peer).at(a.bytes).latency_s < model.p2p(rank, b.peer).at(b.bytes).latency_s;
   });
   sg4::Actor::create("send", host(rank), [this, rank, sends = std::move(sends)] {
     guarded([&] {
       const double start = now();
       std::vector<sg4::CommPtr> comms;
       for (const model::Step& step : sends) {
-        sg4::this_actor::sleep_until(start + model.p2p(rank, step.peer).latency_s);
-        comms.push_back(mailbox('p', rank, step.peer)->put_async(&token, simulated_size(step.bytes)));
+        const model::DecodeModel::PairCost& cost = model.p2p(rank, step.peer);
+        sg4::this_actor::sleep_until(start + cost.at(step.bytes).latency_s);
+        comms.push_back(mailbox('p', rank, step.peer)->put_async(&token, simulated_size(step.bytes * cost.size_factor(step.bytes))));
         ++transfers;
       }
       double first_s = now();
@@ -122,15 +123,15 @@ void Replayer::start_channel(int from, int to, Channel& path) {
   sg4::Mailbox* box = mailbox('p', from, to);
   sg4::Actor::create("send", host(from), [this, from, to, &path, box] {
     guarded([&] {
-      const double latency_s = model.p2p(from, to).latency_s;
+      const model::DecodeModel::PairCost& cost = model.p2p(from, to);
       while (true) {
         path.queued->acquire();
         const double bytes = path.queued_bytes.front();
         path.queued_bytes.pop_front();
-        sg4::this_actor::sleep_for(latency_s);
+        sg4::this_actor::sleep_for(cost.at(bytes).latency_s);
         const double start = now();
         ++transfers;
-        box->put(&token, simulated_size(bytes));
+        box->put(&token, simulated_size(bytes * cost.size_factor(bytes)));
         note({from, ActivityKind::send, start, now(), to});
         busy_sending(from, start, now());
         outboxes[static_cast<size_t>(from)].delivered->release();

@@ -87,11 +87,24 @@ class DecodeModel {
   // that algorithm moves, for replays (collective_flows.hpp).
   CollectiveEstimate collective(const Phase& phase) const;
   CollectiveSchedule collective_schedule(const Phase& phase) const;
-  // Send/recv of `bytes` from rank a to rank b, alone on the network: latency_s + bytes / bandwidth_Bps.
+  // Send/recv of `bytes` from rank a to rank b, alone on the network: latency + bytes / bandwidth, both from the
+  // band that holds `bytes` when the cluster's calibration measured this tier's sends (calibration p2p), else
+  // the send/recv model's (latency_s, bandwidth_Bps). The simulator's links carry bandwidth_Bps; a send in a band
+  // of another rate travels as `bytes x size_factor(bytes)` there, which takes the band's time when alone.
+  // Example: bands {0: 20 us, 11 GB/s}, {8 MiB: 100 us, 4.4 GB/s}: 33 MB take 100 us + 7.5 ms.
   struct PairCost {
     double latency_s = 0;
     double bandwidth_Bps = 0;
-    double time_s(double bytes) const { return bytes > 0 ? latency_s + bytes / bandwidth_Bps : 0.0; }
+    std::vector<topologies::SizeBand> bands;  // measured; empty: the model's figures
+    topologies::SizeBand at(double bytes) const {
+      return bands.empty() ? topologies::SizeBand{0, latency_s, bandwidth_Bps} : topologies::band_of(bands, bytes);
+    }
+    double time_s(double bytes) const {
+      if (!(bytes > 0)) return 0.0;
+      const topologies::SizeBand band = at(bytes);
+      return band.latency_s + bytes / band.bandwidth_Bps;
+    }
+    double size_factor(double bytes) const { return bandwidth_Bps / at(bytes).bandwidth_Bps; }
   };
   const PairCost& p2p(int from_rank, int to_rank) const;
   bool crosses_domains(int from_rank, int to_rank) const;
