@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "bench_sizes.hpp"
 #include "nccl_bench.hpp"
 #include "provenance.hpp"
 #include "treering/model/workload.hpp"
@@ -29,7 +30,7 @@ ordered_json timing(const std::vector<double>& seconds) {
   return {{"median", percentile(seconds, 0.5)}, {"p10", percentile(seconds, 0.1)}, {"p90", percentile(seconds, 0.9)}};
 }
 
-ordered_json collectives(const BenchOptions& options, MpiTransport& transport, BenchOp op) {
+ordered_json collectives(const BenchOptions& options, const std::vector<double>& sizes, MpiTransport& transport, BenchOp op) {
   ordered_json rows = ordered_json::array();
   const bool nccl = options.backend == "cuda";
   std::string why;
@@ -40,7 +41,7 @@ ordered_json collectives(const BenchOptions& options, MpiTransport& transport, B
                 "algbw (GB/s)", "busbw (GB/s)", to_string(op), transport.ranks(), options.backend == "cuda" ? "NCCL" : "MPI rings",
                 op == BenchOp::allreduce ? ", fp32 sum" : "");
   }
-  for (double bytes : topologies::parse_message_sizes(options.sizes)) {
+  for (double bytes : sizes) {
     const std::vector<double> mine = nccl ? time_nccl(op, bytes, options.warmup, options.iterations)
                                           : time_collective(transport, op, bytes, options.warmup, options.iterations);
     const std::vector<double> slowest = transport.max_over_ranks(mine);
@@ -82,13 +83,13 @@ double copy_Bps(const BenchOptions& options, MpiTransport& transport, ordered_js
   return bandwidth;
 }
 
-ordered_json attention(const BenchOptions& options, MpiTransport& transport) {
+ordered_json attention(const BenchOptions& options, const std::vector<long long>& token_counts, MpiTransport& transport) {
   ordered_json rows = ordered_json::array();
   ordered_json copy = ordered_json::array();
   const double copy_bandwidth = copy_Bps(options, transport, copy);
   const model::Workload workload = model::find_workload(options.workload);
   const AttentionShape shape = shape_of(workload);
-  for (long long tokens : topologies::parse_token_counts(options.tokens)) {
+  for (long long tokens : token_counts) {
     transport.barrier();
     const std::vector<double> mine = on_gpu(options)
                                          ? cuda::time_attention(shape, dtype_of(workload), tokens, options.warmup, options.iterations)
@@ -112,14 +113,22 @@ ordered_json attention(const BenchOptions& options, MpiTransport& transport) {
 
 int run_bench(const BenchOptions& options, MpiTransport& transport) {
   if (options.iterations < 1 || options.warmup < 0) throw std::invalid_argument("--iters must be at least 1, --warmup at least 0");
+  BenchSizes sizes;
+  if (options.for_plan) {
+    sizes = sizes_for_plans(options, transport.ranks());
+  } else if (options.what == "attention") {
+    sizes.tokens = topologies::parse_token_counts(options.tokens);
+  } else if (options.what != "hbm") {
+    sizes.bytes = topologies::parse_message_sizes(options.sizes);
+  }
   ordered_json results;
   if (options.what == "hbm") {
     results = ordered_json::array();
     copy_Bps(options, transport, results);
   } else if (options.what == "attention") {
-    results = attention(options, transport);
+    results = attention(options, sizes.tokens, transport);
   } else {
-    results = collectives(options, transport, parse_bench_op(options.what));
+    results = collectives(options, sizes.bytes, transport, parse_bench_op(options.what));
   }
   if (transport.rank() == 0 && !options.output.empty()) {
     std::ofstream out(options.output);

@@ -18,6 +18,12 @@ struct BenchOptions {
   std::string copy_bytes = "256M";     // hbm
   std::string tokens = "1k:64k:x4";    // attention
   std::string workload = "paper-mha16";
+  // --for-plan: measure at the sizes these plans use (bench_sizes.hpp) instead of --sizes / --tokens.
+  bool for_plan = false;
+  std::vector<std::string> algorithms{"tree", "ring"};
+  std::string seq_len = "10000";
+  int batch = 0;                       // 0: the workload's
+  std::string cluster = "dgx-h100";    // whose model makes the plans (as decode --cluster)
   int iterations = 20;
   int warmup = 5;
   std::string output;

@@ -1,5 +1,6 @@
 #include "decode_command.hpp"
 
+#include "plan_maker.hpp"
 #include "provenance.hpp"
 
 #include <algorithm>
@@ -54,8 +55,9 @@ struct Measured {
 Measured measure_cpu(const DecodeOptions& options, MpiTransport& transport, const model::DecodePlan& plan) {
   Measured m;
   RankResult result;
+  RingBuffers buffers;  // one set for every repeat, as an engine keeps them
   for (int run = 0; run < options.warmup + options.repeats; ++run) {
-    result = run_plan(plan, transport, options.seed);
+    result = run_plan(plan, transport, options.seed, &buffers);
     const double slowest = transport.max_over_ranks(result.elapsed_s);
     if (run >= options.warmup) m.latencies.push_back(slowest);
   }
@@ -86,9 +88,10 @@ Measured measure_cuda(const DecodeOptions& options, MpiTransport& transport, con
 }
 
 // One algorithm at one length: warm-up, repeats, then the check against the reference and the model's bytes.
-ordered_json run_case(const DecodeOptions& options, MpiTransport& transport, const model::DecodeModel& model,
-                      const model::Workload& workload, const Case& c, bool& ok) {
-  const model::DecodePlan plan = model.plan(c.algorithm, workload, c.seq_len, plan_options(parse_backend(options.backend)));
+ordered_json run_case(const DecodeOptions& options, MpiTransport& transport, const PlanMaker& plans, const Case& c, bool& ok) {
+  const model::DecodePlan plan = plans.plan(c.algorithm, c.seq_len);
+  const model::DecodeModel& model = plans.model();
+  const model::Workload& workload = plans.workload();
   const Measured m = options.backend == "cuda" ? measure_cuda(options, transport, plan) : measure_cpu(options, transport, plan);
   if (transport.rank() != 0) return {};
   const AttentionShape shape = shape_of(workload);
@@ -137,15 +140,7 @@ int run_decode(const DecodeOptions& options, MpiTransport& transport) {
     throw std::invalid_argument("--backend " + options.backend + ": cpu or cuda");
   }
   if (options.repeats < 1 || options.warmup < 0) throw std::invalid_argument("--repeats must be at least 1, --warmup at least 0");
-  model::Workload workload = model::find_workload(options.workload);
-  if (options.batch > 0) workload.batch = options.batch;
-  topologies::ClusterSpec spec = topologies::load_cluster(options.cluster);
-  const int per_node = spec.groups.front().gpus_per_node;
-  const int nodes = (transport.ranks() + per_node - 1) / per_node;
-  const topologies::Topology topology = topologies::build_topology(options.cluster, {nodes, {}});
-  std::vector<int> gpus(static_cast<size_t>(transport.ranks()));
-  std::iota(gpus.begin(), gpus.end(), 0);
-  const model::DecodeModel model(topology, gpus);
+  const PlanMaker plans(options.cluster, options.workload, options.batch, transport.ranks(), options.backend);
   std::vector<model::DecodeAlgorithm> algorithms;  // checked before anything runs
   for (const std::string& name : options.algorithms) algorithms.push_back(model::parse_decode_algorithm(name));
   const std::vector<long long> lengths = topologies::parse_token_counts(options.seq_len);
@@ -157,7 +152,7 @@ int run_decode(const DecodeOptions& options, MpiTransport& transport) {
   }
   for (long long seq_len : lengths) {
     for (model::DecodeAlgorithm algorithm : algorithms) {
-      ordered_json row = run_case(options, transport, model, workload, {algorithm, seq_len}, ok);
+      ordered_json row = run_case(options, transport, plans, {algorithm, seq_len}, ok);
       if (transport.rank() != 0) continue;
       print_row(row);
       results.push_back(std::move(row));

@@ -71,10 +71,17 @@ int run(int argc, char** argv, app::MpiTransport& transport) {
   bench_command->add_option("what", bench.what, "allreduce | allgather | sendrecv | hbm | attention")->required()
       ->check(CLI::IsMember({"allreduce", "allgather", "sendrecv", "hbm", "attention"}));
   bench_command->add_option("--backend", bench.backend, "cpu (MPI rings, host kernel) or cuda (NCCL, the CUDA kernel)")->capture_default_str();
-  bench_command->add_option("--sizes", bench.sizes, "Collective sizes in bytes: 8:1G doubles (K M G: powers of 1024)")->capture_default_str();
+  auto* sizes = bench_command->add_option("--sizes", bench.sizes, "Collective sizes in bytes: 8:1G doubles (K M G: powers of 1024)")->capture_default_str();
   bench_command->add_option("--bytes", bench.copy_bytes, "hbm, attention: bytes copied")->capture_default_str();
-  bench_command->add_option("--tokens", bench.tokens, "attention: tokens per call")->capture_default_str();
+  auto* tokens = bench_command->add_option("--tokens", bench.tokens, "attention: tokens per call")->capture_default_str();
   bench_command->add_option("--workload", bench.workload, "attention: the workload's shape")->capture_default_str();
+  bench_command->add_flag("--for-plan", bench.for_plan,
+                          "Measure at the sizes the decode plans of --algo and --seq-len use (with a ladder of sizes for the knees)")
+      ->excludes(sizes)->excludes(tokens);
+  bench_command->add_option("--algo", bench.algorithms, "--for-plan: the algorithms (as decode --algo)")->delimiter(',')->capture_default_str();
+  bench_command->add_option("--seq-len", bench.seq_len, "--for-plan: the context lengths (as decode --seq-len)")->capture_default_str();
+  bench_command->add_option("--batch", bench.batch, "--for-plan: sequences decoded together (default: the workload's)")->check(CLI::Range(1, 1 << 20));
+  bench_command->add_option("--cluster", bench.cluster, "--for-plan: the cluster whose model makes the plans (as decode --cluster)")->capture_default_str();
   bench_command->add_option("--iters", bench.iterations, "Timed iterations per size")->capture_default_str();
   bench_command->add_option("--warmup", bench.warmup, "Untimed iterations first")->capture_default_str();
   bench_command->add_option("-o,--output", bench.output, "Write the results as JSON (rank 0)");

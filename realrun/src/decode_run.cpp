@@ -97,10 +97,12 @@ struct Run {
 
   long long block(int index) const { return plan.shards[static_cast<size_t>((index % ranks + ranks) % ranks)].count; }
 
-  // p rounds: attend to the held block while it travels on to the next rank and the next block comes in.
+  // p rounds: attend to the held block; it travels on to the next rank and the next block comes in (during the
+  // attention when the plan overlaps them, after it when not).
   // Before the clock: the ring's two buffers of the largest block, [K | V] each, allocated and touched (page
   // faults are not the algorithm's), the first holding this rank's own block.
-  std::vector<std::uint16_t> held, next;
+  std::vector<std::uint16_t>& held;  // RingBuffers: kept across runs by a caller that repeats the plan
+  std::vector<std::uint16_t>& next;
   void prepare() {
     if (plan.algorithm != model::DecodeAlgorithm::ring) return;
     long long largest = 0;
@@ -123,11 +125,18 @@ struct Run {
       const long long coming = round < ranks - 1 ? block(rank - round - 1) : 0;
       const size_t bytes = 2 * per_token * static_cast<size_t>(tokens) * 2;
       Transport::Request sent = -1, received = -1;
-      if (round < ranks - 1 && tokens > 0) sent = link.isend(held.data(), bytes, (rank + 1) % ranks, tag(phase));
-      if (coming > 0) received = link.irecv(next.data(), 2 * per_token * static_cast<size_t>(coming) * 2, (rank + ranks - 1) % ranks, tag(phase));
+      auto post = [&] {
+        if (round < ranks - 1 && tokens > 0) sent = link.isend(held.data(), bytes, (rank + 1) % ranks, tag(phase));
+        if (coming > 0) received = link.irecv(next.data(), 2 * per_token * static_cast<size_t>(coming) * 2, (rank + ranks - 1) % ranks, tag(phase));
+      };
+      // As the plan's steps say: with overlap, the transfers are in flight during the attention; without (the
+      // cpu backend: the cores that attend also copy), they start after it and end before the next round.
+      // Posting them early anyway gains nothing there and made Open MPI's single-copy path 3-10x slower.
+      if (plan.ring_overlap) post();
       partial_attention(shape, dtype, mine.q.data(), held.data(), held.data() + per_token * static_cast<size_t>(tokens), tokens,
                         part_o.data(), part_lse.data());
       merge_into(part_o.data(), part_lse.data());
+      if (!plan.ring_overlap) post();
       link.wait(received);
       link.wait(sent);
       held.swap(next);
@@ -218,7 +227,9 @@ struct Run {
 
 }  // namespace
 
-RankResult run_plan(const model::DecodePlan& plan, Transport& transport, std::uint64_t seed) {
+RankResult run_plan(const model::DecodePlan& plan, Transport& transport, std::uint64_t seed, RingBuffers* buffers) {
+  RingBuffers own;
+  RingBuffers& ring = buffers != nullptr ? *buffers : own;
   if (static_cast<int>(plan.gpus.size()) != transport.ranks()) {
     throw std::invalid_argument("the plan is for " + std::to_string(plan.gpus.size()) + " ranks, the run has " +
                                 std::to_string(transport.ranks()));
@@ -232,7 +243,7 @@ RankResult run_plan(const model::DecodePlan& plan, Transport& transport, std::ui
   Run run{plan, {transport, 0.0}, shape, dtype_of(plan.workload), seed, rank, transport.ranks(),
           make_inputs(shape, dtype_of(plan.workload), shard.first, shard.count, seed),
           std::vector<float>(static_cast<size_t>(shape.q_values())), std::vector<float>(static_cast<size_t>(shape.states())),
-          {}, {}, {}, {}, {}};
+          {}, {}, {}, ring.held, ring.next};
   run.prepare();
   transport.barrier();
   const double start = transport.now_s();

@@ -1,0 +1,29 @@
+// The plans treering-realrun runs, made the one way `decode` and `bench --for-plan` share: the workload (its
+// batch replaced when asked), the cluster's model over the ranks' GPUs 0 .. ranks-1 (as many nodes as they
+// need), and realrun's plan options for the backend (plan_options()).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "treering/model/decode.hpp"
+#include "treering/topologies/topology.hpp"
+
+namespace treering::realrun::app {
+
+class PlanMaker {
+ public:
+  // Throws std::invalid_argument for an unknown workload, algorithm or backend; InputError for a bad cluster.
+  PlanMaker(const std::string& cluster, const std::string& workload, int batch, int ranks, const std::string& backend);
+  model::DecodePlan plan(model::DecodeAlgorithm algorithm, long long seq_len) const;
+  const model::DecodeModel& model() const { return *model_; }
+  const model::Workload& workload() const { return workload_; }
+
+ private:
+  topologies::Topology topology_;
+  model::Workload workload_;
+  model::PlanOptions options_;
+  std::unique_ptr<model::DecodeModel> model_;
+};
+
+}  // namespace treering::realrun::app
