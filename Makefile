@@ -3,7 +3,7 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test test-sanitize fuzz run bench figures clean
+.PHONY: all deps configure build test test-sanitize fuzz run bench figures validate-local clean
 
 all: build
 
@@ -52,6 +52,12 @@ figures: build
 	  TREERING_BIN=$(abspath $(BUILD_DIR))/bin/treering jupyter-nbconvert --to notebook --execute "$$notebook" \
 	    --output-dir $(abspath $(BUILD_DIR))/notebooks-executed || exit 1; \
 	done
+
+# The accuracy report of the calibrate-and-validate loop on this machine (not a test: the figures depend on the
+# machine): benchmarks at the plans' sizes, calibrate, decodes, validate; fails when a median error is over 20 %.
+# The files (calibrated cluster, measurements, validate.json) are left in $(BUILD_DIR)/validate-local.
+validate-local: build
+	bash scripts/calibration-loop.sh $(BUILD_DIR)/bin $(BUILD_DIR)/validate-local --max-error 0.2
 
 # Speed figures (not tests): the model's configurations per second.
 bench: build

@@ -1,5 +1,6 @@
 // treering calibrate: fits a cluster's model to measured collectives and writes the cluster file with the fit
 // in its `calibration:` section (validate/calibrate.hpp).
+#include <algorithm>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -13,6 +14,7 @@
 #include "treering/validate/calibrate.hpp"
 #include "treering/validate/compute_fit.hpp"
 #include "treering/validate/decodes.hpp"
+#include "treering/validate/p2p_fit.hpp"
 
 namespace treering::cli {
 namespace {
@@ -45,9 +47,19 @@ double median_abs(std::vector<double> values) {
   return values[(values.size() - 1) / 2];
 }
 
-// Collective measurements fit the network; attention benchmarks fit the compute model.
+// One row per band: "p2p scale-up, from 8 MiB" -> "100 us + n / 4.40 GB/s".
+void add_band_rows(Table& table, const std::string& what, const std::vector<topologies::SizeBand>& bands) {
+  for (size_t i = 0; i < bands.size(); ++i) {
+    const std::string where = bands.size() == 1 ? "" : i == 0 ? ", below " + fmt::format_bytes(bands[1].from_bytes)
+                                                               : ", from " + fmt::format_bytes(bands[i].from_bytes);
+    table.add_row({what + where, fmt::format_duration(bands[i].latency_s) + " + n / " + fmt::format_bandwidth(bands[i].bandwidth_Bps)});
+  }
+}
+
+// Collective measurements fit the network (send/recv ones its point-to-point bands); attention benchmarks fit the
+// compute model.
 void run(const CalibrateArgs& args) {
-  std::vector<validate::CollectiveMeasurement> measured;
+  std::vector<validate::CollectiveMeasurement> measured, sends;  // collectives; point-to-point
   std::vector<validate::AttentionMeasurement> kernels;
   for (const std::string& file : args.files) {
     if (validate::is_decode_file(file)) {
@@ -58,8 +70,9 @@ void run(const CalibrateArgs& args) {
       kernels.insert(kernels.end(), rows.begin(), rows.end());
       continue;
     }
-    const auto rows = validate::read_collective_measurements(file);
-    measured.insert(measured.end(), rows.begin(), rows.end());
+    for (const validate::CollectiveMeasurement& row : validate::read_collective_measurements(file)) {
+      (row.op == model::CollectiveOp::sendrecv ? sends : measured).push_back(row);
+    }
   }
   std::ofstream out(args.output);  // opened first: a bad path fails before the fit
   if (!out) throw topologies::InputError({args.output, 0, 0}, "cannot write the file");
@@ -75,14 +88,27 @@ void run(const CalibrateArgs& args) {
   if (args.cluster.gpus_per_node) sizes.push_back({"gpus_per_node", std::to_string(*args.cluster.gpus_per_node)});
   base = topologies::apply_settings(base, source.name, sizes);
   validate::CalibrationFit fit;
-  fit.calibration.provenance = {args.files, today_utc(), "treering calibrate", {}, {}, {}, {}, {}};
+  fit.calibration.provenance = {};
+  fit.calibration.provenance.inputs = args.files;
+  fit.calibration.provenance.date = today_utc();
+  fit.calibration.provenance.tool = "treering calibrate";
   if (!measured.empty()) fit = validate::calibrate_collectives(spec, measured, args.files, today_utc());
   Table table({"parameter", "fitted"});
   for (const auto& [name, value] : fit.fitted) {
     table.add_row({name, name.find("bandwidth") != std::string::npos ? fmt::format_bandwidth(value) : fmt::format_duration(value)});
   }
+  if (!sends.empty()) {
+    const validate::P2pFit p2p = validate::calibrate_p2p(spec, sends);
+    validate::apply_p2p(p2p, fit.calibration);
+    add_band_rows(table, "p2p scale-up", p2p.scale_up);
+    add_band_rows(table, "p2p scale-out", p2p.scale_out);
+    std::cout << "point-to-point: " << sends.size() << " measurements, " << p2p.scale_up.size() + p2p.scale_out.size()
+              << " size bands, median |error| " << percent(median_abs(p2p.rel_errors)) << " after the fit\n";
+  }
   if (!kernels.empty()) {
     const validate::ComputeFit compute = validate::fit_compute(spec, kernels);
+    const auto [fewest, most] = std::minmax_element(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) { return a.tokens < b.tokens; });
+    fit.calibration.provenance.tokens = std::pair{fewest->tokens, most->tokens};
     fit.calibration.hbm_efficiency = compute.hbm_efficiency;
     fit.calibration.launch_overhead_s = compute.launch_overhead_s;
     table.add_row({"HBM efficiency", std::to_string(compute.hbm_efficiency)});

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "treering/model/extrapolation.hpp"
+
 namespace treering::cli {
 
 using nlohmann::ordered_json;
@@ -18,7 +20,10 @@ int nodes_used(const topologies::Topology& topology, const std::vector<int>& gpu
 
 }  // namespace
 
-void set_context(DecodeRow& row, const model::DecodeModel& decode, const model::Workload& workload) {
+void set_context(DecodeRow& row, const model::DecodeModel& decode, const model::DecodePlan& plan) {
+  const model::Workload& workload = plan.workload;
+  row.extrapolation = model::join_reasons(model::extrapolations(decode.topology(), plan));
+  row.calibration = !decode.topology().spec().calibration ? "none" : row.extrapolation.empty() ? "inside" : "extrapolated";
   row.cluster = decode.topology().spec().name;
   row.cluster_nodes = decode.topology().node_count();
   row.nodes_used = nodes_used(decode.topology(), decode.group().gpus);
@@ -47,7 +52,7 @@ ordered_json decode_json(const DecodeRow& row) {
       {"memory_bytes", {{"kv_cache", r.memory.kv_cache}, {"receive_buffers", r.memory.receive_buffers},
                         {"partial_states", r.memory.partial_states}, {"workspace", r.memory.workspace},
                         {"weights", r.memory.weights}}},
-      {"token_s", r.token_s}};
+      {"token_s", r.token_s}, {"calibration", row.calibration}, {"extrapolation", row.extrapolation}};
   if (row.prefill_s) json["prefill_s"] = *row.prefill_s;
   if (row.generation_s) json["generation_s"] = *row.generation_s;
   if (row.model_latency_s) json["model_latency_s"] = *row.model_latency_s;
@@ -57,10 +62,31 @@ ordered_json decode_json(const DecodeRow& row) {
   return json;
 }
 
+std::string calibration_line(const topologies::Topology& topology) {
+  const auto& calibration = topology.spec().calibration;
+  if (!calibration) return "calibration: none (nominal bandwidths x default efficiencies)";
+  std::string inputs;
+  for (const std::string& input : calibration->provenance.inputs) inputs += (inputs.empty() ? "" : ", ") + input;
+  return "calibration: " + (inputs.empty() ? std::string("(inputs not named)") : inputs) +
+         (calibration->provenance.date.empty() ? "" : " (" + calibration->provenance.date + ")") +
+         "; rows marked OUTSIDE extrapolate beyond what it measured";
+}
+
+std::string calibration_marker(const DecodeRow& row) {
+  return row.calibration == "none" ? "" : row.calibration == "inside" ? "inside" : "OUTSIDE *";
+}
+
+void print_extrapolation_notes(std::ostream& out, const std::vector<const DecodeRow*>& rows) {
+  for (const DecodeRow* row : rows) {
+    if (row->extrapolation.empty()) continue;
+    out << "* " << model::to_string(row->result.algorithm) << " at " << row->result.seq_len << " tokens: " << row->extrapolation << '\n';
+  }
+}
+
 std::string decode_csv_header(const DecodeRow& first) {
   return std::string("algo,engine,cluster,nodes,gpus,workload,batch,seq_len,latency_s,compute_s,intra_node_s,inter_node_s,"
                      "overlapped_communication_s,volume_per_gpu_bytes,volume_intra_node_bytes,volume_inter_node_bytes,"
-                     "volume_total_bytes,peak_memory_bytes,token_s") +
+                     "volume_total_bytes,peak_memory_bytes,token_s,calibration,extrapolation") +
          (first.prefill_s ? ",prefill_s" : "") + (first.generation_s ? ",generation_s" : "") +
          (first.model_latency_s ? ",model_latency_s" : "") + '\n';
 }
@@ -72,7 +98,8 @@ std::string decode_csv_line(const DecodeRow& row, const DecodeRow& first) {
       << r.gpus << ',' << row.workload << ',' << row.batch << ',' << r.seq_len << ',' << r.latency_s << ','
       << r.breakdown.compute_s << ',' << r.breakdown.intra_node_s << ',' << r.breakdown.inter_node_s << ','
       << r.breakdown.overlapped_communication_s << ',' << r.volume.per_gpu << ',' << r.volume.intra_node << ','
-      << r.volume.inter_node << ',' << r.volume.total << ',' << r.memory.total << ',' << r.token_s;
+      << r.volume.inter_node << ',' << r.volume.total << ',' << r.memory.total << ',' << r.token_s << ',' << row.calibration
+      << ",\"" << row.extrapolation << '"';
   if (first.prefill_s) out << ',' << row.prefill_s.value_or(0);
   if (first.generation_s) out << ',' << row.generation_s.value_or(0);
   if (first.model_latency_s) out << ',' << row.model_latency_s.value_or(0);

@@ -25,12 +25,23 @@ struct DecodeRow {
   std::optional<double> model_latency_s;        // simulate: the model's figure beside the simulated one
   std::optional<long long> transfers_simulated;  // simulate
   nlohmann::ordered_json links;                  // simulate: bytes and utilisation per link (JSON only)
+  // "none" (nominal figures), "inside" (the plan stays inside what the calibration measured) or "extrapolated",
+  // with the reasons (model/extrapolation.hpp).
+  std::string calibration = "none";
+  std::string extrapolation;
 };
 
-// Fills the row's cluster, node and workload fields for `decode`'s GPUs running `workload`.
-void set_context(DecodeRow& row, const model::DecodeModel& decode, const model::Workload& workload);
+// Fills the row's cluster, node, workload and calibration fields for `decode`'s GPUs running `plan`.
+void set_context(DecodeRow& row, const model::DecodeModel& decode, const model::DecodePlan& plan);
 
 nlohmann::ordered_json decode_json(const DecodeRow& row);
+
+// For tables. The line under the title: "calibration: none (nominal bandwidths x default efficiencies)" or
+// "calibration: bench.json, ... (2026-11-23)". A row's marker: "inside", "OUTSIDE *" or "" (uncalibrated). The
+// notes under the table: "* ring at 8000 tokens: sends inside a domain of up to ..." per extrapolated row.
+std::string calibration_line(const topologies::Topology& topology);
+std::string calibration_marker(const DecodeRow& row);
+void print_extrapolation_notes(std::ostream& out, const std::vector<const DecodeRow*>& rows);
 
 // CSV: a header, then one line per row; the optional columns appear when `first` (the first row) has them.
 std::string decode_csv_header(const DecodeRow& first);

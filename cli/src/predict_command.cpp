@@ -25,12 +25,15 @@ void print_table(const std::vector<DecodeRow>& rows, const PredictArgs& args, co
   std::cout << workload.name << " (batch " << workload.batch << ") on " << topology.spec().name << ": "
             << topology.node_count() << " nodes, " << (rows.empty() ? 0 : rows.front().result.gpus)
             << " GPUs used — analytical model, one "
-            << "attention layer per row\n\n";
+            << "attention layer per row\n" << calibration_line(topology) << "\n\n";
   std::vector<std::string> header{"tokens", "algorithm", "latency", "compute", "comm intra", "comm inter",
                                   "overlapped", "sent/GPU", "inter-node", "memory/GPU"};
   if (workload.layers > 1 || workload.parameters > 0) header.push_back("per token");
   if (args.tokens) header.push_back("generation");
+  const bool calibrated = topology.spec().calibration.has_value();
+  if (calibrated) header.push_back("calibration");
   Table table(header);
+  std::vector<const DecodeRow*> listed;
   for (const DecodeRow& row : rows) {
     const model::DecodeResult& r = row.result;
     std::vector<std::string> cells{std::to_string(r.seq_len), model::to_string(r.algorithm), fmt::format_duration(r.latency_s),
@@ -41,9 +44,12 @@ void print_table(const std::vector<DecodeRow>& rows, const PredictArgs& args, co
                                    fmt::format_bytes(r.memory.total)};
     if (workload.layers > 1 || workload.parameters > 0) cells.push_back(fmt::format_duration(r.token_s));
     if (args.tokens) cells.push_back(fmt::format_duration(row.generation_s.value_or(0)));
+    if (calibrated) cells.push_back(calibration_marker(row));
     table.add_row(cells);
+    listed.push_back(&row);
   }
   table.print(std::cout);
+  print_extrapolation_notes(std::cout, listed);
 }
 
 void run(const PredictArgs& args) {
@@ -58,8 +64,9 @@ void run(const PredictArgs& args) {
       DecodeRow row;
       model::PlanOptions options;
       options.split = model::parse_token_split(args.split);
-      row.result = decode.predict(algorithm, workload, seq_len, options);
-      set_context(row, decode, workload);
+      const model::DecodePlan plan = decode.plan(algorithm, workload, seq_len, options);
+      row.result = decode.evaluate(plan);
+      set_context(row, decode, plan);
       model::check_fits(row.result, decode);
       if (args.prefill || args.tokens) row.prefill_s = args.prefill ? decode.prefill_s(workload, seq_len) : 0.0;
       if (args.tokens) {

@@ -92,19 +92,24 @@ std::string percent(double simulated, double predicted) {
 
 void print_table(const std::vector<SimulatedCase>& cases, const topologies::Topology& topology, bool compare) {
   std::cout << (compare ? "model vs simulator" : "simulator") << " (SimGrid, shared links) on " << topology.spec().name
-            << ", " << (cases.empty() ? 0 : cases.front().predicted.gpus) << " GPUs, one attention layer\n\n";
+            << ", " << (cases.empty() ? 0 : cases.front().predicted.gpus) << " GPUs, one attention layer\n"
+            << calibration_line(topology) << "\n\n";
+  const bool calibrated = topology.spec().calibration.has_value();
+  std::vector<const DecodeRow*> listed;
+  for (const SimulatedCase& c : cases) listed.push_back(&c.row);
   if (compare) {
-    Table table({"tokens", "algorithm", "model", "simulated", "difference"});
+    Table table({"tokens", "algorithm", "model", "simulated", "difference", calibrated ? "calibration" : ""});
     for (const SimulatedCase& c : cases) {
       table.add_row({std::to_string(c.predicted.seq_len), model::to_string(c.predicted.algorithm),
                      fmt::format_duration(c.predicted.latency_s), fmt::format_duration(c.simulated.latency_s),
-                     percent(c.simulated.latency_s, c.predicted.latency_s)});
+                     percent(c.simulated.latency_s, c.predicted.latency_s), calibration_marker(c.row)});
     }
-    return table.print(std::cout);
+    table.print(std::cout);
+    return print_extrapolation_notes(std::cout, listed);
   }
   const bool degraded = !cases.empty() && cases.front().healthy_s;
   Table table({"tokens", "algorithm", "latency", "compute", "comm intra", "comm inter", "sent/GPU", "inter-node",
-               "transfers", degraded ? "healthy" : "vs model", degraded ? "slowdown" : ""});
+               "transfers", degraded ? "healthy" : "vs model", degraded ? "slowdown" : "", calibrated ? "calibration" : ""});
   for (const SimulatedCase& c : cases) {
     const model::DecodeResult& r = c.row.result;
     table.add_row({std::to_string(r.seq_len), model::to_string(r.algorithm), fmt::format_duration(r.latency_s),
@@ -112,9 +117,10 @@ void print_table(const std::vector<SimulatedCase>& cases, const topologies::Topo
                    fmt::format_duration(r.breakdown.inter_node_s), fmt::format_bytes(r.volume.per_gpu),
                    fmt::format_bytes(r.volume.inter_node), std::to_string(c.simulated.transfers_simulated),
                    degraded ? fmt::format_duration(*c.healthy_s) : percent(r.latency_s, c.predicted.latency_s),
-                   degraded ? percent(r.latency_s, *c.healthy_s) : ""});
+                   degraded ? percent(r.latency_s, *c.healthy_s) : "", calibration_marker(c.row)});
   }
   table.print(std::cout);
+  print_extrapolation_notes(std::cout, listed);
 }
 
 void print_simulation(SimulateArgs& args, bool compare) {

@@ -55,7 +55,7 @@ SimulatedCase simulate_decode(const model::DecodeModel& decode, const model::Wor
   c.simulated = sim::replay_plan(decode, c.plan, options);
   c.row.result = simulated_result(decode, c);
   c.row.engine = "sim";
-  set_context(c.row, decode, workload);
+  set_context(c.row, decode, c.plan);
   c.row.model_latency_s = c.predicted.latency_s;
   c.row.transfers_simulated = c.simulated.transfers_simulated;
   return c;

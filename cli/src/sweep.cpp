@@ -74,8 +74,9 @@ DecodeRow run_case(const SweepContext& context, const SweepCase& c, model::Token
   options.split = split;
   if (c.engine == "sim") return simulate_decode(decode, workload, c.algorithm, c.seq_len, {}, false, options).row;
   DecodeRow row;
-  row.result = decode.predict(c.algorithm, workload, c.seq_len, options);
-  set_context(row, decode, workload);
+  const model::DecodePlan plan = decode.plan(c.algorithm, workload, c.seq_len, options);
+  row.result = decode.evaluate(plan);
+  set_context(row, decode, plan);
   row.model_latency_s = row.result.latency_s;  // every sweep row has the column (the simulator's rows need it)
   return row;
 }

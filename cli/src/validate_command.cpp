@@ -1,6 +1,9 @@
 // treering validate: measured collectives (nccl-tests logs, CSVs) beside the model's and the simulator's
 // predictions on a cluster, case by case, with the median, p90 and max error per engine and operation.
+#include <cmath>
 #include <cstdio>
+#include <map>
+#include <optional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -23,6 +26,7 @@ struct ValidateArgs {
   std::vector<std::string> files;
   std::vector<std::string> engines{"model"};
   double max_error = 0;  // 0: no bound
+  double max_factor = 0; // 0: no bound
   std::string format = "table";
 };
 
@@ -70,7 +74,9 @@ void print_decode_table(const std::vector<validate::DecodeCase>& cases, const st
     header.push_back(validate::to_string(engine));
     header.push_back("error");
   }
+  header.push_back("calibration");
   Table table(header);
+  std::map<std::string, std::string> outside;  // "ring, 8000 tokens, 2 ranks" -> why
   for (const validate::DecodeCase& c : cases) {
     std::vector<std::string> row{c.measured.algorithm, c.measured.workload, std::to_string(c.measured.batch),
                                  std::to_string(c.measured.seq_len), std::to_string(c.measured.ranks), fmt::format_duration(c.measured.latency_s),
@@ -79,10 +85,43 @@ void print_decode_table(const std::vector<validate::DecodeCase>& cases, const st
       row.push_back(fmt::format_duration(c.predicted_s.at(engine)));
       row.push_back(percent(c.error(engine)));
     }
+    row.push_back(c.extrapolation.empty() ? "inside" : "OUTSIDE *");
     table.add_row(row);
+    if (!c.extrapolation.empty()) {
+      outside[c.measured.algorithm + " at " + std::to_string(c.measured.seq_len) + " tokens on " + std::to_string(c.measured.ranks) + " ranks"] = c.extrapolation;
+    }
   }
   table.print(std::cout);
+  for (const auto& [which, why] : outside) std::cout << "* " << which << ": " << why << '\n';
   std::cout << '\n';
+}
+
+// Fails (exit 1) on a prediction or error that is not finite, and with --max-factor on a case predicted more
+// than that many times too slow or too fast: the loop's check that the machinery works, whatever the machine.
+void check_gross_errors(const std::vector<validate::DecodeCase>& cases, const std::vector<validate::CaseResult>& collectives,
+                        const std::vector<validate::Engine>& engines, double max_factor) {
+  auto check = [&](const std::string& what, double measured_s, double predicted_s) {
+    const double ratio = predicted_s / measured_s;
+    if (!std::isfinite(ratio) || !(ratio > 0)) {
+      std::cerr << "error: " << what << ": the prediction (" << predicted_s << " s) or the measurement (" << measured_s << " s) is not a finite positive time\n";
+      throw ExitWith{1};
+    }
+    if (max_factor > 0 && (ratio > max_factor || ratio < 1 / max_factor)) {
+      std::cerr << "error: " << what << " is predicted " << fmt::format_duration(predicted_s) << " against " << fmt::format_duration(measured_s)
+                << " measured, off by more than --max-factor " << max_factor << '\n';
+      throw ExitWith{1};
+    }
+  };
+  for (validate::Engine engine : engines) {
+    for (const auto& c : cases) {
+      check(std::string(validate::to_string(engine)) + ", " + c.measured.algorithm + " at " + std::to_string(c.measured.seq_len) + " tokens",
+            c.measured.latency_s, c.predicted_s.at(engine));
+    }
+    for (const auto& c : collectives) {
+      check(std::string(validate::to_string(engine)) + ", " + model::to_string(c.measured.op) + " of " + fmt::format_bytes(c.measured.bytes),
+            c.measured.time_s, c.predicted_s.at(engine));
+    }
+  }
 }
 
 ordered_json decode_rows(const std::vector<validate::DecodeCase>& cases) {
@@ -96,12 +135,13 @@ ordered_json decode_rows(const std::vector<validate::DecodeCase>& cases) {
     rows.push_back({{"kind", "decode"}, {"algo", c.measured.algorithm}, {"workload", c.measured.workload},
                     {"batch", c.measured.batch}, {"seq_len", c.measured.seq_len}, {"ranks", c.measured.ranks},
                     {"measured_s", c.measured.latency_s}, {"noise", c.noise}, {"predicted_s", predicted}, {"rel_error", errors},
-                    {"file", c.measured.file}});
+                    {"extrapolation", c.extrapolation}, {"file", c.measured.file}});
   }
   return rows;
 }
 
-ordered_json to_json(const std::vector<validate::CaseResult>& cases, const std::vector<validate::ErrorSummary>& summary) {
+ordered_json to_json(const std::vector<validate::CaseResult>& cases, const std::vector<validate::ErrorSummary>& summary,
+                     const std::optional<topologies::Calibration>& calibration) {
   ordered_json rows = ordered_json::array(), totals = ordered_json::array();
   for (const validate::CaseResult& c : cases) {
     ordered_json predicted, errors;
@@ -111,7 +151,9 @@ ordered_json to_json(const std::vector<validate::CaseResult>& cases, const std::
     }
     rows.push_back({{"kind", "collective"}, {"op", model::to_string(c.measured.op)}, {"ranks", c.measured.ranks}, {"size_bytes", c.measured.bytes},
                     {"measured_s", c.measured.time_s}, {"predicted_s", predicted}, {"rel_error", errors},
-                    {"model_pick", c.how}, {"file", c.measured.file}, {"line", c.measured.line}});
+                    {"model_pick", c.how},
+                    {"extrapolation", calibration ? validate::extrapolation(*calibration, c.measured.bytes, c.measured.ranks) : ""},
+                    {"file", c.measured.file}, {"line", c.measured.line}});
   }
   for (const validate::ErrorSummary& s : summary) {
     totals.push_back({{"engine", validate::to_string(s.engine)}, {"op", s.operation}, {"cases", s.cases},
@@ -148,13 +190,14 @@ void run(const ValidateArgs& args) {
   const auto decode_summary = validate::summarise(decode_cases, engines);
   summary.insert(summary.end(), decode_summary.begin(), decode_summary.end());
   if (args.format == "json") {
-    ordered_json json = to_json(cases, summary);
+    ordered_json json = to_json(cases, summary, topology.spec().calibration);
     for (const auto& row : decode_rows(decode_cases)) json["cases"].push_back(row);
     std::cout << json.dump(2) << '\n';
   } else {
     if (!decode_cases.empty()) print_decode_table(decode_cases, engines);
     print_table(cases, summary, engines);
   }
+  check_gross_errors(decode_cases, cases, engines, args.max_factor);
   for (const validate::ErrorSummary& s : summary) {
     if (args.max_error > 0 && s.median_abs_rel_error > args.max_error) {
       std::cerr << "error: the " << validate::to_string(s.engine) << "'s median error on " << s.operation << " is "
@@ -174,6 +217,9 @@ void add_validate_command(CLI::App& app) {
   command->add_option("--engine", args->engines, "model, sim (comma-separated)")->delimiter(',')->capture_default_str();
   command->add_option("--max-error", args->max_error, "Exit 1 when an engine's median |relative error| exceeds this (0.1 = 10 %)")
       ->check(CLI::Range(0.0, 100.0));
+  command->add_option("--max-factor", args->max_factor,
+                      "Exit 1 when a case is predicted more than this many times too slow or too fast (3: a gross error)")
+      ->check(CLI::Range(1.0, 1e6));
   add_format_option(*command, args->format);
   command->callback([args] { run(*args); });
 }

@@ -97,6 +97,8 @@ py::dict record(const cli::DecodeRow& row) {
   d["volume_total_bytes"] = r.volume.total;
   d["peak_memory_bytes"] = r.memory.total;
   d["token_s"] = r.token_s;
+  d["calibration"] = row.calibration;
+  d["extrapolation"] = row.extrapolation;
   if (row.prefill_s) d["prefill_s"] = *row.prefill_s;
   if (row.generation_s) d["generation_s"] = *row.generation_s;
   if (row.model_latency_s) d["model_latency_s"] = *row.model_latency_s;
@@ -122,8 +124,9 @@ py::list predict(const Cluster& cluster, const std::vector<long long>& seq_lens,
   for (long long seq_len : seq_lens) {
     for (model::DecodeAlgorithm algorithm : algorithms) {
       cli::DecodeRow row;
-      row.result = decode.predict(algorithm, workload, seq_len, options);
-      set_context(row, decode, workload);
+      const model::DecodePlan plan = decode.plan(algorithm, workload, seq_len, options);
+      row.result = decode.evaluate(plan);
+      set_context(row, decode, plan);
       if (check_memory) model::check_fits(row.result, decode);
       rows.push_back(std::move(row));
     }

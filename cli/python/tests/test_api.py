@@ -78,8 +78,10 @@ class PredictTest(unittest.TestCase):
             self.assertEqual(tuple(row), treering.COLUMNS)
             for key in ("nodes", "gpus", "batch", "seq_len"):
                 self.assertIs(type(row[key]), int, key)
-            for key in treering.COLUMNS[8:]:
+            for key in treering.COLUMNS[8:19]:
                 self.assertIs(type(row[key]), float, key)
+            self.assertEqual(row["calibration"], "none")  # a preset: nominal figures, nothing to extrapolate from
+            self.assertEqual(row["extrapolation"], "")
 
     def test_dataframe(self):
         import pandas

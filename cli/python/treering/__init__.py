@@ -23,9 +23,11 @@ __all__ = ["InputError", "COLUMNS", "Cluster", "load_cluster", "presets", "workl
            "sweep", "tune", "sensitivity"]
 
 # The columns of every predict/simulate/sweep record, in the CSV's order (simulate and sweep add model_latency_s).
+# calibration: none | inside | extrapolated; extrapolation: why, where the case leaves what the calibration measured.
 COLUMNS = ("algo", "engine", "cluster", "nodes", "gpus", "workload", "batch", "seq_len", "latency_s", "compute_s",
            "intra_node_s", "inter_node_s", "overlapped_communication_s", "volume_per_gpu_bytes",
-           "volume_intra_node_bytes", "volume_inter_node_bytes", "volume_total_bytes", "peak_memory_bytes", "token_s")
+           "volume_intra_node_bytes", "volume_inter_node_bytes", "volume_total_bytes", "peak_memory_bytes", "token_s",
+           "calibration", "extrapolation")
 
 
 def presets():
