@@ -48,7 +48,7 @@ done
 run "$bin/treering" calibrate "$out"/sendrecv-{1,2}.json "$out"/allreduce-{1,2}.json "$out"/attention-{1,2}.json \
   --cluster rtx4090-pcie --nodes 1 -o "$out/localhost.yaml"
 for copy in 1 2; do
-  run "${ranks_run[@]}" "$bin/treering-realrun" decode --algo "$algos" --seq-len "$seq_len" --repeats 5 -o "$out/decode-$copy.json"
+  run "${ranks_run[@]}" "$bin/treering-realrun" decode --algo "$algos" --seq-len "$seq_len" --repeats 9 -o "$out/decode-$copy.json"
 done
 run "$bin/treering" validate --cluster "$out/localhost.yaml" "$out"/decode-{1,2}.json --engine model,sim "$@"
 run "$bin/treering" validate --cluster "$out/localhost.yaml" "$out"/decode-{1,2}.json --engine model,sim --format json "$@" \

@@ -1,4 +1,5 @@
 #include "treering/realrun/bench.hpp"
+#include "treering/realrun/decode_run.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -109,13 +110,20 @@ double attention_bytes(const AttentionShape& shape, long long tokens) {
 
 std::vector<double> time_attention(const AttentionShape& shape, Dtype dtype, long long tokens, int warmup, int iterations) {
   check_shape(shape);
-  const auto kv = static_cast<size_t>(tokens * shape.kv_values_per_token());
-  std::vector<std::uint16_t> q(static_cast<size_t>(shape.q_values()), to_half(dtype, 0.5f));
-  std::vector<std::uint16_t> k(kv, to_half(dtype, 0.25f)), v(kv, to_half(dtype, -0.5f));
+  // The decode's inputs (make_inputs: the same made-up values, not constants), in sets that rotate through more
+  // than kColdBytes, each used once before the clock: every call reads K/V that are not in the caches, as a
+  // decode's attention does (one pass over its shard per token), where one set would be timed from the caches.
+  const double set_bytes = 2.0 * static_cast<double>(tokens) * static_cast<double>(shape.kv_values_per_token()) * 2;
+  const auto sets = static_cast<size_t>(std::clamp(std::ceil(kColdBytes / set_bytes), 1.0, static_cast<double>(iterations)));
+  std::vector<Inputs> inputs;
+  for (size_t i = 0; i < sets; ++i) inputs.push_back(make_inputs(shape, dtype, static_cast<long long>(i) * tokens, tokens, 7));
   std::vector<float> o(static_cast<size_t>(shape.q_values())), lse(static_cast<size_t>(shape.states()));
+  size_t turn = 0;
   auto clock = [] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); };
-  return timed(clock, warmup, iterations,
-               [&] { partial_attention(shape, dtype, q.data(), k.data(), v.data(), tokens, o.data(), lse.data()); });
+  return timed(clock, static_cast<int>(sets) + warmup, iterations, [&] {
+    const Inputs& in = inputs[turn++ % sets];
+    partial_attention(shape, dtype, in.q.data(), in.k.data(), in.v.data(), tokens, o.data(), lse.data());
+  });
 }
 
 }  // namespace treering::realrun
