@@ -57,7 +57,26 @@ void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& 
   command.add_option("--split", args.split, "KV cache per GPU: equal, or by-speed (in proportion to each GPU's speed, for mixed GPUs)")
       ->check(CLI::IsMember({"equal", "by-speed"}))->capture_default_str();
   command.add_flag("--prefill", args.prefill, "Add the model's prefill estimate of the prompt (JSON prefill_s; in generation_s)");
+  add_impl_option(command, args.impl);
   add_format_option(command, args.format, std::move(formats));
+}
+
+void add_impl_option(CLI::App& command, std::string& impl) {
+  command.add_option("--impl", impl,
+                     "The implementation predicted: efficient, paper-jax-microbench, paper-torch-llama, treering-realrun-cpu, "
+                     "or a profile YAML file (treering impl list)")
+      ->capture_default_str();
+}
+
+std::shared_ptr<const topologies::ImplProfile> load_impl(const std::string& name_or_path) {
+  return std::make_shared<const topologies::ImplProfile>(topologies::load_impl_profile(name_or_path));
+}
+
+model::PlanOptions plan_options(const DecodeArgs& args) {
+  model::PlanOptions options;
+  options.split = model::parse_token_split(args.split);
+  options.impl = load_impl(args.impl);
+  return options;
 }
 
 model::Workload load_workload(const DecodeArgs& args) {

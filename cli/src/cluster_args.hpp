@@ -6,7 +6,11 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
+#include "treering/model/plan.hpp"
 #include "treering/model/workload.hpp"
+#include "treering/topologies/impl_profile.hpp"
 #include "workload_files.hpp"
 #include "treering/topologies/load.hpp"
 #include "treering/topologies/topology.hpp"
@@ -41,6 +45,7 @@ struct DecodeArgs {
   std::optional<long long> tokens;  // also estimate generating this many tokens
   std::string split = "equal";      // --split equal|by-speed: how the KV cache is shared out (model::TokenSplit)
   bool prefill = false;             // add the model's prefill estimate
+  std::string impl = "efficient";   // --impl NAME|FILE: the implementation profile predicted
   std::string format = "table";
 };
 void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& algorithms_help,
@@ -48,5 +53,12 @@ void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& 
 
 // The workload of --workload with --batch applied.
 model::Workload load_workload(const DecodeArgs& args);
+
+// --impl NAME|FILE as a profile plans carry (topologies/impl_profile.hpp).
+std::shared_ptr<const topologies::ImplProfile> load_impl(const std::string& name_or_path);
+void add_impl_option(CLI::App& command, std::string& impl);
+
+// The plan options of --split and --impl.
+model::PlanOptions plan_options(const DecodeArgs& args);
 
 }  // namespace treering::cli

@@ -26,6 +26,7 @@ struct CrossoverArgs {
   std::string engine = "model";
   std::vector<std::string> settings;
   std::string format = "table";
+  std::string impl = "efficient";
   int jobs = 1;
 };
 
@@ -107,6 +108,7 @@ void run(const CrossoverArgs& args) {
   spec.seq_lens = fmt::parse_token_counts(args.seq_len);
   for (const std::string& name : args.algorithms) spec.algorithms.push_back(model::parse_decode_algorithm(name));
   spec.engines = {args.engine};
+  spec.impl = args.impl;
   for (const std::string& text : args.settings) spec.settings.push_back(topologies::parse_setting(text));
   std::vector<std::size_t> all(sweep_cases(spec).size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
@@ -134,6 +136,7 @@ void add_crossover_command(CLI::App& app) {
   command->add_option("--seq-len", args->seq_len, "Context lengths: lists 80k,1M and ranges 80k:5.12M:x2")->capture_default_str();
   command->add_option("--algo", args->algorithms, "The two algorithms compared, the first's speedup shown")->delimiter(',')->capture_default_str();
   command->add_option("--engine", args->engine, "model or sim")->check(CLI::IsMember({"model", "sim"}))->capture_default_str();
+  add_impl_option(*command, args->impl);
   command->add_option("--jobs", args->jobs, "Threads")->check(CLI::Range(1, 1024))->capture_default_str();
   add_format_option(*command, args->format, {"table", "csv", "json"});
   command->callback([args] { run(*args); });

@@ -1,7 +1,11 @@
 #include "decode_output.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <sstream>
+
+#include "treering/topologies/units.hpp"
 
 #include "treering/model/extrapolation.hpp"
 
@@ -29,6 +33,34 @@ void set_context(DecodeRow& row, const model::DecodeModel& decode, const model::
   row.nodes_used = nodes_used(decode.topology(), decode.group().gpus);
   row.workload = workload.name;
   row.batch = workload.batch;
+  const topologies::ImplProfile& profile = plan.impl_profile ? *plan.impl_profile : topologies::default_impl_profile();
+  row.errors = model::prediction_errors(decode.topology(), profile, row.calibration == "extrapolated");
+  row.latency_band = model::latency_band(row.result, row.errors);
+}
+
+void set_generation_band(DecodeRow& row, int layers, long long tokens) {
+  if (row.generation_s) row.generation_band = model::generation_band(row.result, layers, tokens, *row.generation_s, row.errors);
+}
+
+namespace {
+
+// JSON has no infinity: an unbounded side is null.
+ordered_json bound(double value_s) { return std::isfinite(value_s) ? ordered_json(value_s) : ordered_json(nullptr); }
+
+}  // namespace
+
+std::string band_line(const std::vector<DecodeRow>& rows) {
+  if (rows.empty()) return "";
+  const model::RelativeErrors& e = rows.front().errors;
+  char text[160];
+  std::snprintf(text, sizeof text, "; band: compute +-%.1f %%, communication +-%.1f %% (%s)", 100 * e.compute,
+                100 * e.communication, rows.front().calibration == "none" ? "the profile's validation" : "the calibration's residuals");
+  return text;
+}
+
+std::string format_band(const model::Band& band) {
+  return topologies::format_duration(band.low_s) + " - " +
+         (std::isfinite(band.high_s) ? topologies::format_duration(band.high_s) : std::string("unbounded"));
 }
 
 ordered_json decode_json(const DecodeRow& row) {
@@ -41,9 +73,12 @@ ordered_json decode_json(const DecodeRow& row) {
       {"algo", model::to_string(r.algorithm)}, {"engine", row.engine}, {"cluster", row.cluster},
       {"nodes", row.nodes_used}, {"cluster_nodes", row.cluster_nodes},
       {"gpus", r.gpus}, {"workload", row.workload}, {"batch", row.batch}, {"seq_len", r.seq_len},
-      {"latency_s", r.latency_s},
+      {"impl", r.impl}, {"latency_s", r.latency_s}, {"latency_s_low", bound(row.latency_band.low_s)},
+      {"latency_s_high", bound(row.latency_band.high_s)},
+      {"uncertainty", {{"compute", row.errors.compute}, {"communication", row.errors.communication},
+                       {"source", row.errors.source}}},
       {"breakdown", {{"compute_s", r.breakdown.compute_s}, {"intra_node_s", r.breakdown.intra_node_s},
-                     {"inter_node_s", r.breakdown.inter_node_s},
+                     {"inter_node_s", r.breakdown.inter_node_s}, {"host_s", r.breakdown.host_s},
                      {"exposed_communication_s", r.breakdown.intra_node_s + r.breakdown.inter_node_s},
                      {"overlapped_communication_s", r.breakdown.overlapped_communication_s}}},
       {"volume_bytes", {{"per_gpu", r.volume.per_gpu}, {"intra_node", r.volume.intra_node},
@@ -52,9 +87,14 @@ ordered_json decode_json(const DecodeRow& row) {
       {"memory_bytes", {{"kv_cache", r.memory.kv_cache}, {"receive_buffers", r.memory.receive_buffers},
                         {"partial_states", r.memory.partial_states}, {"workspace", r.memory.workspace},
                         {"weights", r.memory.weights}}},
-      {"token_s", r.token_s}, {"calibration", row.calibration}, {"extrapolation", row.extrapolation}};
+      {"token_s", r.token_s}, {"first_call_s", r.first_call_s}, {"calibration", row.calibration},
+      {"extrapolation", row.extrapolation}};
   if (row.prefill_s) json["prefill_s"] = *row.prefill_s;
   if (row.generation_s) json["generation_s"] = *row.generation_s;
+  if (row.generation_band) {
+    json["generation_s_low"] = bound(row.generation_band->low_s);
+    json["generation_s_high"] = bound(row.generation_band->high_s);
+  }
   if (row.model_latency_s) json["model_latency_s"] = *row.model_latency_s;
   if (row.transfers_simulated) json["transfers_simulated"] = *row.transfers_simulated;
   json["phases"] = phases;
@@ -86,7 +126,8 @@ void print_extrapolation_notes(std::ostream& out, const std::vector<const Decode
 std::string decode_csv_header(const DecodeRow& first) {
   return std::string("algo,engine,cluster,nodes,gpus,workload,batch,seq_len,latency_s,compute_s,intra_node_s,inter_node_s,"
                      "overlapped_communication_s,volume_per_gpu_bytes,volume_intra_node_bytes,volume_inter_node_bytes,"
-                     "volume_total_bytes,peak_memory_bytes,token_s,calibration,extrapolation") +
+                     "volume_total_bytes,peak_memory_bytes,token_s,calibration,extrapolation,impl,latency_s_low,latency_s_high,"
+                     "host_s") +
          (first.prefill_s ? ",prefill_s" : "") + (first.generation_s ? ",generation_s" : "") +
          (first.model_latency_s ? ",model_latency_s" : "") + '\n';
 }
@@ -99,7 +140,8 @@ std::string decode_csv_line(const DecodeRow& row, const DecodeRow& first) {
       << r.breakdown.compute_s << ',' << r.breakdown.intra_node_s << ',' << r.breakdown.inter_node_s << ','
       << r.breakdown.overlapped_communication_s << ',' << r.volume.per_gpu << ',' << r.volume.intra_node << ','
       << r.volume.inter_node << ',' << r.volume.total << ',' << r.memory.total << ',' << r.token_s << ',' << row.calibration
-      << ",\"" << row.extrapolation << '"';
+      << ",\"" << row.extrapolation << "\"," << r.impl << ',' << row.latency_band.low_s << ',' << row.latency_band.high_s << ','
+      << r.breakdown.host_s;
   if (first.prefill_s) out << ',' << row.prefill_s.value_or(0);
   if (first.generation_s) out << ',' << row.generation_s.value_or(0);
   if (first.model_latency_s) out << ',' << row.model_latency_s.value_or(0);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "treering/model/decode.hpp"
+#include "treering/model/uncertainty.hpp"
 
 namespace treering::cli {
 
@@ -29,7 +30,14 @@ struct DecodeRow {
   // with the reasons (model/extrapolation.hpp).
   std::string calibration = "none";
   std::string extrapolation;
+  // How sure: the errors of the implementation profile or the calibration, and the bands they give.
+  model::RelativeErrors errors;
+  model::Band latency_band;
+  std::optional<model::Band> generation_band;
 };
+
+// The band of row.generation_s (set), for `layers` layers and `tokens` tokens.
+void set_generation_band(DecodeRow& row, int layers, long long tokens);
 
 // Fills the row's cluster, node, workload and calibration fields for `decode`'s GPUs running `plan`.
 void set_context(DecodeRow& row, const model::DecodeModel& decode, const model::DecodePlan& plan);
@@ -40,6 +48,10 @@ nlohmann::ordered_json decode_json(const DecodeRow& row);
 // "calibration: bench.json, ... (2026-11-23)". A row's marker: "inside", "OUTSIDE *" or "" (uncalibrated). The
 // notes under the table: "* ring at 8000 tokens: sends inside a domain of up to ..." per extrapolated row.
 std::string calibration_line(const topologies::Topology& topology);
+// "; band: compute +-12.5 %, communication +-36.0 % (the profile's validation)", from the first row.
+std::string band_line(const std::vector<DecodeRow>& rows);
+// "88.9 us - 192 us" (or "... - unbounded").
+std::string format_band(const model::Band& band);
 std::string calibration_marker(const DecodeRow& row);
 void print_extrapolation_notes(std::ostream& out, const std::vector<const DecodeRow*>& rows);
 

@@ -25,9 +25,12 @@ void print_table(const std::vector<DecodeRow>& rows, const PredictArgs& args, co
   std::cout << workload.name << " (batch " << workload.batch << ") on " << topology.spec().name << ": "
             << topology.node_count() << " nodes, " << (rows.empty() ? 0 : rows.front().result.gpus)
             << " GPUs used — analytical model, one "
-            << "attention layer per row\n" << calibration_line(topology) << "\n\n";
-  std::vector<std::string> header{"tokens", "algorithm", "latency", "compute", "comm intra", "comm inter",
+            << "attention layer per row\nimplementation: " << args.impl << band_line(rows) << '\n'
+            << calibration_line(topology) << "\n\n";
+  std::vector<std::string> header{"tokens", "algorithm", "latency", "band", "compute", "comm intra", "comm inter",
                                   "overlapped", "sent/GPU", "inter-node", "memory/GPU"};
+  const bool host = std::any_of(rows.begin(), rows.end(), [](const DecodeRow& row) { return row.result.breakdown.host_s > 0; });
+  if (host) header.push_back("host");
   if (workload.layers > 1 || workload.parameters > 0) header.push_back("per token");
   if (args.tokens) header.push_back("generation");
   const bool calibrated = topology.spec().calibration.has_value();
@@ -37,11 +40,12 @@ void print_table(const std::vector<DecodeRow>& rows, const PredictArgs& args, co
   for (const DecodeRow& row : rows) {
     const model::DecodeResult& r = row.result;
     std::vector<std::string> cells{std::to_string(r.seq_len), model::to_string(r.algorithm), fmt::format_duration(r.latency_s),
-                                   fmt::format_duration(r.breakdown.compute_s), fmt::format_duration(r.breakdown.intra_node_s),
+                                   format_band(row.latency_band), fmt::format_duration(r.breakdown.compute_s), fmt::format_duration(r.breakdown.intra_node_s),
                                    fmt::format_duration(r.breakdown.inter_node_s),
                                    fmt::format_duration(r.breakdown.overlapped_communication_s),
                                    fmt::format_bytes(r.volume.per_gpu), fmt::format_bytes(r.volume.inter_node),
                                    fmt::format_bytes(r.memory.total)};
+    if (host) cells.push_back(fmt::format_duration(r.breakdown.host_s));
     if (workload.layers > 1 || workload.parameters > 0) cells.push_back(fmt::format_duration(r.token_s));
     if (args.tokens) cells.push_back(fmt::format_duration(row.generation_s.value_or(0)));
     if (calibrated) cells.push_back(calibration_marker(row));
@@ -58,20 +62,20 @@ void run(const PredictArgs& args) {
   std::vector<model::DecodeAlgorithm> algorithms;
   for (const std::string& name : args.algorithms) algorithms.push_back(model::parse_decode_algorithm(name));
   const model::DecodeModel decode(topology, args.gpus);
+  const model::PlanOptions options = plan_options(args);
   std::vector<DecodeRow> rows;
   for (long long seq_len : topologies::parse_token_counts(args.seq_len)) {
     for (model::DecodeAlgorithm algorithm : algorithms) {
       DecodeRow row;
-      model::PlanOptions options;
-      options.split = model::parse_token_split(args.split);
       const model::DecodePlan plan = decode.plan(algorithm, workload, seq_len, options);
       row.result = decode.evaluate(plan);
       set_context(row, decode, plan);
       model::check_fits(row.result, decode);
       if (args.prefill || args.tokens) row.prefill_s = args.prefill ? decode.prefill_s(workload, seq_len) : 0.0;
       if (args.tokens) {
-        row.generation_s = *row.prefill_s + decode.generation_s(algorithm, workload, seq_len, *args.tokens);
-        model::check_fits(decode.predict(algorithm, workload, seq_len + *args.tokens - 1), decode);  // the last token
+        row.generation_s = *row.prefill_s + decode.generation_s(algorithm, workload, seq_len, *args.tokens, options);
+        set_generation_band(row, workload.layers, *args.tokens);
+        model::check_fits(decode.predict(algorithm, workload, seq_len + *args.tokens - 1, options), decode);  // the last token
       }
       if (!args.prefill) row.prefill_s.reset();
       rows.push_back(std::move(row));

@@ -44,8 +44,9 @@ std::vector<double> latencies(const std::string& text, const std::string& source
   topologies::apply_overrides(spec, {args.cluster.nodes, args.cluster.gpus_per_node, {}});
   const topologies::Topology topology(std::move(spec));
   const model::DecodeModel decode(topology, args.gpus);
+  const model::PlanOptions options = plan_options(args);
   std::vector<double> out;
-  for (model::DecodeAlgorithm algorithm : algorithms) out.push_back(decode.predict(algorithm, workload, seq_len).latency_s);
+  for (model::DecodeAlgorithm algorithm : algorithms) out.push_back(decode.predict(algorithm, workload, seq_len, options).latency_s);
   return out;
 }
 

@@ -47,10 +47,8 @@ ordered_json links_json(const topologies::Topology& topology, const sim::ReplayR
 
 SimulatedCase simulate_case(const SimulateArgs& args, const model::DecodeModel& decode, const model::Workload& workload,
                             model::DecodeAlgorithm algorithm, long long seq_len) {
-  model::PlanOptions plan_options;
-  plan_options.split = model::parse_token_split(args.split);
   SimulatedCase c = simulate_decode(decode, workload, algorithm, seq_len, {!args.trace.empty(), !args.full_ring, args.degradation}, true,
-                                    plan_options);
+                                    plan_options(args));
   if (!args.degradation.empty()) c.healthy_s = sim::replay_plan(decode, c.plan, {false, !args.full_ring, {}}).latency_s;
   return c;
 }
@@ -62,7 +60,10 @@ void add_generation(const SimulateArgs& args, const model::DecodeModel& decode, 
   if (args.tokens) {
     const long long last = c.plan.seq_len + *args.tokens - 1;
     const SimulatedCase end = simulate_case(args, decode, workload, c.plan.algorithm, last);
-    c.row.generation_s = *c.row.prefill_s + *args.tokens * (c.row.result.token_s + end.row.result.token_s) / 2;
+    // A first call's cost (in every token_s) is paid once for the whole generation, as in the model.
+    c.row.generation_s = *c.row.prefill_s + *args.tokens * (c.row.result.token_s + end.row.result.token_s) / 2 -
+                         static_cast<double>(*args.tokens - 1) * c.row.result.first_call_s;
+    set_generation_band(c.row, workload.layers, *args.tokens);
   }
   if (!args.prefill) c.row.prefill_s.reset();
 }

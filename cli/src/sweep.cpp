@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "cluster_args.hpp"
 #include "workload_files.hpp"
 #include "simulated_decode.hpp"
 #include "treering/topologies/load.hpp"
@@ -46,8 +47,10 @@ struct SweepContext {
   std::map<int, std::unique_ptr<topologies::Topology>> topologies;
   std::map<int, std::unique_ptr<model::DecodeModel>> models;
   std::map<std::pair<std::string, int>, model::Workload> workloads;
+  std::shared_ptr<const topologies::ImplProfile> impl;
 
-  SweepContext(const SweepSpec& spec, const std::vector<SweepCase>& cases, const std::vector<std::size_t>& indices) {
+  SweepContext(const SweepSpec& spec, const std::vector<SweepCase>& cases, const std::vector<std::size_t>& indices)
+      : impl(load_impl(spec.impl)) {
     for (std::size_t index : indices) {
       const SweepCase& c = cases.at(index);
       if (!topologies.count(c.nodes)) {
@@ -72,6 +75,7 @@ DecodeRow run_case(const SweepContext& context, const SweepCase& c, model::Token
   const model::Workload& workload = context.workloads.at({c.workload, c.batch});
   model::PlanOptions options;
   options.split = split;
+  options.impl = context.impl;
   if (c.engine == "sim") return simulate_decode(decode, workload, c.algorithm, c.seq_len, {}, false, options).row;
   DecodeRow row;
   const model::DecodePlan plan = decode.plan(c.algorithm, workload, c.seq_len, options);

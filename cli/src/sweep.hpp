@@ -22,6 +22,7 @@ struct SweepSpec {
   std::vector<std::string> engines{"model"};  // model | sim
   std::vector<topologies::Setting> settings;  // --set PATH=VALUE on the cluster file
   model::TokenSplit split = model::TokenSplit::equal;
+  std::string impl = "efficient";             // --impl: the implementation profile, a preset or a YAML file
 };
 
 struct SweepCase {

@@ -26,6 +26,7 @@ struct SweepArgs {
   std::vector<std::string> engines{"model"};
   std::vector<std::string> settings;
   std::string split = "equal";
+  std::string impl = "efficient";
   std::string output;
   std::string format;  // default: from -o's extension, else table
   int jobs = 1;
@@ -85,6 +86,7 @@ void run(const SweepArgs& args) {
   spec.engines = args.engines;
   for (const std::string& text : args.settings) spec.settings.push_back(topologies::parse_setting(text));
   spec.split = model::parse_token_split(args.split);
+  spec.impl = args.impl;
   const std::string format = output_format(args);
   sweep_cases(spec);  // bad axes fail before any case runs
   const SweepRanks ranks(args.output);
@@ -114,6 +116,7 @@ void add_sweep_command(CLI::App& app) {
       ->check(CLI::IsMember({"table", "csv", "json"}));
   command->add_option("--split", args->split, "KV cache per GPU: equal, or by-speed (mixed GPUs)")
       ->check(CLI::IsMember({"equal", "by-speed"}))->capture_default_str();
+  add_impl_option(*command, args->impl);
   command->add_option("--jobs", args->jobs, "Threads per process")->check(CLI::Range(1, 1024))->capture_default_str();
   command->callback([args] { run(*args); });
 }

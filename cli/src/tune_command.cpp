@@ -73,7 +73,7 @@ void run(const TuneArgs& args) {
   const model::Workload workload = load_workload(args);
   const std::vector<long long> lengths = fmt::parse_token_counts(args.seq_len);
   if (lengths.size() != 1) throw std::invalid_argument("--seq-len takes one length here");
-  const std::vector<model::TunedStrategy> tuned = model::tune(topology, workload, lengths[0], args.gpus);
+  const std::vector<model::TunedStrategy> tuned = model::tune(topology, workload, lengths[0], args.gpus, plan_options(args));
   const auto shown = distinct(tuned);
   const model::TunedStrategy* tree = nullptr;
   const model::TunedStrategy* ring = nullptr;

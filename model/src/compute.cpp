@@ -29,6 +29,12 @@ double attention_time_s(const ComputeRates& rates, const Workload& workload, con
 
 double kernel_time_s(const ComputeRates& rates, double bytes) { return rates.launch_s + bytes / rates.hbm_Bps; }
 
+ComputeRates plan_rates(const ComputeRates& rates, const DecodePlan& plan) {
+  ComputeRates adjusted = rates;
+  if (plan.kernel_launch_s) adjusted.launch_s = *plan.kernel_launch_s;
+  return adjusted;
+}
+
 namespace {
 
 // The most tokens a rank attends to within time_s (attention_time_s is increasing in the tokens).

@@ -13,13 +13,21 @@ struct Context {
   const DecodePlan& plan;
   DecodeResult& result;
   std::vector<double> sent;  // bytes sent per rank
+  std::vector<ComputeRates> rates;  // per rank, with the plan's kernel launch cost (plan_rates)
+  ComputeRates slowest;
   int ranks() const { return static_cast<int>(plan.gpus.size()); }
 };
 
 void add_communication(Context& c, const std::string& label, double time_s, bool inter_node, const std::string& how);
 void add_compute(Context& c, const std::string& label, double time_s);
+void add_host(Context& c, const std::string& label, double time_s);
 void count_send(Context& c, int from, int to, double bytes);
 
 void evaluate_ring(Context& c, const Phase& phase);
+// The time of one ring step's transfer of `bytes` on `edge`: one latency per separately synchronised exchange
+// (DecodePlan::ring_exchanges_per_step) and the bytes at the band's rate.
+double ring_transfer_s(const Context& c, const DecodeModel::PairCost& edge, double bytes);
+void finish_ring(Context& c, const Phase& phase, double compute_s, double overlapped_s, double exposed_network_s,
+                 double exposed_fabric_s);
 
 }  // namespace treering::model::detail

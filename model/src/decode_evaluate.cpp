@@ -18,6 +18,11 @@ void add_compute(Context& c, const std::string& label, double time_s) {
   c.result.phases.push_back({label, time_s, false, "compute"});
 }
 
+void add_host(Context& c, const std::string& label, double time_s) {
+  c.result.breakdown.host_s += time_s;
+  c.result.phases.push_back({label, time_s, false, "host"});
+}
+
 void count_send(Context& c, int from, int to, double bytes) {
   c.sent[static_cast<size_t>(from)] += bytes;
   (c.model.crosses_domains(from, to) ? c.result.volume.inter_node : c.result.volume.intra_node) += bytes;
@@ -32,7 +37,7 @@ using namespace detail;
 void evaluate_attend(Context& c, const Phase& phase) {
   double slowest = 0;
   for (int rank = 0; rank < c.ranks(); ++rank) {
-    slowest = std::max(slowest, attention_time_s(c.model.rates(rank), c.plan.workload, c.plan.sizes,
+    slowest = std::max(slowest, attention_time_s(c.rates[static_cast<size_t>(rank)], c.plan.workload, c.plan.sizes,
                                                  c.plan.shards[static_cast<size_t>(rank)].count));
   }
   add_compute(c, phase.label, slowest);
@@ -44,7 +49,9 @@ void evaluate_collective(Context& c, const Phase& phase) {
   // the rest (base latency, NVLink steps, in-switch reduction) as intra-node.
   const std::string how = std::string(to_string(estimate.chosen.algorithm)) + "/" + to_string(estimate.chosen.protocol);
   const double inter_s = estimate.chosen.inter_node_s;
-  if (estimate.chosen.time_s - inter_s > 0) add_communication(c, phase.label, estimate.chosen.time_s - inter_s, false, how);
+  // The implementation's host-side cost per call (collective_call_s) comes first, with the base latency.
+  const double intra_s = estimate.chosen.time_s - inter_s + c.plan.collective_call_s;
+  if (intra_s > 0) add_communication(c, phase.label, intra_s, false, how);
   if (inter_s > 0) add_communication(c, phase.label + " (network part)", inter_s, true, how);
   for (double& bytes : c.sent) bytes += estimate.scale_up_bytes_per_gpu + estimate.scale_out_bytes_per_gpu;
   c.result.volume.intra_node += estimate.scale_up_bytes_per_gpu * c.ranks();
@@ -76,7 +83,7 @@ void evaluate_transfers(Context& c, const Phase& phase) {
   for (const auto& [link, cost] : port) slowest = std::max(slowest, cost.first + cost.second);
   add_communication(c, phase.label, slowest, crosses, "p2p");
   if (phase.merge_states > 0) {
-    add_compute(c, "merge (o, lse)", kernel_time_s(c.model.slowest_rates(), phase.merge_states * c.plan.sizes.state_bytes));
+    add_compute(c, "merge (o, lse)", kernel_time_s(c.slowest, phase.merge_states * c.plan.sizes.state_bytes));
   }
 }
 
@@ -86,7 +93,7 @@ void fill_memory(Context& c) {
   long long largest = 0;
   for (const Shard& shard : c.plan.shards) largest = std::max(largest, shard.count);
   DecodeMemory& m = c.result.memory;
-  m.kv_cache = w.layers * largest * s.kv_bytes_per_token;
+  m.kv_cache = w.layers * largest * s.kv_bytes_per_token / c.plan.kv_expansion;  // cached as the workload's heads
   // The ring forwards the block it received last round while the next one arrives: two foreign blocks in
   // flight with more than 2 GPUs (the paper's Mem_ring counts one), one with 2, none alone.
   const int p = c.ranks();
@@ -117,23 +124,36 @@ DecodeResult DecodeModel::evaluate(const DecodePlan& plan) const {
   result.seq_len = plan.seq_len;
   result.gpus = static_cast<int>(plan.gpus.size());
   result.domains = group_.domains;
-  Context c{*this, plan, result, std::vector<double>(plan.gpus.size(), 0.0)};
+  result.impl = plan.impl;
+  Context c{*this, plan, result, std::vector<double>(plan.gpus.size(), 0.0), {}, plan_rates(slowest_, plan)};
+  for (const ComputeRates& rates : rates_) c.rates.push_back(plan_rates(rates, plan));
+  double once_s = 0;
   for (const Phase& phase : plan.phases) {
     switch (phase.kind) {
       case PhaseKind::attend: evaluate_attend(c, phase); break;
       case PhaseKind::ring_pass: evaluate_ring(c, phase); break;
       case PhaseKind::collective: evaluate_collective(c, phase); break;
       case PhaseKind::transfers: evaluate_transfers(c, phase); break;
-      case PhaseKind::merge: add_compute(c, phase.label, kernel_time_s(slowest_, phase.merge_states * plan.sizes.state_bytes)); break;
-      case PhaseKind::elementwise: add_compute(c, phase.label, kernel_time_s(slowest_, phase.bytes)); break;
+      case PhaseKind::merge: add_compute(c, phase.label, kernel_time_s(c.slowest, phase.merge_states * plan.sizes.state_bytes)); break;
+      case PhaseKind::elementwise:
+        add_compute(c, phase.label, kernel_time_s(c.slowest, phase.bytes) + (phase.kernels - 1) * c.slowest.launch_s);
+        break;
+      case PhaseKind::host:
+        add_host(c, phase.label, phase.time_s);
+        once_s += phase.once_per_call ? phase.time_s : 0.0;
+        break;
     }
   }
   result.volume.per_gpu = *std::max_element(c.sent.begin(), c.sent.end());
   result.volume.total = result.volume.intra_node + result.volume.inter_node;
-  result.latency_s = result.breakdown.compute_s + result.breakdown.intra_node_s + result.breakdown.inter_node_s;
+  result.latency_s = result.breakdown.compute_s + result.breakdown.intra_node_s + result.breakdown.inter_node_s +
+                     result.breakdown.host_s;
   fill_memory(c);
-  result.weights_s = plan.workload.parameters * plan.workload.dtype_bytes / slowest_.hbm_Bps;
-  result.token_s = plan.workload.layers * result.latency_s + result.weights_s;
+  // The weights are read once per token; the layer's other kernels (projections, norms, MLP) each pay a launch.
+  result.weights_s = plan.workload.parameters * plan.workload.dtype_bytes / slowest_.hbm_Bps +
+                     plan.workload.layers * plan.other_kernels_per_layer * c.slowest.launch_s;
+  result.token_s = plan.workload.layers * (result.latency_s - once_s) + once_s + result.weights_s;
+  result.first_call_s = once_s;
   return result;
 }
 

@@ -151,13 +151,14 @@ const DecodeModel::PairCost& DecodeModel::p2p(int from_rank, int to_rank) const 
 }
 
 double DecodeModel::generation_s(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,
-                                 long long tokens) const {
+                                 long long tokens, const PlanOptions& options) const {
   if (tokens < 1) throw std::invalid_argument("--tokens must be at least 1");
   if (tokens > 1'000'000'000'000LL - seq_len) throw std::invalid_argument("--tokens is too large (context over 1e12 tokens)");
-  const double first = predict(algorithm, workload, seq_len).token_s;
-  if (tokens == 1) return first;
-  const double last = predict(algorithm, workload, seq_len + tokens - 1).token_s;
-  return static_cast<double>(tokens) * (first + last) / 2.0;
+  const DecodeResult first = predict(algorithm, workload, seq_len, options);
+  if (tokens == 1) return first.token_s;
+  const double last = predict(algorithm, workload, seq_len + tokens - 1, options).token_s;
+  // A first call's cost (first_call_s, in every token_s) is paid once for the whole generation.
+  return static_cast<double>(tokens) * (first.token_s + last) / 2.0 - static_cast<double>(tokens - 1) * first.first_call_s;
 }
 
 double DecodeModel::prefill_s(const Workload& workload, long long seq_len) const {

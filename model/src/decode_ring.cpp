@@ -67,8 +67,8 @@ void evaluate_ring_any_split(Context& c, const Phase& phase) {
     double attention = 0, transfer = 0;
     int sender = -1;
     for (int rank = 0; rank < p; ++rank) {
-      attention = std::max(attention, attention_time_s(c.model.rates(rank), c.plan.workload, c.plan.sizes, block(rank, round), merge_bytes));
-      const double t = c.model.p2p(rank, (rank + 1) % p).time_s(static_cast<double>(block(rank, round)) * kv);
+      attention = std::max(attention, attention_time_s(c.rates[static_cast<size_t>(rank)], c.plan.workload, c.plan.sizes, block(rank, round), merge_bytes));
+      const double t = ring_transfer_s(c, c.model.p2p(rank, (rank + 1) % p), static_cast<double>(block(rank, round)) * kv);
       if (t > transfer) transfer = t, sender = rank;
     }
     compute_s += attention;
@@ -78,16 +78,27 @@ void evaluate_ring_any_split(Context& c, const Phase& phase) {
   }
   double last = 0;
   for (int rank = 0; rank < p; ++rank) {
-    last = std::max(last, attention_time_s(c.model.rates(rank), c.plan.workload, c.plan.sizes, block(rank, p - 1), merge_bytes));
+    last = std::max(last, attention_time_s(c.rates[static_cast<size_t>(rank)], c.plan.workload, c.plan.sizes, block(rank, p - 1), merge_bytes));
     if (p > 1) count_send(c, rank, (rank + 1) % p, static_cast<double>(c.plan.seq_len - block(rank + 1, 0)) * kv);
   }
-  add_compute(c, phase.label + " (attention and merges)", compute_s + last);
-  c.result.breakdown.overlapped_communication_s += overlapped_s;
-  if (exposed_network_s > 0) add_communication(c, phase.label + " (transfers not hidden, network)", exposed_network_s, true, "p2p");
-  if (exposed_fabric_s > 0) add_communication(c, phase.label + " (transfers not hidden, fabric)", exposed_fabric_s, false, "p2p");
+  finish_ring(c, phase, compute_s + last, overlapped_s, exposed_network_s, exposed_fabric_s);
 }
 
 }  // namespace
+
+double ring_transfer_s(const Context& c, const DecodeModel::PairCost& edge, double bytes) {
+  if (!(bytes > 0)) return 0.0;
+  return edge.time_s(bytes) + (c.plan.ring_exchanges_per_step - 1) * edge.at(bytes).latency_s;
+}
+
+void finish_ring(Context& c, const Phase& phase, double compute_s, double overlapped_s, double exposed_network_s,
+                 double exposed_fabric_s) {
+  add_compute(c, phase.label + " (attention and merges)", compute_s);
+  c.result.breakdown.overlapped_communication_s += overlapped_s;
+  if (exposed_network_s > 0) add_communication(c, phase.label + " (transfers not hidden, network)", exposed_network_s, true, "p2p");
+  if (exposed_fabric_s > 0) add_communication(c, phase.label + " (transfers not hidden, fabric)", exposed_fabric_s, false, "p2p");
+  if (c.plan.ring_step_host_s > 0) add_host(c, phase.label + " (host round trips)", c.ranks() * c.plan.ring_step_host_s);
+}
 
 void evaluate_ring(Context& c, const Phase& phase) {
   if (!equal_split(c.plan)) return evaluate_ring_any_split(c, phase);
@@ -98,13 +109,13 @@ void evaluate_ring(Context& c, const Phase& phase) {
   const double merge_bytes = 2 * c.plan.sizes.state_bytes;  // the fused merge reads and writes the running state
   std::vector<double> compute_big(p), compute_small(p), transfer_big(p), transfer_small(p);
   for (int rank = 0; rank < p; ++rank) {
-    const auto& rates = c.model.rates(rank);
+    const auto& rates = c.rates[static_cast<size_t>(rank)];
     compute_big[rank] = attention_time_s(rates, c.plan.workload, c.plan.sizes, base + 1, merge_bytes);
     compute_small[rank] = attention_time_s(rates, c.plan.workload, c.plan.sizes, base, merge_bytes);
     if (p > 1) {
       const auto& edge = c.model.p2p(rank, (rank + 1) % p);
-      transfer_big[rank] = edge.time_s((base + 1) * kv);
-      transfer_small[rank] = edge.time_s(base * kv);
+      transfer_big[rank] = ring_transfer_s(c, edge, (base + 1) * kv);
+      transfer_small[rank] = ring_transfer_s(c, edge, base * kv);
     }
   }
   const int rounds = p - 1;
@@ -128,10 +139,7 @@ void evaluate_ring(Context& c, const Phase& phase) {
     // Rank i forwards every block but the one its successor owns: N - shard(i + 1) tokens.
     count_send(c, rank, (rank + 1) % p, (c.plan.seq_len - c.plan.shards[static_cast<size_t>((rank + 1) % p)].count) * kv);
   }
-  add_compute(c, phase.label + " (attention and merges)", compute_s + last);
-  c.result.breakdown.overlapped_communication_s += overlapped_s;
-  if (exposed_network_s > 0) add_communication(c, phase.label + " (transfers not hidden, network)", exposed_network_s, true, "p2p");
-  if (exposed_fabric_s > 0) add_communication(c, phase.label + " (transfers not hidden, fabric)", exposed_fabric_s, false, "p2p");
+  finish_ring(c, phase, compute_s + last, overlapped_s, exposed_network_s, exposed_fabric_s);
 }
 
 }  // namespace treering::model::detail

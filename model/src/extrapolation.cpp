@@ -52,7 +52,8 @@ PlanUse use_of(const topo::Topology& topology, const DecodePlan& plan) {
         if (p > 1) use.collective_bytes.add(phase.bytes), use.collective_ranks = p;
         break;
       case PhaseKind::merge:
-      case PhaseKind::elementwise: break;
+      case PhaseKind::elementwise:
+      case PhaseKind::host: break;
     }
   }
   return use;

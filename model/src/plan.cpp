@@ -150,8 +150,24 @@ PlanSizes plan_sizes(const Workload& workload, int stats_bytes, int partial_o_by
   return sizes;
 }
 
+namespace {
+
+// The options as the implementation sets them: its collective algorithm, partial output size and ring overlap.
+PlanOptions with_impl(const PlanOptions& given) {
+  if (!given.impl) return given;
+  PlanOptions options = given;
+  const topologies::ImplProfile& impl = *given.impl;
+  if (!impl.collective_algorithm.empty()) options.collective_algorithm = parse_collective_algorithm(impl.collective_algorithm);
+  if (impl.partial_o_bytes > 0) options.partial_o_bytes = impl.partial_o_bytes;
+  options.ring_overlap = options.ring_overlap && impl.ring_overlap;
+  return options;
+}
+
+}  // namespace
+
 DecodePlan make_plan(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len, std::vector<int> gpus,
-                     const std::vector<int>& domain_of_rank, const PlanOptions& options) {
+                     const std::vector<int>& domain_of_rank, const PlanOptions& given) {
+  const PlanOptions options = with_impl(given);
   validate(workload);
   if (gpus.empty()) throw std::invalid_argument("a plan needs at least one GPU");
   if (seq_len < 1) throw std::invalid_argument("the sequence must hold at least one token");
@@ -202,6 +218,8 @@ DecodePlan make_plan(DecodeAlgorithm algorithm, const Workload& workload, long l
                      {PhaseKind::merge, "merge p states", {}, 0, {}, static_cast<int>(plan.gpus.size()), {}, 0}};
       break;
   }
+  if (options.impl) apply_impl(plan, *options.impl);
+  plan.impl_profile = options.impl;
   for (Phase& phase : plan.phases) {
     if (phase.kind == PhaseKind::collective) phase.algorithm = options.collective_algorithm;
   }

@@ -17,11 +17,25 @@ Step attention_step(const DecodePlan& plan, const std::string& label, long long 
   return step;
 }
 
-Step kernel_step(const std::string& label, double bytes) {
+Step kernel_step(const std::string& label, double bytes, int kernels = 1) {
   Step step;
   step.label = label;
   step.bytes = bytes;
+  step.kernels = kernels;
   return step;
+}
+
+Step host_step(const std::string& label, double time_s) {
+  Step step;
+  step.label = label;
+  step.fixed_s = time_s;
+  return step;
+}
+
+bool runs_extra(topologies::ExtraRanks ranks, int rank, int ranks_count) {
+  if (ranks == topologies::ExtraRanks::last) return rank == ranks_count - 1;
+  if (ranks == topologies::ExtraRanks::others) return rank != ranks_count - 1;
+  return true;
 }
 
 }  // namespace
@@ -31,6 +45,7 @@ void append_round_steps(const DecodePlan& plan, int rank, int round, std::vector
   const int p = static_cast<int>(plan.gpus.size());
   auto block = [&](int r) { return plan.shards[static_cast<size_t>(((rank - r) % p + p) % p)].count; };
   const size_t first = steps.size();
+  if (plan.ring_step_host_s > 0) steps.push_back(host_step("host round trips of a ring step", plan.ring_step_host_s));
   const long long tokens = block(round);
   const bool sends = round < p - 1 && tokens > 0;
   const Step send{StepKind::send, "send K/V block", (rank + 1) % p, tokens * plan.sizes.kv_bytes_per_token, 0,
@@ -80,7 +95,12 @@ void append_phase_steps(const DecodePlan& plan, int rank, size_t index, std::vec
       break;
     case PhaseKind::transfers: transfer_steps(plan, phase, rank, steps); break;
     case PhaseKind::merge: steps.push_back(kernel_step(phase.label, phase.merge_states * plan.sizes.state_bytes)); break;
-    case PhaseKind::elementwise: steps.push_back(kernel_step(phase.label, phase.bytes)); break;
+    case PhaseKind::elementwise:
+      if (runs_extra(phase.ranks, rank, static_cast<int>(plan.gpus.size()))) {
+        steps.push_back(kernel_step(phase.label, phase.bytes, phase.kernels));
+      }
+      break;
+    case PhaseKind::host: steps.push_back(host_step(phase.label, phase.time_s)); break;
   }
   for (size_t i = first; i < steps.size(); ++i) steps[i].phase = static_cast<int>(index);
 }

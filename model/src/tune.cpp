@@ -70,10 +70,12 @@ std::vector<Strategy> strategies_to_try(const topologies::Topology& topology, co
 }
 
 std::vector<TunedStrategy> tune(const topologies::Topology& topology, const Workload& workload, long long seq_len,
-                                const std::vector<int>& gpus) {
+                                const std::vector<int>& gpus, const PlanOptions& base) {
   std::map<int, std::unique_ptr<DecodeModel>> models;  // per leader
   std::vector<TunedStrategy> tuned;
-  for (const Strategy& strategy : strategies_to_try(topology, gpus)) {
+  for (Strategy strategy : strategies_to_try(topology, gpus)) {
+    strategy.options.split = base.split;  // the caller's split and implementation, under every strategy
+    strategy.options.impl = base.impl;
     auto& model = models[strategy.leader];
     if (!model) model = std::make_unique<DecodeModel>(topology, strategy.leader == 0 ? gpus : rotated_gpus(topology, gpus, strategy.leader));
     try {

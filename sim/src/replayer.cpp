@@ -56,10 +56,11 @@ void Replayer::note(const Activity& activity) {
 }
 
 double Replayer::compute_s(int rank, const model::Step& step) const {
+  if (step.fixed_s >= 0) return step.fixed_s;          // host time: no kernel
   if (step.attention && step.flops == 0) return 0.0;  // an empty shard runs no kernel
-  const model::ComputeRates& rates = step.attention ? model.rates(rank) : model.slowest_rates();
+  const model::ComputeRates rates = model::plan_rates(step.attention ? model.rates(rank) : model.slowest_rates(), plan);
   const auto slow = degradation_.gpu_slowdown.find(plan.gpus[static_cast<size_t>(rank)]);
-  return (rates.launch_s + std::max(step.bytes / rates.hbm_Bps, step.flops / rates.peak_flops)) *
+  return (step.kernels * rates.launch_s + std::max(step.bytes / rates.hbm_Bps, step.flops / rates.peak_flops)) *
          (slow == degradation_.gpu_slowdown.end() ? 1.0 : slow->second);
 }
 
@@ -128,7 +129,7 @@ void Replayer::start_channel(int from, int to, Channel& path) {
         path.queued->acquire();
         const double bytes = path.queued_bytes.front();
         path.queued_bytes.pop_front();
-        sg4::this_actor::sleep_for(cost.at(bytes).latency_s);
+        sg4::this_actor::sleep_for(plan.ring_exchanges_per_step * cost.at(bytes).latency_s);  // one per exchange
         const double start = now();
         ++transfers;
         box->put(&token, simulated_size(bytes * cost.size_factor(bytes)));
@@ -163,7 +164,10 @@ void Replayer::run_step(int rank, const model::Step& step, size_t& next_collecti
       mailbox('p', step.peer, rank)->get<int>();
       if (now() > start) note({rank, ActivityKind::wait, start, now(), step.peer, step.phase});
       break;
-    case model::StepKind::collective: run_collective(rank, collectives.at(next_collective++), step.phase); break;
+    case model::StepKind::collective:
+      if (plan.collective_call_s > 0) sg4::this_actor::sleep_for(plan.collective_call_s);  // the host's call
+      run_collective(rank, collectives.at(next_collective++), step.phase);
+      break;
   }
 }
 

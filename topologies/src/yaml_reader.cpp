@@ -225,6 +225,13 @@ double StrictMap::duration_s_or(std::string_view key, double fallback) const {
   return has(key) ? duration_s(key) : fallback;
 }
 
+double StrictMap::long_duration_s(std::string_view key, double maximum_s, const char* maximum_text) const {
+  YAML::Node value = required(key);
+  double seconds = quantity(file_, value, key, "duration", parse_duration_s);
+  if (seconds < 0) fail(file_, value, "'" + std::string(key) + "' must not be negative, got '" + value.Scalar() + "'");
+  return at_most(file_, value, key, seconds, maximum_s, maximum_text);
+}
+
 double StrictMap::flops(std::string_view key) const {
   YAML::Node value = required(key);
   double flops = positive(file_, value, key, quantity(file_, value, key, "compute rate", parse_flops));

@@ -46,6 +46,8 @@ class StrictMap {
   double bytes(std::string_view key) const;          // required, > 0
   double duration_s(std::string_view key) const;     // required, >= 0
   double duration_s_or(std::string_view key, double fallback) const;
+  // A duration that may exceed the usual 1 s bound (a compilation), up to `maximum_s`.
+  double long_duration_s(std::string_view key, double maximum_s, const char* maximum_text) const;
   double flops(std::string_view key) const;          // required, > 0
 
   const YAML::Node& node() const { return node_; }
@@ -73,3 +75,8 @@ double scalar_number(const std::string& file, const YAML::Node& node, std::strin
 void require_sequence(const std::string& file, const YAML::Node& node, std::string_view name);
 
 }  // namespace treering::topologies::yaml
+
+namespace treering::topologies {
+// A command-line argument that names a file rather than a preset: it contains '/' or ends in .yaml/.yml.
+bool looks_like_path(const std::string& text);
+}  // namespace treering::topologies

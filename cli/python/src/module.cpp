@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cluster.hpp"
+#include "cluster_args.hpp"
 #include "decode_output.hpp"
 #include "simulated_decode.hpp"
 #include "sweep.hpp"
@@ -59,9 +60,10 @@ std::vector<model::DecodeAlgorithm> algorithms_of(const std::vector<std::string>
 }
 
 // How the KV cache is shared out ("equal" or "by-speed", as --split): the plan options that carry it.
-model::PlanOptions plan_options(const std::string& split) {
+model::PlanOptions plan_options(const std::string& split, const std::string& impl) {
   model::PlanOptions options;
   options.split = model::parse_token_split(split);
+  options.impl = cli::load_impl(impl);
   return options;
 }
 
@@ -99,6 +101,10 @@ py::dict record(const cli::DecodeRow& row) {
   d["token_s"] = r.token_s;
   d["calibration"] = row.calibration;
   d["extrapolation"] = row.extrapolation;
+  d["impl"] = r.impl;
+  d["latency_s_low"] = row.latency_band.low_s;
+  d["latency_s_high"] = row.latency_band.high_s;
+  d["host_s"] = r.breakdown.host_s;
   if (row.prefill_s) d["prefill_s"] = *row.prefill_s;
   if (row.generation_s) d["generation_s"] = *row.generation_s;
   if (row.model_latency_s) d["model_latency_s"] = *row.model_latency_s;
@@ -114,9 +120,10 @@ py::list records(const std::vector<cli::DecodeRow>& rows) {
 // The analytical model, lengths outer and algorithms inner (as `treering predict`); with check_memory a case
 // that does not fit in a GPU's memory is an error, as on the command line.
 py::list predict(const Cluster& cluster, const std::vector<long long>& seq_lens, const std::vector<std::string>& algos,
-                 const std::string& workload_name, std::optional<int> batch, const std::string& split, bool check_memory) {
+                 const std::string& workload_name, std::optional<int> batch, const std::string& split, bool check_memory,
+                 const std::string& impl) {
   const model::Workload workload = workload_of(workload_name, batch);
-  const model::PlanOptions options = plan_options(split);
+  const model::PlanOptions options = plan_options(split, impl);
   const std::vector<model::DecodeAlgorithm> algorithms = algorithms_of(algos);
   check_lengths(seq_lens);
   const model::DecodeModel& decode = cluster.decode();
@@ -137,9 +144,10 @@ py::list predict(const Cluster& cluster, const std::vector<long long>& seq_lens,
 // The simulator, in the same order. Each replay runs in a child process (sim::replay_plan forks); the C++ work
 // touches no Python object, so the GIL is let go meanwhile and other Python threads keep running.
 py::list simulate(const Cluster& cluster, const std::vector<long long>& seq_lens, const std::vector<std::string>& algos,
-                  const std::string& workload_name, std::optional<int> batch, const std::string& split, bool check_memory) {
+                  const std::string& workload_name, std::optional<int> batch, const std::string& split, bool check_memory,
+                  const std::string& impl) {
   const model::Workload workload = workload_of(workload_name, batch);
-  const model::PlanOptions options = plan_options(split);
+  const model::PlanOptions options = plan_options(split, impl);
   const std::vector<model::DecodeAlgorithm> algorithms = algorithms_of(algos);
   check_lengths(seq_lens);
   std::vector<cli::DecodeRow> rows;
@@ -159,7 +167,8 @@ py::list simulate(const Cluster& cluster, const std::vector<long long>& seq_lens
 py::list sweep(const std::string& cluster, const std::vector<int>& nodes, const std::vector<long long>& seq_lens,
                const std::vector<std::string>& workloads, const std::vector<int>& batches,
                const std::vector<std::string>& algos, const std::vector<std::string>& engines,
-               const std::vector<std::pair<std::string, std::string>>& settings, const std::string& split, int jobs) {
+               const std::vector<std::pair<std::string, std::string>>& settings, const std::string& split, int jobs,
+               const std::string& impl) {
   if (jobs < 1) throw std::invalid_argument("jobs must be at least 1, got " + std::to_string(jobs));
   // The sweep reads 0 as "the file's own": a 0 given on purpose is a mistake, not a default.
   for (int n : nodes) {
@@ -177,7 +186,8 @@ py::list sweep(const std::string& cluster, const std::vector<int>& nodes, const 
   spec.seq_lens = seq_lens;
   spec.algorithms = algorithms_of(algos);
   spec.engines = engines;
-  spec.split = plan_options(split).split;
+  spec.split = model::parse_token_split(split);
+  spec.impl = impl;
   for (const auto& [path, value] : settings) spec.settings.push_back({path, value});
   std::vector<std::size_t> indices(cli::sweep_cases(spec).size());
   std::iota(indices.begin(), indices.end(), std::size_t{0});
@@ -191,13 +201,15 @@ py::list sweep(const std::string& cluster, const std::vector<int>& nodes, const 
 
 // Every combine strategy model::tune tries, fastest first: rank (from 1), its description, its algorithm and
 // the model's latency. Equivalent strategies are all listed (the command folds them).
-py::list tune(const Cluster& cluster, long long seq_len, const std::string& workload_name, std::optional<int> batch) {
+py::list tune(const Cluster& cluster, long long seq_len, const std::string& workload_name, std::optional<int> batch,
+              const std::string& impl) {
+  const model::PlanOptions options = plan_options("equal", impl);
   const model::Workload workload = workload_of(workload_name, batch);
   check_lengths({seq_len});
   std::vector<model::TunedStrategy> tuned;
   {
     const py::gil_scoped_release release;
-    tuned = model::tune(cluster.topology(), workload, seq_len);
+    tuned = model::tune(cluster.topology(), workload, seq_len, {}, options);
   }
   py::list list;
   for (std::size_t i = 0; i < tuned.size(); ++i) {
@@ -289,10 +301,10 @@ PYBIND11_MODULE(_treering, m) {
       },
       py::arg("text"));
   m.def("predict", &predict, py::arg("cluster"), py::arg("seq_lens"), py::arg("algos"), py::arg("workload"), py::arg("batch"),
-        py::arg("split"), py::arg("check_memory"));
+        py::arg("split"), py::arg("check_memory"), py::arg("impl"));
   m.def("simulate", &simulate, py::arg("cluster"), py::arg("seq_lens"), py::arg("algos"), py::arg("workload"), py::arg("batch"),
-        py::arg("split"), py::arg("check_memory"));
+        py::arg("split"), py::arg("check_memory"), py::arg("impl"));
   m.def("sweep", &sweep, py::arg("cluster"), py::arg("nodes"), py::arg("seq_lens"), py::arg("workloads"), py::arg("batches"),
-        py::arg("algos"), py::arg("engines"), py::arg("settings"), py::arg("split"), py::arg("jobs"));
-  m.def("tune", &tune, py::arg("cluster"), py::arg("seq_len"), py::arg("workload"), py::arg("batch"));
+        py::arg("algos"), py::arg("engines"), py::arg("settings"), py::arg("split"), py::arg("jobs"), py::arg("impl"));
+  m.def("tune", &tune, py::arg("cluster"), py::arg("seq_len"), py::arg("workload"), py::arg("batch"), py::arg("impl"));
 }

@@ -27,7 +27,7 @@ __all__ = ["InputError", "COLUMNS", "Cluster", "load_cluster", "presets", "workl
 COLUMNS = ("algo", "engine", "cluster", "nodes", "gpus", "workload", "batch", "seq_len", "latency_s", "compute_s",
            "intra_node_s", "inter_node_s", "overlapped_communication_s", "volume_per_gpu_bytes",
            "volume_intra_node_bytes", "volume_inter_node_bytes", "volume_total_bytes", "peak_memory_bytes", "token_s",
-           "calibration", "extrapolation")
+           "calibration", "extrapolation", "impl", "latency_s_low", "latency_s_high", "host_s")
 
 
 def presets():
@@ -87,7 +87,8 @@ def load_cluster(cluster, nodes=None, gpus_per_node=None, set=None, scale=None):
     return Cluster(_treering.load_cluster(str(cluster), nodes, gpus_per_node, _edits(set, scale)))
 
 
-def predict(cluster, seq_len, algos=None, workload="paper-mha16", batch=None, split="equal", check_memory=True):
+def predict(cluster, seq_len, algos=None, workload="paper-mha16", batch=None, split="equal", check_memory=True,
+            impl="efficient"):
     """The analytical model: one record per (length, algorithm), lengths outer, as ``treering predict``.
 
     cluster: a Cluster, or a preset name / YAML file loaded as it is. seq_len: an int, a string in the
@@ -95,41 +96,44 @@ def predict(cluster, seq_len, algos=None, workload="paper-mha16", batch=None, sp
     None for all five. workload: a preset or a YAML file; batch replaces its batch. split: how the KV cache is
     shared out, "equal" or "by-speed" (in proportion to each GPU's speed: for mixed clusters), as ``--split``.
     check_memory: a case that does not fit in a GPU's memory raises InputError (False: computed all the same,
-    peak_memory_bytes says so).
+    peak_memory_bytes says so). impl: the implementation predicted, a profile preset ("efficient",
+    "paper-jax-microbench", "paper-torch-llama", "treering-realrun-cpu") or a YAML file, as ``--impl``; each
+    record's latency_s_low / latency_s_high are its band (math.inf: unbounded).
     """
     return _treering.predict(_cluster(cluster), _lengths(seq_len), _algos(algos), str(workload), batch, str(split),
-                             check_memory)
+                             check_memory, str(impl))
 
 
-def simulate(cluster, seq_len, algos=None, workload="paper-mha16", batch=None, split="equal", check_memory=True):
+def simulate(cluster, seq_len, algos=None, workload="paper-mha16", batch=None, split="equal", check_memory=True,
+             impl="efficient"):
     """The SimGrid simulation of the same plans, arguments as predict(). Records as predict()'s with engine
     "sim", plus model_latency_s (the model's figure for the same case)."""
     return _treering.simulate(_cluster(cluster), _lengths(seq_len), _algos(algos), str(workload), batch, str(split),
-                              check_memory)
+                              check_memory, str(impl))
 
 
 def sweep(cluster, seq_len, nodes=None, workloads=None, batches=None, algos=None, engines=None, set=None, split="equal",
-          jobs=1):
+          jobs=1, impl="efficient"):
     """Every combination of nodes x workloads x batches x seq_len x algos x engines, as ``treering sweep``:
     rows in that order (the last varying fastest), each with model_latency_s.
 
     cluster: a preset name or a YAML file (not a Cluster: each node count is built afresh). nodes: an int or
     a list (None: the file's count). workloads: a name or list (None: paper-mha16). batches: an int or list
     (None: each workload's own). engines: "model", "sim" or both (None: model). set: as load_cluster's.
-    split: as predict's. jobs: threads. Cases that do not fit in memory are computed all the same.
+    split, impl: as predict's. jobs: threads. Cases that do not fit in memory are computed all the same.
     """
     if isinstance(cluster, Cluster):
         raise TypeError("sweep takes a preset name or a YAML file (with nodes= and set=), not a Cluster")
     settings = [(path, value) for path, value, _ in _edits(set, None)]
     return _treering.sweep(str(cluster), _ints(nodes, "nodes"), _lengths(seq_len), _names(workloads, ["paper-mha16"]),
                            _ints(batches, "batches"), _algos(algos), _names(engines, ["model"]), settings, str(split),
-                           int(jobs))
+                           int(jobs), str(impl))
 
 
-def tune(cluster, seq_len, workload="paper-mha16", batch=None):
+def tune(cluster, seq_len, workload="paper-mha16", batch=None, impl="efficient"):
     """Every combine strategy ``treering tune`` searches (algorithm, collective algorithm, tree-lse fan-ins,
     leading GPU), timed by the model, fastest first: records rank (1 = best), strategy, algo, latency_s."""
-    return _treering.tune(_cluster(cluster), _one_length(seq_len), str(workload), batch)
+    return _treering.tune(_cluster(cluster), _one_length(seq_len), str(workload), batch, str(impl))
 
 
 # What `treering sensitivity` looks for in a cluster file (shorthand paths: every node group's, GPU model's,
@@ -160,7 +164,7 @@ def sensitivity(cluster, seq_len, parameters=None, algos=None, workload="paper-m
         parameters = [parameters]
 
     def latencies(c):
-        rows = _treering.predict(c._impl, [n], names, str(workload), batch, "equal", False)
+        rows = _treering.predict(c._impl, [n], names, str(workload), batch, "equal", False, "efficient")
         return [row["latency_s"] for row in rows]
 
     at_base = latencies(base)

@@ -41,4 +41,8 @@ std::vector<long long> split_by_speed(long long tokens, const std::vector<Comput
 // A small memory-bound kernel touching `bytes`.
 double kernel_time_s(const ComputeRates& rates, double bytes);
 
+// The rates a plan's kernels run at: the GPU's, with the implementation's launch cost when it sets one
+// (DecodePlan::kernel_launch_s). The model and the simulator both time kernels with these.
+ComputeRates plan_rates(const ComputeRates& rates, const DecodePlan& plan);
+
 }  // namespace treering::model

@@ -19,6 +19,7 @@ struct DecodeBreakdown {
   double intra_node_s = 0;                // exposed communication inside scale-up domains
   double inter_node_s = 0;                // exposed communication across domains
   double overlapped_communication_s = 0;  // communication hidden behind compute (ring)
+  double host_s = 0;                      // the GPU idle while the host catches up (implementation profile)
 };
 
 struct DecodeVolume {  // bytes sent, one attention layer
@@ -49,12 +50,15 @@ struct DecodeResult {
   long long seq_len = 0;
   int gpus = 0;
   int domains = 0;
-  double latency_s = 0;   // one attention layer: compute + exposed communication
+  std::string impl = "efficient";  // the implementation profile it predicts
+  double latency_s = 0;   // one attention layer: compute + exposed communication + host time
   DecodeBreakdown breakdown;
   DecodeVolume volume;
   DecodeMemory memory;
-  double weights_s = 0;   // reading the weights once per token (every GPU holds them all)
-  double token_s = 0;     // layers x latency_s + weights_s
+  double weights_s = 0;   // reading the weights once per token (every GPU holds them all), and launching the
+                          // layers' other kernels (DecodePlan::other_kernels_per_layer)
+  double token_s = 0;     // layers x latency_s + weights_s (a once-per-call host phase counted once)
+  double first_call_s = 0;  // the once-per-call part of latency_s and token_s (a first call's compilation)
   std::vector<PhaseTime> phases;
 };
 
@@ -74,7 +78,8 @@ class DecodeModel {
   }
   // Generating `tokens` tokens after a context of seq_len: the sum of token_s as the context grows, by the
   // trapezoid rule over its two ends (exact where token_s is linear in the context length).
-  double generation_s(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len, long long tokens) const;
+  double generation_s(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len, long long tokens,
+                      const PlanOptions& options = {}) const;
   // A rough prefill estimate of the seq_len-token prompt, split over the ranks as context parallelism does,
   // compute-bound at kPrefillEfficiency of the slowest GPU's peak:
   //   FLOPs = b x (2 x parameters x N + 2 x layers x N^2 x n_h x d_h)   (weights; causal attention)

@@ -8,12 +8,14 @@
 // Example (paper-mha16, b = 1): q = 16 * 128 * 2 B = 4 KiB; K and V = 2 * 16 * 128 * 2 B = 8 KiB per token.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "treering/model/collectives.hpp"
 #include "treering/model/workload.hpp"
+#include "treering/topologies/impl_profile.hpp"
 
 namespace treering::model {
 
@@ -42,7 +44,8 @@ enum class PhaseKind {
   collective,  // a collective over all ranks (`op`, `bytes` per rank as CollectiveRequest counts them)
   transfers,   // point-to-point sends, all at once; each receiver then merges what it got (`merge_states`)
   merge,       // every rank merges `merge_states` partial states locally
-  elementwise, // every rank runs a small kernel over its state (rescale, divide)
+  elementwise, // every rank (or `ranks`) runs `kernels` small kernels moving `bytes` (rescale, divide, copies)
+  host,        // every rank's GPU idles `time_s` while its host catches up (a host round trip, a compilation)
 };
 
 struct Phase {
@@ -54,6 +57,10 @@ struct Phase {
   int merge_states = 0;            // transfers: states merged at each receiver (its own + received); merge: states
   std::optional<CollectiveAlgorithm> algorithm;  // collective: run by this algorithm (else the fastest, NCCL's pick)
   int element_bytes = 0;           // collective: bytes of one element (0: mixed sizes)
+  int kernels = 1;                 // elementwise: kernels launched
+  topologies::ExtraRanks ranks = topologies::ExtraRanks::all;  // elementwise: the ranks that run it
+  double time_s = 0;               // host: its duration
+  bool once_per_call = false;      // host: paid once per timed call, not per layer (a first call's compilation)
 };
 
 struct PlanSizes {
@@ -73,6 +80,18 @@ struct DecodePlan {
   PlanSizes sizes;
   std::vector<Phase> phases;
   bool ring_overlap = true;   // PlanOptions::ring_overlap
+  // How the implementation runs it (ImplProfile, applied by apply_impl): the profile's name, K/V expanded to the
+  // query heads (sizes.kv_bytes_per_token is the expanded figure), each kernel's launch cost when the profile
+  // sets it, a host-side cost per collective call, separate exchanges and host time per ring step, and the
+  // launches of the layer's other kernels.
+  std::string impl = "efficient";
+  std::shared_ptr<const topologies::ImplProfile> impl_profile;  // PlanOptions::impl (none: the default profile's errors)
+  double kv_expansion = 1;
+  std::optional<double> kernel_launch_s;
+  double collective_call_s = 0;
+  int ring_exchanges_per_step = 1;
+  double ring_step_host_s = 0;
+  int other_kernels_per_layer = 0;
 };
 
 // equal: N / p tokens each (split_tokens). by_speed: in proportion to each GPU's speed, the split that minimises
@@ -93,7 +112,18 @@ struct PlanOptions {
                               // host, whose cores both compute and copy the blocks)
   TokenSplit split = TokenSplit::equal;  // how DecodeModel::plan shares the KV cache out (make_plan: shard_tokens)
   std::vector<long long> shard_tokens;   // tokens per rank, summing to the length; empty: split_tokens's equal split
+  std::shared_ptr<const topologies::ImplProfile> impl;  // how the implementation runs it (none: the plan as is)
 };
+
+// The plan as `profile` runs it: its extra work per layer goes before the algorithm's phases, in the profile's
+// order (entries for other algorithms left out; a collective entry's host round trips follow it as a host
+// phase); a first call becomes a host phase paid once; the plan's implementation fields are set; GQA K/V
+// expansion multiplies kv_bytes_per_token by query_heads / kv_heads. An entry's bytes: kv_bytes x the largest
+// shard's cached K and V + expanded_kv_bytes x the same expanded + bytes.
+// Example: llama3.1-8b (32 query, 8 KV heads), 20,000 tokens on 2 GPUs, kv_expansion, an entry "RoPE" with
+// kv_bytes 2.5: each shard caches 10,000 x 4 KiB = 40.96 MB per layer, so the entry moves 102.4 MB, and a ring
+// block is 4 x 40.96 = 163.8 MB. Throws topologies::InputError (at the entry) for an unknown algorithm name.
+void apply_impl(DecodePlan& plan, const topologies::ImplProfile& profile);
 
 // `domain_of_rank[r]` tells tree-lse which ranks share a scale-up domain. Throws std::invalid_argument for
 // no GPUs, a sequence of fewer than 1 token, or an invalid workload.
@@ -119,6 +149,8 @@ struct Step {
   bool attention = false;      // compute: a flash-decoding kernel (none runs over an empty shard: flops 0)
   int phase = 0;               // index of the plan's phase it belongs to
   int round = -1;              // the ring's round (0 .. p-1) for the steps of its pass; -1 elsewhere
+  int kernels = 1;             // compute: kernels launched (each pays the launch cost)
+  double fixed_s = -1;         // compute: a fixed duration (host time), not bytes and FLOPs; < 0: none
 };
 std::vector<Step> steps_of(const DecodePlan& plan, int rank);
 // The same, a piece at a time, for executors that should not hold a ring's p x 3 steps per rank: the steps of

@@ -33,9 +33,10 @@ struct TunedStrategy {
 std::vector<Strategy> strategies_to_try(const topologies::Topology& topology, const std::vector<int>& gpus);
 
 // Each strategy evaluated (those the cluster cannot run left out), fastest first; equal latencies keep the
-// order of strategies_to_try. `gpus` as DecodeModel takes them (all, node by node, when empty).
+// order of strategies_to_try. `gpus` as DecodeModel takes them (all, node by node, when empty). Every strategy
+// runs with `base`'s split and implementation profile.
 std::vector<TunedStrategy> tune(const topologies::Topology& topology, const Workload& workload, long long seq_len,
-                                const std::vector<int>& gpus = {});
+                                const std::vector<int>& gpus = {}, const PlanOptions& base = {});
 
 // `gpus` (all when empty) with every node's GPUs rotated left by `leader` (modulo the node's GPUs in the list):
 // leader 1 turns 0 1 2 3 | 4 5 6 7 into 1 2 3 0 | 5 6 7 4.

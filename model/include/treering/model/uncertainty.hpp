@@ -1,0 +1,47 @@
+// How sure a prediction is: a band around it, from the calibration's residuals when the cluster is calibrated, else
+// from the implementation profile's validation against public data. Pure.
+//
+// A part predicted as x with relative error e (a measurement m satisfies |x - m| / m <= e) lies in
+// [x / (1 + e), x / (1 - e)]; the band of a prediction adds its parts' bands: its compute (kernels, host time)
+// and its exposed communication, each with its own error.
+// Example: 100 us of compute (e = 0.125) and 50 us of communication (e = 0.36):
+//   low = 100 / 1.125 + 50 / 1.36 = 88.9 + 36.8 = 125.6 us; high = 100 / 0.875 + 50 / 0.64 = 114.3 + 78.1 = 192.4 us.
+#pragma once
+
+#include <string>
+
+#include "treering/model/decode.hpp"
+#include "treering/topologies/impl_profile.hpp"
+#include "treering/topologies/topology.hpp"
+
+namespace treering::model {
+
+struct RelativeErrors {
+  double compute = 0;
+  double communication = 0;
+  std::string source;  // where they come from, for people
+};
+
+// The errors of a prediction on `topology` made with `profile`:
+//   calibrated (the calibration's provenance gives max_abs_rel_error E): communication E; compute E when the
+//   calibration fitted compute figures (hbm_efficiency or launch_overhead), else the profile's compute error;
+//   uncalibrated: the profile's uncertainty. A prediction outside what the calibration measured (extrapolated)
+//   gets twice the calibrated errors.
+RelativeErrors prediction_errors(const topologies::Topology& topology, const topologies::ImplProfile& profile,
+                                 bool extrapolated);
+
+struct Band {
+  double low_s = 0;
+  double high_s = 0;  // +infinity when an error reaches 1 (no upper bound)
+};
+
+Band band_of(double compute_s, double communication_s, const RelativeErrors& errors);
+
+// The band of one layer's latency: compute + host time against the exposed communication.
+Band latency_band(const DecodeResult& result, const RelativeErrors& errors);
+
+// The band of a generation of `tokens` tokens taking `generation_s` in all: its communication is tokens x layers x
+// the layer's exposed communication at the first length (at most the whole), the rest compute (prefill, weights).
+Band generation_band(const DecodeResult& first, int layers, long long tokens, double generation_s, const RelativeErrors& errors);
+
+}  // namespace treering::model

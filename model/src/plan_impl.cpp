@@ -1,0 +1,105 @@
+// A plan as an implementation runs it (plan.hpp, apply_impl).
+#include <algorithm>
+
+#include "treering/model/plan.hpp"
+
+namespace treering::model {
+namespace {
+
+using topologies::ExtraRanks;
+using topologies::ExtraWork;
+using topologies::ImplProfile;
+
+bool applies(const ExtraWork& work, DecodeAlgorithm algorithm) {
+  if (work.algorithms.empty()) return true;
+  bool applies = false;
+  for (const std::string& name : work.algorithms) {
+    DecodeAlgorithm listed{};
+    try {
+      listed = parse_decode_algorithm(name);
+    } catch (const std::invalid_argument& error) {
+      throw topologies::InputError(work.location, error.what());
+    }
+    applies = applies || listed == algorithm;
+  }
+  return applies;
+}
+
+bool runs_on(ExtraRanks ranks, int rank, int ranks_count) {
+  switch (ranks) {
+    case ExtraRanks::all: return true;
+    case ExtraRanks::last: return rank == ranks_count - 1;
+    case ExtraRanks::others: return rank != ranks_count - 1;
+  }
+  return true;
+}
+
+// The largest shard among the ranks that run the entry (the one the others wait for).
+long long largest_shard(const DecodePlan& plan, ExtraRanks ranks) {
+  const int p = static_cast<int>(plan.shards.size());
+  long long largest = 0;
+  for (int rank = 0; rank < p; ++rank) {
+    if (runs_on(ranks, rank, p)) largest = std::max(largest, plan.shards[static_cast<size_t>(rank)].count);
+  }
+  return largest;
+}
+
+Phase host_phase(const std::string& label, double time_s) {
+  Phase phase{PhaseKind::host, label, CollectiveOp::allreduce, 0, {}, 0, {}, 0};
+  phase.time_s = time_s;
+  return phase;
+}
+
+void add_extra(std::vector<Phase>& phases, const DecodePlan& plan, const ExtraWork& work, const ImplProfile& profile) {
+  const PlanSizes& s = plan.sizes;
+  if (!work.collective.empty()) {
+    const double bytes = work.collective_bytes == "q"       ? s.q_bytes
+                         : work.collective_bytes == "o"     ? s.o_bytes
+                         : work.collective_bytes == "stats" ? s.stats_bytes
+                                                            : work.bytes;
+    const CollectiveOp op = work.collective == "broadcast" ? CollectiveOp::broadcast : CollectiveOp::allreduce;
+    const int element_bytes = work.collective_bytes == "stats" ? static_cast<int>(s.stats_bytes / (plan.workload.batch * plan.workload.query_heads))
+                                                               : plan.workload.dtype_bytes;
+    if (plan.gpus.size() > 1) phases.push_back({PhaseKind::collective, work.what, op, bytes, {}, 0, {}, element_bytes});
+  } else {
+    const double shard_tokens = static_cast<double>(largest_shard(plan, work.ranks));
+    const double cached_per_token = s.kv_bytes_per_token / plan.kv_expansion;
+    Phase phase{PhaseKind::elementwise, work.what, CollectiveOp::allreduce,
+                work.kv_bytes * shard_tokens * cached_per_token + work.expanded_kv_bytes * shard_tokens * s.kv_bytes_per_token + work.bytes,
+                {}, 0, {}, 0};
+    phase.kernels = work.kernels;
+    phase.ranks = work.ranks;
+    phases.push_back(phase);
+  }
+  if (work.host_round_trips > 0) {
+    phases.push_back(host_phase(work.what + ": host round trip", work.host_round_trips * profile.host_round_trip_s));
+  }
+}
+
+}  // namespace
+
+void apply_impl(DecodePlan& plan, const ImplProfile& profile) {
+  plan.impl = profile.name;
+  if (profile.kv_expansion && plan.kv_expansion == 1.0) {
+    plan.kv_expansion = static_cast<double>(plan.workload.query_heads) / plan.workload.kv_heads;
+    plan.sizes.kv_bytes_per_token *= plan.kv_expansion;
+  }
+  plan.kernel_launch_s = profile.kernel_launch_s;
+  plan.collective_call_s = profile.collective_call_s;
+  plan.ring_overlap = plan.ring_overlap && profile.ring_overlap;
+  plan.ring_exchanges_per_step = profile.ring_exchanges_per_step;
+  plan.ring_step_host_s = profile.ring_host_round_trips_per_step * profile.host_round_trip_s;
+  plan.other_kernels_per_layer = profile.other_kernels_per_layer;
+  std::vector<Phase> phases;
+  if (profile.first_call_s > 0) {
+    phases.push_back(host_phase("first call: tracing and compilation", profile.first_call_s));
+    phases.back().once_per_call = true;
+  }
+  for (const ExtraWork& work : profile.per_layer) {
+    if (applies(work, plan.algorithm)) add_extra(phases, plan, work, profile);
+  }
+  phases.insert(phases.end(), plan.phases.begin(), plan.phases.end());
+  plan.phases = std::move(phases);
+}
+
+}  // namespace treering::model

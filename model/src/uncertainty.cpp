@@ -1,0 +1,47 @@
+// Prediction bands (uncertainty.hpp).
+#include "treering/model/uncertainty.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace treering::model {
+namespace {
+
+double upper(double x, double error) {
+  if (x <= 0) return 0.0;
+  return error < 1 ? x / (1 - error) : std::numeric_limits<double>::infinity();
+}
+
+}  // namespace
+
+RelativeErrors prediction_errors(const topologies::Topology& topology, const topologies::ImplProfile& profile,
+                                 bool extrapolated) {
+  const auto& calibration = topology.spec().calibration;
+  RelativeErrors errors{profile.uncertainty.compute, profile.uncertainty.communication,
+                        "implementation profile '" + profile.name + "': " + profile.uncertainty.source};
+  if (!calibration || !calibration->provenance.max_abs_rel_error) return errors;
+  const double fitted = *calibration->provenance.max_abs_rel_error * (extrapolated ? 2.0 : 1.0);
+  errors.communication = fitted;
+  if (calibration->hbm_efficiency || calibration->launch_overhead_s) errors.compute = fitted;
+  errors.source = std::string("the calibration's largest |error| (") + (extrapolated ? "doubled: extrapolated, " : "") +
+                  "compute " + (errors.compute == fitted ? "fitted" : "from the profile") + ")";
+  return errors;
+}
+
+Band band_of(double compute_s, double communication_s, const RelativeErrors& errors) {
+  return {compute_s / (1 + errors.compute) + communication_s / (1 + errors.communication),
+          upper(compute_s, errors.compute) + upper(communication_s, errors.communication)};
+}
+
+Band latency_band(const DecodeResult& result, const RelativeErrors& errors) {
+  const DecodeBreakdown& b = result.breakdown;
+  return band_of(b.compute_s + b.host_s, b.intra_node_s + b.inter_node_s, errors);
+}
+
+Band generation_band(const DecodeResult& first, int layers, long long tokens, double generation_s, const RelativeErrors& errors) {
+  const double communication_s = std::min(
+      generation_s, static_cast<double>(tokens) * layers * (first.breakdown.intra_node_s + first.breakdown.inter_node_s));
+  return band_of(generation_s - communication_s, communication_s, errors);
+}
+
+}  // namespace treering::model

@@ -1,0 +1,104 @@
+// Implementation profiles: how a program executes a decode plan, apart from the cluster it runs on and the
+// workload it decodes. Two programs running the same algorithm on the same GPUs can differ by orders of
+// magnitude: one launches a graph of fused kernels, another dispatches every operation from Python, copies the
+// KV cache each step and waits on the host between layers. A profile lists those costs, each with the source
+// it comes from, so that a prediction can name the implementation it predicts. Pure data; files load here.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "treering/topologies/input_error.hpp"
+
+namespace treering::topologies {
+
+// Which ranks run a piece of extra work: all, only the last (e.g. the one that appends the new token), or all
+// but the last.
+enum class ExtraRanks { all, last, others };
+
+// Extra work per layer and generated token, besides the algorithm's own kernels and collectives: a memory-bound
+// kernel sequence (RoPE over the cache, K/V copies) or a collective (a broadcast of q, a barrier).
+struct ExtraWork {
+  std::string what;
+  std::string source;
+  InputLocation location;               // of the entry, for errors found when it is applied
+  std::vector<std::string> algorithms;  // decode algorithm names it applies to; empty: all
+  ExtraRanks ranks = ExtraRanks::all;
+  // Kernels: `kernels` launches moving kv_bytes x (the rank's cached K and V bytes) + expanded_kv_bytes x (the
+  // same expanded to the query heads) + bytes.
+  int kernels = 0;
+  double kv_bytes = 0;
+  double expanded_kv_bytes = 0;
+  // A collective instead: "allreduce" or "broadcast" of `collective_bytes` ("q", "o", "stats" or a size).
+  std::string collective;
+  std::string collective_bytes;
+  double bytes = 0;
+  int host_round_trips = 0;  // host synchronisations after it (a .item(), a barrier's wait)
+};
+
+// Relative errors of an uncalibrated prediction made with this profile, from its validation against public data:
+// a measurement m of a part predicted as x satisfies |x - m| / m <= error.
+struct Uncertainty {
+  double compute = 0;
+  double communication = 0;
+  std::string source;
+};
+
+struct ImplProfile {
+  std::string name;
+  std::string description;
+  std::string implementation;                 // the program it models (repository, version, files)
+  std::string origin;                         // "preset:NAME" or the file path
+  std::optional<double> kernel_launch_s;      // per kernel launched; none: the GPU's own figure (calibrated or model)
+  double collective_call_s = 0;               // host-side cost of each collective call, on top of the library's
+  double host_round_trip_s = 0;               // one host synchronisation: the GPU idles while the host catches up
+  double first_call_s = 0;                    // a one-off cost inside the timed region (tracing, compilation)
+  bool kv_expansion = false;                  // GQA K/V expanded to the query heads before attention (read, sent)
+  bool cuda_graphs = false;                   // the decode step replays from a CUDA graph (no host dispatch)
+  bool ring_overlap = true;                   // a ring step's transfer runs beside its attention
+  int ring_exchanges_per_step = 1;            // separately synchronised exchanges per ring step (latency each)
+  int ring_host_round_trips_per_step = 0;     // host synchronisations per ring step
+  int other_kernels_per_layer = 0;            // the rest of a decoder layer's kernels (projections, norms, MLP)
+  std::string collective_algorithm;           // every collective by this algorithm ("ring"); empty: NCCL's pick
+  int partial_o_bytes = 0;                    // element size of partial outputs as they travel (0: the workload's)
+  std::vector<ExtraWork> per_layer;
+  Uncertainty uncertainty;
+  std::map<std::string, std::string> sources;  // key -> where its value comes from
+};
+
+// Parses and checks a profile. Throws InputError ("FILE:LINE:COL: error: ...") on any problem.
+//   name: my-impl                     # required
+//   description: "..."                # required
+//   implementation: "..."             # required: what it models
+//   kernel_launch: 4us                # optional; each quantity either plain or {value: ..., source: "..."}
+//   collective_call: 10us             # optional (0)
+//   host_round_trip: 20us             # required when anything makes host round trips
+//   first_call: 1.5s                  # optional (0)
+//   kv_expansion: false               # optional
+//   cuda_graphs: false                # optional; true forbids host round trips and dispatch costs
+//   other_kernels_per_layer: 0        # optional
+//   collective_algorithm: ring        # optional: every collective by this algorithm (none: the fastest)
+//   partial_o_bytes: 4                # optional: partial outputs travel in fp32
+//   ring: {overlap: true, exchanges_per_step: 1, host_round_trips_per_step: 0, source: "..."}   # optional
+//   uncertainty: {compute: 0.15, communication: 0.3, source: "..."}                              # required
+//   per_layer:                        # optional: extra work per layer and token
+//     - {what: "...", kernels: 5, kv_bytes: 5, algorithms: [ring], ranks: all, source: "..."}
+//     - {what: "...", collective: broadcast, bytes: q, host_round_trips: 1, source: "..."}
+ImplProfile load_impl_profile_text(const std::string& yaml_text, const std::string& source_name);
+ImplProfile load_impl_profile_file(const std::string& path);
+
+// The presets compiled into the binary (topologies/impls/*.yaml), sorted by name.
+const std::vector<ImplProfile>& impl_presets();
+
+// A preset name or a path to a YAML file (anything containing '/' or ending in .yaml/.yml); an unknown name is an
+// InputError listing the presets.
+ImplProfile load_impl_profile(const std::string& name_or_path);
+
+// The profile used when none is named: "efficient".
+const ImplProfile& default_impl_profile();
+
+const char* to_string(ExtraRanks ranks);
+
+}  // namespace treering::topologies

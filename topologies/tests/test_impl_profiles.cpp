@@ -1,0 +1,92 @@
+// Implementation profiles: the presets load and cite every number; bad profiles are FILE:LINE:COL errors.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "treering/topologies/impl_profile.hpp"
+
+using namespace treering::topologies;
+
+namespace {
+
+std::string error_of(const std::string& text) {
+  try {
+    load_impl_profile_text(text, "p.yaml");
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+const std::string kHead =
+    "name: x\n"
+    "description: d\n"
+    "implementation: i\n"
+    "uncertainty: {compute: 0.1, communication: 0.2, source: s}\n";
+
+}  // namespace
+
+TEST_CASE("every preset profile loads and cites each number it sets") {
+  REQUIRE(impl_presets().size() >= 4);
+  for (const char* name : {"efficient", "paper-jax-microbench", "paper-torch-llama", "treering-realrun-cpu"}) {
+    CAPTURE(name);
+    const ImplProfile profile = load_impl_profile(name);
+    CHECK(profile.name == name);
+    CHECK(!profile.uncertainty.source.empty());
+    auto cited = [&](const char* key) { return profile.sources.count(key) == 1 && !profile.sources.at(key).empty(); };
+    if (profile.kernel_launch_s) CHECK(cited("kernel_launch"));
+    if (profile.collective_call_s > 0) CHECK(cited("collective_call"));
+    if (profile.host_round_trip_s > 0) CHECK(cited("host_round_trip"));
+    if (profile.first_call_s > 0) CHECK(cited("first_call"));
+    if (profile.kv_expansion) CHECK(cited("kv_expansion"));
+    if (profile.other_kernels_per_layer > 0) CHECK(cited("other_kernels_per_layer"));
+    if (!profile.collective_algorithm.empty()) CHECK(cited("collective_algorithm"));
+    if (profile.partial_o_bytes > 0) CHECK(cited("partial_o_bytes"));
+    if (!profile.ring_overlap || profile.ring_exchanges_per_step != 1 || profile.ring_host_round_trips_per_step > 0) {
+      CHECK(cited("ring"));
+    }
+    for (const ExtraWork& work : profile.per_layer) CHECK(!work.source.empty());
+  }
+  CHECK(default_impl_profile().name == "efficient");
+}
+
+TEST_CASE("a profile with every field reads back what it says") {
+  const ImplProfile p = load_impl_profile_text(kHead +
+                                                   "kernel_launch: {value: 8us, source: a}\n"
+                                                   "collective_call: 10us\n"
+                                                   "host_round_trip: 20us\n"
+                                                   "first_call: 2.5s\n"
+                                                   "kv_expansion: true\n"
+                                                   "ring: {overlap: false, exchanges_per_step: 2, host_round_trips_per_step: 1}\n"
+                                                   "per_layer:\n"
+                                                   "  - {what: cat, kernels: 2, kv_bytes: 2, ranks: last, source: b}\n"
+                                                   "  - {what: barrier, collective: allreduce, bytes: 4B, host_round_trips: 1, source: c}\n",
+                                               "p.yaml");
+  CHECK(*p.kernel_launch_s == doctest::Approx(8e-6));
+  CHECK(p.sources.at("kernel_launch") == "a");
+  CHECK(p.collective_call_s == doctest::Approx(10e-6));
+  CHECK(p.first_call_s == doctest::Approx(2.5));
+  CHECK(p.kv_expansion);
+  CHECK(!p.ring_overlap);
+  CHECK(p.ring_exchanges_per_step == 2);
+  REQUIRE(p.per_layer.size() == 2);
+  CHECK(p.per_layer[0].ranks == ExtraRanks::last);
+  CHECK(p.per_layer[0].kv_bytes == 2.0);
+  CHECK(p.per_layer[1].collective == "allreduce");
+  CHECK(p.per_layer[1].bytes == 4.0);
+  CHECK(p.per_layer[1].location.line == 13);  // 4 head lines, then kernel_launch .. per_layer's second entry
+}
+
+TEST_CASE("bad profiles point at the mistake") {
+  // Lines counted from kHead's 4 lines: the 5th line is the first after it.
+  CHECK(error_of(kHead + "kernel_lunch: 4us\n") ==
+        "p.yaml:5:1: error: unknown key 'kernel_lunch' in the implementation profile (did you mean 'kernel_launch'?)");
+  CHECK(error_of(kHead + "kernel_launch: {value: 4us}\n").find("p.yaml:5:16: error:") == 0);  // the map lacks its source
+  CHECK(error_of(kHead + "per_layer:\n  - {what: x, kernels: 1, ranks: first, source: s}\n").find("p.yaml:6:34: error: 'ranks' must be") == 0);
+  CHECK(error_of(kHead + "per_layer:\n  - {what: b, collective: allreduce, bytes: 4B, host_round_trips: 1, source: s}\n") ==
+        "p.yaml:1:1: error: the profile makes host round trips: give 'host_round_trip' (its cost)");
+  CHECK(error_of(kHead + "cuda_graphs: true\nhost_round_trip: 5us\nring: {host_round_trips_per_step: 1}\n").find("p.yaml:5:14: error: a decode step replayed") == 0);
+  CHECK(error_of("name: x\ndescription: d\nimplementation: i\n").find("p.yaml:1:1: error:") == 0);  // no uncertainty
+  CHECK(error_of(kHead + "first_call: 7200s\n").find("p.yaml:5:13: error: 'first_call' is implausibly large") == 0);
+  CHECK_THROWS_AS(load_impl_profile("no-such-profile"), InputError);
+}
