@@ -1,0 +1,45 @@
+// Prediction bands (uncertainty.hpp), derived by hand from a small synthetic calibration and from a profile.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "treering/model/uncertainty.hpp"
+#include "treering/topologies/load.hpp"
+
+using namespace treering;
+
+TEST_CASE("a calibrated prediction's band comes from the calibration's largest residual") {
+  // A calibration whose largest |error| was 20 % and which fitted the HBM efficiency: both parts carry e = 0.2, so
+  // a latency L lies in [L / 1.2, L / 0.8]; extrapolated, e = 0.4: [L / 1.4, L / 0.6].
+  topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
+  topologies::Calibration calibration;
+  calibration.provenance.inputs = {"synthetic.json"};
+  calibration.provenance.max_abs_rel_error = 0.2;
+  calibration.hbm_efficiency = 0.8;
+  spec.calibration = calibration;
+  const topologies::Topology topology(spec);
+  const model::DecodeModel decode(topology, {0, 1});
+  const model::DecodeResult r = decode.predict(model::DecodeAlgorithm::tree, model::find_workload("paper-mha16"), 64000);
+  const topologies::ImplProfile& profile = topologies::default_impl_profile();
+  const model::Band inside = model::latency_band(r, model::prediction_errors(topology, profile, false));
+  CHECK(inside.low_s == doctest::Approx(r.latency_s / 1.2).epsilon(1e-12));
+  CHECK(inside.high_s == doctest::Approx(r.latency_s / 0.8).epsilon(1e-12));
+  const model::Band outside = model::latency_band(r, model::prediction_errors(topology, profile, true));
+  CHECK(outside.low_s == doctest::Approx(r.latency_s / 1.4).epsilon(1e-12));
+  CHECK(outside.high_s == doctest::Approx(r.latency_s / 0.6).epsilon(1e-12));
+}
+
+TEST_CASE("an uncalibrated band adds its parts' bands, each with the profile's error") {
+  // The worked example of uncertainty.hpp: 100 us of compute (e = 0.125), 50 us of communication (e = 0.36).
+  const model::Band band = model::band_of(100e-6, 50e-6, {0.125, 0.36, ""});
+  CHECK(band.low_s == doctest::Approx(100e-6 / 1.125 + 50e-6 / 1.36));
+  CHECK(band.low_s == doctest::Approx(125.65e-6).epsilon(1e-4));
+  CHECK(band.high_s == doctest::Approx(192.41e-6).epsilon(1e-4));
+  // An error of 1 or more leaves no upper bound.
+  CHECK(std::isinf(model::band_of(1.0, 0.0, {1.0, 0.0, ""}).high_s));
+  // The efficient profile's figures, uncalibrated: compute 0.125, communication 0.36.
+  const topologies::Topology topology = topologies::build_topology("dgx-h100", {1, {}});
+  const model::RelativeErrors e = model::prediction_errors(topology, topologies::default_impl_profile(), false);
+  CHECK(e.compute == 0.125);
+  CHECK(e.communication == 0.36);
+}
