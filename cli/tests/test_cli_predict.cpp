@@ -81,3 +81,24 @@ TEST_CASE("predict --gpus: a subset, in the ring order asked for") {
   CHECK(run_treering("predict --cluster dgx-h100 --nodes 2 --seq-len 1M --gpus 0,99").exit_code == 2);
   CHECK(run_treering("predict --cluster dgx-h100 --nodes 2 --seq-len 1M --gpus 0,0").exit_code == 2);
 }
+
+TEST_CASE("predict --impl: the profile's name, its band and its errors in JSON; a bad profile is an error") {
+  auto result = run_treering("predict --cluster dgx-h100 --nodes 1 --workload llama3.1-8b --seq-len 20k --algo tree,ring "
+                             "--tokens 10 --prefill --impl paper-torch-llama --format json");
+  REQUIRE(result.exit_code == 0);
+  for (const auto& row : nlohmann::json::parse(result.out)) {
+    CHECK(row["impl"] == "paper-torch-llama");
+    const double latency_s = row["latency_s"].get<double>();
+    // Uncalibrated: compute (host time included) within 50 %, communication within 36 % (the profile's uncertainty).
+    const double compute_s = row["breakdown"]["compute_s"].get<double>() + row["breakdown"]["host_s"].get<double>();
+    const double communication_s = latency_s - compute_s;
+    CHECK(row["latency_s_low"].get<double>() == doctest::Approx(compute_s / 1.5 + communication_s / 1.36));
+    CHECK(row["latency_s_high"].get<double>() == doctest::Approx(compute_s / 0.5 + communication_s / 0.64));
+    CHECK(row["generation_s_low"].get<double>() < row["generation_s"].get<double>());
+    CHECK(row["generation_s_high"].get<double>() > row["generation_s"].get<double>());
+    CHECK(row["breakdown"]["host_s"].get<double>() > 0);  // the barrier's host round trip at least
+  }
+  auto unknown = run_treering("predict --cluster dgx-h100 --seq-len 1k --impl no-such-impl");
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.err.find("unknown implementation profile 'no-such-impl'") != std::string::npos);
+}
