@@ -68,10 +68,6 @@ void add_impl_option(CLI::App& command, std::string& impl) {
       ->capture_default_str();
 }
 
-std::shared_ptr<const topologies::ImplProfile> load_impl(const std::string& name_or_path) {
-  return std::make_shared<const topologies::ImplProfile>(topologies::load_impl_profile(name_or_path));
-}
-
 model::PlanOptions plan_options(const DecodeArgs& args) {
   model::PlanOptions options;
   options.split = model::parse_token_split(args.split);

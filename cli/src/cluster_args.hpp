@@ -54,8 +54,6 @@ void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& 
 // The workload of --workload with --batch applied.
 model::Workload load_workload(const DecodeArgs& args);
 
-// --impl NAME|FILE as a profile plans carry (topologies/impl_profile.hpp).
-std::shared_ptr<const topologies::ImplProfile> load_impl(const std::string& name_or_path);
 void add_impl_option(CLI::App& command, std::string& impl);
 
 // The plan options of --split and --impl.

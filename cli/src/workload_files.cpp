@@ -13,4 +13,8 @@ model::Workload load_workload(const std::string& name_or_path) {
   return workload;
 }
 
+std::shared_ptr<const topologies::ImplProfile> load_impl(const std::string& name_or_path) {
+  return std::make_shared<const topologies::ImplProfile>(topologies::load_impl_profile(name_or_path));
+}
+
 }  // namespace treering::cli
