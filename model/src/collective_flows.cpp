@@ -201,8 +201,7 @@ CollectiveSchedule collective_schedule(const CommGroup& group, const std::vector
   CollectiveSchedule schedule{chosen, {}};
   if (group.ranks < 2 || bytes <= 0) return schedule;
   const Layout layout = layout_of(domain_of_rank);
-  // The candidate's achieved share of the tiers' rate (older callers' candidates: the protocol's factor).
-  const double efficiency = chosen.efficiency > 0 ? chosen.efficiency : protocol_efficiency(chosen.protocol);
+  const double efficiency = protocol_efficiency(chosen.protocol);
   Flows flows;
   flows.wire_per_byte = 1.0 / efficiency;
   const int n = layout.ranks();

@@ -245,9 +245,10 @@ CollectiveEstimate estimate_collective(const CommGroup& group, const CollectiveR
       if (request.protocol && *request.protocol != protocol) continue;
       Cost cost = evaluate(group, request.op, algorithm, protocol, request.bytes);
       if (!std::isfinite(cost.latency_s) || !std::isfinite(cost.transfer_s)) continue;
-      const double efficiency = cost.efficiency > 0 ? cost.efficiency : protocol_efficiency(protocol);
+      // Of the transfer, what the links at the protocol's factor would take; the rest is NCCL's limits.
+      const double link_share = cost.efficiency > 0 ? std::min(1.0, cost.efficiency / protocol_efficiency(protocol)) : 1.0;
       estimate.candidates.push_back({algorithm, protocol, cost.latency_s + cost.transfer_s, cost.latency_s,
-                                     cost.transfer_s, cost.network_s(), efficiency});
+                                     cost.transfer_s, cost.network_s(), cost.transfer_s * (1 - link_share)});
       if (estimate.candidates.size() == 1 || estimate.candidates.back().time_s < estimate.chosen.time_s) {
         estimate.chosen = estimate.candidates.back();
         estimate.scale_up_bytes_per_gpu = cost.scale_up_bytes;

@@ -51,8 +51,9 @@ struct CollectiveCandidate {
   double transfer_s = 0;  // bytes over bandwidth
   double inter_node_s = 0;  // the part spent on the network: its step latencies, and the transfer when the
                             // NICs are the bottleneck (the rest is inside scale-up domains)
-  double efficiency = 0;    // the rate achieved over the tiers' rate: the protocol's factor times NCCL's caps,
-                            // tree correction and channel share (what the simulator scales its flows by)
+  double processing_s = 0;  // the part of transfer_s that NCCL's protocol caps, tree correction and channel
+                            // narrowing add to bytes over (tier rate x protocol factor): bound by the GPUs'
+                            // threads, not the links (the simulator waits it out, then runs the flows)
 };
 
 struct CollectiveEstimate {
