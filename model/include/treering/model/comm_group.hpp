@@ -32,7 +32,7 @@ constexpr double kScaleOutEfficiency = 0.92;
 
 // How NCCL spreads a collective over channels (thread blocks) and what each protocol can carry, for groups that
 // span several domains (nodes); a single domain keeps the tier rates times the protocol factors. Facts from NCCL
-// v2.26.2-1 (the version of the shipped nccl-tests set; the same in v2.30.7-1):
+// v2.26.2-1 (the version of the shipped nccl-tests set; later versions changed some, e.g. NVLS bandwidths in 2.30):
 // - src/graph/search.cc: across nodes a ring or tree search channel goes through one NIC (the Hopper channel
 //   speeds top at 48 GB/s, below one NDR NIC), so a node with N NICs gets N search channels;
 //   src/graph/connect.cc doubles them into execution channels (8 NICs -> 16 channels);
