@@ -1,8 +1,7 @@
 // Collective cost model (see collectives.hpp). Notation: S bytes, n ranks, k domains, g ranks per domain;
-// L(row, protocol) latencies from the group's table. Bandwidths are the group's effective tier figures
-// times a protocol factor (NCCL: LL carries 8 data bytes per 16 -> 0.5, LL128 0.92, Simple 1).
-// Not modelled from NCCL's tuning: the size-dependent tree bandwidth correction (0.4-1.0) and the channel
-// counts NCCL lowers for small messages; both make mid-size messages slower than predicted here.
+// L(row, protocol) latencies from the group's table. Bandwidths are the group's effective tier figures; across
+// domains NCCL's per-protocol caps, tree correction and channel narrowing apply (nccl_rates.hpp), inside one
+// domain the protocol factor (NCCL: LL carries 8 data bytes per 16 -> 0.5, LL128 0.92, Simple 1).
 // Worked example (2 nodes x 8 H100, all-reduce of 8 B, tree/LL): 6.8 + 2 x (7 x 0.6 + log2(2) x 5.0)
 // = 25.2 us, NCCL's own figure, against 24.7-25.0 us measured (nccl-tests issue #309).
 #include "treering/model/collectives.hpp"
@@ -11,6 +10,8 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+
+#include "nccl_rates.hpp"
 
 namespace treering::model {
 namespace {
@@ -24,20 +25,28 @@ struct Cost {
   double scale_out_bytes = 0;
   double network_latency_s = 0;    // network steps within latency_s
   bool network_bound = false;      // the transfer is paced by the NICs
+  double efficiency = 0;           // achieved over the tiers' rate (0: the protocol's factor)
   double network_s() const { return network_latency_s + (network_bound ? transfer_s : 0.0); }
 };
 
 struct Terms {
   const CommGroup& group;
+  CollectiveOp op;
   Protocol protocol;
+  double S;  // bytes
   double n, k, g;
   double base(LatencyRow row) const { return group.latency.base[int(row)][int(protocol)]; }
   double up(LatencyRow row) const { return group.latency.scale_up_step[int(row)][int(protocol)]; }
   double out(LatencyRow row) const { return group.latency.scale_out_step[int(row)][int(protocol)]; }
   double factor() const { return protocol_efficiency(protocol); }
-  // Ring bus bandwidth: the fabric inside each domain and, across domains, the domain's NICs.
-  double ring_Bps() const {
-    return std::min(group.scale_up_bus_Bps, k > 1 ? group.scale_out_domain_Bps : kInfinite) * factor();
+  // The tiers' bus bandwidth: the fabric inside each domain and, across domains, the domain's NICs.
+  double tier_Bps() const { return std::min(group.scale_up_bus_Bps, k > 1 ? group.scale_out_domain_Bps : kInfinite); }
+  // What a ring (or tree) of S bytes gets of it with this protocol (NCCL's caps, correction and channels).
+  double ring_Bps(CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring) const {
+    return nccl_bus_Bps(group, op, algorithm, protocol, tier_Bps(), S);
+  }
+  double ring_efficiency(CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring) const {
+    return ring_Bps(algorithm) / tier_Bps();
   }
   bool ring_network_bound() const { return k > 1 && group.scale_out_domain_Bps < group.scale_up_bus_Bps; }
   // Pairwise exchanges (recursive doubling): a GPU's own share of the NICs across domains.
@@ -65,6 +74,7 @@ Cost ring_pass(const Terms& t, double S, double passes) {
   cost.network_bound = t.ring_network_bound();
   const double sent = passes * (t.n - 1) / t.n * S;
   cost.transfer_s = sent / t.ring_Bps();
+  cost.efficiency = t.ring_efficiency();
   cost.scale_out_bytes = sent * t.cross_share();
   cost.scale_up_bytes = sent - cost.scale_out_bytes;
   return cost;
@@ -99,7 +109,8 @@ Cost allreduce(const Terms& t, CollectiveAlgorithm algorithm, double S) {
       cost.latency_s = t.base(LatencyRow::tree) + 2 * ((t.g - 1) * t.up(LatencyRow::tree) + t.log2k() * t.out(LatencyRow::tree));
       cost.network_latency_s = 2 * t.log2k() * t.out(LatencyRow::tree);
       cost.network_bound = t.ring_network_bound();
-      cost.transfer_s = 2 * S / t.ring_Bps();
+      cost.transfer_s = 2 * S / t.ring_Bps(CollectiveAlgorithm::tree);
+      cost.efficiency = t.ring_efficiency(CollectiveAlgorithm::tree);
       cost.scale_out_bytes = 2 * (t.k - 1) * S / t.n;
       cost.scale_up_bytes = 2 * (t.n - 1) / t.n * S - cost.scale_out_bytes;
       return cost;
@@ -113,8 +124,10 @@ Cost allreduce(const Terms& t, CollectiveAlgorithm algorithm, double S) {
       // In-switch reduce-scatter, an all-reduce across domains of each GPU's share S/g (2 (k-1)/k x S/g per
       // GPU through the NICs: S/g at k = 2), in-switch all-gather: pipelined.
       if (!group.in_switch_reduction || t.k < 2 || t.g < 2 || !group.uniform) return cost;  // every GPU leads a rail
-      cost.latency_s = t.base(LatencyRow::nvls_tree) + t.up(LatencyRow::nvls_tree) + 2 * t.log2k() * t.out(LatencyRow::nvls_tree);
+      // Latency: NCCL's constants plus the chunk pipeline's fill (nccl_rates.hpp).
       cost.transfer_s = S * std::max(1.0 / group.in_switch_Bps, 2 * (t.k - 1) / t.k / group.scale_out_domain_Bps) / t.factor();
+      cost.latency_s = t.base(LatencyRow::nvls_tree) + t.up(LatencyRow::nvls_tree) + 2 * t.log2k() * t.out(LatencyRow::nvls_tree) +
+                       (S > 0 ? nvls_tree_fill_s(group, S, S / cost.transfer_s) : 0.0);
       cost.network_latency_s = 2 * t.log2k() * t.out(LatencyRow::nvls_tree);
       cost.network_bound = 2 * (t.k - 1) / t.k * group.in_switch_Bps > group.scale_out_domain_Bps;
       cost.scale_up_bytes = S;
@@ -155,6 +168,7 @@ Cost broadcast(const Terms& t, CollectiveAlgorithm algorithm, double S) {
   }
   cost.network_bound = t.ring_network_bound();
   cost.transfer_s = S / t.ring_Bps();
+  cost.efficiency = t.ring_efficiency();
   // A chain (or tree) of n ranks has n - 1 edges carrying S each; k - 1 of them cross domains.
   cost.scale_out_bytes = (t.k - 1) * S / t.n;
   cost.scale_up_bytes = (t.n - t.k) * S / t.n;
@@ -176,7 +190,7 @@ Cost sendrecv(const Terms& t, CollectiveAlgorithm algorithm, double S) {
 }
 
 Cost evaluate(const CommGroup& group, CollectiveOp op, CollectiveAlgorithm algorithm, Protocol protocol, double S) {
-  Terms terms{group, protocol, double(group.ranks), double(group.domains), double(group.ranks_per_domain)};
+  Terms terms{group, op, protocol, S, double(group.ranks), double(group.domains), double(group.ranks_per_domain)};
   switch (op) {
     case CollectiveOp::allreduce: return allreduce(terms, algorithm, S);
     case CollectiveOp::allgather:
@@ -231,8 +245,10 @@ CollectiveEstimate estimate_collective(const CommGroup& group, const CollectiveR
       if (request.protocol && *request.protocol != protocol) continue;
       Cost cost = evaluate(group, request.op, algorithm, protocol, request.bytes);
       if (!std::isfinite(cost.latency_s) || !std::isfinite(cost.transfer_s)) continue;
-      estimate.candidates.push_back(
-          {algorithm, protocol, cost.latency_s + cost.transfer_s, cost.latency_s, cost.transfer_s, cost.network_s()});
+      // Of the transfer, what the links at the protocol's factor would take; the rest is NCCL's limits.
+      const double link_share = cost.efficiency > 0 ? std::min(1.0, cost.efficiency / protocol_efficiency(protocol)) : 1.0;
+      estimate.candidates.push_back({algorithm, protocol, cost.latency_s + cost.transfer_s, cost.latency_s,
+                                     cost.transfer_s, cost.network_s(), cost.transfer_s * (1 - link_share)});
       if (estimate.candidates.size() == 1 || estimate.candidates.back().time_s < estimate.chosen.time_s) {
         estimate.chosen = estimate.candidates.back();
         estimate.scale_up_bytes_per_gpu = cost.scale_up_bytes;

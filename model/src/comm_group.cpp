@@ -43,6 +43,7 @@ double ring_bus_bandwidth(const topo::Topology& topology, const std::vector<int>
 struct ScaleOut {
   double total_Bps = 0;  // the NICs the members use, together
   double nic_Bps = 0;    // the slowest of them
+  int count = 0;         // how many
 };
 
 // The NICs a domain's members use to leave it (each counted once, however many members share it), each at
@@ -61,7 +62,7 @@ ScaleOut domain_scale_out(const topo::Topology& topology, const std::vector<int>
     const double path_Bps = kScaleOutEfficiency * topology.route(gpu, outside).bottleneck_Bps;
     nics[{node, nic}] = std::max(nics[{node, nic}], std::min(rated_Bps, path_Bps));
   }
-  ScaleOut out{0, kNone};
+  ScaleOut out{0, kNone, static_cast<int>(nics.size())};
   for (const auto& [nic, bandwidth_Bps] : nics) {
     out.total_Bps += bandwidth_Bps;
     out.nic_Bps = std::min(out.nic_Bps, bandwidth_Bps);
@@ -83,6 +84,10 @@ void apply_calibration(const topo::Calibration& calibration, CommGroup& group) {
     if (calibration.scale_out && calibration.scale_out->latency_s) set_row(group.latency.scale_out_step, row, *calibration.scale_out->latency_s);
   }
   if (calibration.scale_up) group.scale_up_bus_Bps = calibration.scale_up->bandwidth_Bps;
+  if (group.nccl.search_channels > 0) {  // the caps exist across domains only
+    if (calibration.ll_bus_Bps) group.nccl.ll_max_bus_Bps = *calibration.ll_bus_Bps;
+    if (calibration.ll128_bus_Bps) group.nccl.ll128_bus_Bps = group.nccl.tree_ll128_bus_Bps = *calibration.ll128_bus_Bps;
+  }
   static const std::map<std::string, LatencyRow> kRows{{"tree", LatencyRow::tree},
                                                        {"ring", LatencyRow::ring},
                                                        {"nvls", LatencyRow::nvls},
@@ -94,6 +99,22 @@ void apply_calibration(const topo::Calibration& calibration, CommGroup& group) {
     if (values.scale_up_step_latency_s) set_row(group.latency.scale_up_step, row, *values.scale_up_step_latency_s);
     if (values.scale_out_step_latency_s) set_row(group.latency.scale_out_step, row, *values.scale_out_step_latency_s);
   }
+}
+
+// NCCL's channels and protocol caps across domains (see NcclChannels): `nics` is the fewest NICs a domain of the
+// group uses. Caps indexed by domain count as NCCL's tables are (2 nodes, more).
+NcclChannels nccl_channels(int domains, int nics) {
+  NcclChannels nccl;
+  if (domains < 2 || nics < 1) return nccl;
+  constexpr double kGB = 1e9;
+  const bool two = domains == 2;
+  nccl.search_channels = nics;
+  nccl.channels = std::min(2 * nics, 32);  // MAXCHANNELS
+  nccl.ll_max_bus_Bps = (two ? 39.0 : 20.4) * kGB;
+  nccl.ll128_bus_Bps = nics * 36.7 * kGB;
+  nccl.tree_ll128_bus_Bps = nics * (two ? 36.7 : 29.0) * kGB;
+  nccl.tree_bus_Bps = nics * (two ? 41.4 : 36.0) * kGB;
+  return nccl;
 }
 
 }  // namespace
@@ -167,6 +188,7 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
   if (!group.in_switch_reduction) group.in_switch_Bps = 0;
   group.scale_out_nic_Bps = kNone;
   group.scale_up_pair_Bps = kNone;
+  int fewest_nics = std::numeric_limits<int>::max();
   for (auto it = by_domain.begin(); it != by_domain.end(); ++it) {
     const auto& members = it->second;
     if (group.domains > 1) {
@@ -174,6 +196,7 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
       const ScaleOut out = domain_scale_out(topology, members, outside);
       group.scale_out_domain_Bps = std::min(group.scale_out_domain_Bps, out.total_Bps);
       group.scale_out_nic_Bps = std::min(group.scale_out_nic_Bps, out.nic_Bps);
+      fewest_nics = std::min(fewest_nics, out.count);
     }
     if (members.size() > 1) {
       group.scale_up_pair_Bps =
@@ -185,6 +208,7 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
   }
   if (group.domains < 2) group.scale_out_domain_Bps = 0;
   group.scale_out_gpu_Bps = group.scale_out_domain_Bps / group.ranks_per_domain;
+  group.nccl = nccl_channels(group.domains, fewest_nics);
   group.latency = nccl_latency_defaults(group.pcie);
   if (topology.spec().calibration) apply_calibration(*topology.spec().calibration, group);
   return group;

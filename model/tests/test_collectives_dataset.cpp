@@ -68,12 +68,13 @@ TEST_CASE("2-node H100 all-reduce: predicted from the preset against nccl-tests"
   REQUIRE(all.size() == 32);
   MESSAGE("median |error|: <=64 KiB " << median(small) << ", 128 KiB-32 MiB " << median(middle) << ", >=64 MiB "
                                       << median(large) << ", all " << median(all));
-  // Achieved without fitting (README "Accuracy"): latency-bound sizes 5.4 % median, bandwidth-bound 9.5 %,
-  // the middle (where NCCL uses few channels and LL's real bandwidth is far below its nominal half) 30 %;
-  // 16.8 % over all 32 sizes, 56 % at worst (512 KiB). The bounds below leave ~10 % of headroom.
-  CHECK(median(small) < 0.07);
-  CHECK(median(middle) < 0.35);
-  CHECK(median(large) < 0.11);
-  CHECK(median(all) < 0.19);
-  CHECK(*std::max_element(all.begin(), all.end()) < 0.62);
+  // Achieved without fitting (README "Accuracy"): latency-bound sizes 2.1 % median (upper median of 14),
+  // 128 KiB-32 MiB 10.0 % (NCCL's protocol caps, tree correction and channel narrowing; NVLS-tree's chunk
+  // pipeline fill), from 64 MiB 5.9 %; 5.3 % over all 32 sizes, 23 % at worst (512 KiB, where tree/LL128 is
+  // predicted at 54 us against 70 us measured). The bounds leave some headroom; the middle one is the issue's.
+  CHECK(median(small) < 0.04);
+  CHECK(median(middle) < 0.15);
+  CHECK(median(large) < 0.08);
+  CHECK(median(all) < 0.07);
+  CHECK(*std::max_element(all.begin(), all.end()) < 0.26);
 }

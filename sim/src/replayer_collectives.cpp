@@ -40,7 +40,9 @@ void Replayer::run_collective(int rank, CollectiveRun& collective, int phase) {
   } else {
     collective.all_here->acquire();
   }
-  sg4::this_actor::sleep_for(collective.schedule->chosen.latency_s);
+  // The step latencies, then what the protocol's limits add over the links' rate (endpoint-bound, not a load on
+  // the links), then the flows.
+  sg4::this_actor::sleep_for(collective.schedule->chosen.latency_s + collective.schedule->chosen.processing_s);
   post_flows(rank, collective, phase);
   collective.done->wait();
   note({rank, ActivityKind::collective, start, now(), -1, phase});

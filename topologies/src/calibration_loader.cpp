@@ -109,6 +109,16 @@ void read_collectives(const std::string& file, const YAML::Node& node, Calibrati
   }
 }
 
+void read_protocols(const std::string& file, const YAML::Node& node, Calibration& calibration) {
+  StrictMap map(node, file, "calibration protocols", {"LL", "LL128"});
+  if (YAML::Node ll = map.optional("LL")) {
+    calibration.ll_bus_Bps = StrictMap(ll, file, "calibration of protocol 'LL'", {"bandwidth"}).bandwidth_Bps("bandwidth");
+  }
+  if (YAML::Node ll128 = map.optional("LL128")) {
+    calibration.ll128_bus_Bps = StrictMap(ll128, file, "calibration of protocol 'LL128'", {"bandwidth"}).bandwidth_Bps("bandwidth");
+  }
+}
+
 void read_compute(const std::string& file, const YAML::Node& node, Calibration& calibration) {
   StrictMap map(node, file, "calibration compute", {"hbm_efficiency", "launch_overhead"});
   if (map.has("hbm_efficiency")) {
@@ -122,11 +132,12 @@ void read_compute(const std::string& file, const YAML::Node& node, Calibration& 
 }  // namespace
 
 Calibration read_calibration(const std::string& file, const YAML::Node& node) {
-  StrictMap map(node, file, "the calibration", {"provenance", "tiers", "collectives", "p2p", "compute"});
+  StrictMap map(node, file, "the calibration", {"provenance", "tiers", "collectives", "protocols", "p2p", "compute"});
   Calibration calibration;
   calibration.provenance = read_provenance(file, map.required("provenance"));
   if (YAML::Node tiers = map.optional("tiers")) read_tiers(file, tiers, calibration);
   if (YAML::Node collectives = map.optional("collectives")) read_collectives(file, collectives, calibration);
+  if (YAML::Node protocols = map.optional("protocols")) read_protocols(file, protocols, calibration);
   if (YAML::Node p2p = map.optional("p2p")) read_p2p(file, p2p, calibration);
   if (YAML::Node compute = map.optional("compute")) read_compute(file, compute, calibration);
   return calibration;

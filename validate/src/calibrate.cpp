@@ -30,7 +30,7 @@ struct Parameter {
 };
 
 // Across scale-up domains: the tree's base latency (small all-reduces), NVLS-tree's (large ones; NCCL: 0, the
-// fit starts at 1 us) and the NICs' rate. Inside one domain: the ring's base latency, the fabric's step latency
+// fit starts at 1 us), the NICs' rate and the LL and LL128 protocols' bus bandwidth caps (mid sizes). Inside one domain: the ring's base latency, the fabric's step latency
 // and its bus rate. Starting points: NCCL's LL bases (6.8 and 6.6 us), the fabric's latency, and the rated
 // figures times the model's efficiencies.
 std::vector<Parameter> parameters_for(const topologies::ClusterSpec& base, const std::vector<CollectiveMeasurement>& measured) {
@@ -46,11 +46,19 @@ std::vector<Parameter> parameters_for(const topologies::ClusterSpec& base, const
             {"scale-up bus bandwidth", std::max(bus_Bps, 1e9) * model::kScaleUpEfficiency,
              [](topologies::Calibration& c, double v) { tier(c.scale_up).bandwidth_Bps = v; }}};
   }
+  // Across domains also NCCL's protocol caps (model/src/nccl_rates.hpp), from NCCL's own figures: LL 39 GB/s
+  // on 2 nodes (20.4 beyond), LL128 36.7 GB/s per NIC (one search channel per NIC).
   const double nic_Bps = group.nics.count > 0 ? group.nics.bandwidth_Bps : 50e9;
+  const int domain_gpus = group.gpus_per_node * std::max(1, group.fabric.domain_nodes);
+  const int domains = (most + domain_gpus - 1) / domain_gpus;
+  const double ll_start_Bps = (domains <= 2 ? 39.0 : 20.4) * 1e9;
+  const double ll128_start_Bps = std::max(1, group.nics.count) * 36.7e9;
   return {{"tree base latency", 6.8e-6, [](topologies::Calibration& c, double v) { c.collectives["tree"].base_latency_s = v; }},
           {"nvls-tree base latency", 1e-6, [](topologies::Calibration& c, double v) { c.collectives["nvls-tree"].base_latency_s = v; }},
           {"scale-out bandwidth per NIC", nic_Bps * model::kScaleOutEfficiency,
-           [](topologies::Calibration& c, double v) { tier(c.scale_out).bandwidth_Bps = v; }}};
+           [](topologies::Calibration& c, double v) { tier(c.scale_out).bandwidth_Bps = v; }},
+          {"LL bus bandwidth", ll_start_Bps, [](topologies::Calibration& c, double v) { c.ll_bus_Bps = v; }},
+          {"LL128 bus bandwidth", ll128_start_Bps, [](topologies::Calibration& c, double v) { c.ll128_bus_Bps = v; }}};
 }
 
 topologies::Calibration calibration_of(const std::vector<Parameter>& parameters, const Eigen::VectorXd& log_theta) {

@@ -80,6 +80,11 @@ std::string section(const topologies::Calibration& c) {
       out << "}\n";
     }
   }
+  if (c.ll_bus_Bps || c.ll128_bus_Bps) {
+    out << "  protocols:                     # the most bus bandwidth NCCL's LL / LL128 reach across nodes\n";
+    if (c.ll_bus_Bps) out << "    LL: {bandwidth: " << gigabytes_per_second(*c.ll_bus_Bps) << "}\n";
+    if (c.ll128_bus_Bps) out << "    LL128: {bandwidth: " << gigabytes_per_second(*c.ll128_bus_Bps) << "}\n";
+  }
   if (!c.p2p_scale_up.empty() || !c.p2p_scale_out.empty()) {
     out << "  p2p:                           # measured send/recv by message size: latency + bytes / bandwidth\n";
     if (!c.p2p_scale_up.empty()) bands(out, "scale-up", c.p2p_scale_up);

@@ -2,10 +2,12 @@
 // n bytes over a group of GPUs, for several algorithms and NCCL's three protocols, and the fastest pick.
 // Pure: no I/O, no globals. Units: seconds, bytes, bytes per second.
 //
-// Form (per algorithm a, protocol p): time = latency(a, p) + bytes_moved_per_gpu(a) / bandwidth(a, p).
+// Form (per algorithm a, protocol p): time = latency(a, p) + bytes_moved_per_gpu(a) / bandwidth(a, p, bytes).
 // Latency follows NCCL's model (src/graph/tuning.cc, constants of NCCL 2.30.7, see
-// shared/reference/nccl-cost-model.md); bandwidths come from the cluster's tiers (topology) times
-// efficiencies, both overridable by the cluster file's calibration section.
+// shared/reference/nccl-cost-model.md), plus the fill of NVLS-tree's chunk pipeline; bandwidths come from the
+// cluster's tiers (topology) times efficiencies, and across domains what NCCL makes of them by size: per-protocol
+// caps, its tree correction, fewer channels for small buffers (model/src/nccl_rates.hpp, NCCL 2.26.2). All are
+// overridable by the cluster file's calibration section.
 #pragma once
 
 #include <optional>
@@ -45,10 +47,13 @@ struct CollectiveCandidate {
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
   Protocol protocol = Protocol::simple;
   double time_s = 0;
-  double latency_s = 0;   // the size-independent part
+  double latency_s = 0;   // the step latencies (and, for NVLS-tree, the chunk pipeline's fill)
   double transfer_s = 0;  // bytes over bandwidth
   double inter_node_s = 0;  // the part spent on the network: its step latencies, and the transfer when the
                             // NICs are the bottleneck (the rest is inside scale-up domains)
+  double processing_s = 0;  // the part of transfer_s that NCCL's protocol caps, tree correction and channel
+                            // narrowing add to bytes over (tier rate x protocol factor): bound by the GPUs'
+                            // threads, not the links (the simulator waits it out, then runs the flows)
 };
 
 struct CollectiveEstimate {

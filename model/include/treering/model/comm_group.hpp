@@ -30,6 +30,27 @@ constexpr double kScaleUpEfficiency = 0.80;
 constexpr double kInSwitchEfficiency = 0.60;
 constexpr double kScaleOutEfficiency = 0.92;
 
+// How NCCL spreads a collective over channels (thread blocks) and what each protocol can carry, for groups that
+// span several domains (nodes); a single domain keeps the tier rates times the protocol factors. Facts from NCCL
+// v2.26.2-1 (the version of the shipped nccl-tests set; later versions changed some, e.g. NVLS bandwidths in 2.30):
+// - src/graph/search.cc: across nodes a ring or tree search channel goes through one NIC (the Hopper channel
+//   speeds top at 48 GB/s, below one NDR NIC), so a node with N NICs gets N search channels;
+//   src/graph/connect.cc doubles them into execution channels (8 NICs -> 16 channels);
+// - src/transport/nvls.cc: 16 NVLS channels on Hopper (NVLS_NCHANNELS_SM90);
+// - src/graph/tuning.cc (llMaxBws, perChMax*Bws, Hopper, Intel host, 2 nodes / more): LL carries at most 39 /
+//   20.4 GB/s of bus bandwidth, LL128 36.7 GB/s per search channel on rings and 36.7 / 29 on trees, Simple trees
+//   41.4 / 36 GB/s per search channel. Worked example, 2 x DGX H100: LL128 ring cap 8 x 36.7 = 293.6 GB/s.
+// Calibration (`protocols:`) replaces the LL and LL128 caps.
+struct NcclChannels {
+  int search_channels = 0;           // 0: one domain (no channel caps, no channel narrowing)
+  int channels = 0;                  // execution channels of rings and trees (2 x search)
+  int nvls_channels = 16;
+  double ll_max_bus_Bps = 0;         // LL's bus bandwidth cap (0: none)
+  double ll128_bus_Bps = 0;          // LL128's bus bandwidth cap on rings (0: none)
+  double tree_ll128_bus_Bps = 0;     // LL128's on trees
+  double tree_bus_Bps = 0;           // Simple trees
+};
+
 struct CommGroup {
   std::vector<int> gpus;            // the members, global GPU indices
   int ranks = 0;                    // n
@@ -46,6 +67,7 @@ struct CommGroup {
   double scale_out_nic_Bps = 0;     // one NIC of the slowest domain, effective (what one GPU pair gets)
   double scale_up_pair_Bps = 0;     // one GPU to another in its domain, effective (bottleneck of the route)
   LatencyTable latency;             // NCCL 2.30.7 defaults, then the cluster's calibration
+  NcclChannels nccl;                // channel counts and per-protocol limits (only across domains, see below)
 };
 // Calibration (topologies::Calibration) replaces: tiers.scale-up.bandwidth -> scale_up_bus_Bps;
 // tiers.scale-out.bandwidth -> the effective bandwidth of one NIC; tier latencies -> every step latency of

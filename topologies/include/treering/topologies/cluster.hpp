@@ -112,6 +112,10 @@ struct Calibration {
   std::optional<TierCalibration> scale_up;
   std::optional<TierCalibration> scale_out;
   std::map<std::string, CollectiveCalibration> collectives;  // ring | tree | nvls | nvls-tree | p2p
+  // Protocol caps across scale-up domains (YAML `protocols: {LL: {bandwidth: ..}, LL128: {bandwidth: ..}}`): the
+  // most bus bandwidth an all-reduce gets with NCCL's LL and LL128 protocols (rings and trees alike).
+  std::optional<double> ll_bus_Bps;
+  std::optional<double> ll128_bus_Bps;
   // Point-to-point sends as measured (treering-realrun bench sendrecv), per tier the pair crosses: they replace
   // the send/recv model's latency and bandwidth for pairs of that tier.
   std::vector<SizeBand> p2p_scale_up, p2p_scale_out;
