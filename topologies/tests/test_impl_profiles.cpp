@@ -90,3 +90,46 @@ TEST_CASE("bad profiles point at the mistake") {
   CHECK(error_of(kHead + "first_call: 7200s\n").find("p.yaml:5:13: error: 'first_call' is implausibly large") == 0);
   CHECK_THROWS_AS(load_impl_profile("no-such-profile"), InputError);
 }
+
+TEST_CASE("a profile written as YAML reads back to the same values and sources") {
+  for (const ImplProfile& preset : impl_presets()) {
+    CAPTURE(preset.name);
+    const std::string text = impl_profile_yaml(preset);
+    const ImplProfile back = load_impl_profile_text(text, "written.yaml");
+    CHECK(back.name == preset.name);
+    CHECK(back.description == preset.description);
+    CHECK(back.implementation == preset.implementation);
+    CHECK(back.kernel_launch_s.has_value() == preset.kernel_launch_s.has_value());
+    if (preset.kernel_launch_s) CHECK(*back.kernel_launch_s == doctest::Approx(*preset.kernel_launch_s).epsilon(1e-9));
+    CHECK(back.collective_call_s == doctest::Approx(preset.collective_call_s).epsilon(1e-9));
+    CHECK(back.host_round_trip_s == doctest::Approx(preset.host_round_trip_s).epsilon(1e-9));
+    CHECK(back.first_call_s == doctest::Approx(preset.first_call_s).epsilon(1e-9));
+    CHECK(back.kv_expansion == preset.kv_expansion);
+    CHECK(back.cuda_graphs == preset.cuda_graphs);
+    CHECK(back.ring_overlap == preset.ring_overlap);
+    CHECK(back.ring_exchanges_per_step == preset.ring_exchanges_per_step);
+    CHECK(back.ring_host_round_trips_per_step == preset.ring_host_round_trips_per_step);
+    CHECK(back.other_kernels_per_layer == preset.other_kernels_per_layer);
+    CHECK(back.collective_algorithm == preset.collective_algorithm);
+    CHECK(back.partial_o_bytes == preset.partial_o_bytes);
+    CHECK(back.uncertainty.compute == preset.uncertainty.compute);
+    CHECK(back.uncertainty.communication == preset.uncertainty.communication);
+    CHECK(back.sources == preset.sources);
+    REQUIRE(back.per_layer.size() == preset.per_layer.size());
+    for (size_t i = 0; i < preset.per_layer.size(); ++i) {
+      const ExtraWork& a = preset.per_layer[i];
+      const ExtraWork& b = back.per_layer[i];
+      CHECK(b.what == a.what);
+      CHECK(b.source == a.source);
+      CHECK(b.algorithms == a.algorithms);
+      CHECK(b.ranks == a.ranks);
+      CHECK(b.kernels == a.kernels);
+      CHECK(b.kv_bytes == a.kv_bytes);
+      CHECK(b.expanded_kv_bytes == a.expanded_kv_bytes);
+      CHECK(b.collective == a.collective);
+      CHECK(b.collective_bytes == a.collective_bytes);
+      CHECK(b.bytes == a.bytes);
+      CHECK(b.host_round_trips == a.host_round_trips);
+    }
+  }
+}

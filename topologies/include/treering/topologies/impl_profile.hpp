@@ -89,6 +89,10 @@ struct ImplProfile {
 ImplProfile load_impl_profile_text(const std::string& yaml_text, const std::string& source_name);
 ImplProfile load_impl_profile_file(const std::string& path);
 
+// The profile as YAML that load_impl_profile_text reads back to the same values and sources (a fitted profile is
+// written this way). Durations are written to 9 significant digits.
+std::string impl_profile_yaml(const ImplProfile& profile);
+
 // The presets compiled into the binary (topologies/impls/*.yaml), sorted by name.
 const std::vector<ImplProfile>& impl_presets();
 

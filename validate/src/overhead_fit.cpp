@@ -1,0 +1,261 @@
+// Fitting a profile's overheads to timed decodes (overhead_fit.hpp).
+#include "treering/validate/overhead_fit.hpp"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <sstream>
+#include <stdexcept>
+
+#include "timing_models.hpp"
+#include "treering/topologies/units.hpp"
+
+namespace treering::validate {
+namespace {
+
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+using topologies::ImplProfile;
+
+void set(ImplProfile& profile, Overhead overhead, double value_s) {
+  switch (overhead) {
+    case Overhead::kernel_launch: profile.kernel_launch_s = value_s; return;
+    case Overhead::collective_call: profile.collective_call_s = value_s; return;
+    case Overhead::host_round_trip: profile.host_round_trip_s = value_s; return;
+    case Overhead::first_call: profile.first_call_s = value_s; return;
+  }
+}
+
+std::optional<double> prior_of(const ImplProfile& profile, Overhead overhead) {
+  switch (overhead) {
+    case Overhead::kernel_launch: return profile.kernel_launch_s;
+    case Overhead::collective_call: return profile.collective_call_s;
+    case Overhead::host_round_trip: return profile.host_round_trip_s;
+    case Overhead::first_call: return profile.first_call_s;
+  }
+  return std::nullopt;
+}
+
+// The timings, the prior and the overheads fitted: predictions and counts for trial values x (seconds).
+struct Problem {
+  const TimingModels& models;
+  const ImplProfile& prior;
+  const std::vector<Overhead>& free;
+  VectorXd measured_s;
+
+  VectorXd predict(const VectorXd& x) const {
+    ImplProfile profile = prior;
+    for (size_t k = 0; k < free.size(); ++k) set(profile, free[k], x[static_cast<Eigen::Index>(k)]);
+    VectorXd t(measured_s.size());
+    for (Eigen::Index i = 0; i < t.size(); ++i) t[i] = models.predict_s(static_cast<size_t>(i), profile);
+    return t;
+  }
+  // c_ik = d t_i / d x_k by a forward difference of 1 us (or 0.1 % of x_k, if larger): exact where t is linear.
+  MatrixXd counts(const VectorXd& x, const VectorXd& t) const {
+    MatrixXd c(t.size(), x.size());
+    for (Eigen::Index k = 0; k < x.size(); ++k) {
+      VectorXd moved = x;
+      const double step_s = std::max(1e-6, 1e-3 * x[k]);
+      moved[k] += step_s;
+      c.col(k) = (predict(moved) - t) / step_s;
+    }
+    return c;
+  }
+};
+
+std::string names_of(const std::vector<Overhead>& overheads) {
+  std::string text;
+  for (Overhead o : overheads) text += (text.empty() ? "" : ", ") + std::string(to_string(o));
+  return text;
+}
+
+// Refuses what the timings cannot determine (see overhead_fit.hpp). `weighted`: counts with rows divided by m_i.
+void check_identifiable(const MatrixXd& weighted, const std::vector<Overhead>& free) {
+  const Eigen::Index n = weighted.rows(), p = weighted.cols();
+  if (n <= p) {
+    throw std::invalid_argument(std::to_string(n) + " timing(s) cannot fit " + std::to_string(p) + " overhead(s) (" + names_of(free) +
+                                ") and say how far off the fit is: give more timings than overheads, or fit fewer");
+  }
+  MatrixXd scaled = weighted;
+  for (Eigen::Index k = 0; k < p; ++k) {
+    const double norm = scaled.col(k).norm();
+    if (!(norm > 1e-9)) {
+      throw std::invalid_argument(std::string("no timing depends on ") + to_string(free[static_cast<size_t>(k)]) +
+                                  " (the profile makes none in these decodes): leave it out of the fit");
+    }
+    scaled.col(k) /= norm;
+  }
+  const Eigen::JacobiSVD<MatrixXd> svd(scaled, Eigen::ComputeThinV);
+  const VectorXd& s = svd.singularValues();
+  if (s[p - 1] >= 1e-3 * s[0]) return;
+  std::vector<Overhead> tied;
+  const VectorXd v = svd.matrixV().col(p - 1);
+  for (Eigen::Index k = 0; k < p; ++k) {
+    if (std::abs(v[k]) > 0.2) tied.push_back(free[static_cast<size_t>(k)]);
+  }
+  throw std::invalid_argument("not identifiable: " + names_of(tied) +
+                              " change the timings in (nearly) the same proportions, so the timings cannot tell them apart; "
+                              "fit fewer of them, or add timings that differ in tokens generated, algorithm, model or GPUs");
+}
+
+// min |A x - b| subject to x >= 0, for a handful of columns: the best feasible least-squares solution over every
+// subset of free columns (the others at 0), which is the NNLS optimum. at_bound: the columns held at 0.
+VectorXd nonnegative_least_squares(const MatrixXd& a, const VectorXd& b, std::vector<bool>& at_bound) {
+  const Eigen::Index p = a.cols();
+  VectorXd best = VectorXd::Zero(p);
+  double best_residual = b.squaredNorm();
+  unsigned best_mask = 0;
+  for (unsigned mask = 1; mask < (1u << p); ++mask) {
+    std::vector<Eigen::Index> columns;
+    for (Eigen::Index k = 0; k < p; ++k) {
+      if (mask & (1u << k)) columns.push_back(k);
+    }
+    MatrixXd sub(a.rows(), static_cast<Eigen::Index>(columns.size()));
+    for (size_t j = 0; j < columns.size(); ++j) sub.col(static_cast<Eigen::Index>(j)) = a.col(columns[j]);
+    const VectorXd y = sub.colPivHouseholderQr().solve(b);
+    if ((y.array() < 0).any()) continue;
+    const double residual = (sub * y - b).squaredNorm();
+    if (residual < best_residual * (1 - 1e-12)) {
+      best_residual = residual;
+      best_mask = mask;
+      best.setZero();
+      for (size_t j = 0; j < columns.size(); ++j) best[columns[j]] = y[static_cast<Eigen::Index>(j)];
+    }
+  }
+  for (Eigen::Index k = 0; k < p; ++k) at_bound[static_cast<size_t>(k)] = !(best_mask & (1u << k));
+  return best;
+}
+
+double median_abs(std::vector<double> values) {
+  for (double& v : values) v = std::abs(v);
+  std::sort(values.begin(), values.end());
+  return values[(values.size() - 1) / 2];
+}
+
+}  // namespace
+
+namespace {
+
+// Standard errors of the fitted overheads not at their bound: sigma^2 (A^T A)^-1 over those columns, with sigma^2
+// the relative residuals' variance (n - p degrees of freedom).
+std::vector<double> standard_errors_s(const MatrixXd& a, const VectorXd& residual, const std::vector<bool>& at_bound) {
+  std::vector<Eigen::Index> active;
+  for (Eigen::Index k = 0; k < a.cols(); ++k) {
+    if (!at_bound[static_cast<size_t>(k)]) active.push_back(k);
+  }
+  std::vector<double> errors(static_cast<size_t>(a.cols()), 0.0);
+  if (active.empty()) return errors;
+  MatrixXd sub(a.rows(), static_cast<Eigen::Index>(active.size()));
+  for (size_t j = 0; j < active.size(); ++j) sub.col(static_cast<Eigen::Index>(j)) = a.col(active[j]);
+  const double dof = static_cast<double>(a.rows() - static_cast<Eigen::Index>(active.size()));
+  const double variance = residual.squaredNorm() / std::max(1.0, dof);
+  const MatrixXd covariance = variance * (sub.transpose() * sub).inverse();
+  for (size_t j = 0; j < active.size(); ++j) {
+    errors[static_cast<size_t>(active[j])] = std::sqrt(std::max(0.0, covariance(static_cast<Eigen::Index>(j), static_cast<Eigen::Index>(j))));
+  }
+  return errors;
+}
+
+// The prior with the fitted values, each citing the fit, and the fit's largest error as its uncertainty.
+ImplProfile fitted_profile(const ImplProfile& prior, const std::vector<OverheadEstimate>& estimates, size_t timings,
+                           double max_abs_rel_error, const std::string& provenance) {
+  ImplProfile profile = prior;
+  profile.name = prior.name + "-fitted";
+  profile.description = prior.description + "; overheads fitted to " + std::to_string(timings) + " timings";
+  profile.origin.clear();
+  for (const OverheadEstimate& e : estimates) {
+    set(profile, e.overhead, e.fitted_s);
+    std::ostringstream source;
+    source << "fitted by treering calibrate to " << timings << " timings (" << provenance << "): "
+           << topologies::format_duration(e.fitted_s);
+    if (e.at_bound) source << " (held at its bound: the timings wanted less than 0)";
+    else source << " +- " << topologies::format_duration(e.std_error_s) << " (1 sigma)";
+    profile.sources[to_string(e.overhead)] = source.str();
+  }
+  const double error = std::ceil(max_abs_rel_error * 1000) / 1000;
+  profile.uncertainty = {error, error,
+                         "the fit's largest |error| over its " + std::to_string(timings) + " timings (" + provenance +
+                             "); a decode unlike them may be further off"};
+  profile.sources["uncertainty"] = profile.uncertainty.source;
+  return profile;
+}
+
+}  // namespace
+
+const char* to_string(Overhead overhead) {
+  switch (overhead) {
+    case Overhead::kernel_launch: return "kernel_launch";
+    case Overhead::collective_call: return "collective_call";
+    case Overhead::host_round_trip: return "host_round_trip";
+    case Overhead::first_call: return "first_call";
+  }
+  return "?";
+}
+
+std::vector<Overhead> all_overheads() {
+  return {Overhead::kernel_launch, Overhead::collective_call, Overhead::host_round_trip, Overhead::first_call};
+}
+
+Overhead parse_overhead(const std::string& name) {
+  for (Overhead o : all_overheads()) {
+    if (name == to_string(o)) return o;
+  }
+  throw std::invalid_argument("unknown overhead '" + name + "' (kernel_launch, collective_call, host_round_trip, first_call)");
+}
+
+OverheadFit fit_overheads(const ImplProfile& prior, const std::vector<TimedDecode>& timings, const std::vector<Overhead>& free,
+                          const std::string& provenance) {
+  if (free.empty() || free.size() > 4) throw std::invalid_argument("fit one to four overheads");
+  const TimingModels models(timings);
+  Problem problem{models, prior, free, VectorXd(static_cast<Eigen::Index>(timings.size()))};
+  for (size_t i = 0; i < timings.size(); ++i) problem.measured_s[static_cast<Eigen::Index>(i)] = timings[i].measured_s;
+  const VectorXd weight = problem.measured_s.cwiseInverse();
+  const auto p = static_cast<Eigen::Index>(free.size());
+  constexpr int kMaxIterations = 30;
+  VectorXd x(p);
+  for (Eigen::Index k = 0; k < p; ++k) x[k] = prior_of(prior, free[static_cast<size_t>(k)]).value_or(0.0);
+  const VectorXd before_s = problem.predict(x);
+
+  OverheadFit fit;
+  std::vector<bool> at_bound(free.size(), false);
+  MatrixXd a;
+  VectorXd t = before_s;
+  for (fit.iterations = 1;; ++fit.iterations) {
+    a = weight.asDiagonal() * problem.counts(x, t);
+    if (fit.iterations == 1) check_identifiable(a, free);
+    // Linearised at x: t(y) ~ t(x) + C (y - x) = m  ->  W C y = W (m - t(x) + C x).
+    const VectorXd b = weight.asDiagonal() * (problem.measured_s - t) + a * x;
+    const VectorXd next = nonnegative_least_squares(a, b, at_bound);
+    const bool converged = ((next - x).array().abs() <= 1e-9 * x.array().abs().max(next.array().abs()) + 1e-15).all();
+    x = next;
+    t = problem.predict(x);
+    if (converged || fit.iterations == kMaxIterations) break;
+  }
+  const VectorXd residual = weight.asDiagonal() * (t - problem.measured_s);
+  const std::vector<double> std_errors_s = standard_errors_s(a, residual, at_bound);
+  const double measured_sum_s = problem.measured_s.sum();
+  for (Eigen::Index k = 0; k < p; ++k) {
+    VectorXd without = x;
+    without[k] = 0;
+    const auto kk = static_cast<size_t>(k);
+    fit.estimates.push_back({free[kk], prior_of(prior, free[kk]), x[k], std_errors_s[kk], at_bound[kk],
+                             (t - problem.predict(without)).sum() / measured_sum_s});
+  }
+  fit.base_share = problem.predict(VectorXd::Zero(p)).sum() / measured_sum_s;
+  fit.unexplained_share = (problem.measured_s - t).sum() / measured_sum_s;
+  std::vector<double> before_errors, after_errors;
+  for (size_t i = 0; i < timings.size(); ++i) {
+    const auto ii = static_cast<Eigen::Index>(i);
+    fit.timings.push_back({timings[i], before_s[ii], t[ii]});
+    before_errors.push_back((before_s[ii] - timings[i].measured_s) / timings[i].measured_s);
+    after_errors.push_back(fit.timings.back().rel_error());
+  }
+  fit.median_abs_rel_error_before = median_abs(before_errors);
+  fit.median_abs_rel_error = median_abs(after_errors);
+  fit.max_abs_rel_error = residual.cwiseAbs().maxCoeff();
+  fit.profile = fitted_profile(prior, fit.estimates, timings.size(), fit.max_abs_rel_error, provenance);
+  return fit;
+}
+
+}  // namespace treering::validate
