@@ -6,6 +6,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "calibrate_overheads.hpp"
 #include "cluster_args.hpp"
 #include "commands.hpp"
 #include "table.hpp"
@@ -25,6 +26,9 @@ struct CalibrateArgs {
   ClusterArgs cluster;
   std::vector<std::string> files;
   std::string output;
+  std::string impl;               // timings: the prior profile
+  std::vector<std::string> fit;   // timings: the overheads to fit
+  std::string format = "table";
 };
 
 std::string today_utc() {
@@ -58,13 +62,14 @@ void add_band_rows(Table& table, const std::string& what, const std::vector<topo
 
 // Collective measurements fit the network (send/recv ones its point-to-point bands); attention benchmarks fit the
 // compute model.
-void run(const CalibrateArgs& args) {
+void run_benchmarks(const CalibrateArgs& args) {
+  if (args.cluster.cluster.empty()) throw std::invalid_argument("calibrating from benchmarks needs --cluster (the cluster they ran on)");
+  if (!args.impl.empty() || !args.fit.empty() || args.format != "table") {
+    throw std::invalid_argument("--impl, --fit and --format are for timed decodes (a timings CSV, treering-realrun decode JSON)");
+  }
   std::vector<validate::CollectiveMeasurement> measured, sends;  // collectives; point-to-point
   std::vector<validate::AttentionMeasurement> kernels;
   for (const std::string& file : args.files) {
-    if (validate::is_decode_file(file)) {
-      throw topologies::InputError({file, 0, 0}, "a decode file checks a calibration (treering validate); calibrate from benchmarks");
-    }
     if (validate::is_attention_file(file)) {
       const auto rows = validate::read_attention_measurements(file);
       kernels.insert(kernels.end(), rows.begin(), rows.end());
@@ -129,14 +134,39 @@ void run(const CalibrateArgs& args) {
   std::cout << "wrote " << args.output << '\n';
 }
 
+// Timed decodes fit a profile's overheads; benchmarks fit the cluster. One kind per run.
+void run(const CalibrateArgs& args) {
+  const auto timings = std::count_if(args.files.begin(), args.files.end(), is_timings_file);
+  if (timings == 0) return run_benchmarks(args);
+  if (timings != static_cast<long>(args.files.size())) {
+    throw std::invalid_argument("calibrate timed decodes (they fit a profile) and benchmarks (they fit a cluster) in separate runs");
+  }
+  if (args.cluster.nodes || args.cluster.gpus_per_node || !args.cluster.settings.empty()) {
+    throw std::invalid_argument("timings name their GPUs: --nodes, --gpus-per-node and --set are for benchmarks");
+  }
+  OverheadCalibrationArgs overheads{args.files, {}, args.impl, args.fit, args.output, args.format};
+  if (!args.cluster.cluster.empty()) overheads.cluster = args.cluster.cluster;
+  run_overhead_calibration(overheads);
+}
+
 }  // namespace
 
 void add_calibrate_command(CLI::App& app) {
-  auto* command = app.add_subcommand("calibrate", "Fit a cluster's model to measured collectives and attention kernels; write the calibrated cluster file");
+  auto* command = app.add_subcommand("calibrate",
+                                     "Fit a cluster's model to measured collectives and attention kernels (writes the calibrated cluster file), "
+                                     "or an implementation profile's overheads to timed decodes (writes the fitted profile)");
   auto args = std::make_shared<CalibrateArgs>();
-  command->add_option("measurements", args->files, "nccl-tests output (.log), bytes,time CSVs, treering-realrun bench JSON (collectives, attention)")->required()->check(CLI::ExistingFile);
-  add_cluster_option(*command, args->cluster);
-  command->add_option("-o,--output", args->output, "The calibrated cluster file (YAML) to write")->required();
+  command->add_option("measurements", args->files,
+                      "Benchmarks: nccl-tests output (.log), bytes,time CSVs, treering-realrun bench JSON (collectives, attention). "
+                      "Timed decodes: a CSV with the header cluster,workload,algo,gpus,seq_len,batch,tokens,prefill,measured_s, "
+                      "treering-realrun decode JSON")
+      ->required()->check(CLI::ExistingFile);
+  add_cluster_option(*command, args->cluster, false);
+  command->add_option("--impl", args->impl, "Timed decodes: the profile whose overheads are fitted (default: treering-realrun-cpu for realrun cpu decodes, else efficient)");
+  command->add_option("--fit", args->fit, "Timed decodes: the overheads to fit: kernel_launch, collective_call, host_round_trip, first_call "
+                                          "(default: every one the timings depend on)")->delimiter(',');
+  add_format_option(*command, args->format);
+  command->add_option("-o,--output", args->output, "The file to write: the calibrated cluster (benchmarks) or the fitted profile (timed decodes), YAML")->required();
   command->callback([args] { run(*args); });
 }
 

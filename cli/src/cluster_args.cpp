@@ -33,8 +33,8 @@ void add_cluster_positional(CLI::App& command, ClusterArgs& args) {
   add_overrides(command, args);
 }
 
-void add_cluster_option(CLI::App& command, ClusterArgs& args) {
-  command.add_option("--cluster", args.cluster, "A preset name (treering topo list) or a YAML file")->required();
+void add_cluster_option(CLI::App& command, ClusterArgs& args, bool required) {
+  command.add_option("--cluster", args.cluster, "A preset name (treering topo list) or a YAML file")->required(required);
   add_overrides(command, args);
 }
 

@@ -26,7 +26,7 @@ struct ClusterArgs {
 
 // `topo` commands take the cluster as their argument; the others as --cluster.
 void add_cluster_positional(CLI::App& command, ClusterArgs& args);
-void add_cluster_option(CLI::App& command, ClusterArgs& args);
+void add_cluster_option(CLI::App& command, ClusterArgs& args, bool required = true);
 
 topologies::Topology load_topology(const ClusterArgs& args);
 // --nodes, --gpus-per-node and --set as the topologies library takes them.

@@ -204,12 +204,33 @@ Overhead parse_overhead(const std::string& name) {
   throw std::invalid_argument("unknown overhead '" + name + "' (kernel_launch, collective_call, host_round_trip, first_call)");
 }
 
-OverheadFit fit_overheads(const ImplProfile& prior, const std::vector<TimedDecode>& timings, const std::vector<Overhead>& free,
+namespace {
+
+// The overheads at least one timing depends on, at the prior's values.
+std::vector<Overhead> depended_on(const TimingModels& models, const ImplProfile& prior, const VectorXd& measured_s) {
+  const std::vector<Overhead> all = all_overheads();
+  const Problem problem{models, prior, all, measured_s};
+  VectorXd x(static_cast<Eigen::Index>(all.size()));
+  for (size_t k = 0; k < all.size(); ++k) x[static_cast<Eigen::Index>(k)] = prior_of(prior, all[k]).value_or(0.0);
+  const MatrixXd counts = problem.counts(x, problem.predict(x));
+  std::vector<Overhead> used;
+  for (size_t k = 0; k < all.size(); ++k) {
+    if (counts.col(static_cast<Eigen::Index>(k)).norm() > 1e-9) used.push_back(all[k]);
+  }
+  if (used.empty()) throw std::invalid_argument("no timing depends on any of the profile's overheads");
+  return used;
+}
+
+}  // namespace
+
+OverheadFit fit_overheads(const ImplProfile& prior, const std::vector<TimedDecode>& timings, const std::vector<Overhead>& chosen,
                           const std::string& provenance) {
-  if (free.empty() || free.size() > 4) throw std::invalid_argument("fit one to four overheads");
+  if (chosen.size() > 4 || timings.empty()) throw std::invalid_argument("fit up to four overheads to at least one timing");
   const TimingModels models(timings);
-  Problem problem{models, prior, free, VectorXd(static_cast<Eigen::Index>(timings.size()))};
-  for (size_t i = 0; i < timings.size(); ++i) problem.measured_s[static_cast<Eigen::Index>(i)] = timings[i].measured_s;
+  VectorXd measured_s(static_cast<Eigen::Index>(timings.size()));
+  for (size_t i = 0; i < timings.size(); ++i) measured_s[static_cast<Eigen::Index>(i)] = timings[i].measured_s;
+  const std::vector<Overhead> free = chosen.empty() ? depended_on(models, prior, measured_s) : chosen;
+  Problem problem{models, prior, free, measured_s};
   const VectorXd weight = problem.measured_s.cwiseInverse();
   const auto p = static_cast<Eigen::Index>(free.size());
   constexpr int kMaxIterations = 30;

@@ -61,6 +61,7 @@ struct OverheadFit {
   int iterations = 0;
 };
 
+// `free`: the overheads to fit (the others keep the prior's values); empty: every overhead some timing depends on.
 // `provenance` names the inputs and date for the fitted values' sources ("timings.csv, 2026-11-24").
 OverheadFit fit_overheads(const topologies::ImplProfile& prior, const std::vector<TimedDecode>& timings,
                           const std::vector<Overhead>& free, const std::string& provenance);
