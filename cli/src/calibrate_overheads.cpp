@@ -71,13 +71,18 @@ void print_report(const validate::OverheadFit& fit, const fmt::ImplProfile& prio
             << joined(args.files) << "\n\n";
   Table overheads({"overhead", "prior", "fitted", "+- (1 sigma)", "share of measured time"});
   for (const validate::OverheadEstimate& e : fit.estimates) {
-    overheads.add_row({to_string(e.overhead), e.prior_s ? fmt::format_duration(*e.prior_s) : "the GPU's",
+    overheads.add_row({to_string(e.overhead), e.prior_s ? fmt::format_duration(*e.prior_s) : "the cluster's",
                        fmt::format_duration(e.fitted_s), e.at_bound ? "at 0 (bound)" : fmt::format_duration(e.std_error_s),
                        percent(e.share)});
   }
   overheads.add_row({"the rest of the model", "", "", "", percent(fit.base_share)});
   overheads.add_row({"unexplained (measured - fitted)", "", "", "", percent(fit.unexplained_share)});
   overheads.print(std::cout);
+  for (const validate::OverheadEstimate& e : fit.estimates) {
+    if (!e.at_bound && e.std_error_s > e.fitted_s) {
+      std::cout << to_string(e.overhead) << ": its 1-sigma error is larger than its value: the timings do not tell it from 0\n";
+    }
+  }
   Table rows({"file:line", "cluster", "workload", "algo", "gpus", "seq_len", "timed", "measured", "prior", "fitted", "error"});
   for (const validate::FittedTiming& f : fit.timings) {
     const validate::TimedDecode& t = f.timing;
