@@ -1,4 +1,5 @@
 // treering collective: the collective model's prediction for one operation over sizes, like nccl-tests.
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -8,6 +9,7 @@
 #include "table.hpp"
 #include "treering/validate/calibrate.hpp"
 #include "treering/model/collectives.hpp"
+#include "treering/model/uncertainty.hpp"
 #include "treering/topologies/units.hpp"
 
 namespace treering::cli {
@@ -35,7 +37,18 @@ std::vector<int> default_pair(const topologies::Topology& topology) {
   return {0, std::min(1, topology.gpu_count() - 1)};
 }
 
-ordered_json estimate_json(const model::CollectiveEstimate& estimate, const model::CommGroup& group) {
+// A collective's prediction with its band: the calibration's error when the cluster is calibrated (doubled outside
+// what it measured), else the collective model's validation (the default profile's communication error).
+struct BandedEstimate {
+  model::CollectiveEstimate estimate;
+  model::Band band;
+  model::RelativeErrors errors;
+};
+
+ordered_json bound_json(double seconds) { return std::isfinite(seconds) ? ordered_json(seconds) : ordered_json(); }
+
+ordered_json estimate_json(const BandedEstimate& banded, const model::CommGroup& group) {
+  const model::CollectiveEstimate& estimate = banded.estimate;
   ordered_json candidates = ordered_json::array();
   for (const auto& candidate : estimate.candidates) {
     candidates.push_back({{"algorithm", model::to_string(candidate.algorithm)},
@@ -47,6 +60,8 @@ ordered_json estimate_json(const model::CollectiveEstimate& estimate, const mode
           {"gpus", group.ranks},
           {"domains", group.domains},
           {"time_s", estimate.chosen.time_s},
+          {"time_s_low", bound_json(banded.band.low_s)},
+          {"time_s_high", bound_json(banded.band.high_s)},
           {"algorithm", model::to_string(estimate.chosen.algorithm)},
           {"protocol", model::to_string(estimate.chosen.protocol)},
           {"breakdown", {{"latency_s", estimate.chosen.latency_s}, {"transfer_s", estimate.chosen.transfer_s}}},
@@ -57,15 +72,21 @@ ordered_json estimate_json(const model::CollectiveEstimate& estimate, const mode
           {"candidates", candidates}};
 }
 
-void print_table(const std::vector<model::CollectiveEstimate>& estimates, const model::CommGroup& group,
-                 const CollectiveArgs& args) {
+void print_table(const std::vector<BandedEstimate>& estimates, const model::CommGroup& group, const CollectiveArgs& args) {
   std::cout << args.op << " over " << group.ranks << " GPUs in " << group.domains << " scale-up domain(s) of "
-            << args.cluster.cluster << " (model, NCCL 2.30.7 latency constants)\n\n";
-  Table table({"bytes", "time", "algbw", "busbw", "algorithm", "protocol", "latency", "transfer"});
-  for (const auto& estimate : estimates) {
+            << args.cluster.cluster << " (model, NCCL 2.30.7 latency constants)\n";
+  if (!estimates.empty()) {
+    char error[32];
+    std::snprintf(error, sizeof error, "%.1f %%", 100 * estimates.front().errors.communication);
+    std::cout << "band: +-" << error << " (" << estimates.front().errors.source << ")\n";
+  }
+  std::cout << '\n';
+  Table table({"bytes", "time", "band", "algbw", "busbw", "algorithm", "protocol", "latency", "transfer"});
+  for (const auto& [estimate, band, errors] : estimates) {
     char bytes[32];
     std::snprintf(bytes, sizeof bytes, "%.0f", estimate.bytes);
-    table.add_row({bytes, topologies::format_duration(estimate.chosen.time_s),
+    const std::string high = std::isfinite(band.high_s) ? topologies::format_duration(band.high_s) : "unbounded";
+    table.add_row({bytes, topologies::format_duration(estimate.chosen.time_s), topologies::format_duration(band.low_s) + " - " + high,
                    topologies::format_bandwidth(estimate.algorithm_bandwidth_Bps),
                    topologies::format_bandwidth(estimate.bus_bandwidth_Bps),
                    model::to_string(estimate.chosen.algorithm), model::to_string(estimate.chosen.protocol),
@@ -85,14 +106,19 @@ void run(const CollectiveArgs& args) {
   std::vector<int> gpus = args.gpus;
   if (gpus.empty() && request.op == model::CollectiveOp::sendrecv) gpus = default_pair(topology);
   const model::CommGroup group = model::describe_group(topology, gpus);
-  std::vector<model::CollectiveEstimate> estimates;
+  std::vector<BandedEstimate> estimates;
   for (double bytes : topologies::parse_message_sizes(args.bytes)) {
     request.bytes = bytes;
-    estimates.push_back(model::estimate_collective(group, request));
+    bool extrapolated = false;
     if (const auto& calibration = topology.spec().calibration) {
       const std::string why = validate::extrapolation(*calibration, bytes, group.ranks);
       if (!why.empty()) std::cerr << "warning: extrapolating: " << why << '\n';
+      extrapolated = !why.empty();
     }
+    const model::CollectiveEstimate estimate = model::estimate_collective(group, request);
+    model::RelativeErrors errors = model::prediction_errors(topology, topologies::default_impl_profile(), extrapolated);
+    if (!topology.spec().calibration) errors.source = "the uncalibrated collective model's worst |error| on the public 2-node H100 nccl-tests set";
+    estimates.push_back({estimate, model::band_of(0.0, estimate.chosen.time_s, errors), errors});
   }
   if (args.format == "table") return print_table(estimates, group, args);
   ordered_json list = ordered_json::array();

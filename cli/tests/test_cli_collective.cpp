@@ -41,3 +41,14 @@ TEST_CASE("collective: bad requests exit 2 with a reason") {
   CHECK(gpus.exit_code == 2);
   CHECK(run_treering("collective --bytes 8").exit_code == 2);  // no --cluster
 }
+
+TEST_CASE("collective: each prediction carries its band") {
+  // Uncalibrated, the band is the collective model's worst error on the public set, e = 0.23 (the efficient
+  // profile's communication uncertainty): [t / 1.23, t / 0.77].
+  auto json = nlohmann::json::parse(run_treering("collective --bytes 1M --cluster dgx-h100 --nodes 2 --format json").out);
+  const double time_s = json["time_s"].get<double>();
+  CHECK(json["time_s_low"].get<double>() == doctest::Approx(time_s / 1.23));
+  CHECK(json["time_s_high"].get<double>() == doctest::Approx(time_s / 0.77));
+  auto table = run_treering("collective --bytes 1M --cluster dgx-h100 --nodes 2");
+  CHECK(table.out.find("band: +-23.0 %") != std::string::npos);
+}
