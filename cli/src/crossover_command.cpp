@@ -1,5 +1,6 @@
 // treering crossover: where one algorithm beats another over context length x GPU count, and by how much, as
 // a table (and the length from which it wins) or as tidy data for a heat map.
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -9,6 +10,7 @@
 #include "commands.hpp"
 #include "sweep.hpp"
 #include "table.hpp"
+#include "treering/model/uncertainty.hpp"
 #include "treering/topologies/units.hpp"
 
 namespace treering::cli {
@@ -34,8 +36,16 @@ struct Cell {
   int gpus = 0;
   long long seq_len = 0;
   double first_s = 0, second_s = 0;  // the two algorithms' latencies
+  model::Band first_band, second_band;
+  std::string errors_text;  // "bands: compute +-12.5 %, communication +-23.0 %"
   double speedup() const { return second_s / first_s; }  // > 1: the first wins
+  // Within each other's band: the model cannot say which wins.
+  bool uncertain() const { return model::bands_overlap(first_band, second_band); }
 };
+
+nlohmann::ordered_json bound_json(double seconds) {
+  return std::isfinite(seconds) ? nlohmann::ordered_json(seconds) : nlohmann::ordered_json();
+}
 
 std::string ratio_text(double ratio) {
   char text[32];
@@ -43,13 +53,14 @@ std::string ratio_text(double ratio) {
   return text;
 }
 
-// The shortest length from which `first` wins at every longer length, per GPU count.
-std::string wins_from(const std::vector<Cell>& cells, int gpus) {
+// The shortest length from which `first` wins at every longer length, per GPU count; `surely`: also outside the
+// other's band.
+std::string wins_from(const std::vector<Cell>& cells, int gpus, bool surely) {
   long long from = -1;
   bool won_all = true;
   for (auto it = cells.rbegin(); it != cells.rend(); ++it) {
     if (it->gpus != gpus) continue;
-    if (it->speedup() > 1 && won_all) from = it->seq_len;
+    if (it->speedup() > 1 && !(surely && it->uncertain()) && won_all) from = it->seq_len;
     else won_all = false;
   }
   return from < 0 ? "never" : fmt::format_token_count(from);
@@ -69,29 +80,39 @@ void print_table(const CrossoverArgs& args, const std::vector<Cell>& cells, cons
     for (int gpus : gpus_list) {
       for (const Cell& c : cells) {
         if (c.gpus != gpus || c.seq_len != seq_len) continue;
-        row.push_back(c.speedup() >= 1 ? ratio_text(c.speedup()) : b + " " + ratio_text(1 / c.speedup()));
+        row.push_back((c.speedup() >= 1 ? ratio_text(c.speedup()) : b + " " + ratio_text(1 / c.speedup())) + (c.uncertain() ? " ~" : ""));
       }
     }
     table.add_row(row);
   }
-  std::vector<std::string> from{a + " wins from"};
-  for (int gpus : gpus_list) from.push_back(wins_from(cells, gpus));
+  std::vector<std::string> from{a + " wins from"}, surely{"outside the bands from"};
+  for (int gpus : gpus_list) from.push_back(wins_from(cells, gpus, false));
+  for (int gpus : gpus_list) surely.push_back(wins_from(cells, gpus, true));
   table.add_row(from);
+  table.add_row(surely);
   table.print(std::cout);
+  std::cout << "~: within each other's band, the model cannot say which wins (" << cells.front().errors_text << ")\n";
 }
 
 void print_data(const CrossoverArgs& args, const std::vector<Cell>& cells) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  if (args.format == "csv") std::cout << "gpus,seq_len,first,second,first_latency_s,second_latency_s,speedup,winner\n";
+  if (args.format == "csv") {
+    std::cout << "gpus,seq_len,first,second,first_latency_s,second_latency_s,speedup,winner,first_latency_s_low,first_latency_s_high,"
+                 "second_latency_s_low,second_latency_s_high,within_band\n";
+  }
   for (const Cell& c : cells) {
     const std::string& winner = c.speedup() >= 1 ? args.algorithms[0] : args.algorithms[1];
     if (args.format == "csv") {
       std::cout << c.gpus << ',' << c.seq_len << ',' << args.algorithms[0] << ',' << args.algorithms[1] << ',' << c.first_s << ','
-                << c.second_s << ',' << c.speedup() << ',' << winner << '\n';
+                << c.second_s << ',' << c.speedup() << ',' << winner << ',' << c.first_band.low_s << ',' << c.first_band.high_s << ','
+                << c.second_band.low_s << ',' << c.second_band.high_s << ',' << (c.uncertain() ? "true" : "false") << '\n';
       continue;
     }
     rows.push_back({{"gpus", c.gpus}, {"seq_len", c.seq_len}, {"first", args.algorithms[0]}, {"second", args.algorithms[1]},
-                    {"first_latency_s", c.first_s}, {"second_latency_s", c.second_s}, {"speedup", c.speedup()}, {"winner", winner}});
+                    {"first_latency_s", c.first_s}, {"second_latency_s", c.second_s}, {"speedup", c.speedup()}, {"winner", winner},
+                    {"first_latency_s_low", c.first_band.low_s}, {"first_latency_s_high", bound_json(c.first_band.high_s)},
+                    {"second_latency_s_low", c.second_band.low_s}, {"second_latency_s_high", bound_json(c.second_band.high_s)},
+                    {"within_band", c.uncertain()}});
   }
   if (args.format == "json") std::cout << rows.dump(2) << '\n';
 }
@@ -116,7 +137,11 @@ void run(const CrossoverArgs& args) {
   std::vector<Cell> cells;
   std::vector<int> gpus_list;
   for (std::size_t i = 0; i + 1 < rows.size(); i += 2) {
-    cells.push_back({rows[i].result.gpus, rows[i].result.seq_len, rows[i].result.latency_s, rows[i + 1].result.latency_s});
+    char errors[96];
+    std::snprintf(errors, sizeof errors, "bands: compute +-%.1f %%, communication +-%.1f %%", 100 * rows[i].errors.compute,
+                  100 * rows[i].errors.communication);
+    cells.push_back({rows[i].result.gpus, rows[i].result.seq_len, rows[i].result.latency_s, rows[i + 1].result.latency_s,
+                     rows[i].latency_band, rows[i + 1].latency_band, errors});
     if (gpus_list.empty() || gpus_list.back() != cells.back().gpus) gpus_list.push_back(cells.back().gpus);
   }
   if (args.format == "table") return print_table(args, cells, gpus_list, spec.seq_lens);

@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "table.hpp"
 #include "treering/model/tune.hpp"
+#include "treering/model/uncertainty.hpp"
 #include "treering/sim/replay.hpp"
 #include "treering/topologies/units.hpp"
 
@@ -73,8 +74,16 @@ void run(const TuneArgs& args) {
   const model::Workload workload = load_workload(args);
   const std::vector<long long> lengths = fmt::parse_token_counts(args.seq_len);
   if (lengths.size() != 1) throw std::invalid_argument("--seq-len takes one length here");
-  const std::vector<model::TunedStrategy> tuned = model::tune(topology, workload, lengths[0], args.gpus, plan_options(args));
+  const model::PlanOptions options = plan_options(args);
+  const std::vector<model::TunedStrategy> tuned = model::tune(topology, workload, lengths[0], args.gpus, options);
   const auto shown = distinct(tuned);
+  // Strategies within the best one's band: the model cannot tell them from the best.
+  const model::RelativeErrors errors = model::prediction_errors(topology, *options.impl, false);
+  std::vector<model::Band> bands;
+  for (const auto& [t, equivalents] : shown) bands.push_back(model::latency_band(t->result, errors));
+  auto within_best = [&](size_t i) { return model::bands_overlap(bands[i], bands[0]); };
+  size_t close = 0;
+  for (size_t i = 1; i < shown.size(); ++i) close += within_best(i) ? 1 : 0;
   const model::TunedStrategy* tree = nullptr;
   const model::TunedStrategy* ring = nullptr;
   for (const auto& t : tuned) {
@@ -96,24 +105,28 @@ void run(const TuneArgs& args) {
     for (size_t i = 0; i < shown.size(); ++i) {
       const model::TunedStrategy& t = *shown[i].first;
       nlohmann::ordered_json row = {{"rank", i + 1}, {"strategy", t.strategy.describe()}, {"equivalents", shown[i].second},
-                                    {"algo", model::to_string(t.strategy.algorithm)}, {"latency_s", t.result.latency_s}};
+                                    {"algo", model::to_string(t.strategy.algorithm)}, {"latency_s", t.result.latency_s},
+                                    {"latency_s_low", bands[i].low_s},
+                                    {"latency_s_high", std::isfinite(bands[i].high_s) ? nlohmann::ordered_json(bands[i].high_s) : nlohmann::ordered_json()},
+                                    {"within_best_band", within_best(i)}};
       if (i < confirmed.size()) row["simulated_latency_s"] = confirmed[i].simulated_s;
       rows.push_back(row);
     }
     nlohmann::ordered_json json = {{"best", best.strategy.describe()}, {"best_latency_s", best.result.latency_s},
                                    {"tree_latency_s", tree->result.latency_s}, {"ring_latency_s", ring->result.latency_s},
-                                   {"strategies_tried", tuned.size()}, {"engines_disagree_pairs", swaps}, {"strategies", rows}};
+                                   {"strategies_tried", tuned.size()}, {"within_best_band", close}, {"engines_disagree_pairs", swaps},
+                                   {"strategies", rows}};
     std::cout << json.dump(2) << '\n';
     return;
   }
   std::cout << "tune: " << topology.spec().name << ", " << tree->result.gpus << " GPUs, " << workload.name << " (batch " << workload.batch
             << "), " << fmt::format_token_count(lengths[0]) << " tokens: " << tuned.size() << " strategies timed by the model ("
             << shown.size() << " distinct; 'same': equivalents folded in)\n\n";
-  Table table({"rank", "strategy", "same", "model", "simulated", "vs tree", "vs ring"});
+  Table table({"rank", "strategy", "same", "model", "~best", "simulated", "vs tree", "vs ring"});
   for (size_t i = 0; i < shown.size() && static_cast<int>(i) < args.top; ++i) {
     const double s = shown[i].first->result.latency_s;
     table.add_row({std::to_string(i + 1), shown[i].first->strategy.describe(), shown[i].second ? "+" + std::to_string(shown[i].second) : "",
-                   fmt::format_duration(s),
+                   fmt::format_duration(s), i > 0 && within_best(i) ? "~" : "",
                    i < confirmed.size() ? fmt::format_duration(confirmed[i].simulated_s) : "-", times(tree->result.latency_s / s),
                    times(ring->result.latency_s / s)});
   }
@@ -122,6 +135,14 @@ void run(const TuneArgs& args) {
             << times(tree->result.latency_s / best.result.latency_s) << " faster than the paper's tree ("
             << fmt::format_duration(tree->result.latency_s) << "), " << times(ring->result.latency_s / best.result.latency_s)
             << " faster than ring (" << fmt::format_duration(ring->result.latency_s) << ")\n";
+  char band[96];
+  std::snprintf(band, sizeof band, "bands: compute +-%.1f %%, communication +-%.1f %%", 100 * errors.compute, 100 * errors.communication);
+  if (close > 0) {
+    std::cout << "~: " << close << " strateg" << (close == 1 ? "y" : "ies") << " within the best's band (" << band
+              << "): the model cannot tell " << (close == 1 ? "it" : "them") << " from the best\n";
+  } else {
+    std::cout << "no other strategy is within the best's band (" << band << ")\n";
+  }
   if (swaps == 0) {
     std::cout << "the simulator ranks the best " << confirmed.size() << " in the same order\n";
   } else {

@@ -44,4 +44,6 @@ Band generation_band(const DecodeResult& first, int layers, long long tokens, do
   return band_of(generation_s - communication_s, communication_s, errors);
 }
 
+bool bands_overlap(const Band& a, const Band& b) { return a.low_s <= b.high_s && b.low_s <= a.high_s; }
+
 }  // namespace treering::model

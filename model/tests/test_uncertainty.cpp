@@ -43,3 +43,13 @@ TEST_CASE("an uncalibrated band adds its parts' bands, each with the profile's e
   CHECK(e.compute == 0.125);
   CHECK(e.communication == 0.23);
 }
+
+TEST_CASE("two predictions are within each other's band when their bands share a point") {
+  // e = 0.125 on compute only: 100 us -> [88.9, 114.3]; 110 us -> [97.8, 125.7]; 130 us -> [115.6, 148.6].
+  const model::RelativeErrors e{0.125, 0.0, ""};
+  const model::Band a = model::band_of(100e-6, 0, e), b = model::band_of(110e-6, 0, e), c = model::band_of(130e-6, 0, e);
+  CHECK(model::bands_overlap(a, b));
+  CHECK(model::bands_overlap(b, a));
+  CHECK_FALSE(model::bands_overlap(a, c));
+  CHECK(model::bands_overlap(b, c));
+}

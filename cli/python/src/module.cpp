@@ -21,6 +21,7 @@
 #include "simulated_decode.hpp"
 #include "sweep.hpp"
 #include "treering/model/tune.hpp"
+#include "treering/model/uncertainty.hpp"
 #include "treering/model/workload.hpp"
 #include "treering/topologies/input_error.hpp"
 #include "treering/topologies/load.hpp"
@@ -199,8 +200,9 @@ py::list sweep(const std::string& cluster, const std::vector<int>& nodes, const 
   return records(rows);
 }
 
-// Every combine strategy model::tune tries, fastest first: rank (from 1), its description, its algorithm and
-// the model's latency. Equivalent strategies are all listed (the command folds them).
+// Every combine strategy model::tune tries, fastest first: rank (from 1), its description, its algorithm, the
+// model's latency with its band, and whether that band meets the best's. Equivalent strategies are all listed
+// (the command folds them).
 py::list tune(const Cluster& cluster, long long seq_len, const std::string& workload_name, std::optional<int> batch,
               const std::string& impl) {
   const model::PlanOptions options = plan_options("equal", impl);
@@ -211,13 +213,19 @@ py::list tune(const Cluster& cluster, long long seq_len, const std::string& work
     const py::gil_scoped_release release;
     tuned = model::tune(cluster.topology(), workload, seq_len, {}, options);
   }
+  const model::RelativeErrors errors = model::prediction_errors(cluster.topology(), *options.impl, false);
+  const model::Band best = tuned.empty() ? model::Band{} : model::latency_band(tuned.front().result, errors);
   py::list list;
   for (std::size_t i = 0; i < tuned.size(); ++i) {
+    const model::Band band = model::latency_band(tuned[i].result, errors);
     py::dict d;
     d["rank"] = i + 1;
     d["strategy"] = tuned[i].strategy.describe();
     d["algo"] = model::to_string(tuned[i].strategy.algorithm);
     d["latency_s"] = tuned[i].result.latency_s;
+    d["latency_s_low"] = band.low_s;
+    d["latency_s_high"] = band.high_s;  // inf when unbounded
+    d["within_best_band"] = model::bands_overlap(band, best);
     list.append(d);
   }
   return list;

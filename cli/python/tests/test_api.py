@@ -224,7 +224,14 @@ class TuneTest(unittest.TestCase):
         c = treering.load_cluster("dgx-h100", nodes=2)
         ranked = treering.tune(c, seq_len="1M")
         self.assertGreater(len(ranked), 10)
-        self.assertEqual(set(ranked[0]), {"rank", "strategy", "algo", "latency_s"})
+        self.assertEqual(set(ranked[0]), {"rank", "strategy", "algo", "latency_s", "latency_s_low", "latency_s_high",
+                                          "within_best_band"})
+        # The best is within its own band; efficient's band is [x / (1 + e), x / (1 - e)] with e <= 0.23, so a
+        # strategy more than 1.23 / 0.77 = 1.6x slower than the best cannot be within it.
+        self.assertTrue(ranked[0]["within_best_band"])
+        for r in ranked:
+            if r["latency_s"] > 1.6 * ranked[0]["latency_s"]:
+                self.assertFalse(r["within_best_band"], r["strategy"])
         self.assertEqual([r["rank"] for r in ranked], list(range(1, len(ranked) + 1)))
         latencies = [r["latency_s"] for r in ranked]
         self.assertEqual(latencies, sorted(latencies))

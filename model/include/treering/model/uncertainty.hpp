@@ -37,6 +37,10 @@ struct Band {
 
 Band band_of(double compute_s, double communication_s, const RelativeErrors& errors);
 
+// Whether two predictions lie within each other's band (their bands share a point): then the model cannot say
+// which is faster. Example: 100 us [89, 114] and 110 us [98, 126] overlap; 100 us and 130 us [116, 149] do not.
+bool bands_overlap(const Band& a, const Band& b);
+
 // The band of one layer's latency: compute + host time against the exposed communication.
 Band latency_band(const DecodeResult& result, const RelativeErrors& errors);
 
