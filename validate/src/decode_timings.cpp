@@ -29,14 +29,15 @@ std::vector<std::string> fields_of(const std::string& line) {
   return fields;
 }
 
-long long whole(const std::string& text, long long smallest, const topologies::InputLocation& where, const char* what) {
+long long whole(const std::string& text, long long smallest, long long largest, const topologies::InputLocation& where, const char* what) {
   try {
     size_t used = 0;
     const long long value = std::stoll(text, &used);
-    if (used == text.size() && value >= smallest) return value;
+    if (used == text.size() && value >= smallest && value <= largest) return value;
   } catch (const std::exception&) {
   }
-  throw InputError(where, std::string(what) + " must be a whole number >= " + std::to_string(smallest) + ", got '" + text + "'");
+  throw InputError(where, std::string(what) + " must be a whole number from " + std::to_string(smallest) + " to " + std::to_string(largest) +
+                              ", got '" + text + "'");
 }
 
 bool yes_no(const std::string& text, const topologies::InputLocation& where) {
@@ -65,14 +66,14 @@ TimedDecode row_of(const std::vector<std::string>& f, const std::string& path, i
   t.cluster = f[0];
   t.workload = f[1];
   t.algorithm = f[2];
-  t.gpus = static_cast<int>(whole(f[3], 1, where, "gpus"));
+  t.gpus = static_cast<int>(whole(f[3], 1, 1000000, where, "gpus"));
   try {
     t.seq_len = topologies::parse_token_count(f[4]);
   } catch (const std::exception& error) {
     throw InputError(where, std::string("seq_len: ") + error.what());
   }
-  t.batch = static_cast<int>(whole(f[5], 0, where, "batch"));
-  t.tokens = whole(f[6], 1, where, "tokens");
+  t.batch = static_cast<int>(whole(f[5], 0, 1000000, where, "batch"));
+  t.tokens = whole(f[6], 1, 1000000000000LL, where, "tokens");
   t.prefill = yes_no(f[7], where);
   t.measured_s = seconds(f[8], where);
   t.file = path;

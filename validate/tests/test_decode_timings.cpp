@@ -50,8 +50,9 @@ TEST_CASE("a malformed timings CSV is an error at its line") {
   fails("timings-header.csv", "cluster,workload,algo,measured_s\n", "the header must be");
   fails("timings-empty.csv", kHeader, "no timings");
   fails("timings-fields.csv", kHeader + "dgx-h100,llama3.1-8b,ring,8,20k,1,10,true\n", ":2: error: expected 9 fields");
-  fails("timings-gpus.csv", kHeader + "dgx-h100,llama3.1-8b,ring,0,20k,1,10,true,0.6\n", "gpus must be a whole number >= 1");
-  fails("timings-tokens.csv", kHeader + "dgx-h100,llama3.1-8b,ring,8,20k,1,0,true,0.6\n", "tokens must be a whole number >= 1");
+  fails("timings-gpus.csv", kHeader + "dgx-h100,llama3.1-8b,ring,0,20k,1,10,true,0.6\n", "gpus must be a whole number from 1 to 1000000");
+  fails("timings-tokens.csv", kHeader + "dgx-h100,llama3.1-8b,ring,8,20k,1,0,true,0.6\n", "tokens must be a whole number from 1");
+  fails("timings-huge.csv", kHeader + "dgx-h100,llama3.1-8b,ring,99999999999,20k,1,10,true,0.6\n", "gpus must be a whole number");
   fails("timings-prefill.csv", kHeader + "dgx-h100,llama3.1-8b,ring,8,20k,1,10,maybe,0.6\n", "prefill must be true or false");
   fails("timings-time.csv", kHeader + "dgx-h100,llama3.1-8b,ring,8,20k,1,10,true,-1\n", "measured_s must be a positive");
   fails("timings-length.csv", kHeader + "dgx-h100,llama3.1-8b,ring,8,lots,1,10,true,0.6\n", "seq_len");
