@@ -1,5 +1,8 @@
 // treering crossover: where one algorithm beats another over context length x GPU count, and by how much, as
-// a table (and the length from which it wins) or as tidy data for a heat map.
+// a table (and the length from which it wins) or as tidy data for a heat map. A cell whose two latencies lie
+// within each other's band (model/uncertainty.hpp) is one where the model cannot say which wins: with both
+// errors at 10 %, 100 us [90.9, 111.1] and 120 us [109.1, 133.3] are such a pair (any ratio up to 1.1 / 0.9 = 1.22).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -8,6 +11,7 @@
 
 #include "cluster_args.hpp"
 #include "commands.hpp"
+#include "decode_output.hpp"
 #include "sweep.hpp"
 #include "table.hpp"
 #include "treering/model/uncertainty.hpp"
@@ -37,7 +41,6 @@ struct Cell {
   long long seq_len = 0;
   double first_s = 0, second_s = 0;  // the two algorithms' latencies
   model::Band first_band, second_band;
-  std::string errors_text;  // "bands: compute +-12.5 %, communication +-23.0 %"
   double speedup() const { return second_s / first_s; }  // > 1: the first wins
   // Within each other's band: the model cannot say which wins.
   bool uncertain() const { return model::bands_overlap(first_band, second_band); }
@@ -66,8 +69,30 @@ std::string wins_from(const std::vector<Cell>& cells, int gpus, bool surely) {
   return from < 0 ? "never" : fmt::format_token_count(from);
 }
 
+// The lengths at which the two lie within each other's band, per GPU count, as runs of consecutive lengths:
+// "640k-5.12M", "80k, 320k-640k" or "none".
+std::string uncertain_lengths(const std::vector<Cell>& cells, int gpus) {
+  std::string text;
+  const Cell* run_start = nullptr;
+  const Cell* previous = nullptr;
+  auto close_run = [&] {
+    if (!run_start) return;
+    text += (text.empty() ? "" : ", ") + fmt::format_token_count(run_start->seq_len);
+    if (previous != run_start) text += "-" + fmt::format_token_count(previous->seq_len);
+    run_start = nullptr;
+  };
+  for (const Cell& c : cells) {
+    if (c.gpus != gpus) continue;
+    if (!c.uncertain()) close_run();
+    else if (!run_start) run_start = &c;
+    previous = &c;
+  }
+  close_run();
+  return text.empty() ? "none" : text;
+}
+
 void print_table(const CrossoverArgs& args, const std::vector<Cell>& cells, const std::vector<int>& gpus_list,
-                 const std::vector<long long>& lengths) {
+                 const std::vector<long long>& lengths, const std::string& bands) {
   const std::string& a = args.algorithms[0];
   const std::string& b = args.algorithms[1];
   std::cout << a << " vs " << b << " on " << args.cluster << ", " << args.workload << " (" << args.engine
@@ -75,23 +100,30 @@ void print_table(const CrossoverArgs& args, const std::vector<Cell>& cells, cons
   std::vector<std::string> header{"tokens \\ GPUs"};
   for (int gpus : gpus_list) header.push_back(std::to_string(gpus));
   Table table(header);
+  // "1.56x ~" and "1.60x  ": the ratios stay aligned when some cells are marked.
+  const bool any_uncertain = std::any_of(cells.begin(), cells.end(), [](const Cell& c) { return c.uncertain(); });
   for (long long seq_len : lengths) {
     std::vector<std::string> row{fmt::format_token_count(seq_len)};
     for (int gpus : gpus_list) {
       for (const Cell& c : cells) {
         if (c.gpus != gpus || c.seq_len != seq_len) continue;
-        row.push_back((c.speedup() >= 1 ? ratio_text(c.speedup()) : b + " " + ratio_text(1 / c.speedup())) + (c.uncertain() ? " ~" : ""));
+        const std::string ratio = c.speedup() >= 1 ? ratio_text(c.speedup()) : b + " " + ratio_text(1 / c.speedup());
+        row.push_back(ratio + (c.uncertain() ? " ~" : any_uncertain ? "  " : ""));
       }
     }
     table.add_row(row);
   }
-  std::vector<std::string> from{a + " wins from"}, surely{"outside the bands from"};
-  for (int gpus : gpus_list) from.push_back(wins_from(cells, gpus, false));
-  for (int gpus : gpus_list) surely.push_back(wins_from(cells, gpus, true));
+  std::vector<std::string> from{a + " wins from"}, uncertain{"uncertain at"}, surely{"outside the bands from"};
+  for (int gpus : gpus_list) {
+    from.push_back(wins_from(cells, gpus, false));
+    uncertain.push_back(uncertain_lengths(cells, gpus));
+    surely.push_back(wins_from(cells, gpus, true));
+  }
   table.add_row(from);
+  table.add_row(uncertain);
   table.add_row(surely);
   table.print(std::cout);
-  std::cout << "~: within each other's band, the model cannot say which wins (" << cells.front().errors_text << ")\n";
+  std::cout << "~: within each other's band (" << bands << "): the model cannot say which wins\n";
 }
 
 void print_data(const CrossoverArgs& args, const std::vector<Cell>& cells) {
@@ -137,21 +169,24 @@ void run(const CrossoverArgs& args) {
   std::vector<Cell> cells;
   std::vector<int> gpus_list;
   for (std::size_t i = 0; i + 1 < rows.size(); i += 2) {
-    char errors[96];
-    std::snprintf(errors, sizeof errors, "bands: compute +-%.1f %%, communication +-%.1f %%", 100 * rows[i].errors.compute,
-                  100 * rows[i].errors.communication);
     cells.push_back({rows[i].result.gpus, rows[i].result.seq_len, rows[i].result.latency_s, rows[i + 1].result.latency_s,
-                     rows[i].latency_band, rows[i + 1].latency_band, errors});
+                     rows[i].latency_band, rows[i + 1].latency_band});
     if (gpus_list.empty() || gpus_list.back() != cells.back().gpus) gpus_list.push_back(cells.back().gpus);
   }
-  if (args.format == "table") return print_table(args, cells, gpus_list, spec.seq_lens);
+  std::vector<model::RelativeErrors> errors;
+  for (const DecodeRow& row : rows) errors.push_back(row.errors);
+  if (args.format == "table") return print_table(args, cells, gpus_list, spec.seq_lens, errors_legend(errors));
   print_data(args, cells);
 }
 
 }  // namespace
 
 void add_crossover_command(CLI::App& app) {
-  auto* command = app.add_subcommand("crossover", "Where one algorithm beats another over context length x GPU count, and by how much");
+  auto* command = app.add_subcommand("crossover", "Where one algorithm beats another over context length x GPU count, by how much, and "
+                                                  "where the two lie within each other's band (~: the model cannot say which wins)");
+  command->footer("Table: '~' marks a cell whose two latencies' bands overlap; the rows under it give the length from which the first "
+                  "wins, the lengths at which the choice is uncertain, and the length from which the first wins by more than the "
+                  "bands. CSV/JSON: both latencies' bands (first_/second_latency_s_low/high) and within_band.");
   auto args = std::make_shared<CrossoverArgs>();
   command->add_option("--cluster", args->cluster, "A preset name (treering topo list) or a YAML file")->required();
   command->add_option("--nodes", args->nodes, "Node counts")->delimiter(',')->check(CLI::PositiveNumber)->capture_default_str();

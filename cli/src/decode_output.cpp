@@ -49,13 +49,28 @@ ordered_json bound(double value_s) { return std::isfinite(value_s) ? ordered_jso
 
 }  // namespace
 
+std::string errors_text(const model::RelativeErrors& errors) {
+  char text[96];
+  std::snprintf(text, sizeof text, "compute +-%.1f %%, communication +-%.1f %%", 100 * errors.compute, 100 * errors.communication);
+  return text;
+}
+
+std::string errors_legend(const std::vector<model::RelativeErrors>& errors) {
+  if (errors.empty()) return "";
+  auto sum = [](const model::RelativeErrors& e) { return e.compute + e.communication; };
+  const model::RelativeErrors* least = &errors.front();
+  bool differ = false;
+  for (const model::RelativeErrors& e : errors) {
+    differ = differ || sum(e) != sum(*least);
+    if (sum(e) < sum(*least)) least = &e;
+  }
+  return errors_text(*least) + (differ ? "; twice that where extrapolated" : "");
+}
+
 std::string band_line(const std::vector<DecodeRow>& rows) {
   if (rows.empty()) return "";
-  const model::RelativeErrors& e = rows.front().errors;
-  char text[160];
-  std::snprintf(text, sizeof text, "; band: compute +-%.1f %%, communication +-%.1f %% (%s)", 100 * e.compute,
-                100 * e.communication, rows.front().calibration == "none" ? "the profile's validation" : "the calibration's residuals");
-  return text;
+  return "; band: " + errors_text(rows.front().errors) + " (" +
+         (rows.front().calibration == "none" ? "the profile's validation" : "the calibration's residuals") + ")";
 }
 
 std::string format_band(const model::Band& band) {

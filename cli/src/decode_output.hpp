@@ -50,6 +50,11 @@ nlohmann::ordered_json decode_json(const DecodeRow& row);
 std::string calibration_line(const topologies::Topology& topology);
 // "; band: compute +-12.5 %, communication +-36.0 % (the profile's validation)", from the first row.
 std::string band_line(const std::vector<DecodeRow>& rows);
+// "compute +-12.5 %, communication +-36.0 %".
+std::string errors_text(const model::RelativeErrors& errors);
+// The errors behind several bands, for a legend: the smallest as errors_text gives them, and "; twice that where
+// extrapolated" when some differ (a calibrated cluster doubles its errors outside what it measured).
+std::string errors_legend(const std::vector<model::RelativeErrors>& errors);
 // "88.9 us - 192 us" (or "... - unbounded").
 std::string format_band(const model::Band& band);
 std::string calibration_marker(const DecodeRow& row);

@@ -1,6 +1,8 @@
 // treering tune: the fastest combine strategy for a cluster, workload and context length (model::tune), with
 // its gain over the paper's tree and ring, the best few confirmed in the simulator, and where the two engines
-// rank them differently.
+// rank them differently. '~' marks the strategies whose latency band meets the best one's (model/uncertainty.hpp):
+// with both errors at 10 %, a strategy up to 1.1 / 0.9 = 1.22x the best's latency (best 100 us [90.9, 111.1],
+// 120 us [109.1, 133.3]) cannot be told from it.
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -8,6 +10,7 @@
 
 #include "cluster_args.hpp"
 #include "commands.hpp"
+#include "decode_output.hpp"
 #include "table.hpp"
 #include "treering/model/tune.hpp"
 #include "treering/model/uncertainty.hpp"
@@ -69,94 +72,144 @@ int discordant_pairs(const std::vector<Confirmed>& confirmed) {
   return count;
 }
 
+// What every format reports: the distinct strategies with their bands, the paper's tree and ring, the best few
+// replayed in the simulator. `shown`, `tree`, `ring` and `confirmed` point into `tuned` (moving keeps them valid).
+struct TuneReport {
+  std::vector<model::TunedStrategy> tuned;
+  std::vector<model::StrategyBand> bands;                          // per tuned strategy
+  std::vector<std::pair<const model::TunedStrategy*, int>> shown;  // distinct, with their equivalents
+  const model::TunedStrategy* tree = nullptr;
+  const model::TunedStrategy* ring = nullptr;
+  std::vector<Confirmed> confirmed;
+  int swaps = 0;  // pairs of the confirmed the simulator orders differently
+
+  const model::StrategyBand& band(size_t shown_index) const { return bands[shown[shown_index].first - tuned.data()]; }
+  // Distinct strategies other than the best within its band: the model cannot tell them from the best.
+  size_t others_within_best() const {
+    size_t count = 0;
+    for (size_t i = 1; i < shown.size(); ++i) count += band(i).within_best_band ? 1 : 0;
+    return count;
+  }
+  std::string errors_legend() const {
+    std::vector<model::RelativeErrors> errors;
+    for (const model::StrategyBand& b : bands) errors.push_back(b.errors);
+    return cli::errors_legend(errors);
+  }
+};
+
+TuneReport tune_report(const TuneArgs& args, const topologies::Topology& topology, const model::Workload& workload, long long seq_len) {
+  TuneReport report;
+  const model::PlanOptions options = plan_options(args);
+  report.tuned = model::tune(topology, workload, seq_len, args.gpus, options);
+  report.bands = model::strategy_bands(topology, report.tuned, *options.impl);
+  report.shown = distinct(report.tuned);
+  for (const auto& t : report.tuned) {
+    const bool plain = !t.strategy.options.collective_algorithm && t.strategy.leader == 0;
+    if (plain && t.strategy.algorithm == model::DecodeAlgorithm::tree && !report.tree) report.tree = &t;
+    if (plain && t.strategy.algorithm == model::DecodeAlgorithm::ring && !report.ring) report.ring = &t;
+  }
+  for (size_t i = 0; i < report.shown.size() && static_cast<int>(i) < args.confirm; ++i) {
+    const model::Strategy& strategy = report.shown[i].first->strategy;
+    std::cerr << "simulating " << strategy.describe() << "...\n";
+    report.confirmed.push_back({report.shown[i].first, simulate(topology, args.gpus, strategy, workload, seq_len)});
+  }
+  report.swaps = discordant_pairs(report.confirmed);
+  return report;
+}
+
+// JSON has no infinity: an unbounded side is null.
+nlohmann::ordered_json bound_json(double seconds) {
+  return std::isfinite(seconds) ? nlohmann::ordered_json(seconds) : nlohmann::ordered_json();
+}
+
+void print_json(const TuneReport& r) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < r.shown.size(); ++i) {
+    const model::TunedStrategy& t = *r.shown[i].first;
+    nlohmann::ordered_json row = {{"rank", i + 1}, {"strategy", t.strategy.describe()}, {"equivalents", r.shown[i].second},
+                                  {"algo", model::to_string(t.strategy.algorithm)}, {"latency_s", t.result.latency_s},
+                                  {"latency_s_low", r.band(i).band.low_s}, {"latency_s_high", bound_json(r.band(i).band.high_s)},
+                                  {"within_best_band", r.band(i).within_best_band}};
+    if (i < r.confirmed.size()) row["simulated_latency_s"] = r.confirmed[i].simulated_s;
+    rows.push_back(row);
+  }
+  const model::TunedStrategy& best = r.tuned.front();
+  nlohmann::ordered_json json = {{"best", best.strategy.describe()}, {"best_latency_s", best.result.latency_s},
+                                 {"tree_latency_s", r.tree->result.latency_s}, {"ring_latency_s", r.ring->result.latency_s},
+                                 {"strategies_tried", r.tuned.size()}, {"strategies_within_best_band", r.others_within_best()},
+                                 {"engines_disagree_pairs", r.swaps}, {"strategies", rows}};
+  std::cout << json.dump(2) << '\n';
+}
+
+// One line per distinct strategy; simulated_latency_s empty where not replayed, latency_s_high "inf" when unbounded.
+void print_csv(const TuneReport& r) {
+  std::cout << "rank,strategy,equivalents,algo,latency_s,latency_s_low,latency_s_high,within_best_band,simulated_latency_s\n";
+  for (size_t i = 0; i < r.shown.size(); ++i) {
+    const model::TunedStrategy& t = *r.shown[i].first;
+    std::cout << i + 1 << ",\"" << t.strategy.describe() << "\"," << r.shown[i].second << ',' << model::to_string(t.strategy.algorithm)
+              << ',' << t.result.latency_s << ',' << r.band(i).band.low_s << ',' << r.band(i).band.high_s << ','
+              << (r.band(i).within_best_band ? "true" : "false") << ',';
+    if (i < r.confirmed.size()) std::cout << r.confirmed[i].simulated_s;
+    std::cout << '\n';
+  }
+}
+
+void print_table(const TuneArgs& args, const TuneReport& r) {
+  Table table({"rank", "strategy", "same", "model", "~best", "simulated", "vs tree", "vs ring"});
+  for (size_t i = 0; i < r.shown.size() && static_cast<int>(i) < args.top; ++i) {
+    const double s = r.shown[i].first->result.latency_s;
+    table.add_row({std::to_string(i + 1), r.shown[i].first->strategy.describe(), r.shown[i].second ? "+" + std::to_string(r.shown[i].second) : "",
+                   fmt::format_duration(s), i > 0 && r.band(i).within_best_band ? "~" : "",
+                   i < r.confirmed.size() ? fmt::format_duration(r.confirmed[i].simulated_s) : "-", times(r.tree->result.latency_s / s),
+                   times(r.ring->result.latency_s / s)});
+  }
+  table.print(std::cout);
+  const model::TunedStrategy& best = r.tuned.front();
+  std::cout << "\nbest: " << best.strategy.describe() << ", " << fmt::format_duration(best.result.latency_s) << " per layer: "
+            << times(r.tree->result.latency_s / best.result.latency_s) << " faster than the paper's tree ("
+            << fmt::format_duration(r.tree->result.latency_s) << "), " << times(r.ring->result.latency_s / best.result.latency_s)
+            << " faster than ring (" << fmt::format_duration(r.ring->result.latency_s) << ")\n";
+  const size_t close = r.others_within_best();
+  if (close > 0) {
+    std::cout << "~: " << close << " strateg" << (close == 1 ? "y" : "ies") << " within the best's band (" << r.errors_legend()
+              << "): the model cannot tell " << (close == 1 ? "it" : "them") << " from the best\n";
+  } else {
+    std::cout << "no other strategy is within the best's band (" << r.errors_legend() << ")\n";
+  }
+  const auto& c = r.confirmed;
+  size_t sim_best = 0;
+  for (size_t i = 1; i < c.size(); ++i) sim_best = c[i].simulated_s < c[sim_best].simulated_s ? i : sim_best;
+  if (r.swaps == 0) {
+    std::cout << "the simulator ranks the best " << c.size() << " in the same order\n";
+  } else {
+    std::cout << "the simulator orders " << r.swaps << " pair(s) of the best " << c.size() << " differently; it ranks "
+              << c[sim_best].tuned->strategy.describe() << " first (" << fmt::format_duration(c[sim_best].simulated_s) << ")\n";
+  }
+}
+
 void run(const TuneArgs& args) {
   const topologies::Topology topology = load_topology(args.cluster);
   const model::Workload workload = load_workload(args);
   const std::vector<long long> lengths = fmt::parse_token_counts(args.seq_len);
   if (lengths.size() != 1) throw std::invalid_argument("--seq-len takes one length here");
-  const model::PlanOptions options = plan_options(args);
-  const std::vector<model::TunedStrategy> tuned = model::tune(topology, workload, lengths[0], args.gpus, options);
-  const auto shown = distinct(tuned);
-  // Strategies within the best one's band: the model cannot tell them from the best.
-  const model::RelativeErrors errors = model::prediction_errors(topology, *options.impl, false);
-  std::vector<model::Band> bands;
-  for (const auto& [t, equivalents] : shown) bands.push_back(model::latency_band(t->result, errors));
-  auto within_best = [&](size_t i) { return model::bands_overlap(bands[i], bands[0]); };
-  size_t close = 0;
-  for (size_t i = 1; i < shown.size(); ++i) close += within_best(i) ? 1 : 0;
-  const model::TunedStrategy* tree = nullptr;
-  const model::TunedStrategy* ring = nullptr;
-  for (const auto& t : tuned) {
-    const bool plain = !t.strategy.options.collective_algorithm && t.strategy.leader == 0;
-    if (plain && t.strategy.algorithm == model::DecodeAlgorithm::tree && !tree) tree = &t;
-    if (plain && t.strategy.algorithm == model::DecodeAlgorithm::ring && !ring) ring = &t;
-  }
-  std::vector<Confirmed> confirmed;
-  for (size_t i = 0; i < shown.size() && static_cast<int>(i) < args.confirm; ++i) {
-    std::cerr << "simulating " << shown[i].first->strategy.describe() << "...\n";
-    confirmed.push_back({shown[i].first, simulate(topology, args.gpus, shown[i].first->strategy, workload, lengths[0])});
-  }
-  const model::TunedStrategy& best = tuned.front();
-  const int swaps = discordant_pairs(confirmed);
-  size_t sim_best = 0;
-  for (size_t i = 1; i < confirmed.size(); ++i) sim_best = confirmed[i].simulated_s < confirmed[sim_best].simulated_s ? i : sim_best;
-  if (args.format == "json") {
-    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-    for (size_t i = 0; i < shown.size(); ++i) {
-      const model::TunedStrategy& t = *shown[i].first;
-      nlohmann::ordered_json row = {{"rank", i + 1}, {"strategy", t.strategy.describe()}, {"equivalents", shown[i].second},
-                                    {"algo", model::to_string(t.strategy.algorithm)}, {"latency_s", t.result.latency_s},
-                                    {"latency_s_low", bands[i].low_s},
-                                    {"latency_s_high", std::isfinite(bands[i].high_s) ? nlohmann::ordered_json(bands[i].high_s) : nlohmann::ordered_json()},
-                                    {"within_best_band", within_best(i)}};
-      if (i < confirmed.size()) row["simulated_latency_s"] = confirmed[i].simulated_s;
-      rows.push_back(row);
-    }
-    nlohmann::ordered_json json = {{"best", best.strategy.describe()}, {"best_latency_s", best.result.latency_s},
-                                   {"tree_latency_s", tree->result.latency_s}, {"ring_latency_s", ring->result.latency_s},
-                                   {"strategies_tried", tuned.size()}, {"within_best_band", close}, {"engines_disagree_pairs", swaps},
-                                   {"strategies", rows}};
-    std::cout << json.dump(2) << '\n';
-    return;
-  }
-  std::cout << "tune: " << topology.spec().name << ", " << tree->result.gpus << " GPUs, " << workload.name << " (batch " << workload.batch
-            << "), " << fmt::format_token_count(lengths[0]) << " tokens: " << tuned.size() << " strategies timed by the model ("
-            << shown.size() << " distinct; 'same': equivalents folded in)\n\n";
-  Table table({"rank", "strategy", "same", "model", "~best", "simulated", "vs tree", "vs ring"});
-  for (size_t i = 0; i < shown.size() && static_cast<int>(i) < args.top; ++i) {
-    const double s = shown[i].first->result.latency_s;
-    table.add_row({std::to_string(i + 1), shown[i].first->strategy.describe(), shown[i].second ? "+" + std::to_string(shown[i].second) : "",
-                   fmt::format_duration(s), i > 0 && within_best(i) ? "~" : "",
-                   i < confirmed.size() ? fmt::format_duration(confirmed[i].simulated_s) : "-", times(tree->result.latency_s / s),
-                   times(ring->result.latency_s / s)});
-  }
-  table.print(std::cout);
-  std::cout << "\nbest: " << best.strategy.describe() << ", " << fmt::format_duration(best.result.latency_s) << " per layer: "
-            << times(tree->result.latency_s / best.result.latency_s) << " faster than the paper's tree ("
-            << fmt::format_duration(tree->result.latency_s) << "), " << times(ring->result.latency_s / best.result.latency_s)
-            << " faster than ring (" << fmt::format_duration(ring->result.latency_s) << ")\n";
-  char band[96];
-  std::snprintf(band, sizeof band, "bands: compute +-%.1f %%, communication +-%.1f %%", 100 * errors.compute, 100 * errors.communication);
-  if (close > 0) {
-    std::cout << "~: " << close << " strateg" << (close == 1 ? "y" : "ies") << " within the best's band (" << band
-              << "): the model cannot tell " << (close == 1 ? "it" : "them") << " from the best\n";
-  } else {
-    std::cout << "no other strategy is within the best's band (" << band << ")\n";
-  }
-  if (swaps == 0) {
-    std::cout << "the simulator ranks the best " << confirmed.size() << " in the same order\n";
-  } else {
-    std::cout << "the simulator orders " << swaps << " pair(s) of the best " << confirmed.size() << " differently; it ranks "
-              << confirmed[sim_best].tuned->strategy.describe() << " first (" << fmt::format_duration(confirmed[sim_best].simulated_s) << ")\n";
-  }
+  const TuneReport report = tune_report(args, topology, workload, lengths[0]);
+  if (args.format == "json") return print_json(report);
+  if (args.format == "csv") return print_csv(report);
+  std::cout << "tune: " << topology.spec().name << ", " << report.tree->result.gpus << " GPUs, " << workload.name << " (batch "
+            << workload.batch << "), " << fmt::format_token_count(lengths[0]) << " tokens: " << report.tuned.size()
+            << " strategies timed by the model (" << report.shown.size() << " distinct; 'same': equivalents folded in)\n\n";
+  print_table(args, report);
 }
 
 }  // namespace
 
 void add_tune_command(CLI::App& app) {
-  auto* command = app.add_subcommand("tune", "Search combine strategies (algorithm, collective algorithm, tree fan-ins, leaders) for the fastest");
+  auto* command = app.add_subcommand("tune", "Search combine strategies (algorithm, collective algorithm, tree fan-ins, leaders) for the fastest, "
+                                             "and say which lie within the best one's band");
   auto args = std::make_shared<TuneArgs>();
-  add_decode_options(*command, *args, "(not used: tune tries every algorithm)", {"table", "json"});
+  add_decode_options(*command, *args, "(not used: tune tries every algorithm)", {"table", "csv", "json"});
+  command->footer("Table: '~' in the ~best column marks a strategy whose latency band meets the best one's: the model cannot "
+                  "tell it from the best. CSV/JSON: latency_s_low/high (the band) and within_best_band for every strategy.");
   command->add_option("--top", args->top, "Strategies shown")->check(CLI::Range(1, 100000))->capture_default_str();
   command->add_option("--confirm", args->confirm, "The best this many replayed in the simulator")->check(CLI::Range(1, 1000))->capture_default_str();
   command->callback([args] { run(*args); });

@@ -6,6 +6,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "treering/model/extrapolation.hpp"
+
 namespace treering::model {
 
 std::string Strategy::describe() const {
@@ -79,7 +81,11 @@ std::vector<TunedStrategy> tune(const topologies::Topology& topology, const Work
     auto& model = models[strategy.leader];
     if (!model) model = std::make_unique<DecodeModel>(topology, strategy.leader == 0 ? gpus : rotated_gpus(topology, gpus, strategy.leader));
     try {
-      tuned.push_back({strategy, model->predict(strategy.algorithm, workload, seq_len, strategy.options)});
+      TunedStrategy t{strategy, model->predict(strategy.algorithm, workload, seq_len, strategy.options)};
+      if (topology.spec().calibration) {
+        t.extrapolated = !extrapolations(topology, model->plan(strategy.algorithm, workload, seq_len, strategy.options)).empty();
+      }
+      tuned.push_back(std::move(t));
     } catch (const std::invalid_argument&) {
       // A forced collective algorithm this group cannot run (NVLS without in-switch reduction, recursive
       // doubling on a count that is not a power of two): not a strategy here.
@@ -88,6 +94,19 @@ std::vector<TunedStrategy> tune(const topologies::Topology& topology, const Work
   std::stable_sort(tuned.begin(), tuned.end(),
                    [](const TunedStrategy& a, const TunedStrategy& b) { return a.result.latency_s < b.result.latency_s; });
   return tuned;
+}
+
+std::vector<StrategyBand> strategy_bands(const topologies::Topology& topology, const std::vector<TunedStrategy>& tuned,
+                                         const topologies::ImplProfile& profile) {
+  std::vector<StrategyBand> bands;
+  for (const TunedStrategy& t : tuned) {
+    StrategyBand b;
+    b.errors = prediction_errors(topology, profile, t.extrapolated);
+    b.band = latency_band(t.result, b.errors);
+    b.within_best_band = bands_overlap(b.band, bands.empty() ? b.band : bands.front().band);
+    bands.push_back(std::move(b));
+  }
+  return bands;
 }
 
 }  // namespace treering::model

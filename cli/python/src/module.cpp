@@ -21,7 +21,6 @@
 #include "simulated_decode.hpp"
 #include "sweep.hpp"
 #include "treering/model/tune.hpp"
-#include "treering/model/uncertainty.hpp"
 #include "treering/model/workload.hpp"
 #include "treering/topologies/input_error.hpp"
 #include "treering/topologies/load.hpp"
@@ -213,11 +212,10 @@ py::list tune(const Cluster& cluster, long long seq_len, const std::string& work
     const py::gil_scoped_release release;
     tuned = model::tune(cluster.topology(), workload, seq_len, {}, options);
   }
-  const model::RelativeErrors errors = model::prediction_errors(cluster.topology(), *options.impl, false);
-  const model::Band best = tuned.empty() ? model::Band{} : model::latency_band(tuned.front().result, errors);
+  const std::vector<model::StrategyBand> bands = model::strategy_bands(cluster.topology(), tuned, *options.impl);
   py::list list;
   for (std::size_t i = 0; i < tuned.size(); ++i) {
-    const model::Band band = model::latency_band(tuned[i].result, errors);
+    const model::Band& band = bands[i].band;
     py::dict d;
     d["rank"] = i + 1;
     d["strategy"] = tuned[i].strategy.describe();
@@ -225,7 +223,7 @@ py::list tune(const Cluster& cluster, long long seq_len, const std::string& work
     d["latency_s"] = tuned[i].result.latency_s;
     d["latency_s_low"] = band.low_s;
     d["latency_s_high"] = band.high_s;  // inf when unbounded
-    d["within_best_band"] = model::bands_overlap(band, best);
+    d["within_best_band"] = bands[i].within_best_band;
     list.append(d);
   }
   return list;

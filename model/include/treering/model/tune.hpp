@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "treering/model/decode.hpp"
+#include "treering/model/uncertainty.hpp"
 
 namespace treering::model {
 
@@ -27,6 +28,7 @@ struct Strategy {
 struct TunedStrategy {
   Strategy strategy;
   DecodeResult result;
+  bool extrapolated = false;  // on a calibrated cluster: its plan leaves what the calibration measured (extrapolation.hpp)
 };
 
 // The search's strategies in a fixed order (the paper's tree and ring first).
@@ -37,6 +39,20 @@ std::vector<Strategy> strategies_to_try(const topologies::Topology& topology, co
 // runs with `base`'s split and implementation profile.
 std::vector<TunedStrategy> tune(const topologies::Topology& topology, const Workload& workload, long long seq_len,
                                 const std::vector<int>& gpus = {}, const PlanOptions& base = {});
+
+// How sure the ranking is: each strategy's latency band (uncertainty.hpp) with `profile`'s errors (on a calibrated
+// cluster, doubled for a strategy that extrapolates), and whether it meets the band of the best (the first: its
+// own is met). The two bands are taken as independent, which is cautious: the model errs the same way on two
+// strategies that share most of their work.
+// Example, both errors 10 %: best 100 us [100 / 1.1, 100 / 0.9] = [90.9, 111.1]; 120 us [109.1, 133.3] is within
+// its band, 125 us [113.6, 138.9] is not: within iff latency / best <= 1.1 / 0.9 = 1.22.
+struct StrategyBand {
+  Band band;
+  RelativeErrors errors;
+  bool within_best_band = false;
+};
+std::vector<StrategyBand> strategy_bands(const topologies::Topology& topology, const std::vector<TunedStrategy>& tuned,
+                                         const topologies::ImplProfile& profile);
 
 // `gpus` (all when empty) with every node's GPUs rotated left by `leader` (modulo the node's GPUs in the list):
 // leader 1 turns 0 1 2 3 | 4 5 6 7 into 1 2 3 0 | 5 6 7 4.
