@@ -13,6 +13,7 @@ bool phase_crosses(const model::DecodeModel& decode, const model::DecodePlan& pl
       return std::any_of(phase.sends.begin(), phase.sends.end(),
                          [&](const model::Transfer& t) { return decode.crosses_domains(t.from, t.to); });
     case model::PhaseKind::ring_pass:
+    case model::PhaseKind::q_ring:
       for (int rank = 0; rank < p; ++rank) {
         if (decode.crosses_domains(rank, (rank + 1) % p)) return true;
       }

@@ -15,6 +15,9 @@ struct Context {
   std::vector<double> sent;  // bytes sent per rank
   std::vector<ComputeRates> rates;  // per rank, with the plan's kernel launch cost (plan_rates)
   ComputeRates slowest;
+  // Set by a phase whose ranks end at different times (pass-q's ring): how long before the phase's end each
+  // rank was done (<= 0). A transfers phase that follows starts each rank's sends then; any other clears it.
+  std::vector<double> ready_offset_s;
   int ranks() const { return static_cast<int>(plan.gpus.size()); }
 };
 
@@ -24,6 +27,7 @@ void add_host(Context& c, const std::string& label, double time_s);
 void count_send(Context& c, int from, int to, double bytes);
 
 void evaluate_ring(Context& c, const Phase& phase);
+void evaluate_q_ring(Context& c, const Phase& phase);  // decode_q_ring.cpp
 // The time of one ring step's transfer of `bytes` on `edge`: one latency per separately synchronised exchange
 // (DecodePlan::ring_exchanges_per_step) and the bytes at the band's rate.
 double ring_transfer_s(const Context& c, const DecodeModel::PairCost& edge, double bytes);

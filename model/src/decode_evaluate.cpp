@@ -59,31 +59,42 @@ void evaluate_collective(Context& c, const Phase& phase) {
 }
 
 // Point-to-point sends, all at once: sends that leave a GPU by the same link (its port) go one after another,
-// and so do sends that enter a GPU by the same link, after the longest latency among them; the busiest port
-// sets the phase's time. (In a full mesh each peer has its own link: nothing waits.) Then each receiver merges.
+// and so do sends that enter a GPU by the same link, each after its latency; the busiest port sets the phase's
+// time. (In a full mesh each peer has its own link: nothing waits.) Then each receiver merges.
+// Each port is a queue: sends arrive at their start + latency and take bytes / bandwidth in turn, so sends that
+// start together take the latency plus all their transfers, and sends that start apart (after pass-q's ring,
+// where ranks finish hops apart: Context::ready_offset_s) wait only for what is still ahead of them.
 // Example: tree-lse's broadcast of o (4 KiB) from one H100 to the 7 others of its node: the root's port carries
 // 7 x 4 KiB at 360 GB/s = 80 ns after the 11.7 us latency, where each receiver alone would take 11 ns.
 void evaluate_transfers(Context& c, const Phase& phase) {
-  std::map<long long, std::pair<double, double>> port;  // link -> (latest latency, transfer)
+  struct Arrival {
+    double at_s, transfer_s;
+  };
+  std::map<long long, std::vector<Arrival>> port;
   bool crosses = false;
   for (const Transfer& send : phase.sends) {
     const topologies::SizeBand cost = c.model.p2p(send.from, send.to).at(send.bytes);
+    const double start_s = c.ready_offset_s.empty() ? 0.0 : c.ready_offset_s[static_cast<size_t>(send.from)];
     const auto [out, in] = c.model.ports(send.from, send.to);
     int keys = out == in ? 1 : 2;  // a mesh pair's own link is both its ports
     for (long long key : {out, in}) {
       if (keys-- == 0) break;
-      auto& [latency_s, transfer_s] = port[key];
-      latency_s = std::max(latency_s, cost.latency_s);
-      transfer_s += send.bytes / cost.bandwidth_Bps;
+      port[key].push_back({start_s + cost.latency_s, send.bytes / cost.bandwidth_Bps});
     }
     crosses = crosses || c.model.crosses_domains(send.from, send.to);
     count_send(c, send.from, send.to, send.bytes);
   }
+  c.ready_offset_s.clear();
   double slowest = 0;
-  for (const auto& [link, cost] : port) slowest = std::max(slowest, cost.first + cost.second);
+  for (auto& [link, arrivals] : port) {
+    std::sort(arrivals.begin(), arrivals.end(), [](const Arrival& a, const Arrival& b) { return a.at_s < b.at_s; });
+    double free_s = arrivals.front().at_s;
+    for (const Arrival& arrival : arrivals) free_s = std::max(free_s, arrival.at_s) + arrival.transfer_s;
+    slowest = std::max(slowest, free_s);
+  }
   add_communication(c, phase.label, slowest, crosses, "p2p");
   if (phase.merge_states > 0) {
-    add_compute(c, "merge (o, lse)", kernel_time_s(c.slowest, phase.merge_states * c.plan.sizes.state_bytes));
+    add_compute(c, "merge (o, lse)", kernel_time_s(c.slowest, phase.merge_states * phase.merge_fraction * c.plan.sizes.state_bytes));
   }
 }
 
@@ -110,6 +121,15 @@ void fill_memory(Context& c) {
       break;
     }
     case DecodeAlgorithm::allgather_merge: m.workspace = c.ranks() * s.state_bytes; break;
+    case DecodeAlgorithm::pass_q:  // a partial state for every sequence, and the p - 1 coming back for its own
+    case DecodeAlgorithm::a2a: {   // the p - 1 partial states of its head slice that come in
+      double incoming = 0;
+      for (const Phase& phase : c.plan.phases) incoming = std::max(incoming, (phase.merge_states - 1) * phase.merge_fraction);
+      m.workspace = (c.plan.algorithm == DecodeAlgorithm::pass_q ? s.state_bytes : 0.0) + incoming * s.state_bytes;
+      if (c.plan.algorithm == DecodeAlgorithm::pass_q) m.receive_buffers = s.q_bytes;  // the query block in flight
+      break;
+    }
+    case DecodeAlgorithm::ag_rs: m.workspace = c.ranks() * s.stats_bytes + s.o_bytes; break;  // all lse, rescaled o
     case DecodeAlgorithm::ring: break;
   }
   m.weights = w.parameters * w.dtype_bytes;
@@ -125,13 +145,15 @@ DecodeResult DecodeModel::evaluate(const DecodePlan& plan) const {
   result.gpus = static_cast<int>(plan.gpus.size());
   result.domains = group_.domains;
   result.impl = plan.impl;
-  Context c{*this, plan, result, std::vector<double>(plan.gpus.size(), 0.0), {}, plan_rates(slowest_, plan)};
+  Context c{*this, plan, result, std::vector<double>(plan.gpus.size(), 0.0), {}, plan_rates(slowest_, plan), {}};
   for (const ComputeRates& rates : rates_) c.rates.push_back(plan_rates(rates, plan));
   double once_s = 0;
   for (const Phase& phase : plan.phases) {
+    if (phase.kind != PhaseKind::transfers) c.ready_offset_s.clear();
     switch (phase.kind) {
       case PhaseKind::attend: evaluate_attend(c, phase); break;
       case PhaseKind::ring_pass: evaluate_ring(c, phase); break;
+      case PhaseKind::q_ring: evaluate_q_ring(c, phase); break;
       case PhaseKind::collective: evaluate_collective(c, phase); break;
       case PhaseKind::transfers: evaluate_transfers(c, phase); break;
       case PhaseKind::merge: add_compute(c, phase.label, kernel_time_s(c.slowest, phase.merge_states * plan.sizes.state_bytes)); break;

@@ -45,6 +45,12 @@ PlanUse use_of(const topo::Topology& topology, const DecodePlan& plan) {
         }
         break;
       }
+      case PhaseKind::q_ring: {  // each rank attends its shard; the query blocks cross every edge of the ring
+        for (const Shard& shard : plan.shards) if (shard.count > 0) use.tokens.add(static_cast<double>(shard.count));
+        const double block_bytes = plan.sizes.q_bytes * owned_sequences(plan.workload.batch, p, 0).count / plan.workload.batch;
+        for (int rank = 0; rank < p && p > 1; ++rank) use.sends[crosses(rank, (rank + 1) % p) ? 1 : 0].add(block_bytes);
+        break;
+      }
       case PhaseKind::transfers:
         for (const Transfer& send : phase.sends) use.sends[crosses(send.from, send.to) ? 1 : 0].add(send.bytes);
         break;
@@ -114,6 +120,12 @@ void add_measures(const DecodePlan& plan, PlanMeasures& measures) {
   for (const Phase& phase : plan.phases) {
     if (phase.kind == PhaseKind::transfers) {
       for (const Transfer& send : phase.sends) measures.send_bytes.insert(send.bytes);
+    } else if (phase.kind == PhaseKind::q_ring && plan.gpus.size() > 1) {
+      const int p = static_cast<int>(plan.gpus.size());
+      for (int owner = 0; owner < p; ++owner) {
+        const long long sequences = owned_sequences(plan.workload.batch, p, owner).count;
+        if (sequences > 0) measures.send_bytes.insert(plan.sizes.q_bytes * sequences / plan.workload.batch);
+      }
     } else if (phase.kind == PhaseKind::collective && plan.gpus.size() > 1) {
       measures.collective_bytes[phase.op].insert(phase.bytes);
     }

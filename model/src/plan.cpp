@@ -9,7 +9,7 @@
 namespace treering::model {
 namespace {
 
-constexpr std::array<const char*, 5> kNames{"ring", "tree", "tree-fused", "tree-lse", "allgather-merge"};
+constexpr std::array<const char*, 8> kNames{"ring", "tree", "tree-fused", "tree-lse", "allgather-merge", "pass-q", "a2a", "ag-rs"};
 
 Phase attend() { return {PhaseKind::attend, "flash-decoding over the local shard", {}, 0, {}, 0, {}, 0}; }
 
@@ -79,6 +79,51 @@ std::vector<Phase> tree_lse_phases(const std::vector<int>& domain_of_rank, const
   return phases;
 }
 
+// pass-q: the query blocks travel the ring; then every rank sends each owner the partial states of the owner's
+// sequences (one all-to-all) and the owner merges the p states of each.
+std::vector<Phase> pass_q_phases(int ranks, int batch, const PlanSizes& s) {
+  std::vector<Phase> phases{{PhaseKind::q_ring, "pass query blocks around the ring, attending each to the local shard",
+                             {}, 0, {}, 0, {}, 0}};
+  const double state_per_sequence = s.state_bytes / batch;
+  std::vector<Transfer> sends;
+  long long most = 0;
+  for (int owner = 0; owner < ranks; ++owner) {
+    const long long owned = owned_sequences(batch, ranks, owner).count;
+    most = std::max(most, owned);
+    for (int from = 0; from < ranks && owned > 0; ++from) {
+      if (from != owner) sends.push_back({from, owner, static_cast<double>(owned) * state_per_sequence});
+    }
+  }
+  if (sends.empty()) return phases;
+  Phase back{PhaseKind::transfers, "all-to-all: partial (o, lse) to each sequence's owner", CollectiveOp::allreduce, 0,
+             sends, ranks, {}, 0};
+  back.merge_fraction = static_cast<double>(most) / batch;
+  phases.push_back(back);
+  return phases;
+}
+
+// a2a: after the attention, every rank sends each other rank the partial states of that rank's head slice; each
+// merges the p states of its slice.
+std::vector<Phase> a2a_phases(int ranks, const Workload& w, const PlanSizes& s) {
+  std::vector<Phase> phases{attend()};
+  const double state_per_head = s.state_bytes / w.query_heads;
+  std::vector<Transfer> sends;
+  long long most = 0;
+  for (int owner = 0; owner < ranks; ++owner) {
+    const long long heads = owned_heads(w.query_heads, ranks, owner).count;
+    most = std::max(most, heads);
+    for (int from = 0; from < ranks && heads > 0; ++from) {
+      if (from != owner) sends.push_back({from, owner, static_cast<double>(heads) * state_per_head});
+    }
+  }
+  if (sends.empty()) return phases;
+  Phase exchange{PhaseKind::transfers, "all-to-all: (o, lse) of each head slice to its owner", CollectiveOp::allreduce, 0,
+                 sends, ranks, {}, 0};
+  exchange.merge_fraction = static_cast<double>(most) / w.query_heads;
+  phases.push_back(exchange);
+  return phases;
+}
+
 }  // namespace
 
 const char* to_string(DecodeAlgorithm algorithm) { return kNames[static_cast<size_t>(algorithm)]; }
@@ -93,10 +138,27 @@ DecodeAlgorithm parse_decode_algorithm(const std::string& text) {
 }
 
 const std::vector<DecodeAlgorithm>& all_decode_algorithms() {
-  static const std::vector<DecodeAlgorithm> all{DecodeAlgorithm::ring, DecodeAlgorithm::tree, DecodeAlgorithm::tree_fused,
-                                                DecodeAlgorithm::tree_lse, DecodeAlgorithm::allgather_merge};
+  static const std::vector<DecodeAlgorithm> all{DecodeAlgorithm::ring,     DecodeAlgorithm::tree,
+                                                DecodeAlgorithm::tree_fused, DecodeAlgorithm::tree_lse,
+                                                DecodeAlgorithm::allgather_merge, DecodeAlgorithm::pass_q,
+                                                DecodeAlgorithm::a2a,      DecodeAlgorithm::ag_rs};
   return all;
 }
+
+OutputSplit output_split(DecodeAlgorithm algorithm) {
+  switch (algorithm) {
+    case DecodeAlgorithm::pass_q: return OutputSplit::by_sequence;
+    case DecodeAlgorithm::a2a:
+    case DecodeAlgorithm::ag_rs: return OutputSplit::by_head;
+    default: return OutputSplit::replicated;
+  }
+}
+
+Shard owned_sequences(int batch, int ranks, int owner) {
+  return split_tokens(batch, ranks).at(static_cast<size_t>(owner));
+}
+
+Shard owned_heads(int heads, int ranks, int owner) { return split_tokens(heads, ranks).at(static_cast<size_t>(owner)); }
 
 const char* to_string(TokenSplit split) { return split == TokenSplit::equal ? "equal" : "by-speed"; }
 
@@ -216,6 +278,13 @@ DecodePlan make_plan(DecodeAlgorithm algorithm, const Workload& workload, long l
     case DecodeAlgorithm::allgather_merge:
       plan.phases = {attend(), collective("all-gather (o, lse)", CollectiveOp::allgather, p * s.state_bytes, 0),
                      {PhaseKind::merge, "merge p states", {}, 0, {}, static_cast<int>(plan.gpus.size()), {}, 0}};
+      break;
+    case DecodeAlgorithm::pass_q: plan.phases = pass_q_phases(static_cast<int>(p), workload.batch, s); break;
+    case DecodeAlgorithm::a2a: plan.phases = a2a_phases(static_cast<int>(p), workload, s); break;
+    case DecodeAlgorithm::ag_rs:  // the global lse from all p, each o rescaled by exp(lse - global), summed and scattered
+      plan.phases = {attend(), collective("all-gather lse", CollectiveOp::allgather, p * s.stats_bytes, stats),
+                     elementwise("rescale o by exp(lse - global lse)", s.state_bytes + p * s.stats_bytes),
+                     collective("reduce-scatter of rescaled o", CollectiveOp::reduce_scatter, s.o_bytes, o_element)};
       break;
   }
   if (options.impl) apply_impl(plan, *options.impl);

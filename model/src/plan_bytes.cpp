@@ -24,6 +24,16 @@ void ring_allreduce(const Phase& phase, std::vector<double>& sent) {
   }
 }
 
+// A ring reduce-scatter that leaves chunk r on rank r: rank r sends every chunk but its own, once.
+void ring_reduce_scatter(const Phase& phase, std::vector<double>& sent) {
+  const int n = static_cast<int>(sent.size());
+  if (phase.element_bytes <= 0) throw std::invalid_argument("'" + phase.label + "': a reduce-scatter of mixed element sizes");
+  const auto elements = static_cast<long long>(phase.bytes) / phase.element_bytes;
+  for (int r = 0; r < n; ++r) {
+    sent[static_cast<size_t>(r)] += static_cast<double>(elements - chunk(elements, n, r)) * phase.element_bytes;
+  }
+}
+
 }  // namespace
 
 std::vector<double> bytes_sent_per_rank(const DecodePlan& plan) {
@@ -39,6 +49,12 @@ std::vector<double> bytes_sent_per_rank(const DecodePlan& plan) {
                                           plan.sizes.kv_bytes_per_token;
         }
         break;
+      case PhaseKind::q_ring:  // every owner's query block but the successor's
+        for (int r = 0; r < n && n > 1; ++r) {
+          const long long held = plan.workload.batch - owned_sequences(plan.workload.batch, n, (r + 1) % n).count;
+          sent[static_cast<size_t>(r)] += static_cast<double>(held) * plan.sizes.q_bytes / plan.workload.batch;
+        }
+        break;
       case PhaseKind::transfers:
         for (const Transfer& t : phase.sends) sent[static_cast<size_t>(t.from)] += t.bytes;
         break;
@@ -50,6 +66,8 @@ std::vector<double> bytes_sent_per_rank(const DecodePlan& plan) {
         if (phase.op == CollectiveOp::allreduce) ring_allreduce(phase, sent);
         else if (phase.op == CollectiveOp::allgather) {
           for (double& bytes : sent) bytes += phase.bytes * (n - 1) / n;  // n - 1 blocks of bytes / n
+        } else if (phase.op == CollectiveOp::reduce_scatter) {
+          ring_reduce_scatter(phase, sent);
         } else {
           throw std::invalid_argument("'" + phase.label + "': per-rank bytes of this collective are not worked out");
         }

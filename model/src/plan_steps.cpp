@@ -6,13 +6,15 @@
 namespace treering::model {
 namespace {
 
-Step attention_step(const DecodePlan& plan, const std::string& label, long long tokens, double extra_bytes) {
+// `fraction` of the batch's sequences (pass-q attends one owner's at a time): that share of every size.
+Step attention_step(const DecodePlan& plan, const std::string& label, long long tokens, double extra_bytes,
+                    double fraction = 1) {
   const PlanSizes& s = plan.sizes;
   const Workload& w = plan.workload;
   Step step;
   step.label = label;
-  step.bytes = static_cast<double>(tokens) * s.kv_bytes_per_token + s.q_bytes + s.o_bytes + s.stats_bytes + extra_bytes;
-  step.flops = 4.0 * w.batch * w.query_heads * w.head_dim * static_cast<double>(tokens);
+  step.bytes = fraction * (static_cast<double>(tokens) * s.kv_bytes_per_token + s.q_bytes + s.o_bytes + s.stats_bytes) + extra_bytes;
+  step.flops = fraction * 4.0 * w.batch * w.query_heads * w.head_dim * static_cast<double>(tokens);
   step.attention = true;
   return step;
 }
@@ -40,8 +42,37 @@ bool runs_extra(topologies::ExtraRanks ranks, int rank, int ranks_count) {
 
 }  // namespace
 
+namespace {
+
+// pass-q's round r: attend the query block of owner (rank - r) mod p to the local shard while sending it on.
+void append_q_round_steps(const DecodePlan& plan, int rank, int round, std::vector<Step>& steps) {
+  const int p = static_cast<int>(plan.gpus.size());
+  const int batch = plan.workload.batch;
+  auto sequences = [&](int r) { return owned_sequences(batch, p, ((rank - r) % p + p) % p).count; };
+  const double q_per_sequence = plan.sizes.q_bytes / batch;
+  const size_t first = steps.size();
+  if (plan.ring_step_host_s > 0) steps.push_back(host_step("host round trips of a ring step", plan.ring_step_host_s));
+  const long long held = sequences(round);
+  const bool sends = round < p - 1 && held > 0;
+  const Step send{StepKind::send, "send query block", (rank + 1) % p, held * q_per_sequence, 0, CollectiveOp::sendrecv,
+                  plan.ring_overlap};
+  if (sends && plan.ring_overlap) steps.push_back(send);
+  const long long tokens = held > 0 ? plan.shards[static_cast<size_t>(rank)].count : 0;
+  steps.push_back(attention_step(plan, "attend a query block to the local shard", tokens, 0,
+                                 static_cast<double>(held) / batch));
+  if (sends && !plan.ring_overlap) steps.push_back(send);
+  if (round < p - 1 && sequences(round + 1) > 0) {
+    steps.push_back({StepKind::receive, "receive query block", (rank - 1 + p) % p, sequences(round + 1) * q_per_sequence, 0,
+                     CollectiveOp::sendrecv, false});
+  }
+  for (size_t i = first; i < steps.size(); ++i) steps[i].round = round;
+}
+
+}  // namespace
+
 // Round r: attend to block (rank - r) mod p while sending it on (both start together), then receive the next.
 void append_round_steps(const DecodePlan& plan, int rank, int round, std::vector<Step>& steps) {
+  if (plan.algorithm == DecodeAlgorithm::pass_q) return append_q_round_steps(plan, rank, round, steps);
   const int p = static_cast<int>(plan.gpus.size());
   auto block = [&](int r) { return plan.shards[static_cast<size_t>(((rank - r) % p + p) % p)].count; };
   const size_t first = steps.size();
@@ -73,7 +104,7 @@ void transfer_steps(const DecodePlan& plan, const Phase& phase, int rank, std::v
     steps.push_back({StepKind::receive, phase.label, t.from, t.bytes, 0, CollectiveOp::sendrecv, false});
   }
   if (receives && phase.merge_states > 0) {
-    steps.push_back(kernel_step("merge (o, lse)", phase.merge_states * plan.sizes.state_bytes));
+    steps.push_back(kernel_step("merge (o, lse)", phase.merge_states * phase.merge_fraction * plan.sizes.state_bytes));
   }
 }
 
@@ -88,6 +119,7 @@ void append_phase_steps(const DecodePlan& plan, int rank, size_t index, std::vec
       steps.push_back(attention_step(plan, phase.label, plan.shards[static_cast<size_t>(rank)].count, 0));
       break;
     case PhaseKind::ring_pass:
+    case PhaseKind::q_ring:
       for (int round = 0; round < static_cast<int>(plan.gpus.size()); ++round) append_round_steps(plan, rank, round, steps);
       break;
     case PhaseKind::collective:

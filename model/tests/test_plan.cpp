@@ -71,7 +71,7 @@ TEST_CASE("bad plan requests") {
   CHECK_THROWS_AS(make_plan(DecodeAlgorithm::tree, find_workload("paper-mha16"), 0, {0}, {0}), std::invalid_argument);
   CHECK_THROWS_AS(make_plan(DecodeAlgorithm::tree, find_workload("paper-mha16"), 10, {}, {}), std::invalid_argument);
   CHECK_THROWS_WITH_AS(parse_decode_algorithm("star"),
-                       "unknown algorithm 'star' (expected one of: ring, tree, tree-fused, tree-lse, allgather-merge)",
+                       "unknown algorithm 'star' (expected one of: ring, tree, tree-fused, tree-lse, allgather-merge, pass-q, a2a, ag-rs)",
                        std::invalid_argument);
 }
 

@@ -99,7 +99,8 @@ ordered_json run_case(const DecodeOptions& options, MpiTransport& transport, con
   const std::vector<double> reference = reference_attention(shape, dtype_of(workload), all.q.data(), all.k.data(), all.v.data(), c.seq_len);
   double error = 0;
   for (size_t r = 0; r < m.bytes.size(); ++r) {
-    error = std::max(error, max_relative_error(m.outputs.data() + r * reference.size(), reference, shape.head_dim));
+    error = std::max(error, max_relative_error(m.outputs.data() + r * reference.size(), reference, shape.head_dim,
+                                               held_output(plan, static_cast<int>(r))));  // the rank's part
   }
   const long long non_finite = count_non_finite(m.outputs.data(), m.outputs.size());
   if (non_finite > 0) {

@@ -127,15 +127,25 @@ long long count_non_finite(const float* values, std::size_t count) {
 }
 
 double max_relative_error(const float* values, const std::vector<double>& reference, int head_dim) {
-  double worst = 0;
-  for (size_t head = 0; head + static_cast<size_t>(head_dim) <= reference.size(); head += static_cast<size_t>(head_dim)) {
-    double largest = 0, error = 0;
-    for (size_t i = head; i < head + static_cast<size_t>(head_dim); ++i) {
+  return max_relative_error(values, reference, head_dim, {{0, static_cast<long long>(reference.size())}});
+}
+
+double max_relative_error(const float* values, const std::vector<double>& reference, int head_dim,
+                          const std::vector<std::pair<long long, long long>>& spans) {
+  const auto d = static_cast<size_t>(head_dim);
+  double worst = 0, largest = 0;
+  size_t head = static_cast<size_t>(-1);
+  for (const auto& [first, count] : spans) {
+    for (auto i = static_cast<size_t>(first); i < static_cast<size_t>(first + count); ++i) {
       if (!std::isfinite(values[i])) return std::numeric_limits<double>::infinity();
-      largest = std::max(largest, std::abs(reference[i]));
-      error = std::max(error, std::abs(values[i] - reference[i]));
+      if (i / d * d != head) {  // the largest |ref| of this value's head, once per head
+        head = i / d * d;
+        largest = 0;
+        for (size_t j = head; j < head + d; ++j) largest = std::max(largest, std::abs(reference[j]));
+      }
+      const double error = std::abs(values[i] - reference[i]);
+      worst = std::max(worst, largest > 0 ? error / largest : error);
     }
-    worst = std::max(worst, largest > 0 ? error / largest : error);
   }
   return worst;
 }

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "deployed_combines.hpp"
 #include "ring_collectives.hpp"
 #include "treering/realrun/merge.hpp"
 
@@ -103,7 +104,11 @@ struct Run {
   // faults are not the algorithm's), the first holding this rank's own block.
   std::vector<std::uint16_t>& held;  // RingBuffers: kept across runs by a caller that repeats the plan
   std::vector<std::uint16_t>& next;
+  detail::PassQInputs pass_q;  // pass-q: each owner's q and K/V, laid out before the clock
+  detail::RankView view() { return {plan, link, shape, dtype, rank, ranks, mine, o, lse}; }
+
   void prepare() {
+    if (plan.algorithm == model::DecodeAlgorithm::pass_q) pass_q = detail::pass_q_inputs(view());
     if (plan.algorithm != model::DecodeAlgorithm::ring) return;
     long long largest = 0;
     for (const model::Shard& shard : plan.shards) largest = std::max(largest, shard.count);
@@ -212,20 +217,34 @@ struct Run {
 
   void execute() {
     if (plan.algorithm == model::DecodeAlgorithm::ring) return ring_pass(0);
+    if (plan.algorithm == model::DecodeAlgorithm::pass_q) {
+      detail::RankView mine_view = view();
+      return detail::run_pass_q(mine_view, pass_q);
+    }
     attend(mine.k, mine.v, plan.shards[static_cast<size_t>(rank)].count);
+    detail::RankView after_attention = view();
     switch (plan.algorithm) {
+      case model::DecodeAlgorithm::a2a: return detail::run_a2a(after_attention);
+      case model::DecodeAlgorithm::ag_rs: return detail::run_ag_rs(after_attention);
       case model::DecodeAlgorithm::tree: return tree(false);
       case model::DecodeAlgorithm::tree_fused: return tree(true);
       case model::DecodeAlgorithm::allgather_merge: return allgather_merge();
       case model::DecodeAlgorithm::tree_lse:
         for (size_t phase = 1; phase < plan.phases.size(); ++phase) transfers(phase);
         return;
-      case model::DecodeAlgorithm::ring: return;
+      case model::DecodeAlgorithm::ring:
+      case model::DecodeAlgorithm::pass_q: return;  // run above
     }
   }
 };
 
 }  // namespace
+
+std::vector<std::pair<long long, long long>> held_output(const model::DecodePlan& plan, int rank) {
+  std::vector<std::pair<long long, long long>> spans;
+  for (const model::ValueSpan& span : model::output_held(plan, rank)) spans.emplace_back(span.first, span.count);
+  return spans;
+}
 
 RankResult run_plan(const model::DecodePlan& plan, Transport& transport, std::uint64_t seed, RingBuffers* buffers) {
   RingBuffers own;
@@ -243,7 +262,7 @@ RankResult run_plan(const model::DecodePlan& plan, Transport& transport, std::ui
   Run run{plan, {transport, 0.0}, shape, dtype_of(plan.workload), seed, rank, transport.ranks(),
           make_inputs(shape, dtype_of(plan.workload), shard.first, shard.count, seed),
           std::vector<float>(static_cast<size_t>(shape.q_values())), std::vector<float>(static_cast<size_t>(shape.states())),
-          {}, {}, {}, ring.held, ring.next};
+          {}, {}, {}, ring.held, ring.next, {}};
   run.prepare();
   transport.barrier();
   const double start = transport.now_s();

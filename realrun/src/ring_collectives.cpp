@@ -48,6 +48,22 @@ void ring_allreduce(CountingLink& link, float* data, std::size_t count, ReduceOp
   }
 }
 
+void ring_reduce_scatter(CountingLink& link, float* data, std::size_t count, int tag) {
+  const int n = link.ranks();
+  const int r = link.rank();
+  if (n < 2) return;
+  const int next = (r + 1) % n, previous = (r + n - 1) % n;
+  std::vector<float> incoming(count / static_cast<std::size_t>(n) + 1);
+  for (int step = 0; step < n - 1; ++step) {
+    const Chunk out = chunk(count, n, wrap(r - 1 - step, n));
+    const Chunk in = chunk(count, n, wrap(r - 2 - step, n));
+    const auto sent = link.isend(data + out.first, out.count * sizeof(float), next, tag);
+    link.wait(link.irecv(incoming.data(), in.count * sizeof(float), previous, tag));
+    for (std::size_t i = 0; i < in.count; ++i) data[in.first + i] += incoming[i];
+    link.wait(sent);
+  }
+}
+
 std::vector<float> ring_allgather(CountingLink& link, const float* mine, std::size_t count, int tag) {
   const int n = link.ranks();
   const int r = link.rank();

@@ -30,6 +30,11 @@ enum class ReduceOp { max, sum };
 // Example: 3 ranks, 16 floats: chunks of 6, 5, 5; rank 0 sends chunks 0, 2 then 1, 0: 6+5+5+6 = 22 floats.
 void ring_allreduce(CountingLink& link, float* data, std::size_t count, ReduceOp op, int tag);
 
+// Sums every rank's `count` floats and leaves chunk r (cut as above) on rank r, in n - 1 steps: step k sends
+// chunk (r - 1 - k) mod n, so rank r sends every chunk but its own. Example: 3 ranks, 16 floats: rank 0 sends
+// chunks 2 and 1 = 10 floats and ends with chunk 0 (6 values) summed. The rest of `data` is left partial.
+void ring_reduce_scatter(CountingLink& link, float* data, std::size_t count, int tag);
+
 // Every rank's `count` floats to every rank, in rank order, in n - 1 steps: each sends (n - 1) x count floats.
 std::vector<float> ring_allgather(CountingLink& link, const float* mine, std::size_t count, int tag);
 

@@ -30,7 +30,8 @@ Replayer::Replayer(const model::DecodeModel& m, const model::DecodePlan& p, cons
       totals(p.gpus.size()), last_send(p.gpus.size()), recent_compute(p.gpus.size()), phase_s(p.gpus.size() * p.phases.size(), 0.0),
       record(options.record_activities),
       steady(static_cast<int>(p.gpus.size()), static_cast<int>(p.gpus.size()),
-             options.skip_steady_rounds && !options.record_activities && equal_blocks(p)) {
+             options.skip_steady_rounds && !options.record_activities && equal_blocks(p) &&
+                 p.algorithm != model::DecodeAlgorithm::pass_q) {  // pass-q's blocks differ round to round
   const auto ranks = static_cast<unsigned>(p.gpus.size());
   for (const model::CollectiveSchedule& schedule : schedules) {
     CollectiveRun run{&schedule, std::vector<std::vector<size_t>>(ranks), std::vector<std::vector<size_t>>(ranks), 0,
@@ -217,7 +218,8 @@ void Replayer::run_rank(int rank) {
 }
 
 void Replayer::run_phase(int rank, size_t phase, std::vector<model::Step>& steps, size_t& next_collective) {
-  if (plan.phases[phase].kind == model::PhaseKind::ring_pass) return run_ring(rank, phase, next_collective);
+  const model::PhaseKind kind = plan.phases[phase].kind;
+  if (kind == model::PhaseKind::ring_pass || kind == model::PhaseKind::q_ring) return run_ring(rank, phase, next_collective);
   steps.clear();
   model::append_phase_steps(plan, rank, phase, steps);
   std::vector<model::Step> sends;
@@ -237,7 +239,9 @@ std::vector<double> Replayer::run() {
                                              [this, rank] { guarded([&] { run_rank(rank); }); }));
   }
   bool ring = false;
-  for (const model::Phase& phase : plan.phases) ring = ring || phase.kind == model::PhaseKind::ring_pass;
+  for (const model::Phase& phase : plan.phases) {
+    ring = ring || phase.kind == model::PhaseKind::ring_pass || phase.kind == model::PhaseKind::q_ring;
+  }
   for (const auto& [pair, bytes] : point_to_point_bytes(plan)) {  // receivers; the ring's channel daemons
     mailbox('p', pair.first, pair.second)->set_receiver(rank_actors[static_cast<size_t>(pair.second)]);
     if (ring) start_channel(pair.first, pair.second, channel(pair.first, pair.second));

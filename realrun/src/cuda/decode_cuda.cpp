@@ -229,13 +229,20 @@ struct GpuDecode::Impl {
       case model::DecodeAlgorithm::tree_lse:
         for (size_t phase = 1; phase < plan.phases.size(); ++phase) transfers(plan.phases[phase]);
         return;
-      case model::DecodeAlgorithm::ring: return;
+      case model::DecodeAlgorithm::ring:
+      case model::DecodeAlgorithm::pass_q:
+      case model::DecodeAlgorithm::a2a:
+      case model::DecodeAlgorithm::ag_rs: return;  // refused by GpuDecode's constructor
     }
   }
 };
 
 GpuDecode::GpuDecode(const model::DecodePlan& plan, int rank, void* nccl_comm, std::uint64_t seed) {
   const int ranks = static_cast<int>(plan.gpus.size());
+  if (model::output_split(plan.algorithm) != model::OutputSplit::replicated) {
+    throw std::invalid_argument(std::string("--backend cuda does not run ") + model::to_string(plan.algorithm) +
+                                " yet (ring, tree, tree-fused, tree-lse, allgather-merge); the cpu backend runs it");
+  }
   if (rank < 0 || rank >= ranks) throw std::invalid_argument("no rank " + std::to_string(rank) + " in the plan");
   if (ranks > 1) {
     int members = 0;

@@ -19,10 +19,21 @@
 
 namespace treering::model {
 
-enum class DecodeAlgorithm { ring, tree, tree_fused, tree_lse, allgather_merge };
+// ring: pass-KV (the paper's baseline); tree, tree-fused, tree-lse, allgather-merge: the paper's tree and our
+// variants; pass-q: Meta's context parallelism for decode (arXiv 2411.01783): query blocks travel the ring,
+// partial states return to their sequences' owners in one all-to-all; a2a: NVIDIA Helix (arXiv 2507.07120):
+// one all-to-all of each head slice's partial states to the rank that owns the slice; ag-rs: vLLM's decode
+// context parallel: all-gather of lse, local rescale, reduce-scatter of the outputs.
+enum class DecodeAlgorithm { ring, tree, tree_fused, tree_lse, allgather_merge, pass_q, a2a, ag_rs };
 const char* to_string(DecodeAlgorithm algorithm);
 DecodeAlgorithm parse_decode_algorithm(const std::string& text);  // throws std::invalid_argument
 const std::vector<DecodeAlgorithm>& all_decode_algorithms();
+
+// Where a combine leaves the attention's output: on every rank (ring, tree, tree-fused, tree-lse,
+// allgather-merge), split by sequence (pass-q: each rank holds its own sequences'), or split by head (a2a, ag-rs:
+// each rank holds a slice of the heads, which the output projection then takes as its tensor-parallel input).
+enum class OutputSplit { replicated, by_sequence, by_head };
+OutputSplit output_split(DecodeAlgorithm algorithm);
 
 // Tokens [first, first + count) of the KV cache held by one rank. N over p: the first N mod p ranks hold one
 // token more; ranks past N hold none (count 0: lse = -inf, contributes nothing).
@@ -31,6 +42,12 @@ struct Shard {
   long long count = 0;
 };
 std::vector<Shard> split_tokens(long long tokens, int ranks);
+
+// pass-q: the sequences of the batch whose queries rank `owner` holds, and a2a: the query heads whose merged
+// output it holds; both split as split_tokens splits tokens (the first b mod p ranks one more).
+// Example: batch 5 on 2 ranks: rank 0 owns sequences 0-2, rank 1 sequences 3-4.
+Shard owned_sequences(int batch, int ranks, int owner);
+Shard owned_heads(int heads, int ranks, int owner);
 
 struct Transfer {
   int from = 0;  // ranks
@@ -46,6 +63,8 @@ enum class PhaseKind {
   merge,       // every rank merges `merge_states` partial states locally
   elementwise, // every rank (or `ranks`) runs `kernels` small kernels moving `bytes` (rescale, divide, copies)
   host,        // every rank's GPU idles `time_s` while its host catches up (a host round trip, a compilation)
+  q_ring,      // pass-q: p rounds: attend the query block held (its owner's sequences) to the local shard while
+               // sending it to rank + 1; the partial states stay on the rank that made them
 };
 
 struct Phase {
@@ -61,6 +80,8 @@ struct Phase {
   topologies::ExtraRanks ranks = topologies::ExtraRanks::all;  // elementwise: the ranks that run it
   double time_s = 0;               // host: its duration
   bool once_per_call = false;      // host: paid once per timed call, not per layer (a first call's compilation)
+  double merge_fraction = 1;       // transfers: each merged state is this fraction of a full one (a2a: a head
+                                   // slice; pass-q: one owner's sequences), the largest receiver's
 };
 
 struct PlanSizes {
@@ -166,5 +187,16 @@ void append_round_steps(const DecodePlan& plan, int rank, int round, std::vector
 // Example: an all-reduce of 16 fp32 values on 3 ranks (chunks 6, 5, 5): rank 0 sends chunks 0, 2, then 1, 0:
 // 22 values = 88 bytes; rank 1: 1, 0, 2, 1 = 21 values; rank 2: 2, 1, 0, 2 = 21 values.
 std::vector<double> bytes_sent_per_rank(const DecodePlan& plan);
+
+// The values of the output o ([b][n_h][d], as plan.hpp lays it out) that rank `rank` holds when the plan ends,
+// as [first, first + count) spans: all of it where the output is replicated; its sequences' rows (pass-q); its
+// heads of every sequence (a2a); chunk `rank` of the buffer cut as a ring reduce-scatter cuts it, the first
+// E mod p chunks one value longer (ag-rs). Example: a2a, batch 2, 4 heads of dimension 8, 2 ranks: rank 1 holds
+// values [16, 32) and [48, 64).
+struct ValueSpan {
+  long long first = 0;
+  long long count = 0;
+};
+std::vector<ValueSpan> output_held(const DecodePlan& plan, int rank);
 
 }  // namespace treering::model

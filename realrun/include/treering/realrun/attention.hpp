@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "treering/realrun/half.hpp"
@@ -42,6 +43,10 @@ std::vector<double> reference_attention(const AttentionShape& shape, Dtype dtype
 // would turn rounding into large relative errors.) Example: ref (1, 0.001), o (1, 0.0011) -> 1e-4. A NaN or
 // infinite output makes it infinite (std::max would otherwise skip a NaN and let it pass).
 double max_relative_error(const float* values, const std::vector<double>& reference, int head_dim);
+// The same over the values in `spans` ([first, first + count) of the output) only: each value's error over the
+// largest |ref| of its head (a span may cut a head: a reduce-scatter's chunks are not head-aligned).
+double max_relative_error(const float* values, const std::vector<double>& reference, int head_dim,
+                          const std::vector<std::pair<long long, long long>>& spans);
 
 // How many of `count` values are NaN or infinite.
 long long count_non_finite(const float* values, std::size_t count);

@@ -32,8 +32,12 @@ struct Inputs {
 };
 Inputs make_inputs(const AttentionShape& shape, Dtype dtype, long long first, long long count, std::uint64_t seed);
 
+// The values of the output rank `rank` holds at the end (model::output_held), as (first, count) pairs for
+// max_relative_error; every value is held by some rank.
+std::vector<std::pair<long long, long long>> held_output(const model::DecodePlan& plan, int rank);
+
 struct RankResult {
-  std::vector<float> o;       // the rank's final output, [b][n_h][d]
+  std::vector<float> o;       // the rank's final output, [b][n_h][d]: its part (held_output) filled, the rest 0
   double bytes_sent = 0;      // what it handed to the transport while running the plan
   double elapsed_s = 0;       // from the barrier before to its own end
 };

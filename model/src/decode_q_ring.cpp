@@ -1,0 +1,91 @@
+// pass-q's ring (PhaseKind::q_ring), timed rank by rank as the steps of append_round_steps run, not in lock
+// step: a rank starts a round as soon as its own previous round and the query block it waits for are done.
+// Lock step would be wrong here: with batch 1 only the owner's block exists, and rank i can attend it as soon
+// as it has travelled i hops, while the owner is still attending; the time is (p-1) hops + one attention,
+// not p attentions.
+//
+// Per rank: its clock; per ring edge, when its channel is free. A send (its step comes before the attention
+// when the plan overlaps them, after it when not) starts when both the rank has reached it and the channel
+// has finished the previous block, pays one latency per exchange, then the bytes at the band's rate; the
+// next rank's receive ends at max(its clock, that arrival). Compute steps take what the simulator gives them
+// (launch + max(bytes / HBM, FLOPs / peak); no kernel for an empty block).
+// Example: batch 1 on 2 H100s of a DGX (NVLink p2p ~ 11.7 us + 4 KiB / 360 GB/s), 2 x 64,000 tokens of
+// paper-mha16 (attention 198.6 us each): rank 0 attends 0-198.6 us and sends q at 0 (arrives 11.7 us); rank 1
+// attends 11.7-210.3 us: the ring takes 210.3 us.
+#include <algorithm>
+
+#include "decode_context.hpp"
+
+namespace treering::model::detail {
+namespace {
+
+double compute_step_s(const Context& c, int rank, const Step& step) {
+  if (step.fixed_s >= 0) return step.fixed_s;
+  if (step.attention && step.flops == 0) return 0.0;
+  const ComputeRates& rates = step.attention ? c.rates[static_cast<size_t>(rank)] : c.slowest;
+  return step.kernels * rates.launch_s + std::max(step.bytes / rates.hbm_Bps, step.flops / rates.peak_flops);
+}
+
+struct RankClock {
+  double now_s = 0;
+  double channel_free_s = 0;  // its edge to rank + 1
+  double compute_s = 0, host_s = 0, overlapped_s = 0;
+};
+
+}  // namespace
+
+void evaluate_q_ring(Context& c, const Phase& phase) {
+  const int p = c.ranks();
+  std::vector<RankClock> clocks(static_cast<size_t>(p));
+  std::vector<double> arrival_s(static_cast<size_t>(p), 0.0);  // of the block each rank receives this round
+  std::vector<Step> steps;
+  for (int round = 0; round < p; ++round) {
+    std::vector<std::vector<Step>> receives(static_cast<size_t>(p));
+    for (int rank = 0; rank < p; ++rank) {  // everything before the receive, which ends each rank's round
+      RankClock& clock = clocks[static_cast<size_t>(rank)];
+      steps.clear();
+      append_round_steps(c.plan, rank, round, steps);
+      double sent_s = -1, attention_s = 0;
+      for (const Step& step : steps) {
+        if (step.kind == StepKind::receive) {
+          receives[static_cast<size_t>(rank)].push_back(step);
+        } else if (step.kind == StepKind::send) {
+          const double start_s = std::max(clock.now_s, clock.channel_free_s);
+          sent_s = ring_transfer_s(c, c.model.p2p(rank, step.peer), step.bytes);
+          clock.channel_free_s = start_s + sent_s;
+          arrival_s[static_cast<size_t>(step.peer)] = clock.channel_free_s;
+          count_send(c, rank, step.peer, step.bytes);
+          if (!step.overlaps_next) clock.now_s = std::max(clock.now_s, clock.channel_free_s);
+        } else {
+          const double duration_s = compute_step_s(c, rank, step);
+          clock.now_s += duration_s;
+          (step.fixed_s >= 0 ? clock.host_s : clock.compute_s) += duration_s;
+          if (step.attention) attention_s = duration_s;
+        }
+      }
+      if (sent_s > 0 && c.plan.ring_overlap) clock.overlapped_s += std::min(sent_s, attention_s);
+    }
+    for (int rank = 0; rank < p; ++rank) {
+      if (!receives[static_cast<size_t>(rank)].empty()) {
+        RankClock& clock = clocks[static_cast<size_t>(rank)];
+        clock.now_s = std::max(clock.now_s, arrival_s[static_cast<size_t>(rank)]);
+      }
+    }
+  }
+  const auto last = std::max_element(clocks.begin(), clocks.end(), [](const RankClock& a, const RankClock& b) { return a.now_s < b.now_s; });
+  const int critical = static_cast<int>(last - clocks.begin());
+  c.ready_offset_s.clear();
+  for (const RankClock& clock : clocks) c.ready_offset_s.push_back(clock.now_s - last->now_s);
+  add_compute(c, phase.label + " (attention)", last->compute_s);
+  if (last->host_s > 0) add_host(c, phase.label + " (host round trips)", last->host_s);
+  c.result.breakdown.overlapped_communication_s += last->overlapped_s;
+  const double waited_s = last->now_s - last->compute_s - last->host_s;
+  const int previous = (critical + p - 1) % p;
+  if (waited_s > 0) {
+    const bool network = p > 1 && c.model.crosses_domains(previous, critical);
+    add_communication(c, phase.label + (network ? " (waiting for blocks, network)" : " (waiting for blocks, fabric)"),
+                      waited_s, network, "p2p");
+  }
+}
+
+}  // namespace treering::model::detail
