@@ -51,7 +51,8 @@ void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& 
       ->required();
   command.add_option("--algo", args.algorithms, algorithms_help)->delimiter(',')->capture_default_str();
   command.add_option("--gpus", args.gpus, "The GPUs to use, in ring order (default: all, node by node)")->delimiter(',');
-  command.add_option("--batch", args.batch, "Sequences decoded together (default: the workload's)");
+  command.add_option("--batch", args.batches, "Sequences decoded together (default: the workload's); predict and simulate take a list: 1,4")
+      ->delimiter(',');
   command.add_option("--tokens", args.tokens, "Also estimate generating this many tokens (JSON generation_s)")
       ->check(CLI::Range(1LL, 1000000000000LL));
   command.add_option("--split", args.split, "KV cache per GPU: equal, or by-speed (in proportion to each GPU's speed, for mixed GPUs)")
@@ -75,13 +76,21 @@ model::PlanOptions plan_options(const DecodeArgs& args) {
   return options;
 }
 
-model::Workload load_workload(const DecodeArgs& args) {
-  model::Workload workload = load_workload(args.workload);
-  if (args.batch) {
-    if (*args.batch < 1) throw std::invalid_argument("--batch must be at least 1");
-    workload.batch = *args.batch;
+std::vector<model::Workload> load_workloads(const DecodeArgs& args) {
+  const model::Workload workload = load_workload(args.workload);
+  if (args.batches.empty()) return {workload};
+  std::vector<model::Workload> batched;
+  for (int batch : args.batches) {
+    if (batch < 1) throw std::invalid_argument("--batch must be at least 1");
+    batched.push_back(workload);
+    batched.back().batch = batch;
   }
-  return workload;
+  return batched;
+}
+
+model::Workload load_workload(const DecodeArgs& args) {
+  if (args.batches.size() > 1) throw std::invalid_argument("--batch takes one value for this command");
+  return load_workloads(args).front();
 }
 
 }  // namespace treering::cli

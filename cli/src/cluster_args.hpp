@@ -41,7 +41,7 @@ struct DecodeArgs {
   std::string seq_len;
   std::vector<std::string> algorithms;
   std::vector<int> gpus;
-  std::optional<int> batch;
+  std::vector<int> batches;         // --batch 1,4: sequences decoded together, one or several
   std::optional<long long> tokens;  // also estimate generating this many tokens
   std::string split = "equal";      // --split equal|by-speed: how the KV cache is shared out (model::TokenSplit)
   bool prefill = false;             // add the model's prefill estimate
@@ -51,8 +51,10 @@ struct DecodeArgs {
 void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& algorithms_help,
                         std::vector<std::string> formats);
 
-// The workload of --workload with --batch applied.
+// The workload of --workload with --batch applied (one value: a list is an error for commands that take one).
 model::Workload load_workload(const DecodeArgs& args);
+// The same for each --batch value (the workload's own batch when none is given).
+std::vector<model::Workload> load_workloads(const DecodeArgs& args);
 
 void add_impl_option(CLI::App& command, std::string& impl);
 

@@ -33,9 +33,17 @@ void set_context(DecodeRow& row, const model::DecodeModel& decode, const model::
   row.nodes_used = nodes_used(decode.topology(), decode.group().gpus);
   row.workload = workload.name;
   row.batch = workload.batch;
+  row.layout = {1, static_cast<int>(plan.gpus.size())};  // the K/V split over every GPU, until set_layout says otherwise
   const topologies::ImplProfile& profile = plan.impl_profile ? *plan.impl_profile : topologies::default_impl_profile();
   row.errors = model::prediction_errors(decode.topology(), profile, row.calibration == "extrapolated");
   row.latency_band = model::latency_band(row.result, row.errors);
+}
+
+void set_layout(DecodeRow& row, const model::LayoutGroups& groups, const topologies::Topology& topology) {
+  row.layout = groups.layout;
+  row.placement = model::to_string(groups.order);
+  row.result.gpus = static_cast<int>(groups.gpus.size());
+  row.nodes_used = nodes_used(topology, groups.gpus);
 }
 
 void set_generation_band(DecodeRow& row, int layers, long long tokens) {
@@ -87,7 +95,7 @@ ordered_json decode_json(const DecodeRow& row) {
   ordered_json json = {
       {"algo", model::to_string(r.algorithm)}, {"engine", row.engine}, {"cluster", row.cluster},
       {"nodes", row.nodes_used}, {"cluster_nodes", row.cluster_nodes},
-      {"gpus", r.gpus}, {"workload", row.workload}, {"batch", row.batch}, {"seq_len", r.seq_len},
+      {"gpus", r.gpus}, {"tp", row.layout.tp}, {"cp", row.layout.cp}, {"placement", row.placement}, {"workload", row.workload}, {"batch", row.batch}, {"seq_len", r.seq_len},
       {"impl", r.impl}, {"latency_s", r.latency_s}, {"latency_s_low", bound(row.latency_band.low_s)},
       {"latency_s_high", bound(row.latency_band.high_s)},
       {"uncertainty", {{"compute", row.errors.compute}, {"communication", row.errors.communication},
@@ -142,7 +150,7 @@ std::string decode_csv_header(const DecodeRow& first) {
   return std::string("algo,engine,cluster,nodes,gpus,workload,batch,seq_len,latency_s,compute_s,intra_node_s,inter_node_s,"
                      "overlapped_communication_s,volume_per_gpu_bytes,volume_intra_node_bytes,volume_inter_node_bytes,"
                      "volume_total_bytes,peak_memory_bytes,token_s,calibration,extrapolation,impl,latency_s_low,latency_s_high,"
-                     "host_s") +
+                     "host_s,tp,cp") +
          (first.prefill_s ? ",prefill_s" : "") + (first.generation_s ? ",generation_s" : "") +
          (first.model_latency_s ? ",model_latency_s" : "") + '\n';
 }
@@ -156,7 +164,7 @@ std::string decode_csv_line(const DecodeRow& row, const DecodeRow& first) {
       << r.breakdown.overlapped_communication_s << ',' << r.volume.per_gpu << ',' << r.volume.intra_node << ','
       << r.volume.inter_node << ',' << r.volume.total << ',' << r.memory.total << ',' << r.token_s << ',' << row.calibration
       << ",\"" << row.extrapolation << "\"," << r.impl << ',' << row.latency_band.low_s << ',' << row.latency_band.high_s << ','
-      << r.breakdown.host_s;
+      << r.breakdown.host_s << ',' << row.layout.tp << ',' << row.layout.cp;
   if (first.prefill_s) out << ',' << row.prefill_s.value_or(0);
   if (first.generation_s) out << ',' << row.generation_s.value_or(0);
   if (first.model_latency_s) out << ',' << row.model_latency_s.value_or(0);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "treering/model/decode.hpp"
+#include "treering/model/layout.hpp"
 #include "treering/model/uncertainty.hpp"
 
 namespace treering::cli {
@@ -34,7 +35,13 @@ struct DecodeRow {
   model::RelativeErrors errors;
   model::Band latency_band;
   std::optional<model::Band> generation_band;
+  // The layout (--tp x --cp): result holds the slowest CP group's attention, its volume all groups'.
+  model::Layout layout;
+  std::string placement = "tp-inner";
 };
+
+// Sets the row's layout, GPU count and nodes used from the layout's groups.
+void set_layout(DecodeRow& row, const model::LayoutGroups& groups, const topologies::Topology& topology);
 
 // The band of row.generation_s (set), for `layers` layers and `tokens` tokens.
 void set_generation_band(DecodeRow& row, int layers, long long tokens);

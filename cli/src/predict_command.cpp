@@ -5,6 +5,8 @@
 
 #include "cluster_args.hpp"
 #include "decode_output.hpp"
+#include "layout_args.hpp"
+#include "treering/model/layout_model.hpp"
 #include "commands.hpp"
 #include "table.hpp"
 #include "treering/model/decode.hpp"
@@ -18,6 +20,7 @@ namespace fmt = treering::topologies;
 
 struct PredictArgs : DecodeArgs {
   PredictArgs() { algorithms = {"ring", "tree", "tree-fused", "tree-lse", "allgather-merge"}; }
+  LayoutArgs layout;
 };
 
 void print_table(const std::vector<DecodeRow>& rows, const PredictArgs& args, const topologies::Topology& topology,
@@ -56,32 +59,45 @@ void print_table(const std::vector<DecodeRow>& rows, const PredictArgs& args, co
   print_extrapolation_notes(std::cout, listed);
 }
 
+// One row: the layout's combine (every CP group on its heads, the slowest reported), its memory checked.
+DecodeRow predict_row(const PredictArgs& args, const model::LayoutModel& layouts, const model::Workload& workload,
+                      long long seq_len, model::DecodeAlgorithm algorithm, const model::PlanOptions& options) {
+  const model::LayoutAttention attention = layouts.attention(algorithm, workload, seq_len, options);
+  const model::DecodeModel& decode = layouts.cp_model(attention.slowest_group);
+  const model::Workload slice = model::head_slice(workload, layouts.groups().layout.tp);
+  DecodeRow row;
+  row.result = attention.slowest;
+  row.result.volume = attention.volume;
+  set_context(row, decode, layouts.plan(attention.slowest_group, algorithm, workload, seq_len, options));
+  set_layout(row, layouts.groups(), layouts.topology());
+  row.workload = workload.name;
+  model::check_fits(row.result, decode);
+  if (args.prefill || args.tokens) row.prefill_s = args.prefill ? decode.prefill_s(slice, seq_len) : 0.0;
+  if (args.tokens) {
+    row.generation_s = *row.prefill_s + decode.generation_s(algorithm, slice, seq_len, *args.tokens, options);
+    set_generation_band(row, workload.layers, *args.tokens);
+    model::check_fits(decode.predict(algorithm, slice, seq_len + *args.tokens - 1, options), decode);  // the last token
+  }
+  if (!args.prefill) row.prefill_s.reset();
+  return row;
+}
+
 void run(const PredictArgs& args) {
   const topologies::Topology topology = load_topology(args.cluster);
-  const model::Workload workload = load_workload(args);
+  const std::vector<model::Workload> workloads = load_workloads(args);
   std::vector<model::DecodeAlgorithm> algorithms;
   for (const std::string& name : args.algorithms) algorithms.push_back(model::parse_decode_algorithm(name));
-  const model::DecodeModel decode(topology, args.gpus);
+  const model::LayoutModel layouts(topology, layout_groups(args.layout, topology, args.gpus));
   const model::PlanOptions options = plan_options(args);
   std::vector<DecodeRow> rows;
-  for (long long seq_len : topologies::parse_token_counts(args.seq_len)) {
-    for (model::DecodeAlgorithm algorithm : algorithms) {
-      DecodeRow row;
-      const model::DecodePlan plan = decode.plan(algorithm, workload, seq_len, options);
-      row.result = decode.evaluate(plan);
-      set_context(row, decode, plan);
-      model::check_fits(row.result, decode);
-      if (args.prefill || args.tokens) row.prefill_s = args.prefill ? decode.prefill_s(workload, seq_len) : 0.0;
-      if (args.tokens) {
-        row.generation_s = *row.prefill_s + decode.generation_s(algorithm, workload, seq_len, *args.tokens, options);
-        set_generation_band(row, workload.layers, *args.tokens);
-        model::check_fits(decode.predict(algorithm, workload, seq_len + *args.tokens - 1, options), decode);  // the last token
+  for (const model::Workload& workload : workloads) {
+    for (long long seq_len : topologies::parse_token_counts(args.seq_len)) {
+      for (model::DecodeAlgorithm algorithm : algorithms) {
+        rows.push_back(predict_row(args, layouts, workload, seq_len, algorithm, options));
       }
-      if (!args.prefill) row.prefill_s.reset();
-      rows.push_back(std::move(row));
     }
   }
-  if (args.format == "table") return print_table(rows, args, topology, workload);
+  if (args.format == "table") return print_table(rows, args, topology, workloads.front());
   if (args.format == "csv") return print_decode_csv(std::cout, rows);
   ordered_json list = ordered_json::array();
   for (const DecodeRow& row : rows) list.push_back(decode_json(row));
@@ -93,8 +109,10 @@ void run(const PredictArgs& args) {
 void add_predict_command(CLI::App& app) {
   auto* command = app.add_subcommand("predict", "Predict decode latency, volume and memory of tree vs ring attention");
   auto args = std::make_shared<PredictArgs>();
-  add_decode_options(*command, *args, "Algorithms: ring, tree, tree-fused, tree-lse, allgather-merge",
+  add_decode_options(*command, *args,
+                     "Algorithms: ring (pass-KV), tree, tree-fused, tree-lse, allgather-merge, pass-q, a2a, ag-rs",
                      {"table", "json", "csv"});
+  add_layout_options(*command, args->layout);
   command->callback([args] { run(*args); });
 }
 

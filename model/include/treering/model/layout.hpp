@@ -1,0 +1,49 @@
+// Decode layouts as engines deploy them: tensor parallelism (TP) splits the attention heads over `tp` GPUs,
+// context parallelism (CP) splits every sequence's KV cache over `cp` GPUs; tp x cp GPUs in all. The GPUs that
+// hold the same heads form a CP group and run a combine (plan.hpp) among themselves; the tp CP groups run side
+// by side on different heads. Pure.
+//
+// Placement: the GPU list (given, or the cluster's first tp x cp GPUs node by node) is cut into CP ranks of tp
+// consecutive GPUs (`tp_inner`, the default: a TP group sits inside a node while tp fits in one) or into TP
+// slices of cp consecutive GPUs (`cp_inner`). Example: tp 8, cp 2 on 2 DGX H100 (GPUs 0-15), tp_inner: TP groups
+// {0..7} and {8..15}; CP group t = {t, 8 + t}: each pair crosses the network on its own rail.
+#pragma once
+
+#include <vector>
+
+#include "treering/model/workload.hpp"
+#include "treering/topologies/topology.hpp"
+
+namespace treering::model {
+
+struct Layout {
+  int tp = 1;
+  int cp = 1;
+  int gpus() const { return tp * cp; }
+};
+
+enum class LayoutOrder { tp_inner, cp_inner };
+const char* to_string(LayoutOrder order);
+LayoutOrder parse_layout_order(const std::string& text);  // "tp-inner" | "cp-inner"; throws std::invalid_argument
+
+struct LayoutGroups {
+  Layout layout;
+  LayoutOrder order = LayoutOrder::tp_inner;
+  std::vector<int> gpus;                    // all of them, in the list's order
+  std::vector<std::vector<int>> cp_groups;  // [t][c]: the GPU holding head slice t and sequence shard c
+  std::vector<std::vector<int>> tp_groups;  // [c][t]
+  bool tp_crosses_domains = false;          // some TP group spans scale-up domains
+};
+
+// Throws std::invalid_argument with the reason: tp or cp below 1; more GPUs than the cluster has; a GPU list of
+// another size than tp x cp; a TP group across scale-up domains when `tp_in_domain` asks for none.
+LayoutGroups place_layout(const topologies::Topology& topology, Layout layout, std::vector<int> gpus = {},
+                          LayoutOrder order = LayoutOrder::tp_inner, bool tp_in_domain = false);
+
+// The attention one TP rank runs: query_heads / tp heads; kv_heads / tp KV heads, or one (replicated on
+// tp / kv_heads ranks, as engines do) when tp exceeds them; the parameters split tp ways. Throws
+// std::invalid_argument when the heads do not split. Example: llama3.1-405b (128 query, 8 KV heads) at tp 16:
+// 8 query heads and 1 KV head per GPU, each KV head on 2 GPUs.
+Workload head_slice(const Workload& workload, int tp);
+
+}  // namespace treering::model

@@ -1,0 +1,39 @@
+// Predicting a TP x CP layout (layout.hpp): every CP group's combine on its heads, the slowest of them, and the
+// whole decode step (step.hpp). Pure: the topology is read, never changed.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "treering/model/decode.hpp"
+#include "treering/model/layout.hpp"
+
+namespace treering::model {
+
+struct LayoutAttention {
+  DecodeResult slowest;   // one layer's attention in the slowest CP group (its heads, its phases and memory)
+  DecodeVolume volume;    // bytes sent by all CP groups together (per_gpu: the most any GPU sends)
+  int slowest_group = 0;  // its TP index t
+};
+
+class LayoutModel {
+ public:
+  LayoutModel(const topologies::Topology& topology, LayoutGroups groups);
+
+  // The plan CP group t runs: `algorithm` over its cp GPUs, on the heads of one TP slice (head_slice).
+  DecodePlan plan(int t, DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,
+                  const PlanOptions& options = {}) const;
+  LayoutAttention attention(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,
+                            const PlanOptions& options = {}) const;
+
+  const LayoutGroups& groups() const { return groups_; }
+  const DecodeModel& cp_model(int t) const { return cp_models_.at(static_cast<size_t>(t)); }
+  const topologies::Topology& topology() const { return *topology_; }
+
+ private:
+  const topologies::Topology* topology_;
+  LayoutGroups groups_;
+  std::vector<DecodeModel> cp_models_;  // one per TP slice
+};
+
+}  // namespace treering::model

@@ -1,0 +1,94 @@
+// Placing a TP x CP layout on a cluster's GPUs (layout.hpp).
+#include "treering/model/layout.hpp"
+
+#include <numeric>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+namespace treering::model {
+
+const char* to_string(LayoutOrder order) { return order == LayoutOrder::tp_inner ? "tp-inner" : "cp-inner"; }
+
+LayoutOrder parse_layout_order(const std::string& text) {
+  if (text == "tp-inner") return LayoutOrder::tp_inner;
+  if (text == "cp-inner") return LayoutOrder::cp_inner;
+  throw std::invalid_argument("unknown placement '" + text + "' (tp-inner or cp-inner)");
+}
+
+namespace {
+
+std::string layout_text(Layout layout) { return "tp " + std::to_string(layout.tp) + " x cp " + std::to_string(layout.cp); }
+
+void check_tp_domains(const topologies::Topology& topology, LayoutGroups& groups, bool tp_in_domain) {
+  for (const std::vector<int>& group : groups.tp_groups) {
+    std::set<int> domains;
+    for (int gpu : group) domains.insert(topology.domain_of_gpu(gpu));
+    if (domains.size() < 2) continue;
+    groups.tp_crosses_domains = true;
+    if (tp_in_domain) {
+      throw std::invalid_argument(layout_text(groups.layout) + ": a TP group of " + std::to_string(group.size()) +
+                                  " GPUs (GPU " + std::to_string(group.front()) + " to " + std::to_string(group.back()) +
+                                  ") spans " + std::to_string(domains.size()) +
+                                  " scale-up domains (lower --tp, or let TP cross domains)");
+    }
+  }
+}
+
+}  // namespace
+
+LayoutGroups place_layout(const topologies::Topology& topology, Layout layout, std::vector<int> gpus, LayoutOrder order,
+                          bool tp_in_domain) {
+  if (layout.tp < 1 || layout.cp < 1) throw std::invalid_argument("--tp and --cp must be at least 1");
+  const long long wanted = static_cast<long long>(layout.tp) * layout.cp;
+  if (gpus.empty()) {
+    if (wanted > topology.gpu_count()) {
+      throw std::invalid_argument(layout_text(layout) + " needs " + std::to_string(wanted) + " GPUs; the cluster has " +
+                                  std::to_string(topology.gpu_count()));
+    }
+    gpus.resize(static_cast<size_t>(wanted));
+    std::iota(gpus.begin(), gpus.end(), 0);
+  } else if (static_cast<long long>(gpus.size()) != wanted) {
+    throw std::invalid_argument(layout_text(layout) + " needs " + std::to_string(wanted) + " GPUs; --gpus names " +
+                                std::to_string(gpus.size()));
+  }
+  for (int gpu : gpus) {
+    if (gpu < 0 || gpu >= topology.gpu_count()) {
+      throw std::invalid_argument("no GPU " + std::to_string(gpu) + " (the cluster has " + std::to_string(topology.gpu_count()) + ")");
+    }
+  }
+  LayoutGroups groups{layout, order, gpus, {}, {}, false};
+  groups.cp_groups.assign(static_cast<size_t>(layout.tp), {});
+  groups.tp_groups.assign(static_cast<size_t>(layout.cp), {});
+  for (int t = 0; t < layout.tp; ++t) {
+    for (int c = 0; c < layout.cp; ++c) {
+      const int index = order == LayoutOrder::tp_inner ? c * layout.tp + t : t * layout.cp + c;
+      const int gpu = gpus[static_cast<size_t>(index)];
+      groups.cp_groups[static_cast<size_t>(t)].push_back(gpu);
+      groups.tp_groups[static_cast<size_t>(c)].push_back(gpu);
+    }
+  }
+  check_tp_domains(topology, groups, tp_in_domain);
+  return groups;
+}
+
+Workload head_slice(const Workload& workload, int tp) {
+  validate(workload);
+  if (tp < 1) throw std::invalid_argument("--tp must be at least 1");
+  if (workload.query_heads % tp != 0) {
+    throw std::invalid_argument(workload.name + ": its " + std::to_string(workload.query_heads) +
+                                " query heads do not split over tp " + std::to_string(tp));
+  }
+  if (workload.kv_heads >= tp ? workload.kv_heads % tp != 0 : tp % workload.kv_heads != 0) {
+    throw std::invalid_argument(workload.name + ": its " + std::to_string(workload.kv_heads) +
+                                " KV heads neither split over tp " + std::to_string(tp) + " nor replicate evenly on it");
+  }
+  Workload slice = workload;
+  slice.query_heads = workload.query_heads / tp;
+  slice.kv_heads = workload.kv_heads >= tp ? workload.kv_heads / tp : 1;
+  slice.hidden_size = slice.query_heads * slice.head_dim;
+  slice.parameters = workload.parameters / tp;
+  return slice;
+}
+
+}  // namespace treering::model

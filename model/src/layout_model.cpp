@@ -1,0 +1,40 @@
+// LayoutModel (layout_model.hpp): the CP groups' combines side by side.
+#include "treering/model/layout_model.hpp"
+
+#include <algorithm>
+
+namespace treering::model {
+
+LayoutModel::LayoutModel(const topologies::Topology& topology, LayoutGroups groups)
+    : topology_(&topology), groups_(std::move(groups)) {
+  for (const std::vector<int>& group : groups_.cp_groups) cp_models_.emplace_back(topology, group);
+}
+
+DecodePlan LayoutModel::plan(int t, DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,
+                             const PlanOptions& options) const {
+  return cp_model(t).plan(algorithm, head_slice(workload, groups_.layout.tp), seq_len, options);
+}
+
+// The groups run on different GPUs at once; each is timed alone (the model counts no link two groups share;
+// the simulator replays them together). Example: tp 8 x cp 2 on 2 DGX H100: 8 pairs {t, 8 + t}, each on its
+// own NIC, all alike.
+LayoutAttention LayoutModel::attention(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,
+                                       const PlanOptions& options) const {
+  LayoutAttention result;
+  const Workload slice = head_slice(workload, groups_.layout.tp);
+  for (int t = 0; t < static_cast<int>(cp_models_.size()); ++t) {
+    const DecodeModel& model = cp_models_[static_cast<size_t>(t)];
+    DecodeResult r = model.evaluate(model.plan(algorithm, slice, seq_len, options));
+    result.volume.per_gpu = std::max(result.volume.per_gpu, r.volume.per_gpu);
+    result.volume.intra_node += r.volume.intra_node;
+    result.volume.inter_node += r.volume.inter_node;
+    result.volume.total += r.volume.total;
+    if (t == 0 || r.latency_s > result.slowest.latency_s) {
+      result.slowest = std::move(r);
+      result.slowest_group = t;
+    }
+  }
+  return result;
+}
+
+}  // namespace treering::model
