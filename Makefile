@@ -62,6 +62,7 @@ validate-local: build
 # Speed figures (not tests): the model's configurations per second.
 bench: build
 	$(BUILD_DIR)/bin/bench_predict
+	$(BUILD_DIR)/bin/bench_plan
 	$(BUILD_DIR)/bin/bench_flows
 	$(BUILD_DIR)/bin/bench_replay
 

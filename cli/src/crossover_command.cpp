@@ -11,6 +11,7 @@
 
 #include "cluster_args.hpp"
 #include "commands.hpp"
+#include "crossover_tp.hpp"
 #include "decode_output.hpp"
 #include "sweep.hpp"
 #include "table.hpp"
@@ -26,7 +27,7 @@ struct CrossoverArgs {
   std::string cluster;
   std::vector<int> nodes{1, 2, 4, 8, 16};
   std::string workload = "paper-mha16";
-  std::optional<int> batch;
+  std::vector<int> batches;
   std::string seq_len = "80k:5.12M:x2";
   std::vector<std::string> algorithms{"tree", "ring"};
   std::string engine = "model";
@@ -34,6 +35,7 @@ struct CrossoverArgs {
   std::string format = "table";
   std::string impl = "efficient";
   int jobs = 1;
+  std::string vs;  // "tp": context parallelism against plain TP (crossover_tp.hpp)
 };
 
 struct Cell {
@@ -149,7 +151,18 @@ void print_data(const CrossoverArgs& args, const std::vector<Cell>& cells) {
   if (args.format == "json") std::cout << rows.dump(2) << '\n';
 }
 
-void run(const CrossoverArgs& args) {
+void run_vs_tp(const CrossoverArgs& args, const CLI::App& command) {
+  CpVsTpRequest request{args.cluster, args.nodes, {}, args.workload, args.batches, fmt::parse_token_counts(args.seq_len), {},
+                        args.impl, args.format};
+  for (const std::string& text : args.settings) request.settings.push_back(topologies::parse_setting(text));
+  if (command.count("--algo") > 0) request.combines = args.algorithms;  // the combines to try (default: all)
+  if (args.engine != "model") throw std::invalid_argument("--vs tp runs the model only (treering plan --confirm replays the best)");
+  print_cp_vs_tp(request);
+}
+
+void run(const CrossoverArgs& args, const CLI::App& command) {
+  if (args.vs == "tp") return run_vs_tp(args, command);
+  if (args.batches.size() > 1) throw std::invalid_argument("--batch takes one value here (several with --vs tp)");
   if (args.algorithms.size() != 2 || args.algorithms[0] == args.algorithms[1]) {
     throw std::invalid_argument("--algo takes two different algorithms, e.g. tree,ring");
   }
@@ -157,7 +170,7 @@ void run(const CrossoverArgs& args) {
   spec.cluster = args.cluster;
   spec.nodes = args.nodes;
   spec.workloads = {args.workload};
-  if (args.batch) spec.batches = {*args.batch};
+  if (!args.batches.empty()) spec.batches = args.batches;
   spec.seq_lens = fmt::parse_token_counts(args.seq_len);
   for (const std::string& name : args.algorithms) spec.algorithms.push_back(model::parse_decode_algorithm(name));
   spec.engines = {args.engine};
@@ -192,14 +205,17 @@ void add_crossover_command(CLI::App& app) {
   command->add_option("--nodes", args->nodes, "Node counts")->delimiter(',')->check(CLI::PositiveNumber)->capture_default_str();
   add_set_option(*command, args->settings);
   command->add_option("--workload", args->workload, "A workload preset or YAML file")->capture_default_str();
-  command->add_option("--batch", args->batch, "Sequences decoded together (default: the workload's)")->check(CLI::PositiveNumber);
+  command->add_option("--batch", args->batches, "Sequences decoded together (default: the workload's; a list with --vs tp)")
+      ->delimiter(',')->check(CLI::PositiveNumber);
   command->add_option("--seq-len", args->seq_len, "Context lengths: lists 80k,1M and ranges 80k:5.12M:x2")->capture_default_str();
-  command->add_option("--algo", args->algorithms, "The two algorithms compared, the first's speedup shown")->delimiter(',')->capture_default_str();
+  command->add_option("--algo", args->algorithms, "The two algorithms compared, the first's speedup shown (--vs tp: the combines tried)")->delimiter(',')->capture_default_str();
   command->add_option("--engine", args->engine, "model or sim")->check(CLI::IsMember({"model", "sim"}))->capture_default_str();
   add_impl_option(*command, args->impl);
   command->add_option("--jobs", args->jobs, "Threads")->check(CLI::Range(1, 1024))->capture_default_str();
+  command->add_option("--vs", args->vs, "tp: the best context-parallel layout and combine against plain tensor parallelism, by "
+                                        "context length and batch (time per output token)")->check(CLI::IsMember({"tp"}));
   add_format_option(*command, args->format, {"table", "csv", "json"});
-  command->callback([args] { run(*args); });
+  command->callback([args, command] { run(*args, *command); });
 }
 
 }  // namespace treering::cli

@@ -119,6 +119,25 @@ ordered_json decode_json(const DecodeRow& row) {
     json["generation_s_high"] = bound(row.generation_band->high_s);
   }
   if (row.model_latency_s) json["model_latency_s"] = *row.model_latency_s;
+  if (row.step) {
+    const model::StepResult& st = *row.step;
+    const model::StepBreakdown& b = st.breakdown;
+    const model::StepMemory& m = st.memory;
+    json["scope"] = model::to_string(st.scope);
+    json["layer_s"] = st.layer_s;
+    json["step_s"] = st.step_s;
+    json["tokens_per_s"] = st.tokens_per_s;
+    json["step"] = {{"post_attention_gpus", st.post_attention_gpus}, {"tokens_per_gpu", st.tokens_per_gpu},
+                    {"breakdown", {{"attention_s", b.attention_s}, {"projections_s", b.projections_s}, {"mlp_s", b.mlp_s},
+                                   {"tp_communication_s", b.tp_communication_s}, {"other_s", b.other_s},
+                                   {"lm_head_s", b.lm_head_s}}},
+                    {"memory_bytes", {{"weights", m.weights}, {"kv_cache", m.kv_cache}, {"buffers", m.buffers},
+                                      {"activations", m.activations}, {"total", m.total}, {"capacity", m.capacity},
+                                      {"headroom", m.capacity - m.total}}},
+                    {"max_seq_len", m.max_seq_len}};
+  } else {
+    json["scope"] = "attention";
+  }
   if (row.transfers_simulated) json["transfers_simulated"] = *row.transfers_simulated;
   json["phases"] = phases;
   if (!row.links.is_null()) json["links"] = row.links;
@@ -152,7 +171,8 @@ std::string decode_csv_header(const DecodeRow& first) {
                      "volume_total_bytes,peak_memory_bytes,token_s,calibration,extrapolation,impl,latency_s_low,latency_s_high,"
                      "host_s,tp,cp") +
          (first.prefill_s ? ",prefill_s" : "") + (first.generation_s ? ",generation_s" : "") +
-         (first.model_latency_s ? ",model_latency_s" : "") + '\n';
+         (first.model_latency_s ? ",model_latency_s" : "") +
+         (first.step ? ",scope,layer_s,step_s,tokens_per_s,weights_bytes,step_memory_bytes,max_seq_len" : "") + '\n';
 }
 
 std::string decode_csv_line(const DecodeRow& row, const DecodeRow& first) {
@@ -168,6 +188,11 @@ std::string decode_csv_line(const DecodeRow& row, const DecodeRow& first) {
   if (first.prefill_s) out << ',' << row.prefill_s.value_or(0);
   if (first.generation_s) out << ',' << row.generation_s.value_or(0);
   if (first.model_latency_s) out << ',' << row.model_latency_s.value_or(0);
+  if (first.step) {
+    const model::StepResult st = row.step.value_or(model::StepResult{});
+    out << ',' << model::to_string(st.scope) << ',' << st.layer_s << ',' << st.step_s << ',' << st.tokens_per_s << ','
+        << st.memory.weights << ',' << st.memory.total << ',' << st.memory.max_seq_len;
+  }
   out << '\n';
   return out.str();
 }

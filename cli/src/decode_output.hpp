@@ -10,6 +10,7 @@
 
 #include "treering/model/decode.hpp"
 #include "treering/model/layout.hpp"
+#include "treering/model/step.hpp"
 #include "treering/model/uncertainty.hpp"
 
 namespace treering::cli {
@@ -38,6 +39,7 @@ struct DecodeRow {
   // The layout (--tp x --cp): result holds the slowest CP group's attention, its volume all groups'.
   model::Layout layout;
   std::string placement = "tp-inner";
+  std::optional<model::StepResult> step;  // --scope layer|step
 };
 
 // Sets the row's layout, GPU count and nodes used from the layout's groups.

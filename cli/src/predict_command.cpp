@@ -1,5 +1,6 @@
 // treering predict: the analytical model's decode latency, volume and memory for algorithms x lengths.
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -23,18 +24,45 @@ struct PredictArgs : DecodeArgs {
   LayoutArgs layout;
 };
 
+// The step columns (--scope layer|step): the whole layer or step around the attention, its memory and the
+// longest context that fits.
+void add_step_cells(const DecodeRow& row, std::vector<std::string>& cells) {
+  const model::StepResult& step = *row.step;
+  cells.push_back(fmt::format_duration(step.layer_s));
+  if (step.scope == model::Scope::step) {
+    char rate[32];
+    std::snprintf(rate, sizeof rate, "%.1f", step.tokens_per_s);
+    cells.push_back(fmt::format_duration(step.step_s));
+    cells.push_back(rate);
+  }
+  cells.push_back(fmt::format_bytes(step.memory.total));
+  cells.push_back(std::to_string(step.memory.max_seq_len));
+}
+
 void print_table(const std::vector<DecodeRow>& rows, const PredictArgs& args, const topologies::Topology& topology,
                  const model::Workload& workload) {
-  std::cout << workload.name << " (batch " << workload.batch << ") on " << topology.spec().name << ": "
-            << topology.node_count() << " nodes, " << (rows.empty() ? 0 : rows.front().result.gpus)
-            << " GPUs used — analytical model, one "
-            << "attention layer per row\nimplementation: " << args.impl << band_line(rows) << '\n'
-            << calibration_line(topology) << "\n\n";
-  std::vector<std::string> header{"tokens", "algorithm", "latency", "band", "compute", "comm intra", "comm inter",
-                                  "overlapped", "sent/GPU", "inter-node", "memory/GPU"};
+  const bool batches = std::any_of(rows.begin(), rows.end(), [&](const DecodeRow& row) { return row.batch != rows.front().batch; });
+  const bool step = !rows.empty() && rows.front().step.has_value();
+  std::cout << workload.name << (batches ? "" : " (batch " + std::to_string(workload.batch) + ")") << " on "
+            << topology.spec().name << ": " << topology.node_count() << " nodes, " << (rows.empty() ? 0 : rows.front().result.gpus)
+            << " GPUs used (tp " << rows.front().layout.tp << " x cp " << rows.front().layout.cp << ") — analytical model, "
+            << (step ? "attention columns: one layer's combine; then the " + args.layout.scope + " around it" : "one attention layer per row")
+            << "\nimplementation: " << args.impl << band_line(rows) << '\n' << calibration_line(topology) << "\n\n";
+  std::vector<std::string> header{"tokens"};
+  if (batches) header.push_back("batch");
+  for (const char* name : {"algorithm", "latency", "band", "compute", "comm intra", "comm inter", "overlapped", "sent/GPU", "inter-node"}) {
+    header.push_back(name);
+  }
   const bool host = std::any_of(rows.begin(), rows.end(), [](const DecodeRow& row) { return row.result.breakdown.host_s > 0; });
   if (host) header.push_back("host");
-  if (workload.layers > 1 || workload.parameters > 0) header.push_back("per token");
+  const bool per_token = !step && (workload.layers > 1 || workload.parameters > 0);
+  if (!step) header.push_back("memory/GPU");
+  if (per_token) header.push_back("per token");
+  if (step) {
+    header.push_back("layer");
+    if (args.layout.scope == "step") header.insert(header.end(), {"per token", "tokens/s"});
+    header.insert(header.end(), {"memory/GPU", "max context"});
+  }
   if (args.tokens) header.push_back("generation");
   const bool calibrated = topology.spec().calibration.has_value();
   if (calibrated) header.push_back("calibration");
@@ -42,14 +70,16 @@ void print_table(const std::vector<DecodeRow>& rows, const PredictArgs& args, co
   std::vector<const DecodeRow*> listed;
   for (const DecodeRow& row : rows) {
     const model::DecodeResult& r = row.result;
-    std::vector<std::string> cells{std::to_string(r.seq_len), model::to_string(r.algorithm), fmt::format_duration(r.latency_s),
-                                   format_band(row.latency_band), fmt::format_duration(r.breakdown.compute_s), fmt::format_duration(r.breakdown.intra_node_s),
-                                   fmt::format_duration(r.breakdown.inter_node_s),
-                                   fmt::format_duration(r.breakdown.overlapped_communication_s),
-                                   fmt::format_bytes(r.volume.per_gpu), fmt::format_bytes(r.volume.inter_node),
-                                   fmt::format_bytes(r.memory.total)};
+    std::vector<std::string> cells{std::to_string(r.seq_len)};
+    if (batches) cells.push_back(std::to_string(row.batch));
+    cells.insert(cells.end(), {model::to_string(r.algorithm), fmt::format_duration(r.latency_s), format_band(row.latency_band),
+                               fmt::format_duration(r.breakdown.compute_s), fmt::format_duration(r.breakdown.intra_node_s),
+                               fmt::format_duration(r.breakdown.inter_node_s), fmt::format_duration(r.breakdown.overlapped_communication_s),
+                               fmt::format_bytes(r.volume.per_gpu), fmt::format_bytes(r.volume.inter_node)});
     if (host) cells.push_back(fmt::format_duration(r.breakdown.host_s));
-    if (workload.layers > 1 || workload.parameters > 0) cells.push_back(fmt::format_duration(r.token_s));
+    if (!step) cells.push_back(fmt::format_bytes(r.memory.total));
+    if (per_token) cells.push_back(fmt::format_duration(r.token_s));
+    if (step) add_step_cells(row, cells);
     if (args.tokens) cells.push_back(fmt::format_duration(row.generation_s.value_or(0)));
     if (calibrated) cells.push_back(calibration_marker(row));
     table.add_row(cells);
@@ -71,7 +101,8 @@ DecodeRow predict_row(const PredictArgs& args, const model::LayoutModel& layouts
   set_context(row, decode, layouts.plan(attention.slowest_group, algorithm, workload, seq_len, options));
   set_layout(row, layouts.groups(), layouts.topology());
   row.workload = workload.name;
-  model::check_fits(row.result, decode);
+  add_step(args.layout, layouts, workload, attention.slowest_group, row);
+  if (!row.step) model::check_fits(row.result, decode);
   if (args.prefill || args.tokens) row.prefill_s = args.prefill ? decode.prefill_s(slice, seq_len) : 0.0;
   if (args.tokens) {
     row.generation_s = *row.prefill_s + decode.generation_s(algorithm, slice, seq_len, *args.tokens, options);

@@ -9,6 +9,8 @@
 #include "commands.hpp"
 #include "decode_output.hpp"
 #include "degradation_args.hpp"
+#include "layout_args.hpp"
+#include "treering/model/layout_model.hpp"
 #include "simulated_decode.hpp"
 #include "table.hpp"
 #include "treering/sim/replay.hpp"
@@ -22,6 +24,7 @@ namespace fmt = treering::topologies;
 
 struct SimulateArgs : DecodeArgs {
   SimulateArgs() { algorithms = {"ring", "tree", "tree-fused", "tree-lse", "allgather-merge"}; }
+  LayoutArgs layout;
   std::string trace;
   bool full_ring = false;
   DegradationArgs degraded;
@@ -68,18 +71,43 @@ void add_generation(const SimulateArgs& args, const model::DecodeModel& decode, 
   if (!args.prefill) c.row.prefill_s.reset();
 }
 
+// Every CP group of the layout replayed on its own (links two groups share are not contended: the model's
+// assumption too), the slowest reported with the volume of all of them.
+SimulatedCase simulate_layout(const SimulateArgs& args, const model::LayoutModel& layouts, const model::Workload& workload,
+                              model::DecodeAlgorithm algorithm, long long seq_len) {
+  const model::Workload slice = model::head_slice(workload, layouts.groups().layout.tp);
+  std::optional<SimulatedCase> slowest;
+  int slowest_group = 0;
+  model::DecodeVolume volume;
+  for (int t = 0; t < layouts.groups().layout.tp; ++t) {
+    SimulatedCase c = simulate_case(args, layouts.cp_model(t), slice, algorithm, seq_len);
+    add_generation(args, layouts.cp_model(t), slice, c);
+    volume.per_gpu = std::max(volume.per_gpu, c.row.result.volume.per_gpu);
+    volume.intra_node += c.row.result.volume.intra_node;
+    volume.inter_node += c.row.result.volume.inter_node;
+    volume.total += c.row.result.volume.total;
+    if (!slowest || c.row.result.latency_s > slowest->row.result.latency_s) slowest = std::move(c), slowest_group = t;
+  }
+  slowest->row.result.volume = volume;
+  set_layout(slowest->row, layouts.groups(), layouts.topology());
+  slowest->row.workload = workload.name;
+  add_step(args.layout, layouts, workload, slowest_group, slowest->row);
+  return std::move(*slowest);
+}
+
 std::vector<SimulatedCase> run_cases(const SimulateArgs& args, const topologies::Topology& topology) {
-  const model::Workload workload = load_workload(args);
-  const model::DecodeModel decode(topology, args.gpus);
+  const model::LayoutModel layouts(topology, layout_groups(args.layout, topology, args.gpus));
   std::vector<SimulatedCase> cases;
   const std::vector<long long> lengths = fmt::parse_token_counts(args.seq_len);
-  for (long long seq_len : lengths) {
-    for (const std::string& name : args.algorithms) {
-      if (args.format == "table" && lengths.size() * args.algorithms.size() > 1) {
-        std::cerr << "simulating " << name << " at " << seq_len << " tokens...\n";
+  const std::vector<model::Workload> workloads = load_workloads(args);
+  for (const model::Workload& workload : workloads) {
+    for (long long seq_len : lengths) {
+      for (const std::string& name : args.algorithms) {
+        if (args.format == "table" && workloads.size() * lengths.size() * args.algorithms.size() > 1) {
+          std::cerr << "simulating " << name << " at " << seq_len << " tokens, batch " << workload.batch << "...\n";
+        }
+        cases.push_back(simulate_layout(args, layouts, workload, model::parse_decode_algorithm(name), seq_len));
       }
-      cases.push_back(simulate_case(args, decode, workload, model::parse_decode_algorithm(name), seq_len));
-      add_generation(args, decode, workload, cases.back());
     }
   }
   return cases;
@@ -142,7 +170,6 @@ void print_simulation(SimulateArgs& args, bool compare) {
     }
     std::cerr << "wrote " << args.trace << " (open it in ui.perfetto.dev or chrome://tracing)\n";
   }
-  const model::Workload workload = load_workload(args);
   std::vector<DecodeRow> rows;
   for (SimulatedCase& c : cases) {
     if (!compare && args.format == "json") c.row.links = links_json(topology, c.simulated);
@@ -159,8 +186,10 @@ void print_simulation(SimulateArgs& args, bool compare) {
 }
 
 void add_common(CLI::App& command, SimulateArgs& args) {
-  add_decode_options(command, args, "Algorithms: ring, tree, tree-fused, tree-lse, allgather-merge",
+  add_decode_options(command, args,
+                     "Algorithms: ring (pass-KV), tree, tree-fused, tree-lse, allgather-merge, pass-q, a2a, ag-rs",
                      {"table", "json", "csv"});
+  add_layout_options(command, args.layout);
   command.add_flag("--full-ring", args.full_ring,
                    "Replay every ring round, even once they repeat exactly (slower; the same latency)");
 }

@@ -132,7 +132,7 @@ void fill_memory(Context& c) {
     case DecodeAlgorithm::ag_rs: m.workspace = c.ranks() * s.stats_bytes + s.o_bytes; break;  // all lse, rescaled o
     case DecodeAlgorithm::ring: break;
   }
-  m.weights = w.parameters * w.dtype_bytes;
+  m.weights = w.parameters * (w.mean_weight_bytes > 0 ? w.mean_weight_bytes : w.dtype_bytes);
   m.total = m.kv_cache + m.receive_buffers + m.partial_states + m.workspace + m.weights;
 }
 
@@ -172,7 +172,8 @@ DecodeResult DecodeModel::evaluate(const DecodePlan& plan) const {
                      result.breakdown.host_s;
   fill_memory(c);
   // The weights are read once per token; the layer's other kernels (projections, norms, MLP) each pay a launch.
-  result.weights_s = plan.workload.parameters * plan.workload.dtype_bytes / slowest_.hbm_Bps +
+  const Workload& w = plan.workload;
+  result.weights_s = w.parameters * (w.mean_weight_bytes > 0 ? w.mean_weight_bytes : w.dtype_bytes) / slowest_.hbm_Bps +
                      plan.workload.layers * plan.other_kernels_per_layer * c.slowest.launch_s;
   result.token_s = plan.workload.layers * (result.latency_s - once_s) + once_s + result.weights_s;
   result.first_call_s = once_s;

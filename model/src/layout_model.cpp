@@ -8,6 +8,12 @@ namespace treering::model {
 LayoutModel::LayoutModel(const topologies::Topology& topology, LayoutGroups groups)
     : topology_(&topology), groups_(std::move(groups)) {
   for (const std::vector<int>& group : groups_.cp_groups) cp_models_.emplace_back(topology, group);
+  tp_group_ = describe_group(topology, groups_.tp_groups.front());
+  all_group_ = describe_group(topology, groups_.gpus);
+}
+
+const CommGroup& LayoutModel::post_attention_group(DecodeAlgorithm algorithm) const {
+  return output_split(algorithm) == OutputSplit::by_head ? all_group_ : tp_group_;
 }
 
 DecodePlan LayoutModel::plan(int t, DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,

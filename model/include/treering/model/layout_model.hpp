@@ -26,6 +26,10 @@ class LayoutModel {
   LayoutAttention attention(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,
                             const PlanOptions& options = {}) const;
 
+  // The GPUs the output projection and the MLP split over after `algorithm`'s combine (step.hpp): a TP group,
+  // or all of them when the combine leaves the output split by head.
+  const CommGroup& post_attention_group(DecodeAlgorithm algorithm) const;
+
   const LayoutGroups& groups() const { return groups_; }
   const DecodeModel& cp_model(int t) const { return cp_models_.at(static_cast<size_t>(t)); }
   const topologies::Topology& topology() const { return *topology_; }
@@ -34,6 +38,8 @@ class LayoutModel {
   const topologies::Topology* topology_;
   LayoutGroups groups_;
   std::vector<DecodeModel> cp_models_;  // one per TP slice
+  CommGroup tp_group_;                  // the first TP group (all alike on a regular cluster)
+  CommGroup all_group_;
 };
 
 }  // namespace treering::model

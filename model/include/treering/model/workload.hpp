@@ -21,7 +21,8 @@ void validate(const Workload& workload);
 // Example: llama3.1-8b = 2 * 8 * 128 * 2 B * 32 = 131072 B (128 KiB) per token.
 double kv_cache_bytes_per_token(const Workload& workload);
 
-// The built-in presets, sorted by name: paper-mha16, llama3.1-8b, llama3.2-1b, llama3.1-70b.
+// The built-in presets, sorted by name: paper-mha16, llama3.1-8b, llama3.2-1b, llama3.1-70b, llama3.1-405b,
+// llama3.1-405b-fp8, mixtral-8x7b.
 const std::vector<Workload>& workload_presets();
 
 // A preset by name; throws std::invalid_argument naming the presets when unknown.

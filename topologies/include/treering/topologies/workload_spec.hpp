@@ -19,6 +19,21 @@ struct Workload {
   int dtype_bytes = 2;         // K, V, q and o element size (16-bit: 2)
   std::string dtype = "bf16";  // bf16 | fp16
   int batch = 1;               // sequences decoded together
+  // The rest of the model, for --scope layer|step (0: unknown; the step then spreads `parameters` over the
+  // layers' MLPs). Names follow Hugging Face's config.json.
+  int intermediate_size = 0;         // the dense MLP's width (gate, up: hidden -> this; down: back)
+  int vocab_size = 0;                // the embedding and LM head's rows
+  bool tie_word_embeddings = false;  // the LM head is the embedding table (held once)
+  std::string weight_dtype = "bf16"; // bf16 | fp16 | fp8: the MLP's (or the experts') weights
+  double weight_bytes = 2;           //   2 for bf16/fp16, 1 for fp8
+  std::string attention_weight_dtype = "bf16";  // the QKV and output projections' (embedding, LM head: dtype)
+  double attention_weight_bytes = 2;
+  double mean_weight_bytes = 0;      // bytes per parameter over the whole model (0: dtype_bytes); derived from
+                                     // the parts by model::complete_weights, never read from a file
+  int experts = 0;                   // routed experts per MoE layer (0: dense MLP)
+  int experts_per_token = 0;         // experts each token routes to
+  int shared_experts = 0;            // experts every token runs
+  int moe_intermediate_size = 0;     // one expert's width (0: intermediate_size)
 };
 
 // A workload file (YAML):
@@ -32,7 +47,24 @@ struct Workload {
 //   parameters: 8.03e9        # optional (default 0: attention only)
 //   dtype: bf16               # optional: bf16 (default) or fp16
 //   batch: 1                  # optional (default 1)
+//   intermediate_size: 14336  # optional: the MLP's width (for --scope layer|step)
+//   vocab_size: 128256        # optional: the embedding and LM head
+//   tie_word_embeddings: false  # optional
+//   weight_dtype: fp8         # optional: the MLP's weights, bf16, fp16 or fp8 (default: dtype)
+//   attention_weight_dtype: bf16  # optional: the QKV and output projections' (default: dtype)
+//   experts: 8                # optional MoE: routed experts per layer, with
+//   experts_per_token: 2      #   the experts each token uses (required with experts),
+//   shared_experts: 0         #   experts every token runs (default 0) and
+//   moe_intermediate_size: 0  #   one expert's width (default: intermediate_size)
 // hidden_size is query_heads x head_dim. Errors are InputError with FILE:LINE:COL.
 Workload load_workload_file(const std::string& path);
+
+// A Hugging Face config.json (what a model's repository ships): model_type llama, mistral, mixtral or qwen2;
+// num_hidden_layers, num_attention_heads, hidden_size, intermediate_size and vocab_size required;
+// num_key_value_heads (default: num_attention_heads), head_dim (default: hidden_size / heads),
+// tie_word_embeddings, torch_dtype, num_local_experts / num_experts_per_tok and an fp8 quantization_config
+// read; keys that would change the attention treering models (multi-head latent attention, sliding windows in
+// use) refuse the file. Errors are InputError with FILE:LINE:COL of the offending key.
+Workload load_hf_config_file(const std::string& path);
 
 }  // namespace treering::topologies

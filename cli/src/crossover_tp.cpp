@@ -1,0 +1,158 @@
+// crossover --vs tp (crossover_tp.hpp).
+#include "crossover_tp.hpp"
+
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "decode_output.hpp"
+#include "table.hpp"
+#include "treering/model/planner.hpp"
+#include "treering/topologies/load.hpp"
+#include "treering/topologies/units.hpp"
+#include "workload_files.hpp"
+
+namespace treering::cli {
+namespace {
+
+namespace units = treering::topologies;
+using nlohmann::ordered_json;
+
+struct Contest {
+  int gpus = 0;
+  int batch = 0;
+  long long seq_len = 0;
+  std::optional<model::PlannedLayout> cp;  // the fastest with cp > 1 that fits
+  std::optional<model::PlannedLayout> tp;  // the fastest with cp = 1 that fits
+  double speedup() const { return tp->step.step_s / cp->step.step_s; }  // > 1: context parallelism wins
+  bool uncertain() const { return cp && tp && model::bands_overlap(cp->band, tp->band); }
+};
+
+Contest contest(const topologies::Topology& topology, const model::Workload& workload, long long seq_len,
+                const model::PlannerOptions& options) {
+  Contest c{topology.gpu_count(), workload.batch, seq_len, std::nullopt, std::nullopt};
+  for (const model::PlannedLayout& choice : model::plan_deployment(topology, workload, seq_len, options).ranked) {
+    std::optional<model::PlannedLayout>& slot = choice.layout.cp > 1 ? c.cp : c.tp;
+    if (!slot) slot = choice;  // ranked fastest first
+  }
+  return c;
+}
+
+std::string layout_text(const model::PlannedLayout& c) {
+  return std::to_string(c.layout.tp) + "x" + std::to_string(c.layout.cp) + (c.tp_only ? "" : std::string(" ") + model::to_string(c.algorithm));
+}
+
+std::string cell_text(const Contest& c) {
+  if (!c.cp && !c.tp) return "neither fits";
+  if (!c.tp) return "only cp fits (" + layout_text(*c.cp) + ")";
+  if (!c.cp) return "only tp fits (" + layout_text(*c.tp) + ")";
+  char ratio[32];
+  const double r = c.speedup();
+  std::snprintf(ratio, sizeof ratio, "%.2fx", r >= 1 ? r : 1 / r);
+  return (r >= 1 ? std::string(ratio) + " " + layout_text(*c.cp) : "tp " + std::string(ratio) + " " + layout_text(*c.tp)) +
+         (c.uncertain() ? " ~" : "");
+}
+
+std::string full(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
+bool cp_wins(const Contest& c) { return c.cp && (!c.tp || c.speedup() > 1); }
+
+ordered_json choice_json(const std::optional<model::PlannedLayout>& c) {
+  if (!c) return nullptr;
+  return {{"tp", c->layout.tp}, {"cp", c->layout.cp}, {"combine", c->tp_only ? "none" : model::to_string(c->algorithm)},
+          {"step_s", c->step.step_s}, {"step_s_low", c->band.low_s}, {"step_s_high", c->band.high_s},
+          {"max_seq_len", c->step.memory.max_seq_len}};
+}
+
+void print_table(const std::vector<Contest>& contests, const CpVsTpRequest& r, const std::vector<int>& batches,
+                 const model::RelativeErrors& errors) {
+  std::cout << "context parallelism vs plain TP on " << r.cluster << ", " << r.workload
+            << " (model): time per output token of the best tp x cp (cp > 1) and combine over the best tp only; "
+               "'tp 1.2x' where plain TP wins\n";
+  for (size_t first = 0; first < contests.size();) {
+    const int gpus = contests[first].gpus;
+    std::cout << '\n' << gpus << " GPUs\n";
+    std::vector<std::string> header{"tokens \\ batch"};
+    for (int batch : batches) header.push_back(std::to_string(batch));
+    Table table(header);
+    std::vector<std::string> wins{"cp wins from"};
+    std::vector<long long> from(batches.size(), -1);
+    std::vector<bool> won_all(batches.size(), true);
+    for (size_t row = first; row < contests.size() && contests[row].gpus == gpus; row += batches.size()) {
+      std::vector<std::string> cells{units::format_token_count(contests[row].seq_len)};
+      for (size_t b = 0; b < batches.size(); ++b) cells.push_back(cell_text(contests[row + b]));
+      table.add_row(cells);
+    }
+    size_t end = first;
+    while (end < contests.size() && contests[end].gpus == gpus) ++end;
+    for (size_t i = end; i-- > first;) {  // longest first: the shortest length from which cp wins at every longer one
+      const size_t b = (i - first) % batches.size();
+      if (cp_wins(contests[i]) && won_all[b]) from[b] = contests[i].seq_len;
+      else won_all[b] = false;
+    }
+    for (long long length : from) wins.push_back(length < 0 ? "never" : units::format_token_count(length));
+    table.add_row(wins);
+    table.print(std::cout);
+    first = end;
+  }
+  std::cout << "layouts: tp x cp and the combine; ~: within each other's band (" << errors_text(errors)
+            << "): the model cannot say which wins\n";
+}
+
+void print_data(const std::vector<Contest>& contests, const std::string& format) {
+  if (format == "csv") {
+    std::cout << "gpus,batch,seq_len,cp_tp,cp_cp,cp_combine,cp_step_s,tp_tp,tp_step_s,speedup,winner,within_band\n";
+    for (const Contest& c : contests) {
+      std::printf("%d,%d,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", c.gpus, c.batch, c.seq_len,
+                  c.cp ? std::to_string(c.cp->layout.tp).c_str() : "", c.cp ? std::to_string(c.cp->layout.cp).c_str() : "",
+                  c.cp ? model::to_string(c.cp->algorithm) : "", c.cp ? full(c.cp->step.step_s).c_str() : "",
+                  c.tp ? std::to_string(c.tp->layout.tp).c_str() : "", c.tp ? full(c.tp->step.step_s).c_str() : "",
+                  c.cp && c.tp ? full(c.speedup()).c_str() : "",
+                  cp_wins(c) ? "cp" : c.tp ? "tp" : "none", c.uncertain() ? "true" : "false");
+    }
+    return;
+  }
+  ordered_json rows = ordered_json::array();
+  for (const Contest& c : contests) {
+    rows.push_back({{"gpus", c.gpus}, {"batch", c.batch}, {"seq_len", c.seq_len}, {"cp_best", choice_json(c.cp)},
+                    {"tp_best", choice_json(c.tp)}, {"speedup", c.cp && c.tp ? ordered_json(c.speedup()) : ordered_json()},
+                    {"winner", cp_wins(c) ? "cp" : c.tp ? "tp" : "none"}, {"within_band", c.uncertain()}});
+  }
+  std::cout << rows.dump(2) << '\n';
+}
+
+}  // namespace
+
+void print_cp_vs_tp(const CpVsTpRequest& r) {
+  const model::Workload base = load_workload(r.workload);
+  const std::vector<int> batches = r.batches.empty() ? std::vector<int>{base.batch} : r.batches;
+  model::PlannerOptions options;
+  for (const std::string& name : r.combines) options.combines.push_back(model::parse_decode_algorithm(name));
+  options.plan.impl = load_impl(r.impl);
+  std::vector<Contest> contests;
+  model::RelativeErrors errors;
+  for (int nodes : r.nodes) {
+    const topologies::Topology topology = topologies::build_topology(r.cluster, {nodes, {}, r.settings});
+    errors = options.errors = model::prediction_errors(topology, *options.plan.impl, false);
+    for (long long seq_len : r.seq_lens) {
+      for (int batch : batches) {
+        if (r.format == "table") std::cerr << "planning " << topology.gpu_count() << " GPUs, " << seq_len << " tokens, batch " << batch << "...\r";
+        model::Workload workload = base;
+        workload.batch = batch;
+        contests.push_back(contest(topology, workload, seq_len, options));
+      }
+    }
+  }
+  if (r.format == "table") {
+    std::cerr << std::string(60, ' ') << '\r';
+    return print_table(contests, r, batches, errors);
+  }
+  print_data(contests, r.format);
+}
+
+}  // namespace treering::cli

@@ -1,0 +1,36 @@
+// How fast the deployment planner ranks every layout and combine (`make bench`; the target is under 2 s for
+// a 64-GPU cluster). Prints figures; asserts nothing.
+#include <chrono>
+#include <cstdio>
+
+#include "treering/model/planner.hpp"
+#include "treering/topologies/load.hpp"
+
+using namespace treering;
+
+namespace {
+
+void bench(int nodes, const char* workload, long long seq_len) {
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  const topologies::Topology topology = topologies::build_topology("dgx-h100", {nodes, {}});
+  const auto built = clock::now();
+  const model::DeploymentPlan plan = model::plan_deployment(topology, model::find_workload(workload), seq_len, {});
+  const auto done = clock::now();
+  const size_t choices = plan.ranked.size() + plan.not_fitting.size();
+  const model::PlannedLayout& best = plan.ranked.front();
+  std::printf("plan dgx-h100 x %d nodes (%d GPUs), %s at %lld tokens: topology %.3f s, %zu choices ranked in %.3f s "
+              "(best: tp %d x cp %d %s, %.2f ms per token)\n",
+              nodes, topology.gpu_count(), workload, seq_len, std::chrono::duration<double>(built - start).count(), choices,
+              std::chrono::duration<double>(done - built).count(), best.layout.tp, best.layout.cp,
+              best.tp_only ? "tp only" : model::to_string(best.algorithm), best.step.step_s * 1e3);
+}
+
+}  // namespace
+
+int main() {
+  bench(2, "llama3.1-70b", 131072);
+  bench(8, "llama3.1-405b-fp8", 131072);   // 64 GPUs: the target
+  bench(8, "llama3.1-405b-fp8", 1048576);
+  return 0;
+}

@@ -1,0 +1,61 @@
+// The whole decode step of a layout (layout_model.hpp): for every layer, the attention combine, the QKV and
+// output projections, the MLP (dense, or the experts a batch routes to), the norms and the KV append, with
+// the weights streamed from HBM, and the tensor-parallel all-reduces between them; then the LM head. Time
+// per output token, tokens per second, memory per GPU and the longest context that fits. Pure.
+//
+// Where the layers run: QKV on the TP group's heads (tp ways; KV weights replicated where KV heads are);
+// the output projection and the MLP over the TP group (tp ways, each CP rank a replica) where the combine
+// leaves the output on every CP rank or split by sequence (pass-q: each rank then runs its own sequences),
+// and over all tp x cp GPUs where it leaves the output split by head (a2a, ag-rs: Helix and vLLM's decode
+// context parallel then use every GPU as the TP group); two all-reduces of the hidden state per layer over
+// that group. Decode is memory-bound: a part takes launch + max(weight bytes / HBM rate, FLOPs / peak), its
+// FLOPs 2 x tokens x parameters. Example: llama3.1-405b-fp8 at tp 8 (H100, 2.68 TB/s effective): a layer's
+// 3.25 G parameters at 1 B over 8 GPUs = 406 MB -> 152 us; 126 layers: 19.1 ms of weights per token.
+#pragma once
+
+#include <string>
+
+#include "treering/model/layout_model.hpp"
+
+namespace treering::model {
+
+enum class Scope { attention, layer, step };
+const char* to_string(Scope scope);
+Scope parse_scope(const std::string& text);  // "attention" | "layer" | "step"; throws std::invalid_argument
+
+struct StepBreakdown {            // per layer (Scope::layer) or per step (Scope::step)
+  double attention_s = 0;         // the combine, as LayoutModel::attention gives it
+  double projections_s = 0;       // QKV and output projections
+  double mlp_s = 0;               // MLP, or the routed and shared experts and the router
+  double tp_communication_s = 0;  // all-reduces of the hidden state (and the LM head's all-gather of logits)
+  double other_s = 0;             // norms, rotary embedding, KV append
+  double lm_head_s = 0;           // Scope::step only
+};
+
+struct StepMemory {  // bytes per GPU
+  double weights = 0;
+  double kv_cache = 0;
+  double buffers = 0;      // the combine's receive buffers, partial states and workspace
+  double activations = 0;
+  double total = 0;
+  double capacity = 0;     // the smallest GPU's HBM
+  long long max_seq_len = 0;  // the longest context whose KV cache fits beside the rest (0: nothing fits)
+};
+
+struct StepResult {
+  Scope scope = Scope::step;
+  double layer_s = 0;        // one layer, everything in it
+  double step_s = 0;         // time per output token: layers x layer_s + the LM head (Scope::layer: layer_s)
+  double tokens_per_s = 0;   // batch / step_s
+  int post_attention_gpus = 1;  // the GPUs the output projection and the MLP split over
+  int tokens_per_gpu = 1;       // the tokens each GPU's projections and MLP take (pass-q: its own sequences)
+  StepBreakdown breakdown;
+  StepMemory memory;
+};
+
+// `attention`: LayoutModel::attention's for the same arguments. Throws std::invalid_argument for
+// Scope::attention (nothing to add).
+StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& attention, DecodeAlgorithm algorithm,
+                         const Workload& workload, long long seq_len, Scope scope);
+
+}  // namespace treering::model

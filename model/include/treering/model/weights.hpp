@@ -1,0 +1,47 @@
+// A model's weights by part, from its shape (workload.hpp): what each decode step streams from HBM. Pure.
+//
+// Per layer (Llama-style: no biases, gated MLP): Q and O are hidden x (query_heads x head_dim), K and V are
+// hidden x (kv_heads x head_dim); a dense MLP is 3 x hidden x intermediate (gate, up, down); an MoE layer has
+// `experts` such blocks of moe_intermediate_size, `shared_experts` more, and a hidden x experts router; two
+// norms of hidden. Example: llama3.1-405b (hidden 16384, 128 / 8 heads x 128, intermediate 53248): Q = O =
+// 268.4 M, K = V = 16.8 M, MLP 2617.2 M, norms 32,768: 3,187,703,808 per layer; x 126 layers + embedding and
+// LM head 128,256 x 16,384 each = 405,853,388,800 parameters (Meta: "405B").
+#pragma once
+
+#include "treering/model/workload.hpp"
+
+namespace treering::model {
+
+struct LayerWeights {  // parameters of one layer
+  double q = 0, k = 0, v = 0, o = 0;
+  double mlp_dense = 0;            // 0 for MoE layers, and when the workload gives no intermediate_size
+  double experts_routed_each = 0;  // one routed expert
+  double experts_shared = 0;       // all shared experts together
+  double router = 0;
+  double norms = 0;
+};
+
+LayerWeights layer_weights(const Workload& workload);
+
+// The input embedding held apart from the LM head: vocab x hidden, 0 when they are tied or vocab is unknown.
+double embedding_parameters(const Workload& workload);
+// The LM head every step reads: vocab x hidden (tied or not).
+double lm_head_parameters(const Workload& workload);
+// Every parameter the shape gives (layers, embedding, LM head, final norm); 0 when it gives no MLP width.
+double shape_parameters(const Workload& workload);
+
+// The model's weights in bytes, each part at its element type (fp8 feed-forward weights: 1 B); a workload that
+// gives only a parameter count: parameters x weight_bytes. Example: llama3.1-405b-fp8: 126 x (570,425,344 x 2 B
+// + 2,617,245,696 x 1 B + 32,768 x 2 B) + (2 x 2,101,346,304 + 16,384) x 2 B = 481,933,819,904 B.
+double model_weight_bytes(const Workload& workload);
+
+// Fills what the shape implies: the parameter count when the workload gives none, and mean_weight_bytes
+// (model_weight_bytes / parameters), which a head slice (layout.hpp) keeps. Presets and loaded files pass here.
+void complete_weights(Workload& workload);
+
+// Routed experts a batch of `tokens` touches on average, each token picking `per_token` of `experts`
+// uniformly and independently: E x (1 - (1 - k/E)^tokens). Example: Mixtral (8 experts, 2 per token) at 4
+// tokens: 8 x (1 - 0.75^4) = 5.47; at 1 token, exactly 2.
+double expected_experts_touched(int experts, int per_token, int tokens);
+
+}  // namespace treering::model

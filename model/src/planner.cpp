@@ -1,0 +1,72 @@
+// plan_deployment (planner.hpp).
+#include "treering/model/planner.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace treering::model {
+namespace {
+
+std::vector<int> powers_of_two_to(int most) {
+  std::vector<int> values;
+  for (int value = 1; value <= most; value *= 2) values.push_back(value);
+  return values;
+}
+
+// cp values for a given tp: powers of two, and what fills the GPUs up when that is not one.
+std::vector<int> cp_values(int tp, int gpus_max) {
+  std::vector<int> values = powers_of_two_to(gpus_max / tp);
+  if (gpus_max % tp == 0 && std::find(values.begin(), values.end(), gpus_max / tp) == values.end()) values.push_back(gpus_max / tp);
+  return values;
+}
+
+PlannedLayout evaluate_choice(const LayoutModel& layouts, DecodeAlgorithm algorithm, const Workload& workload,
+                              long long seq_len, const PlannerOptions& options) {
+  PlannedLayout choice;
+  choice.layout = layouts.groups().layout;
+  choice.tp_only = choice.layout.cp == 1;
+  choice.algorithm = algorithm;
+  choice.attention = layouts.attention(algorithm, workload, seq_len, options.plan);
+  choice.step = evaluate_step(layouts, choice.attention, algorithm, workload, seq_len, Scope::step);
+  choice.band = step_band(choice.step, choice.attention.slowest, workload.layers, options.errors);
+  choice.fits = choice.step.memory.total <= choice.step.memory.capacity;
+  return choice;
+}
+
+}  // namespace
+
+Band step_band(const StepResult& step, const DecodeResult& attention, int layers, const RelativeErrors& errors) {
+  const double exposed = attention.breakdown.intra_node_s + attention.breakdown.inter_node_s;
+  const double communication = std::min(step.step_s, layers * exposed + step.breakdown.tp_communication_s);
+  return band_of(step.step_s - communication, communication, errors);
+}
+
+DeploymentPlan plan_deployment(const topologies::Topology& topology, const Workload& workload, long long seq_len,
+                               const PlannerOptions& options) {
+  const int gpus_max = options.gpus_max > 0 ? std::min(options.gpus_max, topology.gpu_count()) : topology.gpu_count();
+  const std::vector<DecodeAlgorithm>& combines = options.combines.empty() ? all_decode_algorithms() : options.combines;
+  DeploymentPlan plan;
+  for (int tp : powers_of_two_to(gpus_max)) {
+    try {
+      head_slice(workload, tp);
+    } catch (const std::invalid_argument& why) {
+      plan.skipped.push_back("tp " + std::to_string(tp) + ": " + why.what());
+      continue;
+    }
+    for (int cp : cp_values(tp, gpus_max)) {
+      const LayoutModel layouts(topology, place_layout(topology, Layout{tp, cp}));
+      for (DecodeAlgorithm algorithm : cp == 1 ? std::vector<DecodeAlgorithm>{DecodeAlgorithm::a2a} : combines) {
+        PlannedLayout choice = evaluate_choice(layouts, algorithm, workload, seq_len, options);
+        (choice.fits ? plan.ranked : plan.not_fitting).push_back(std::move(choice));
+      }
+    }
+  }
+  std::sort(plan.ranked.begin(), plan.ranked.end(),
+            [](const PlannedLayout& a, const PlannedLayout& b) { return a.step.step_s < b.step.step_s; });
+  std::sort(plan.not_fitting.begin(), plan.not_fitting.end(),
+            [](const PlannedLayout& a, const PlannedLayout& b) { return a.step.memory.total < b.step.memory.total; });
+  for (PlannedLayout& choice : plan.ranked) choice.within_best_band = bands_overlap(choice.band, plan.ranked.front().band);
+  return plan;
+}
+
+}  // namespace treering::model

@@ -1,0 +1,131 @@
+// evaluate_step (step.hpp): the layers around the attention, the LM head, memory and the longest context.
+#include "treering/model/step.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "treering/model/weights.hpp"
+
+namespace treering::model {
+
+const char* to_string(Scope scope) {
+  return scope == Scope::attention ? "attention" : scope == Scope::layer ? "layer" : "step";
+}
+
+Scope parse_scope(const std::string& text) {
+  if (text == "attention") return Scope::attention;
+  if (text == "layer") return Scope::layer;
+  if (text == "step") return Scope::step;
+  throw std::invalid_argument("unknown scope '" + text + "' (attention, layer or step)");
+}
+
+namespace {
+
+// Kernels a layer launches besides the attention: QKV and output projections; gate/up, activation and down
+// (plus the router with experts); two norms, the rotary embedding and the KV append.
+constexpr int kProjectionKernels = 2;
+constexpr int kMlpKernels = 3;
+constexpr int kOtherKernels = 4;
+
+struct LayerShape {   // one GPU's share of a layer
+  double projection_parameters = 0;
+  double mlp_parameters = 0;      // read per step (the experts the tokens route to)
+  double mlp_resident = 0;        // held (every expert)
+  double other_parameters = 0;    // norms
+  double kv_append_bytes = 0;
+};
+
+// A part's time: its launches, then its weights streamed or its FLOPs, whichever is slower.
+double part_s(const ComputeRates& rates, int kernels, double parameters, double weight_bytes, double tokens, double extra_bytes = 0) {
+  if (parameters <= 0 && extra_bytes <= 0) return 0.0;
+  return kernels * rates.launch_s + std::max((parameters * weight_bytes + extra_bytes) / rates.hbm_Bps,
+                                             2.0 * tokens * parameters / rates.peak_flops);
+}
+
+// Workloads that give only a parameter count (no MLP width) put everything but attention in the MLP, spread
+// evenly over the layers; attention-only workloads (paper-mha16) have no weights at all.
+LayerShape layer_shape(const Workload& w, const Layout& layout, int post_gpus, int tokens, int kv_heads_per_gpu) {
+  LayerShape shape;
+  const LayerWeights layer = layer_weights(w);
+  const double kv_share = static_cast<double>(kv_heads_per_gpu) / w.kv_heads;  // of K and V's weights
+  shape.projection_parameters = layer.q / layout.tp + (layer.k + layer.v) * kv_share + layer.o / post_gpus;
+  if (w.experts > 0) {
+    const double touched = expected_experts_touched(w.experts, w.experts_per_token, tokens);
+    shape.mlp_parameters = (touched * layer.experts_routed_each + layer.experts_shared + layer.router) / post_gpus;
+    shape.mlp_resident = (w.experts * layer.experts_routed_each + layer.experts_shared + layer.router) / post_gpus;
+  } else if (layer.mlp_dense > 0) {
+    shape.mlp_parameters = shape.mlp_resident = layer.mlp_dense / post_gpus;
+  } else if (w.parameters > 0) {
+    const double attention = layer.q + layer.k + layer.v + layer.o;
+    shape.mlp_parameters = shape.mlp_resident = std::max(0.0, w.parameters / w.layers - attention) / post_gpus;
+  }
+  shape.other_parameters = layer.norms;
+  shape.kv_append_bytes = 2.0 * tokens * kv_heads_per_gpu * w.head_dim * w.dtype_bytes;
+  return shape;
+}
+
+double allreduce_s(const CommGroup& group, double bytes, CollectiveOp op = CollectiveOp::allreduce) {
+  if (group.ranks < 2 || bytes <= 0) return 0.0;
+  CollectiveRequest request;
+  request.op = op;
+  request.bytes = bytes;
+  return estimate_collective(group, request).chosen.time_s;
+}
+
+}  // namespace
+
+StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& attention, DecodeAlgorithm algorithm,
+                         const Workload& w, long long seq_len, Scope scope) {
+  if (scope == Scope::attention) throw std::invalid_argument("evaluate_step: the attention scope has nothing to add");
+  const Layout layout = layouts.groups().layout;
+  const CommGroup& post = layouts.post_attention_group(algorithm);
+  const ComputeRates& rates = layouts.cp_model(attention.slowest_group).slowest_rates();
+  StepResult r;
+  r.scope = scope;
+  r.post_attention_gpus = post.ranks;
+  r.tokens_per_gpu = output_split(algorithm) == OutputSplit::by_sequence
+                         ? static_cast<int>(owned_sequences(w.batch, layout.cp, 0).count) : w.batch;
+  const int tokens = r.tokens_per_gpu;
+  const int kv_heads_per_gpu = head_slice(w, layout.tp).kv_heads;
+  const LayerShape shape = layer_shape(w, layout, post.ranks, tokens, kv_heads_per_gpu);
+  StepBreakdown& b = r.breakdown;
+  b.attention_s = attention.slowest.latency_s - attention.slowest.first_call_s;
+  b.projections_s = part_s(rates, kProjectionKernels, shape.projection_parameters, w.attention_weight_bytes, tokens);
+  b.mlp_s = part_s(rates, kMlpKernels + (w.experts > 0 ? 1 : 0), shape.mlp_parameters, w.weight_bytes, tokens);
+  b.other_s = part_s(rates, kOtherKernels, shape.other_parameters, w.dtype_bytes, tokens, shape.kv_append_bytes);
+  const double hidden_bytes = static_cast<double>(tokens) * w.hidden_size * w.dtype_bytes;
+  b.tp_communication_s = 2 * allreduce_s(post, hidden_bytes);
+  r.layer_s = b.attention_s + b.projections_s + b.mlp_s + b.other_s + b.tp_communication_s;
+  r.step_s = r.layer_s;
+  if (scope == Scope::step) {
+    for (double* part : {&b.attention_s, &b.projections_s, &b.mlp_s, &b.other_s, &b.tp_communication_s}) *part *= w.layers;
+    b.lm_head_s = part_s(rates, 1, lm_head_parameters(w) / post.ranks, w.dtype_bytes, tokens);
+    const double logits_bytes = static_cast<double>(tokens) * w.vocab_size * w.dtype_bytes;
+    b.tp_communication_s += allreduce_s(post, logits_bytes, CollectiveOp::allgather);
+    r.step_s = w.layers * r.layer_s + b.lm_head_s + allreduce_s(post, logits_bytes, CollectiveOp::allgather) +
+               attention.slowest.first_call_s;
+  }
+  r.tokens_per_s = w.batch / r.step_s;
+  // Memory: every layer's share of the weights, the embeddings and LM head split over the group; the KV cache
+  // and the combine's buffers from the attention; activations: the hidden state a few times and the logits.
+  StepMemory& m = r.memory;
+  const DecodeMemory& a = attention.slowest.memory;
+  m.weights = w.layers * (shape.projection_parameters * w.attention_weight_bytes + shape.mlp_resident * w.weight_bytes +
+                          shape.other_parameters * w.dtype_bytes) +
+              (embedding_parameters(w) + lm_head_parameters(w)) / post.ranks * w.dtype_bytes;
+  m.kv_cache = a.kv_cache;
+  m.buffers = a.receive_buffers + a.partial_states + a.workspace;
+  m.activations = 4 * hidden_bytes + static_cast<double>(tokens) * w.vocab_size * 4;
+  m.total = m.weights + m.kv_cache + m.buffers + m.activations;
+  m.capacity = rates.hbm_capacity_bytes;
+  // The KV cache and the ring's blocks grow with the shard; the rest does not.
+  long long largest = 0;
+  for (const Shard& shard : layouts.plan(attention.slowest_group, algorithm, w, seq_len).shards) largest = std::max(largest, shard.count);
+  const double per_token = largest > 0 ? (a.kv_cache + a.receive_buffers) / largest : 0.0;
+  const double room = m.capacity - (m.total - a.kv_cache - a.receive_buffers);
+  m.max_seq_len = room <= 0 || per_token <= 0 ? 0 : static_cast<long long>(std::floor(room / per_token)) * layout.cp;
+  return r;
+}
+
+}  // namespace treering::model

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""treering's whole-step and attention predictions against Meta's measured decode of Llama 3.1 405B with
+context parallelism (arXiv:2411.01783, Tables 6-8; validate/data/decode-cp/meta-cp-2411.01783.csv), on the
+paper's own hardware description (validate/data/decode-cp/meta-gtt-h100.yaml). Nothing is fitted.
+
+Each row is predicted with `treering predict --scope step` (time per output token, Tables 6 and 7) or
+`--scope attention` (one layer's pass-Q attention, Table 8's "Whole pass-Q"). CP rows decode batch = cp: the
+paper pads the query count to a multiple of CP (B=1 runs as B=cp; B=4 stays 4). "128K" is read as 131072 (the paper does not say; 128000 is
+2.4 % fewer tokens).
+
+Usage: scripts/validate-decode-cp.py [--treering build/bin/treering] [--format table|csv]
+"""
+import argparse
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "..", "validate", "data", "decode-cp")
+TOKENS = {"8K": 8192, "32K": 32768, "128K": 131072}
+
+
+def predict(treering, row, scope):
+    tp, cp, nodes = int(row["tp"]), int(row["cp"]), int(row["nodes"])
+    batch = -(-int(row["batch"]) // cp) * cp  # padded up to a multiple of cp: B=1 -> cp, B=4 at cp 2 or 4 -> 4
+    algo = "pass-q" if row["combine"] == "pass-q" else "a2a"  # cp 1: nothing to combine, any name runs one rank
+    command = [treering, "predict", "--cluster", os.path.join(DATA, "meta-gtt-h100.yaml"), "--nodes", str(nodes),
+               "--workload", "llama3.1-405b-fp8", "--tp", str(tp), "--cp", str(cp), "--algo", algo,
+               "--seq-len", str(TOKENS[row["context_tokens"]]), "--batch", str(batch), "--scope", scope, "--format", "json"]
+    out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    result = json.loads(out)
+    result = result[0] if isinstance(result, list) else result
+    return result["step_s"] if scope == "step" else result["latency_s"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--treering", default=os.path.join(HERE, "..", "build", "bin", "treering"))
+    parser.add_argument("--format", choices=["table", "csv"], default="table")
+    args = parser.parse_args()
+    with open(os.path.join(DATA, "meta-cp-2411.01783.csv"), newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["metric"] in ("ttit", "pass_q_total") and r["combine"] in ("pass-q", "tp-only")]
+    results = []
+    for row in rows:
+        step = row["metric"] == "ttit"
+        if not step and row["combine"] != "pass-q":
+            continue
+        measured_s = float(row["value"]) * (1e-3 if row["unit"] == "ms" else 1e-6)
+        predicted_s = predict(args.treering, row, "step" if step else "attention")
+        results.append((row, step, measured_s, predicted_s, predicted_s / measured_s - 1))
+    if args.format == "csv":
+        print("table,tp,cp,combine,batch,context,metric,measured_s,predicted_s,error")
+        for row, step, m, p, e in results:
+            print(f"{row['table']},{row['tp']},{row['cp']},{row['combine']},{row['batch']},{row['context_tokens']},"
+                  f"{row['metric']},{m:.6g},{p:.6g},{e:.4f}")
+        return
+    print(f"{'source':9} {'layout':12} {'batch':>5} {'context':>7} {'what':18} {'measured':>10} {'treering':>10} {'error':>8}")
+    for row, step, m, p, e in results:
+        layout = f"tp{row['tp']}" + (f" x cp{row['cp']}" if int(row["cp"]) > 1 else "")
+        unit, scale = ("ms", 1e3) if step else ("us", 1e6)
+        what = "per output token" if step else "pass-Q attention"
+        print(f"{row['table']:9} {layout:12} {row['batch']:>5} {row['context_tokens']:>7} {what:18} "
+              f"{m * scale:8.2f}{unit} {p * scale:8.2f}{unit} {e:+8.1%}")
+    for label, wanted in (("per output token", True), ("pass-Q attention", False)):
+        errors = [abs(e) for _, step, _, _, e in results if step == wanted]
+        if errors:
+            print(f"{label}: {len(errors)} rows, median |error| {statistics.median(errors):.1%}, max {max(errors):.1%}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
