@@ -25,7 +25,7 @@ SweepSpec default_comparison() {
   spec.nodes = {16};
   spec.workloads = {"paper-mha16"};
   spec.seq_lens = topologies::parse_token_counts("80k:5.12M:x2");
-  spec.algorithms = model::all_decode_algorithms();
+  spec.algorithms = model::paper_decode_algorithms();
   spec.engines = {"model", "sim"};
   return spec;
 }
@@ -37,7 +37,7 @@ LineChart latency_chart(const std::vector<DecodeRow>& rows) {
   chart.title = "Decode attention latency per layer: 16 x DGX H100 (128 GPUs), paper-mha16";
   chart.x_label = "context length (tokens)";
   chart.y_label = "latency per layer (s)";
-  const auto& algorithms = model::all_decode_algorithms();
+  const auto& algorithms = model::paper_decode_algorithms();
   for (std::size_t a = 0; a < algorithms.size(); ++a) {
     for (const char* engine : {"model", "sim"}) {
       ChartSeries series;

@@ -145,6 +145,11 @@ const std::vector<DecodeAlgorithm>& all_decode_algorithms() {
   return all;
 }
 
+const std::vector<DecodeAlgorithm>& paper_decode_algorithms() {
+  static const std::vector<DecodeAlgorithm> paper(all_decode_algorithms().begin(), all_decode_algorithms().begin() + 5);
+  return paper;
+}
+
 OutputSplit output_split(DecodeAlgorithm algorithm) {
   switch (algorithm) {
     case DecodeAlgorithm::pass_q: return OutputSplit::by_sequence;

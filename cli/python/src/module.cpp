@@ -53,7 +53,7 @@ model::Workload workload_of(const std::string& name, std::optional<int> batch) {
 }
 
 std::vector<model::DecodeAlgorithm> algorithms_of(const std::vector<std::string>& names) {
-  if (names.empty()) throw std::invalid_argument("no algorithm given (algos: ring, tree, tree-fused, tree-lse, allgather-merge)");
+  if (names.empty()) throw std::invalid_argument("no algorithm given (algos: ring, tree, tree-fused, tree-lse, allgather-merge, pass-q, a2a, ag-rs)");
   std::vector<model::DecodeAlgorithm> algorithms;
   for (const std::string& name : names) algorithms.push_back(model::parse_decode_algorithm(name));
   return algorithms;
@@ -247,6 +247,12 @@ std::vector<std::string> algorithm_names() {
   return names;
 }
 
+std::vector<std::string> default_algorithm_names() {
+  std::vector<std::string> names;
+  for (model::DecodeAlgorithm algorithm : model::paper_decode_algorithms()) names.push_back(model::to_string(algorithm));
+  return names;
+}
+
 // Bad input (InputError, "FILE:LINE:COL: error: ...", and std::invalid_argument) becomes treering.InputError,
 // a ValueError, with the library's message unchanged. Everything else keeps pybind11's mapping (RuntimeError
 // for std::runtime_error and other std::exception). The class object lives as long as the process: it is
@@ -298,6 +304,7 @@ PYBIND11_MODULE(_treering, m) {
   m.def("presets", &preset_names);
   m.def("workloads", &workload_names);
   m.def("algorithms", &algorithm_names);
+  m.def("default_algorithms", &default_algorithm_names);
   m.def("parse_token_counts", [](const std::string& text) { return treering::topologies::parse_token_counts(text); }, py::arg("text"));
   m.def(
       "parse_setting",

@@ -19,7 +19,8 @@ import treering
 
 SOURCE_DIR = pathlib.Path(__file__).resolve().parents[3]
 KV_BYTES_PER_TOKEN = 2 * 16 * 128 * 2 * 1  # 8192 B
-ALGOS = ["ring", "tree", "tree-fused", "tree-lse", "allgather-merge"]
+ALGOS = ["ring", "tree", "tree-fused", "tree-lse", "allgather-merge"]  # the defaults
+ALL_ALGOS = ALGOS + ["pass-q", "a2a", "ag-rs"]
 
 
 def by_algo(rows):
@@ -32,7 +33,7 @@ class ClusterTest(unittest.TestCase):
         self.assertIn("mi300x", treering.presets())
         self.assertIn("paper-mha16", treering.workloads())
         self.assertIn("llama3.1-8b", treering.workloads())
-        self.assertEqual(treering.algorithms(), ALGOS)
+        self.assertEqual(treering.algorithms(), ALL_ALGOS)
 
     def test_properties(self):
         # 16 nodes x 8 GPUs = 128 GPUs, one NVLink domain per node.

@@ -41,7 +41,8 @@ def workloads():
 
 
 def algorithms():
-    """The five decode algorithms: ring, tree, tree-fused, tree-lse, allgather-merge."""
+    """Every decode algorithm: the paper's five (ring, tree, tree-fused, tree-lse, allgather-merge, the default
+    of predict and simulate) and the engines' combines (pass-q, a2a, ag-rs)."""
     return _treering.algorithms()
 
 
@@ -225,7 +226,7 @@ def _names(value, default):
 
 
 def _algos(algos):
-    return _names(algos, _treering.algorithms())
+    return _names(algos, _treering.default_algorithms())
 
 
 def _ints(value, what):

@@ -28,6 +28,9 @@ enum class DecodeAlgorithm { ring, tree, tree_fused, tree_lse, allgather_merge, 
 const char* to_string(DecodeAlgorithm algorithm);
 DecodeAlgorithm parse_decode_algorithm(const std::string& text);  // throws std::invalid_argument
 const std::vector<DecodeAlgorithm>& all_decode_algorithms();
+// The paper's comparison (ring, tree, tree-fused, tree-lse, allgather-merge): what predict, simulate, the
+// main job and the Python API run when no algorithm is named; the engines' combines are asked for by name.
+const std::vector<DecodeAlgorithm>& paper_decode_algorithms();
 
 // Where a combine leaves the attention's output: on every rank (ring, tree, tree-fused, tree-lse,
 // allgather-merge), split by sequence (pass-q: each rank holds its own sequences'), or split by head (a2a, ag-rs:

@@ -1,0 +1,112 @@
+// Deployed decode from the command line: TP x CP layouts with the engines' combines, --scope step, treering
+// plan, crossover --vs tp, and Hugging Face config.json workloads.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "run_cli.hpp"
+
+using nlohmann::json;
+using treering::cli::testing::run_treering;
+
+namespace {
+
+json predict_json(const std::string& arguments) {
+  auto result = run_treering("predict --format json " + arguments);
+  REQUIRE_MESSAGE(result.exit_code == 0, result.err);
+  return json::parse(result.out);
+}
+
+}  // namespace
+
+TEST_CASE("predict: llama3.1-405b-fp8 at tp 8 x cp 2, the engines' combines, attention and step scopes") {
+  const std::string common = "--cluster dgx-h100 --nodes 2 --workload llama3.1-405b-fp8 --seq-len 128k --batch 1,4 ";
+  const json attention = predict_json(common + "--tp 8 --cp 2 --algo pass-q,a2a,ag-rs,tree --scope attention");
+  REQUIRE(attention.size() == 8);  // 2 batches x 4 combines
+  for (const json& row : attention) {
+    CHECK(row["tp"] == 8);
+    CHECK(row["cp"] == 2);
+    CHECK(row["scope"] == "attention");
+    CHECK(row["breakdown"].contains("inter_node_s"));
+    CHECK(row["volume_bytes"]["inter_node"].get<double>() > 0);  // each CP group pairs GPU t with GPU 8 + t
+  }
+  CHECK(attention[0]["algo"] == "pass-q");
+  CHECK(attention[4]["batch"] == 4);
+  const json step = predict_json(common + "--tp 8 --cp 2 --algo pass-q,a2a,ag-rs,tree --scope step");
+  REQUIRE(step.size() == 8);
+  for (size_t i = 0; i < step.size(); ++i) {
+    const json& b = step[i]["step"]["breakdown"];
+    CHECK(step[i]["scope"] == "step");
+    // 126 layers of attention are part of the step, and the parts add up to it.
+    CHECK(b["attention_s"].get<double>() == doctest::Approx(126 * attention[i]["latency_s"].get<double>()));
+    const double parts = b["attention_s"].get<double>() + b["projections_s"].get<double>() + b["mlp_s"].get<double>() +
+                         b["tp_communication_s"].get<double>() + b["other_s"].get<double>() + b["lm_head_s"].get<double>();
+    CHECK(step[i]["step_s"].get<double>() == doctest::Approx(parts));
+    CHECK(step[i]["tokens_per_s"].get<double>() == doctest::Approx(step[i]["batch"].get<double>() / step[i]["step_s"].get<double>()));
+  }
+  const json tp16 = predict_json(common + "--tp 16 --algo tree --scope step");
+  REQUIRE(tp16.size() == 2);
+  CHECK(tp16[0]["tp"] == 16);
+  CHECK(tp16[0]["cp"] == 1);
+  CHECK(tp16[0]["volume_bytes"]["total"] == 0.0);  // one GPU per CP group: nothing to combine
+  CHECK(tp16[0]["step_s"].get<double>() > 0);
+}
+
+TEST_CASE("plan: the top choice is no slower than plain TP or the paper's tree as predict gives them") {
+  auto result = run_treering("plan --cluster dgx-h100 --nodes 2 --workload llama3.1-8b --seq-len 128k --confirm 1 --format json");
+  REQUIRE_MESSAGE(result.exit_code == 0, result.err);
+  const json plan = json::parse(result.out);
+  REQUIRE(plan["ranked"].size() > 0);
+  const double best_s = plan["ranked"][0]["step_s"].get<double>();
+  CHECK(plan["ranked"][0]["simulated_step_s"].get<double>() > 0);
+  for (const char* layout : {"--tp 8 --cp 1", "--tp 16 --cp 1", "--tp 1 --cp 16"}) {
+    CAPTURE(layout);
+    const json row = predict_json("--cluster dgx-h100 --nodes 2 --workload llama3.1-8b --seq-len 128k --algo tree --scope step " +
+                                  std::string(layout))[0];
+    CHECK(best_s <= row["step_s"].get<double>() * (1 + 1e-9));
+  }
+  auto table = run_treering("plan --cluster dgx-h100 --nodes 2 --workload llama3.1-70b --seq-len 128k --confirm 0 --top 3");
+  REQUIRE(table.exit_code == 0);
+  CHECK(table.out.find("tp x cp") != std::string::npos);
+  auto none = run_treering("plan --cluster dgx-h100 --nodes 1 --workload llama3.1-405b --seq-len 10M");
+  CHECK(none.exit_code == 2);
+  CHECK(none.err.find("no layout fits") != std::string::npos);
+}
+
+TEST_CASE("crossover --vs tp: one row per GPU count, length and batch; the winner follows the times") {
+  auto result = run_treering("crossover --vs tp --cluster dgx-h100 --nodes 1,2 --workload llama3.1-8b --seq-len 32k,1M "
+                             "--batch 1,8 --format json");
+  REQUIRE_MESSAGE(result.exit_code == 0, result.err);
+  const json rows = json::parse(result.out);
+  REQUIRE(rows.size() == 8);  // 2 node counts x 2 lengths x 2 batches
+  for (const json& row : rows) {
+    if (row["cp_best"].is_null() || row["tp_best"].is_null()) continue;
+    CHECK(row["cp_best"]["cp"].get<int>() > 1);
+    CHECK(row["tp_best"]["cp"] == 1);
+    const bool cp_faster = row["cp_best"]["step_s"].get<double>() < row["tp_best"]["step_s"].get<double>();
+    CHECK(row["winner"] == (cp_faster ? "cp" : "tp"));
+  }
+  auto table = run_treering("crossover --vs tp --cluster dgx-h100 --nodes 1 --workload llama3.1-8b --seq-len 32k,1M --batch 1,8");
+  REQUIRE(table.exit_code == 0);
+  CHECK(table.out.find("cp wins from") != std::string::npos);
+}
+
+TEST_CASE("a Hugging Face config.json is a workload; a broken one is an error at its line and column") {
+  const auto directory = std::filesystem::temp_directory_path() / "treering-cli-hf";
+  std::filesystem::create_directories(directory);
+  const std::string good = (directory / "config.json").string();
+  std::ofstream(good) << R"({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
+ "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 128256, "torch_dtype": "bfloat16"})";
+  // The same shape as the llama3.1-8b preset: the same step.
+  const json from_file = predict_json("--cluster dgx-h100 --workload " + good + " --tp 8 --algo tree --seq-len 32k --scope step")[0];
+  const json preset = predict_json("--cluster dgx-h100 --workload llama3.1-8b --tp 8 --algo tree --seq-len 32k --scope step")[0];
+  CHECK(from_file["workload"] == "treering-cli-hf");
+  CHECK(from_file["step_s"].get<double>() == doctest::Approx(preset["step_s"].get<double>()).epsilon(1e-3));
+  const std::string bad = (directory / "bad.json").string();
+  std::ofstream(bad) << "{\n  \"model_type\": \"llama\",\n  \"num_hidden_layers\": -3\n}";
+  auto result = run_treering("predict --cluster dgx-h100 --workload " + bad + " --seq-len 32k");
+  CHECK(result.exit_code == 2);
+  CHECK(result.err.find(bad + ":3:3: error: 'num_hidden_layers' must be a whole number") != std::string::npos);
+}
