@@ -68,7 +68,11 @@ void refuse_unmodelled_attention(const ConfigText& config, const json& root) {
                        "treering models multi-head and grouped-query attention");
     }
   }
-  const bool sliding_in_use = root.value("use_sliding_window", true);
+  bool sliding_in_use = true;  // Qwen2 lists a window and says whether it is used
+  if (root.contains("use_sliding_window")) {
+    if (!root["use_sliding_window"].is_boolean()) config.fail("use_sliding_window", "use_sliding_window must be true or false");
+    sliding_in_use = root["use_sliding_window"].get<bool>();
+  }
   if (root.contains("sliding_window") && root["sliding_window"].is_number() && sliding_in_use) {
     config.fail("sliding_window", "sliding-window attention (sliding_window " + root["sliding_window"].dump() +
                                       ") attends to the last tokens only; treering models attention over the whole context");
