@@ -2,6 +2,7 @@
 #include "treering/model/plan.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <array>
 #include <map>
 #include <stdexcept>
@@ -79,26 +80,34 @@ std::vector<Phase> tree_lse_phases(const std::vector<int>& domain_of_rank, const
   return phases;
 }
 
+// One all-to-all that sends each owner, from every other rank, `bytes_per_unit` for each of the units
+// (sequences or heads) `owned(owner)` gives it; merge_fraction: the most units a rank merges, of `units`.
+// Example: pass-q with 4 sequences on 2 ranks: each rank sends the other 2 sequences' partial states.
+template <typename Owned>
+std::optional<Phase> all_to_all_home(int ranks, long long units, double bytes_per_unit, const char* label, Owned owned) {
+  std::vector<Transfer> sends;
+  long long most = 0;
+  for (int owner = 0; owner < ranks; ++owner) {
+    const long long count = owned(owner);
+    most = std::max(most, count);
+    for (int from = 0; from < ranks && count > 0; ++from) {
+      if (from != owner) sends.push_back({from, owner, static_cast<double>(count) * bytes_per_unit});
+    }
+  }
+  if (sends.empty()) return std::nullopt;
+  Phase phase{PhaseKind::transfers, label, CollectiveOp::allreduce, 0, sends, ranks, {}, 0};
+  phase.merge_fraction = static_cast<double>(most) / static_cast<double>(units);
+  return phase;
+}
+
 // pass-q: the query blocks travel the ring; then every rank sends each owner the partial states of the owner's
 // sequences (one all-to-all) and the owner merges the p states of each.
 std::vector<Phase> pass_q_phases(int ranks, int batch, const PlanSizes& s) {
   std::vector<Phase> phases{{PhaseKind::q_ring, "pass query blocks around the ring, attending each to the local shard",
                              {}, 0, {}, 0, {}, 0}};
-  const double state_per_sequence = s.state_bytes / batch;
-  std::vector<Transfer> sends;
-  long long most = 0;
-  for (int owner = 0; owner < ranks; ++owner) {
-    const long long owned = owned_sequences(batch, ranks, owner).count;
-    most = std::max(most, owned);
-    for (int from = 0; from < ranks && owned > 0; ++from) {
-      if (from != owner) sends.push_back({from, owner, static_cast<double>(owned) * state_per_sequence});
-    }
-  }
-  if (sends.empty()) return phases;
-  Phase back{PhaseKind::transfers, "all-to-all: partial (o, lse) to each sequence's owner", CollectiveOp::allreduce, 0,
-             sends, ranks, {}, 0};
-  back.merge_fraction = static_cast<double>(most) / batch;
-  phases.push_back(back);
+  const auto back = all_to_all_home(ranks, batch, s.state_bytes / batch, "all-to-all: partial (o, lse) to each sequence's owner",
+                                    [&](int owner) { return owned_sequences(batch, ranks, owner).count; });
+  if (back) phases.push_back(*back);
   return phases;
 }
 
@@ -106,21 +115,10 @@ std::vector<Phase> pass_q_phases(int ranks, int batch, const PlanSizes& s) {
 // merges the p states of its slice.
 std::vector<Phase> a2a_phases(int ranks, const Workload& w, const PlanSizes& s) {
   std::vector<Phase> phases{attend()};
-  const double state_per_head = s.state_bytes / w.query_heads;
-  std::vector<Transfer> sends;
-  long long most = 0;
-  for (int owner = 0; owner < ranks; ++owner) {
-    const long long heads = owned_heads(w.query_heads, ranks, owner).count;
-    most = std::max(most, heads);
-    for (int from = 0; from < ranks && heads > 0; ++from) {
-      if (from != owner) sends.push_back({from, owner, static_cast<double>(heads) * state_per_head});
-    }
-  }
-  if (sends.empty()) return phases;
-  Phase exchange{PhaseKind::transfers, "all-to-all: (o, lse) of each head slice to its owner", CollectiveOp::allreduce, 0,
-                 sends, ranks, {}, 0};
-  exchange.merge_fraction = static_cast<double>(most) / w.query_heads;
-  phases.push_back(exchange);
+  const auto exchange = all_to_all_home(ranks, w.query_heads, s.state_bytes / w.query_heads,
+                                        "all-to-all: (o, lse) of each head slice to its owner",
+                                        [&](int owner) { return owned_heads(w.query_heads, ranks, owner).count; });
+  if (exchange) phases.push_back(*exchange);
   return phases;
 }
 
