@@ -137,16 +137,20 @@ void print_table(const std::vector<SimulatedCase>& cases, const topologies::Topo
     return print_extrapolation_notes(std::cout, listed);
   }
   const bool degraded = !cases.empty() && cases.front().healthy_s;
+  const bool step = !cases.empty() && cases.front().row.step.has_value();  // --scope layer|step: the step around it
   Table table({"tokens", "algorithm", "latency", "compute", "comm intra", "comm inter", "sent/GPU", "inter-node",
-               "transfers", degraded ? "healthy" : "vs model", degraded ? "slowdown" : "", calibrated ? "calibration" : ""});
+               "transfers", degraded ? "healthy" : "vs model", degraded ? "slowdown" : "", step ? "layer" : "",
+               step ? "per token" : "", calibrated ? "calibration" : ""});
   for (const SimulatedCase& c : cases) {
     const model::DecodeResult& r = c.row.result;
+    const bool whole = step && c.row.step->scope == model::Scope::step;
     table.add_row({std::to_string(r.seq_len), model::to_string(r.algorithm), fmt::format_duration(r.latency_s),
                    fmt::format_duration(r.breakdown.compute_s), fmt::format_duration(r.breakdown.intra_node_s),
                    fmt::format_duration(r.breakdown.inter_node_s), fmt::format_bytes(r.volume.per_gpu),
                    fmt::format_bytes(r.volume.inter_node), std::to_string(c.simulated.transfers_simulated),
                    degraded ? fmt::format_duration(*c.healthy_s) : percent(r.latency_s, c.predicted.latency_s),
-                   degraded ? percent(r.latency_s, *c.healthy_s) : "", calibration_marker(c.row)});
+                   degraded ? percent(r.latency_s, *c.healthy_s) : "", step ? fmt::format_duration(c.row.step->layer_s) : "",
+                   whole ? fmt::format_duration(c.row.step->step_s) : "", calibration_marker(c.row)});
   }
   table.print(std::cout);
   print_extrapolation_notes(std::cout, listed);
