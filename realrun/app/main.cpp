@@ -21,8 +21,8 @@ namespace {
 
 void print_info(const app::MpiTransport& transport) {
   const BuildInfo info = build_info();
-  std::printf("treering-realrun\n  backends: cpu (MPI)%s\n  MPI:      %s, %d ranks\n  CUDA:     %s\n  NCCL:     %s\n  devices:  %s\n",
-              info.cuda_compiled ? ", cuda (not built yet)" : "", transport.library_version().c_str(), transport.ranks(),
+  std::printf("treering-realrun\n  backends: %s\n  MPI:      %s, %d ranks\n  CUDA:     %s\n  NCCL:     %s\n  devices:  %s\n",
+              backends_line(info).c_str(), transport.library_version().c_str(), transport.ranks(),
               info.cuda_compiled ? info.cuda_runtime_version.c_str() : "not compiled in",
               info.nccl_compiled ? info.nccl_version.c_str() : "not compiled in", info.cuda_device_status.c_str());
 }

@@ -126,4 +126,18 @@ std::vector<double> time_attention(const AttentionShape& shape, Dtype dtype, lon
   });
 }
 
+GpuTimingPlan plan_gpu_timing(double bytes_per_call, double l2_bytes, double memory_budget_bytes, double estimated_call_s,
+                              double min_sample_s) {
+  if (!(bytes_per_call > 0) || !(l2_bytes >= 0) || !(estimated_call_s >= 0)) {
+    throw std::invalid_argument("plan_gpu_timing: a call's bytes must be positive, the L2 size and time not negative");
+  }
+  const double wanted = std::ceil(2 * l2_bytes / bytes_per_call);
+  const double fits = std::floor(memory_budget_bytes / bytes_per_call);
+  GpuTimingPlan plan;
+  plan.copies = static_cast<int>(std::max(1.0, std::min({wanted, fits, 1e4})));
+  const double for_duration = estimated_call_s > 0 ? std::ceil(min_sample_s / estimated_call_s) : 1e4;
+  plan.calls_per_sample = static_cast<int>(std::min(1e4, std::max({1.0, for_duration, static_cast<double>(plan.copies)})));
+  return plan;
+}
+
 }  // namespace treering::realrun

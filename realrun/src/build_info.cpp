@@ -56,4 +56,13 @@ BuildInfo build_info() {
   return info;
 }
 
+std::string backends_line(const BuildInfo& info) {
+  std::string line = "cpu (MPI)";
+  if (info.cuda_compiled && info.nccl_compiled) {
+    return line + ", cuda (NCCL, one GPU per rank; --loopback P: P virtual ranks on one GPU)";
+  }
+  if (!info.cuda_compiled) return line + "; cuda: not compiled in (CUDA toolkit not found at configure time)";
+  return line + "; cuda: not compiled in (NCCL not found at configure time)";
+}
+
 }  // namespace treering::realrun

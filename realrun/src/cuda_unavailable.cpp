@@ -15,6 +15,15 @@ bool available(std::string& why) {
   return false;
 }
 std::string device_name() { return ""; }
+
+struct SplitKvAttention::Impl {};
+SplitKvAttention::SplitKvAttention() { refuse(); }
+SplitKvAttention::~SplitKvAttention() = default;
+void SplitKvAttention::run(const AttentionShape&, Dtype, const std::uint16_t*, const std::uint16_t*, const std::uint16_t*, long long,
+                           float*, float*, int, void*) {
+  refuse();
+}
+int SplitKvAttention::chunks_for(const AttentionShape&, Dtype, long long) const { refuse(); }
 void partial_attention(const AttentionShape&, Dtype, const std::uint16_t*, const std::uint16_t*, const std::uint16_t*,
                        long long, float*, float*, int, void*) {
   refuse();

@@ -19,4 +19,9 @@ struct BuildInfo {
 
 BuildInfo build_info();
 
+// The decode backends a build runs, for `treering-realrun info`: "cpu (MPI)" always; the cuda backend's two ways
+// when CUDA and NCCL were compiled in (NCCL with one GPU per rank, or --loopback P: P virtual ranks on one GPU),
+// or why it is missing. Example: CUDA without NCCL -> "cpu (MPI); cuda: not compiled in (NCCL not found)".
+std::string backends_line(const BuildInfo& info);
+
 }  // namespace treering::realrun
