@@ -113,6 +113,7 @@ ordered_json attention(const BenchOptions& options, const std::vector<long long>
 
 int run_bench(const BenchOptions& options, MpiTransport& transport) {
   if (options.iterations < 1 || options.warmup < 0) throw std::invalid_argument("--iters must be at least 1, --warmup at least 0");
+  if (options.backend == "cuda" && options.warmup < 1) throw std::invalid_argument("--backend cuda needs --warmup 1 or more");
   BenchSizes sizes;
   if (options.for_plan) {
     sizes = sizes_for_plans(options, transport.ranks());

@@ -1,5 +1,6 @@
-// treering-realrun decode: runs the plans for real (cpu backend, MPI ranks), checks every output against the
-// reference, counts the bytes each rank sent, and writes JSON with provenance.
+// treering-realrun decode: runs the plans for real (cpu backend: MPI ranks; cuda: one GPU per MPI rank with NCCL,
+// or --loopback P virtual ranks on one GPU), checks every output against the reference, counts the bytes each rank
+// sent, and writes JSON with provenance.
 #pragma once
 
 #include <string>
@@ -20,6 +21,8 @@ struct DecodeOptions {
   std::string cluster = "dgx-h100";  // whose model the plans (and the predicted bytes) come from
   std::string output;                // -o FILE.json; rank 0 writes it
   unsigned long long seed = 7;
+  int loopback = 0;                  // cuda: P virtual ranks on this rank's one GPU (0: one GPU per MPI rank)
+  double timeout_s = 600;            // a GPU step or transfer longer than this aborts the job
   std::vector<std::string> argv;     // for the provenance
 };
 

@@ -54,15 +54,18 @@ int run(int argc, char** argv, app::MpiTransport& transport) {
   for (int i = 0; i < argc; ++i) options.argv.emplace_back(argv[i]);
   auto* decode = cli.add_subcommand("decode", "Run decode plans, check them against the reference, time them");
   decode->add_option("--backend", options.backend, "cpu (host kernels, MPI) or cuda (one GPU per rank, NCCL)")->capture_default_str();
-  decode->add_option("--algo", options.algorithms, "ring, tree, tree-fused, tree-lse, allgather-merge")->delimiter(',')->capture_default_str();
+  decode->add_option("--algo", options.algorithms, "ring, tree, tree-fused, tree-lse, allgather-merge (cpu also: pass-q, a2a, ag-rs)")->delimiter(',')->capture_default_str();
   decode->add_option("--workload", options.workload, "A workload preset (16-bit)")->capture_default_str();
   decode->add_option("--seq-len", options.seq_len, "Context lengths: 10000, lists 1k,10k and ranges 1k:64k:x2")->capture_default_str();
   decode->add_option("--batch", options.batch, "Sequences decoded together (default: the workload's)")->check(CLI::Range(1, 1 << 20));
   decode->add_option("--repeats", options.repeats, "Timed runs per case")->capture_default_str();
-  decode->add_option("--warmup", options.warmup, "Untimed runs first")->capture_default_str();
+  decode->add_option("--warmup", options.warmup, "Untimed runs first (cuda: at least 1)")->capture_default_str();
   decode->add_option("--cluster", options.cluster, "The cluster whose model makes the plans and predicts the bytes")->capture_default_str();
   decode->add_option("--seed", options.seed, "Seed of the made-up inputs")->capture_default_str();
   decode->add_option("-o,--output", options.output, "Write the results as JSON (rank 0)");
+  decode->add_option("--loopback", options.loopback,
+                     "cuda: run the plan's P ranks as P virtual ranks on this one GPU (every byte counted; the times are "
+                     "not a cluster's). One MPI rank.");
   double timeout_s = 600;
 
   app::BenchOptions bench;
@@ -99,6 +102,7 @@ int run(int argc, char** argv, app::MpiTransport& transport) {
     return 2;
   }
   transport.set_timeout(timeout_s);
+  options.timeout_s = timeout_s;
   if (info->parsed()) {
     if (transport.rank() == 0) print_info(transport);
     return 0;

@@ -1,5 +1,7 @@
 #include "mpi_transport.hpp"
 
+#include <cstdlib>
+
 #include <climits>
 #include <cstdio>
 #include <string>
@@ -62,6 +64,13 @@ void MpiTransport::wait_or_abort(MPI_Request& request, const std::string& what) 
       MPI_Abort(MPI_COMM_WORLD, 3);
     }
   }
+}
+
+void MpiTransport::abort_job(const std::string& message) const {
+  std::fprintf(stderr, "error: %s; aborting\n", message.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 3);
+  std::abort();  // MPI_Abort does not return
 }
 
 void MpiTransport::wait(Request request) {

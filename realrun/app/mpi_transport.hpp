@@ -25,6 +25,10 @@ class MpiTransport : public Transport {
   // Waits give up after this long: the rank prints which peer it waited for and aborts the job (MPI_Abort),
   // rather than hanging with it (a crashed or stalled rank). Barriers too.
   void set_timeout(double seconds) { timeout_s_ = seconds; }
+  double timeout_s() const { return timeout_s_; }
+  // Prints "error: MESSAGE; aborting" and ends every rank (MPI_Abort, exit code 3): for a hang found elsewhere
+  // (a GPU stream that did not finish).
+  [[noreturn]] void abort_job(const std::string& message) const;
   // Whether every rank passed the same value (e.g. a fingerprint of its command line).
   bool same_on_all_ranks(unsigned long long value) const;
 

@@ -1,12 +1,14 @@
 #include "nccl_bench.hpp"
 
 #include "mpi_transport.hpp"
+#include "treering/realrun/bench.hpp"
 
 #include <cuda_runtime.h>
 #include <mpi.h>
 #include <nccl.h>
 
 #include <algorithm>
+#include <vector>
 #include <memory>
 #include <stdexcept>
 
@@ -98,10 +100,7 @@ std::vector<double> time_nccl(BenchOp op, double bytes, int warmup, int iteratio
   cudaEvent_t start, stop;
   check(cudaEventCreate(&start), "cudaEventCreate");
   check(cudaEventCreate(&stop), "cudaEventCreate");
-  std::vector<double> seconds;
-  for (int i = 0; i < warmup + iterations; ++i) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    check(cudaEventRecord(start, c.stream), "cudaEventRecord");
+  auto launch = [&] {
     switch (op) {
       case BenchOp::allreduce: check(ncclAllReduce(send, receive, floats, ncclFloat, ncclSum, c.comm, c.stream), "ncclAllReduce"); break;
       case BenchOp::allgather: check(ncclAllGather(send, receive, per_rank, ncclFloat, c.comm, c.stream), "ncclAllGather"); break;
@@ -112,12 +111,25 @@ std::vector<double> time_nccl(BenchOp op, double bytes, int warmup, int iteratio
         check(ncclGroupEnd(), "ncclGroupEnd");
         break;
     }
+  };
+  // N calls back to back between one pair of events (as nccl-tests): N from one call timed alone, the same on every
+  // rank (the slowest rank's estimate), enough for a millisecond per sample.
+  auto timed = [&](int calls) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    check(cudaEventRecord(start, c.stream), "cudaEventRecord");
+    for (int i = 0; i < calls; ++i) launch();
     check(cudaEventRecord(stop, c.stream), "cudaEventRecord");
     check(cudaEventSynchronize(stop), "cudaEventSynchronize");
     float milliseconds = 0;
     check(cudaEventElapsedTime(&milliseconds, start, stop), "cudaEventElapsedTime");
-    if (i >= warmup) seconds.push_back(milliseconds * 1e-3);
-  }
+    return milliseconds * 1e-3 / calls;
+  };
+  for (int i = 0; i < std::max(1, warmup); ++i) timed(1);
+  double estimate_s = timed(1);
+  MPI_Allreduce(MPI_IN_PLACE, &estimate_s, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  const int calls = plan_gpu_timing(std::max(1.0, bytes), 0, 0, estimate_s).calls_per_sample;
+  std::vector<double> seconds;
+  for (int i = 0; i < iterations; ++i) seconds.push_back(timed(calls));
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   cudaFree(send);

@@ -4,23 +4,15 @@
 #include <cstring>
 
 namespace treering::realrun::detail {
-namespace {
 
-struct Chunk {
-  std::size_t first = 0;
-  std::size_t count = 0;
-};
-
-Chunk chunk(std::size_t total, int parts, int index) {
+RingChunk ring_chunk(std::size_t total, int parts, int index) {
   const std::size_t base = total / static_cast<std::size_t>(parts);
   const std::size_t extra = total % static_cast<std::size_t>(parts);
   const auto i = static_cast<std::size_t>(index);
   return {i * base + std::min(i, extra), base + (i < extra ? 1 : 0)};
 }
 
-int wrap(int value, int n) { return ((value % n) + n) % n; }
-
-}  // namespace
+int ring_wrap(int value, int n) { return ((value % n) + n) % n; }
 
 void ring_allreduce(CountingLink& link, float* data, std::size_t count, ReduceOp op, int tag) {
   const int n = link.ranks();
@@ -29,8 +21,8 @@ void ring_allreduce(CountingLink& link, float* data, std::size_t count, ReduceOp
   const int next = (r + 1) % n, previous = (r + n - 1) % n;
   std::vector<float> incoming(count / static_cast<std::size_t>(n) + 1);
   for (int step = 0; step < n - 1; ++step) {  // reduce-scatter: rank r ends up owning chunk r + 1
-    const Chunk out = chunk(count, n, wrap(r - step, n));
-    const Chunk in = chunk(count, n, wrap(r - step - 1, n));
+    const RingChunk out = ring_chunk(count, n, ring_wrap(r - step, n));
+    const RingChunk in = ring_chunk(count, n, ring_wrap(r - step - 1, n));
     const auto sent = link.isend(data + out.first, out.count * sizeof(float), next, tag);
     link.wait(link.irecv(incoming.data(), in.count * sizeof(float), previous, tag));
     for (std::size_t i = 0; i < in.count; ++i) {
@@ -40,8 +32,8 @@ void ring_allreduce(CountingLink& link, float* data, std::size_t count, ReduceOp
     link.wait(sent);
   }
   for (int step = 0; step < n - 1; ++step) {  // all-gather of the owned chunks
-    const Chunk out = chunk(count, n, wrap(r + 1 - step, n));
-    const Chunk in = chunk(count, n, wrap(r - step, n));
+    const RingChunk out = ring_chunk(count, n, ring_wrap(r + 1 - step, n));
+    const RingChunk in = ring_chunk(count, n, ring_wrap(r - step, n));
     const auto sent = link.isend(data + out.first, out.count * sizeof(float), next, tag);
     link.wait(link.irecv(data + in.first, in.count * sizeof(float), previous, tag));
     link.wait(sent);
@@ -55,8 +47,8 @@ void ring_reduce_scatter(CountingLink& link, float* data, std::size_t count, int
   const int next = (r + 1) % n, previous = (r + n - 1) % n;
   std::vector<float> incoming(count / static_cast<std::size_t>(n) + 1);
   for (int step = 0; step < n - 1; ++step) {
-    const Chunk out = chunk(count, n, wrap(r - 1 - step, n));
-    const Chunk in = chunk(count, n, wrap(r - 2 - step, n));
+    const RingChunk out = ring_chunk(count, n, ring_wrap(r - 1 - step, n));
+    const RingChunk in = ring_chunk(count, n, ring_wrap(r - 2 - step, n));
     const auto sent = link.isend(data + out.first, out.count * sizeof(float), next, tag);
     link.wait(link.irecv(incoming.data(), in.count * sizeof(float), previous, tag));
     for (std::size_t i = 0; i < in.count; ++i) data[in.first + i] += incoming[i];
@@ -71,8 +63,8 @@ std::vector<float> ring_allgather(CountingLink& link, const float* mine, std::si
   std::memcpy(all.data() + count * static_cast<std::size_t>(r), mine, count * sizeof(float));
   const int next = (r + 1) % n, previous = (r + n - 1) % n;
   for (int step = 0; step < n - 1; ++step) {  // forward the block received last step
-    const auto out = static_cast<std::size_t>(wrap(r - step, n));
-    const auto in = static_cast<std::size_t>(wrap(r - step - 1, n));
+    const auto out = static_cast<std::size_t>(ring_wrap(r - step, n));
+    const auto in = static_cast<std::size_t>(ring_wrap(r - step - 1, n));
     const auto sent = link.isend(all.data() + out * count, count * sizeof(float), next, tag);
     link.wait(link.irecv(all.data() + in * count, count * sizeof(float), previous, tag));
     link.wait(sent);

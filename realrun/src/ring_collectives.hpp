@@ -25,6 +25,15 @@ struct CountingLink {
 
 enum class ReduceOp { max, sum };
 
+// Chunk `index` of `parts` of a buffer of `total` floats, as the rings cut it: the first total mod parts chunks one
+// element longer. Example: 16 floats in 3: (0, 6), (6, 5), (11, 5). The cuda backend's loopback rings cut the same.
+struct RingChunk {
+  std::size_t first = 0;
+  std::size_t count = 0;
+};
+RingChunk ring_chunk(std::size_t total, int parts, int index);
+int ring_wrap(int value, int n);  // value mod n in [0, n)
+
 // Reduce-scatter then all-gather in n - 1 steps each, the buffer cut into n chunks (the first count mod n one
 // element longer): every rank sends 2 (n-1) chunks, 2 (n-1) x count x 4 bytes over all ranks.
 // Example: 3 ranks, 16 floats: chunks of 6, 5, 5; rank 0 sends chunks 0, 2 then 1, 0: 6+5+5+6 = 22 floats.

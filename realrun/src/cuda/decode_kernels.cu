@@ -46,6 +46,12 @@ __global__ void gathered_merge_kernel(const float* all, int ranks, int states, i
   o[static_cast<long long>(s) * d + i] = value;
 }
 
+// data[i] <- data[i] + incoming[i] (or the larger of the two): a loopback ring's reduce step.
+__global__ void reduce_into_kernel(float* data, const float* incoming, size_t count, bool max) {
+  const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < count) data[i] = max ? fmaxf(data[i], incoming[i]) : data[i] + incoming[i];
+}
+
 }  // namespace
 
 void launched(const char* what) {
@@ -68,6 +74,13 @@ void merge_into(float* o, float* lse, const float* o_in, const float* lse_in, in
 void gathered_merge(const float* all, int ranks, int states, int d, float* o, void* stream) {
   gathered_merge_kernel<<<states, d, 0, static_cast<cudaStream_t>(stream)>>>(all, ranks, states, d, o);
   launched("gathered merge kernel");
+}
+
+void reduce_into(float* data, const float* incoming, size_t count, bool max, void* stream) {
+  if (count == 0) return;
+  const auto blocks = static_cast<unsigned>((count + 255) / 256);
+  reduce_into_kernel<<<blocks, 256, 0, static_cast<cudaStream_t>(stream)>>>(data, incoming, count, max);
+  launched("reduce kernel");
 }
 
 }  // namespace treering::realrun::cuda::detail
