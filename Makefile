@@ -3,7 +3,7 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test test-sanitize fuzz run bench figures validate-local clean
+.PHONY: all deps configure build test test-sanitize fuzz run bench figures validate-local gpu-check clean
 
 all: build
 
@@ -65,6 +65,12 @@ bench: build
 	$(BUILD_DIR)/bin/bench_plan
 	$(BUILD_DIR)/bin/bench_flows
 	$(BUILD_DIR)/bin/bench_replay
+
+# On a machine with an NVIDIA GPU: build for it, the GPU tests, benchmarks and loopback decodes into
+# validate/data/measured/<gpu>-<date>/ with provenance, then calibrate and validate (scripts/gpu-check.sh).
+# Without a GPU it stops at once with exit code 2.
+gpu-check:
+	bash scripts/gpu-check.sh
 
 clean:
 	rm -rf $(BUILD_DIR)
