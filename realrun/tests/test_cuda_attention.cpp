@@ -20,12 +20,8 @@ TEST_CASE("CUDA partial attention equals the reference: bf16 and fp16, head dims
     for (const AttentionShape shape : {AttentionShape{2, 4, 2, 64}, AttentionShape{1, 16, 16, 128}, AttentionShape{3, 8, 1, 128},
                                        AttentionShape{1, 32, 8, 128}, AttentionShape{1, 64, 8, 128}, AttentionShape{2, 12, 2, 64}}) {
       for (long long tokens : {1LL, 257LL, 5000LL, 40000LL}) {
-        const auto q = random_halves(dtype, static_cast<size_t>(shape.q_values()), 1);
-        const auto k = random_halves(dtype, static_cast<size_t>(tokens * shape.kv_values_per_token()), 2);
-        const auto v = random_halves(dtype, static_cast<size_t>(tokens * shape.kv_values_per_token()), 3);
-        const std::vector<double> reference = reference_attention(shape, dtype, q.data(), k.data(), v.data(), tokens);
-        std::vector<float> cpu_o(static_cast<size_t>(shape.q_values())), cpu_lse(static_cast<size_t>(shape.states()));
-        partial_attention(shape, dtype, q.data(), k.data(), v.data(), tokens, cpu_o.data(), cpu_lse.data());
+        const testing::KernelCase c = testing::kernel_case(shape, dtype, tokens);
+        const auto& [q, k, v, reference, cpu_o, cpu_lse] = c;
         const std::vector<double> cpu(cpu_o.begin(), cpu_o.end());
         for (int splits : {0, 1, 7}) {
           std::vector<float> o, lse;

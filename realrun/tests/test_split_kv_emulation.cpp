@@ -39,12 +39,8 @@ TEST_CASE("the emulated CUDA kernel equals the reference and the CPU kernel") {
                                      AttentionShape{1, 16, 2, 128}, AttentionShape{1, 32, 2, 128}}) {
     for (Dtype dtype : {Dtype::bf16, Dtype::fp16}) {
       for (long long tokens : {1LL, 37LL, 700LL}) {
-        const auto q = random_halves(dtype, static_cast<size_t>(shape.q_values()), 1);
-        const auto k = random_halves(dtype, static_cast<size_t>(tokens * shape.kv_values_per_token()), 2);
-        const auto v = random_halves(dtype, static_cast<size_t>(tokens * shape.kv_values_per_token()), 3);
-        const std::vector<double> reference = reference_attention(shape, dtype, q.data(), k.data(), v.data(), tokens);
-        std::vector<float> cpu_o(static_cast<size_t>(shape.q_values())), cpu_lse(static_cast<size_t>(shape.states()));
-        partial_attention(shape, dtype, q.data(), k.data(), v.data(), tokens, cpu_o.data(), cpu_lse.data());
+        const testing::KernelCase c = testing::kernel_case(shape, dtype, tokens);
+        const auto& [q, k, v, reference, cpu_o, cpu_lse] = c;
         const long long ctas = shape.states() / split_kv::heads_per_cta(shape.query_heads, shape.kv_heads);
         for (int chunks : {1, 3, split_kv::choose_chunks(132, 2, ctas, tokens)}) {
           std::vector<int> reads;
