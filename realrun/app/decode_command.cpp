@@ -164,13 +164,7 @@ int run_decode(const DecodeOptions& options, MpiTransport& transport) {
   if (const char* stall = std::getenv("TREERING_TEST_STALL_RANK"); stall && std::atoi(stall) == transport.rank()) {
     std::this_thread::sleep_for(std::chrono::hours(1));
   }
-  if (options.backend == "cuda") {
-    std::string why;
-    if (!cuda::decode_available(why)) throw std::invalid_argument("--backend cuda: " + why);
-    if (transport.ranks() > 1 && options.loopback == 0 && !nccl_available(why)) throw std::invalid_argument("--backend cuda: " + why);
-  } else if (options.backend != "cpu") {
-    throw std::invalid_argument("--backend " + options.backend + ": cpu or cuda");
-  }
+  if (options.backend != "cpu" && options.backend != "cuda") throw std::invalid_argument("--backend " + options.backend + ": cpu or cuda");
   if (options.repeats < 1 || options.warmup < 0) throw std::invalid_argument("--repeats must be at least 1, --warmup at least 0");
   if (options.backend == "cuda" && options.warmup < 1) {
     throw std::invalid_argument("--backend cuda needs --warmup 1 or more (the first run loads the kernels and sets up NCCL's connections)");
@@ -179,6 +173,11 @@ int run_decode(const DecodeOptions& options, MpiTransport& transport) {
     if (options.backend != "cuda") throw std::invalid_argument("--loopback runs the cuda backend (--backend cuda)");
     if (options.loopback < 1 || options.loopback > 64) throw std::invalid_argument("--loopback takes 1 to 64 virtual ranks");
     if (transport.ranks() > 1) throw std::invalid_argument("--loopback runs in one MPI rank (its virtual ranks are threads on one GPU)");
+  }
+  if (options.backend == "cuda") {  // the flags first: a bad one is named on any machine, with or without a GPU
+    std::string why;
+    if (!cuda::decode_available(why)) throw std::invalid_argument("--backend cuda: " + why);
+    if (transport.ranks() > 1 && options.loopback == 0 && !nccl_available(why)) throw std::invalid_argument("--backend cuda: " + why);
   }
   const int ranks = options.loopback > 0 ? options.loopback : transport.ranks();
   const PlanMaker plans(options.cluster, options.workload, options.batch, ranks, options.backend);
