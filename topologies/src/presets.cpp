@@ -48,6 +48,34 @@ ClusterSpec load_cluster(const std::string& name_or_path) {
                            "; a file path must contain '/' or end in .yaml)");
 }
 
+namespace {
+
+// --gpus-per-node G on a node group whose file maps GPUs to NICs: the node keeps its first G GPUs and the NICs
+// they use, numbered in order of first use (so NIC k stays on rail k where the first G GPUs use NICs 0..k).
+// Example: gpu_to_nic [0, 1, 2, 3, 4, 5, 6, 7] and G = 4 -> [0, 1, 2, 3] and 4 NICs; [0, 0, 1, 1, 2, 2, 3, 3] and
+// G = 4 -> [0, 0, 1, 1] and 2 NICs.
+void keep_first_gpus(NodeGroup& group, int gpus) {
+  const int listed = static_cast<int>(group.nics.gpu_to_nic.size());
+  if (gpus > listed) {
+    throw InputError({}, "--gpus-per-node " + std::to_string(gpus) + ": node group '" + group.name + "' maps " +
+                             std::to_string(listed) + " GPUs to NICs (gpu_to_nic); it can run on its first 1-" +
+                             std::to_string(listed));
+  }
+  std::vector<int> renumbered(static_cast<size_t>(std::max(group.nics.count, 0)), -1);
+  std::vector<int> gpu_to_nic;
+  int nics_used = 0;
+  for (int gpu = 0; gpu < gpus; ++gpu) {
+    int& nic = renumbered.at(static_cast<size_t>(group.nics.gpu_to_nic[static_cast<size_t>(gpu)]));
+    if (nic < 0) nic = nics_used++;
+    gpu_to_nic.push_back(nic);
+  }
+  group.gpus_per_node = gpus;
+  group.nics.gpu_to_nic = std::move(gpu_to_nic);
+  group.nics.count = nics_used;
+}
+
+}  // namespace
+
 Topology build_topology(const std::string& name_or_path, const ClusterOverrides& overrides) {
   ClusterSpec spec;
   if (overrides.settings.empty()) {
@@ -77,13 +105,12 @@ void apply_overrides(ClusterSpec& spec, const ClusterOverrides& overrides) {
         throw InputError({}, "--gpus-per-node " + std::to_string(gpus) + " is outside 1-" +
                                  std::to_string(group.max_gpus_per_node) + " for node group '" + group.name + "'");
       }
-      if (group.nics.gpu_to_nic_given && gpus != group.gpus_per_node) {
-        throw InputError({}, "--gpus-per-node " + std::to_string(gpus) + ": node group '" + group.name +
-                                 "' lists gpu_to_nic for " + std::to_string(group.gpus_per_node) +
-                                 " GPUs (edit the file instead)");
+      if (group.nics.gpu_to_nic_given) {
+        keep_first_gpus(group, gpus);
+      } else {
+        group.gpus_per_node = gpus;
+        group.nics.gpu_to_nic = block_gpu_to_nic(gpus, group.nics.count);
       }
-      group.gpus_per_node = gpus;
-      if (!group.nics.gpu_to_nic_given) group.nics.gpu_to_nic = block_gpu_to_nic(gpus, group.nics.count);
     }
   }
   check_size_limits(spec, {});

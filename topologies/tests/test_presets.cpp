@@ -75,6 +75,35 @@ TEST_CASE("--nodes and --gpus-per-node overrides") {
   CHECK_THROWS_WITH_AS(apply_overrides(dgx, {0, std::nullopt}), "error: --nodes must be at least 1, got 0", InputError);
 }
 
+TEST_CASE("--gpus-per-node on a node that maps GPUs to NICs keeps the first GPUs and their NICs") {
+  // mi300x lists gpu_to_nic [0..7] (one NIC per GPU): 4 GPUs keep NICs 0-3.
+  ClusterSpec mi300x = load_cluster("mi300x");
+  apply_overrides(mi300x, {2, 4});
+  const NodeGroup& group = mi300x.groups.front();
+  CHECK(group.gpus_per_node == 4);
+  CHECK(group.nics.count == 4);
+  CHECK(group.nics.gpu_to_nic == std::vector<int>{0, 1, 2, 3});
+  const Topology topology(mi300x);
+  CHECK(topology.gpu_count() == 8);                // 2 nodes x 4
+  CHECK_FALSE(topology.route(0, 4).links.empty());  // GPU 0 of node 0 to GPU 0 of node 1, through the network
+
+  // Two GPUs per NIC, [0, 0, 1, 1, 2, 2, 3, 3]: the first 3 GPUs use NICs 0 and 1.
+  ClusterSpec shared = load_cluster("dgx-h100");
+  shared.groups.front().nics.count = 4;
+  shared.groups.front().nics.gpu_to_nic = {0, 0, 1, 1, 2, 2, 3, 3};
+  apply_overrides(shared, {std::nullopt, 3});
+  CHECK(shared.groups.front().nics.gpu_to_nic == std::vector<int>{0, 0, 1});
+  CHECK(shared.groups.front().nics.count == 2);
+
+  // A node that could hold more GPUs than its NIC map lists: the map bounds what can be chosen.
+  ClusterSpec wide = load_cluster("dgx-h100");
+  wide.groups.front().max_gpus_per_node = 16;
+  CHECK_THROWS_WITH_AS(apply_overrides(wide, {std::nullopt, 9}),
+                       "error: --gpus-per-node 9: node group 'dgx-h100' maps 8 GPUs to NICs (gpu_to_nic); it can run on its "
+                       "first 1-8",
+                       InputError);
+}
+
 TEST_CASE("an unknown preset name lists the presets") {
   CHECK_THROWS_WITH_AS(load_cluster("dgx-h1000"),
                        "error: unknown cluster 'dgx-h1000' (presets: dgx-a100, dgx-h100, dgx-h200, gb200-nvl72, "
