@@ -15,12 +15,12 @@
 #include "treering/validate/calibrate.hpp"
 #include "treering/validate/decodes.hpp"
 #include "treering/validate/report.hpp"
+#include "treering/model/statistics.hpp"
 
 namespace treering::cli {
 namespace {
 
 using nlohmann::ordered_json;
-namespace fmt = treering::topologies;
 
 struct ValidateArgs {
   ClusterArgs cluster;
@@ -48,9 +48,9 @@ void print_table(const std::vector<validate::CaseResult>& cases, const std::vect
   Table table(header);
   for (const validate::CaseResult& c : cases) {  // (none: only decodes were given)
     std::vector<std::string> row{model::to_string(c.measured.op), std::to_string(c.measured.ranks),
-                                 fmt::format_bytes(c.measured.bytes), fmt::format_duration(c.measured.time_s)};
+                                 topologies::format_bytes(c.measured.bytes), topologies::format_duration(c.measured.time_s)};
     for (validate::Engine engine : engines) {
-      row.push_back(fmt::format_duration(c.predicted_s.at(engine)));
+      row.push_back(topologies::format_duration(c.predicted_s.at(engine)));
       row.push_back(percent(c.error(engine)));
     }
     row.push_back(c.how);
@@ -80,10 +80,10 @@ void print_decode_table(const std::vector<validate::DecodeCase>& cases, const st
   std::map<std::string, std::string> outside;  // "ring, 8000 tokens, 2 ranks" -> why
   for (const validate::DecodeCase& c : cases) {
     std::vector<std::string> row{c.measured.algorithm, c.measured.workload, std::to_string(c.measured.batch),
-                                 std::to_string(c.measured.seq_len), std::to_string(c.measured.ranks), fmt::format_duration(c.measured.latency_s),
+                                 std::to_string(c.measured.seq_len), std::to_string(c.measured.ranks), topologies::format_duration(c.measured.latency_s),
                                  percent(c.noise, false)};
     for (validate::Engine engine : engines) {
-      row.push_back(fmt::format_duration(c.predicted_s.at(engine)));
+      row.push_back(topologies::format_duration(c.predicted_s.at(engine)));
       row.push_back(percent(c.error(engine)));
     }
     row.push_back(c.extrapolation.empty() ? "inside" : "OUTSIDE *");
@@ -121,12 +121,11 @@ void check_gross_errors(const std::vector<validate::DecodeCase>& cases, const st
     }
     for (const auto& c : collectives) {
       const std::string op = model::to_string(c.measured.op);
-      add(name + ", " + op, name + ", " + op + " of " + fmt::format_bytes(c.measured.bytes), c.measured.time_s, c.predicted_s.at(engine));
+      add(name + ", " + op, name + ", " + op + " of " + topologies::format_bytes(c.measured.bytes), c.measured.time_s, c.predicted_s.at(engine));
     }
   }
   for (auto& [group, values] : ratios) {
-    std::sort(values.begin(), values.end());
-    const double median = values[(values.size() - 1) / 2];
+    const double median = model::median(values);
     if (max_factor > 0 && (median > max_factor || median < 1 / max_factor)) {
       std::cerr << "error: " << group << ": the median case is predicted " << median << "x the measured time, off by more than --max-factor "
                 << max_factor << '\n';

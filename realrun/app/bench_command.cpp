@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -13,18 +13,16 @@
 #include "treering/realrun/bench.hpp"
 #include "treering/realrun/cuda_attention.hpp"
 #include "treering/realrun/decode_run.hpp"
+#include "treering/topologies/output_file.hpp"
 #include "treering/topologies/units.hpp"
+#include "treering/model/statistics.hpp"
 
 namespace treering::realrun::app {
 namespace {
 
 using nlohmann::ordered_json;
 
-double percentile(std::vector<double> values, double fraction) {  // nearest rank
-  std::sort(values.begin(), values.end());
-  const auto index = static_cast<size_t>(std::max(1.0, std::ceil(fraction * static_cast<double>(values.size())))) - 1;
-  return values[std::min(index, values.size() - 1)];
-}
+using model::percentile;
 
 ordered_json timing(const std::vector<double>& seconds) {
   return {{"median", percentile(seconds, 0.5)}, {"p10", percentile(seconds, 0.1)}, {"p90", percentile(seconds, 0.9)}};
@@ -122,6 +120,8 @@ int run_bench(const BenchOptions& options, MpiTransport& transport) {
   } else if (options.what != "hbm") {
     sizes.bytes = topologies::parse_message_sizes(options.sizes);
   }
+  std::optional<topologies::OutputFile> out;  // opened before the runs: a bad path fails at once
+  if (transport.rank() == 0 && !options.output.empty()) out.emplace(options.output);
   ordered_json results;
   if (options.what == "hbm") {
     results = ordered_json::array();
@@ -131,17 +131,15 @@ int run_bench(const BenchOptions& options, MpiTransport& transport) {
   } else {
     results = collectives(options, sizes.bytes, transport, parse_bench_op(options.what));
   }
-  if (transport.rank() == 0 && !options.output.empty()) {
-    std::ofstream out(options.output);
+  if (out) {
     ordered_json file{{"provenance", provenance(options.argv, options.backend, transport)}, {"bench", options.what}};
     // What ran: the cpu backend's rings (send/recv: point to point); on cuda, NCCL's own pick.
     if (options.backend == "cpu" && options.what != "hbm" && options.what != "attention") {
       file["algorithm"] = options.what == "sendrecv" ? "p2p" : "ring";
     }
     file["results"] = results;
-    out << file.dump(2)
-        << '\n';
-    if (!out) throw std::runtime_error(options.output + ": cannot write the file");
+    out->stream() << file.dump(2) << '\n';
+    out->commit();
   }
   return 0;
 }

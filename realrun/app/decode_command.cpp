@@ -10,7 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
-#include <fstream>
+#include <optional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -22,7 +22,9 @@
 #include "treering/realrun/cuda_decode.hpp"
 #include "treering/realrun/decode_run.hpp"
 #include "treering/topologies/load.hpp"
+#include "treering/topologies/output_file.hpp"
 #include "treering/topologies/units.hpp"
+#include "treering/model/statistics.hpp"
 
 namespace treering::realrun::app {
 namespace {
@@ -32,11 +34,7 @@ using nlohmann::ordered_json;
 // The cpu backend's tolerance: fp32 accumulation against the double-precision reference (issue 5).
 constexpr double kTolerance = 1e-5;
 
-double percentile(std::vector<double> values, double fraction) {  // nearest rank, values not empty
-  std::sort(values.begin(), values.end());
-  const auto index = static_cast<size_t>(std::ceil(fraction * static_cast<double>(values.size()))) - 1;
-  return values[std::min(index, values.size() - 1)];
-}
+using model::percentile;
 
 struct Case {
   model::DecodeAlgorithm algorithm;
@@ -190,6 +188,8 @@ int run_decode(const DecodeOptions& options, MpiTransport& transport) {
     std::printf("%-16s %9s %6s %15s %15s %10s %14s %14s\n", "algorithm", "tokens", "ranks", "median", "p90",
                 "max error", "bytes sent", "model bytes");
   }
+  std::optional<topologies::OutputFile> out;  // opened before the runs: a bad path fails at once
+  if (transport.rank() == 0 && !options.output.empty()) out.emplace(options.output);
   for (long long seq_len : lengths) {
     for (model::DecodeAlgorithm algorithm : algorithms) {
       ordered_json row = run_case(options, transport, plans, {algorithm, seq_len}, ok);
@@ -198,10 +198,9 @@ int run_decode(const DecodeOptions& options, MpiTransport& transport) {
       results.push_back(std::move(row));
     }
   }
-  if (transport.rank() == 0 && !options.output.empty()) {
-    std::ofstream out(options.output);
-    out << ordered_json{{"provenance", provenance(options.argv, options.backend, transport)}, {"results", results}}.dump(2) << '\n';
-    if (!out) throw std::runtime_error(options.output + ": cannot write the file");
+  if (out) {
+    out->stream() << ordered_json{{"provenance", provenance(options.argv, options.backend, transport)}, {"results", results}}.dump(2) << '\n';
+    out->commit();
   }
   const double failed = transport.max_over_ranks(ok ? 0.0 : 1.0);
   if (failed > 0 && transport.rank() == 0) std::fprintf(stderr, "error: an output was off the reference or the bytes differ from the model's\n");

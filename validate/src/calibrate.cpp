@@ -13,6 +13,7 @@
 
 #include "treering/model/comm_group.hpp"
 #include "treering/topologies/topology.hpp"
+#include "treering/model/statistics.hpp"
 
 namespace treering::validate {
 namespace {
@@ -121,12 +122,6 @@ int levenberg_marquardt(const Problem& problem, Eigen::VectorXd& theta) {
   return iteration;
 }
 
-double median_abs(std::vector<double> values) {
-  for (double& v : values) v = std::abs(v);
-  std::sort(values.begin(), values.end());
-  return values[(values.size() - 1) / 2];
-}
-
 double max_abs(const std::vector<double>& values) {
   double worst = 0;
   for (double v : values) worst = std::max(worst, std::abs(v));
@@ -194,7 +189,7 @@ CalibrationFit calibrate_collectives(const topologies::ClusterSpec& base, const 
   p.date = date;
   p.tool = "treering calibrate";
   p.r_squared = log_r_squared(predict_collectives(calibrated, measured), measured);
-  p.median_abs_rel_error = median_abs(fit.rel_errors_after);
+  p.median_abs_rel_error = model::median_abs(fit.rel_errors_after);
   p.max_abs_rel_error = max_abs(fit.rel_errors_after);
   auto [smallest, largest] = std::minmax_element(measured.begin(), measured.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
   auto [fewest, most] = std::minmax_element(measured.begin(), measured.end(), [](const auto& a, const auto& b) { return a.ranks < b.ranks; });

@@ -10,6 +10,7 @@
 #include "treering/model/workload.hpp"
 #include "treering/topologies/input_error.hpp"
 #include "treering/validate/latency_bandwidth_fit.hpp"
+#include "treering/model/statistics.hpp"
 
 namespace treering::validate {
 
@@ -63,8 +64,7 @@ ComputeFit fit_compute(const topologies::ClusterSpec& base, const std::vector<At
   for (size_t i = 0; i < bytes.size(); ++i) {
     errors.push_back(std::abs(out.launch_overhead_s + bytes[i] / (rated * out.hbm_efficiency) - times[i]) / times[i]);
   }
-  std::sort(errors.begin(), errors.end());
-  out.median_abs_rel_error = errors[(errors.size() - 1) / 2];
+  out.median_abs_rel_error = model::median(errors);
   return out;
 }
 

@@ -10,6 +10,7 @@
 
 #include "timing_models.hpp"
 #include "treering/topologies/units.hpp"
+#include "treering/model/statistics.hpp"
 
 namespace treering::validate {
 namespace {
@@ -125,12 +126,6 @@ VectorXd nonnegative_least_squares(const MatrixXd& a, const VectorXd& b, std::ve
   }
   for (Eigen::Index k = 0; k < p; ++k) at_bound[static_cast<size_t>(k)] = !(best_mask & (1u << k));
   return best;
-}
-
-double median_abs(std::vector<double> values) {
-  for (double& v : values) v = std::abs(v);
-  std::sort(values.begin(), values.end());
-  return values[(values.size() - 1) / 2];
 }
 
 }  // namespace
@@ -272,8 +267,8 @@ OverheadFit fit_overheads(const ImplProfile& prior, const std::vector<TimedDecod
     before_errors.push_back((before_s[ii] - timings[i].measured_s) / timings[i].measured_s);
     after_errors.push_back(fit.timings.back().rel_error());
   }
-  fit.median_abs_rel_error_before = median_abs(before_errors);
-  fit.median_abs_rel_error = median_abs(after_errors);
+  fit.median_abs_rel_error_before = model::median_abs(before_errors);
+  fit.median_abs_rel_error = model::median_abs(after_errors);
   fit.max_abs_rel_error = residual.cwiseAbs().maxCoeff();
   fit.profile = fitted_profile(prior, fit.estimates, timings.size(), fit.max_abs_rel_error, provenance);
   return fit;

@@ -7,6 +7,7 @@
 
 #include "treering/model/collective_flows.hpp"
 #include "treering/sim/flows.hpp"
+#include "treering/model/statistics.hpp"
 
 namespace treering::validate {
 
@@ -28,12 +29,6 @@ double simulated_s(const topologies::Topology& topology, const model::CommGroup&
     flows.push_back({group.gpus[static_cast<size_t>(f.from)], group.gpus[static_cast<size_t>(f.to)], f.wire_bytes, 0, 0});
   }
   return chosen.latency_s + (flows.empty() ? 0.0 : sim::simulate_flows(topology, flows).makespan_s);
-}
-
-double nearest_rank(std::vector<double> values, double fraction) {
-  std::sort(values.begin(), values.end());
-  const auto rank = static_cast<size_t>(std::ceil(fraction * static_cast<double>(values.size())));
-  return values[std::min(values.size(), std::max<size_t>(rank, 1)) - 1];
 }
 
 }  // namespace
@@ -70,7 +65,7 @@ void check_ranks_fit(int ranks, int gpus, const std::string& file) {
 }
 
 ErrorSummary summary_of(Engine engine, const std::string& operation, const std::vector<double>& abs_errors) {
-  return {engine, operation, static_cast<int>(abs_errors.size()), nearest_rank(abs_errors, 0.5), nearest_rank(abs_errors, 0.9),
+  return {engine, operation, static_cast<int>(abs_errors.size()), model::percentile(abs_errors, 0.5), model::percentile(abs_errors, 0.9),
           *std::max_element(abs_errors.begin(), abs_errors.end()), std::nullopt};
 }
 
