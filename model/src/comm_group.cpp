@@ -120,8 +120,8 @@ NcclChannels nccl_channels(int domains, int nics) {
 }  // namespace
 
 LatencyTable nccl_latency_defaults(bool pcie_fabric) {
-  // NCCL v2.30.7-1 src/graph/tuning.cc, microseconds, protocols {LL, LL128, Simple}
-  // (shared/reference/nccl-cost-model.md). p2p send/recv takes the ring row.
+  // NCCL v2.30.7-1 src/graph/tuning.cc (ncclTopoTuneModel's baseLat and hwLat tables), microseconds, protocols
+  // {LL, LL128, Simple}. p2p send/recv takes the ring row.
   LatencyTable table;
   const auto row = [](LatencyRow r) { return static_cast<int>(r); };
   table.base[row(LatencyRow::tree)] = micro({6.8, 14.0, 8.4});

@@ -3,8 +3,8 @@
 // Pure: no I/O, no globals. Units: seconds, bytes, bytes per second.
 //
 // Form (per algorithm a, protocol p): time = latency(a, p) + bytes_moved_per_gpu(a) / bandwidth(a, p, bytes).
-// Latency follows NCCL's model (src/graph/tuning.cc, constants of NCCL 2.30.7, see
-// shared/reference/nccl-cost-model.md), plus the fill of NVLS-tree's chunk pipeline; bandwidths come from the
+// Latency follows NCCL's model (src/graph/tuning.cc, constants of NCCL 2.30.7-1:
+// ncclTopoTuneModel's latency tables, ncclTopoGetAlgoTime's formula), plus the fill of NVLS-tree's chunk pipeline; bandwidths come from the
 // cluster's tiers (topology) times efficiencies, and across domains what NCCL makes of them by size: per-protocol
 // caps, its tree correction, fewer channels for small buffers (model/src/nccl_rates.hpp, NCCL 2.26.2). All are
 // overridable by the cluster file's calibration section.

@@ -21,7 +21,7 @@ struct LatencyTable {
   std::array<std::array<double, kProtocols>, kLatencyRows> scale_out_step{};  // NCCL's hw latency NET
 };
 
-// Default efficiencies: achieved over nominal bandwidth (shared/reference/nccl-cost-model.md).
+// Default efficiencies: achieved over nominal bandwidth (NCCL's graph search on 8xH100 and public nccl-tests runs).
 // - ring inside an NVSwitch node: NCCL's 8xH100 graph, 12 channels x 30 GB/s = 360 of 450 GB/s -> 0.80;
 // - all-reduce with in-switch reduction (NVLS): ~475 GB/s busbw on 8xH100, algbw = 475 x 8/14 = 271 GB/s of
 //   450 -> 0.60;
