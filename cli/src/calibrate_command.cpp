@@ -2,7 +2,6 @@
 // in its `calibration:` section (validate/calibrate.hpp).
 #include <algorithm>
 #include <ctime>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -11,16 +10,16 @@
 #include "commands.hpp"
 #include "table.hpp"
 #include "treering/topologies/load.hpp"
+#include "treering/topologies/output_file.hpp"
 #include "treering/topologies/units.hpp"
 #include "treering/validate/calibrate.hpp"
 #include "treering/validate/compute_fit.hpp"
 #include "treering/validate/decodes.hpp"
 #include "treering/validate/p2p_fit.hpp"
+#include "treering/model/statistics.hpp"
 
 namespace treering::cli {
 namespace {
-
-namespace fmt = treering::topologies;
 
 struct CalibrateArgs {
   ClusterArgs cluster;
@@ -45,18 +44,12 @@ std::string percent(double value) {
   return text;
 }
 
-double median_abs(std::vector<double> values) {
-  for (double& v : values) v = std::abs(v);
-  std::sort(values.begin(), values.end());
-  return values[(values.size() - 1) / 2];
-}
-
 // One row per band: "p2p scale-up, from 8 MiB" -> "100 us + n / 4.40 GB/s".
 void add_band_rows(Table& table, const std::string& what, const std::vector<topologies::SizeBand>& bands) {
   for (size_t i = 0; i < bands.size(); ++i) {
-    const std::string where = bands.size() == 1 ? "" : i == 0 ? ", below " + fmt::format_bytes(bands[1].from_bytes)
-                                                               : ", from " + fmt::format_bytes(bands[i].from_bytes);
-    table.add_row({what + where, fmt::format_duration(bands[i].latency_s) + " + n / " + fmt::format_bandwidth(bands[i].bandwidth_Bps)});
+    const std::string where = bands.size() == 1 ? "" : i == 0 ? ", below " + topologies::format_bytes(bands[1].from_bytes)
+                                                               : ", from " + topologies::format_bytes(bands[i].from_bytes);
+    table.add_row({what + where, topologies::format_duration(bands[i].latency_s) + " + n / " + topologies::format_bandwidth(bands[i].bandwidth_Bps)});
   }
 }
 
@@ -79,8 +72,9 @@ void run_benchmarks(const CalibrateArgs& args) {
       (row.op == model::CollectiveOp::sendrecv ? sends : measured).push_back(row);
     }
   }
-  std::ofstream out(args.output);  // opened first: a bad path fails before the fit
-  if (!out) throw topologies::InputError({args.output, 0, 0}, "cannot write the file");
+  // Opened first, so that a bad path fails before the fit; the file is replaced only once everything succeeded
+  // (the output may be the cluster file read below).
+  topologies::OutputFile out(args.output);
   // The base with --set applied; the file written also keeps --nodes and --gpus-per-node, so that it describes
   // the cluster the measurements ran on.
   const topologies::ClusterSource source = topologies::cluster_source(args.cluster.cluster);
@@ -100,7 +94,7 @@ void run_benchmarks(const CalibrateArgs& args) {
   if (!measured.empty()) fit = validate::calibrate_collectives(spec, measured, args.files, today_utc());
   Table table({"parameter", "fitted"});
   for (const auto& [name, value] : fit.fitted) {
-    table.add_row({name, name.find("bandwidth") != std::string::npos ? fmt::format_bandwidth(value) : fmt::format_duration(value)});
+    table.add_row({name, name.find("bandwidth") != std::string::npos ? topologies::format_bandwidth(value) : topologies::format_duration(value)});
   }
   if (!sends.empty()) {
     const validate::P2pFit p2p = validate::calibrate_p2p(spec, sends);
@@ -108,7 +102,7 @@ void run_benchmarks(const CalibrateArgs& args) {
     add_band_rows(table, "p2p scale-up", p2p.scale_up);
     add_band_rows(table, "p2p scale-out", p2p.scale_out);
     std::cout << "point-to-point: " << sends.size() << " measurements, " << p2p.scale_up.size() + p2p.scale_out.size()
-              << " size bands, median |error| " << percent(median_abs(p2p.rel_errors)) << " after the fit\n";
+              << " size bands, median |error| " << percent(model::median_abs(p2p.rel_errors)) << " after the fit\n";
   }
   if (!kernels.empty()) {
     const validate::ComputeFit compute = validate::fit_compute(spec, kernels);
@@ -117,18 +111,19 @@ void run_benchmarks(const CalibrateArgs& args) {
     fit.calibration.hbm_efficiency = compute.hbm_efficiency;
     fit.calibration.launch_overhead_s = compute.launch_overhead_s;
     table.add_row({"HBM efficiency", std::to_string(compute.hbm_efficiency)});
-    table.add_row({"launch overhead", fmt::format_duration(compute.launch_overhead_s)});
+    table.add_row({"launch overhead", topologies::format_duration(compute.launch_overhead_s)});
     std::cout << "attention kernels: " << kernels.size() << " measurements, median |error| "
               << percent(compute.median_abs_rel_error) << " after the fit\n";
   }
   const std::string text = validate::with_calibration(base, fit.calibration);
   topologies::load_cluster_text(text, args.output);  // what is written must load
-  if (!(out << text)) throw topologies::InputError({args.output, 0, 0}, "cannot write the file");
+  out.stream() << text;
+  out.commit();
   table.print(std::cout);
   if (!measured.empty()) {
     const topologies::Calibration& c = fit.calibration;
     std::cout << "\n" << measured.size() << " collective measurements, " << fit.iterations << " iterations; median |error| "
-              << percent(median_abs(fit.rel_errors_before)) << " before, " << percent(*c.provenance.median_abs_rel_error)
+              << percent(model::median_abs(fit.rel_errors_before)) << " before, " << percent(*c.provenance.median_abs_rel_error)
               << " after (max " << percent(*c.provenance.max_abs_rel_error) << "), R^2 of log times " << *c.provenance.r_squared << '\n';
   }
   std::cout << "wrote " << args.output << '\n';

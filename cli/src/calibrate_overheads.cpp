@@ -2,13 +2,13 @@
 #include "calibrate_overheads.hpp"
 
 #include <ctime>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "table.hpp"
 #include "treering/topologies/impl_profile.hpp"
 #include "treering/topologies/input_error.hpp"
+#include "treering/topologies/output_file.hpp"
 #include "treering/topologies/units.hpp"
 #include "treering/validate/decode_timings.hpp"
 #include "treering/validate/overhead_fit.hpp"
@@ -16,7 +16,6 @@
 namespace treering::cli {
 namespace {
 
-namespace fmt = treering::topologies;
 using nlohmann::ordered_json;
 
 std::string percent(double value) {
@@ -46,7 +45,7 @@ Inputs read_inputs(const OverheadCalibrationArgs& args) {
       in.all_realrun_cpu = false;
       continue;
     }
-    if (!args.cluster) throw fmt::InputError({file, 0, 0}, "a treering-realrun decode file needs --cluster (the cluster it ran on)");
+    if (!args.cluster) throw topologies::InputError({file, 0, 0}, "a treering-realrun decode file needs --cluster (the cluster it ran on)");
     const auto measured = validate::read_decode_measurements(file);
     for (const auto& m : measured) in.all_realrun_cpu = in.all_realrun_cpu && m.backend == "cpu";
     const auto rows = validate::timings_of(measured, *args.cluster);
@@ -66,13 +65,13 @@ std::string timed_what(const validate::TimedDecode& t) {
   return std::to_string(*t.tokens) + " tokens" + (t.prefill ? " + prefill" : "");
 }
 
-void print_report(const validate::OverheadFit& fit, const fmt::ImplProfile& prior, const OverheadCalibrationArgs& args) {
+void print_report(const validate::OverheadFit& fit, const topologies::ImplProfile& prior, const OverheadCalibrationArgs& args) {
   std::cout << "prior: " << prior.name << " (" << prior.origin << "); " << fit.timings.size() << " timings from "
             << joined(args.files) << "\n\n";
   Table overheads({"overhead", "prior", "fitted", "+- (1 sigma)", "share of measured time"});
   for (const validate::OverheadEstimate& e : fit.estimates) {
-    overheads.add_row({to_string(e.overhead), e.prior_s ? fmt::format_duration(*e.prior_s) : "the cluster's",
-                       fmt::format_duration(e.fitted_s), e.at_bound ? "at 0 (bound)" : fmt::format_duration(e.std_error_s),
+    overheads.add_row({to_string(e.overhead), e.prior_s ? topologies::format_duration(*e.prior_s) : "the cluster's",
+                       topologies::format_duration(e.fitted_s), e.at_bound ? "at 0 (bound)" : topologies::format_duration(e.std_error_s),
                        percent(e.share)});
   }
   overheads.add_row({"the rest of the model", "", "", "", percent(fit.base_share)});
@@ -87,8 +86,8 @@ void print_report(const validate::OverheadFit& fit, const fmt::ImplProfile& prio
   for (const validate::FittedTiming& f : fit.timings) {
     const validate::TimedDecode& t = f.timing;
     rows.add_row({t.file + (t.line ? ":" + std::to_string(t.line) : ""), t.cluster, t.workload, t.algorithm, std::to_string(t.gpus),
-                  fmt::format_token_count(t.seq_len), timed_what(t), fmt::format_duration(t.measured_s),
-                  fmt::format_duration(f.before_s), fmt::format_duration(f.after_s), percent(f.rel_error())});
+                  topologies::format_token_count(t.seq_len), timed_what(t), topologies::format_duration(t.measured_s),
+                  topologies::format_duration(f.before_s), topologies::format_duration(f.after_s), percent(f.rel_error())});
   }
   std::cout << '\n';
   rows.print(std::cout);
@@ -97,7 +96,7 @@ void print_report(const validate::OverheadFit& fit, const fmt::ImplProfile& prio
             << " (use it with --impl " << args.output << ")\n";
 }
 
-ordered_json report_json(const validate::OverheadFit& fit, const fmt::ImplProfile& prior, const OverheadCalibrationArgs& args) {
+ordered_json report_json(const validate::OverheadFit& fit, const topologies::ImplProfile& prior, const OverheadCalibrationArgs& args) {
   ordered_json json{{"prior", prior.name}, {"inputs", args.files}, {"output", args.output}};
   json["overheads"] = ordered_json::array();
   for (const validate::OverheadEstimate& e : fit.estimates) {
@@ -130,22 +129,20 @@ bool is_timings_file(const std::string& path) {
 void run_overhead_calibration(const OverheadCalibrationArgs& args) {
   const Inputs in = read_inputs(args);
   const std::string prior_name = !args.impl.empty() ? args.impl : in.all_realrun_cpu ? "treering-realrun-cpu" : "efficient";
-  const fmt::ImplProfile prior = fmt::load_impl_profile(prior_name);
+  const topologies::ImplProfile prior = topologies::load_impl_profile(prior_name);
   std::vector<validate::Overhead> free;
   for (const std::string& name : args.fit) free.push_back(validate::parse_overhead(name));
-  std::ofstream out(args.output);  // opened first: a bad path fails before the fit
-  if (!out) throw fmt::InputError({args.output, 0, 0}, "cannot write the file");
+  topologies::OutputFile out(args.output);  // opened first: a bad path fails before the fit; replaced only at the end
   validate::OverheadFit fit;
   try {
     fit = validate::fit_overheads(prior, in.timings, free, joined(args.files) + ", " + today_utc());
   } catch (const std::invalid_argument& error) {
     throw std::invalid_argument(std::string(error.what()) + " (choose the overheads with --fit NAME,...)");
   }
-  const std::string text = fmt::impl_profile_yaml(fit.profile);
-  fmt::load_impl_profile_text(text, args.output);  // what is written must load
-  if (!(out << "# Written by treering calibrate from " << joined(args.files) << " (prior: " << prior.name << ").\n" << text)) {
-    throw fmt::InputError({args.output, 0, 0}, "cannot write the file");
-  }
+  const std::string text = topologies::impl_profile_yaml(fit.profile);
+  topologies::load_impl_profile_text(text, args.output);  // what is written must load
+  out.stream() << "# Written by treering calibrate from " << joined(args.files) << " (prior: " << prior.name << ").\n" << text;
+  out.commit();
   if (args.format == "json") {
     std::cout << report_json(fit, prior, args).dump(2) << '\n';
   } else {

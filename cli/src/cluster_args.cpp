@@ -62,6 +62,13 @@ void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& 
   add_format_option(command, args.format, std::move(formats));
 }
 
+void drop_options(CLI::App& command, const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    CLI::Option* option = command.get_option_no_throw(name);
+    if (option == nullptr || !command.remove_option(option)) throw std::logic_error("drop_options: no option " + name);
+  }
+}
+
 void add_impl_option(CLI::App& command, std::string& impl) {
   command.add_option("--impl", impl,
                      "The implementation predicted: efficient, paper-jax-microbench, paper-torch-llama, treering-realrun-cpu, "

@@ -50,6 +50,9 @@ struct DecodeArgs {
 };
 void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& algorithms_help,
                         std::vector<std::string> formats);
+// Takes back options add_decode_options added that a command has no use for ("--tokens", ...): given, they are an
+// error ("The following arguments were not expected"), not silently ignored.
+void drop_options(CLI::App& command, const std::vector<std::string>& names);
 
 // The workload of --workload with --batch applied (one value: a list is an error for commands that take one).
 model::Workload load_workload(const DecodeArgs& args);

@@ -123,7 +123,7 @@ void run(const CollectiveArgs& args) {
   if (args.format == "table") return print_table(estimates, group, args);
   ordered_json list = ordered_json::array();
   for (const auto& estimate : estimates) list.push_back(estimate_json(estimate, group));
-  std::cout << (list.size() == 1 ? list.front() : list).dump(2) << '\n';
+  std::cout << list.dump(2) << '\n';  // an array for one size as for several
 }
 
 }  // namespace

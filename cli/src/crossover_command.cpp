@@ -14,14 +14,13 @@
 #include "crossover_tp.hpp"
 #include "decode_output.hpp"
 #include "sweep.hpp"
+#include "csv.hpp"
 #include "table.hpp"
 #include "treering/model/uncertainty.hpp"
 #include "treering/topologies/units.hpp"
 
 namespace treering::cli {
 namespace {
-
-namespace fmt = treering::topologies;
 
 struct CrossoverArgs {
   std::string cluster;
@@ -68,7 +67,7 @@ std::string wins_from(const std::vector<Cell>& cells, int gpus, bool surely) {
     if (it->speedup() > 1 && !(surely && it->uncertain()) && won_all) from = it->seq_len;
     else won_all = false;
   }
-  return from < 0 ? "never" : fmt::format_token_count(from);
+  return from < 0 ? "never" : topologies::format_token_count(from);
 }
 
 // The lengths at which the two lie within each other's band, per GPU count, as runs of consecutive lengths:
@@ -79,8 +78,8 @@ std::string uncertain_lengths(const std::vector<Cell>& cells, int gpus) {
   const Cell* previous = nullptr;
   auto close_run = [&] {
     if (!run_start) return;
-    text += (text.empty() ? "" : ", ") + fmt::format_token_count(run_start->seq_len);
-    if (previous != run_start) text += "-" + fmt::format_token_count(previous->seq_len);
+    text += (text.empty() ? "" : ", ") + topologies::format_token_count(run_start->seq_len);
+    if (previous != run_start) text += "-" + topologies::format_token_count(previous->seq_len);
     run_start = nullptr;
   };
   for (const Cell& c : cells) {
@@ -105,7 +104,7 @@ void print_table(const CrossoverArgs& args, const std::vector<Cell>& cells, cons
   // "1.56x ~" and "1.60x  ": the ratios stay aligned when some cells are marked.
   const bool any_uncertain = std::any_of(cells.begin(), cells.end(), [](const Cell& c) { return c.uncertain(); });
   for (long long seq_len : lengths) {
-    std::vector<std::string> row{fmt::format_token_count(seq_len)};
+    std::vector<std::string> row{topologies::format_token_count(seq_len)};
     for (int gpus : gpus_list) {
       for (const Cell& c : cells) {
         if (c.gpus != gpus || c.seq_len != seq_len) continue;
@@ -137,9 +136,11 @@ void print_data(const CrossoverArgs& args, const std::vector<Cell>& cells) {
   for (const Cell& c : cells) {
     const std::string& winner = c.speedup() >= 1 ? args.algorithms[0] : args.algorithms[1];
     if (args.format == "csv") {
-      std::cout << c.gpus << ',' << c.seq_len << ',' << args.algorithms[0] << ',' << args.algorithms[1] << ',' << c.first_s << ','
-                << c.second_s << ',' << c.speedup() << ',' << winner << ',' << c.first_band.low_s << ',' << c.first_band.high_s << ','
-                << c.second_band.low_s << ',' << c.second_band.high_s << ',' << (c.uncertain() ? "true" : "false") << '\n';
+      CsvRecord record;
+      record.integer(c.gpus).integer(c.seq_len).text(args.algorithms[0]).text(args.algorithms[1]).number(c.first_s);
+      record.number(c.second_s).number(c.speedup()).text(winner).number(c.first_band.low_s).number(c.first_band.high_s);
+      record.number(c.second_band.low_s).number(c.second_band.high_s).text(c.uncertain() ? "true" : "false");
+      std::cout << record.line();
       continue;
     }
     rows.push_back({{"gpus", c.gpus}, {"seq_len", c.seq_len}, {"first", args.algorithms[0]}, {"second", args.algorithms[1]},
@@ -152,7 +153,7 @@ void print_data(const CrossoverArgs& args, const std::vector<Cell>& cells) {
 }
 
 void run_vs_tp(const CrossoverArgs& args, const CLI::App& command) {
-  CpVsTpRequest request{args.cluster, args.nodes, {}, args.workload, args.batches, fmt::parse_token_counts(args.seq_len), {},
+  CpVsTpRequest request{args.cluster, args.nodes, {}, args.workload, args.batches, topologies::parse_token_counts(args.seq_len), {},
                         args.impl, args.format};
   for (const std::string& text : args.settings) request.settings.push_back(topologies::parse_setting(text));
   if (command.count("--algo") > 0) request.combines = args.algorithms;  // the combines to try (default: all)
@@ -171,7 +172,7 @@ void run(const CrossoverArgs& args, const CLI::App& command) {
   spec.nodes = args.nodes;
   spec.workloads = {args.workload};
   if (!args.batches.empty()) spec.batches = args.batches;
-  spec.seq_lens = fmt::parse_token_counts(args.seq_len);
+  spec.seq_lens = topologies::parse_token_counts(args.seq_len);
   for (const std::string& name : args.algorithms) spec.algorithms.push_back(model::parse_decode_algorithm(name));
   spec.engines = {args.engine};
   spec.impl = args.impl;

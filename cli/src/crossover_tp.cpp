@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "decode_output.hpp"
+#include "csv.hpp"
 #include "table.hpp"
 #include "treering/model/planner.hpp"
 #include "treering/topologies/load.hpp"
@@ -52,12 +53,6 @@ std::string cell_text(const Contest& c) {
   std::snprintf(ratio, sizeof ratio, "%.2fx", r >= 1 ? r : 1 / r);
   return (r >= 1 ? std::string(ratio) + " " + layout_text(*c.cp) : "tp " + std::string(ratio) + " " + layout_text(*c.tp)) +
          (c.uncertain() ? " ~" : "");
-}
-
-std::string full(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.17g", value);
-  return text;
 }
 
 bool cp_wins(const Contest& c) { return c.cp && (!c.tp || c.speedup() > 1); }
@@ -108,12 +103,25 @@ void print_data(const std::vector<Contest>& contests, const std::string& format)
   if (format == "csv") {
     std::cout << "gpus,batch,seq_len,cp_tp,cp_cp,cp_combine,cp_step_s,tp_tp,tp_step_s,speedup,winner,within_band\n";
     for (const Contest& c : contests) {
-      std::printf("%d,%d,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", c.gpus, c.batch, c.seq_len,
-                  c.cp ? std::to_string(c.cp->layout.tp).c_str() : "", c.cp ? std::to_string(c.cp->layout.cp).c_str() : "",
-                  c.cp ? model::to_string(c.cp->algorithm) : "", c.cp ? full(c.cp->step.step_s).c_str() : "",
-                  c.tp ? std::to_string(c.tp->layout.tp).c_str() : "", c.tp ? full(c.tp->step.step_s).c_str() : "",
-                  c.cp && c.tp ? full(c.speedup()).c_str() : "",
-                  cp_wins(c) ? "cp" : c.tp ? "tp" : "none", c.uncertain() ? "true" : "false");
+      CsvRecord record;
+      record.integer(c.gpus).integer(c.batch).integer(c.seq_len);
+      if (c.cp) {
+        record.integer(c.cp->layout.tp).integer(c.cp->layout.cp).text(model::to_string(c.cp->algorithm)).number(c.cp->step.step_s);
+      } else {
+        record.empty().empty().empty().empty();
+      }
+      if (c.tp) {
+        record.integer(c.tp->layout.tp).number(c.tp->step.step_s);
+      } else {
+        record.empty().empty();
+      }
+      if (c.cp && c.tp) {
+        record.number(c.speedup());
+      } else {
+        record.empty();
+      }
+      record.text(cp_wins(c) ? "cp" : c.tp ? "tp" : "none").text(c.uncertain() ? "true" : "false");
+      std::cout << record.line();
     }
     return;
   }

@@ -1,5 +1,7 @@
 #include "decode_output.hpp"
 
+#include "csv.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -177,24 +179,23 @@ std::string decode_csv_header(const DecodeRow& first) {
 
 std::string decode_csv_line(const DecodeRow& row, const DecodeRow& first) {
   const model::DecodeResult& r = row.result;
-  std::ostringstream out;
-  out << model::to_string(r.algorithm) << ',' << row.engine << ",\"" << row.cluster << "\"," << row.nodes_used << ','
-      << r.gpus << ',' << row.workload << ',' << row.batch << ',' << r.seq_len << ',' << r.latency_s << ','
-      << r.breakdown.compute_s << ',' << r.breakdown.intra_node_s << ',' << r.breakdown.inter_node_s << ','
-      << r.breakdown.overlapped_communication_s << ',' << r.volume.per_gpu << ',' << r.volume.intra_node << ','
-      << r.volume.inter_node << ',' << r.volume.total << ',' << r.memory.total << ',' << r.token_s << ',' << row.calibration
-      << ",\"" << row.extrapolation << "\"," << r.impl << ',' << row.latency_band.low_s << ',' << row.latency_band.high_s << ','
-      << r.breakdown.host_s << ',' << row.layout.tp << ',' << row.layout.cp;
-  if (first.prefill_s) out << ',' << row.prefill_s.value_or(0);
-  if (first.generation_s) out << ',' << row.generation_s.value_or(0);
-  if (first.model_latency_s) out << ',' << row.model_latency_s.value_or(0);
+  CsvRecord record;
+  record.text(model::to_string(r.algorithm)).text(row.engine).text(row.cluster).integer(row.nodes_used).integer(r.gpus);
+  record.text(row.workload).integer(row.batch).integer(r.seq_len).number(r.latency_s);
+  record.number(r.breakdown.compute_s).number(r.breakdown.intra_node_s).number(r.breakdown.inter_node_s);
+  record.number(r.breakdown.overlapped_communication_s).number(r.volume.per_gpu).number(r.volume.intra_node);
+  record.number(r.volume.inter_node).number(r.volume.total).number(r.memory.total).number(r.token_s).text(row.calibration);
+  record.text(row.extrapolation).text(r.impl).number(row.latency_band.low_s).number(row.latency_band.high_s);
+  record.number(r.breakdown.host_s).integer(row.layout.tp).integer(row.layout.cp);
+  if (first.prefill_s) record.number(row.prefill_s.value_or(0));
+  if (first.generation_s) record.number(row.generation_s.value_or(0));
+  if (first.model_latency_s) record.number(row.model_latency_s.value_or(0));
   if (first.step) {
     const model::StepResult st = row.step.value_or(model::StepResult{});
-    out << ',' << model::to_string(st.scope) << ',' << st.layer_s << ',' << st.step_s << ',' << st.tokens_per_s << ','
-        << st.memory.weights << ',' << st.memory.total << ',' << st.memory.max_seq_len;
+    record.text(model::to_string(st.scope)).number(st.layer_s).number(st.step_s).number(st.tokens_per_s);
+    record.number(st.memory.weights).number(st.memory.total).number(st.memory.max_seq_len);
   }
-  out << '\n';
-  return out.str();
+  return record.line();
 }
 
 void print_decode_csv(std::ostream& out, const std::vector<DecodeRow>& rows) {

@@ -17,7 +17,6 @@ namespace treering::cli {
 namespace {
 
 using nlohmann::ordered_json;
-namespace fmt = treering::topologies;
 
 struct PredictArgs : DecodeArgs {
   PredictArgs() { algorithms = {"ring", "tree", "tree-fused", "tree-lse", "allgather-merge"}; }
@@ -28,14 +27,14 @@ struct PredictArgs : DecodeArgs {
 // longest context that fits.
 void add_step_cells(const DecodeRow& row, std::vector<std::string>& cells) {
   const model::StepResult& step = *row.step;
-  cells.push_back(fmt::format_duration(step.layer_s));
+  cells.push_back(topologies::format_duration(step.layer_s));
   if (step.scope == model::Scope::step) {
     char rate[32];
     std::snprintf(rate, sizeof rate, "%.1f", step.tokens_per_s);
-    cells.push_back(fmt::format_duration(step.step_s));
+    cells.push_back(topologies::format_duration(step.step_s));
     cells.push_back(rate);
   }
-  cells.push_back(fmt::format_bytes(step.memory.total));
+  cells.push_back(topologies::format_bytes(step.memory.total));
   cells.push_back(std::to_string(step.memory.max_seq_len));
 }
 
@@ -72,15 +71,15 @@ void print_table(const std::vector<DecodeRow>& rows, const PredictArgs& args, co
     const model::DecodeResult& r = row.result;
     std::vector<std::string> cells{std::to_string(r.seq_len)};
     if (batches) cells.push_back(std::to_string(row.batch));
-    cells.insert(cells.end(), {model::to_string(r.algorithm), fmt::format_duration(r.latency_s), format_band(row.latency_band),
-                               fmt::format_duration(r.breakdown.compute_s), fmt::format_duration(r.breakdown.intra_node_s),
-                               fmt::format_duration(r.breakdown.inter_node_s), fmt::format_duration(r.breakdown.overlapped_communication_s),
-                               fmt::format_bytes(r.volume.per_gpu), fmt::format_bytes(r.volume.inter_node)});
-    if (host) cells.push_back(fmt::format_duration(r.breakdown.host_s));
-    if (!step) cells.push_back(fmt::format_bytes(r.memory.total));
-    if (per_token) cells.push_back(fmt::format_duration(r.token_s));
+    cells.insert(cells.end(), {model::to_string(r.algorithm), topologies::format_duration(r.latency_s), format_band(row.latency_band),
+                               topologies::format_duration(r.breakdown.compute_s), topologies::format_duration(r.breakdown.intra_node_s),
+                               topologies::format_duration(r.breakdown.inter_node_s), topologies::format_duration(r.breakdown.overlapped_communication_s),
+                               topologies::format_bytes(r.volume.per_gpu), topologies::format_bytes(r.volume.inter_node)});
+    if (host) cells.push_back(topologies::format_duration(r.breakdown.host_s));
+    if (!step) cells.push_back(topologies::format_bytes(r.memory.total));
+    if (per_token) cells.push_back(topologies::format_duration(r.token_s));
     if (step) add_step_cells(row, cells);
-    if (args.tokens) cells.push_back(fmt::format_duration(row.generation_s.value_or(0)));
+    if (args.tokens) cells.push_back(topologies::format_duration(row.generation_s.value_or(0)));
     if (calibrated) cells.push_back(calibration_marker(row));
     table.add_row(cells);
     listed.push_back(&row);

@@ -126,6 +126,7 @@ void add_sensitivity_command(CLI::App& app) {
   auto* command = app.add_subcommand("sensitivity", "Which cluster parameters move the decode latency most (elasticities), per algorithm");
   auto args = std::make_shared<SensitivityArgs>();
   add_decode_options(*command, *args, "Algorithms: ring, tree, tree-fused, tree-lse, allgather-merge", {"table", "json"});
+  drop_options(*command, {"--tokens", "--prefill"});  // the elasticities are of the per-token latency
   command->add_option("--param", args->parameters, "Paths to vary (default: NIC, fabric, HBM, launch, network figures the file has)")
       ->delimiter(',');
   command->callback([args] { run(*args); });

@@ -1,9 +1,9 @@
 // treering simulate | compare: the simulator's replay of the plans, alone (in predict's schema) or beside the
 // model.
 #include <algorithm>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cluster_args.hpp"
 #include "commands.hpp"
@@ -14,13 +14,13 @@
 #include "simulated_decode.hpp"
 #include "table.hpp"
 #include "treering/sim/replay.hpp"
+#include "treering/topologies/output_file.hpp"
 #include "treering/topologies/units.hpp"
 
 namespace treering::cli {
 namespace {
 
 using nlohmann::ordered_json;
-namespace fmt = treering::topologies;
 
 struct SimulateArgs : DecodeArgs {
   SimulateArgs() { algorithms = {"ring", "tree", "tree-fused", "tree-lse", "allgather-merge"}; }
@@ -98,7 +98,7 @@ SimulatedCase simulate_layout(const SimulateArgs& args, const model::LayoutModel
 std::vector<SimulatedCase> run_cases(const SimulateArgs& args, const topologies::Topology& topology) {
   const model::LayoutModel layouts(topology, layout_groups(args.layout, topology, args.gpus));
   std::vector<SimulatedCase> cases;
-  const std::vector<long long> lengths = fmt::parse_token_counts(args.seq_len);
+  const std::vector<long long> lengths = topologies::parse_token_counts(args.seq_len);
   const std::vector<model::Workload> workloads = load_workloads(args);
   for (const model::Workload& workload : workloads) {
     for (long long seq_len : lengths) {
@@ -130,7 +130,7 @@ void print_table(const std::vector<SimulatedCase>& cases, const topologies::Topo
     Table table({"tokens", "algorithm", "model", "simulated", "difference", calibrated ? "calibration" : ""});
     for (const SimulatedCase& c : cases) {
       table.add_row({std::to_string(c.predicted.seq_len), model::to_string(c.predicted.algorithm),
-                     fmt::format_duration(c.predicted.latency_s), fmt::format_duration(c.simulated.latency_s),
+                     topologies::format_duration(c.predicted.latency_s), topologies::format_duration(c.simulated.latency_s),
                      percent(c.simulated.latency_s, c.predicted.latency_s), calibration_marker(c.row)});
     }
     table.print(std::cout);
@@ -144,34 +144,30 @@ void print_table(const std::vector<SimulatedCase>& cases, const topologies::Topo
   for (const SimulatedCase& c : cases) {
     const model::DecodeResult& r = c.row.result;
     const bool whole = step && c.row.step->scope == model::Scope::step;
-    table.add_row({std::to_string(r.seq_len), model::to_string(r.algorithm), fmt::format_duration(r.latency_s),
-                   fmt::format_duration(r.breakdown.compute_s), fmt::format_duration(r.breakdown.intra_node_s),
-                   fmt::format_duration(r.breakdown.inter_node_s), fmt::format_bytes(r.volume.per_gpu),
-                   fmt::format_bytes(r.volume.inter_node), std::to_string(c.simulated.transfers_simulated),
-                   degraded ? fmt::format_duration(*c.healthy_s) : percent(r.latency_s, c.predicted.latency_s),
-                   degraded ? percent(r.latency_s, *c.healthy_s) : "", step ? fmt::format_duration(c.row.step->layer_s) : "",
-                   whole ? fmt::format_duration(c.row.step->step_s) : "", calibration_marker(c.row)});
+    table.add_row({std::to_string(r.seq_len), model::to_string(r.algorithm), topologies::format_duration(r.latency_s),
+                   topologies::format_duration(r.breakdown.compute_s), topologies::format_duration(r.breakdown.intra_node_s),
+                   topologies::format_duration(r.breakdown.inter_node_s), topologies::format_bytes(r.volume.per_gpu),
+                   topologies::format_bytes(r.volume.inter_node), std::to_string(c.simulated.transfers_simulated),
+                   degraded ? topologies::format_duration(*c.healthy_s) : percent(r.latency_s, c.predicted.latency_s),
+                   degraded ? percent(r.latency_s, *c.healthy_s) : "", step ? topologies::format_duration(c.row.step->layer_s) : "",
+                   whole ? topologies::format_duration(c.row.step->step_s) : "", calibration_marker(c.row)});
   }
   table.print(std::cout);
   print_extrapolation_notes(std::cout, listed);
 }
 
 void print_simulation(SimulateArgs& args, bool compare) {
-  if (!args.trace.empty() && fmt::parse_token_counts(args.seq_len).size() * args.algorithms.size() != 1) {
+  if (!args.trace.empty() && topologies::parse_token_counts(args.seq_len).size() * args.algorithms.size() != 1) {
     throw std::invalid_argument("--trace needs one algorithm and one sequence length");
   }
-  std::ofstream trace;  // opened before simulating, so that a bad path fails at once
-  if (!args.trace.empty()) {
-    trace.open(args.trace);
-    if (!trace) throw topologies::InputError({args.trace, 0, 0}, "cannot write the file");
-  }
+  std::optional<topologies::OutputFile> trace;  // opened before simulating, so that a bad path fails at once
+  if (!args.trace.empty()) trace.emplace(args.trace);
   const topologies::Topology topology = load_topology(args.cluster);
   args.degradation = make_degradation(args.degraded, topology);
   std::vector<SimulatedCase> cases = run_cases(args, topology);
   if (!args.trace.empty()) {
-    if (!(trace << sim::chrome_trace(cases.front().plan, cases.front().simulated))) {
-      throw topologies::InputError({args.trace, 0, 0}, "cannot write the file");
-    }
+    trace->stream() << sim::chrome_trace(cases.front().plan, cases.front().simulated);
+    trace->commit();
     std::cerr << "wrote " << args.trace << " (open it in ui.perfetto.dev or chrome://tracing)\n";
   }
   std::vector<DecodeRow> rows;

@@ -1,5 +1,4 @@
 // treering topo list | check | show | dot
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -7,6 +6,7 @@
 #include "commands.hpp"
 #include "table.hpp"
 #include "treering/topologies/load.hpp"
+#include "treering/topologies/output_file.hpp"
 #include "treering/topologies/summary.hpp"
 #include "treering/topologies/units.hpp"
 
@@ -155,8 +155,7 @@ void add_dot(CLI::App& topo_command) {
       std::cout << dot;
       return;
     }
-    std::ofstream out(*output);
-    if (!out || !(out << dot)) throw topo::InputError({*output, 0, 0}, "cannot write the file");
+    topo::write_output_file(*output, dot);
     std::cerr << "wrote " << *output << " (render: dot -Tsvg " << *output << " -o cluster.svg)\n";
   });
 }

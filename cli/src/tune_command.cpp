@@ -11,6 +11,7 @@
 #include "cluster_args.hpp"
 #include "commands.hpp"
 #include "decode_output.hpp"
+#include "csv.hpp"
 #include "table.hpp"
 #include "treering/model/tune.hpp"
 #include "treering/model/uncertainty.hpp"
@@ -19,8 +20,6 @@
 
 namespace treering::cli {
 namespace {
-
-namespace fmt = treering::topologies;
 
 struct TuneArgs : DecodeArgs {
   int top = 10;      // rows shown
@@ -146,11 +145,16 @@ void print_csv(const TuneReport& r) {
   std::cout << "rank,strategy,equivalents,algo,latency_s,latency_s_low,latency_s_high,within_best_band,simulated_latency_s\n";
   for (size_t i = 0; i < r.shown.size(); ++i) {
     const model::TunedStrategy& t = *r.shown[i].first;
-    std::cout << i + 1 << ",\"" << t.strategy.describe() << "\"," << r.shown[i].second << ',' << model::to_string(t.strategy.algorithm)
-              << ',' << t.result.latency_s << ',' << r.band(i).band.low_s << ',' << r.band(i).band.high_s << ','
-              << (r.band(i).within_best_band ? "true" : "false") << ',';
-    if (i < r.confirmed.size()) std::cout << r.confirmed[i].simulated_s;
-    std::cout << '\n';
+    CsvRecord record;
+    record.integer(static_cast<long long>(i + 1)).text(t.strategy.describe()).integer(r.shown[i].second);
+    record.text(model::to_string(t.strategy.algorithm)).number(t.result.latency_s).number(r.band(i).band.low_s);
+    record.number(r.band(i).band.high_s).text(r.band(i).within_best_band ? "true" : "false");
+    if (i < r.confirmed.size()) {
+      record.number(r.confirmed[i].simulated_s);
+    } else {
+      record.empty();
+    }
+    std::cout << record.line();
   }
 }
 
@@ -159,16 +163,16 @@ void print_table(const TuneArgs& args, const TuneReport& r) {
   for (size_t i = 0; i < r.shown.size() && static_cast<int>(i) < args.top; ++i) {
     const double s = r.shown[i].first->result.latency_s;
     table.add_row({std::to_string(i + 1), r.shown[i].first->strategy.describe(), r.shown[i].second ? "+" + std::to_string(r.shown[i].second) : "",
-                   fmt::format_duration(s), i > 0 && r.band(i).within_best_band ? "~" : "",
-                   i < r.confirmed.size() ? fmt::format_duration(r.confirmed[i].simulated_s) : "-", times(r.tree->result.latency_s / s),
+                   topologies::format_duration(s), i > 0 && r.band(i).within_best_band ? "~" : "",
+                   i < r.confirmed.size() ? topologies::format_duration(r.confirmed[i].simulated_s) : "-", times(r.tree->result.latency_s / s),
                    times(r.ring->result.latency_s / s)});
   }
   table.print(std::cout);
   const model::TunedStrategy& best = r.tuned.front();
-  std::cout << "\nbest: " << best.strategy.describe() << ", " << fmt::format_duration(best.result.latency_s) << " per layer: "
+  std::cout << "\nbest: " << best.strategy.describe() << ", " << topologies::format_duration(best.result.latency_s) << " per layer: "
             << times(r.tree->result.latency_s / best.result.latency_s) << " faster than the paper's tree ("
-            << fmt::format_duration(r.tree->result.latency_s) << "), " << times(r.ring->result.latency_s / best.result.latency_s)
-            << " faster than ring (" << fmt::format_duration(r.ring->result.latency_s) << ")\n";
+            << topologies::format_duration(r.tree->result.latency_s) << "), " << times(r.ring->result.latency_s / best.result.latency_s)
+            << " faster than ring (" << topologies::format_duration(r.ring->result.latency_s) << ")\n";
   const size_t close = r.others_within_best();
   if (close > 0) {
     std::cout << "~: " << close << " strateg" << (close == 1 ? "y" : "ies") << " within the best's band (" << r.errors_legend()
@@ -183,20 +187,20 @@ void print_table(const TuneArgs& args, const TuneReport& r) {
     std::cout << "the simulator ranks the best " << c.size() << " in the same order\n";
   } else {
     std::cout << "the simulator orders " << r.swaps << " pair(s) of the best " << c.size() << " differently; it ranks "
-              << c[sim_best].tuned->strategy.describe() << " first (" << fmt::format_duration(c[sim_best].simulated_s) << ")\n";
+              << c[sim_best].tuned->strategy.describe() << " first (" << topologies::format_duration(c[sim_best].simulated_s) << ")\n";
   }
 }
 
 void run(const TuneArgs& args) {
   const topologies::Topology topology = load_topology(args.cluster);
   const model::Workload workload = load_workload(args);
-  const std::vector<long long> lengths = fmt::parse_token_counts(args.seq_len);
+  const std::vector<long long> lengths = topologies::parse_token_counts(args.seq_len);
   if (lengths.size() != 1) throw std::invalid_argument("--seq-len takes one length here");
   const TuneReport report = tune_report(args, topology, workload, lengths[0]);
   if (args.format == "json") return print_json(report);
   if (args.format == "csv") return print_csv(report);
   std::cout << "tune: " << topology.spec().name << ", " << report.tree->result.gpus << " GPUs, " << workload.name << " (batch "
-            << workload.batch << "), " << fmt::format_token_count(lengths[0]) << " tokens: " << report.tuned.size()
+            << workload.batch << "), " << topologies::format_token_count(lengths[0]) << " tokens: " << report.tuned.size()
             << " strategies timed by the model (" << report.shown.size() << " distinct; 'same': equivalents folded in)\n\n";
   print_table(args, report);
 }
@@ -207,7 +211,8 @@ void add_tune_command(CLI::App& app) {
   auto* command = app.add_subcommand("tune", "Search combine strategies (algorithm, collective algorithm, tree fan-ins, leaders) for the fastest, "
                                              "and say which lie within the best one's band");
   auto args = std::make_shared<TuneArgs>();
-  add_decode_options(*command, *args, "(not used: tune tries every algorithm)", {"table", "csv", "json"});
+  add_decode_options(*command, *args, "", {"table", "csv", "json"});
+  drop_options(*command, {"--algo", "--tokens", "--prefill"});  // tune tries every combine and ranks their per-token latency
   command->footer("Table: '~' in the ~best column marks a strategy whose latency band meets the best one's: the model cannot "
                   "tell it from the best. CSV/JSON: latency_s_low/high (the band) and within_best_band for every strategy.");
   command->add_option("--top", args->top, "Strategies shown")->check(CLI::Range(1, 100000))->capture_default_str();

@@ -10,7 +10,10 @@ using treering::cli::testing::run_treering;
 TEST_CASE("collective --op allreduce --bytes 8K on 2 DGX H100") {
   auto result = run_treering("collective --op allreduce --bytes 8K --cluster dgx-h100 --nodes 2 --format json");
   REQUIRE(result.exit_code == 0);
-  auto json = nlohmann::json::parse(result.out);
+  const auto list = nlohmann::json::parse(result.out);
+  REQUIRE(list.is_array());  // one size or several: always an array
+  REQUIRE(list.size() == 1);
+  const auto& json = list[0];
   // Tree/LL: 6.8 + 2 x (7 x 0.6 + 5.0) = 25.2 us, plus 2 x 8192 B over LL's 180 GB/s.
   CHECK(json["time_s"].get<double>() == doctest::Approx(25.2e-6 + 2 * 8192 / 180e9));
   CHECK(json["algorithm"] == "tree");
@@ -45,7 +48,8 @@ TEST_CASE("collective: bad requests exit 2 with a reason") {
 TEST_CASE("collective: each prediction carries its band") {
   // Uncalibrated, the band is the collective model's worst error on the public set, e = 0.23 (the efficient
   // profile's communication uncertainty): [t / 1.23, t / 0.77].
-  auto json = nlohmann::json::parse(run_treering("collective --bytes 1M --cluster dgx-h100 --nodes 2 --format json").out);
+  const auto list = nlohmann::json::parse(run_treering("collective --bytes 1M --cluster dgx-h100 --nodes 2 --format json").out);
+  const auto& json = list.at(0);
   const double time_s = json["time_s"].get<double>();
   CHECK(json["time_s_low"].get<double>() == doctest::Approx(time_s / 1.23));
   CHECK(json["time_s_high"].get<double>() == doctest::Approx(time_s / 0.77));

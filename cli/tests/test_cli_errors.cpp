@@ -1,14 +1,37 @@
 // Bad command lines and bad files: a clear message on stderr and exit code 2, never a crash.
 #include <doctest/doctest.h>
 
+#include <sstream>
+#include <string>
+#include <vector>
+
 #include "run_cli.hpp"
 
 using treering::cli::testing::run_treering;
 
+// The subcommands `treering --help` lists (the lines under "Subcommands:", each "  NAME  description").
+std::vector<std::string> listed_subcommands(const std::string& help) {
+  std::vector<std::string> names;
+  std::istringstream lines(help.substr(help.find("Subcommands:")));
+  std::string line;
+  std::getline(lines, line);
+  while (std::getline(lines, line) && line.rfind("  ", 0) == 0) {
+    std::istringstream words(line);
+    std::string name;
+    words >> name;
+    names.push_back(name);
+  }
+  return names;
+}
+
 TEST_CASE("every subcommand has --help") {
-  for (const char* command : {"--help", "topo --help", "topo list --help", "topo check --help", "topo show --help",
-                              "topo dot --help", "workload --help", "workload list --help", "workload show --help", "collective --help", "predict --help", "simulate --help", "compare --help", "validate --help", "calibrate --help",
-                              "info --help"}) {
+  const auto top = run_treering("--help");
+  REQUIRE(top.out.find("Subcommands:") != std::string::npos);
+  std::vector<std::string> commands{"--help", "topo list --help", "topo check --help", "topo show --help", "topo dot --help",
+                                    "workload list --help", "workload show --help"};
+  for (const std::string& name : listed_subcommands(top.out)) commands.push_back(name + " --help");
+  CHECK(commands.size() == 7 + 14);  // topo, workload, predict, ..., info: the 14 commands treering has
+  for (const std::string& command : commands) {
     CAPTURE(command);
     auto result = run_treering(command);
     CHECK(result.exit_code == 0);
@@ -80,4 +103,41 @@ TEST_CASE("simulate and compare refuse bad decode options as predict does") {
   auto trace = run_treering("simulate --cluster dgx-h100 --nodes 1 --seq-len 80k --algo ring --trace /no/such/dir/t.json");
   CHECK(trace.exit_code == 2);
   CHECK(trace.err.find("/no/such/dir/t.json") != std::string::npos);
+}
+
+TEST_CASE("sweep, crossover, sensitivity and tune: bad input exits 2 with a reason") {
+  for (const std::string base : {"sweep --cluster dgx-h100 --seq-len 80k", "crossover --cluster dgx-h100 --seq-len 80k",
+                                 "sensitivity --cluster dgx-h100 --seq-len 80k", "tune --cluster dgx-h100 --seq-len 80k"}) {
+    CAPTURE(base);
+    const std::string command = base.substr(0, base.find(' '));
+    auto cluster = run_treering(command + " --cluster dgx-h1000 --seq-len 80k");
+    CHECK(cluster.exit_code == 2);
+    CHECK(cluster.err.rfind("error: unknown cluster 'dgx-h1000'", 0) == 0);
+    auto length = run_treering(command + " --cluster dgx-h100 --seq-len 0");
+    CHECK(length.exit_code == 2);
+    CHECK(length.err.find("whole number of tokens") != std::string::npos);
+    auto option = run_treering(base + " --nodez 4");
+    CHECK(option.exit_code == 2);
+    CHECK(option.err.rfind("error: ", 0) == 0);
+    auto workload = run_treering(base + " --workload no-such-model");
+    CHECK(workload.exit_code == 2);
+    CHECK(workload.err.find("no-such-model") != std::string::npos);
+    CHECK(cluster.out.empty());
+  }
+}
+
+TEST_CASE("tune and sensitivity refuse the flags they would ignore") {
+  // tune tries every combine and ranks per-token latencies; sensitivity's elasticities are per token too.
+  for (const std::string extra : {"--tokens 100", "--prefill", "--algo ring"}) {
+    CAPTURE(extra);
+    auto tune = run_treering("tune --cluster dgx-h100 --seq-len 80k " + extra);
+    CHECK(tune.exit_code == 2);
+    CHECK(tune.err.find("not expected") != std::string::npos);
+  }
+  for (const std::string extra : {"--tokens 100", "--prefill"}) {
+    CAPTURE(extra);
+    auto sensitivity = run_treering("sensitivity --cluster dgx-h100 --seq-len 80k " + extra);
+    CHECK(sensitivity.exit_code == 2);
+    CHECK(sensitivity.err.find("not expected") != std::string::npos);
+  }
 }

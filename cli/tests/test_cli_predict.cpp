@@ -1,7 +1,12 @@
 // `treering predict`: the JSON schema the issue asks for, CSV, and the errors.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "run_cli.hpp"
 
@@ -101,4 +106,52 @@ TEST_CASE("predict --impl: the profile's name, its band and its errors in JSON; 
   auto unknown = run_treering("predict --cluster dgx-h100 --seq-len 1k --impl no-such-impl");
   CHECK(unknown.exit_code == 2);
   CHECK(unknown.err.find("unknown implementation profile 'no-such-impl'") != std::string::npos);
+}
+
+namespace {
+
+// The fields of one CSV record (RFC 4180: quoted fields may hold commas; "" is a quote inside them).
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (quoted && ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+      fields.back() += '"';
+      ++i;
+    } else if (ch == '"') {
+      quoted = !quoted;
+    } else if (ch == ',' && !quoted) {
+      fields.emplace_back();
+    } else {
+      fields.back() += ch;
+    }
+  }
+  return fields;
+}
+
+}  // namespace
+
+TEST_CASE("predict: CSV has the JSON's numbers to the last bit, and quotes only what needs it") {
+  const std::string command = "predict --cluster dgx-h100 --nodes 2 --workload llama3.1-8b --seq-len 100001 --algo tree,ring --format ";
+  const auto csv = run_treering(command + "csv");
+  const auto json = nlohmann::json::parse(run_treering(command + "json").out);
+  REQUIRE(csv.exit_code == 0);
+  std::istringstream lines(csv.out);
+  std::string header_line, line;
+  std::getline(lines, header_line);
+  const std::vector<std::string> header = csv_fields(header_line);
+  const auto column = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  for (const auto& row : json) {
+    REQUIRE(std::getline(lines, line));
+    CHECK(line.find('"') == std::string::npos);  // no field here holds a comma or a quote: none is quoted
+    const std::vector<std::string> fields = csv_fields(line);
+    REQUIRE(fields.size() == header.size());
+    CHECK(fields[column("cluster")] == row["cluster"].get<std::string>());
+    // 6 significant digits (the old output) would round these; the shortest exact form reads back bit for bit.
+    CHECK(std::strtod(fields[column("latency_s")].c_str(), nullptr) == row["latency_s"].get<double>());
+    CHECK(std::strtod(fields[column("compute_s")].c_str(), nullptr) == row["breakdown"]["compute_s"].get<double>());
+  }
 }

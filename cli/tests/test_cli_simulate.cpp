@@ -58,7 +58,7 @@ TEST_CASE("simulate speaks predict's schema: the same keys, the engine named, CS
   auto csv = run_treering("simulate --cluster dgx-h100 --nodes 1 --seq-len 80k --algo tree --format csv");
   REQUIRE(csv.exit_code == 0);
   CHECK(csv.out.rfind("algo,engine,cluster,nodes,gpus,workload,batch,seq_len,latency_s,", 0) == 0);
-  CHECK(csv.out.find("\ntree,sim,\"dgx-h100\",1,8,paper-mha16,1,80000,") != std::string::npos);
+  CHECK(csv.out.find("\ntree,sim,dgx-h100,1,8,paper-mha16,1,80000,") != std::string::npos);
 }
 
 TEST_CASE("simulate --trace writes a trace a person can open") {

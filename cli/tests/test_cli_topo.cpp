@@ -57,3 +57,12 @@ TEST_CASE("topo dot writes Graphviz") {
   CHECK(result.out.find("graph \"rtx4090-pcie\" {") != std::string::npos);
   CHECK(result.out.find("subgraph cluster_node0") != std::string::npos);
 }
+
+TEST_CASE("--gpus-per-node on a preset with a NIC map runs on the first GPUs of each node") {
+  // mi300x maps GPU g to NIC g; 4 GPUs per node on 2 nodes is 8 GPUs, GPU 4 the first of node 1.
+  auto result = run_treering("predict --cluster mi300x --nodes 2 --gpus-per-node 4 --seq-len 80k --algo tree --format json");
+  REQUIRE(result.exit_code == 0);
+  const auto rows = nlohmann::json::parse(result.out);
+  CHECK(rows[0]["gpus"] == 8);
+  CHECK(rows[0]["nodes"] == 2);
+}

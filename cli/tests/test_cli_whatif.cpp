@@ -111,3 +111,17 @@ TEST_CASE("--split by-speed on mixed H100 + H200: tree gains, the ring loses") {
   CHECK(balanced[1]["latency_s"].get<double>() / equal[1]["latency_s"].get<double>() == doctest::Approx(9202.0 / 7813).epsilon(0.01));
   CHECK(run_treering(base + " --split fastest").exit_code == 2);
 }
+
+TEST_CASE("tune and sensitivity answer for the split they are given") {
+  // The paper's tree in tune's search is the tree predict gives for the same split (by-speed gains ~4 us on the
+  // mixed cluster: see the case above), not the equal split's.
+  const std::string cluster = "--cluster topologies/examples/mixed-h100-h200.yaml --seq-len 1M";
+  const auto predicted = nlohmann::json::parse(run_treering("predict " + cluster + " --algo tree --split by-speed --format json").out);
+  const auto equal = nlohmann::json::parse(run_treering("predict " + cluster + " --algo tree --format json").out);
+  const auto tuned = nlohmann::json::parse(run_treering("tune " + cluster + " --split by-speed --confirm 1 --format json").out);
+  CHECK(tuned["tree_latency_s"].get<double>() == doctest::Approx(predicted[0]["latency_s"].get<double>()).epsilon(1e-12));
+  CHECK(tuned["tree_latency_s"].get<double>() < equal[0]["latency_s"].get<double>());
+  const auto sensitivity = nlohmann::json::parse(
+      run_treering("sensitivity " + cluster + " --algo tree --split by-speed --param nics.bandwidth --format json").out);
+  CHECK(sensitivity["latency_s"]["tree"].get<double>() == doctest::Approx(predicted[0]["latency_s"].get<double>()).epsilon(1e-12));
+}
