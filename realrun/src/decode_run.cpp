@@ -17,20 +17,6 @@ namespace treering::realrun {
 using detail::CountingLink;
 using detail::ReduceOp;
 
-Backend parse_backend(const std::string& name) {
-  if (name == "cpu") return Backend::cpu;
-  if (name == "cuda") return Backend::cuda;
-  throw std::invalid_argument("unknown backend '" + name + "' (cpu or cuda)");
-}
-
-model::PlanOptions plan_options(Backend backend) {
-  model::PlanOptions options;
-  options.partial_o_bytes = 4;
-  options.collective_algorithm = model::CollectiveAlgorithm::ring;
-  options.ring_overlap = backend == Backend::cuda;
-  return options;
-}
-
 AttentionShape shape_of(const model::Workload& w) {
   AttentionShape shape{w.batch, w.query_heads, w.kv_heads, w.head_dim};
   check_shape(shape);

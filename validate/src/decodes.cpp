@@ -12,7 +12,7 @@
 #include <tuple>
 
 #include "treering/model/decode.hpp"
-#include "treering/realrun/decode_run.hpp"
+#include "treering/model/realrun_plans.hpp"
 #include "treering/sim/replay.hpp"
 #include "treering/topologies/input_error.hpp"
 
@@ -112,7 +112,7 @@ std::vector<DecodeCase> predict_decodes(const topologies::Topology& topology, co
     const model::DecodeModel decode(topology, gpus);
     model::Workload workload = model::find_workload(m.workload);
     workload.batch = m.batch;
-    const model::DecodePlan plan = decode.plan(model::parse_decode_algorithm(m.algorithm), workload, m.seq_len, realrun::plan_options(realrun::parse_backend(m.backend)));
+    const model::DecodePlan plan = decode.plan(model::parse_decode_algorithm(m.algorithm), workload, m.seq_len, model::realrun_plan_options(model::parse_realrun_backend(m.backend)));
     DecodeCase c{m, {}};
     c.extrapolation = model::join_reasons(model::extrapolations(topology, plan));
     for (Engine engine : engines) {

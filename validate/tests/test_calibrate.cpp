@@ -8,16 +8,13 @@
 #include "treering/topologies/load.hpp"
 #include "treering/validate/calibrate.hpp"
 #include "treering/validate/compute_fit.hpp"
+#include "treering/model/statistics.hpp"
 
 using namespace treering;
 
 namespace {
 
-double median_abs(std::vector<double> values) {
-  for (double& v : values) v = std::abs(v);
-  std::sort(values.begin(), values.end());
-  return values[(values.size() - 1) / 2];
-}
+using model::median_abs;
 
 std::vector<double> errors(const std::vector<double>& predicted, const std::vector<validate::CollectiveMeasurement>& measured) {
   std::vector<double> out;
@@ -85,6 +82,10 @@ TEST_CASE("inside one node the fit takes the ring's base latency and the fabric'
   CHECK(fit.fitted[2].first == "scale-up bus bandwidth");
   MESSAGE("fitted: base " << fit.fitted[0].second * 1e6 << " us, step " << fit.fitted[1].second * 1e6 << " us, bus "
                           << fit.fitted[2].second / 1e9 << " GB/s; median |error| " << 100 * median_abs(fit.rel_errors_after) << " %");
+  // The rings were timed as 0.5 us + S / 7 GB/s, and the model's 2-rank ring is base + 2 steps + S / bus: the fit
+  // gives back the rate, and the latencies add up to 0.5 us.
+  CHECK(fit.fitted[2].second == doctest::Approx(7e9).epsilon(1e-3));
+  CHECK(fit.fitted[0].second + 2 * fit.fitted[1].second == doctest::Approx(0.5e-6).epsilon(1e-2));
   CHECK(median_abs(fit.rel_errors_after) < 0.05);
   CHECK(median_abs(fit.rel_errors_after) < median_abs(fit.rel_errors_before));
 }

@@ -3,6 +3,8 @@
 
 #include <fstream>
 
+#include "treering/model/decode.hpp"
+#include "treering/model/realrun_plans.hpp"
 #include "treering/topologies/input_error.hpp"
 #include "treering/topologies/load.hpp"
 #include "treering/validate/decodes.hpp"
@@ -20,11 +22,17 @@ TEST_CASE("a realrun decode file: its results, told apart from collective measur
   CHECK(rows[1].seq_len == 2000);
   CHECK(rows[1].ranks == 2);
   CHECK(rows[1].latency_s == 0.004);
-  // Joined with the model on 2 GPUs of a DGX H100: error = predicted / measured - 1, per engine.
+  // Joined with the model on 2 GPUs of a DGX H100: the prediction is the plan the cpu backend ran (2 ranks = GPUs
+  // 0 and 1, the ring over 2,000 tokens of paper-mha16, realrun's plan options for cpu), made here directly, and
+  // error = predicted / measured - 1.
   const topologies::Topology topology = topologies::build_topology("dgx-h100", {1, {}});
   const auto cases = validate::predict_decodes(topology, rows, {validate::Engine::model});
   REQUIRE(cases.size() == 2);
-  CHECK(cases[1].error(validate::Engine::model) == doctest::Approx(cases[1].predicted_s.at(validate::Engine::model) / 0.004 - 1));
+  const model::DecodeModel two_gpus(topology, {0, 1});
+  const double expected_s = two_gpus.predict(model::DecodeAlgorithm::ring, model::find_workload("paper-mha16"), 2000,
+                                             model::realrun_plan_options(model::RealrunBackend::cpu)).latency_s;
+  CHECK(cases[1].predicted_s.at(validate::Engine::model) == doctest::Approx(expected_s).epsilon(1e-12));
+  CHECK(cases[1].error(validate::Engine::model) == doctest::Approx(expected_s / 0.004 - 1).epsilon(1e-12));
   const auto summary = validate::summarise(cases, {validate::Engine::model});
   REQUIRE(summary.size() == 2);  // ring and tree, alphabetical
   CHECK(summary[0].operation == "ring");

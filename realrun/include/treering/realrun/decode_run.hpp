@@ -9,19 +9,17 @@
 #include <vector>
 
 #include "treering/model/plan.hpp"
+#include "treering/model/realrun_plans.hpp"
 #include "treering/realrun/attention.hpp"
 #include "treering/realrun/transport.hpp"
 
 namespace treering::realrun {
 
-enum class Backend { cpu, cuda };
-Backend parse_backend(const std::string& name);  // "cpu" | "cuda"; throws std::invalid_argument
-
-// The plan options the backends run: partial outputs travel in fp32, every collective is a ring. The cpu
-// backend's ring does not overlap: the cores that attend also copy the blocks (MPI's shared-memory transfers
-// move only inside MPI calls), so a round takes attention plus transfer. The cuda backend's copies run beside
-// the kernel.
-model::PlanOptions plan_options(Backend backend);
+// The backends and the plan options they run (model/realrun_plans.hpp: fp32 partial states, ring collectives,
+// the ring overlapped on cuda only), under realrun's names.
+using Backend = model::RealrunBackend;
+inline Backend parse_backend(const std::string& name) { return model::parse_realrun_backend(name); }
+inline model::PlanOptions plan_options(Backend backend) { return model::realrun_plan_options(backend); }
 
 AttentionShape shape_of(const model::Workload& workload);
 Dtype dtype_of(const model::Workload& workload);  // throws std::invalid_argument unless 2-byte elements

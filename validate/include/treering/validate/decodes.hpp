@@ -1,6 +1,6 @@
 // Measured decodes (treering-realrun's `decode -o FILE.json`) beside the model's and the simulator's latency for
 // the same plan: algorithm, workload and batch, context length and ranks, on the GPUs 0 .. ranks-1 of a cluster.
-// The plans are the ones realrun runs (realrun::plan_options(): fp32 partial states, ring collectives).
+// The plans are the ones realrun runs (model::realrun_plan_options(): fp32 partial states, ring collectives).
 #pragma once
 
 #include <map>
@@ -19,7 +19,7 @@ struct DecodeMeasurement {
   long long seq_len = 0;
   int ranks = 0;
   double latency_s = 0;   // the median over repeats
-  std::string backend;    // cpu | cuda: the plan options it ran (realrun::plan_options)
+  std::string backend;    // cpu | cuda: the plan options it ran (model::realrun_plan_options)
   std::optional<double> spread;  // (p90 - p10) / median of its repeats, when the file has them
   std::string file;
 };
