@@ -63,9 +63,8 @@ void add_generation(const SimulateArgs& args, const model::DecodeModel& decode, 
   if (args.tokens) {
     const long long last = c.plan.seq_len + *args.tokens - 1;
     const SimulatedCase end = simulate_case(args, decode, workload, c.plan.algorithm, last);
-    // A first call's cost (in every token_s) is paid once for the whole generation, as in the model.
-    c.row.generation_s = *c.row.prefill_s + *args.tokens * (c.row.result.token_s + end.row.result.token_s) / 2 -
-                         static_cast<double>(*args.tokens - 1) * c.row.result.first_call_s;
+    c.row.generation_s = *c.row.prefill_s + model::generation_from_ends_s(*args.tokens, c.row.result.token_s, end.row.result.token_s,
+                                                                          c.row.result.first_call_s);
     set_generation_band(c.row, workload.layers, *args.tokens);
   }
   if (!args.prefill) c.row.prefill_s.reset();

@@ -157,8 +157,11 @@ double DecodeModel::generation_s(DecodeAlgorithm algorithm, const Workload& work
   const DecodeResult first = predict(algorithm, workload, seq_len, options);
   if (tokens == 1) return first.token_s;
   const double last = predict(algorithm, workload, seq_len + tokens - 1, options).token_s;
-  // A first call's cost (first_call_s, in every token_s) is paid once for the whole generation.
-  return static_cast<double>(tokens) * (first.token_s + last) / 2.0 - static_cast<double>(tokens - 1) * first.first_call_s;
+  return generation_from_ends_s(tokens, first.token_s, last, first.first_call_s);
+}
+
+double generation_from_ends_s(long long tokens, double first_token_s, double last_token_s, double first_call_s) {
+  return static_cast<double>(tokens) * (first_token_s + last_token_s) / 2.0 - static_cast<double>(tokens - 1) * first_call_s;
 }
 
 double DecodeModel::prefill_s(const Workload& workload, long long seq_len) const {

@@ -3,14 +3,15 @@
 #include <string>
 
 #include "treering/model/plan.hpp"
+#include "treering/model/ring_chunks.hpp"
 
 namespace treering::model {
 namespace {
 
-int wrap(int value, int n) { return ((value % n) + n) % n; }
-
-// Elements in chunk `index` of `total` cut into `parts` (the first total mod parts one longer).
-long long chunk(long long total, int parts, int index) { return total / parts + (index < total % parts ? 1 : 0); }
+// Elements in chunk `index` of `total` cut into `parts`, as the rings cut them (ring_chunks.hpp).
+long long chunk(long long total, int parts, int index) {
+  return static_cast<long long>(ring_chunk(static_cast<std::size_t>(total), parts, index).count);
+}
 
 // Reduce-scatter steps send chunks r, r-1, ..., r-(n-2); all-gather steps chunks r+1, r, ..., r+1-(n-2).
 void ring_allreduce(const Phase& phase, std::vector<double>& sent) {
@@ -19,7 +20,7 @@ void ring_allreduce(const Phase& phase, std::vector<double>& sent) {
   const auto elements = static_cast<long long>(phase.bytes) / phase.element_bytes;
   for (int r = 0; r < n; ++r) {
     long long values = 0;
-    for (int step = 0; step < n - 1; ++step) values += chunk(elements, n, wrap(r - step, n)) + chunk(elements, n, wrap(r + 1 - step, n));
+    for (int step = 0; step < n - 1; ++step) values += chunk(elements, n, ring_wrap(r - step, n)) + chunk(elements, n, ring_wrap(r + 1 - step, n));
     sent[static_cast<size_t>(r)] += static_cast<double>(values) * phase.element_bytes;
   }
 }

@@ -165,3 +165,9 @@ TEST_CASE("prefill: compute-bound at half the peak, split over the GPUs") {
   const double flops = 2 * 8.03e9 * 128e3 + 2 * 32 * 128e3 * 128e3 * 4096;
   CHECK(model.prefill_s(model::find_workload("llama3.1-8b"), 128000) == doctest::Approx(flops / (16 * 989e12 * 0.5)));
 }
+
+TEST_CASE("a generation from its two ends: the trapezoid, the first call paid once") {
+  // 100 tokens at 1.0 ms first and 1.2 ms last, each carrying a 0.1 ms first call: 100 x 1.1 - 99 x 0.1 = 100.1 ms.
+  CHECK(treering::model::generation_from_ends_s(100, 1.0e-3, 1.2e-3, 0.1e-3) == doctest::Approx(100.1e-3));
+  CHECK(treering::model::generation_from_ends_s(1, 2.0e-3, 2.0e-3, 0.5e-3) == doctest::Approx(2.0e-3));  // one token: itself
+}

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "treering/model/ring_chunks.hpp"
 #include "treering/realrun/transport.hpp"
 
 namespace treering::realrun::detail {
@@ -25,14 +26,11 @@ struct CountingLink {
 
 enum class ReduceOp { max, sum };
 
-// Chunk `index` of `parts` of a buffer of `total` floats, as the rings cut it: the first total mod parts chunks one
-// element longer. Example: 16 floats in 3: (0, 6), (6, 5), (11, 5). The cuda backend's loopback rings cut the same.
-struct RingChunk {
-  std::size_t first = 0;
-  std::size_t count = 0;
-};
-RingChunk ring_chunk(std::size_t total, int parts, int index);
-int ring_wrap(int value, int n);  // value mod n in [0, n)
+// The rings cut their buffers as the model counts them (model/ring_chunks.hpp); the cuda backend's loopback rings
+// cut the same.
+using model::RingChunk;
+using model::ring_chunk;
+using model::ring_wrap;
 
 // Reduce-scatter then all-gather in n - 1 steps each, the buffer cut into n chunks (the first count mod n one
 // element longer): every rank sends 2 (n-1) chunks, 2 (n-1) x count x 4 bytes over all ranks.

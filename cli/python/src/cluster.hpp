@@ -40,6 +40,9 @@ class Cluster {
   Cluster with_edits(const std::vector<Edit>& more) const;
   // The scalars PATH names in the edited file, as written ("400Gb/s"): what a scale would multiply.
   std::vector<std::string> setting_values(const std::string& path) const;
+  // The file's text with the edits applied, and its name for messages ("preset:dgx-h100" or the path).
+  const std::string& text() const { return text_; }
+  const std::string& source_name() const { return source_name_; }
 
  private:
   ClusterRecipe recipe_;

@@ -19,6 +19,7 @@
 #include "cluster_args.hpp"
 #include "decode_output.hpp"
 #include "simulated_decode.hpp"
+#include "sensitivity.hpp"
 #include "sweep.hpp"
 #include "treering/model/tune.hpp"
 #include "treering/model/workload.hpp"
@@ -229,6 +230,39 @@ py::list tune(const Cluster& cluster, long long seq_len, const std::string& work
   return list;
 }
 
+// The elasticities of cli::sensitivity (`treering sensitivity`), one record per (parameter, algorithm) in the order
+// of the parameters: parameter, value (as written), algo, latency_s (unscaled), elasticity.
+py::list sensitivity(const Cluster& cluster, long long seq_len, const std::vector<std::string>& parameters,
+                     const std::vector<std::string>& algos, const std::string& workload_name, std::optional<int> batch,
+                     double step, const std::string& split, const std::string& impl) {
+  cli::SensitivityRequest request;
+  request.cluster_text = cluster.text();
+  request.source_name = cluster.source_name();
+  request.nodes = cluster.recipe().nodes;
+  request.gpus_per_node = cluster.recipe().gpus_per_node;
+  request.workload = workload_of(workload_name, batch);
+  check_lengths({seq_len});
+  request.seq_len = seq_len;
+  request.algorithms = algorithms_of(algos);
+  request.options = plan_options(split, impl);
+  request.parameters = parameters;
+  request.step = step;
+  const cli::SensitivityResult result = cli::sensitivity(request);
+  py::list records;
+  for (const cli::SensitivityRow& row : result.rows) {
+    for (std::size_t a = 0; a < request.algorithms.size(); ++a) {
+      py::dict d;
+      d["parameter"] = row.parameter;
+      d["value"] = row.value;
+      d["algo"] = model::to_string(request.algorithms[a]);
+      d["latency_s"] = result.latency_s[a];
+      d["elasticity"] = row.elasticities[a];
+      records.append(d);
+    }
+  }
+  return records;
+}
+
 std::vector<std::string> preset_names() {
   std::vector<std::string> names;
   for (const topologies::Preset& preset : topologies::cluster_presets()) names.push_back(preset.name);
@@ -320,4 +354,7 @@ PYBIND11_MODULE(_treering, m) {
   m.def("sweep", &sweep, py::arg("cluster"), py::arg("nodes"), py::arg("seq_lens"), py::arg("workloads"), py::arg("batches"),
         py::arg("algos"), py::arg("engines"), py::arg("settings"), py::arg("split"), py::arg("jobs"), py::arg("impl"));
   m.def("tune", &tune, py::arg("cluster"), py::arg("seq_len"), py::arg("workload"), py::arg("batch"), py::arg("impl"));
+  m.def("sensitivity", &sensitivity, py::arg("cluster"), py::arg("seq_len"), py::arg("parameters"), py::arg("algos"),
+        py::arg("workload"), py::arg("batch"), py::arg("step"), py::arg("split"), py::arg("impl"));
+  m.attr("SENSITIVITY_PARAMETERS") = py::tuple(py::cast(treering::cli::default_sensitivity_parameters()));
 }

@@ -12,9 +12,7 @@ Bad input (a file, a value, an argument) raises treering.InputError, a ValueErro
 command's: ``preset:dgx-h100:43:18: error: invalid bandwidth ...``.
 """
 
-import math
 import numbers
-import re
 
 from . import _treering
 from ._treering import InputError
@@ -139,46 +137,24 @@ def tune(cluster, seq_len, workload="paper-mha16", batch=None, impl="efficient")
 
 
 # What `treering sensitivity` looks for in a cluster file (shorthand paths: every node group's, GPU model's,
-# the network's); those the file has, as positive numbers, are scaled.
-SENSITIVITY_PARAMETERS = ("nics.bandwidth", "nics.latency", "fabric.bandwidth", "fabric.latency", "hbm_bandwidth",
-                          "launch_overhead", "network.hop_latency", "network.link_bandwidth", "peak_fp16")
-
-_NUMBER = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+# the network's); those the file has, as positive numbers, are scaled. The compiled core's list.
+SENSITIVITY_PARAMETERS = _treering.SENSITIVITY_PARAMETERS
 
 
-def sensitivity(cluster, seq_len, parameters=None, algos=None, workload="paper-mha16", batch=None, step=0.05):
-    """Which cluster parameters move the model's latency most, as ``treering sensitivity``: each parameter
-    scaled by 1 +- step and the elasticity d ln(latency) / d ln(parameter) taken by central difference,
+def sensitivity(cluster, seq_len, parameters=None, algos=None, workload="paper-mha16", batch=None, step=0.05,
+                split="equal", impl="efficient"):
+    """Which cluster parameters move the model's latency most: ``treering sensitivity``'s computation. Each
+    parameter scaled by 1 +- step and the elasticity d ln(latency) / d ln(parameter) taken by central difference,
     ln(L(1+step) / L(1-step)) / ln((1+step) / (1-step)). -1: latency halves when the parameter doubles; 0: no
     effect.
 
     One record per (parameter, algorithm): parameter, value (as written, the first group's), algo, latency_s
     (unscaled), elasticity. parameters: setting paths (None: SENSITIVITY_PARAMETERS the file has).
     """
-    base = _wrapped(cluster)
-    n = _one_length(seq_len)
-    names = _algos(algos)
-    if not 0 < step < 1:
-        raise InputError(f"step must be between 0 and 1, got {step}")
-    if parameters is None:
-        parameters = [p for p in SENSITIVITY_PARAMETERS if _positive_numbers(base, p)]
-    elif isinstance(parameters, str):
+    if isinstance(parameters, str):
         parameters = [parameters]
-
-    def latencies(c):
-        rows = _treering.predict(c._impl, [n], names, str(workload), batch, "equal", False, "efficient")
-        return [row["latency_s"] for row in rows]
-
-    at_base = latencies(base)
-    records = []
-    for path in parameters:
-        up = latencies(base.what_if(scale={path: 1 + step}))
-        down = latencies(base.what_if(scale={path: 1 - step}))
-        value = base.setting_values(path)[0]
-        for algo, latency, hi, lo in zip(names, at_base, up, down):
-            elasticity = math.log(hi / lo) / math.log((1 + step) / (1 - step))
-            records.append({"parameter": path, "value": value, "algo": algo, "latency_s": latency, "elasticity": elasticity})
-    return records
+    return _treering.sensitivity(_cluster(cluster), _one_length(seq_len), list(parameters or []), _algos(algos),
+                                 str(workload), batch, float(step), str(split), str(impl))
 
 
 # What people write, in the types the compiled module takes.
@@ -262,10 +238,3 @@ def _edits(set, scale):
         edits.append((str(path), "", float(factor)))
     return edits
 
-
-def _positive_numbers(cluster, path):
-    try:
-        values = cluster.setting_values(path)
-    except InputError:
-        return False
-    return bool(values) and all((m := _NUMBER.match(v)) and float(m.group(0)) > 0 for v in values)

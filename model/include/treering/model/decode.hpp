@@ -145,6 +145,12 @@ class DecodeModel {
 // Model FLOPs utilisation assumed for prefill (40-60 % is what large-scale training and prefill report).
 constexpr double kPrefillEfficiency = 0.5;
 
+// Generating `tokens` tokens from the token times at both ends of the generation (the first token's and the
+// last's, whoever computed them: the model or the simulator), by the trapezoid rule; a first call's cost, which
+// each token_s carries, is paid once. Example: 100 tokens at 1.0 ms first and 1.2 ms last with a 0.1 ms first
+// call: 100 x 1.1 ms - 99 x 0.1 ms = 100.1 ms.
+double generation_from_ends_s(long long tokens, double first_token_s, double last_token_s, double first_call_s);
+
 // Throws std::invalid_argument when the workload does not fit in a GPU's memory (naming both figures).
 void check_fits(const DecodeResult& result, const DecodeModel& model);
 
