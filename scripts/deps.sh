@@ -14,7 +14,7 @@ packages=(
   libeigen3-dev                   # validate: fits
   libsimgrid-dev                  # sim: the discrete-event engine
   libopenmpi-dev openmpi-bin      # realrun: multi-rank runs
-  zlib1g-dev                      # cli: PNG figures
+  libcairo2-dev                   # cli: the main job's figure (PNG and SVG)
   python3-matplotlib python3-pandas jupyter-nbconvert python3-nbconvert python3-nbformat python3-nbclient
   python3-ipykernel               # notebooks: run headless in make test, make figures
   pybind11-dev python3-dev        # the Python module (cli/python)
