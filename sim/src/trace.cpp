@@ -1,13 +1,15 @@
 // Chrome / Perfetto trace of a replay: the JSON "traceEvents" form that chrome://tracing and ui.perfetto.dev
 // open. One process (the cluster), one thread per GPU; compute and waits are complete events ("X"), which
 // never overlap on a GPU; sends are async begin/end pairs ("b"/"e"), which may. Microseconds.
-#include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "treering/sim/replay.hpp"
 
 namespace treering::sim {
 namespace {
+
+using nlohmann::ordered_json;
 
 const char* name_of(ActivityKind kind) {
   switch (kind) {
@@ -19,59 +21,46 @@ const char* name_of(ActivityKind kind) {
   return "?";
 }
 
-// The phase's label, fit for a JSON string (plain text: quotes and backslashes dropped, at most 80 bytes).
 std::string phase_label(const model::DecodePlan& plan, int phase) {
   if (phase < 0 || phase >= static_cast<int>(plan.phases.size())) return "";
-  std::string label;
-  for (char c : plan.phases[static_cast<size_t>(phase)].label) {
-    if (c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20 && label.size() < 80) label += c;
+  return plan.phases[static_cast<size_t>(phase)].label;
+}
+
+int gpu_of(const model::DecodePlan& plan, int rank) { return rank >= 0 ? plan.gpus[static_cast<size_t>(rank)] : -1; }
+
+// A send: an async begin/end pair, since sends overlap the rank's compute and each other.
+void add_send(ordered_json& events, const model::DecodePlan& plan, const Activity& a, int id) {
+  for (const char* phase : {"b", "e"}) {
+    events.push_back({{"name", "send to GPU " + std::to_string(gpu_of(plan, a.peer))}, {"cat", "send"}, {"ph", phase},
+                      {"id", id}, {"pid", 0}, {"tid", a.rank}, {"ts", (phase[0] == 'b' ? a.start_s : a.end_s) * 1e6}});
   }
-  return label;
 }
 
 }  // namespace
 
 std::string chrome_trace(const model::DecodePlan& plan, const ReplayResult& replay) {
-  std::string out = "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
-  char line[384];
-  bool first = true;
-  auto add = [&](const char* text) {
-    out += first ? "  " : ",\n  ";
-    out += text;
-    first = false;
-  };
+  ordered_json events = ordered_json::array();
   for (size_t rank = 0; rank < plan.gpus.size(); ++rank) {
-    std::snprintf(line, sizeof line,
-                  "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 0, \"tid\": %zu, \"args\": {\"name\": \"GPU %d\"}}",
-                  rank, plan.gpus[rank]);
-    add(line);
+    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", rank},
+                      {"args", {{"name", "GPU " + std::to_string(plan.gpus[rank])}}}});
   }
   int next_id = 0;
   for (const Activity& a : replay.activities) {
-    if (a.kind == ActivityKind::send) {  // async: sends overlap the rank's compute and each other
-      for (const char* phase : {"b", "e"}) {
-        std::snprintf(line, sizeof line,
-                      "{\"name\": \"send to GPU %d\", \"cat\": \"send\", \"ph\": \"%s\", \"id\": %d, \"pid\": 0, "
-                      "\"tid\": %d, \"ts\": %.6f}",
-                      a.peer >= 0 ? plan.gpus[static_cast<size_t>(a.peer)] : -1, phase, next_id, a.rank,
-                      (phase[0] == 'b' ? a.start_s : a.end_s) * 1e6);
-        add(line);
-      }
-      ++next_id;
+    if (a.kind == ActivityKind::send) {
+      add_send(events, plan, a, next_id++);
       continue;
     }
     // Named by what the GPU does (the phase: "all-reduce max of lse", ...), grouped by kind (compute, wait,
     // collective); waits say from which GPU.
     const std::string label = phase_label(plan, a.phase);
     const std::string name = a.kind == ActivityKind::wait || label.empty() ? name_of(a.kind) : label;
-    std::snprintf(line, sizeof line,
-                  "{\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": 0, \"tid\": %d, \"ts\": %.6f, "
-                  "\"dur\": %.6f, \"args\": {\"algorithm\": \"%s\", \"phase\": \"%s\", \"peer GPU\": %d}}",
-                  name.c_str(), name_of(a.kind), a.rank, a.start_s * 1e6, (a.end_s - a.start_s) * 1e6,
-                  model::to_string(plan.algorithm), label.c_str(),
-                  a.peer >= 0 ? plan.gpus[static_cast<size_t>(a.peer)] : -1);
-    add(line);
+    events.push_back({{"name", name}, {"cat", name_of(a.kind)}, {"ph", "X"}, {"pid", 0}, {"tid", a.rank},
+                      {"ts", a.start_s * 1e6}, {"dur", (a.end_s - a.start_s) * 1e6},
+                      {"args", {{"algorithm", model::to_string(plan.algorithm)}, {"phase", label}, {"peer GPU", gpu_of(plan, a.peer)}}}});
   }
+  // One event per line (a trace of a large replay stays greppable); every value written by the JSON library.
+  std::string out = "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
+  for (size_t i = 0; i < events.size(); ++i) out += (i ? ",\n  " : "  ") + events[i].dump();
   return out + "\n]}\n";
 }
 

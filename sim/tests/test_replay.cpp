@@ -226,3 +226,18 @@ TEST_CASE("plans that do not fit the model are refused before simulating") {
   }
   CHECK_THROWS_WITH_AS(sim::replay_plan(model, plan), doctest::Contains("to rank 8 (of 8)"), std::invalid_argument);
 }
+
+TEST_CASE("the trace keeps a phase's label whole: quotes, backslashes, any length") {
+  const topologies::Topology topology = topologies::build_topology("dgx-h100", {1, {}});
+  const model::DecodeModel model(topology);
+  model::DecodePlan plan = model.plan(DecodeAlgorithm::tree, mha16(), 8 * 1000);
+  const std::string label = "all-reduce \"max\" of lse \\ with a label longer than eighty characters, as a user's own plan may name it";
+  for (model::Phase& phase : plan.phases) phase.label = label;
+  const sim::ReplayResult replay = sim::replay_plan(model, plan, {true, true});
+  const nlohmann::json trace = nlohmann::json::parse(sim::chrome_trace(plan, replay));
+  int labelled = 0;
+  for (const auto& event : trace["traceEvents"]) {
+    if (event["ph"] == "X" && event["cat"] == "compute") labelled += event["name"] == label && event["args"]["phase"] == label;
+  }
+  CHECK(labelled > 0);
+}
