@@ -6,9 +6,15 @@ if(NOT serial_rc EQUAL 0)
   message(FATAL_ERROR "the serial sweep failed (${serial_rc})")
 endif()
 separate_arguments(flags UNIX_COMMAND "${MPIEXEC_FLAGS}")
-execute_process(COMMAND ${MPIEXEC} -np 2 ${flags} ${TREERING} ${axes} -o ${OUT}-ranks.csv RESULT_VARIABLE ranks_rc)
+execute_process(COMMAND ${MPIEXEC} -np 2 ${flags} ${TREERING} ${axes} -o ${OUT}-ranks.csv RESULT_VARIABLE ranks_rc
+                ERROR_VARIABLE ranks_err)
 if(NOT ranks_rc EQUAL 0)
-  message(FATAL_ERROR "the sweep under mpirun -np 2 failed (${ranks_rc})")
+  message(FATAL_ERROR "the sweep under mpirun -np 2 failed (${ranks_rc}): ${ranks_err}")
+endif()
+# Both processes must have found their rank and split the cases: were the launcher's environment missed, each
+# would run the whole sweep alone as rank 0 of 1 and write the same file, and the comparison below would pass.
+if(NOT ranks_err MATCHES "wrote 420 rows to [^\n]* \\(2 ranks\\)")
+  message(FATAL_ERROR "the sweep under mpirun -np 2 did not run as 2 ranks; it said: ${ranks_err}")
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${OUT}-serial.csv ${OUT}-ranks.csv RESULT_VARIABLE differ)
 if(NOT differ EQUAL 0)

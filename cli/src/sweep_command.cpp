@@ -11,6 +11,7 @@
 #include "sweep.hpp"
 #include "sweep_ranks.hpp"
 #include "sweep_table.hpp"
+#include "treering/topologies/output_file.hpp"
 #include "treering/topologies/units.hpp"
 
 namespace treering::cli {
@@ -30,6 +31,7 @@ struct SweepArgs {
   std::string output;
   std::string format;  // default: from -o's extension, else table
   int jobs = 1;
+  RendezvousOptions rendezvous;
 };
 
 std::string output_format(const SweepArgs& args) {
@@ -70,8 +72,7 @@ void run_sweep_on_ranks(const SweepArgs& args, const SweepSpec& spec, const std:
     std::cout << text;
     return;
   }
-  std::ofstream out(args.output, std::ios::binary);
-  if (!(out << text)) throw std::runtime_error("cannot write " + args.output);
+  topologies::write_output_file(args.output, text);
   std::cerr << "wrote " << total << " rows to " << args.output << (ranks.size() > 1 ? " (" + std::to_string(ranks.size()) + " ranks)" : "") << '\n';
 }
 
@@ -89,7 +90,7 @@ void run(const SweepArgs& args) {
   spec.impl = args.impl;
   const std::string format = output_format(args);
   sweep_cases(spec);  // bad axes fail before any case runs
-  const SweepRanks ranks(args.output);
+  const SweepRanks ranks(args.output, args.rendezvous);
   try {
     run_sweep_on_ranks(args, spec, format, ranks);
   } catch (const std::exception& error) {
@@ -118,6 +119,10 @@ void add_sweep_command(CLI::App& app) {
       ->check(CLI::IsMember({"equal", "by-speed"}))->capture_default_str();
   add_impl_option(*command, args->impl);
   command->add_option("--jobs", args->jobs, "Threads per process")->check(CLI::Range(1, 1024))->capture_default_str();
+  command->add_option("--launch-id", args->rendezvous.launch_id,
+                      "Under mpirun/srun: the id every rank's part files carry (default: the launcher's job id)");
+  command->add_option("--rank-timeout", args->rendezvous.timeout_s, "Under mpirun/srun: seconds rank 0 waits for the others")
+      ->check(CLI::PositiveNumber)->capture_default_str();
   command->callback([args] { run(*args); });
 }
 

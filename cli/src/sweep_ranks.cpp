@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "treering/topologies/output_file.hpp"
+
 namespace treering::cli {
 namespace {
 
@@ -26,6 +28,8 @@ std::pair<int, int> launched_rank() {
 
 std::string launched_job() {
   if (const char* pmix = environment("PMIX_NAMESPACE")) return pmix;
+  if (const char* ompi = environment("OMPI_MCA_ess_base_jobid")) return ompi;  // Open MPI 4 and 5
+  if (const char* orte = environment("OMPI_MCA_orte_ess_jobid")) return orte;  // Open MPI 3
   if (environment("SLURM_JOB_ID") && environment("SLURM_STEP_ID")) {
     return std::string(environment("SLURM_JOB_ID")) + "." + environment("SLURM_STEP_ID");
   }
@@ -39,15 +43,6 @@ std::string read_whole(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-// Written under a temporary name, then renamed: a reader never sees half a file.
-void write_atomically(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".tmp";
-  std::ofstream out(temporary, std::ios::binary);
-  if (!(out << text) || !(out.flush())) throw std::runtime_error("cannot write " + temporary);
-  out.close();
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot rename " + temporary);
 }
 
 // Pieces as "LENGTH:BYTES" one after another.
@@ -72,27 +67,46 @@ std::vector<std::string> unpack(const std::string& packed, const std::string& pa
 
 }  // namespace
 
-SweepRanks::SweepRanks(std::string output) : output_(std::move(output)), job_(launched_job()) {
+SweepRanks::SweepRanks(std::string output, RendezvousOptions options)
+    : output_(std::move(output)), job_(options.launch_id.empty() ? launched_job() : options.launch_id), timeout_s_(options.timeout_s) {
   std::tie(rank_, size_) = launched_rank();
   if (size_ < 1 || rank_ < 0 || rank_ >= size_) throw std::runtime_error("the launcher's rank and size do not make sense");
   if (size_ > 1 && output_.empty()) throw std::invalid_argument("under mpirun or srun, write the sweep to a file: -o FILE.csv|FILE.json");
+  if (size_ > 1 && job_.empty()) {
+    throw std::invalid_argument("the launcher gives no launch id: pass every rank the same --launch-id ID (e.g. the date and time), "
+                                "so that the parts of an earlier run are not read as this one's");
+  }
+  if (job_.find('/') != std::string::npos) throw std::invalid_argument("--launch-id: no '/' in the id, got '" + job_ + "'");
+  if (!(timeout_s_ > 0)) throw std::invalid_argument("--rank-timeout must be positive");
 }
 
 std::string SweepRanks::part_path(int rank) const {
-  return output_ + ".part-" + std::to_string(rank) + "-of-" + std::to_string(size_) + (job_.empty() ? "" : "." + job_);
+  return output_ + ".part-" + std::to_string(rank) + "-of-" + std::to_string(size_) + "." + job_;
+}
+
+std::string SweepRanks::missing_ranks_message(int first_missing) const {
+  std::string missing;
+  for (int rank = first_missing; rank < size_; ++rank) {
+    if (!exists(part_path(rank))) missing += (missing.empty() ? "" : ", ") + std::to_string(rank);
+  }
+  char waited[32];
+  std::snprintf(waited, sizeof waited, "%g s", timeout_s_);
+  return "rank 0 waited " + std::string(waited) + " (--rank-timeout) for ranks " + missing + " of launch " + job_ +
+         " (their parts " + part_path(first_missing) + ", ...): did they die, or run another launch id?";
 }
 
 void SweepRanks::report_failure(const std::string& message) const {
-  if (size_ > 1 && rank_ != 0) write_atomically(part_path(rank_) + ".failed", message);
+  if (size_ > 1 && rank_ != 0) topologies::write_output_file(part_path(rank_) + ".failed", message);
 }
 
 std::vector<std::vector<std::string>> SweepRanks::gather(const std::vector<std::string>& mine) const {
   if (size_ == 1) return {mine};
   if (rank_ != 0) {
-    write_atomically(part_path(rank_), pack(mine));
+    topologies::write_output_file(part_path(rank_), pack(mine));
     return {};
   }
   std::vector<std::vector<std::string>> pieces{mine};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s_);
   for (int rank = 1; rank < size_; ++rank) {
     const std::string path = part_path(rank);
     while (!exists(path)) {
@@ -101,6 +115,7 @@ std::vector<std::vector<std::string>> SweepRanks::gather(const std::vector<std::
         std::remove((path + ".failed").c_str());
         throw std::runtime_error("rank " + std::to_string(rank) + ": " + message);
       }
+      if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error(missing_ranks_message(rank));
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     pieces.push_back(unpack(read_whole(path), path));
