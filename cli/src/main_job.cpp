@@ -1,6 +1,6 @@
 // `treering` with no arguments: the default comparison a newcomer sees first. Tree vs ring (and the improved
 // combines) on 16 DGX H100 nodes (128 GPUs), paper-mha16, 80k -> 5.12M tokens, by the model and the simulator;
-// a table on stdout, the rows and a picture in treering-out/.
+// a table on stdout, the rows and the figure (PNG and SVG) in treering-out/.
 #include <unistd.h>
 
 #include <filesystem>
@@ -83,9 +83,12 @@ void run_main_job() {
   for (const DecodeRow& row : rows) lines.push_back(format_row(row, "csv"));
   const std::string csv = std::string(kOutputDir) + "/default-comparison.csv";
   const std::string png = std::string(kOutputDir) + "/latency.png";
+  const std::string svg = std::string(kOutputDir) + "/latency.svg";
   write_text(csv, join_rows(lines, "csv"));
-  write_png(latency_chart(rows), png);
-  std::cout << "\nwrote " << csv << " (" << rows.size() << " rows) and " << png << '\n';
+  const ChartLayout figure = lay_out_chart(latency_chart(rows));
+  write_png(figure, png);
+  write_svg(figure, svg);
+  std::cout << "\nwrote " << csv << " (" << rows.size() << " rows), " << png << " and " << svg << '\n';
 }
 
 }  // namespace treering::cli
