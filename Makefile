@@ -42,7 +42,7 @@ fuzz: deps
 	bash scripts/fuzz.sh $(FUZZ_SECONDS) build-fuzz
 
 # The main job: tree vs ring (and the improved combines) on 16 DGX H100 nodes along the paper's axis (80k ->
-# 5.12M tokens), model and simulator; a table, and treering-out/ with the CSV and a PNG.
+# 5.12M tokens), model and simulator; a table, and treering-out/ with the CSV and the figure (PNG and SVG).
 run: build
 	$(BUILD_DIR)/bin/treering
 

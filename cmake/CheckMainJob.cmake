@@ -1,4 +1,5 @@
-# ctest script: `treering` with no arguments exits 0 and writes treering-out/ with the CSV and the PNG (issue 7).
+# ctest script: `treering` with no arguments exits 0 and writes treering-out/ with the CSV, the PNG and the SVG
+# (issue 7).
 # -DTREERING=... -DDIR=working directory
 file(REMOVE_RECURSE ${DIR})
 file(MAKE_DIRECTORY ${DIR})
@@ -17,4 +18,8 @@ endif()
 file(READ ${DIR}/treering-out/latency.png signature LIMIT 8 HEX)
 if(NOT signature STREQUAL "89504e470d0a1a0a")
   message(FATAL_ERROR "latency.png is not a PNG (${signature})")
+endif()
+file(READ ${DIR}/treering-out/latency.svg svg_start LIMIT 400)
+if(NOT svg_start MATCHES "^<\\?xml" OR NOT svg_start MATCHES "<svg ")
+  message(FATAL_ERROR "latency.svg is not an SVG document:\n${svg_start}")
 endif()

@@ -1,7 +1,9 @@
-// Line charts as PNG files, drawn in memory with a built-in bitmap font and encoded with zlib alone, so that the
-// `treering` command can write figures without Python, gnuplot or a graphics library.
+// Line charts in two steps: the layout (line_chart.cpp) works out what is drawn, in data units, from the data (the
+// axes' ranges, ticks and tick labels, the series' points, the legend, the titles), and the renderer
+// (line_chart_cairo.cpp) draws that layout with cairo onto a PNG image or an SVG document by the same code.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -13,59 +15,82 @@ namespace treering::cli {
 using TickFormatter = std::function<std::string(double)>;
 
 struct ChartSeries {
-  std::string name;                 // legend text
-  std::vector<double> x, y;         // same size; points with non-positive values on a log axis are skipped
+  std::string name;                 // legend text; a series without a name has no legend entry
+  std::vector<double> x, y;         // same size; points with non-positive values on a log axis are left out
   std::uint32_t rgb = 0x1f77b4;     // line colour, 0xRRGGBB
   bool dashed = false;              // e.g. the simulator's figures dashed beside the model's solid
-  bool markers = true;              // a small filled square at each point
+  bool markers = true;              // a small filled circle at each point
 };
 
+// What the caller asks for.
 struct LineChart {
   std::string title, x_label, y_label;
   bool log_x = true, log_y = true;
   std::vector<ChartSeries> series;
-  int width_px = 960, height_px = 600;
-  // Tick labels; empty means the defaults: format_si for x, format_general for y.
+  int width_px = 960, height_px = 600;  // the PNG's size; the SVG has the same size in CSS px
+  // Tick labels; empty means the defaults: topologies::format_si for x ("80k"), format_general for y.
   TickFormatter format_x, format_y;
 };
 
-// Renders the chart and returns the PNG file's bytes (8-bit RGB). Points with a non-finite coordinate, or a
-// non-positive one on a log axis, are left out. Throws std::invalid_argument when no point is left to draw, when a
-// series' x and y differ in size, or when the size is under 200x150 px or over 16384 px a side.
-std::string render_png(const LineChart& chart);
+struct ChartPoint {
+  double x, y;
+};
 
-// Renders and writes the file; throws std::runtime_error naming the path when it cannot be written.
-void write_png(const LineChart& chart, const std::string& path);
+struct AxisTick {
+  double value;
+  std::string label;
+};
 
-// "80k", "1.3M", "5.12G": up to 4 significant digits with an SI prefix from 1000 up; "%g" below.
-std::string format_si(double value);
+// One axis of the layout, in data units.
+struct ChartAxis {
+  std::string title;
+  bool logarithmic = false;
+  double min = 0, max = 1;           // the range shown: the data's extent and 5 % of it either side
+  std::vector<AxisTick> ticks;       // labelled, ascending, inside [min, max]
+  std::vector<double> minor_ticks;   // unlabelled, ascending: 2..9 x 10^n (or the skipped powers) on a log axis
+};
+
+struct SeriesLayout {
+  std::string name;
+  std::vector<ChartPoint> points;    // the drawable points, in the caller's order
+  std::uint32_t rgb = 0;
+  bool dashed = false, markers = true;
+};
+
+// What is drawn: a pure description, no pixel positions. The renderer places it on the image.
+struct ChartLayout {
+  std::string title;
+  int width_px = 0, height_px = 0;
+  ChartAxis x_axis, y_axis;
+  std::vector<SeriesLayout> series;  // in the caller's order, every series (one with no drawable point too)
+  std::vector<std::size_t> legend;   // indices into series of those with names, in order; empty: no legend
+};
+
+// Checks the chart and lays it out: points with a non-finite coordinate, or a non-positive one on a log axis, are
+// left out; each axis gets the densest of the usual tick sets (1-2-5 steps, every power of ten, every 2nd ...)
+// with at most one tick per 120 px of width (x) or 60 px of height (y). Throws std::invalid_argument when no
+// point is left to draw, when a series' x and y differ in size, or when the size is under 200x150 px or over
+// 16384 px a side.
+ChartLayout lay_out_chart(const LineChart& chart);
+
 // printf's "%g": "0.002", "150", "1e-05".
 std::string format_general(double value);
 
+// The layout drawn with cairo (line_chart_cairo.cpp): anti-aliased text in the system's sans-serif font, the plot
+// framed, a grid at the ticks, the legend to the right of the plot. A tick label that would overlap its
+// neighbour is left out (its tick stays). Throws std::invalid_argument when the layout leaves no room for the plot
+// or the legend at its size, std::runtime_error when cairo fails.
+std::string render_png(const ChartLayout& layout);  // the PNG file's bytes, 8-bit RGB, width_px x height_px
+std::string render_svg(const ChartLayout& layout);  // the SVG document, width_px x height_px
+
+// Render and write the file; throw std::runtime_error naming the path when it cannot be written.
+void write_png(const ChartLayout& layout, const std::string& path);
+void write_svg(const ChartLayout& layout, const std::string& path);
+
 namespace detail {
-
-// The raster layer (bitmap_font.cpp). An RGB image in memory: rows top to bottom, 3 bytes per pixel, white when
-// created.
-struct Canvas {
-  Canvas(int image_width_px, int image_height_px);
-  void set(int x_px, int y_px, std::uint32_t rgb);  // ignores pixels outside the image
-  void fill_rect(int left_px, int top_px, int width, int height, std::uint32_t rgb);
-  std::uint32_t get(int x_px, int y_px) const;
-
-  int width_px, height_px;
-  std::vector<std::uint8_t> rgb_bytes;
-};
-
-// The bitmap font: 5x7 glyphs for printable ASCII plus 2 rows of descender, 1 px apart, each
-// pixel drawn as a scale x scale square. Text is UTF-8; a character outside the font is drawn as a small box.
-constexpr int kGlyphWidthPx = 5, kGlyphAdvancePx = 6, kCapHeightPx = 7, kGlyphHeightPx = 9;
-int text_width_px(const std::string& text, int scale);
-// Draws text with the top of its capitals at top_px.
-void draw_text(Canvas& canvas, int left_px, int top_px, const std::string& text, std::uint32_t rgb, int scale);
-
-// The canvas as PNG file bytes (png_encode.cpp): 8-bit RGB, one zlib-compressed IDAT. Throws std::runtime_error
-// when zlib fails.
-std::string encode_png(const Canvas& canvas);
-
+// Throws std::invalid_argument unless 200x150 <= width x height <= 16384x16384 px (the layout's and the
+// renderers' one check).
+void check_chart_size(int width_px, int height_px);
 }  // namespace detail
+
 }  // namespace treering::cli

@@ -1,10 +1,9 @@
 // `treering` with no arguments: the default comparison a newcomer sees first. Tree vs ring (and the improved
 // combines) on 16 DGX H100 nodes (128 GPUs), paper-mha16, 80k -> 5.12M tokens, by the model and the simulator;
-// a table on stdout, the rows and a picture in treering-out/.
+// a table on stdout, the rows and the figure (PNG and SVG) in treering-out/.
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -12,6 +11,7 @@
 #include "line_chart.hpp"
 #include "sweep.hpp"
 #include "sweep_table.hpp"
+#include "treering/topologies/output_file.hpp"
 #include "treering/topologies/units.hpp"
 
 namespace treering::cli {
@@ -30,20 +30,28 @@ SweepSpec default_comparison() {
   return spec;
 }
 
-// Latency against context length, one colour per algorithm: the model solid, the simulator dashed.
+// The colour at 55 % of its brightness: 0xd62728 -> 0x751516 (214, 39, 40 times 0.55, rounded down: 117, 21, 22).
+std::uint32_t darker(std::uint32_t rgb) {
+  std::uint32_t shade = 0;
+  for (int shift : {16, 8, 0}) shade |= static_cast<std::uint32_t>(((rgb >> shift) & 0xff) * 0.55) << shift;
+  return shade;
+}
+
+// Latency against context length, one colour per algorithm: the model solid, the simulator dashed in a darker
+// shade, so that where the two agree the dashes still show on the solid line.
 LineChart latency_chart(const std::vector<DecodeRow>& rows) {
   static const std::uint32_t kColours[] = {0xd62728, 0x1f77b4, 0x2ca02c, 0x9467bd, 0xff7f0e};
   LineChart chart;
   chart.title = "Decode attention latency per layer: 16 x DGX H100 (128 GPUs), paper-mha16";
   chart.x_label = "context length (tokens)";
-  chart.y_label = "latency per layer (s)";
+  chart.y_label = "latency per layer";
   const auto& algorithms = model::paper_decode_algorithms();
   for (std::size_t a = 0; a < algorithms.size(); ++a) {
     for (const char* engine : {"model", "sim"}) {
       ChartSeries series;
       series.name = std::string(model::to_string(algorithms[a])) + (engine == std::string("sim") ? " (simulated)" : "");
-      series.rgb = kColours[a % 5];
       series.dashed = engine == std::string("sim");
+      series.rgb = series.dashed ? darker(kColours[a % 5]) : kColours[a % 5];
       series.markers = !series.dashed;
       for (const DecodeRow& row : rows) {
         if (row.result.algorithm != algorithms[a] || row.engine != engine) continue;
@@ -54,14 +62,15 @@ LineChart latency_chart(const std::vector<DecodeRow>& rows) {
     }
   }
   chart.format_x = [](double tokens) { return topologies::format_token_count(static_cast<long long>(tokens + 0.5)); };
-  chart.format_y = [](double seconds) { return topologies::format_duration(seconds); };
+  chart.format_y = [](double seconds) {  // "20 us" as a figure writes it: "20 µs"
+    std::string text = topologies::format_duration(seconds);
+    if (text.ends_with(" us")) text.replace(text.size() - 2, 1, "\xC2\xB5");
+    return text;
+  };
   return chart;
 }
 
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!(out << text)) throw std::runtime_error("cannot write " + path);
-}
+void write_text(const std::string& path, const std::string& text) { topologies::write_output_file(path, text); }
 
 }  // namespace
 
@@ -83,9 +92,12 @@ void run_main_job() {
   for (const DecodeRow& row : rows) lines.push_back(format_row(row, "csv"));
   const std::string csv = std::string(kOutputDir) + "/default-comparison.csv";
   const std::string png = std::string(kOutputDir) + "/latency.png";
+  const std::string svg = std::string(kOutputDir) + "/latency.svg";
   write_text(csv, join_rows(lines, "csv"));
-  write_png(latency_chart(rows), png);
-  std::cout << "\nwrote " << csv << " (" << rows.size() << " rows) and " << png << '\n';
+  const ChartLayout figure = lay_out_chart(latency_chart(rows));
+  write_png(figure, png);
+  write_svg(figure, svg);
+  std::cout << "\nwrote " << csv << " (" << rows.size() << " rows), " << png << " and " << svg << '\n';
 }
 
 }  // namespace treering::cli

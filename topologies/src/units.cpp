@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <optional>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace treering::topologies {
 namespace {
@@ -118,26 +120,48 @@ double parse_flops(std::string_view text) {
 
 namespace {
 
-std::string format_with_prefix(double value, std::string_view base) {
-  static constexpr std::array<std::pair<double, const char*>, 7> kSteps{
-      {{1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1.0, ""}}};
-  double magnitude = std::fabs(value);
-  for (const auto& [factor, symbol] : kSteps) {
-    if (magnitude >= factor || factor == 1.0) {
-      char buffer[64];
-      std::snprintf(buffer, sizeof buffer, "%.4g %s%s", value / factor, symbol, std::string(base).c_str());
-      return buffer;
+// A unit's multiple: factor 1e9 with prefix "G" reads as "G" + the unit.
+struct PrefixStep {
+  double factor;
+  const char* prefix;
+};
+
+// The one place where a quantity is scaled to a prefix: the largest step under which the value, rounded to 4
+// significant digits, is at least 1 (rounding first, so that 999999 B reads "1 MB" rather than "1000 kB"); values
+// under every step take the smallest. Zero and non-finite values keep factor 1 and no prefix. The unit follows
+// after a space; a bare number takes its prefix directly ("80k").
+// Worked example: 4.5e11 with "B/s" -> 4.5e11 / 1e9 = 450 -> "450 GB/s".
+std::string format_scaled(double value, const std::vector<PrefixStep>& steps_descending, std::string_view unit) {
+  const std::string separator = unit.empty() ? "" : " ";
+  char buffer[64];
+  if (!std::isfinite(value) || value == 0.0) {
+    std::snprintf(buffer, sizeof buffer, "%.4g", value);
+    return buffer + separator + std::string(unit);
+  }
+  for (size_t i = 0; i < steps_descending.size(); ++i) {
+    const PrefixStep& step = steps_descending[i];
+    std::snprintf(buffer, sizeof buffer, "%.4g", std::fabs(value) / step.factor);
+    if (std::strtod(buffer, nullptr) >= 1.0 || i + 1 == steps_descending.size()) {
+      std::string text = value < 0 ? "-" : "";
+      text.append(buffer).append(separator).append(step.prefix).append(unit);
+      return text;
     }
   }
-  return {};
+  return {};  // not reached: the last step always answers
 }
 
 }  // namespace
 
-std::string format_bandwidth(double bandwidth_Bps) { return format_with_prefix(bandwidth_Bps, "B/s"); }
-std::string format_bandwidth_bits(double bandwidth_Bps) { return format_with_prefix(bandwidth_Bps * 8.0, "b/s"); }
-std::string format_bytes(double bytes) { return format_with_prefix(bytes, "B"); }
-std::string format_flops(double flops) { return format_with_prefix(flops, "FLOP/s"); }
+std::string format_si(double value, std::string_view unit) {
+  static const std::vector<PrefixStep> kSteps{
+      {1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1.0, ""}};
+  return format_scaled(value, kSteps, unit);
+}
+
+std::string format_bandwidth(double bandwidth_Bps) { return format_si(bandwidth_Bps, "B/s"); }
+std::string format_bandwidth_bits(double bandwidth_Bps) { return format_si(bandwidth_Bps * 8.0, "b/s"); }
+std::string format_bytes(double bytes) { return format_si(bytes, "B"); }
+std::string format_flops(double flops) { return format_si(flops, "FLOP/s"); }
 
 std::string format_token_count(long long tokens) {
   char buffer[32];
@@ -156,18 +180,9 @@ std::string format_token_count(long long tokens) {
 }
 
 std::string format_duration(double seconds) {
-  char buffer[64];
-  double magnitude = std::fabs(seconds);
-  if (magnitude >= 1.0 || magnitude == 0.0) {
-    std::snprintf(buffer, sizeof buffer, "%.4g s", seconds);
-  } else if (magnitude >= 1e-3) {
-    std::snprintf(buffer, sizeof buffer, "%.4g ms", seconds * 1e3);
-  } else if (magnitude >= 1e-6) {
-    std::snprintf(buffer, sizeof buffer, "%.4g us", seconds * 1e6);
-  } else {
-    std::snprintf(buffer, sizeof buffer, "%.4g ns", seconds * 1e9);
-  }
-  return buffer;
+  // Seconds at most: 2000 s stays "2000 s", never "2 ks".
+  static const std::vector<PrefixStep> kSteps{{1.0, ""}, {1e-3, "m"}, {1e-6, "u"}, {1e-9, "n"}};
+  return format_scaled(seconds, kSteps, "s");
 }
 
 }  // namespace treering::topologies

@@ -1,6 +1,7 @@
 // Units: expected values worked out by hand in the comments.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <stdexcept>
 
 #include "treering/topologies/units.hpp"
@@ -72,4 +73,27 @@ TEST_CASE("formatting picks a prefix and keeps four significant digits") {
   CHECK(format_duration(2.5e-3) == "2.5 ms");
   CHECK(format_duration(0.0) == "0 s");
   CHECK(format_flops(989e12) == "989 TFLOP/s");
+}
+
+TEST_CASE("format_si: the one SI formatter, a prefix chosen after rounding to 4 significant digits") {
+  CHECK(format_si(80e3) == "80k");  // a bare number takes the prefix directly
+  CHECK(format_si(5.12e6) == "5.12M");
+  CHECK(format_si(1e9) == "1G");
+  CHECK(format_si(-2000) == "-2k");
+  CHECK(format_si(999) == "999");
+  CHECK(format_si(0.5) == "0.5");
+  CHECK(format_si(0) == "0");
+  CHECK(format_si(450e9, "B/s") == "450 GB/s");  // a unit follows after a space
+  CHECK(format_si(12, "B") == "12 B");
+  CHECK(format_si(HUGE_VAL, "B/s") == "inf B/s");
+  // 999999 / 1e3 = 999.999, which 4 digits round to 1000: the next prefix up reads 999999 / 1e6 -> "1".
+  CHECK(format_si(999999) == "1M");
+  CHECK(format_bytes(999999) == "1 MB");  // was "1000 kB"
+  CHECK(format_bytes(999499) == "999.5 kB");  // 999.499 rounds to 999.5: stays in k
+  // The same rounding for durations: 0.9999999 s is 999.9999 ms, which rounds to 1000 ms -> "1 s".
+  CHECK(format_duration(0.9999999) == "1 s");  // was "1000 ms"
+  CHECK(format_duration(999.99999e-9) == "1 us");  // was "1000 ns"
+  CHECK(format_duration(2000) == "2000 s");  // seconds at most
+  CHECK(format_duration(5e-10) == "0.5 ns");  // under 1 ns: still ns
+  CHECK(format_duration(-2.5e-3) == "-2.5 ms");
 }

@@ -37,8 +37,15 @@ long long parse_token_count(std::string_view text);
 std::vector<double> parse_message_sizes(std::string_view text);
 std::vector<long long> parse_token_counts(std::string_view text);
 
+// The SI formatter every other one goes through: 4 significant digits and the prefix k M G T P E that leaves at
+// least 1 after rounding (999999 B is "1 MB", not "1000 kB"), none under 1000. A unit follows after a space, a
+// bare number takes the prefix directly: format_si(450e9, "B/s") = "450 GB/s", format_si(80e3) = "80k",
+// format_si(0.5) = "0.5". Zero and non-finite values have no prefix ("0 B", "inf B/s").
+std::string format_si(double value, std::string_view unit = {});
+
 // Human-readable forms with SI prefixes and 4 significant digits: "450 GB/s", "1.5 us", "80 GB",
-// "989 TFLOP/s". Bandwidth is shown in bytes per second; format_bandwidth_bits gives "400 Gb/s".
+// "989 TFLOP/s". Bandwidth is shown in bytes per second; format_bandwidth_bits gives "400 Gb/s". Durations go
+// from ns up to s and no further ("2000 s"); under 1 ns they stay in ns ("0.5 ns").
 std::string format_bandwidth(double bandwidth_Bps);
 std::string format_bandwidth_bits(double bandwidth_Bps);
 std::string format_bytes(double bytes);
