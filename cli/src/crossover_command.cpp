@@ -212,7 +212,7 @@ void add_crossover_command(CLI::App& app) {
   command->add_option("--algo", args->algorithms, "The two algorithms compared, the first's speedup shown (--vs tp: the combines tried)")->delimiter(',')->capture_default_str();
   command->add_option("--engine", args->engine, "model or sim")->check(CLI::IsMember({"model", "sim"}))->capture_default_str();
   add_impl_option(*command, args->impl);
-  command->add_option("--jobs", args->jobs, "Threads")->check(CLI::Range(1, 1024))->capture_default_str();
+  command->add_option("--jobs", args->jobs, "Worker processes")->check(CLI::Range(1, 1024))->capture_default_str();
   command->add_option("--vs", args->vs, "tp: the best context-parallel layout and combine against plain tensor parallelism, by "
                                         "context length and batch (time per output token)")->check(CLI::IsMember({"tp"}));
   add_format_option(*command, args->format, {"table", "csv", "json"});

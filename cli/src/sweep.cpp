@@ -1,16 +1,14 @@
 #include "sweep.hpp"
 
-#include <algorithm>
-#include <atomic>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
-#include <thread>
 
 #include "cluster_args.hpp"
 #include "workload_files.hpp"
 #include "simulated_decode.hpp"
+#include "sweep_wire.hpp"
+#include "sweep_workers.hpp"
 #include "treering/topologies/load.hpp"
 
 namespace treering::cli {
@@ -41,7 +39,7 @@ std::vector<SweepCase> sweep_cases(const SweepSpec& spec) {
 
 namespace {
 
-// What the cases share, built once before the threads start: a topology and a decode model per node count, a
+// What the cases share, built once before the workers start: a topology and a decode model per node count, a
 // workload per (name, batch).
 struct SweepContext {
   std::map<int, std::unique_ptr<topologies::Topology>> topologies;
@@ -87,46 +85,39 @@ DecodeRow run_case(const SweepContext& context, const SweepCase& c, model::Token
 
 }  // namespace
 
-// Each simulation runs in a forked child. glibc's malloc is fork-safe from any thread; AddressSanitizer's
-// allocator (GCC 12's libasan) is not: a fork while another thread allocates leaves the child deadlocked. Sanitizer
-// builds simulate from one thread.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kForkFromThreads = false;
-#else
-constexpr bool kForkFromThreads = true;
-#endif
+namespace {
+
+// "case 3 (2 nodes, paper-mha16, batch 8, 80000 tokens, ring, sim)", for a worker that died computing it.
+std::string describe_case(std::size_t index, const SweepCase& c) {
+  return "case " + std::to_string(index) + " (" + (c.nodes > 0 ? std::to_string(c.nodes) + " nodes" : "the cluster's nodes") +
+         ", " + c.workload + ", " + (c.batch > 0 ? "batch " + std::to_string(c.batch) : "its batch") + ", " +
+         std::to_string(c.seq_len) + " tokens, " + model::to_string(c.algorithm) + ", " + c.engine + ")";
+}
+
+}  // namespace
 
 std::vector<DecodeRow> run_sweep(const SweepSpec& spec, const std::vector<std::size_t>& indices, int jobs,
                                  const std::function<void(std::size_t, std::size_t)>& progress) {
   const std::vector<SweepCase> cases = sweep_cases(spec);
-  const bool simulates = std::find(spec.engines.begin(), spec.engines.end(), "sim") != spec.engines.end();
-  if (!kForkFromThreads && simulates) jobs = 1;
-  const SweepContext context(spec, cases, indices);
+  const SweepContext context(spec, cases, indices);  // before the workers: they inherit it
   std::vector<DecodeRow> rows(indices.size());
-  std::atomic<std::size_t> next{0};
   std::size_t done = 0;
-  std::mutex mutex;  // guards done, progress and first_error
-  std::exception_ptr first_error;
-  auto worker = [&] {
-    for (std::size_t i = next++; i < indices.size(); i = next++) {
-      try {
-        rows[i] = run_case(context, cases[indices[i]], spec.split);
-      } catch (...) {
-        const std::lock_guard<std::mutex> lock(mutex);
-        if (!first_error) first_error = std::current_exception();
-        next = indices.size();  // the others stop at their next case
-        return;
-      }
-      const std::lock_guard<std::mutex> lock(mutex);
-      ++done;
-      if (progress) progress(done, indices.size());
-    }
+  auto keep = [&](std::size_t i, DecodeRow row) {
+    rows[i] = std::move(row);
+    ++done;
+    if (progress) progress(done, indices.size());
   };
-  std::vector<std::thread> threads;
-  for (int t = 1; t < std::max(1, jobs); ++t) threads.emplace_back(worker);
-  worker();
-  for (std::thread& thread : threads) thread.join();
-  if (first_error) std::rethrow_exception(first_error);
+  if (jobs <= 1 || indices.size() <= 1) {
+    for (std::size_t i = 0; i < indices.size(); ++i) keep(i, run_case(context, cases.at(indices[i]), spec.split));
+    return rows;
+  }
+  WorkerItems items;
+  items.count = indices.size();
+  items.workers = jobs;
+  items.compute = [&](std::size_t i) { return encode_row(run_case(context, cases.at(indices[i]), spec.split)); };
+  items.receive = [&](std::size_t i, const std::string& bytes) { keep(i, decode_row(bytes)); };
+  items.describe = [&](std::size_t i) { return describe_case(indices[i], cases.at(indices[i])); };
+  run_in_worker_processes(items);
   return rows;
 }
 

@@ -1,5 +1,5 @@
 // Sweeps: every combination of node count, workload, batch, context length, algorithm and engine on one
-// cluster, as tidy rows in a fixed order, run on threads (and, by sweep_ranks.hpp, across MPI ranks).
+// cluster, as tidy rows in a fixed order, run in worker processes (and, by sweep_ranks.hpp, across MPI ranks).
 #pragma once
 
 #include <cstddef>
@@ -38,9 +38,12 @@ struct SweepCase {
 // std::invalid_argument for an empty axis or an unknown engine.
 std::vector<SweepCase> sweep_cases(const SweepSpec& spec);
 
-// Runs the cases `indices` (into sweep_cases(spec)) on `jobs` threads; the rows come back in the order of
-// `indices`. `progress(done, total)` is called from the threads, one at a time. A case whose plan does not fit in
-// memory is computed all the same (its peak_memory_bytes says so). Throws the first case's error.
+// Runs the cases `indices` (into sweep_cases(spec)) in `jobs` worker processes (sweep_workers.hpp; jobs 1: here,
+// one after another); the rows come back in the order of `indices`, each exactly as computed here. Starts no
+// thread: called from a single-threaded process, every fork (workers, simulations) is from a single-threaded
+// one. `progress(done, total)` is called here, after each case. A case whose plan does not fit in memory is
+// computed all the same (its peak_memory_bytes says so). Throws the error of the first case (in `indices`'
+// order) that fails, as sweep_workers.hpp passes it on.
 std::vector<DecodeRow> run_sweep(const SweepSpec& spec, const std::vector<std::size_t>& indices, int jobs,
                                  const std::function<void(std::size_t, std::size_t)>& progress = {});
 

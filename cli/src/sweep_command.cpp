@@ -1,5 +1,5 @@
 // treering sweep: every combination of nodes x workload x batch x length x algorithm x engine on one cluster,
-// one tidy row per case (predict's CSV/JSON schema), threads with --jobs, ranks under mpirun/srun.
+// one tidy row per case (predict's CSV/JSON schema), worker processes with --jobs, ranks under mpirun/srun.
 #include <unistd.h>
 
 #include <fstream>
@@ -118,7 +118,7 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("--split", args->split, "KV cache per GPU: equal, or by-speed (mixed GPUs)")
       ->check(CLI::IsMember({"equal", "by-speed"}))->capture_default_str();
   add_impl_option(*command, args->impl);
-  command->add_option("--jobs", args->jobs, "Threads per process")->check(CLI::Range(1, 1024))->capture_default_str();
+  command->add_option("--jobs", args->jobs, "Worker processes (per rank under mpirun/srun)")->check(CLI::Range(1, 1024))->capture_default_str();
   command->add_option("--launch-id", args->rendezvous.launch_id,
                       "Under mpirun/srun: the id every rank's part files carry (default: the launcher's job id)");
   command->add_option("--rank-timeout", args->rendezvous.timeout_s, "Under mpirun/srun: seconds rank 0 waits for the others")

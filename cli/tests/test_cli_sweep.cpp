@@ -1,4 +1,4 @@
-// `treering sweep`: the cases in their documented order, threads giving the same file, and the errors.
+// `treering sweep`: the cases in their documented order, worker processes giving the same file, and the errors.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -47,7 +47,7 @@ TEST_CASE("sweep: one row per case, nodes slowest and engine fastest") {
   CHECK(rows[1]["model_latency_s"] == rows[0]["latency_s"]);
 }
 
-TEST_CASE("sweep --jobs 2 writes the file one thread writes") {
+TEST_CASE("sweep --jobs 2 writes the file one process writes") {
   const std::string dir = std::string(TREERING_BINARY_DIR) + "/tests/";
   const std::string axes = "sweep --cluster dgx-h100 --nodes 1,2 --seq-len 80k:640k:x2 --engine model,sim -o ";
   REQUIRE(run_treering(axes + dir + "sweep-serial.csv").exit_code == 0);

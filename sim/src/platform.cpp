@@ -2,6 +2,7 @@
 #include "platform.hpp"
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <xbt/log.h>
@@ -115,6 +116,7 @@ std::vector<double> run_in_child(const std::function<std::vector<double>()>& sim
   std::fflush(nullptr);
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw std::runtime_error("simulator: cannot create a pipe");
+  const pid_t caller = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(pipe_fds[0]);
@@ -123,6 +125,10 @@ std::vector<double> run_in_child(const std::function<std::vector<double>()>& sim
   }
   if (pid == 0) {
     ::close(pipe_fds[0]);
+    // The caller killed (e.g. a sweep's worker process stopped): the simulation goes too, rather than running on
+    // and holding the caller's inherited descriptors (the worker's socket) open.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != caller) _exit(4);
     child(pipe_fds[1], simulation);
   }
   ::close(pipe_fds[1]);

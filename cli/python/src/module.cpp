@@ -163,7 +163,7 @@ py::list simulate(const Cluster& cluster, const std::vector<long long>& seq_lens
   return records(rows);
 }
 
-// A whole sweep (cli::run_sweep: every case, in its fixed order, on `jobs` threads). Empty nodes or batches:
+// A whole sweep (cli::run_sweep: every case, in its fixed order, in `jobs` worker processes). Empty nodes or batches:
 // the cluster file's count, each workload's own batch.
 py::list sweep(const std::string& cluster, const std::vector<int>& nodes, const std::vector<long long>& seq_lens,
                const std::vector<std::string>& workloads, const std::vector<int>& batches,

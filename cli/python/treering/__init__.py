@@ -119,7 +119,7 @@ def sweep(cluster, seq_len, nodes=None, workloads=None, batches=None, algos=None
     cluster: a preset name or a YAML file (not a Cluster: each node count is built afresh). nodes: an int or
     a list (None: the file's count). workloads: a name or list (None: paper-mha16). batches: an int or list
     (None: each workload's own). engines: "model", "sim" or both (None: model). set: as load_cluster's.
-    split, impl: as predict's. jobs: threads. Cases that do not fit in memory are computed all the same.
+    split, impl: as predict's. jobs: worker processes (forked from this interpreter). Cases that do not fit in memory are computed all the same.
     """
     if isinstance(cluster, Cluster):
         raise TypeError("sweep takes a preset name or a YAML file (with nodes= and set=), not a Cluster")

@@ -1,0 +1,184 @@
+// A sweep row as bytes (cli/src/sweep_wire.hpp): every field back, doubles bit for bit.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+#include "sweep_wire.hpp"
+
+using treering::cli::decode_row;
+using treering::cli::DecodeRow;
+using treering::cli::encode_row;
+namespace model = treering::model;
+
+namespace {
+
+std::uint64_t bits(double value) {
+  std::uint64_t pattern = 0;
+  std::memcpy(&pattern, &value, sizeof value);
+  return pattern;
+}
+
+// Doubles that text in too few digits, or JSON, would not bring back: 0.1 + 0.2 (0.30000000000000004), the
+// smallest subnormal, -0, +infinity, a NaN, 1/3.
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+const double kSum = 0.1 + 0.2;
+const double kTiny = std::numeric_limits<double>::denorm_min();
+
+// Every field a value unlike its default, each different from the others.
+DecodeRow full_row() {
+  DecodeRow row;
+  model::DecodeResult& r = row.result;
+  r.algorithm = model::DecodeAlgorithm::tree_lse;
+  r.seq_len = 5'120'000'000LL;  // over 2^32
+  r.gpus = 128;
+  r.domains = 16;
+  r.impl = "naive";
+  r.latency_s = kSum;
+  r.breakdown = {1.5e-5, 2.5e-6, kTiny, -0.0, 7e-7};
+  r.volume = {1.0 / 3, 2e9, 3e10, 4e11};
+  r.memory = {1e9, 2e6, 3e5, 4e4, 5e10, 6.000000000000001e10};
+  r.weights_s = 1e-3;
+  r.token_s = 2e-3;
+  r.first_call_s = 3e-3;
+  r.phases = {{"combine\nline", 4e-6, true, std::string("nvls\0x", 6)}, {"", 0, false, ""}};
+  row.engine = "sim";
+  row.cluster = "dgx-h100";
+  row.cluster_nodes = 16;
+  row.nodes_used = 15;
+  row.workload = "paper-mha16";
+  row.batch = 8;
+  row.prefill_s = 0.8;
+  row.generation_s = std::numeric_limits<double>::quiet_NaN();
+  row.model_latency_s = -kInfinity;
+  row.transfers_simulated = 9'000'000'000LL;
+  row.links = nlohmann::ordered_json::parse(R"({"z": {"bytes": 3.0000000000000004, "utilisation": 0.5}, "a": [1, -2, null]})");
+  row.calibration = "extrapolated";
+  row.extrapolation = "sends beyond 64 MiB";
+  row.errors = {0.125, 0.36, "the profile's validation"};
+  row.latency_band = {8.9e-5, kInfinity};
+  row.generation_band = model::Band{1.0, 2.0};
+  row.layout = {4, 32};
+  row.placement = "cp-inner";
+  model::StepResult step;
+  step.scope = model::Scope::layer;
+  step.layer_s = 1.1e-4;
+  step.step_s = 1.4e-2;
+  step.tokens_per_s = 571.4;
+  step.post_attention_gpus = 8;
+  step.tokens_per_gpu = 2;
+  step.breakdown = {1e-5, 2e-5, 3e-5, 4e-5, 5e-5, 6e-5};
+  step.memory = {1e10, 2e10, 3e8, 4e7, 3.34e10, 8e10, 1'000'000};
+  row.step = step;
+  return row;
+}
+
+}  // namespace
+
+TEST_CASE("a sweep row as bytes: every field comes back, doubles bit for bit") {
+  const DecodeRow sent = full_row();
+  const DecodeRow got = decode_row(encode_row(sent));
+  const model::DecodeResult& r = got.result;
+  CHECK(r.algorithm == model::DecodeAlgorithm::tree_lse);
+  CHECK(r.seq_len == 5'120'000'000LL);
+  CHECK(r.gpus == 128);
+  CHECK(r.domains == 16);
+  CHECK(r.impl == "naive");
+  CHECK(bits(r.latency_s) == bits(0.30000000000000004));
+  CHECK(r.latency_s != 0.3);
+  CHECK(r.breakdown.compute_s == 1.5e-5);
+  CHECK(r.breakdown.intra_node_s == 2.5e-6);
+  CHECK(bits(r.breakdown.inter_node_s) == 1);  // the smallest subnormal: the lowest bit alone
+  CHECK(bits(r.breakdown.overlapped_communication_s) == std::uint64_t{1} << 63);  // -0: the sign bit alone
+  CHECK(r.breakdown.host_s == 7e-7);
+  CHECK(bits(r.volume.per_gpu) == bits(1.0 / 3));
+  CHECK(r.volume.intra_node == 2e9);
+  CHECK(r.volume.inter_node == 3e10);
+  CHECK(r.volume.total == 4e11);
+  CHECK(r.memory.kv_cache == 1e9);
+  CHECK(r.memory.receive_buffers == 2e6);
+  CHECK(r.memory.partial_states == 3e5);
+  CHECK(r.memory.workspace == 4e4);
+  CHECK(r.memory.weights == 5e10);
+  CHECK(r.memory.total == 6.000000000000001e10);
+  CHECK(r.weights_s == 1e-3);
+  CHECK(r.token_s == 2e-3);
+  CHECK(r.first_call_s == 3e-3);
+  REQUIRE(r.phases.size() == 2);
+  CHECK(r.phases[0].label == "combine\nline");
+  CHECK(r.phases[0].time_s == 4e-6);
+  CHECK(r.phases[0].inter_node);
+  CHECK(r.phases[0].how == std::string("nvls\0x", 6));
+  CHECK(r.phases[1].label.empty());
+  CHECK_FALSE(r.phases[1].inter_node);
+  CHECK(got.engine == "sim");
+  CHECK(got.cluster == "dgx-h100");
+  CHECK(got.cluster_nodes == 16);
+  CHECK(got.nodes_used == 15);
+  CHECK(got.workload == "paper-mha16");
+  CHECK(got.batch == 8);
+  CHECK(got.prefill_s == 0.8);
+  REQUIRE(got.generation_s.has_value());
+  CHECK(std::isnan(*got.generation_s));
+  CHECK(got.model_latency_s == -kInfinity);
+  CHECK(got.transfers_simulated == 9'000'000'000LL);
+  CHECK(got.links == sent.links);
+  CHECK(got.links.dump() == R"({"z":{"bytes":3.0000000000000004,"utilisation":0.5},"a":[1,-2,null]})");  // order kept
+  CHECK(got.calibration == "extrapolated");
+  CHECK(got.extrapolation == "sends beyond 64 MiB");
+  CHECK(got.errors.compute == 0.125);
+  CHECK(got.errors.communication == 0.36);
+  CHECK(got.errors.source == "the profile's validation");
+  CHECK(got.latency_band.low_s == 8.9e-5);
+  CHECK(got.latency_band.high_s == kInfinity);
+  REQUIRE(got.generation_band.has_value());
+  CHECK(got.generation_band->low_s == 1.0);
+  CHECK(got.generation_band->high_s == 2.0);
+  CHECK(got.layout.tp == 4);
+  CHECK(got.layout.cp == 32);
+  CHECK(got.placement == "cp-inner");
+  REQUIRE(got.step.has_value());
+  CHECK(got.step->scope == model::Scope::layer);
+  CHECK(got.step->layer_s == 1.1e-4);
+  CHECK(got.step->step_s == 1.4e-2);
+  CHECK(got.step->tokens_per_s == 571.4);
+  CHECK(got.step->post_attention_gpus == 8);
+  CHECK(got.step->tokens_per_gpu == 2);
+  CHECK(got.step->breakdown.attention_s == 1e-5);
+  CHECK(got.step->breakdown.projections_s == 2e-5);
+  CHECK(got.step->breakdown.mlp_s == 3e-5);
+  CHECK(got.step->breakdown.tp_communication_s == 4e-5);
+  CHECK(got.step->breakdown.other_s == 5e-5);
+  CHECK(got.step->breakdown.lm_head_s == 6e-5);
+  CHECK(got.step->memory.weights == 1e10);
+  CHECK(got.step->memory.kv_cache == 2e10);
+  CHECK(got.step->memory.buffers == 3e8);
+  CHECK(got.step->memory.activations == 4e7);
+  CHECK(got.step->memory.total == 3.34e10);
+  CHECK(got.step->memory.capacity == 8e10);
+  CHECK(got.step->memory.max_seq_len == 1'000'000);
+}
+
+TEST_CASE("a sweep row as bytes: absent optionals stay absent") {
+  const DecodeRow got = decode_row(encode_row(DecodeRow{}));
+  CHECK_FALSE(got.prefill_s.has_value());
+  CHECK_FALSE(got.generation_s.has_value());
+  CHECK_FALSE(got.model_latency_s.has_value());
+  CHECK_FALSE(got.transfers_simulated.has_value());
+  CHECK_FALSE(got.generation_band.has_value());
+  CHECK_FALSE(got.step.has_value());
+  CHECK(got.links.is_null());
+  CHECK(got.result.phases.empty());
+  CHECK(got.engine == "model");  // the defaults, as sent
+}
+
+TEST_CASE("a sweep row as bytes: what encode_row did not write is an error") {
+  const std::string bytes = encode_row(full_row());
+  CHECK_THROWS_AS(decode_row(""), std::runtime_error);
+  CHECK_THROWS_AS(decode_row(bytes.substr(0, bytes.size() - 1)), std::runtime_error);
+  CHECK_THROWS_AS(decode_row(bytes.substr(0, bytes.size() / 2)), std::runtime_error);
+  CHECK_THROWS_WITH_AS(decode_row(bytes + "x"), "a sweep row with 1 bytes left over", std::runtime_error);
+}
