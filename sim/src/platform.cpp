@@ -98,11 +98,9 @@ SimulatedPlatform::SimulatedPlatform(const topo::Topology& topology, const Degra
   }
   const model::LinkEfficiency efficiency = model::link_efficiency(topology);  // calibrated, if the cluster is
   for (topo::LinkId id = 0; id < topology.link_count(); ++id) {
-    const topo::Link& link = topology.link(id);
-    double bandwidth_Bps = link.bandwidth_Bps * efficiency.of(link);
-    if (degradation && degradation->link_bandwidth_factor.count(id)) bandwidth_Bps *= degradation->link_bandwidth_factor.at(id);
-    zone->links.push_back(
-        iface->create_link("link" + std::to_string(id), bandwidth_Bps * kSizeUnitsPerByte)->set_latency(0)->get_impl());
+    zone->links.push_back(iface->create_link("link" + std::to_string(id), link_units_per_s(topology, efficiency, degradation, id))
+                              ->set_latency(0)
+                              ->get_impl());
   }
   iface->seal();
 }

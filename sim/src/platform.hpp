@@ -12,15 +12,11 @@
 #include <vector>
 
 #include "treering/sim/replay.hpp"
+#include "simulated_units.hpp"
 #include "treering_zone.hpp"
 
 namespace treering::sim {
 
-// SimGrid counts transfer sizes in whole units: the platform's bandwidths and every size are in 1/1024 byte,
-// so that fractional payloads (a ring all-reduce's 2 (n-1)/n x S, LL's wire bytes) are rounded to 0.001 B,
-// not to 1 B (at 64 B collectives 1 B would be a 1e-7 relative error of the whole layer).
-constexpr double kSizeUnitsPerByte = 1024;
-inline uint64_t simulated_size(double bytes) { return static_cast<uint64_t>(std::llround(bytes * kSizeUnitsPerByte)); }
 
 class SimulatedPlatform {
  public:

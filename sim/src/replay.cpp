@@ -7,6 +7,7 @@
 #include "plan_traffic.hpp"
 #include "platform.hpp"
 #include "replayer.hpp"
+#include "ring_events.hpp"
 
 namespace treering::sim {
 namespace {
@@ -60,8 +61,14 @@ ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePla
   double flows = 0;
   for (const model::CollectiveSchedule& schedule : schedules) flows += static_cast<double>(schedule.flows.size());
   check_replay_memory(plan, flows);
+  // A ring without collectives runs in the ring's own event loop, here, unless its rounds are all alike (equal
+  // blocks): SimGrid's replay skips the repeated rounds and is faster (sim/README.md, the figures). Anything else
+  // runs in SimGrid, which keeps one engine per process and whose clock does not restart, in a child process.
+  const bool events = !options.ring_in_simgrid && detail::ring_events_replay(plan) && !detail::skips_steady_rounds(plan, options);
   const std::vector<double> values =
-      run_in_child([&] { return detail::Replayer(model, plan, schedules, options).run(); });
+      events
+          ? detail::replay_ring_events(model, plan, options)
+          : run_in_child([&] { return detail::Replayer(model, plan, schedules, options).run(); });
   const size_t ranks = plan.gpus.size();
   const size_t header = 1 + ranks + 7 + plan.phases.size();
   if (values.size() < header || (values.size() - header) % 6 != 0) throw std::runtime_error("simulator: truncated results");

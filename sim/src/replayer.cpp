@@ -27,11 +27,8 @@ bool equal_blocks(const model::DecodePlan& plan) {
 Replayer::Replayer(const model::DecodeModel& m, const model::DecodePlan& p, const std::vector<model::CollectiveSchedule>& s,
        const ReplayOptions& options)
     : model(m), plan(p), schedules(s), degradation_(options.degradation), platform(m.topology(), &degradation_), outboxes(p.gpus.size()), finish(p.gpus.size(), -1.0),
-      totals(p.gpus.size()), last_send(p.gpus.size()), recent_compute(p.gpus.size()), phase_s(p.gpus.size() * p.phases.size(), 0.0),
-      record(options.record_activities),
-      steady(static_cast<int>(p.gpus.size()), static_cast<int>(p.gpus.size()),
-             options.skip_steady_rounds && !options.record_activities && equal_blocks(p) &&
-                 p.algorithm != model::DecodeAlgorithm::pass_q) {  // pass-q's blocks differ round to round
+      accounts(m, p.gpus.size(), options.record_activities), phase_s(p.gpus.size() * p.phases.size(), 0.0),
+      steady(static_cast<int>(p.gpus.size()), static_cast<int>(p.gpus.size()), skips_steady_rounds(p, options)) {
   const auto ranks = static_cast<unsigned>(p.gpus.size());
   for (const model::CollectiveSchedule& schedule : schedules) {
     CollectiveRun run{&schedule, std::vector<std::vector<size_t>>(ranks), std::vector<std::vector<size_t>>(ranks), 0,
@@ -42,38 +39,6 @@ Replayer::Replayer(const model::DecodeModel& m, const model::DecodePlan& p, cons
     }
     collectives.push_back(std::move(run));
   }
-}
-
-void Replayer::note(const Activity& activity) {
-  RankTimes& t = totals[static_cast<size_t>(activity.rank)];
-  const double span_s = activity.end_s - activity.start_s;
-  switch (activity.kind) {
-    case ActivityKind::compute: t.compute_s += span_s; break;
-    case ActivityKind::send: break;  // counted where sends are known not to overlap (busy_sending)
-    case ActivityKind::wait: (model.crosses_domains(activity.peer, activity.rank) ? t.wait_inter_s : t.wait_intra_s) += span_s; break;
-    case ActivityKind::collective: t.collective_s += span_s; break;
-  }
-  if (record) activities.push_back(activity);
-}
-
-double Replayer::compute_s(int rank, const model::Step& step) const {
-  if (step.fixed_s >= 0) return step.fixed_s;          // host time: no kernel
-  if (step.attention && step.flops == 0) return 0.0;  // an empty shard runs no kernel
-  const model::ComputeRates rates = model::plan_rates(step.attention ? model.rates(rank) : model.slowest_rates(), plan);
-  const auto slow = degradation_.gpu_slowdown.find(plan.gpus[static_cast<size_t>(rank)]);
-  return (step.kernels * rates.launch_s + std::max(step.bytes / rates.hbm_Bps, step.flops / rates.peak_flops)) *
-         (slow == degradation_.gpu_slowdown.end() ? 1.0 : slow->second);
-}
-
-void Replayer::busy_sending(int rank, double start_s, double end_s) {
-  RankTimes& t = totals[static_cast<size_t>(rank)];
-  double hidden_s = 0;
-  for (const auto& [from_s, to_s] : recent_compute[static_cast<size_t>(rank)]) {
-    hidden_s += std::max(0.0, std::min(end_s, to_s) - std::max(start_s, from_s));
-  }
-  t.send_s += end_s - start_s;
-  t.overlapped_s += hidden_s;
-  last_send[static_cast<size_t>(rank)] = {end_s - start_s, hidden_s};
 }
 
 void Replayer::drain(int rank, int phase) {
@@ -147,8 +112,7 @@ void Replayer::run_step(int rank, const model::Step& step, size_t& next_collecti
   switch (step.kind) {
     case model::StepKind::compute: {
       const double duration_s = compute_s(rank, step);
-      auto& recent = recent_compute[static_cast<size_t>(rank)];
-      recent = {recent[1], {start, start + duration_s}};
+      accounts.kernel(rank, start, start + duration_s);
       sg4::this_actor::sleep_for(duration_s);
       if (now() > start) note({rank, ActivityKind::compute, start, now(), -1, step.phase});
       break;
@@ -178,13 +142,13 @@ void Replayer::skip_rounds(int rank, int round, double last_round_s) {
   double attention_s = 0;
   for (const model::Step& step : steps) attention_s += step.kind == model::StepKind::compute ? compute_s(rank, step) : 0.0;
   const int skipped = static_cast<int>(plan.gpus.size()) - 1 - round;  // rounds round .. p-2, each with a send
-  RankTimes& t = totals[static_cast<size_t>(rank)];
+  RankTimes& t = accounts.totals[static_cast<size_t>(rank)];
   const int previous = (rank - 1 + static_cast<int>(plan.gpus.size())) % static_cast<int>(plan.gpus.size());
   t.compute_s += skipped * attention_s;
   (model.crosses_domains(previous, rank) ? t.wait_inter_s : t.wait_intra_s) +=
       std::max(0.0, last_round_s - now() - skipped * attention_s);
-  t.send_s += skipped * last_send[static_cast<size_t>(rank)].first;  // in the steady state all alike
-  t.overlapped_s += skipped * last_send[static_cast<size_t>(rank)].second;
+  t.send_s += skipped * accounts.last_send[static_cast<size_t>(rank)].first;  // in the steady state all alike
+  t.overlapped_s += skipped * accounts.last_send[static_cast<size_t>(rank)].second;
   sg4::this_actor::sleep_until(last_round_s);
 }
 
@@ -253,18 +217,6 @@ std::vector<double> Replayer::run() {
     if (finish[rank] < 0) stuck += (stuck.empty() ? "" : ", ") + std::to_string(plan.gpus[rank]);
   }
   if (!stuck.empty()) throw std::runtime_error("deadlock: GPUs " + stuck + " never finished (waiting to receive)");
-  std::vector<double> values{transfers};
-  values.insert(values.end(), finish.begin(), finish.end());
-  const size_t critical = static_cast<size_t>(std::max_element(finish.begin(), finish.end()) - finish.begin());
-  const RankTimes& t = totals[critical];
-  values.insert(values.end(),
-                {double(critical), t.compute_s, t.wait_intra_s, t.wait_inter_s, t.collective_s, t.send_s, t.overlapped_s});
-  values.insert(values.end(), phase_s.begin() + static_cast<std::ptrdiff_t>(critical * plan.phases.size()),
-                phase_s.begin() + static_cast<std::ptrdiff_t>((critical + 1) * plan.phases.size()));
-  for (const Activity& a : activities) {
-    values.insert(values.end(),
-                  {double(a.rank), double(static_cast<int>(a.kind)), a.start_s, a.end_s, double(a.peer), double(a.phase)});
-  }
-  return values;
+  return replay_values(transfers, finish, accounts, phase_s, plan.phases.size());
 }
 }  // namespace treering::sim::detail

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "platform.hpp"
+#include "rank_accounts.hpp"
 #include "ring_steady.hpp"
 #include "treering/sim/replay.hpp"
 
@@ -56,6 +57,13 @@ struct CollectiveRun {
 // Every rank holds the same number of tokens (more than none): the ring's rounds are all alike.
 bool equal_blocks(const model::DecodePlan& plan);
 
+// Whether the replay goes straight to the ring's last round once it is steady (ring_steady.hpp): equal blocks
+// (pass-q's differ round to round), asked for, and no timeline to record.
+inline bool skips_steady_rounds(const model::DecodePlan& plan, const ReplayOptions& options) {
+  return options.skip_steady_rounds && !options.record_activities && equal_blocks(plan) &&
+         plan.algorithm != model::DecodeAlgorithm::pass_q;
+}
+
 class Replayer {
  public:
   const model::DecodeModel& model;
@@ -67,12 +75,8 @@ class Replayer {
   std::vector<Outbox> outboxes;
   std::vector<CollectiveRun> collectives;
   std::vector<double> finish;
-  std::vector<RankTimes> totals;  // per rank
-  std::vector<std::pair<double, double>> last_send;  // per rank: its last transfer's duration, and under compute
-  std::vector<std::array<std::pair<double, double>, 2>> recent_compute;  // per rank: its last two kernels
+  RankAccounts accounts;
   std::vector<double> phase_s;    // per rank, per phase: time from its start to its end on that rank
-  std::vector<Activity> activities;
-  bool record = false;
   RingSteadyState steady;
   std::string failure;  // the first exception inside an actor (one escaping would abort SimGrid)
   double transfers = 0;  // simulated point-to-point transfers (sends and collective flows)
@@ -80,13 +84,13 @@ class Replayer {
   Replayer(const model::DecodeModel& m, const model::DecodePlan& p, const std::vector<model::CollectiveSchedule>& s,
            const ReplayOptions& options);
 
-  void note(const Activity& activity);
+  void note(const Activity& activity) { accounts.note(activity); }
 
   Channel& channel(int from, int to) { return channels[{from, to}]; }
   sg4::Host* host(int rank) { return platform.host(plan.gpus[static_cast<size_t>(rank)]); }
   static double now() { return sg4::Engine::get_clock(); }
 
-  double compute_s(int rank, const model::Step& step) const;
+  double compute_s(int rank, const model::Step& step) const { return kernel_time_s(model, plan, degradation_, rank, step); }
 
   template <typename Body>
   void guarded(Body body) {
@@ -97,10 +101,8 @@ class Replayer {
     }
   }
 
-  // A rank's own transfer moved bytes over [start, end] (collective flows are the collective's time, not
-  // this): how long, and how much of it ran under the rank's compute (its last two kernels: a ring send runs
-  // beside its round's attention and, when slow, the next round's).
-  void busy_sending(int rank, double start_s, double end_s);
+  // A rank's own transfer moved bytes over [start, end] (collective flows are the collective's time, not this).
+  void busy_sending(int rank, double start_s, double end_s) { accounts.busy_sending(rank, start_s, end_s); }
 
   // Before a send of a new phase: everything the rank sent before has arrived.
   void drain(int rank, int phase);

@@ -60,7 +60,7 @@ double measured_peak_bytes(const model::DecodeModel& model, const model::DecodeP
     ::close(fds[0]);
     double peak_bytes = -1;
     try {
-      sim::replay_plan(model, plan);
+      sim::replay_plan(model, plan, {false, true, {}, true});  // SimGrid's actors, whose memory the estimate is for
       rusage usage{};
       ::getrusage(RUSAGE_CHILDREN, &usage);
       peak_bytes = static_cast<double>(usage.ru_maxrss) * 1024;  // Linux: kilobytes

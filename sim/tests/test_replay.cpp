@@ -173,8 +173,8 @@ TEST_CASE("the ring's steady state: skipping the repeated rounds gives the full 
     const topologies::Topology topology = topologies::build_topology(c.cluster, {c.nodes, {}});
     const model::DecodeModel model(topology);
     const model::DecodePlan plan = model.plan(DecodeAlgorithm::ring, mha16(), c.tokens_per_gpu * topology.gpu_count());
-    const sim::ReplayResult skipped = sim::replay_plan(model, plan);
-    const sim::ReplayResult full = sim::replay_plan(model, plan, {false, false});
+    const sim::ReplayResult skipped = sim::replay_plan(model, plan, {false, true, {}, true});  // in SimGrid
+    const sim::ReplayResult full = sim::replay_plan(model, plan, {false, false, {}, true});
     CAPTURE(std::string(c.cluster));
     CHECK(skipped.transfers_simulated <= full.transfers_simulated);
     if (std::string(c.cluster) == "dgx-h100") CHECK(skipped.transfers_simulated < full.transfers_simulated);

@@ -113,7 +113,8 @@ std::vector<DecodeCase> predict_decodes(const topologies::Topology& topology, co
     model::Workload workload = model::find_workload(m.workload);
     workload.batch = m.batch;
     const model::DecodePlan plan = decode.plan(model::parse_decode_algorithm(m.algorithm), workload, m.seq_len, model::realrun_plan_options(model::parse_realrun_backend(m.backend)));
-    DecodeCase c{m, {}};
+    DecodeCase c;
+    c.measured = m;
     c.extrapolation = model::join_reasons(model::extrapolations(topology, plan));
     for (Engine engine : engines) {
       c.predicted_s[engine] = engine == Engine::model ? decode.evaluate(plan).latency_s : sim::replay_plan(decode, plan).latency_s;

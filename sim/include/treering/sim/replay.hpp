@@ -80,6 +80,10 @@ struct ReplayOptions {
   bool skip_steady_rounds = true;  // with equal blocks, stop replaying ring rounds once they repeat exactly
                                    // (ring_steady.hpp); off: every round, to check it or time the full replay
   Degradation degradation = {};    // none: the cluster as described
+  bool ring_in_simgrid = false;    // a ring whose rounds are replayed one by one (uneven blocks, a timeline, no
+                                   // skip) goes to the ring's own event loop (sim/src/ring_events.hpp), ~30x
+                                   // faster than SimGrid's actors with the same results; true: to SimGrid all the
+                                   // same, to check one by the other
 };
 ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePlan& plan, const ReplayOptions& options = {});
 

@@ -1,0 +1,56 @@
+// What a replay books per rank, whichever engine runs it (SimGrid's, replayer.hpp, or the ring's own event
+// loop, ring_events.hpp): its kernels' times, where its time went, its timeline, and the numbers a replay hands
+// back to replay_plan. Private to sim.
+#pragma once
+
+#include <array>
+#include <utility>
+#include <vector>
+
+#include "treering/model/decode.hpp"
+#include "treering/sim/replay.hpp"
+
+namespace treering::sim::detail {
+
+// How long `step` (a compute step) runs on `rank`: a host step its fixed time, an empty shard's attention no
+// kernel, else launches + max(bytes / HBM, FLOPs / peak), times the GPU's slowdown. E.g. an H100 (3.35 TB/s)
+// reading 335 MB in one kernel of 5 us launch: 5 us + 100 us = 105 us; twice that at slowdown 2.
+double kernel_time_s(const model::DecodeModel& model, const model::DecodePlan& plan, const Degradation& degradation,
+                     int rank, const model::Step& step);
+
+class RankAccounts {
+ public:
+  RankAccounts(const model::DecodeModel& model, size_t ranks, bool record)
+      : totals(ranks), last_send(ranks), recent_kernels_(ranks), model_(model), record_(record) {}
+
+  // A span on a rank's timeline: added to its totals (sends are counted by busy_sending), kept if recording.
+  void note(const Activity& activity);
+
+  // A kernel (or host step) of `rank` runs over [start_s, end_s].
+  void kernel(int rank, double start_s, double end_s);
+
+  // A rank's own transfer moved bytes over [start_s, end_s]: how long, and how much of it ran beside the rank's
+  // compute, i.e. under the last two kernels that started before it ended (a ring send runs beside its round's
+  // attention and, when slow, the next round's). A kernel starting at end_s, the same instant, is not one of
+  // them, whichever of the two the engine happens to handle first. E.g. a send over [10, 40] us beside kernels
+  // [0, 30] and [30, 60]: 20 + 10 = 30 us under compute.
+  void busy_sending(int rank, double start_s, double end_s);
+
+  std::vector<RankTimes> totals;                     // per rank
+  std::vector<std::pair<double, double>> last_send;  // per rank: its last transfer's duration, and under compute
+  std::vector<Activity> activities;                  // when recording
+
+ private:
+  // Per rank, its last four kernels, newest last (zero-length ones at one instant can push out the two wanted).
+  std::vector<std::array<std::pair<double, double>, 4>> recent_kernels_;
+  const model::DecodeModel& model_;
+  bool record_;
+};
+
+// What a replay hands back, as doubles (it may run in a child process): the transfer count, every rank's
+// finish, the critical (last) rank's totals and per-phase times, then 6 numbers per activity (rank, kind,
+// start, end, peer, phase). `phase_s`: per rank, per phase.
+std::vector<double> replay_values(double transfers, const std::vector<double>& finish_s, const RankAccounts& accounts,
+                                  const std::vector<double>& phase_s, size_t phases);
+
+}  // namespace treering::sim::detail
