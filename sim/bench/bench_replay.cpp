@@ -102,7 +102,7 @@ int main() {
                         Case{"ring", 128, 5120000, E::simgrid_skip}, Case{"ring", 128, 5120000, E::events},
                         Case{"ring", 512, 5120000, E::simgrid_skip}, Case{"ring", 512, 5120000, E::events},
                         Case{"ring", 128, 5120001, E::simgrid_full}, Case{"ring", 128, 5120001, E::events},
-                        Case{"ring", 512, 5120001, E::events}, Case{"pass-q", 512, 5120001, E::events},
+                        Case{"ring", 512, 5120001, E::events},
                         Case{"tree", 2048, 5120000, E::events}, Case{"tree-fused", 2048, 5120000, E::events},
                         Case{"tree-lse", 2048, 5120000, E::events}, Case{"allgather-merge", 2048, 5120000, E::events}}) {
     isolated([&] { replay_case(c.algorithm, c.nodes, c.seq_len, c.engine); });
