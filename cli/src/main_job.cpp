@@ -78,7 +78,7 @@ void run_main_job() {
   const SweepSpec spec = default_comparison();
   std::cout << "treering: tree vs ring attention decoding, the default comparison (run 'treering --help' for more)\n"
             << "dgx-h100, 16 nodes (128 H100), paper-mha16 (16 heads x 128, bf16), one attention layer per decoded token;\n"
-            << "model = the analytical model, simulated = SimGrid replay with shared links; vs ring = ring's latency / this\n\n";
+            << "model = the analytical model, simulated = the replay with shared links (sim/); vs ring = ring's latency / this\n\n";
   std::vector<std::size_t> all(sweep_cases(spec).size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   const int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

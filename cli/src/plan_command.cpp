@@ -75,7 +75,7 @@ void print_table(const model::DeploymentPlan& plan, const PlanArgs& args, const 
   std::cout << workload.name << ", batch " << workload.batch << ", " << seq_len << " tokens of context on "
             << topology.spec().name << " (" << topology.gpu_count() << " GPUs) — time per output token, analytical "
             << "model\nimplementation: " << args.impl << "; band: " << errors_text(errors)
-            << "; ~: within the best one's band; simulated: the attention replayed in SimGrid\n\n";
+            << "; ~: within the best one's band; simulated: the attention replayed with shared links\n\n";
   Table table({"#", "tp x cp", "combine", "per token", "band", "", "tokens/s", "attention", "memory/GPU", "headroom",
                "max context", "simulated"});
   for (size_t i = 0; i < plan.ranked.size() && static_cast<int>(i) < args.top; ++i) {

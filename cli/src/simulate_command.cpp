@@ -27,6 +27,7 @@ struct SimulateArgs : DecodeArgs {
   LayoutArgs layout;
   std::string trace;
   bool full_ring = false;
+  bool in_simgrid = false;
   DegradationArgs degraded;
   sim::Degradation degradation;  // made from `degraded` once the topology is loaded
 };
@@ -50,9 +51,12 @@ ordered_json links_json(const topologies::Topology& topology, const sim::ReplayR
 
 SimulatedCase simulate_case(const SimulateArgs& args, const model::DecodeModel& decode, const model::Workload& workload,
                             model::DecodeAlgorithm algorithm, long long seq_len) {
-  SimulatedCase c = simulate_decode(decode, workload, algorithm, seq_len, {!args.trace.empty(), !args.full_ring, args.degradation}, true,
+  SimulatedCase c = simulate_decode(decode, workload, algorithm, seq_len,
+                                    {!args.trace.empty(), !args.full_ring, args.degradation, args.in_simgrid}, true,
                                     plan_options(args));
-  if (!args.degradation.empty()) c.healthy_s = sim::replay_plan(decode, c.plan, {false, !args.full_ring, {}}).latency_s;
+  if (!args.degradation.empty()) {
+    c.healthy_s = sim::replay_plan(decode, c.plan, {false, !args.full_ring, {}, args.in_simgrid}).latency_s;
+  }
   return c;
 }
 
@@ -118,8 +122,22 @@ std::string percent(double simulated, double predicted) {
   return text;
 }
 
+// What replayed the cases: "event loop", "SimGrid 3.32.0", or both ("event loop and SimGrid 3.32.0": rings with
+// equal blocks go to SimGrid, which skips their repeated rounds).
+std::string engines(const std::vector<SimulatedCase>& cases) {
+  std::vector<std::string> names;
+  for (const SimulatedCase& c : cases) {
+    if (std::find(names.begin(), names.end(), c.simulated.engine) == names.end()) names.push_back(c.simulated.engine);
+  }
+  std::sort(names.begin(), names.end());
+  std::string text;
+  for (const std::string& name : names) text += (text.empty() ? "" : " and ") + name;
+  return text;
+}
+
 void print_table(const std::vector<SimulatedCase>& cases, const topologies::Topology& topology, bool compare) {
-  std::cout << (compare ? "model vs simulator" : "simulator") << " (SimGrid, shared links) on " << topology.spec().name
+  std::cout << (compare ? "model vs simulator" : "simulator") << " (" << engines(cases)
+            << ", links shared max-min) on " << topology.spec().name
             << ", " << (cases.empty() ? 0 : cases.front().predicted.gpus) << " GPUs, one attention layer\n"
             << calibration_line(topology) << "\n\n";
   const bool calibrated = topology.spec().calibration.has_value();
@@ -191,12 +209,15 @@ void add_common(CLI::App& command, SimulateArgs& args) {
   add_layout_options(command, args.layout);
   command.add_flag("--full-ring", args.full_ring,
                    "Replay every ring round, even once they repeat exactly (slower; the same latency)");
+  command.add_flag("--simgrid", args.in_simgrid,
+                   "Replay in SimGrid's actors, not treering's event loop (the same results to 1e-9, 10-30x slower: "
+                   "to check one by the other)");
 }
 
 }  // namespace
 
 void add_simulate_commands(CLI::App& app) {
-  auto* simulate = app.add_subcommand("simulate", "Replay decode plans in the SimGrid simulator (links shared)");
+  auto* simulate = app.add_subcommand("simulate", "Replay decode plans in the simulator (links shared max-min, as SimGrid shares them)");
   auto simulate_args = std::make_shared<SimulateArgs>();
   add_common(*simulate, *simulate_args);
   simulate->add_option("--trace", simulate_args->trace, "Write a Chrome/Perfetto trace (one track per GPU) to FILE.json");

@@ -81,3 +81,24 @@ TEST_CASE("simulate --trace writes a trace a person can open") {
   CHECK(trace["traceEvents"].size() > 16);  // 16 GPU tracks and their spans
   CHECK(run_treering("simulate --cluster dgx-h100 --seq-len 1M,2M --algo ring --trace " + path).exit_code == 2);
 }
+
+TEST_CASE("simulate --simgrid: SimGrid's actors replay the same plans to the same figures, and the table says which") {
+  const std::string args = "simulate --cluster rtx4090-pcie --nodes 2 --seq-len 160007 --algo ring,tree,tree-lse,pass-q";
+  auto ours = run_treering(args + " --format json");
+  auto simgrid = run_treering(args + " --simgrid --format json");
+  REQUIRE(ours.exit_code == 0);
+  REQUIRE(simgrid.exit_code == 0);
+  const auto a = nlohmann::json::parse(ours.out), b = nlohmann::json::parse(simgrid.out);
+  REQUIRE(a.size() == 4);
+  REQUIRE(b.size() == 4);
+  for (size_t i = 0; i < a.size(); ++i) {
+    CAPTURE(a[i]["algorithm"]);
+    CHECK(a[i]["latency_s"].get<double>() == doctest::Approx(b[i]["latency_s"].get<double>()).epsilon(1e-9));
+  }
+  CHECK(run_treering(args).out.find("simulator (event loop, links shared max-min)") != std::string::npos);
+  CHECK(run_treering(args + " --simgrid").out.find("simulator (SimGrid 3.") != std::string::npos);
+  // Equal blocks (16 x 10,000 tokens): the ring goes to SimGrid, which skips its repeated rounds.
+  const std::string both = run_treering("simulate --cluster rtx4090-pcie --nodes 2 --seq-len 160000 --algo ring,tree").out;
+  CHECK(both.rfind("simulator (SimGrid 3.", 0) == 0);
+  CHECK(both.find(" and event loop, links shared max-min)") != std::string::npos);
+}

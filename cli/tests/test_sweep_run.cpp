@@ -88,7 +88,9 @@ TEST_CASE("run_sweep: every fork is made by a single-threaded process (issue 9)"
   const int forks = fork_counts->forks, multithreaded = fork_counts->multithreaded_forks;
   fork_counts = nullptr;
   CHECK(rows.size() == 16);
-  CHECK(forks >= 2 + 8);  // 2 workers, and at least one simulation process per simulated case
+  // 2 workers, and a SimGrid process per simulated ring (equal blocks: SimGrid's replay skips its repeated rounds;
+  // the trees run in the event loop, inside the worker)
+  CHECK(forks >= 2 + 4);
   CHECK(multithreaded == 0);
 }
 

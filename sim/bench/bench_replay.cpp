@@ -30,29 +30,26 @@ double peak_mb() {
   return static_cast<double>(std::max(self.ru_maxrss, children.ru_maxrss)) / 1024.0;
 }
 
-// How a ring is replayed: the ring's own event loop, or SimGrid's actors with or without the steady-state skip.
-enum class RingEngine { events, simgrid_skip, simgrid_full };
+// How a plan is replayed: our event loop, or SimGrid's actors with or without the ring's steady-state skip.
+enum class Engine { events, simgrid_skip, simgrid_full };
 
-const char* engine_name(RingEngine engine) {
-  return engine == RingEngine::events ? "events" : engine == RingEngine::simgrid_skip ? "sg-skip" : "sg-full";
+const char* engine_name(Engine engine) {
+  return engine == Engine::events ? "events" : engine == Engine::simgrid_skip ? "sg-skip" : "sg-full";
 }
 
-void replay_case(const char* algorithm, int nodes, long long seq_len, RingEngine engine) {
+void replay_case(const char* algorithm, int nodes, long long seq_len, Engine engine) {
   const topologies::Topology topology = topologies::build_topology("dgx-h100", {nodes, {}});
   const model::DecodeModel model(topology);
   const model::DecodePlan plan = model.plan(model::parse_decode_algorithm(algorithm), model::find_workload("paper-mha16"), seq_len);
   const double predicted_s = model.evaluate(plan).latency_s;
-  const bool ring = std::any_of(plan.phases.begin(), plan.phases.end(), [](const model::Phase& phase) {
-    return phase.kind == model::PhaseKind::ring_pass || phase.kind == model::PhaseKind::q_ring;
-  });
   sim::ReplayOptions options;
-  options.skip_steady_rounds = engine == RingEngine::simgrid_skip;
-  options.ring_in_simgrid = engine != RingEngine::events;
+  options.skip_steady_rounds = engine == Engine::simgrid_skip;
+  options.in_simgrid = engine != Engine::events;
   const auto start = std::chrono::steady_clock::now();
   const sim::ReplayResult replay = sim::replay_plan(model, plan, options);
   const double wall_s = seconds_since(start);
   std::printf("%-16s %6d %9lld %-7s %10lld %8.2f s %7.2f us %7.0f MB   %+.3f %%   %.17g\n", algorithm, topology.gpu_count(),
-              seq_len, ring ? engine_name(engine) : "simgrid", replay.transfers_simulated, wall_s,
+              seq_len, engine_name(engine), replay.transfers_simulated, wall_s,
               1e6 * wall_s / std::max(1LL, replay.transfers_simulated), peak_mb(),
               100 * (replay.latency_s - predicted_s) / predicted_s, replay.latency_s);
 }
@@ -92,19 +89,24 @@ int main() {
     const char* algorithm;
     int nodes;
     long long seq_len;
-    RingEngine engine;
+    Engine engine;
   };
   // 5.12M tokens split evenly up to 4,096 GPUs (1,250 each): SimGrid's replay skips the ring's repeated rounds
   // once steady; 5,120,001 tokens are uneven (one GPU holds a token more), so every round is replayed: by the
-  // event loop, and at 1,024 GPUs by SimGrid too, to compare (the same latency to 1e-9, at what cost).
-  using E = RingEngine;
+  // event loop, and at 1,024 GPUs by SimGrid too, to compare (the same latency to 1e-9, at what cost). The
+  // collectives at 16,384 GPUs, and pass-q (a ring of query blocks, then an all-to-all) at 1,024, both ways.
+  using E = Engine;
   for (const Case& c : {Case{"ring", 32, 5120000, E::simgrid_full}, Case{"ring", 128, 5120000, E::simgrid_full},
                         Case{"ring", 128, 5120000, E::simgrid_skip}, Case{"ring", 128, 5120000, E::events},
                         Case{"ring", 512, 5120000, E::simgrid_skip}, Case{"ring", 512, 5120000, E::events},
                         Case{"ring", 128, 5120001, E::simgrid_full}, Case{"ring", 128, 5120001, E::events},
                         Case{"ring", 512, 5120001, E::events},
-                        Case{"tree", 2048, 5120000, E::events}, Case{"tree-fused", 2048, 5120000, E::events},
-                        Case{"tree-lse", 2048, 5120000, E::events}, Case{"allgather-merge", 2048, 5120000, E::events}}) {
+                        Case{"pass-q", 128, 5120001, E::simgrid_full}, Case{"pass-q", 128, 5120001, E::events},
+                        Case{"tree", 2048, 5120000, E::simgrid_full}, Case{"tree", 2048, 5120000, E::events},
+                        Case{"tree-fused", 2048, 5120000, E::simgrid_full}, Case{"tree-fused", 2048, 5120000, E::events},
+                        Case{"tree-lse", 2048, 5120000, E::simgrid_full}, Case{"tree-lse", 2048, 5120000, E::events},
+                        Case{"allgather-merge", 2048, 5120000, E::simgrid_full},
+                        Case{"allgather-merge", 2048, 5120000, E::events}}) {
     isolated([&] { replay_case(c.algorithm, c.nodes, c.seq_len, c.engine); });
   }
   return 0;

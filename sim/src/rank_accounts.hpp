@@ -1,5 +1,5 @@
-// What a replay books per rank, whichever engine runs it (SimGrid's, replayer.hpp, or the ring's own event
-// loop, ring_events.hpp): its kernels' times, where its time went, its timeline, and the numbers a replay hands
+// What a replay books per rank, whichever engine runs it (SimGrid's, replayer.hpp, or our own event loop,
+// plan_events.hpp): its kernels' times, where its time went, its timeline, and the numbers a replay hands
 // back to replay_plan. Private to sim.
 #pragma once
 

@@ -4,10 +4,11 @@
 #include <stdexcept>
 
 #include "memory_budget.hpp"
+#include "treering/sim/engine_info.hpp"
 #include "plan_traffic.hpp"
 #include "platform.hpp"
 #include "replayer.hpp"
-#include "ring_events.hpp"
+#include "plan_events.hpp"
 
 namespace treering::sim {
 namespace {
@@ -61,18 +62,23 @@ ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePla
   double flows = 0;
   for (const model::CollectiveSchedule& schedule : schedules) flows += static_cast<double>(schedule.flows.size());
   check_replay_memory(plan, flows);
-  // A ring without collectives runs in the ring's own event loop, here, unless its rounds are all alike (equal
-  // blocks): SimGrid's replay skips the repeated rounds and is faster (sim/README.md, the figures). Anything else
-  // runs in SimGrid, which keeps one engine per process and whose clock does not restart, in a child process.
-  const bool events = !options.ring_in_simgrid && detail::ring_events_replay(plan) && !detail::skips_steady_rounds(plan, options);
+  // The plan's own event loop replays it (plan_events.hpp), but for a ring whose rounds are all alike (equal
+  // blocks): SimGrid's replay skips the repeated rounds and is faster (sim/README.md, the figures). SimGrid keeps
+  // one engine per process and its clock does not restart: it runs in a child process.
+  bool ring = false;
+  for (const model::Phase& phase : plan.phases) {
+    ring = ring || phase.kind == model::PhaseKind::ring_pass || phase.kind == model::PhaseKind::q_ring;
+  }
+  const bool events = !options.in_simgrid && detail::plan_events_replay(plan) &&
+                      !(ring && detail::skips_steady_rounds(plan, options));
   const std::vector<double> values =
-      events
-          ? detail::replay_ring_events(model, plan, options)
-          : run_in_child([&] { return detail::Replayer(model, plan, schedules, options).run(); });
+      events ? detail::replay_plan_events(model, plan, schedules, options)
+             : run_in_child([&] { return detail::Replayer(model, plan, schedules, options).run(); });
   const size_t ranks = plan.gpus.size();
   const size_t header = 1 + ranks + 7 + plan.phases.size();
   if (values.size() < header || (values.size() - header) % 6 != 0) throw std::runtime_error("simulator: truncated results");
   result.transfers_simulated = static_cast<long long>(values.front());
+  result.engine = events ? "event loop" : "SimGrid " + simgrid_version();
   result.rank_finish_s.assign(values.begin() + 1, values.begin() + 1 + static_cast<std::ptrdiff_t>(ranks));
   const double* critical = values.data() + 1 + ranks;
   result.critical = {static_cast<int>(critical[0]), critical[1], critical[2], critical[3], critical[4], critical[5],

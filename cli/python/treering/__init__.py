@@ -1,7 +1,7 @@
 """treering: tree vs ring attention decoding on GPU clusters, from Python.
 
 Load a cluster (a preset or a YAML file, with what-if edits), then predict (the analytical model), simulate
-(SimGrid), sweep or tune. Results are lists of plain dicts whose keys are the columns of
+(the flow-level replay, links shared), sweep or tune. Results are lists of plain dicts whose keys are the columns of
 ``treering predict --format csv``, so ``pandas.DataFrame(rows)`` takes them as they are::
 
     import pandas, treering
@@ -105,8 +105,8 @@ def predict(cluster, seq_len, algos=None, workload="paper-mha16", batch=None, sp
 
 def simulate(cluster, seq_len, algos=None, workload="paper-mha16", batch=None, split="equal", check_memory=True,
              impl="efficient"):
-    """The SimGrid simulation of the same plans, arguments as predict(). Records as predict()'s with engine
-    "sim", plus model_latency_s (the model's figure for the same case)."""
+    """The simulation of the same plans (links shared max-min, as SimGrid shares them), arguments as predict().
+    Records as predict()'s with engine "sim", plus model_latency_s (the model's figure for the same case)."""
     return _treering.simulate(_cluster(cluster), _lengths(seq_len), _algos(algos), str(workload), batch, str(split),
                               check_memory, str(impl))
 

@@ -1,5 +1,7 @@
-// Replaying a decode plan on the simulated cluster: every rank an actor running its own steps
-// (model::steps_of) on the SimGrid platform of the topology, so that concurrent transfers share links.
+// Replaying a decode plan on the simulated cluster: every rank runs its own steps (model::steps_of) and every
+// transfer crosses the links of its route, sharing them max-min fairly with the others under way (SimGrid's
+// CM02 model on the platform of the topology). Two engines give the same results (tested to 1e-9): an event
+// loop of our own (the default) and SimGrid 3.32's actors (ReplayOptions::in_simgrid).
 #pragma once
 
 #include <map>
@@ -42,6 +44,7 @@ struct ReplayResult {
   RankTimes critical;                  // the rank that finished last
   long long transfers_simulated = 0;   // point-to-point transfers the simulator moved (fewer than the plan's when
                                        // the ring's repeated rounds were skipped)
+  std::string engine;                  // what replayed it: "event loop" or "SimGrid 3.32.0" (ReplayOptions::in_simgrid)
 };
 
 
@@ -80,10 +83,10 @@ struct ReplayOptions {
   bool skip_steady_rounds = true;  // with equal blocks, stop replaying ring rounds once they repeat exactly
                                    // (ring_steady.hpp); off: every round, to check it or time the full replay
   Degradation degradation = {};    // none: the cluster as described
-  bool ring_in_simgrid = false;    // a ring whose rounds are replayed one by one (uneven blocks, a timeline, no
-                                   // skip) goes to the ring's own event loop (sim/src/ring_events.hpp), ~30x
-                                   // faster than SimGrid's actors with the same results; true: to SimGrid all the
-                                   // same, to check one by the other
+  bool in_simgrid = false;         // plans are replayed by an event loop of our own (sim/src/plan_events.hpp),
+                                   // 10-30x faster than SimGrid's actors with the same results (tested to 1e-9),
+                                   // but for rings with equal blocks, whose repeated rounds SimGrid's replay
+                                   // skips; true: in SimGrid all the same, to check one by the other
 };
 ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePlan& plan, const ReplayOptions& options = {});
 

@@ -1,0 +1,168 @@
+// Max-min fair shares of links between transfers, settled once per instant (shared_links.hpp).
+#include "shared_links.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <utility>
+
+namespace treering::sim::detail {
+
+using topologies::LinkId;
+
+SharedLinks::SharedLinks(std::vector<double> link_units_per_s)
+    : link_units_per_s_(std::move(link_units_per_s)), on_link_(link_units_per_s_.size()),
+      live_on_link_(link_units_per_s_.size(), 0), link_marked_(link_units_per_s_.size(), 0),
+      link_with_ended_(link_units_per_s_.size(), 0),
+      link_stamp_(link_units_per_s_.size(), 0), left_units_per_s_(link_units_per_s_.size(), 0.0),
+      unfixed_(link_units_per_s_.size(), 0), entry_version_(link_units_per_s_.size(), 0) {}
+
+int SharedLinks::start(const std::vector<LinkId>& links, double units, double now_s) {
+  int id = static_cast<int>(moving_.size());
+  if (!free_ids_.empty()) {
+    id = free_ids_.back();
+    free_ids_.pop_back();
+  } else {
+    moving_.emplace_back();
+    transfer_stamp_.push_back(0);
+  }
+  Moving& transfer = moving_[static_cast<size_t>(id)];
+  transfer.links = &links;
+  transfer.remaining_units = units;
+  transfer.units_per_s = 0;
+  transfer.updated_s = transfer.start_s = now_s;
+  ++transfer.version;
+  transfer.live = true;
+  for (LinkId link : links) {
+    on_link_[static_cast<size_t>(link)].push_back(id);
+    ++live_on_link_[static_cast<size_t>(link)];
+  }
+  started_.push_back(id);
+  return id;
+}
+
+void SharedLinks::end(int id) {
+  Moving& transfer = moving_[static_cast<size_t>(id)];
+  transfer.live = false;
+  ++transfer.version;
+  for (LinkId link : *transfer.links) {
+    if (!link_with_ended_[static_cast<size_t>(link)]) {  // its list drops the transfer at the next settle
+      link_with_ended_[static_cast<size_t>(link)] = 1;
+      with_ended_.push_back(link);
+    }
+    if (--live_on_link_[static_cast<size_t>(link)] > 0) mark(link);  // and the others there get new shares
+  }
+  ended_.push_back(id);
+}
+
+void SharedLinks::mark(LinkId id) {
+  if (link_marked_[static_cast<size_t>(id)]) return;
+  link_marked_[static_cast<size_t>(id)] = 1;
+  marked_.push_back(id);
+}
+
+void SharedLinks::drop_ended(LinkId id) {
+  std::vector<int>& list = on_link_[static_cast<size_t>(id)];
+  list.erase(std::remove_if(list.begin(), list.end(), [&](int t) { return !moving_[static_cast<size_t>(t)].live; }),
+             list.end());
+}
+
+// The links and live transfers connected to the marked links.
+void SharedLinks::gather() {
+  component_links_.clear();
+  component_transfers_.clear();
+  ++stamp_;
+  auto visit = [&](LinkId id) {
+    if (link_stamp_[static_cast<size_t>(id)] == stamp_) return;
+    link_stamp_[static_cast<size_t>(id)] = stamp_;
+    component_links_.push_back(id);
+  };
+  for (LinkId id : marked_) visit(id);
+  for (size_t next = 0; next < component_links_.size(); ++next) {
+    for (int t : on_link_[static_cast<size_t>(component_links_[next])]) {
+      if (transfer_stamp_[static_cast<size_t>(t)] == stamp_) continue;
+      transfer_stamp_[static_cast<size_t>(t)] = stamp_;
+      component_transfers_.push_back(t);
+      for (LinkId id : *moving_[static_cast<size_t>(t)].links) visit(id);
+    }
+  }
+}
+
+// Progressive filling over the component (a closed set: every live transfer on its links).
+void SharedLinks::fill(double now_s) {
+  for (int t : component_transfers_) {
+    Moving& transfer = moving_[static_cast<size_t>(t)];
+    transfer.remaining_units -= transfer.units_per_s * (now_s - transfer.updated_s);
+    transfer.updated_s = now_s;
+    transfer.units_per_s = -1;  // not fixed yet
+  }
+  heap_.clear();
+  auto push = [&](LinkId id) {
+    const auto i = static_cast<size_t>(id);
+    ++entry_version_[i];
+    if (unfixed_[i] <= 0) return;
+    heap_.push_back({left_units_per_s_[i] / unfixed_[i], id, entry_version_[i]});
+    std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+  };
+  for (LinkId id : component_links_) {
+    left_units_per_s_[static_cast<size_t>(id)] = link_units_per_s_[static_cast<size_t>(id)];
+    unfixed_[static_cast<size_t>(id)] = live_on_link_[static_cast<size_t>(id)];
+    push(id);
+  }
+  while (!heap_.empty()) {
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+    const Entry bottleneck = heap_.back();
+    heap_.pop_back();
+    if (bottleneck.version != entry_version_[static_cast<size_t>(bottleneck.link)]) continue;  // stale
+    for (int t : on_link_[static_cast<size_t>(bottleneck.link)]) {
+      Moving& transfer = moving_[static_cast<size_t>(t)];
+      if (transfer.units_per_s >= 0) continue;
+      transfer.units_per_s = bottleneck.share_units_per_s;
+      for (LinkId id : *transfer.links) {
+        left_units_per_s_[static_cast<size_t>(id)] -= bottleneck.share_units_per_s;
+        --unfixed_[static_cast<size_t>(id)];
+        if (id != bottleneck.link) push(id);
+      }
+    }
+    ++entry_version_[static_cast<size_t>(bottleneck.link)];
+  }
+}
+
+void SharedLinks::settle(double now_s, std::vector<Due>& due) {
+  for (LinkId id : with_ended_) {
+    drop_ended(id);
+    link_with_ended_[static_cast<size_t>(id)] = 0;
+  }
+  with_ended_.clear();
+  free_ids_.insert(free_ids_.end(), ended_.begin(), ended_.end());
+  ended_.clear();
+  auto add_due = [&](int t) {
+    Moving& transfer = moving_[static_cast<size_t>(t)];
+    if (!(transfer.units_per_s > 0)) throw std::logic_error("shared links: a transfer was given no rate");
+    due.push_back({t, ++transfer.version, now_s + std::max(0.0, transfer.remaining_units) / transfer.units_per_s});
+  };
+  for (int t : started_) {  // alone on every link: its slowest link's rate, nobody else's changes
+    Moving& transfer = moving_[static_cast<size_t>(t)];
+    bool alone = true;
+    double units_per_s = std::numeric_limits<double>::infinity();  // no links (a rank to itself): at once
+    for (LinkId id : *transfer.links) {
+      alone = alone && live_on_link_[static_cast<size_t>(id)] == 1 && !link_marked_[static_cast<size_t>(id)];
+      units_per_s = std::min(units_per_s, link_units_per_s_[static_cast<size_t>(id)]);
+    }
+    if (alone) {
+      transfer.units_per_s = units_per_s;
+      add_due(t);
+    } else {
+      for (LinkId id : *transfer.links) mark(id);
+    }
+  }
+  started_.clear();
+  if (marked_.empty()) return;
+  gather();
+  fill(now_s);
+  for (int t : component_transfers_) add_due(t);
+  for (LinkId id : marked_) link_marked_[static_cast<size_t>(id)] = 0;
+  marked_.clear();
+}
+
+}  // namespace treering::sim::detail
