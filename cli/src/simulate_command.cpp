@@ -122,8 +122,8 @@ std::string percent(double simulated, double predicted) {
   return text;
 }
 
-// What replayed the cases: "event loop", "SimGrid 3.32.0", or both ("event loop and SimGrid 3.32.0": rings with
-// equal blocks go to SimGrid, which skips their repeated rounds).
+// What replayed the cases: "event loop", "SimGrid 3.32.0" (--simgrid), or both (the event loop leaves plans
+// with sends of no bytes to SimGrid).
 std::string engines(const std::vector<SimulatedCase>& cases) {
   std::vector<std::string> names;
   for (const SimulatedCase& c : cases) {

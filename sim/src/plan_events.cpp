@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -39,8 +40,9 @@ PlanEvents::PlanEvents(const model::DecodeModel& model, const model::DecodePlan&
     : model_(model), plan_(plan), options_(options),
       down_(options.degradation.cables_down.empty() ? nullptr : &options.degradation.cables_down),
       ranks_(static_cast<int>(plan.gpus.size())), accounts_(model, plan.gpus.size(), options.record_activities),
-      links_(link_rates(model, options)), state_(plan.gpus.size()), finish_s_(plan.gpus.size(), -1.0),
-      phase_s_(plan.gpus.size() * plan.phases.size(), 0.0) {
+      links_(link_rates(model, options)), state_(plan.gpus.size()),
+      steady_(static_cast<int>(plan.gpus.size()), static_cast<int>(plan.gpus.size()), skips_steady_rounds(plan, options)),
+      finish_s_(plan.gpus.size(), -1.0), phase_s_(plan.gpus.size() * plan.phases.size(), 0.0) {
   size_t next = 0;
   for (size_t phase = 0; phase < plan.phases.size(); ++phase) {
     if (plan.phases[phase].kind != model::PhaseKind::collective) continue;
@@ -62,7 +64,14 @@ bool PlanEvents::load_steps(int rank) {
   while (state.phase < plan_.phases.size()) {
     if (is_ring(state.phase) && state.round + 1 < ranks_) {
       if (state.round < 0) state.phase_start_s = now_s_;
-      model::append_round_steps(plan_, rank, ++state.round, state.steps);
+      ++state.round;
+      if (const std::optional<double> last_round_s = steady_.on_round_start(rank, state.round, now_s_)) {
+        if (*last_round_s < now_s_ - 1e-12) throw std::logic_error("ring steady state: a rank is past its last round");
+        book_skipped_rounds(accounts_, model_, plan_, options_.degradation, rank, state.round, now_s_, *last_round_s);
+        state.round = ranks_ - 1;
+        state.skip_until_s = *last_round_s;
+      }
+      model::append_round_steps(plan_, rank, state.round, state.steps);
       for (model::Step& step : state.steps) step.phase = static_cast<int>(state.phase);
       return true;
     }
@@ -87,6 +96,15 @@ bool PlanEvents::load_steps(int rank) {
 void PlanEvents::run_rank(int rank) {
   RankState& state = state_[static_cast<size_t>(rank)];
   while (true) {
+    if (state.skip_until_s >= 0) {  // SimGrid's sleep_until: no wait when it is now
+      const double until_s = state.skip_until_s;
+      state.skip_until_s = -1;
+      if (until_s > now_s_) {
+        state.wait = Wait::skip;
+        schedule(until_s, EventKind::rank_wakes, rank);
+        return;
+      }
+    }
     if (!state.phase_sends.empty() && !post_phase_sends(rank)) return;
     if (state.next == state.steps.size()) {
       if (load_steps(rank)) continue;
@@ -170,6 +188,7 @@ void PlanEvents::wake(int rank) {
       break;
     case Wait::host_call: arrive_at_collective(rank); return;
     case Wait::collective:
+    case Wait::skip:
     case Wait::none: break;
   }
   run_rank(rank);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rank_accounts.hpp"
+#include "ring_steady.hpp"
 #include "shared_links.hpp"
 #include "treering/model/collective_flows.hpp"
 #include "treering/model/decode.hpp"
@@ -75,7 +76,7 @@ struct CollectiveState {
   size_t flows_left = 0;
 };
 
-enum class Wait : std::uint8_t { none, kernel, delivery, arrival, drain, host_call, collective };
+enum class Wait : std::uint8_t { none, kernel, delivery, arrival, drain, host_call, collective, skip };
 
 struct RankState {
   size_t phase = 0;
@@ -84,6 +85,7 @@ struct RankState {
   std::vector<model::Step> phase_sends;  // a transfers phase's sends, not yet posted
   size_t next = 0;
   double phase_start_s = 0;
+  double skip_until_s = -1;  // a steady ring: its last round's steps are loaded, to start then
   Wait wait = Wait::none;
   double waiting_since_s = 0;  // the step's start
   const model::Step* waiting_step = nullptr;
@@ -148,6 +150,7 @@ class PlanEvents {
   std::vector<PendingSend> pending_sends_;
   std::vector<TransferOwner> owners_;  // by SharedLinks id
   std::vector<CollectiveState> collectives_;
+  RingSteadyState steady_;
   std::priority_queue<Event, std::vector<Event>, Later> events_;
   std::uint64_t order_ = 0;
   double now_s_ = 0;

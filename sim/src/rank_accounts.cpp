@@ -47,6 +47,26 @@ void RankAccounts::busy_sending(int rank, double start_s, double end_s) {
   last_send[static_cast<size_t>(rank)] = {end_s - start_s, hidden_s};
 }
 
+void book_skipped_rounds(RankAccounts& accounts, const model::DecodeModel& model, const model::DecodePlan& plan,
+                         const Degradation& degradation, int rank, int round, double now_s, double last_round_s) {
+  std::vector<model::Step> steps;
+  model::append_round_steps(plan, rank, round, steps);
+  double attention_s = 0;
+  for (const model::Step& step : steps) {
+    attention_s += step.kind == model::StepKind::compute ? kernel_time_s(model, plan, degradation, rank, step) : 0.0;
+  }
+  const int ranks = static_cast<int>(plan.gpus.size());
+  const int skipped = ranks - 1 - round;  // rounds round .. p-2, each with a send
+  RankTimes& t = accounts.totals[static_cast<size_t>(rank)];
+  const int previous = (rank - 1 + ranks) % ranks;
+  t.compute_s += skipped * attention_s;
+  (model.crosses_domains(previous, rank) ? t.wait_inter_s : t.wait_intra_s) +=
+      std::max(0.0, last_round_s - now_s - skipped * attention_s);
+  const std::pair<double, double>& last_send = accounts.last_send[static_cast<size_t>(rank)];
+  t.send_s += skipped * last_send.first;  // in the steady state all alike
+  t.overlapped_s += skipped * last_send.second;
+}
+
 std::vector<double> replay_values(double transfers, const std::vector<double>& finish_s, const RankAccounts& accounts,
                                   const std::vector<double>& phase_s, size_t phases) {
   std::vector<double> values{transfers};

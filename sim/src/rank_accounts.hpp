@@ -47,6 +47,13 @@ class RankAccounts {
   bool record_;
 };
 
+// A rank of a steady ring goes from round `round` straight to its last at last_round_s (ring_steady.hpp): the
+// skipped rounds booked as they would have run, each the same attention, the rest of the period waiting for
+// the block from the previous rank, and its last send's time and overlap once per round. E.g. 3 rounds skipped
+// of 10 us attention each, from 100 us to 160 us: 30 us compute, 30 us waiting.
+void book_skipped_rounds(RankAccounts& accounts, const model::DecodeModel& model, const model::DecodePlan& plan,
+                         const Degradation& degradation, int rank, int round, double now_s, double last_round_s);
+
 // What a replay hands back, as doubles (it may run in a child process): the transfer count, every rank's
 // finish, the critical (last) rank's totals and per-phase times, then 6 numbers per activity (rank, kind,
 // start, end, peer, phase). `phase_s`: per rank, per phase.

@@ -62,15 +62,9 @@ ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePla
   double flows = 0;
   for (const model::CollectiveSchedule& schedule : schedules) flows += static_cast<double>(schedule.flows.size());
   check_replay_memory(plan, flows);
-  // The plan's own event loop replays it (plan_events.hpp), but for a ring whose rounds are all alike (equal
-  // blocks): SimGrid's replay skips the repeated rounds and is faster (sim/README.md, the figures). SimGrid keeps
-  // one engine per process and its clock does not restart: it runs in a child process.
-  bool ring = false;
-  for (const model::Phase& phase : plan.phases) {
-    ring = ring || phase.kind == model::PhaseKind::ring_pass || phase.kind == model::PhaseKind::q_ring;
-  }
-  const bool events = !options.in_simgrid && detail::plan_events_replay(plan) &&
-                      !(ring && detail::skips_steady_rounds(plan, options));
+  // Our event loop replays it (plan_events.hpp), unless asked for SimGrid's actors, which keep one engine per
+  // process and whose clock does not restart: SimGrid runs in a child process.
+  const bool events = !options.in_simgrid && detail::plan_events_replay(plan);
   const std::vector<double> values =
       events ? detail::replay_plan_events(model, plan, schedules, options)
              : run_in_child([&] { return detail::Replayer(model, plan, schedules, options).run(); });

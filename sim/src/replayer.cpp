@@ -17,13 +17,6 @@ sg4::Mailbox* mailbox(char kind, int from, int to) {
   return sg4::Mailbox::by_name(name);
 }
 
-bool equal_blocks(const model::DecodePlan& plan) {
-  for (const model::Shard& shard : plan.shards) {
-    if (shard.count != plan.shards.front().count || shard.count == 0) return false;
-  }
-  return true;
-}
-
 Replayer::Replayer(const model::DecodeModel& m, const model::DecodePlan& p, const std::vector<model::CollectiveSchedule>& s,
        const ReplayOptions& options)
     : model(m), plan(p), schedules(s), degradation_(options.degradation), platform(m.topology(), &degradation_), outboxes(p.gpus.size()), finish(p.gpus.size(), -1.0),
@@ -137,18 +130,7 @@ void Replayer::run_step(int rank, const model::Step& step, size_t& next_collecti
 }
 
 void Replayer::skip_rounds(int rank, int round, double last_round_s) {
-  std::vector<model::Step> steps;
-  model::append_round_steps(plan, rank, round, steps);
-  double attention_s = 0;
-  for (const model::Step& step : steps) attention_s += step.kind == model::StepKind::compute ? compute_s(rank, step) : 0.0;
-  const int skipped = static_cast<int>(plan.gpus.size()) - 1 - round;  // rounds round .. p-2, each with a send
-  RankTimes& t = accounts.totals[static_cast<size_t>(rank)];
-  const int previous = (rank - 1 + static_cast<int>(plan.gpus.size())) % static_cast<int>(plan.gpus.size());
-  t.compute_s += skipped * attention_s;
-  (model.crosses_domains(previous, rank) ? t.wait_inter_s : t.wait_intra_s) +=
-      std::max(0.0, last_round_s - now() - skipped * attention_s);
-  t.send_s += skipped * accounts.last_send[static_cast<size_t>(rank)].first;  // in the steady state all alike
-  t.overlapped_s += skipped * accounts.last_send[static_cast<size_t>(rank)].second;
+  book_skipped_rounds(accounts, model, plan, degradation_, rank, round, now(), last_round_s);
   sg4::this_actor::sleep_until(last_round_s);
 }
 

@@ -54,16 +54,6 @@ struct CollectiveRun {
   sg4::BarrierPtr done;
 };
 
-// Every rank holds the same number of tokens (more than none): the ring's rounds are all alike.
-bool equal_blocks(const model::DecodePlan& plan);
-
-// Whether the replay goes straight to the ring's last round once it is steady (ring_steady.hpp): equal blocks
-// (pass-q's differ round to round), asked for, and no timeline to record.
-inline bool skips_steady_rounds(const model::DecodePlan& plan, const ReplayOptions& options) {
-  return options.skip_steady_rounds && !options.record_activities && equal_blocks(plan) &&
-         plan.algorithm != model::DecodeAlgorithm::pass_q;
-}
-
 class Replayer {
  public:
   const model::DecodeModel& model;

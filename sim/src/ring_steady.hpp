@@ -13,7 +13,29 @@
 #include <optional>
 #include <vector>
 
+#include "treering/model/plan.hpp"
+#include "treering/sim/replay.hpp"
+
 namespace treering::sim {
+
+namespace detail {
+
+// Every rank holds the same number of tokens (more than none): the ring's rounds are all alike.
+inline bool equal_blocks(const model::DecodePlan& plan) {
+  for (const model::Shard& shard : plan.shards) {
+    if (shard.count != plan.shards.front().count || shard.count == 0) return false;
+  }
+  return true;
+}
+
+// Whether a replay goes straight to the ring's last round once it is steady: equal blocks (pass-q's differ round
+// to round), asked for, and no timeline to record.
+inline bool skips_steady_rounds(const model::DecodePlan& plan, const ReplayOptions& options) {
+  return options.skip_steady_rounds && !options.record_activities && equal_blocks(plan) &&
+         plan.algorithm != model::DecodeAlgorithm::pass_q;
+}
+
+}  // namespace detail
 
 class RingSteadyState {
  public:

@@ -162,8 +162,9 @@ TEST_CASE("the replay's trace is Chrome-trace JSON with a track per GPU") {
 
 TEST_CASE("the ring's steady state: skipping the repeated rounds gives the full replay's result") {
   // Equal blocks (every rank 1,000 or 2,000 tokens): rounds repeat once the ring settles; the replay goes
-  // straight to the last round. Checked against replaying every round, on NVSwitch nodes across a rail network
-  // and in PCIe boxes where ring edges share switch uplinks (contention in every round).
+  // straight to the last round, in either engine. Checked against SimGrid replaying every round, on NVSwitch
+  // nodes across a rail network and in PCIe boxes where ring edges share switch uplinks (contention in every
+  // round).
   struct Case {
     const char* cluster;
     int nodes;
@@ -173,18 +174,21 @@ TEST_CASE("the ring's steady state: skipping the repeated rounds gives the full 
     const topologies::Topology topology = topologies::build_topology(c.cluster, {c.nodes, {}});
     const model::DecodeModel model(topology);
     const model::DecodePlan plan = model.plan(DecodeAlgorithm::ring, mha16(), c.tokens_per_gpu * topology.gpu_count());
-    const sim::ReplayResult skipped = sim::replay_plan(model, plan, {false, true, {}, true});  // in SimGrid
-    const sim::ReplayResult full = sim::replay_plan(model, plan, {false, false, {}, true});
-    CAPTURE(std::string(c.cluster));
-    CHECK(skipped.transfers_simulated <= full.transfers_simulated);
-    if (std::string(c.cluster) == "dgx-h100") CHECK(skipped.transfers_simulated < full.transfers_simulated);
-    CHECK(skipped.latency_s == doctest::Approx(full.latency_s).epsilon(1e-12));
-    // and the breakdown of the last rank: the skipped rounds counted as they would have run
-    CHECK(skipped.critical.compute_s == doctest::Approx(full.critical.compute_s).epsilon(1e-9));
-    CHECK(skipped.critical.send_s == doctest::Approx(full.critical.send_s).epsilon(1e-9));
-    CHECK(skipped.critical.overlapped_s == doctest::Approx(full.critical.overlapped_s).epsilon(1e-9));
-    CHECK(skipped.critical.wait_intra_s + skipped.critical.wait_inter_s ==
-          doctest::Approx(full.critical.wait_intra_s + full.critical.wait_inter_s).epsilon(1e-9));
+    const sim::ReplayResult full = sim::replay_plan(model, plan, {false, false, {}, true});  // SimGrid, every round
+    for (bool in_simgrid : {true, false}) {  // skipping in SimGrid's actors and in the event loop
+      const sim::ReplayResult skipped = sim::replay_plan(model, plan, {false, true, {}, in_simgrid});
+      CAPTURE(std::string(c.cluster));
+      CAPTURE(in_simgrid);
+      CHECK(skipped.transfers_simulated <= full.transfers_simulated);
+      if (std::string(c.cluster) == "dgx-h100") CHECK(skipped.transfers_simulated < full.transfers_simulated);
+      CHECK(skipped.latency_s == doctest::Approx(full.latency_s).epsilon(1e-12));
+      // and the breakdown of the last rank: the skipped rounds counted as they would have run
+      CHECK(skipped.critical.compute_s == doctest::Approx(full.critical.compute_s).epsilon(1e-9));
+      CHECK(skipped.critical.send_s == doctest::Approx(full.critical.send_s).epsilon(1e-9));
+      CHECK(skipped.critical.overlapped_s == doctest::Approx(full.critical.overlapped_s).epsilon(1e-9));
+      CHECK(skipped.critical.wait_intra_s + skipped.critical.wait_inter_s ==
+            doctest::Approx(full.critical.wait_intra_s + full.critical.wait_inter_s).epsilon(1e-9));
+    }
   }
 }
 

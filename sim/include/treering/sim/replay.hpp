@@ -84,9 +84,8 @@ struct ReplayOptions {
                                    // (ring_steady.hpp); off: every round, to check it or time the full replay
   Degradation degradation = {};    // none: the cluster as described
   bool in_simgrid = false;         // plans are replayed by an event loop of our own (sim/src/plan_events.hpp),
-                                   // 10-30x faster than SimGrid's actors with the same results (tested to 1e-9),
-                                   // but for rings with equal blocks, whose repeated rounds SimGrid's replay
-                                   // skips; true: in SimGrid all the same, to check one by the other
+                                   // 10-30x faster than SimGrid's actors with the same results (tested to 1e-9);
+                                   // true: by SimGrid's actors all the same, to check one by the other
 };
 ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePlan& plan, const ReplayOptions& options = {});
 
