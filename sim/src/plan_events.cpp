@@ -41,18 +41,20 @@ PlanEvents::PlanEvents(const model::DecodeModel& model, const model::DecodePlan&
       down_(options.degradation.cables_down.empty() ? nullptr : &options.degradation.cables_down),
       ranks_(static_cast<int>(plan.gpus.size())), accounts_(model, plan.gpus.size(), options.record_activities),
       links_(link_rates(model, options)), state_(plan.gpus.size()),
-      steady_(static_cast<int>(plan.gpus.size()), static_cast<int>(plan.gpus.size()), skips_steady_rounds(plan, options)),
+      steady_(ranks_, ranks_, skips_steady_rounds(plan, options)),
       finish_s_(plan.gpus.size(), -1.0), phase_s_(plan.gpus.size() * plan.phases.size(), 0.0) {
   size_t next = 0;
   for (size_t phase = 0; phase < plan.phases.size(); ++phase) {
     if (plan.phases[phase].kind != model::PhaseKind::collective) continue;
-    collectives_.push_back({&schedules.at(next++), static_cast<int>(phase), 0, std::vector<double>(plan.gpus.size()), 0});
+    collectives_.push_back(
+        {&schedules.at(next++), static_cast<int>(phase), 0, std::vector<double>(plan.gpus.size()), 0});
   }
   channels_.reserve(plan.gpus.size());
 }
 
 bool PlanEvents::is_ring(size_t phase) const {
-  return plan_.phases[phase].kind == model::PhaseKind::ring_pass || plan_.phases[phase].kind == model::PhaseKind::q_ring;
+  const model::PhaseKind kind = plan_.phases[phase].kind;
+  return kind == model::PhaseKind::ring_pass || kind == model::PhaseKind::q_ring;
 }
 
 // The next steps of a rank: its ring's next round, or its next phase's (a transfers phase's sends apart: they
@@ -79,8 +81,8 @@ bool PlanEvents::load_steps(int rank) {
       state.phase_start_s = now_s_;
       state.round = ranks_;  // loaded
       model::append_phase_steps(plan_, rank, state.phase, state.steps);
-      const auto first_send = std::stable_partition(state.steps.begin(), state.steps.end(),
-                                                    [](const model::Step& s) { return s.kind != model::StepKind::send; });
+      auto not_send = [](const model::Step& s) { return s.kind != model::StepKind::send; };
+      const auto first_send = std::stable_partition(state.steps.begin(), state.steps.end(), not_send);
       state.phase_sends.assign(first_send, state.steps.end());
       state.steps.erase(first_send, state.steps.end());
       if (!state.steps.empty() || !state.phase_sends.empty()) return true;
@@ -267,7 +269,8 @@ std::vector<double> PlanEvents::run() {
   }
   std::string stuck;
   for (int rank = 0; rank < ranks_; ++rank) {
-    if (!state_[static_cast<size_t>(rank)].done) stuck += (stuck.empty() ? "" : ", ") + std::to_string(plan_.gpus[static_cast<size_t>(rank)]);
+    if (state_[static_cast<size_t>(rank)].done) continue;
+    stuck += (stuck.empty() ? "" : ", ") + std::to_string(plan_.gpus[static_cast<size_t>(rank)]);
   }
   if (!stuck.empty()) throw std::runtime_error("deadlock: GPUs " + stuck + " never finished (waiting to receive)");
   return replay_values(transfers_, finish_s_, accounts_, phase_s_, plan_.phases.size());

@@ -31,7 +31,9 @@ struct Event {
 };
 
 struct Later {
-  bool operator()(const Event& a, const Event& b) const { return a.at_s != b.at_s ? a.at_s > b.at_s : a.order > b.order; }
+  bool operator()(const Event& a, const Event& b) const {
+    return a.at_s != b.at_s ? a.at_s > b.at_s : a.order > b.order;
+  }
 };
 
 // The transfers posted from one rank to another and not yet received, oldest first: whether each has arrived.

@@ -64,8 +64,9 @@ void PlanEvents::start_block(RingChannel& path) {
 void PlanEvents::move_block(RingChannel& path) {
   const double bytes = path.queued_bytes.front();
   path.queued_bytes.pop_front();
-  start_transfer({TransferKind::ring_block, path.from, path.to, -1, static_cast<int>(&path - channels_.data()), path.queue},
-                 *path.links, static_cast<double>(simulated_size(bytes * path.cost->size_factor(bytes))));
+  const int index = static_cast<int>(&path - channels_.data());
+  start_transfer({TransferKind::ring_block, path.from, path.to, -1, index, path.queue}, *path.links,
+                 static_cast<double>(simulated_size(bytes * path.cost->size_factor(bytes))));
 }
 
 void PlanEvents::post_send(const PendingSend& send) {
@@ -93,8 +94,8 @@ void PlanEvents::start_flows(int index) {
   CollectiveState& collective = collectives_[static_cast<size_t>(index)];
   collective.flows_left = collective.schedule->flows.size();
   for (const model::CollectiveFlow& flow : collective.schedule->flows) {
-    start_transfer({TransferKind::collective_flow, flow.from, flow.to, collective.phase, index}, route(flow.from, flow.to),
-                   static_cast<double>(simulated_size(flow.wire_bytes)));
+    start_transfer({TransferKind::collective_flow, flow.from, flow.to, collective.phase, index},
+                   route(flow.from, flow.to), static_cast<double>(simulated_size(flow.wire_bytes)));
   }
   if (collective.flows_left == 0) collective_over(collective);
 }

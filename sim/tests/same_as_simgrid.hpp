@@ -21,7 +21,9 @@ inline ReplayOptions in_simgrid(ReplayOptions options) {
 // Spans in the same order on both sides: by rank, kind, phase and peer first (collective flows between two
 // ranks at one instant end within rounding of each other, in either order), then by time.
 inline void check_spans(std::vector<Activity> a, std::vector<Activity> b, double scale_s) {
-  auto key = [](const Activity& x) { return std::tuple(x.rank, static_cast<int>(x.kind), x.phase, x.peer, x.start_s, x.end_s); };
+  auto key = [](const Activity& x) {
+    return std::tuple(x.rank, static_cast<int>(x.kind), x.phase, x.peer, x.start_s, x.end_s);
+  };
   auto by_key = [&](const Activity& x, const Activity& y) { return key(x) < key(y); };
   std::sort(a.begin(), a.end(), by_key);
   std::sort(b.begin(), b.end(), by_key);
