@@ -93,18 +93,34 @@ void append_round_steps(const DecodePlan& plan, int rank, int round, std::vector
 
 namespace {
 
-void transfer_steps(const DecodePlan& plan, const Phase& phase, int rank, std::vector<Step>& steps) {
-  bool receives = false;
+// A transfers phase's steps: each rank's sends in the phase's order, then its receives, then (if it received
+// any) its merge. `steps_for(rank)` says where a rank's steps go (null: a rank not asked for), so that one pass
+// over the sends serves one rank or all of them.
+template <typename StepsFor>
+void transfer_steps(const DecodePlan& plan, size_t index, StepsFor steps_for) {
+  const Phase& phase = plan.phases[index];
+  auto step = [&](StepKind kind, int peer, double bytes) {
+    Step s{kind, phase.label, peer, bytes, 0, CollectiveOp::sendrecv, false};
+    s.phase = static_cast<int>(index);
+    return s;
+  };
   for (const Transfer& t : phase.sends) {
-    if (t.from == rank) steps.push_back({StepKind::send, phase.label, t.to, t.bytes, 0, CollectiveOp::sendrecv, false});
+    if (std::vector<Step>* steps = steps_for(t.from)) steps->push_back(step(StepKind::send, t.to, t.bytes));
   }
+  std::vector<int> receivers;  // in the order of their first receive
   for (const Transfer& t : phase.sends) {
-    if (t.to != rank) continue;
-    receives = true;
-    steps.push_back({StepKind::receive, phase.label, t.from, t.bytes, 0, CollectiveOp::sendrecv, false});
+    std::vector<Step>* steps = steps_for(t.to);
+    if (!steps) continue;
+    const bool first = steps->empty() || steps->back().kind != StepKind::receive ||
+                       steps->back().phase != static_cast<int>(index);
+    if (first) receivers.push_back(t.to);
+    steps->push_back(step(StepKind::receive, t.from, t.bytes));
   }
-  if (receives && phase.merge_states > 0) {
-    steps.push_back(kernel_step("merge (o, lse)", phase.merge_states * phase.merge_fraction * plan.sizes.state_bytes));
+  if (phase.merge_states <= 0) return;
+  for (int rank : receivers) {
+    Step merge = kernel_step("merge (o, lse)", phase.merge_states * phase.merge_fraction * plan.sizes.state_bytes);
+    merge.phase = static_cast<int>(index);
+    steps_for(rank)->push_back(merge);
   }
 }
 
@@ -125,7 +141,9 @@ void append_phase_steps(const DecodePlan& plan, int rank, size_t index, std::vec
     case PhaseKind::collective:
       steps.push_back({StepKind::collective, phase.label, -1, phase.bytes, 0, phase.op, false});
       break;
-    case PhaseKind::transfers: transfer_steps(plan, phase, rank, steps); break;
+    case PhaseKind::transfers:
+      transfer_steps(plan, index, [&](int r) { return r == rank ? &steps : nullptr; });
+      break;
     case PhaseKind::merge: steps.push_back(kernel_step(phase.label, phase.merge_states * plan.sizes.state_bytes)); break;
     case PhaseKind::elementwise:
       if (runs_extra(phase.ranks, rank, static_cast<int>(plan.gpus.size()))) {
@@ -135,6 +153,15 @@ void append_phase_steps(const DecodePlan& plan, int rank, size_t index, std::vec
     case PhaseKind::host: steps.push_back(host_step(phase.label, phase.time_s)); break;
   }
   for (size_t i = first; i < steps.size(); ++i) steps[i].phase = static_cast<int>(index);
+}
+
+std::vector<std::vector<Step>> transfers_phase_steps(const DecodePlan& plan, size_t phase) {
+  if (plan.phases.at(phase).kind != PhaseKind::transfers) throw std::invalid_argument("not a transfers phase");
+  std::vector<std::vector<Step>> steps(plan.gpus.size());
+  transfer_steps(plan, phase, [&](int rank) {
+    return rank >= 0 && rank < static_cast<int>(steps.size()) ? &steps[static_cast<size_t>(rank)] : nullptr;
+  });
+  return steps;
 }
 
 std::vector<Step> steps_of(const DecodePlan& plan, int rank) {

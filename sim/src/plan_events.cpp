@@ -41,7 +41,7 @@ PlanEvents::PlanEvents(const model::DecodeModel& model, const model::DecodePlan&
       down_(options.degradation.cables_down.empty() ? nullptr : &options.degradation.cables_down),
       ranks_(static_cast<int>(plan.gpus.size())), accounts_(model, plan.gpus.size(), options.record_activities),
       links_(link_rates(model, options)), state_(plan.gpus.size()),
-      steady_(ranks_, ranks_, skips_steady_rounds(plan, options)),
+      steady_(ranks_, ranks_, skips_steady_rounds(plan, options)), phase_steps_(plan),
       finish_s_(plan.gpus.size(), -1.0), phase_s_(plan.gpus.size() * plan.phases.size(), 0.0) {
   size_t next = 0;
   for (size_t phase = 0; phase < plan.phases.size(); ++phase) {
@@ -80,7 +80,7 @@ bool PlanEvents::load_steps(int rank) {
     if (!is_ring(state.phase) && state.round < 0) {
       state.phase_start_s = now_s_;
       state.round = ranks_;  // loaded
-      model::append_phase_steps(plan_, rank, state.phase, state.steps);
+      phase_steps_.append(rank, state.phase, state.steps);
       auto not_send = [](const model::Step& s) { return s.kind != model::StepKind::send; };
       const auto first_send = std::stable_partition(state.steps.begin(), state.steps.end(), not_send);
       state.phase_sends.assign(first_send, state.steps.end());

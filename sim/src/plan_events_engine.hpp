@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "phase_steps.hpp"
 #include "rank_accounts.hpp"
 #include "ring_steady.hpp"
 #include "shared_links.hpp"
@@ -153,6 +154,7 @@ class PlanEvents {
   std::vector<TransferOwner> owners_;  // by SharedLinks id
   std::vector<CollectiveState> collectives_;
   RingSteadyState steady_;
+  PhaseSteps phase_steps_;
   std::priority_queue<Event, std::vector<Event>, Later> events_;
   std::uint64_t order_ = 0;
   double now_s_ = 0;

@@ -1,6 +1,7 @@
 #include "treering/sim/replay.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "memory_budget.hpp"
@@ -36,6 +37,26 @@ void check_plan(const model::DecodeModel& model, const model::DecodePlan& plan) 
                                     std::to_string(t.from) + " to rank " + std::to_string(t.to) + " (of " +
                                     std::to_string(ranks) + ")");
       }
+      if (t.from == t.to) {  // no route: SimGrid would abort
+        throw std::invalid_argument("replay: the plan's phase '" + phase.label + "' sends from rank " +
+                                    std::to_string(t.from) + " to itself");
+      }
+    }
+  }
+}
+
+// Links at a fraction of their bandwidth in (0, 1] (0 would never deliver), GPUs slowed by a factor > 0.
+void check_degradation(const topologies::Topology& topology, const Degradation& degradation) {
+  for (const auto& [id, factor] : degradation.link_bandwidth_factor) {
+    if (id < 0 || id >= topology.link_count() || !(factor > 0 && factor <= 1)) {
+      throw std::invalid_argument("replay: link " + std::to_string(id) + " at a bandwidth factor of " +
+                                  std::to_string(factor) + " (a link of the topology, factor in (0, 1])");
+    }
+  }
+  for (const auto& [gpu, slowdown] : degradation.gpu_slowdown) {
+    if (!(slowdown > 0) || !std::isfinite(slowdown)) {
+      throw std::invalid_argument("replay: GPU " + std::to_string(gpu) + " slowed by a factor of " +
+                                  std::to_string(slowdown) + " (more than 0)");
     }
   }
 }
@@ -44,6 +65,7 @@ void check_plan(const model::DecodeModel& model, const model::DecodePlan& plan) 
 
 ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePlan& plan, const ReplayOptions& options) {
   check_plan(model, plan);
+  check_degradation(model.topology(), options.degradation);
   ReplayResult result;
   const topologies::Topology& topology = model.topology();
   result.link_bytes.assign(static_cast<size_t>(topology.link_count()), 0.0);

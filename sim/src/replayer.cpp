@@ -21,7 +21,7 @@ Replayer::Replayer(const model::DecodeModel& m, const model::DecodePlan& p, cons
        const ReplayOptions& options)
     : model(m), plan(p), schedules(s), degradation_(options.degradation), platform(m.topology(), &degradation_), outboxes(p.gpus.size()), finish(p.gpus.size(), -1.0),
       accounts(m, p.gpus.size(), options.record_activities), phase_s(p.gpus.size() * p.phases.size(), 0.0),
-      steady(static_cast<int>(p.gpus.size()), static_cast<int>(p.gpus.size()), skips_steady_rounds(p, options)) {
+      steady(static_cast<int>(p.gpus.size()), static_cast<int>(p.gpus.size()), skips_steady_rounds(p, options)), phase_steps(p) {
   const auto ranks = static_cast<unsigned>(p.gpus.size());
   for (const model::CollectiveSchedule& schedule : schedules) {
     CollectiveRun run{&schedule, std::vector<std::vector<size_t>>(ranks), std::vector<std::vector<size_t>>(ranks), 0,
@@ -167,7 +167,7 @@ void Replayer::run_phase(int rank, size_t phase, std::vector<model::Step>& steps
   const model::PhaseKind kind = plan.phases[phase].kind;
   if (kind == model::PhaseKind::ring_pass || kind == model::PhaseKind::q_ring) return run_ring(rank, phase, next_collective);
   steps.clear();
-  model::append_phase_steps(plan, rank, phase, steps);
+  phase_steps.append(rank, phase, steps);
   std::vector<model::Step> sends;
   for (const model::Step& step : steps) {
     if (step.kind == model::StepKind::send) sends.push_back(step);

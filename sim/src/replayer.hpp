@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "phase_steps.hpp"
 #include "platform.hpp"
 #include "rank_accounts.hpp"
 #include "ring_steady.hpp"
@@ -68,6 +69,7 @@ class Replayer {
   RankAccounts accounts;
   std::vector<double> phase_s;    // per rank, per phase: time from its start to its end on that rank
   RingSteadyState steady;
+  PhaseSteps phase_steps;
   std::string failure;  // the first exception inside an actor (one escaping would abort SimGrid)
   double transfers = 0;  // simulated point-to-point transfers (sends and collective flows)
 

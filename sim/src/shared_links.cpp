@@ -90,10 +90,12 @@ void SharedLinks::gather() {
 
 // Progressive filling over the component (a closed set: every live transfer on its links).
 void SharedLinks::fill(double now_s) {
+  previous_units_per_s_.clear();
   for (int t : component_transfers_) {
     Moving& transfer = moving_[static_cast<size_t>(t)];
     transfer.remaining_units -= transfer.units_per_s * (now_s - transfer.updated_s);
     transfer.updated_s = now_s;
+    previous_units_per_s_.push_back(transfer.units_per_s);
     transfer.units_per_s = -1;  // not fixed yet
   }
   heap_.clear();
@@ -160,7 +162,10 @@ void SharedLinks::settle(double now_s, std::vector<Due>& due) {
   if (marked_.empty()) return;
   gather();
   fill(now_s);
-  for (int t : component_transfers_) add_due(t);
+  for (size_t i = 0; i < component_transfers_.size(); ++i) {  // a rate unchanged keeps its due (no stale event)
+    const int t = component_transfers_[i];
+    if (moving_[static_cast<size_t>(t)].units_per_s != previous_units_per_s_[i]) add_due(t);
+  }
   for (LinkId id : marked_) link_marked_[static_cast<size_t>(id)] = 0;
   marked_.clear();
 }

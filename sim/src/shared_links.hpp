@@ -74,6 +74,7 @@ class SharedLinks {
   std::vector<char> link_with_ended_;
   std::vector<topologies::LinkId> component_links_;
   std::vector<int> component_transfers_;
+  std::vector<double> previous_units_per_s_;  // of component_transfers_, before fill
   std::vector<Entry> heap_;
   std::vector<std::uint64_t> link_stamp_, transfer_stamp_;  // gather's visits
   std::uint64_t stamp_ = 0;

@@ -229,6 +229,21 @@ TEST_CASE("plans that do not fit the model are refused before simulating") {
     if (phase.kind == model::PhaseKind::transfers) phase.sends.push_back({0, 8, 64});  // rank 8 of 8
   }
   CHECK_THROWS_WITH_AS(sim::replay_plan(model, plan), doctest::Contains("to rank 8 (of 8)"), std::invalid_argument);
+  model::DecodePlan to_itself = model.plan(DecodeAlgorithm::tree_lse, mha16(), 1000);
+  for (model::Phase& phase : to_itself.phases) {
+    if (phase.kind == model::PhaseKind::transfers) phase.sends.push_back({3, 3, 64});  // no route: SimGrid aborts
+  }
+  CHECK_THROWS_WITH_AS(sim::replay_plan(model, to_itself), doctest::Contains("sends from rank 3 to itself"),
+                       std::invalid_argument);
+  // A link that never delivers, or a GPU whose kernels take no time, in a what-if: refused, not a hang.
+  sim::ReplayOptions dead_link;
+  dead_link.degradation.link_bandwidth_factor[0] = 0;
+  CHECK_THROWS_WITH_AS(sim::replay_plan(model, model.plan(DecodeAlgorithm::tree, mha16(), 1000), dead_link),
+                       doctest::Contains("factor in (0, 1]"), std::invalid_argument);
+  sim::ReplayOptions frozen_gpu;
+  frozen_gpu.degradation.gpu_slowdown[2] = 0;
+  CHECK_THROWS_WITH_AS(sim::replay_plan(model, model.plan(DecodeAlgorithm::tree, mha16(), 1000), frozen_gpu),
+                       doctest::Contains("GPU 2 slowed by a factor of 0"), std::invalid_argument);
 }
 
 TEST_CASE("the trace keeps a phase's label whole: quotes, backslashes, any length") {

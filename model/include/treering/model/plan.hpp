@@ -181,6 +181,9 @@ std::vector<Step> steps_of(const DecodePlan& plan, int rank);
 // phase `phase` (all of a ring pass's rounds), or of one round of a ring pass. Appended to `steps`.
 void append_phase_steps(const DecodePlan& plan, int rank, size_t phase, std::vector<Step>& steps);
 void append_round_steps(const DecodePlan& plan, int rank, int round, std::vector<Step>& steps);
+// The steps of transfers phase `phase` for every rank, as append_phase_steps gives them one rank at a time, in
+// one pass over its sends (a rank at a time scans them all: p x sends, 5e8 for tree-lse on 16,384 GPUs).
+std::vector<std::vector<Step>> transfers_phase_steps(const DecodePlan& plan, size_t phase);
 
 // The bytes each rank sends over the whole plan, exactly, for plans whose collectives all run as rings (as
 // realrun's cpu backend runs them): the ring's K/V blocks, tree-lse's transfers, and for a ring all-reduce of E
