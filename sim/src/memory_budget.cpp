@@ -10,9 +10,10 @@
 
 namespace treering::sim {
 
-double replay_memory_bytes(const model::DecodePlan& plan, double collective_flows) {
-  constexpr double kPerRank_bytes = 64e3, kPerFlow_bytes = 256, kBase_bytes = 64e6;
-  return kBase_bytes + kPerRank_bytes * static_cast<double>(plan.gpus.size()) + kPerFlow_bytes * collective_flows;
+double replay_memory_bytes(const model::DecodePlan& plan, double collective_flows, bool in_simgrid) {
+  constexpr double kPerFlow_bytes = 256, kBase_bytes = 64e6;
+  const double per_rank_bytes = in_simgrid ? 64e3 : 16e3;
+  return kBase_bytes + per_rank_bytes * static_cast<double>(plan.gpus.size()) + kPerFlow_bytes * collective_flows;
 }
 
 double available_memory_bytes() {
@@ -34,8 +35,8 @@ double available_memory_bytes() {
   return available;
 }
 
-void check_replay_memory(const model::DecodePlan& plan, double collective_flows) {
-  const double needed = replay_memory_bytes(plan, collective_flows);
+void check_replay_memory(const model::DecodePlan& plan, double collective_flows, bool in_simgrid) {
+  const double needed = replay_memory_bytes(plan, collective_flows, in_simgrid);
   const double available = available_memory_bytes();
   if (available > 0 && needed > available) {
     throw std::invalid_argument("the simulation of " + std::to_string(plan.gpus.size()) + " GPUs would need about " +

@@ -83,10 +83,10 @@ ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePla
   }
   double flows = 0;
   for (const model::CollectiveSchedule& schedule : schedules) flows += static_cast<double>(schedule.flows.size());
-  check_replay_memory(plan, flows);
   // Our event loop replays it (plan_events.hpp), unless asked for SimGrid's actors, which keep one engine per
   // process and whose clock does not restart: SimGrid runs in a child process.
   const bool events = !options.in_simgrid && detail::plan_events_replay(plan);
+  check_replay_memory(plan, flows, !events);
   const std::vector<double> values =
       events ? detail::replay_plan_events(model, plan, schedules, options)
              : run_in_child([&] { return detail::Replayer(model, plan, schedules, options).run(); });
