@@ -16,7 +16,8 @@ void add_info_command(CLI::App& app) {
       return yes ? "yes" + (version.empty() ? std::string() : " (" + version + ")") : std::string("no (left out)");
     };
     print_fields(std::cout, {{"treering", "0.1.0"},
-                             {"simulator", "SimGrid " + sim::simgrid_version()},
+                             {"simulator", "event loop, SimGrid's sharing rules (SimGrid " + sim::simgrid_version() +
+                                               " actors with simulate --simgrid)"},
                              {"CUDA", compiled(info.cuda_compiled, info.cuda_runtime_version)},
                              {"NCCL", compiled(info.nccl_compiled, info.nccl_version)},
                              {"MPI", compiled(info.mpi_compiled, info.mpi_library)},

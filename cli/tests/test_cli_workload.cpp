@@ -24,6 +24,6 @@ TEST_CASE("workload list and show") {
 TEST_CASE("info says what was built") {
   auto result = run_treering("info");
   CHECK(result.exit_code == 0);
-  CHECK(result.out.find("SimGrid 3.") != std::string::npos);
+  CHECK(result.out.find("event loop, SimGrid's sharing rules (SimGrid 3.") != std::string::npos);
   CHECK(result.out.find("CUDA:") != std::string::npos);
 }
