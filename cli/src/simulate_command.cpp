@@ -197,6 +197,7 @@ void print_simulation(SimulateArgs& args, bool compare) {
   ordered_json list = ordered_json::array();
   for (size_t i = 0; i < rows.size(); ++i) {
     list.push_back(decode_json(rows[i]));
+    list.back()["simulator"] = cases[i].simulated.engine;  // "event loop" or "SimGrid 3.32.0" (--simgrid)
     if (cases[i].healthy_s) list.back()["healthy_latency_s"] = *cases[i].healthy_s;
   }
   std::cout << list.dump(2) << '\n';

@@ -92,7 +92,9 @@ TEST_CASE("simulate --simgrid: SimGrid's actors replay the same plans to the sam
   REQUIRE(a.size() == 4);
   REQUIRE(b.size() == 4);
   for (size_t i = 0; i < a.size(); ++i) {
-    CAPTURE(a[i]["algorithm"]);
+    CAPTURE(a[i]["algo"]);
+    CHECK(a[i]["simulator"] == "event loop");
+    CHECK(b[i]["simulator"].get<std::string>().rfind("SimGrid 3.", 0) == 0);
     CHECK(a[i]["latency_s"].get<double>() == doctest::Approx(b[i]["latency_s"].get<double>()).epsilon(1e-9));
   }
   CHECK(run_treering(args).out.find("simulator (event loop, links shared max-min)") != std::string::npos);
