@@ -53,8 +53,7 @@ PlanEvents::PlanEvents(const model::DecodeModel& model, const model::DecodePlan&
 }
 
 bool PlanEvents::is_ring(size_t phase) const {
-  const model::PhaseKind kind = plan_.phases[phase].kind;
-  return kind == model::PhaseKind::ring_pass || kind == model::PhaseKind::q_ring;
+  return is_ring_phase(plan_.phases[phase].kind);
 }
 
 // The next steps of a rank: its ring's next round, or its next phase's (a transfers phase's sends apart: they
@@ -267,13 +266,7 @@ std::vector<double> PlanEvents::run() {
     for (const Event& event : instant) handle(event);
     settle();
   }
-  std::string stuck;
-  for (int rank = 0; rank < ranks_; ++rank) {
-    if (state_[static_cast<size_t>(rank)].done) continue;
-    stuck += (stuck.empty() ? "" : ", ") + std::to_string(plan_.gpus[static_cast<size_t>(rank)]);
-  }
-  if (!stuck.empty()) throw std::runtime_error("deadlock: GPUs " + stuck + " never finished (waiting to receive)");
-  return replay_values(transfers_, finish_s_, accounts_, phase_s_, plan_.phases.size());
+  return replay_values(transfers_, finish_s_, accounts_, phase_s_, plan_);
 }
 
 std::vector<double> replay_plan_events(const model::DecodeModel& model, const model::DecodePlan& plan,

@@ -19,7 +19,8 @@
 // - events less than SimGrid's precision/timing (1e-9 s) after the earliest are handled at its instant, as
 //   SimGrid's lazy updates do.
 // What it leaves out: a transfers phase's send of no bytes (in SimGrid it waits for its receiver's call);
-// such plans go to SimGrid. sim/tests/test_plan_events*.cpp check it against the SimGrid replay to 1e-9.
+// such plans go to SimGrid. sim/tests/test_plan_events.cpp and
+// test_ring_events.cpp check it against the SimGrid replay to 1e-9.
 // Private to sim.
 #pragma once
 

@@ -1,6 +1,8 @@
 #include "rank_accounts.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace treering::sim::detail {
 
@@ -68,7 +70,13 @@ void book_skipped_rounds(RankAccounts& accounts, const model::DecodeModel& model
 }
 
 std::vector<double> replay_values(double transfers, const std::vector<double>& finish_s, const RankAccounts& accounts,
-                                  const std::vector<double>& phase_s, size_t phases) {
+                                  const std::vector<double>& phase_s, const model::DecodePlan& plan) {
+  std::string stuck;
+  for (size_t rank = 0; rank < finish_s.size(); ++rank) {
+    if (finish_s[rank] < 0) stuck += (stuck.empty() ? "" : ", ") + std::to_string(plan.gpus[rank]);
+  }
+  if (!stuck.empty()) throw std::runtime_error("deadlock: GPUs " + stuck + " never finished (waiting to receive)");
+  const size_t phases = plan.phases.size();
   std::vector<double> values{transfers};
   values.insert(values.end(), finish_s.begin(), finish_s.end());
   const size_t critical = static_cast<size_t>(std::max_element(finish_s.begin(), finish_s.end()) - finish_s.begin());

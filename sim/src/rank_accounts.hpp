@@ -56,8 +56,9 @@ void book_skipped_rounds(RankAccounts& accounts, const model::DecodeModel& model
 
 // What a replay hands back, as doubles (it may run in a child process): the transfer count, every rank's
 // finish, the critical (last) rank's totals and per-phase times, then 6 numbers per activity (rank, kind,
-// start, end, peer, phase). `phase_s`: per rank, per phase.
+// start, end, peer, phase). `phase_s`: per rank, per phase. Throws std::runtime_error naming the GPUs of the
+// ranks that never finished (finish_s < 0: a deadlock).
 std::vector<double> replay_values(double transfers, const std::vector<double>& finish_s, const RankAccounts& accounts,
-                                  const std::vector<double>& phase_s, size_t phases);
+                                  const std::vector<double>& phase_s, const model::DecodePlan& plan);
 
 }  // namespace treering::sim::detail

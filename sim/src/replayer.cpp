@@ -165,7 +165,7 @@ void Replayer::run_rank(int rank) {
 
 void Replayer::run_phase(int rank, size_t phase, std::vector<model::Step>& steps, size_t& next_collective) {
   const model::PhaseKind kind = plan.phases[phase].kind;
-  if (kind == model::PhaseKind::ring_pass || kind == model::PhaseKind::q_ring) return run_ring(rank, phase, next_collective);
+  if (is_ring_phase(kind)) return run_ring(rank, phase, next_collective);
   steps.clear();
   phase_steps.append(rank, phase, steps);
   std::vector<model::Step> sends;
@@ -186,7 +186,7 @@ std::vector<double> Replayer::run() {
   }
   bool ring = false;
   for (const model::Phase& phase : plan.phases) {
-    ring = ring || phase.kind == model::PhaseKind::ring_pass || phase.kind == model::PhaseKind::q_ring;
+    ring = ring || is_ring_phase(phase.kind);
   }
   for (const auto& [pair, bytes] : point_to_point_bytes(plan)) {  // receivers; the ring's channel daemons
     mailbox('p', pair.first, pair.second)->set_receiver(rank_actors[static_cast<size_t>(pair.second)]);
@@ -194,11 +194,6 @@ std::vector<double> Replayer::run() {
   }
   platform.run();
   if (!failure.empty()) throw std::runtime_error(failure);
-  std::string stuck;
-  for (size_t rank = 0; rank < finish.size(); ++rank) {
-    if (finish[rank] < 0) stuck += (stuck.empty() ? "" : ", ") + std::to_string(plan.gpus[rank]);
-  }
-  if (!stuck.empty()) throw std::runtime_error("deadlock: GPUs " + stuck + " never finished (waiting to receive)");
-  return replay_values(transfers, finish, accounts, phase_s, plan.phases.size());
+  return replay_values(transfers, finish, accounts, phase_s, plan);
 }
 }  // namespace treering::sim::detail

@@ -20,6 +20,11 @@ namespace treering::sim {
 
 namespace detail {
 
+// A ring phase: pass-KV's (ring_pass) or pass-Q's (q_ring), replayed a round at a time.
+inline bool is_ring_phase(model::PhaseKind kind) {
+  return kind == model::PhaseKind::ring_pass || kind == model::PhaseKind::q_ring;
+}
+
 // Every rank holds the same number of tokens (more than none): the ring's rounds are all alike.
 inline bool equal_blocks(const model::DecodePlan& plan) {
   for (const model::Shard& shard : plan.shards) {

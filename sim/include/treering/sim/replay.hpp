@@ -52,17 +52,6 @@ struct ReplayResult {
 // its sends as async spans (several can be in flight at once). Needs a replay run with record_activities.
 std::string chrome_trace(const model::DecodePlan& plan, const ReplayResult& replay);
 
-// Compute steps take the compute model's time (attention at the rank's own rates, small kernels at the
-// slowest rank's, as the model does). A send waits the model's point-to-point latency for its pair, then its
-// bytes cross the route's links, sharing them with whatever else is in flight; sends to one peer go one at a
-// time, in order (NCCL's per-peer FIFO). A receive waits for the matching send. Runs in a child process.
-// A collective waits for every rank, then its algorithm's latency (the model's), then moves the algorithm's
-// flows (model::collective_schedule) all at once, sharing links with each other. Throws std::invalid_argument
-// for a plan made for other GPUs or naming ranks it does not have, and std::runtime_error
-// naming the GPUs when the replay deadlocks (some rank never finished) or a rank failed.
-// The ring's rounds: with equal blocks every round is alike, and once two consecutive rounds start exactly one
-// period after the previous on every rank, the rest repeat it: each rank goes straight to its last round at the
-// time it would have reached it (the same result as replaying them, tested; traces replay every round).
 // What goes wrong in a what-if replay: slow GPUs (stragglers), links at a fraction of their bandwidth, cables
 // out of service with the network's traffic routed around them (Topology::route with cables down).
 struct Degradation {
@@ -87,6 +76,18 @@ struct ReplayOptions {
                                    // 10-30x faster than SimGrid's actors with the same results (tested to 1e-9);
                                    // true: by SimGrid's actors all the same, to check one by the other
 };
+// Compute steps take the compute model's time (attention at the rank's own rates, small kernels at the
+// slowest rank's, as the model does). A send waits the model's point-to-point latency for its pair, then its
+// bytes cross the route's links, sharing them with whatever else is in flight; sends to one peer go one at a
+// time, in order (NCCL's per-peer FIFO). A receive waits for the matching send. A collective waits for every
+// rank, then its algorithm's latency (the model's), then moves the algorithm's flows
+// (model::collective_schedule) all at once, sharing links with each other. The ring's rounds: with equal blocks
+// every round is alike, and once two consecutive rounds start exactly one period after the previous on every
+// rank, the rest repeat it: each rank goes straight to its last round at the time it would have reached it (the
+// same result as replaying them, tested; traces replay every round). Runs in this process (the event loop) or,
+// with in_simgrid, in a child process (SimGrid's actors). Throws std::invalid_argument for a plan made for other
+// GPUs, naming ranks it does not have or sending from a rank to itself, or a degradation outside its ranges,
+// and std::runtime_error naming the GPUs when the replay deadlocks (some rank never finished) or a rank failed.
 ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePlan& plan, const ReplayOptions& options = {});
 
 }  // namespace treering::sim
