@@ -1,5 +1,6 @@
 // `treering crossover`: one cell per (GPU count, length), the speedup being the two algorithms' latency ratio.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
@@ -37,8 +38,11 @@ namespace {
 
 // A profile like efficient whose predictions carry the relative error `error` on compute and communication alike:
 // a latency x then has the band [x / (1 + e), x / (1 - e)] whatever its split (uncertainty.hpp).
+// A file of this process's own: ctest runs each test case as a process of its own, in parallel, and two
+// writing one path would each read the other's half-written file.
 std::string profile_with_error(const std::string& name, double error) {
-  const std::string path = std::string(TREERING_BINARY_DIR) + "/tests/" + name + ".yaml";
+  const std::string path =
+      std::string(TREERING_BINARY_DIR) + "/tests/" + name + "-" + std::to_string(::getpid()) + ".yaml";
   std::ofstream(path) << "name: " << name << "\ndescription: \"test\"\nimplementation: \"test\"\n"
                       << "uncertainty: {compute: " << error << ", communication: " << error << ", source: \"test\"}\n";
   return path;
