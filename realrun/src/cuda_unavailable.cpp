@@ -30,7 +30,7 @@ void partial_attention(const AttentionShape&, Dtype, const std::uint16_t*, const
 }
 void partial_attention_from_host(const AttentionShape&, Dtype, const std::vector<std::uint16_t>&,
                                  const std::vector<std::uint16_t>&, const std::vector<std::uint16_t>&, long long,
-                                 std::vector<float>&, std::vector<float>&, int) {
+                                 std::vector<float>&, std::vector<float>&, int, int) {
   refuse();
 }
 std::vector<double> time_copy(double, int, int) { refuse(); }

@@ -10,6 +10,7 @@
 
 #include "deployed_combines.hpp"
 #include "ring_collectives.hpp"
+#include "treering/realrun/input_hash.hpp"
 #include "treering/realrun/merge.hpp"
 
 namespace treering::realrun {
@@ -30,15 +31,6 @@ Dtype dtype_of(const model::Workload& w) {
 
 namespace {
 
-// splitmix64 of (stream, index) -> [-1, 1): the same value for the same position on every rank.
-float hashed_value(std::uint64_t stream, std::uint64_t index) {
-  std::uint64_t z = stream * 0x9E3779B97F4A7C15ull + index + 0x632BE59BD9B4E019ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return static_cast<float>(static_cast<double>(z >> 11) * 0x1.0p-53 * 2.0 - 1.0);
-}
-
 std::vector<std::uint16_t> hashed(Dtype dtype, std::uint64_t stream, std::uint64_t first, std::uint64_t count) {
   std::vector<std::uint16_t> values(count);
   for (std::uint64_t i = 0; i < count; ++i) values[i] = to_half(dtype, hashed_value(stream, first + i));
@@ -49,9 +41,9 @@ std::vector<std::uint16_t> hashed(Dtype dtype, std::uint64_t stream, std::uint64
 
 Inputs make_inputs(const AttentionShape& shape, Dtype dtype, long long first, long long count, std::uint64_t seed) {
   const auto per_token = static_cast<std::uint64_t>(shape.kv_values_per_token());
-  return {hashed(dtype, seed * 3 + 0, 0, static_cast<std::uint64_t>(shape.q_values())),
-          hashed(dtype, seed * 3 + 1, static_cast<std::uint64_t>(first) * per_token, static_cast<std::uint64_t>(count) * per_token),
-          hashed(dtype, seed * 3 + 2, static_cast<std::uint64_t>(first) * per_token, static_cast<std::uint64_t>(count) * per_token)};
+  return {hashed(dtype, q_stream(seed), 0, static_cast<std::uint64_t>(shape.q_values())),
+          hashed(dtype, k_stream(seed), static_cast<std::uint64_t>(first) * per_token, static_cast<std::uint64_t>(count) * per_token),
+          hashed(dtype, v_stream(seed), static_cast<std::uint64_t>(first) * per_token, static_cast<std::uint64_t>(count) * per_token)};
 }
 
 namespace {

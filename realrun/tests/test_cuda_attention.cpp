@@ -1,6 +1,6 @@
 // The CUDA kernel on a GPU against the double-precision reference, the CPU kernel and its own CPU emulation
-// (split_kv_emulation.hpp), with the tolerances derived in test_split_kv_emulation.cpp: the reference within 1e-4,
-// the CPU kernel within 2e-5 (the device contracts multiply-adds into FMAs: the same order of rounding error).
+// (tensor_core_emulation.hpp), with the tolerances derived in test_split_kv_emulation.cpp: the reference within 1e-4,
+// the CPU kernel within 2e-5 (the device's MMAs sum in another order: the same order of rounding error).
 // Without a usable device the binary exits before running them and ctest reports them skipped (gpu_main.cpp).
 #include <doctest/doctest.h>
 
@@ -9,7 +9,7 @@
 #include <limits>
 
 #include "random_inputs.hpp"
-#include "split_kv_emulation.hpp"
+#include "tensor_core_emulation.hpp"
 #include "treering/realrun/cuda_attention.hpp"
 
 using namespace treering::realrun;
@@ -59,9 +59,17 @@ TEST_CASE("CUDA: an empty shard gives lse -inf and o 0, other head dims and unal
   CHECK_THROWS_AS(kernel.run(shape, Dtype::bf16, odd, odd, odd, 10, nullptr, nullptr), std::invalid_argument);
 }
 
-TEST_CASE("CUDA: the device's chunk count gives two waves of CTAs where the tokens allow") {
+TEST_CASE("CUDA: the device's chunk count fills one wave of CTAs where the tokens allow") {
   cuda::SplitKvAttention kernel;
   const AttentionShape mha{1, 16, 16, 128};
-  CHECK(kernel.chunks_for(mha, Dtype::bf16, 1 << 20) * 16 >= 2 * 66);  // at least 2 waves of 1 CTA per SM on 66+ SMs
+  CHECK(kernel.chunks_for(mha, Dtype::bf16, 1 << 20) * 16 >= 66);  // at least 1 CTA per SM on 66+ SMs
   CHECK(kernel.chunks_for(mha, Dtype::bf16, 10) == 1);
+}
+
+TEST_CASE("CUDA: repeated calls with chunks reuse the arrival counts (the last CTA resets them)") {
+  const AttentionShape shape{1, 32, 8, 128};
+  const testing::KernelCase c = testing::kernel_case(shape, Dtype::bf16, 3000);
+  std::vector<float> o, lse;
+  cuda::partial_attention_from_host(shape, Dtype::bf16, c.q, c.k, c.v, 3000, o, lse, 5, 3);  // 3 calls, one workspace
+  CHECK(max_relative_error(o.data(), c.reference, shape.head_dim) < 1e-4);
 }

@@ -1,13 +1,15 @@
-// Host-side helpers of cuda_attention.hpp: copies for tests, and CUDA-event timings (batched calls over rotating
-// inputs, bench.hpp's plan_gpu_timing).
+// Host-side helpers of cuda_attention.hpp: copies for tests, and CUDA-graph timings (batched calls over rotating
+// random inputs, bench.hpp's plan_gpu_timing).
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <stdexcept>
 #include <string>
 
+#include "device_inputs.hpp"
 #include "treering/realrun/bench.hpp"
 #include "treering/realrun/cuda_attention.hpp"
+#include "treering/realrun/input_hash.hpp"
 
 namespace treering::realrun::cuda {
 namespace {
@@ -36,37 +38,62 @@ DeviceBuffer upload(const std::vector<T>& values) {
   return buffer;
 }
 
-// Seconds per call of body(i) (the i-th call of the run) on the default stream: `warmup` calls (at least one),
-// one call timed alone to estimate its length, then `iterations` samples, each an event pair around
-// plan.calls_per_sample back-to-back calls (bench.hpp's plan_gpu_timing).
+// Seconds per call of body(i, stream) (the i-th call of the run), as nccl-tests and serving engines time: `warmup`
+// calls (at least one: modules load, workspaces grow), one call timed alone to size the samples, then a CUDA graph
+// of plan.calls_per_sample calls (bench.hpp's plan_gpu_timing) captured once and replayed `iterations` times, one
+// event pair around each replay. The graph removes the host's launches from what is timed: a sample is the device's
+// back-to-back work, as a decode step captured in a graph runs it.
 template <typename Body>
-std::vector<double> event_times(int warmup, int iterations, double bytes_per_call, int copies_held, Body body) {
-  cudaEvent_t start, stop;
+std::vector<double> graph_times(int warmup, int iterations, double bytes_per_call, int copies_held, Body body) {
+  cudaStream_t stream = nullptr;
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  cudaEvent_t start = nullptr, stop = nullptr;
   check(cudaEventCreate(&start), "cudaEventCreate");
   check(cudaEventCreate(&stop), "cudaEventCreate");
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t replay = nullptr;
   auto elapsed_s = [&] {
     check(cudaEventSynchronize(stop), "cudaEventSynchronize");
     float milliseconds = 0;
     check(cudaEventElapsedTime(&milliseconds, start, stop), "cudaEventElapsedTime");
     return milliseconds * 1e-3;
   };
-  long long call = 0;
-  for (int i = 0; i < std::max(1, warmup); ++i) body(call++);
-  check(cudaEventRecord(start), "cudaEventRecord");
-  body(call++);
-  check(cudaEventRecord(stop), "cudaEventRecord");
-  const double estimate_s = elapsed_s();
-  // A sample lasts a millisecond or more, and spans a whole rotation of the inputs.
-  const int calls = std::max(copies_held, plan_gpu_timing(std::max(1.0, bytes_per_call), 0, 0, estimate_s).calls_per_sample);
   std::vector<double> seconds;
-  for (int i = 0; i < iterations; ++i) {
-    check(cudaEventRecord(start), "cudaEventRecord");
-    for (int c = 0; c < calls; ++c) body(call++);
-    check(cudaEventRecord(stop), "cudaEventRecord");
-    seconds.push_back(elapsed_s() / calls);
+  try {
+    long long call = 0;
+    for (int i = 0; i < std::max(1, warmup); ++i) body(call++, stream);
+    check(cudaEventRecord(start, stream), "cudaEventRecord");
+    body(call++, stream);
+    check(cudaEventRecord(stop, stream), "cudaEventRecord");
+    const double estimate_s = elapsed_s();
+    // A sample lasts a millisecond or more, and spans a whole rotation of the inputs.
+    const int calls = std::max(copies_held, plan_gpu_timing(std::max(1.0, bytes_per_call), 0, 0, estimate_s).calls_per_sample);
+    check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    for (int c = 0; c < calls; ++c) body(call++, stream);
+    check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+    check(cudaGraphInstantiate(&replay, graph, 0), "cudaGraphInstantiate");
+    check(cudaGraphLaunch(replay, stream), "cudaGraphLaunch");  // the graph's own first launch, untimed
+    for (int i = 0; i < iterations; ++i) {
+      check(cudaEventRecord(start, stream), "cudaEventRecord");
+      check(cudaGraphLaunch(replay, stream), "cudaGraphLaunch");
+      check(cudaEventRecord(stop, stream), "cudaEventRecord");
+      seconds.push_back(elapsed_s() / calls);
+    }
+  } catch (...) {
+    cudaStreamSynchronize(stream);
+    if (replay) cudaGraphExecDestroy(replay);
+    if (graph) cudaGraphDestroy(graph);
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    cudaStreamDestroy(stream);
+    throw;
   }
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  cudaGraphExecDestroy(replay);
+  cudaGraphDestroy(graph);
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
+  cudaStreamDestroy(stream);
   return seconds;
 }
 
@@ -84,7 +111,7 @@ int rotation_copies(double bytes_per_call) {
 
 void partial_attention_from_host(const AttentionShape& shape, Dtype dtype, const std::vector<std::uint16_t>& q,
                                  const std::vector<std::uint16_t>& k, const std::vector<std::uint16_t>& v,
-                                 long long tokens, std::vector<float>& o, std::vector<float>& lse, int splits) {
+                                 long long tokens, std::vector<float>& o, std::vector<float>& lse, int splits, int calls) {
   check_shape(shape);
   const auto kv = static_cast<size_t>(tokens * shape.kv_values_per_token());
   if (q.size() != static_cast<size_t>(shape.q_values()) || k.size() != kv || v.size() != kv) {
@@ -92,8 +119,14 @@ void partial_attention_from_host(const AttentionShape& shape, Dtype dtype, const
   }
   const DeviceBuffer dq = upload(q), dk = upload(k), dv = upload(v);
   DeviceBuffer dout(static_cast<size_t>(shape.q_values()) * sizeof(float)), dlse(static_cast<size_t>(shape.states()) * sizeof(float));
-  cuda::partial_attention(shape, dtype, dq.as<std::uint16_t>(), dk.as<std::uint16_t>(), dv.as<std::uint16_t>(), tokens,
-                    dout.as<float>(), dlse.as<float>(), splits);
+  if (calls < 1) throw std::invalid_argument("partial_attention_from_host: at least one call");
+  check(cudaMemset(dout.pointer, 0xFF, static_cast<size_t>(shape.q_values()) * sizeof(float)), "cudaMemset");  // NaN: unwritten shows
+  SplitKvAttention kernel;
+  for (int call = 0; call < calls; ++call) {
+    kernel.run(shape, dtype, dq.as<std::uint16_t>(), dk.as<std::uint16_t>(), dv.as<std::uint16_t>(), tokens, dout.as<float>(),
+               dlse.as<float>(), splits);
+  }
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   o.resize(static_cast<size_t>(shape.q_values()));
   lse.resize(static_cast<size_t>(shape.states()));
   check(cudaMemcpy(o.data(), dout.pointer, o.size() * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy");
@@ -107,32 +140,36 @@ std::vector<double> time_copy(double bytes, int warmup, int iterations) {
   for (int c = 0; c < copies; ++c) {
     from.emplace_back(size);
     to.emplace_back(size);
-    check(cudaMemset(from.back().pointer, 1, size), "cudaMemset");
+    detail::fill_hashed(from.back().as<std::uint16_t>(), size / 2, 100 + static_cast<std::uint64_t>(c), 0, Dtype::bf16, nullptr);
   }
-  return event_times(warmup, iterations, 2 * bytes, copies, [&](long long call) {
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  return graph_times(warmup, iterations, 2 * bytes, copies, [&](long long call, cudaStream_t stream) {
     const auto c = static_cast<size_t>(call % copies);
-    check(cudaMemcpyAsync(to[c].pointer, from[c].pointer, size, cudaMemcpyDeviceToDevice), "cudaMemcpyAsync");
+    check(cudaMemcpyAsync(to[c].pointer, from[c].pointer, size, cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync");
   });
 }
 
+// Random q, K and V (input_hash.hpp's values, a seed per copy: never zeros, which would hide unwritten outputs and
+// can run faster than real data), as many copies of K and V as keep a call's reads out of the L2.
 std::vector<double> time_attention(const AttentionShape& shape, Dtype dtype, long long tokens, int warmup, int iterations) {
-  const auto kv = static_cast<size_t>(tokens * shape.kv_values_per_token()) * sizeof(std::uint16_t);
-  const int copies = tokens > 0 ? rotation_copies(2.0 * static_cast<double>(kv)) : 1;
+  const auto kv_values = static_cast<size_t>(tokens * shape.kv_values_per_token());
+  const int copies = tokens > 0 ? rotation_copies(2.0 * static_cast<double>(kv_values * 2)) : 1;
   DeviceBuffer q(static_cast<size_t>(shape.q_values()) * 2);
   DeviceBuffer o(static_cast<size_t>(shape.q_values()) * sizeof(float)), lse(static_cast<size_t>(shape.states()) * sizeof(float));
-  check(cudaMemset(q.pointer, 0, static_cast<size_t>(shape.q_values()) * 2), "cudaMemset");
+  detail::fill_hashed(q.as<std::uint16_t>(), static_cast<size_t>(shape.q_values()), q_stream(1), 0, dtype, nullptr);
   std::vector<DeviceBuffer> k, v;
   for (int c = 0; c < copies; ++c) {
-    k.emplace_back(kv);
-    v.emplace_back(kv);
-    check(cudaMemset(k.back().pointer, 0, kv), "cudaMemset");
-    check(cudaMemset(v.back().pointer, 0, kv), "cudaMemset");
+    k.emplace_back(kv_values * 2);
+    v.emplace_back(kv_values * 2);
+    detail::fill_hashed(k.back().as<std::uint16_t>(), kv_values, k_stream(10 + static_cast<std::uint64_t>(c)), 0, dtype, nullptr);
+    detail::fill_hashed(v.back().as<std::uint16_t>(), kv_values, v_stream(10 + static_cast<std::uint64_t>(c)), 0, dtype, nullptr);
   }
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   SplitKvAttention kernel;  // its workspace made by the warm-up call, outside the samples
-  return event_times(warmup, iterations, 2.0 * static_cast<double>(kv), copies, [&](long long call) {
+  return graph_times(warmup, iterations, 2.0 * static_cast<double>(kv_values * 2), copies, [&](long long call, cudaStream_t stream) {
     const auto c = static_cast<size_t>(call % copies);
     kernel.run(shape, dtype, q.as<std::uint16_t>(), k[c].as<std::uint16_t>(), v[c].as<std::uint16_t>(), tokens, o.as<float>(),
-               lse.as<float>());
+               lse.as<float>(), 0, stream);
   });
 }
 

@@ -1,14 +1,16 @@
-// The split-KV decode kernel's arithmetic and indexing, one piece of code for the device (realrun/src/cuda/
+// The split-KV decode kernel's indexing and arithmetic, one piece of code for the device (realrun/src/cuda/
 // attention.cu) and the host (its CPU emulation and tests in make test, which runs without a GPU).
 //
-// The kernel, FlashDecoding-style: the shard's tokens are cut into `chunks`; one CTA per (sequence, KV head,
-// group of up to 8 query heads sharing that KV head, chunk) reads each K/V row of its chunk once for all the
-// query heads it serves (grouped-query attention). A CTA is 4 warps; a token's row of d 16-bit values is read
-// with 128-bit loads by d/8 lanes (a "lane group": 16 lanes for d = 128, 8 for d = 64), so a warp reads 2 (or 4)
-// tokens at once, and each lane group issues the loads of 4 tokens' K and V before it uses the first. Scores
-// are kept in log2 units (q pre-scaled by log2(e)/sqrt(d), exp2f), and each lane group keeps an online softmax
-// updated once per tile; the CTA's lane groups are merged through shared memory into the chunk's state, and the
-// chunks' states by merge.hpp's rule (natural log: lse = ln 2 x log2-sum), as the CPU kernel's.
+// The kernel, FlashDecoding-style on tensor cores: the shard's tokens are cut into `chunks`; one CTA per
+// (sequence, KV head, block of up to 16 query heads sharing that KV head, chunk). The block's query heads are the
+// 16 rows (M) of an mma.sync.m16n8k16 (bf16 or fp16 inputs, fp32 accumulators); rows past the group are zero and
+// never written. A CTA is 4 warps that work independently: warp w takes the chunk's warp tiles w, w + 4, ... (16
+// tokens for d = 128, 32 for d = 64: 4 KB of K and 4 KB of V), copies each into its own shared memory with cp.async,
+// 3 stages deep, and for each 16 tokens computes S = Q K^T (K rows as the B operand, by ldmatrix), an online
+// softmax in log2 units on S's accumulators, and O += P V (V by ldmatrix.trans). P is split into two 16-bit parts
+// (hi + lo, each an MMA) so that the weights keep ~16 significant bits, as the fp32 CPU kernel's. At the end the
+// 4 warps' states are merged through shared memory into the chunk's state, and the last CTA of a head block to
+// finish (an atomic count) merges the chunks' states by merge.hpp's rule: one launch, lse in natural log.
 #pragma once
 
 #include <cmath>
@@ -20,115 +22,145 @@
 namespace treering::realrun::split_kv {
 
 constexpr int kLanes = 32;
-constexpr int kWarps = 4;              // per CTA: 128 threads
-constexpr int kValuesPerLoad = 8;      // 16-bit values in one 128-bit load
-constexpr int kTokensInFlight = 4;     // tokens whose K and V loads a lane group issues before using the first
-constexpr int kMaxHeadsPerCta = 8;     // query heads one CTA serves: 8 x 8 q values and accumulators per lane
-constexpr int kMinChunkTokens = 16;    // chunks are not cut shorter (their fixed cost would dominate)
-constexpr int kMaxChunks = 65535;      // the grid's y dimension
+constexpr int kWarps = 4;            // per CTA: 128 threads
+constexpr int kRows = 16;            // query heads per CTA: the M of the MMA
+constexpr int kStages = 3;           // cp.async stages per warp
+constexpr int kValuesPerSlot = 8;    // 16-bit values in a 16-byte shared-memory slot (one cp.async, one ldmatrix row)
+constexpr int kMaxChunks = 65535;    // the grid's y dimension
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
-// Lanes per token row, lane groups per warp and per CTA, tokens per tile (all groups, all slots in flight).
-// d = 128: 16 lanes, 2 groups per warp, 8 per CTA, 32 tokens per tile; d = 64: 8, 4, 16, 64.
-TREERING_HOST_DEVICE constexpr int lanes_per_token(int head_dim) { return head_dim / kValuesPerLoad; }
-TREERING_HOST_DEVICE constexpr int groups_per_warp(int head_dim) { return kLanes / lanes_per_token(head_dim); }
-TREERING_HOST_DEVICE constexpr int groups_per_cta(int head_dim) { return kWarps * groups_per_warp(head_dim); }
-TREERING_HOST_DEVICE constexpr int tokens_per_tile(int head_dim) { return groups_per_cta(head_dim) * kTokensInFlight; }
+// Tokens one warp stages at once (2,048 values of K, and as many of V): d = 128: 16, d = 64: 32; the CTA's four
+// warps together: 64 or 128. Slots per row: d / 8. A stage: K then V, 4,096 16-bit values (8 KB).
+TREERING_HOST_DEVICE constexpr int warp_tile_tokens(int head_dim) { return 2048 / head_dim; }
+TREERING_HOST_DEVICE constexpr int cta_tile_tokens(int head_dim) { return kWarps * warp_tile_tokens(head_dim); }
+TREERING_HOST_DEVICE constexpr int slots_per_row(int head_dim) { return head_dim / kValuesPerSlot; }
+TREERING_HOST_DEVICE constexpr int stage_values(int head_dim) { return 2 * warp_tile_tokens(head_dim) * head_dim; }
+// Dynamic shared memory of a CTA: 4 warps x 3 stages x 8 KB = 96 KB (two CTAs fit an H100 SM's 227 KB).
+constexpr int shared_bytes(int head_dim) { return kWarps * kStages * stage_values(head_dim) * 2; }
 
-// Where a thread works: its CTA-wide lane group and the first of the 8 head-dim values it loads.
-// Example, d = 128: warp 1, lane 21 -> group 2 + 21 / 16 = 3, values 5 x 8 = 40 ... 47.
-struct LanePlace {
-  int group = 0;
-  int first_value = 0;
+// Where slot `slot` of row `row` of a warp tile lives (in slots from the tile's start): the slot index XOR the
+// row's low 3 bits, so that the 8 rows one ldmatrix reads (the same slot of 8 consecutive rows) fall in 8
+// different 16-byte bank groups. Example, d = 128 (16 slots a row): row 5, slot 2 -> 5 x 16 + (2 ^ 5) = 87.
+TREERING_HOST_DEVICE constexpr int swizzled_slot(int head_dim, int row, int slot) {
+  return row * slots_per_row(head_dim) + (slot ^ (row & 7));
+}
+
+// A row and slot of a warp tile.
+struct TilePlace {
+  int row = 0;
+  int slot = 0;
 };
-TREERING_HOST_DEVICE constexpr LanePlace lane_place(int head_dim, int warp, int lane) {
-  return {warp * groups_per_warp(head_dim) + lane / lanes_per_token(head_dim), (lane % lanes_per_token(head_dim)) * kValuesPerLoad};
+
+// The copy of a warp tile: step `step` of copy_steps, lane `lane` moves piece step x 32 + lane, consecutive lanes
+// consecutive slots of a row (coalesced). Example, d = 128: step 3, lane 20 -> piece 116 = row 7, slot 4.
+TREERING_HOST_DEVICE constexpr int copy_steps(int head_dim) { return warp_tile_tokens(head_dim) * slots_per_row(head_dim) / kLanes; }
+TREERING_HOST_DEVICE constexpr TilePlace copy_piece(int head_dim, int step, int lane) {
+  return {(step * kLanes + lane) / slots_per_row(head_dim), (step * kLanes + lane) % slots_per_row(head_dim)};
 }
 
-// The token lane group `group` reads in slot `slot` of tile `tile` of a chunk beginning at `begin`: in one slot the
-// CTA's groups read consecutive tokens. Example, d = 128, begin 64: tile 1, slot 2, group 5 -> 64 + 32 + 16 + 5 = 117.
-TREERING_HOST_DEVICE constexpr long long token_at(long long begin, int head_dim, long long tile, int slot, int group) {
-  return begin + tile * tokens_per_tile(head_dim) + static_cast<long long>(slot) * groups_per_cta(head_dim) + group;
+// The row addresses of one ldmatrix.x4 (lanes 8m ... 8m + 7 give the 8 rows of matrix m) for the K fragments of
+// k-step `ks` (head-dim values 16 ks ... 16 ks + 15) over the 16 tokens 16 u ... 16 u + 15 of the warp tile:
+// matrices (tokens 0-7, slot 2 ks), (tokens 0-7, slot 2 ks + 1), (tokens 8-15, slot 2 ks), (tokens 8-15, 2 ks + 1),
+// i.e. the B registers {b0b1, b2b3} of the n-tile of tokens 0-7, then of tokens 8-15.
+// Example: ks 3, u 1, lane 21 (matrix 2, row 5) -> row 16 + 8 + 5 = 29, slot 6.
+TREERING_HOST_DEVICE constexpr TilePlace k_matrix_row(int ks, int u, int lane) {
+  return {16 * u + (lane / 8 / 2) * 8 + lane % 8, 2 * ks + (lane / 8) % 2};
+}
+// The same for ldmatrix.x4.trans of V for head-dim values 16 np ... 16 np + 15 (n-tiles 2 np and 2 np + 1) over
+// tokens 16 u ... 16 u + 15 (the k of P V): matrices (tokens 0-7, slot 2 np), (tokens 8-15, slot 2 np),
+// (tokens 0-7, slot 2 np + 1), (tokens 8-15, slot 2 np + 1): the B registers of n-tile 2 np, then of 2 np + 1.
+// Example: np 2, u 0, lane 13 (matrix 1, row 5) -> row 8 + 5 = 13, slot 4.
+TREERING_HOST_DEVICE constexpr TilePlace v_matrix_row(int np, int u, int lane) {
+  return {16 * u + ((lane / 8) % 2) * 8 + lane % 8, 2 * np + lane / 8 / 2};
 }
 
-// Chunk `chunk` of `chunks` over `tokens` tokens: [begin, end), ceil(tokens / chunks) each, the last shorter, any
-// beyond the end empty. Example: 100 tokens in 7 chunks of 15: chunk 6 is [90, 100).
+// The m16n8k16 fragments (PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point type"); lane l, g = l / 4
+// the group, t = l % 4 the thread in the group:
+//   accumulator c_i (i 0-3): row g + 8 (i / 2), column 2 t + i % 2;
+//   A register j (0-3), half h: row g + 8 (j % 2), column 2 t + 8 (j / 2) + h;
+//   B register j (0-1), half h: row (k) 2 t + 8 j + h, column (n) g.
+// So the accumulators of the two n-tiles of 16 tokens are, in order, the A registers of those 16 tokens as the k of
+// P V: A register j = the n-tile j / 2's accumulators 2 (j % 2), 2 (j % 2) + 1.
+TREERING_HOST_DEVICE constexpr int accumulator_row(int lane, int i) { return lane / 4 + 8 * (i / 2); }
+TREERING_HOST_DEVICE constexpr int accumulator_col(int lane, int i) { return 2 * (lane % 4) + i % 2; }
+TREERING_HOST_DEVICE constexpr int a_row(int lane, int j) { return lane / 4 + 8 * (j % 2); }
+TREERING_HOST_DEVICE constexpr int a_col(int lane, int j, int h) { return 2 * (lane % 4) + 8 * (j / 2) + h; }
+
+// Query-head blocks per KV head (16 rows each, the last one padded) and what CTA x (of batch x n_kv x blocks, in
+// that order) serves. Examples: g = 8 -> 1 block of 8 rows; g = 40 -> 3 blocks (16, 16, 8 rows).
+// n_h 32, n_kv 4 (g 8): CTA 6 -> sequence 1, KV head 2, query heads 16 ... 23.
+TREERING_HOST_DEVICE constexpr int head_blocks(int query_heads, int kv_heads) { return (query_heads / kv_heads + kRows - 1) / kRows; }
+struct CtaPlace {
+  int sequence = 0;
+  int kv_head = 0;
+  int first_query_head = 0;
+  int rows = 0;  // query heads served, at most kRows
+};
+TREERING_HOST_DEVICE constexpr CtaPlace cta_place(int cta, int query_heads, int kv_heads) {
+  const int group = query_heads / kv_heads, blocks = head_blocks(query_heads, kv_heads);
+  const int kv_index = cta / blocks, block = cta % blocks;
+  const int rows = group - block * kRows < kRows ? group - block * kRows : kRows;
+  return {kv_index / kv_heads, kv_index % kv_heads, (kv_index % kv_heads) * group + block * kRows, rows};
+}
+
+// Chunks per CTA so that one wave fills the device without a partial second one (all CTAs do equal work, so a
+// second wave would only add a tail): floor(sms x resident / ctas), at least 1; no chunk shorter than the CTA's
+// tile (64 tokens for d = 128, 128 for d = 64); at most kMaxChunks. `ctas`: CTAs without splitting (batch x n_kv x
+// head blocks); `resident_per_sm`: CTAs an SM holds at once (the occupancy calculator's).
+// Examples (H100, 132 SMs, 2 resident): 8 KV heads at 131,072 tokens (d 128): 264 / 8 = 33 chunks; 16 KV heads:
+// 16; 1,024 tokens over 8 KV heads: 1,024 / 64 = 16; 64 sequences x 8 KV heads (512 CTAs): 1.
+TREERING_HOST_DEVICE constexpr int choose_chunks(int sms, int resident_per_sm, long long ctas, long long tokens, int head_dim) {
+  const long long wave = static_cast<long long>(sms) * resident_per_sm / (ctas > 0 ? ctas : 1);
+  const long long most = tokens / cta_tile_tokens(head_dim);
+  long long chunks = wave < most ? wave : most;
+  return static_cast<int>(chunks < 1 ? 1 : chunks > kMaxChunks ? kMaxChunks : chunks);
+}
+
+// Chunk `chunk` of `chunks` over `tokens` tokens: [begin, end), each ceil(tokens / chunks) rounded up to whole warp
+// tiles (so only the last chunk has a partial tile), the last shorter, any beyond the end empty.
+// Example, d = 128 (16-token warp tiles): 1,000 tokens in 3 chunks: 334 -> 336 a chunk: [0, 336), [336, 672), [672, 1000).
 struct TokenRange {
   long long begin = 0;
   long long end = 0;
 };
-TREERING_HOST_DEVICE constexpr TokenRange chunk_range(long long tokens, int chunks, int chunk) {
-  const long long per_chunk = (tokens + chunks - 1) / chunks;
+TREERING_HOST_DEVICE constexpr TokenRange chunk_range(long long tokens, int chunks, int chunk, int head_dim) {
+  const long long tile = warp_tile_tokens(head_dim);
+  const long long per_chunk = ((tokens + chunks - 1) / chunks + tile - 1) / tile * tile;
   const long long begin = chunk * per_chunk < tokens ? chunk * per_chunk : tokens;
   const long long end = begin + per_chunk < tokens ? begin + per_chunk : tokens;
   return {begin, end};
 }
 
-// Query heads per CTA: the largest of 8, 4, 2, 1 dividing the group size g = n_h / n_kv (so a K/V row is read
-// g / heads_per_cta times). Examples: g = 8 -> 8; g = 16 -> 8 (read twice); g = 6 -> 2; MHA (g = 1) -> 1.
-TREERING_HOST_DEVICE constexpr int heads_per_cta(int query_heads, int kv_heads) {
-  const int group = query_heads / kv_heads;
-  return group % 8 == 0 ? 8 : group % 4 == 0 ? 4 : group % 2 == 0 ? 2 : 1;
+// Warp `warp`'s tiles of a chunk: tile i covers the chunk's tokens from (i x 4 + warp) x W, W = warp_tile_tokens.
+// Example, d = 128, a chunk of 100 tokens: warp 0 has tiles at 0 and 64, warp 2 at 32 and 96, warp 3 at 48 only.
+TREERING_HOST_DEVICE constexpr long long warp_tile_begin(int head_dim, int warp, long long tile) {
+  return (tile * kWarps + warp) * warp_tile_tokens(head_dim);
+}
+TREERING_HOST_DEVICE constexpr long long warp_tiles(int head_dim, int warp, long long chunk_tokens) {
+  const long long first = warp_tile_begin(head_dim, warp, 0);
+  return chunk_tokens > first ? (chunk_tokens - first + cta_tile_tokens(head_dim) - 1) / cta_tile_tokens(head_dim) : 0;
 }
 
-// What CTA x (of batch x n_kv x head blocks, in that order) serves: its sequence, KV head and first query head.
-// Example: n_h 32, n_kv 4 (g 8, one head block): CTA 6 -> sequence 1, KV head 2, query heads 16 ... 23.
-struct CtaPlace {
-  int sequence = 0;
-  int kv_head = 0;
-  int first_query_head = 0;
+// One row's online-softmax step over a batch of scores (log2 units) whose largest is `batch_top`: the new running
+// max m2' = max(m2, batch_top); the factor that rescales the old sum and accumulators, 2^(m2 - m2'); and the
+// offset the batch's weights are taken from (p = 2^(s - offset)): m2', or 0 while the row has seen only -inf
+// (masked tokens), so that no -inf - -inf appears. Example: m2 = 1, batch_top = 3 -> m2' = 3, rescale 1/4.
+struct RowStep {
+  float top = 0;
+  float rescale = 0;
+  float offset = 0;
 };
-TREERING_HOST_DEVICE constexpr CtaPlace cta_place(int cta, int query_heads, int kv_heads) {
-  const int heads = heads_per_cta(query_heads, kv_heads);
-  const int head_blocks = query_heads / kv_heads / heads;
-  const int kv_index = cta / head_blocks;
-  return {kv_index / kv_heads, kv_index % kv_heads, (kv_index % kv_heads) * (query_heads / kv_heads) + (cta % head_blocks) * heads};
+TREERING_HOST_DEVICE inline RowStep row_step(float m2, float batch_top) {
+  const float top = batch_top > m2 ? batch_top : m2;
+  const float offset = top == -std::numeric_limits<float>::infinity() ? 0.0f : top;
+  return {top, exp2f(m2 - offset), offset};
 }
 
-// Chunks per CTA so that the grid fills the device at least twice over (a second wave evens out CTAs that finish
-// early): ceil(2 x sms x resident_per_sm / ctas), but no chunk shorter than kMinChunkTokens, at least 1, at most
-// kMaxChunks. `ctas`: CTAs without splitting (batch x n_kv x head blocks); `resident_per_sm`: CTAs an SM holds at
-// once (the occupancy calculator's). Example: H100 (132 SMs), 4 resident, batch 1 x 16 KV heads of MHA (16 CTAs),
-// 2,048 tokens: ceil(1,056 / 16) = 66 chunks of 32 tokens: 1,056 CTAs, 2 waves; at 100,000 tokens still 66 chunks
-// (1,516 tokens each); 64 sequences x 8 KV heads (512 CTAs): 3 chunks.
-TREERING_HOST_DEVICE constexpr int choose_chunks(int sms, int resident_per_sm, long long ctas, long long tokens) {
-  const long long two_waves = 2LL * sms * resident_per_sm;
-  const long long wanted = (two_waves + ctas - 1) / ctas;
-  const long long most = tokens / kMinChunkTokens > 1 ? tokens / kMinChunkTokens : 1;
-  const long long chunks = wanted < most ? wanted : most;
-  return static_cast<int>(chunks < 1 ? 1 : chunks > kMaxChunks ? kMaxChunks : chunks);
-}
-
-// One lane's online-softmax update over a tile, for one query head: s2[u] are the scores of the tile's first
-// `valid` slots in log2 units, v[u] the lane's kValuesPerLoad values of those tokens' V. The running max m2 and
-// sum l, and the lane's accumulator (unnormalised, relative to 2^m2), are rescaled once per tile:
-//   m2' = max(m2, max_u s2_u);  l' = l 2^(m2 - m2') + sum_u 2^(s2_u - m2');  acc' = acc 2^(m2 - m2') + sum_u 2^(s2_u - m2') v_u
-// Example: m2 = 0, l = 1, acc = 1; one token s2 = 1, v = 3 -> m2' = 1, l' = 0.5 + 1 = 1.5, acc' = 0.5 + 3 = 3.5
-// (o = acc / l = 7/3: the weights 1 and 2 of values 1 and 3).
-TREERING_HOST_DEVICE inline void online_softmax_tile(float& m2, float& l, float* acc, const float* s2,
-                                                     const float (*v)[kValuesPerLoad], int valid) {
-  if (valid <= 0) return;
-  float top = m2;
-  for (int u = 0; u < kTokensInFlight; ++u) {  // fixed bounds, guarded: the kernel keeps the arrays in registers
-    if (u < valid) top = s2[u] > top ? s2[u] : top;
-  }
-  const float rescale = exp2f(m2 - top);  // m2 = -inf at first: 0
-  l *= rescale;
-  for (int i = 0; i < kValuesPerLoad; ++i) acc[i] *= rescale;
-  for (int u = 0; u < kTokensInFlight; ++u) {
-    if (u >= valid) continue;
-    const float p = exp2f(s2[u] - top);
-    l += p;
-    for (int i = 0; i < kValuesPerLoad; ++i) acc[i] += p * v[u][i];
-  }
-  m2 = top;
-}
-
-// The CTA's lane groups' states of one head merged into its chunk's state: `count` (m2, l) pairs `stride` apart.
-// top2 = the largest m2 of a non-empty group; total = sum l_g 2^(m2_g - top2); a group's accumulator weighs
-// 2^(m2_g - top2) / total in the normalised o, and lse = ln 2 (top2 + log2 total), natural log as merge.hpp's.
-// Example: two groups (m2 0, l 1) and (m2 1, l 1): top2 1, total 1.5, weights 1/3 and 2/3, lse = ln 2 + ln 1.5 = ln 3.
+// The warps' states of one row merged into the CTA's: `count` (m2, l) pairs `stride` apart. top2 = the largest m2 of
+// a non-empty state; total = sum l_w 2^(m2_w - top2); a state's unnormalised accumulator weighs 2^(m2_w - top2) /
+// total in the normalised o, and lse = ln 2 (top2 + log2 total), natural log as merge.hpp's.
+// Example: two states (m2 0, l 1) and (m2 1, l 1): top2 1, total 1.5, weights 1/3 and 2/3, lse = ln 2 + ln 1.5 = ln 3.
 struct GroupMerge {
   float top2 = -std::numeric_limits<float>::infinity();
   float total = 0;
