@@ -3,7 +3,7 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test test-sanitize fuzz run bench figures validate-local gpu-check clean
+.PHONY: all deps configure build test test-sanitize fuzz run bench figures validate-local gpu-check gpu-bundle clean
 
 all: build
 
@@ -66,11 +66,15 @@ bench: build
 	$(BUILD_DIR)/bin/bench_flows
 	$(BUILD_DIR)/bin/bench_replay
 
-# On a machine with an NVIDIA GPU: build for it, the GPU tests, benchmarks and loopback decodes into
-# validate/data/measured/<gpu>-<date>/ with provenance, then calibrate and validate (scripts/gpu-check.sh).
-# Without a GPU it stops at once with exit code 2.
+# On a machine with an NVIDIA GPU: build for it, the GPU tests, sanitizers, benchmarks (and PyTorch's SDPA beside
+# them), decodes into validate/data/measured/<gpu>-<date>/ with provenance, then calibrate and validate
+# (scripts/gpu-check.sh). Without a GPU it stops at once with exit code 2. On a GPU machine with no package
+# registry: `make gpu-bundle` here, then `bash scripts/gpu-check.sh --bundle .gpurun` there.
 gpu-check:
 	bash scripts/gpu-check.sh
+
+gpu-bundle:
+	bash scripts/gpu-bundle.sh
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -1,81 +1,143 @@
 #!/usr/bin/env bash
-# make gpu-check: turns a lent NVIDIA GPU into committed measurements, with one command.
-#   1. builds for the GPU present (its compute capability) in build-gpu/, and checks that the cuda backend is in;
-#   2. runs the GPU tests (ctest -L gpu: the kernel against the reference, every algorithm on 1-4 loopback ranks);
-#   3. bench hbm (device copy), bench attention (paper-mha16 = MHA, llama3.1-8b = GQA g 4, llama3.1-70b = GQA g 8,
-#      1k to 128k tokens), decodes on one rank, and loopback decodes of every algorithm at 2, 4 and 8 virtual ranks;
-#   4. writes them to validate/data/measured/<gpu>-<date>/ with provenance.json (GPU, driver, CUDA, NCCL, clocks),
-#      then `treering calibrate` on the attention benchmarks and `treering validate` of the one-rank decodes.
-# Without a usable GPU or CUDA toolkit it stops at once with a message and exit code 2.
+# make gpu-check: turns a GPU into committed measurements, with one command. Three ways to run it:
+#   bash scripts/gpu-check.sh                      on a GPU machine that can build: builds for its GPU in build-gpu/,
+#                                                  measures into validate/data/measured/<gpu>-<date>/, then analyses;
+#   bash scripts/gpu-check.sh --bundle .gpurun     on a GPU machine without a package registry, from the folder
+#        [--out DIR]                               scripts/gpu-bundle.sh packed elsewhere: measures only;
+#   bash scripts/gpu-check.sh --analyse DIR        anywhere (no GPU): treering calibrate and validate on DIR.
+# What it measures: provenance.json (GPU, driver, clocks, power limit, CUDA, NCCL, PyTorch); the GPU tests;
+# compute-sanitizer memcheck and racecheck on a short loopback decode and the attention bench; bench hbm; bench
+# attention for paper-mha16 (MHA), llama3.1-8b (GQA g 4) and llama3.1-70b (g 8) from 1k to 128k tokens; the same
+# shapes through PyTorch's SDPA when PyTorch is there (scripts/peer-attention.py); decodes on one rank (16k, 128k,
+# 1M tokens); loopback decodes of every algorithm at 2, 4 and 8 virtual ranks. Each step's seconds go to steps.txt.
+# Without a usable GPU it stops at once with exit code 2; a failed test or sanitizer finding makes it exit 1 at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-  echo "gpu-check: no usable NVIDIA GPU here (nvidia-smi is missing or lists no device); nothing to measure" >&2
-  exit 2
-fi
-if ! command -v nvcc >/dev/null 2>&1 && [[ ! -x /usr/local/cuda/bin/nvcc ]]; then
-  echo "gpu-check: no CUDA toolkit (nvcc) here; the cuda backend cannot be built" >&2
-  exit 2
-fi
-
-gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '.')
-slug=$(echo "$gpu_name" | tr '[:upper:]' '[:lower:]' | sed -e 's/nvidia //' -e 's/[^a-z0-9]\+/-/g' -e 's/^-//' -e 's/-$//')
-out=validate/data/measured/${slug}-$(date -u +%Y-%m-%d)
-build=${GPU_BUILD_DIR:-build-gpu}
-jobs=$(nproc)
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+bundle="" out="" analyse=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --bundle) bundle=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --analyse|--analyze) analyse=$2; shift 2 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    *) echo "gpu-check: unknown option '$1' (--bundle DIR, --out DIR, --analyse DIR)" >&2; exit 2 ;;
+  esac
+done
 
 run() {
   echo "+ $*" >&2
   "$@"
 }
 
-echo "gpu-check: $gpu_name (sm_$arch) -> $out" >&2
-bash scripts/deps.sh
-run cmake -S . -B "$build" -DTREERING_BUILD_TESTS=ON -DCMAKE_CUDA_ARCHITECTURES="$arch"
-run cmake --build "$build" -j "$jobs"
-realrun="$build/bin/treering-realrun"
-if ! "$realrun" info | grep -q "cuda (NCCL"; then
-  echo "gpu-check: the build has no cuda backend:" >&2
-  "$realrun" info >&2
-  exit 1
-fi
-run ctest --test-dir "$build" -L gpu --output-on-failure
+analyse() {  # calibrate on the attention benches, validate the one-rank and loopback decodes
+  local dir=$1 treering=${TREERING:-build/bin/treering}
+  [[ -x "$treering" ]] || { echo "gpu-check: $treering is not built (make build)" >&2; exit 2; }
+  run "$treering" calibrate "$dir"/attention-*.json --cluster dgx-h100 --nodes 1 -o "$dir/calibrated-dgx-h100.yaml" |
+    tee "$dir/calibrate.txt"
+  run "$treering" validate --cluster "$dir/calibrated-dgx-h100.yaml" "$dir/decode-1rank.json" --engine model | tee "$dir/validate.txt"
+}
 
+if [[ -n "$analyse" ]]; then
+  analyse "$analyse"
+  exit 0
+fi
+
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "gpu-check: no usable NVIDIA GPU here (nvidia-smi is missing or lists no device); nothing to measure" >&2
+  exit 2
+fi
+gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '.')
+slug=$(echo "$gpu_name" | tr '[:upper:]' '[:lower:]' | sed -e 's/nvidia //' -e 's/[^a-z0-9]\+/-/g' -e 's/^-//' -e 's/-$//')
+out=${out:-validate/data/measured/${slug}-$(date -u +%Y-%m-%d)}
 mkdir -p "$out"
+: > "$out/steps.txt"
+failures=()
+
+if [[ -n "$bundle" ]]; then
+  [[ -f "$bundle/env.sh" ]] || { echo "gpu-check: $bundle/env.sh is missing (bash scripts/gpu-bundle.sh makes it)" >&2; exit 2; }
+  # shellcheck disable=SC1091
+  source "$bundle/env.sh"
+  [[ "${TREERING_BUNDLE_ARCH:-}" == "$arch" ]] ||
+    echo "gpu-check: warning: the bundle was built for sm_${TREERING_BUNDLE_ARCH:-?}, this GPU is sm_$arch" >&2
+  realrun=$(command -v treering-realrun)
+  gpu_tests=(realrun_gpu_tests)
+else
+  command -v nvcc >/dev/null 2>&1 || [[ -x /usr/local/cuda/bin/nvcc ]] || { echo "gpu-check: no CUDA toolkit (nvcc) here" >&2; exit 2; }
+  build=${GPU_BUILD_DIR:-build-gpu}
+  bash scripts/deps.sh
+  run cmake -S . -B "$build" -DTREERING_BUILD_TESTS=ON -DCMAKE_CUDA_ARCHITECTURES="$arch" -DCMAKE_BUILD_TYPE=Release
+  run cmake --build "$build" -j "$(nproc)"
+  realrun="$build/bin/treering-realrun"
+  gpu_tests=(ctest --test-dir "$build" -L gpu --output-on-failure)
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+"$realrun" info | grep -q "cuda (NCCL" || { echo "gpu-check: $realrun has no cuda backend" >&2; "$realrun" info >&2; exit 1; }
+echo "gpu-check: $gpu_name (sm_$arch) -> $out" >&2
+
+step() {  # step NAME COMMAND...: runs it, times it, and records a failure without stopping the rest
+  local name=$1 started=$SECONDS
+  shift
+  if run "$@"; then echo "$name $((SECONDS - started)) s ok" >> "$out/steps.txt"
+  else echo "$name $((SECONDS - started)) s FAILED" >> "$out/steps.txt"; failures+=("$name"); fi
+}
+
 python3 - "$out/provenance.json" "$realrun" <<'PY'
-import json, subprocess, sys, datetime
-def query(fields):
-    text = subprocess.run(["nvidia-smi", "--query-gpu=" + fields, "--format=csv,noheader,nounits"], capture_output=True, text=True).stdout
-    return [value.strip() for value in text.splitlines()[0].split(",")]
-names = "name,driver_version,compute_cap,memory.total,clocks.max.sm,clocks.max.memory,clocks.sm,power.limit"
-values = query(names)
-info = subprocess.run([sys.argv[2], "info"], capture_output=True, text=True).stdout
-nvcc = subprocess.run(["bash", "-c", "nvcc --version || /usr/local/cuda/bin/nvcc --version"], capture_output=True, text=True).stdout
-record = {"gpu": dict(zip(names.split(","), values)), "treering_realrun_info": info.strip().splitlines(),
-          "nvcc": nvcc.strip().splitlines()[-1] if nvcc.strip() else "",
-          "git": subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip(),
-          "date_utc": datetime.datetime.utcnow().isoformat(timespec="seconds") + "Z",
+import datetime, json, subprocess, sys
+def run(command):
+    return subprocess.run(command, capture_output=True, text=True).stdout.strip()
+names = "name,driver_version,compute_cap,memory.total,clocks.max.sm,clocks.max.memory,clocks.sm,power.limit,persistence_mode"
+values = [v.strip() for v in run(["nvidia-smi", "--query-gpu=" + names, "--format=csv,noheader,nounits"]).splitlines()[0].split(",")]
+torch = run([sys.executable, "-c", "import torch; print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version())"])
+record = {"gpu": dict(zip(names.split(","), values)), "treering_realrun_info": run([sys.argv[2], "info"]).splitlines(),
+          "git": run(["git", "rev-parse", "HEAD"]) or "(no git here: see treering_realrun_info)", "torch": torch or None,
+          "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
           "units": {"memory.total": "MiB", "clocks": "MHz", "power.limit": "W"}}
 json.dump(record, open(sys.argv[1], "w"), indent=2)
 PY
 
-run "$realrun" bench hbm --backend cuda --bytes 1G --iters 20 --warmup 2 -o "$out/hbm.json"
+step gpu-tests "${gpu_tests[@]}"
+
+if command -v compute-sanitizer >/dev/null 2>&1; then
+  algos=ring,tree,tree-fused,tree-lse,allgather-merge
+  sanitize() {  # sanitize TOOL NAME COMMAND...: clean when the summary says 0 errors / 0 hazards
+    local tool=$1 name=$2
+    shift 2
+    compute-sanitizer --tool "$tool" --error-exitcode 3 "$@" > "$out/sanitizer-$tool-$name.log" 2>&1
+  }
+  for tool in memcheck racecheck; do
+    step "$tool-loopback" sanitize "$tool" loopback "$realrun" decode --backend cuda --loopback 2 --algo "$algos" --seq-len 3000 \
+      --repeats 1 --warmup 1
+    step "$tool-attention" sanitize "$tool" attention "$realrun" bench attention --backend cuda --workload llama3.1-70b \
+      --tokens 1000,5000 --bytes 64M --iters 1 --warmup 1
+  done
+else
+  echo "sanitizers 0 s SKIPPED (no compute-sanitizer)" >> "$out/steps.txt"
+fi
+
+step bench-hbm "$realrun" bench hbm --backend cuda --bytes 1G --iters 20 --warmup 2 -o "$out/hbm.json"
 for workload in paper-mha16 llama3.1-8b llama3.1-70b; do
-  run "$realrun" bench attention --backend cuda --workload "$workload" --bytes 1G --tokens 1k:128k:x2 --iters 20 --warmup 2 \
-    -o "$out/attention-$workload.json"
+  step "bench-attention-$workload" "$realrun" bench attention --backend cuda --workload "$workload" --bytes 1G --tokens 1k:128k:x2 \
+    --iters 20 --warmup 2 -o "$out/attention-$workload.json"
 done
-algos=ring,tree,tree-fused,tree-lse,allgather-merge
-run "$realrun" decode --backend cuda --algo tree,ring --seq-len 16k,128k,1M --repeats 10 -o "$out/decode-1rank.json"
+if python3 -c "import torch" 2>/dev/null; then
+  step peer-attention python3 scripts/peer-attention.py "$out"/attention-*.json -o "$out/peer-attention.json"
+fi
+step decode-1rank "$realrun" decode --backend cuda --algo tree,ring --seq-len 16k,128k,1M --repeats 10 -o "$out/decode-1rank.json"
 for ranks in 2 4 8; do
-  run "$realrun" decode --backend cuda --loopback "$ranks" --algo "$algos" --seq-len 16k,128k --repeats 5 \
-    -o "$out/decode-loopback-$ranks.json"
+  step "decode-loopback-$ranks" "$realrun" decode --backend cuda --loopback "$ranks" --algo ring,tree,tree-fused,tree-lse,allgather-merge \
+    --seq-len 16k,128k --repeats 5 -o "$out/decode-loopback-$ranks.json"
 done
 
-treering="$build/bin/treering"
-run "$treering" calibrate "$out"/attention-*.json --cluster dgx-h100 --nodes 1 -o "$out/calibrated-dgx-h100.yaml"
-run "$treering" validate --cluster "$out/calibrated-dgx-h100.yaml" "$out/decode-1rank.json" --engine model \
-  | tee "$out/validate.txt"
-echo "gpu-check: done; commit $out and put the kernel's fraction of copy bandwidth (attention-*.json) in realrun/README.md" >&2
+cat "$out/steps.txt" >&2
+if [[ -z "$bundle" ]]; then
+  TREERING="$build/bin/treering" analyse "$out"
+else
+  echo "gpu-check: measured into $out; fetch it, then here: bash scripts/gpu-check.sh --analyse <its folder>" >&2
+fi
+if [[ ${#failures[@]} -gt 0 ]]; then
+  echo "gpu-check: FAILED: ${failures[*]}" >&2
+  exit 1
+fi
+echo "gpu-check: done; commit $out and put the figures in realrun/README.md" >&2

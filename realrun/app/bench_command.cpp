@@ -100,8 +100,11 @@ ordered_json attention(const BenchOptions& options, const std::vector<long long>
       std::printf("attention %9lld tokens: %10.3f ms, %8.2f GB/s read, %5.1f %% of the copy's memory traffic\n", tokens,
                   1e3 * percentile(slowest, 0.5), achieved / 1e9, 100 * fraction);
     }
-    rows.push_back({{"tokens", tokens}, {"workload", workload.name}, {"time_s", timing(slowest)},
-                    {"bytes_read", attention_bytes(shape, tokens)}, {"achieved_Bps", achieved},
+    rows.push_back({{"tokens", tokens}, {"workload", workload.name}, {"batch", shape.batch}, {"query_heads", shape.query_heads},
+                    {"kv_heads", shape.kv_heads}, {"head_dim", shape.head_dim}, {"dtype", workload.dtype},
+                    {"implementation", on_gpu(options) ? "treering split-KV, tensor cores (mma.sync), one launch, CUDA graph"
+                                                       : "treering split-KV, CPU, scalar fp32"},
+                    {"time_s", timing(slowest)}, {"bytes_read", attention_bytes(shape, tokens)}, {"achieved_Bps", achieved},
                     {"fraction_of_copy_traffic", fraction}});
   }
   return {{"copy", copy}, {"attention", rows}};
