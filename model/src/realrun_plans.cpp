@@ -7,14 +7,26 @@ namespace treering::model {
 RealrunBackend parse_realrun_backend(const std::string& name) {
   if (name == "cpu") return RealrunBackend::cpu;
   if (name == "cuda") return RealrunBackend::cuda;
-  throw std::invalid_argument("unknown backend '" + name + "' (cpu or cuda)");
+  if (name == "cuda-loopback") return RealrunBackend::cuda_loopback;
+  throw std::invalid_argument("unknown backend '" + name + "' (cpu, cuda or cuda-loopback)");
+}
+
+const char* to_string(RealrunBackend backend) {
+  switch (backend) {
+    case RealrunBackend::cpu: return "cpu";
+    case RealrunBackend::cuda: return "cuda";
+    case RealrunBackend::cuda_loopback: return "cuda-loopback";
+  }
+  return "?";
 }
 
 PlanOptions realrun_plan_options(RealrunBackend backend) {
   PlanOptions options;
   options.partial_o_bytes = 4;
-  options.collective_algorithm = CollectiveAlgorithm::ring;
-  options.ring_overlap = backend == RealrunBackend::cuda;
+  // NCCL picks its own algorithm and protocol per call: the plan takes the model's prediction of that pick (the
+  // fastest of NCCL's candidates). The cpu backend's and the loopback's collectives are rings of their own.
+  if (backend != RealrunBackend::cuda) options.collective_algorithm = CollectiveAlgorithm::ring;
+  options.ring_overlap = backend != RealrunBackend::cpu;
   return options;
 }
 

@@ -49,6 +49,7 @@ struct Measured {
   double tolerance = kTolerance;
   bool bytes_observed = true;     // false: collectives ran inside NCCL, their bytes unseen
   std::string timing_note;        // what the times are, where they are not a cluster's (loopback)
+  std::string timing = "per repeat, one step from a barrier to the slowest rank's end (host clock)";
 };
 
 Measured measure_cpu(const DecodeOptions& options, MpiTransport& transport, const model::DecodePlan& plan) {
@@ -69,45 +70,98 @@ Measured measure_cpu(const DecodeOptions& options, MpiTransport& transport, cons
 // realrun/tests/test_split_kv_emulation.cpp (the kernel within 1e-4 of the reference; the merges add fp32 rounding).
 constexpr double kCudaTolerance = 1e-4;
 
-// One GPU per rank: the plan on the devices, NCCL between them (cuda_decode.hpp). Reset, barrier, then the clock.
-// A step that does not finish within --timeout aborts the job, naming the rank and what it waited for.
+cuda::GpuTiming gpu_timing(const DecodeOptions& options, const MpiTransport& transport) {
+  cuda::GpuTiming timing;
+  timing.warmup = options.warmup;
+  timing.samples = options.repeats;
+  timing.timeout_s = options.timeout_s;
+  timing.on_hang = [&transport](const std::string& message) {
+    close_nccl(false);  // ncclCommAbort: NCCL's kernels of this rank stop
+    transport.abort_job(message);
+  };
+  return timing;
+}
+
+std::string graph_timing(const cuda::GpuMeasurement& g) {
+  return "CUDA graph of " + std::to_string(g.steps_per_sample) + " steps per sample, one event pair around each replay";
+}
+
+// One GPU per rank: the plan on the devices, NCCL between them (cuda_decode.hpp). A step that does not finish within
+// --timeout aborts the job, naming the rank and what it waited for.
 Measured measure_cuda(const DecodeOptions& options, MpiTransport& transport, const model::DecodePlan& plan) {
-  Measured m;
   void* comm = transport.ranks() > 1 ? nccl_communicator() : nullptr;
   if (comm == nullptr) select_local_gpu(transport);
-  cuda::GpuDecode decode(plan, transport.rank(), comm, options.seed, [&transport] { transport.barrier(); }, options.timeout_s);
-  cuda::GpuRankResult result;
-  for (int run = 0; run < options.warmup + options.repeats; ++run) {
-    try {
-      result = decode.run();
-    } catch (const cuda::GpuHang& hang) {
-      close_nccl(false);  // ncclCommAbort: NCCL's kernels of this rank stop
-      transport.abort_job(hang.what());
-    }
-    const double slowest = transport.max_over_ranks(result.elapsed_s);
-    if (run >= options.warmup) m.latencies.push_back(slowest);
-  }
-  m.bytes = transport.gather(result.bytes_sent);
-  m.outputs = transport.gather(result.o);
+  const cuda::GpuMeasurement g = cuda::measure_on_gpu(
+      plan, transport.rank(), comm, options.seed, gpu_timing(options, transport), [&transport] { transport.barrier(); },
+      [&transport](double value) { return transport.max_over_ranks(value); });
+  Measured m;
+  m.latencies = transport.max_over_ranks(g.step_s);  // per sample, the slowest rank's
+  m.bytes = transport.gather(g.bytes_sent.at(0));
+  m.outputs = transport.gather(g.outputs.at(0));
   m.tolerance = kCudaTolerance;
-  m.bytes_observed = result.collective_bytes_observed;
+  m.bytes_observed = g.collective_bytes_observed;
+  m.timing = graph_timing(g);
   return m;
 }
 
-// --loopback P: the plan's P ranks on this process's GPU; every byte counted (cuda_decode.hpp's run_loopback).
+// --loopback P: the plan's P ranks on this process's GPU; every byte counted (cuda_decode.hpp's measure_loopback).
 Measured measure_loopback(const DecodeOptions& options, MpiTransport& transport, const model::DecodePlan& plan) {
   select_local_gpu(transport);
-  const cuda::LoopbackResult run = cuda::run_loopback(plan, options.seed, options.warmup, options.repeats, options.timeout_s);
+  const cuda::GpuMeasurement g = cuda::measure_loopback(plan, options.seed, gpu_timing(options, transport));
   Measured m;
-  m.latencies = run.latencies_s;
-  for (const cuda::GpuRankResult& rank : run.ranks) {
-    m.bytes.push_back(rank.bytes_sent);
-    m.outputs.insert(m.outputs.end(), rank.o.begin(), rank.o.end());
-  }
+  m.latencies = g.step_s;
+  m.bytes = g.bytes_sent;
+  for (const std::vector<float>& o : g.outputs) m.outputs.insert(m.outputs.end(), o.begin(), o.end());
   m.tolerance = kCudaTolerance;
-  m.timing_note = run.timing_note;
+  m.timing_note = g.timing_note;
+  m.timing = graph_timing(g);
   return m;
 }
+
+// The largest relative error of every rank's held output against the double-precision reference: every state
+// while the context's K and V take at most kFullReferenceBytes (made on the host, as make_inputs makes them), else
+// the sampled states (hashed_reference: a million tokens in seconds, nothing stored; the kernel's arithmetic is the
+// same for every head, and the tests check every head at shorter lengths).
+constexpr double kFullReferenceBytes = 512e6;
+
+bool full_reference(const AttentionShape& shape, long long tokens) {  // K and V, 2 bytes a value
+  return 2.0 * 2.0 * static_cast<double>(tokens) * static_cast<double>(shape.kv_values_per_token()) <= kFullReferenceBytes;
+}
+
+double reference_error(const Measured& m, const model::DecodePlan& plan, std::uint64_t seed, long long tokens) {
+  const AttentionShape shape = shape_of(plan.workload);
+  const Dtype dtype = dtype_of(plan.workload);
+  const auto values = static_cast<size_t>(shape.q_values());
+  double error = 0;
+  if (full_reference(shape, tokens)) {
+    const Inputs all = make_inputs(shape, dtype, 0, tokens, seed);
+    const std::vector<double> reference = reference_attention(shape, dtype, all.q.data(), all.k.data(), all.v.data(), tokens);
+    for (size_t r = 0; r < m.bytes.size(); ++r) {
+      error = std::max(error, max_relative_error(m.outputs.data() + r * values, reference, shape.head_dim, held_output(plan, static_cast<int>(r))));
+    }
+    return error;
+  }
+  const std::vector<long long> states = sampled_states(shape);
+  const std::vector<double> reference = hashed_reference(shape, dtype, seed, tokens, states);
+  const auto d = static_cast<size_t>(shape.head_dim);
+  for (size_t r = 0; r < m.bytes.size(); ++r) {
+    const auto held = held_output(plan, static_cast<int>(r));
+    for (size_t n = 0; n < states.size(); ++n) {
+      double scale = 0;
+      for (size_t i = 0; i < d; ++i) scale = std::max(scale, std::abs(reference[n * d + i]));
+      for (size_t i = 0; i < d; ++i) {
+        const long long at = states[n] * shape.head_dim + static_cast<long long>(i);
+        const bool mine = std::any_of(held.begin(), held.end(), [at](const auto& span) { return at >= span.first && at < span.first + span.second; });
+        const float value = m.outputs[r * values + static_cast<size_t>(at)];
+        if (mine) error = std::max(error, std::isfinite(value) ? std::abs(value - reference[n * d + i]) / scale : INFINITY);
+      }
+    }
+  }
+  return error;
+}
+
+// The plan options' name: the loopback's rings are its own, NCCL's collectives NCCL's (model::realrun_plan_options).
+std::string backend_of(const DecodeOptions& options) { return options.loopback > 0 ? "cuda-loopback" : options.backend; }
 
 // One algorithm at one length: warm-up, repeats, then the check against the reference and the model's bytes.
 ordered_json run_case(const DecodeOptions& options, MpiTransport& transport, const PlanMaker& plans, const Case& c, bool& ok) {
@@ -118,14 +172,7 @@ ordered_json run_case(const DecodeOptions& options, MpiTransport& transport, con
                      : options.backend == "cuda" ? measure_cuda(options, transport, plan)
                                                  : measure_cpu(options, transport, plan);
   if (transport.rank() != 0) return {};
-  const AttentionShape shape = shape_of(workload);
-  const Inputs all = make_inputs(shape, dtype_of(workload), 0, c.seq_len, options.seed);
-  const std::vector<double> reference = reference_attention(shape, dtype_of(workload), all.q.data(), all.k.data(), all.v.data(), c.seq_len);
-  double error = 0;
-  for (size_t r = 0; r < m.bytes.size(); ++r) {
-    error = std::max(error, max_relative_error(m.outputs.data() + r * reference.size(), reference, shape.head_dim,
-                                               held_output(plan, static_cast<int>(r))));  // the rank's part
-  }
+  const double error = reference_error(m, plan, options.seed, c.seq_len);
   const long long non_finite = count_non_finite(m.outputs.data(), m.outputs.size());
   if (non_finite > 0) {
     std::fprintf(stderr, "error: %s at %lld tokens: %lld output values are NaN or infinite\n", model::to_string(c.algorithm), c.seq_len,
@@ -136,11 +183,22 @@ ordered_json run_case(const DecodeOptions& options, MpiTransport& transport, con
   const double total = std::accumulate(m.bytes.begin(), m.bytes.end(), 0.0);
   ok = ok && error <= m.tolerance && (!m.bytes_observed || (total == model_total && m.bytes == model_per_rank));
   ordered_json row{{"algo", model::to_string(c.algorithm)}, {"seq_len", c.seq_len}, {"ranks", static_cast<int>(plan.gpus.size())},
-          {"backend", options.backend}, {"workload", workload.name}, {"batch", workload.batch},
+          {"backend", backend_of(options)}, {"workload", workload.name}, {"batch", workload.batch},
           {"latency_s", {{"median", percentile(m.latencies, 0.5)}, {"p10", percentile(m.latencies, 0.1)},
                          {"p90", percentile(m.latencies, 0.9)}, {"samples", m.latencies}}},
           {"max_rel_error", error}, {"non_finite_outputs", non_finite}, {"tolerance", m.tolerance}, {"bytes_sent_per_rank", m.bytes}, {"model_bytes_per_rank", model_per_rank},
           {"bytes_sent_total", total}, {"model_bytes_total", model_total}, {"collective_bytes_observed", m.bytes_observed}};
+  row["timing"] = m.timing;
+  ordered_json phases = ordered_json::array();  // what the model says runs: NCCL's pick of algorithm and protocol
+  for (const model::PhaseTime& phase : model.evaluate(plan).phases) phases.push_back({{"phase", phase.label}, {"how", phase.how}});
+  row["predicted_phases"] = phases;
+  if (backend_of(options) == "cuda") {
+    const char* algo = std::getenv("NCCL_ALGO");
+    const char* proto = std::getenv("NCCL_PROTO");
+    row["nccl_env"] = {{"NCCL_ALGO", algo ? ordered_json(algo) : ordered_json()}, {"NCCL_PROTO", proto ? ordered_json(proto) : ordered_json()}};
+  }
+  row["reference"] = full_reference(shape_of(workload), c.seq_len) ? "every state, double precision"
+                                                                  : "sampled states (first and last, half a group away), double precision";
   if (options.loopback > 0) {
     row["loopback_virtual_ranks"] = options.loopback;
     row["timing_note"] = m.timing_note;
@@ -178,7 +236,7 @@ int run_decode(const DecodeOptions& options, MpiTransport& transport) {
     if (transport.ranks() > 1 && options.loopback == 0 && !nccl_available(why)) throw std::invalid_argument("--backend cuda: " + why);
   }
   const int ranks = options.loopback > 0 ? options.loopback : transport.ranks();
-  const PlanMaker plans(options.cluster, options.workload, options.batch, ranks, options.backend);
+  const PlanMaker plans(options.cluster, options.workload, options.batch, ranks, backend_of(options));
   std::vector<model::DecodeAlgorithm> algorithms;  // checked before anything runs
   for (const std::string& name : options.algorithms) algorithms.push_back(model::parse_decode_algorithm(name));
   const std::vector<long long> lengths = topologies::parse_token_counts(options.seq_len);

@@ -1,9 +1,11 @@
 // The plans treering-realrun runs, made the one way `decode` and `bench --for-plan` share: the workload (its
 // batch replaced when asked), the cluster's model over the ranks' GPUs 0 .. ranks-1 (as many nodes as they
-// need), and realrun's plan options for the backend (plan_options()).
+// need), and realrun's plan options for the backend (plan_options(): cpu, cuda or cuda-loopback); on cuda, a
+// single algorithm NCCL_ALGO names in the environment is the one its collectives take.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "treering/model/decode.hpp"

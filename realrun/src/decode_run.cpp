@@ -46,6 +46,78 @@ Inputs make_inputs(const AttentionShape& shape, Dtype dtype, long long first, lo
           hashed(dtype, v_stream(seed), static_cast<std::uint64_t>(first) * per_token, static_cast<std::uint64_t>(count) * per_token)};
 }
 
+std::vector<long long> sampled_states(const AttentionShape& shape) {
+  const int group = shape.query_heads / shape.kv_heads;
+  const long long last = shape.states() - 1;
+  std::vector<long long> states{0, group / 2, last, last - group / 2};
+  std::sort(states.begin(), states.end());
+  states.erase(std::unique(states.begin(), states.end()), states.end());
+  return states;
+}
+
+namespace {
+
+// One state's online softmax in double: the running max, the sum of weights, and o's numerator.
+struct ReferenceState {
+  long long index = 0;
+  std::vector<double> q, acc;
+  double top = -std::numeric_limits<double>::infinity(), sum = 0;
+  void add(double score, const std::vector<double>& v) {
+    if (score > top) {  // rescale to the new max
+      const double rescale = std::exp(top - score);
+      sum *= rescale;
+      for (double& a : acc) a *= rescale;
+      top = score;
+    }
+    const double weight = std::exp(score - top);
+    sum += weight;
+    for (size_t i = 0; i < acc.size(); ++i) acc[i] += weight * v[i];
+  }
+};
+
+}  // namespace
+
+std::vector<double> hashed_reference(const AttentionShape& shape, Dtype dtype, std::uint64_t seed, long long tokens,
+                                     const std::vector<long long>& states) {
+  check_shape(shape);
+  const int d = shape.head_dim, group = shape.query_heads / shape.kv_heads;
+  const auto per_token = static_cast<std::uint64_t>(shape.kv_values_per_token());
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  auto values = [dtype, d](std::uint64_t stream, std::uint64_t first, std::vector<double>& out) {
+    for (int i = 0; i < d; ++i) out[static_cast<size_t>(i)] = from_half(dtype, to_half(dtype, hashed_value(stream, first + static_cast<std::uint64_t>(i))));
+  };
+  std::vector<double> o(states.size() * static_cast<size_t>(d), 0.0);
+  std::vector<bool> done(states.size(), false);
+  std::vector<double> k(static_cast<size_t>(d)), v(static_cast<size_t>(d));
+  for (size_t n = 0; n < states.size(); ++n) {
+    if (states[n] < 0 || states[n] >= shape.states()) throw std::invalid_argument("hashed_reference: no state " + std::to_string(states[n]));
+    if (done[n]) continue;
+    const long long kv_row = states[n] / shape.query_heads * shape.kv_heads + states[n] % shape.query_heads / group;
+    std::vector<std::pair<size_t, ReferenceState>> sharing;  // the states of this KV row: its values hashed once
+    for (size_t m = n; m < states.size(); ++m) {
+      if (states[m] / shape.query_heads * shape.kv_heads + states[m] % shape.query_heads / group != kv_row) continue;
+      ReferenceState state{states[m], std::vector<double>(static_cast<size_t>(d)), std::vector<double>(static_cast<size_t>(d), 0.0)};
+      values(q_stream(seed), static_cast<std::uint64_t>(states[m] * d), state.q);
+      sharing.emplace_back(m, std::move(state));
+      done[m] = true;
+    }
+    const auto offset = static_cast<std::uint64_t>(kv_row * d);
+    for (long long t = 0; t < tokens; ++t) {
+      values(k_stream(seed), static_cast<std::uint64_t>(t) * per_token + offset, k);
+      values(v_stream(seed), static_cast<std::uint64_t>(t) * per_token + offset, v);
+      for (auto& [m, state] : sharing) {
+        double score = 0;
+        for (int i = 0; i < d; ++i) score += state.q[static_cast<size_t>(i)] * k[static_cast<size_t>(i)];
+        state.add(score * scale, v);
+      }
+    }
+    for (const auto& [m, state] : sharing) {
+      for (int i = 0; i < d; ++i) o[m * static_cast<size_t>(d) + static_cast<size_t>(i)] = tokens > 0 ? state.acc[static_cast<size_t>(i)] / state.sum : 0.0;
+    }
+  }
+  return o;
+}
+
 namespace {
 
 struct Run {

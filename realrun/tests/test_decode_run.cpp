@@ -91,3 +91,21 @@ TEST_CASE("plans the cpu backend cannot run are refused") {
                                            realrun::plan_options(realrun::Backend::cpu));
   CHECK_THROWS_AS(run(two, 3), std::invalid_argument);  // a plan for 2 ranks on 3
 }
+
+TEST_CASE("the sampled reference from the inputs' hash equals the full reference at those states") {
+  const realrun::AttentionShape shape{2, 8, 2, 64};  // g 4
+  CHECK(realrun::sampled_states(shape) == std::vector<long long>{0, 2, 13, 15});
+  CHECK(realrun::sampled_states({1, 16, 16, 128}) == std::vector<long long>{0, 15});  // MHA: half a group is 0
+  for (realrun::Dtype dtype : {realrun::Dtype::bf16, realrun::Dtype::fp16}) {
+    const long long tokens = 777;
+    const realrun::Inputs all = realrun::make_inputs(shape, dtype, 0, tokens, 5);
+    const std::vector<double> full = realrun::reference_attention(shape, dtype, all.q.data(), all.k.data(), all.v.data(), tokens);
+    const std::vector<long long> states{0, 2, 13, 15, 6};
+    const std::vector<double> sampled = realrun::hashed_reference(shape, dtype, 5, tokens, states);
+    const auto d = static_cast<size_t>(shape.head_dim);
+    for (size_t n = 0; n < states.size(); ++n) {
+      for (size_t i = 0; i < d; ++i) CHECK(sampled[n * d + i] == doctest::Approx(full[static_cast<size_t>(states[n]) * d + i]).epsilon(1e-12));
+    }
+  }
+  CHECK_THROWS_AS(realrun::hashed_reference(shape, realrun::Dtype::bf16, 5, 10, {16}), std::invalid_argument);
+}

@@ -90,7 +90,12 @@ std::vector<DecodeMeasurement> read_decode_measurements(const std::string& path)
       if (latency.contains("p10") && latency.contains("p90")) {
         out.back().spread = (latency.at("p90").get<double>() - latency.at("p10").get<double>()) / out.back().latency_s;
       }
-      if (out.back().backend != "cpu" && out.back().backend != "cuda") throw InputError({path, 0, 0}, "unknown backend '" + out.back().backend + "' (cpu or cuda)");
+      // Files written before the loopback had a backend of its own say cuda and name their virtual ranks.
+      if (out.back().backend == "cuda" && row.contains("loopback_virtual_ranks")) out.back().backend = "cuda-loopback";
+      const std::string& backend = out.back().backend;
+      if (backend != "cpu" && backend != "cuda" && backend != "cuda-loopback") {
+        throw InputError({path, 0, 0}, "unknown backend '" + backend + "' (cpu, cuda or cuda-loopback)");
+      }
       if (!(out.back().latency_s > 0) || out.back().seq_len < 1 || out.back().ranks < 1) {
         throw InputError({path, 0, 0}, "a result needs a positive latency, length and ranks");
       }

@@ -8,12 +8,17 @@
 
 namespace treering::model {
 
-enum class RealrunBackend { cpu, cuda };
-RealrunBackend parse_realrun_backend(const std::string& name);  // "cpu" | "cuda"; throws std::invalid_argument
+// cpu: MPI ranks on host cores; cuda: one GPU per rank, NCCL between them; cuda-loopback: P virtual ranks as
+// streams on one GPU, device copies between them (treering-realrun decode --loopback P).
+enum class RealrunBackend { cpu, cuda, cuda_loopback };
+// "cpu" | "cuda" | "cuda-loopback"; throws std::invalid_argument.
+RealrunBackend parse_realrun_backend(const std::string& name);
+const char* to_string(RealrunBackend backend);
 
-// Partial outputs travel in fp32 and every collective is a ring (the backends' own rings). The cpu backend's ring
-// does not overlap: the cores that attend also copy the blocks (MPI's shared-memory transfers move only inside MPI
-// calls), so a round takes attention plus transfer. The cuda backend's copies run beside the kernel.
+// Partial outputs travel in fp32. The cpu backend's and the loopback's collectives are their own rings; NCCL's
+// (cuda) are whatever the model predicts NCCL picks per call (the fastest of its algorithms and protocols). The cpu
+// backend's ring does not overlap: the cores that attend also copy the blocks (MPI's shared-memory transfers move
+// only inside MPI calls), so a round takes attention plus transfer. The GPU backends' copies run beside the kernel.
 PlanOptions realrun_plan_options(RealrunBackend backend);
 
 }  // namespace treering::model

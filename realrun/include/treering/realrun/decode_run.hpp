@@ -30,6 +30,15 @@ struct Inputs {
 };
 Inputs make_inputs(const AttentionShape& shape, Dtype dtype, long long first, long long count, std::uint64_t seed);
 
+// The double-precision reference of make_inputs' attention over [0, tokens) for some states only ((sequence, query
+// head) indices, [b][n_h] order), computed from the inputs' hash one token at a time: nothing of the context is
+// stored, so a million-token check costs seconds and no memory. Returns states.size() x head_dim values.
+std::vector<double> hashed_reference(const AttentionShape& shape, Dtype dtype, std::uint64_t seed, long long tokens,
+                                     const std::vector<long long>& states);
+// The states such a check samples: the first and the last, and in each one's KV head the query head half a group
+// away (the KV head's values are hashed once for both). Example: b 1, n_h 32, n_kv 8 (g 4): 0, 2, 31, 29.
+std::vector<long long> sampled_states(const AttentionShape& shape);
+
 // The values of the output rank `rank` holds at the end (model::output_held), as (first, count) pairs for
 // max_relative_error; every value is held by some rank.
 std::vector<std::pair<long long, long long>> held_output(const model::DecodePlan& plan, int rank);

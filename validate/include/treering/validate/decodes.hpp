@@ -19,7 +19,7 @@ struct DecodeMeasurement {
   long long seq_len = 0;
   int ranks = 0;
   double latency_s = 0;   // the median over repeats
-  std::string backend;    // cpu | cuda: the plan options it ran (model::realrun_plan_options)
+  std::string backend;    // cpu | cuda | cuda-loopback: the plan options it ran (model::realrun_plan_options)
   std::optional<double> spread;  // (p90 - p10) / median of its repeats, when the file has them
   std::string file;
 };
