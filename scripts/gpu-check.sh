@@ -9,7 +9,8 @@
 # compute-sanitizer memcheck and racecheck on a short loopback decode and the attention bench; bench hbm; bench
 # attention for paper-mha16 (MHA), llama3.1-8b (GQA g 4) and llama3.1-70b (g 8) from 1k to 128k tokens; the same
 # shapes through PyTorch's SDPA when PyTorch is there (scripts/peer-attention.py); decodes on one rank (16k, 128k,
-# 1M tokens); loopback decodes of every algorithm at 2, 4 and 8 virtual ranks. Each step's seconds go to steps.txt.
+# 1M tokens); the loopback's all-reduce alone and its decodes of every algorithm at 2, 4 and 8 virtual ranks.
+# Each step's seconds go to steps.txt.
 # Without a usable GPU it stops at once with exit code 2; a failed test or sanitizer finding makes it exit 1 at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,12 +31,21 @@ run() {
   "$@"
 }
 
-analyse() {  # calibrate on the attention benches, validate the one-rank and loopback decodes
+analyse() {  # calibrate on the attention benches; validate the one-rank decodes, and the loopback ones on loopback-h100
   local dir=$1 treering=${TREERING:-build/bin/treering}
   [[ -x "$treering" ]] || { echo "gpu-check: $treering is not built (make build)" >&2; exit 2; }
   run "$treering" calibrate "$dir"/attention-*.json --cluster dgx-h100 --nodes 1 -o "$dir/calibrated-dgx-h100.yaml" |
     tee "$dir/calibrate.txt"
   run "$treering" validate --cluster "$dir/calibrated-dgx-h100.yaml" "$dir/decode-1rank.json" --engine model | tee "$dir/validate.txt"
+  # The loopback's P virtual ranks share the GPU (loopback-h100: 1/P of it each); its attention calibrated on one rank.
+  run "$treering" calibrate "$dir"/attention-*.json --cluster loopback-h100 --gpus-per-node 1 -o "$dir/calibrated-loopback-h100.yaml" >/dev/null
+  for file in "$dir"/decode-loopback-*.json; do
+    [[ -e "$file" ]] || continue
+    local ranks=${file##*-}
+    ranks=${ranks%.json}
+    run "$treering" validate --cluster "$dir/calibrated-loopback-h100.yaml" --gpus-per-node "$ranks" "$file" --engine model |
+      tee "$dir/validate-loopback-$ranks.txt"
+  done
 }
 
 if [[ -n "$analyse" ]]; then
@@ -120,6 +130,10 @@ step bench-hbm "$realrun" bench hbm --backend cuda --bytes 1G --iters 20 --warmu
 for workload in paper-mha16 llama3.1-8b llama3.1-70b; do
   step "bench-attention-$workload" "$realrun" bench attention --backend cuda --workload "$workload" --bytes 1G --tokens 1k:128k:x2 \
     --iters 20 --warmup 2 -o "$out/attention-$workload.json"
+done
+for ranks in 2 8; do  # the loopback's own rings alone, to calibrate its fabric from measurements of its own
+  step "bench-allreduce-loopback-$ranks" "$realrun" bench allreduce --backend cuda --loopback "$ranks" --sizes 64:16M:x4 --iters 20 \
+    --warmup 2 -o "$out/allreduce-loopback-$ranks.json"
 done
 if python3 -c "import torch" 2>/dev/null; then
   step peer-attention python3 scripts/peer-attention.py "$out"/attention-*.json -o "$out/peer-attention.json"

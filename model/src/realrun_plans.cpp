@@ -26,7 +26,9 @@ PlanOptions realrun_plan_options(RealrunBackend backend) {
   // NCCL picks its own algorithm and protocol per call: the plan takes the model's prediction of that pick (the
   // fastest of NCCL's candidates). The cpu backend's and the loopback's collectives are rings of their own.
   if (backend != RealrunBackend::cuda) options.collective_algorithm = CollectiveAlgorithm::ring;
-  options.ring_overlap = backend != RealrunBackend::cpu;
+  // A ring round's copy runs beside its attention on cuda; on a CPU host the cores that attend also copy, and in the
+  // loopback the copies and kernels of all virtual ranks share one GPU's memory: there a round takes both.
+  options.ring_overlap = backend == RealrunBackend::cuda;
   return options;
 }
 

@@ -12,6 +12,7 @@
 #include "treering/model/workload.hpp"
 #include "treering/realrun/bench.hpp"
 #include "treering/realrun/cuda_attention.hpp"
+#include "treering/realrun/cuda_decode.hpp"
 #include "treering/realrun/decode_run.hpp"
 #include "treering/topologies/output_file.hpp"
 #include "treering/topologies/units.hpp"
@@ -28,24 +29,41 @@ ordered_json timing(const std::vector<double>& seconds) {
   return {{"median", percentile(seconds, 0.5)}, {"p10", percentile(seconds, 0.1)}, {"p90", percentile(seconds, 0.9)}};
 }
 
+// The ranks a collective bench measures: the MPI job's, or --loopback's virtual ranks on one GPU.
+int bench_ranks(const BenchOptions& options, const MpiTransport& transport) { return options.loopback > 0 ? options.loopback : transport.ranks(); }
+
+std::vector<double> time_one(const BenchOptions& options, MpiTransport& transport, BenchOp op, double bytes) {
+  if (options.loopback > 0) return cuda::time_loopback_collective(op, bytes, options.loopback, options.warmup, options.iterations);
+  if (options.backend == "cuda") return time_nccl(op, bytes, options.warmup, options.iterations);
+  return time_collective(transport, op, bytes, options.warmup, options.iterations);
+}
+
 ordered_json collectives(const BenchOptions& options, const std::vector<double>& sizes, MpiTransport& transport, BenchOp op) {
   ordered_json rows = ordered_json::array();
   const bool nccl = options.backend == "cuda";
   std::string why;
-  if (nccl && !nccl_available(why)) throw std::invalid_argument("--backend cuda: " + why);
+  if (nccl && options.loopback == 0 && !nccl_available(why)) throw std::invalid_argument("--backend cuda: " + why);
   if (!nccl && options.backend != "cpu") throw std::invalid_argument("--backend " + options.backend + ": cpu or cuda");
+  if (options.loopback != 0) {
+    if (!nccl) throw std::invalid_argument("--loopback runs the cuda backend (--backend cuda)");
+    if (options.loopback < 2 || options.loopback > 64) throw std::invalid_argument("--loopback takes 2 to 64 virtual ranks for a collective");
+    if (transport.ranks() > 1) throw std::invalid_argument("--loopback runs in one MPI rank (its virtual ranks are streams on one GPU)");
+    if (!cuda::decode_available(why)) throw std::invalid_argument("--loopback: " + why);
+    select_local_gpu(transport);
+  }
+  const int ranks = bench_ranks(options, transport);
   if (transport.rank() == 0) {
     std::printf("%12s %12s %12s %12s %12s   (%s, %d ranks, %s%s)\n", "size (B)", "time (us)", "p90 (us)",
-                "algbw (GB/s)", "busbw (GB/s)", to_string(op), transport.ranks(), options.backend == "cuda" ? "NCCL" : "MPI rings",
+                "algbw (GB/s)", "busbw (GB/s)", to_string(op), ranks,
+                options.loopback > 0 ? "loopback rings of device copies" : nccl ? "NCCL" : "MPI rings",
                 op == BenchOp::allreduce ? ", fp32 sum" : "");
   }
   for (double bytes : sizes) {
-    const std::vector<double> mine = nccl ? time_nccl(op, bytes, options.warmup, options.iterations)
-                                          : time_collective(transport, op, bytes, options.warmup, options.iterations);
+    const std::vector<double> mine = time_one(options, transport, op, bytes);
     const std::vector<double> slowest = transport.max_over_ranks(mine);
     const double median = percentile(slowest, 0.5);
     const double algbw = bytes / median;
-    const double busbw = algbw * bus_factor(op, transport.ranks());
+    const double busbw = algbw * bus_factor(op, ranks);
     if (transport.rank() == 0) {
       std::printf("%12.0f %12.2f %12.2f %12.3f %12.3f\n", bytes, 1e6 * median, 1e6 * percentile(slowest, 0.9), algbw / 1e9, busbw / 1e9);
     }
@@ -136,8 +154,12 @@ int run_bench(const BenchOptions& options, MpiTransport& transport) {
   }
   if (out) {
     ordered_json file{{"provenance", provenance(options.argv, options.backend, transport)}, {"bench", options.what}};
-    // What ran: the cpu backend's rings (send/recv: point to point); on cuda, NCCL's own pick.
-    if (options.backend == "cpu" && options.what != "hbm" && options.what != "attention") {
+    if (options.loopback > 0) {  // the virtual ranks are the collective's ranks
+      file["provenance"]["backend"] = "cuda-loopback";
+      file["provenance"]["ranks"] = options.loopback;
+    }
+    // What ran: the cpu backend's and the loopback's rings (send/recv: point to point); on cuda, NCCL's own pick.
+    if ((options.backend == "cpu" || options.loopback > 0) && options.what != "hbm" && options.what != "attention") {
       file["algorithm"] = options.what == "sendrecv" ? "p2p" : "ring";
     }
     file["results"] = results;

@@ -24,6 +24,7 @@ struct BenchOptions {
   std::string seq_len = "10000";
   int batch = 0;                       // 0: the workload's
   std::string cluster = "dgx-h100";    // whose model makes the plans (as decode --cluster)
+  int loopback = 0;                    // collectives on cuda: P virtual ranks on this process's GPU (device copies)
   int iterations = 20;
   int warmup = 5;
   std::string output;

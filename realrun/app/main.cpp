@@ -64,8 +64,8 @@ int run(int argc, char** argv, app::MpiTransport& transport) {
   decode->add_option("--seed", options.seed, "Seed of the made-up inputs")->capture_default_str();
   decode->add_option("-o,--output", options.output, "Write the results as JSON (rank 0)");
   decode->add_option("--loopback", options.loopback,
-                     "cuda: run the plan's P ranks as P virtual ranks on this one GPU (every byte counted; the times are "
-                     "not a cluster's). One MPI rank.");
+                     "cuda: run the plan's P ranks as P virtual ranks on this one GPU (every byte counted; the time is that "
+                     "GPU's work: treering validate --cluster loopback-h100 --gpus-per-node P predicts it). One MPI rank.");
   double timeout_s = 600;
 
   app::BenchOptions bench;
@@ -85,6 +85,8 @@ int run(int argc, char** argv, app::MpiTransport& transport) {
   bench_command->add_option("--seq-len", bench.seq_len, "--for-plan: the context lengths (as decode --seq-len)")->capture_default_str();
   bench_command->add_option("--batch", bench.batch, "--for-plan: sequences decoded together (default: the workload's)")->check(CLI::Range(1, 1 << 20));
   bench_command->add_option("--cluster", bench.cluster, "--for-plan: the cluster whose model makes the plans (as decode --cluster)")->capture_default_str();
+  bench_command->add_option("--loopback", bench.loopback,
+                            "Collectives on cuda: P virtual ranks on this GPU, rings of device copies (as decode --loopback)");
   bench_command->add_option("--iters", bench.iterations, "Timed iterations per size")->capture_default_str();
   bench_command->add_option("--warmup", bench.warmup, "Untimed iterations first")->capture_default_str();
   bench_command->add_option("-o,--output", bench.output, "Write the results as JSON (rank 0)");

@@ -20,5 +20,6 @@ GpuMeasurement measure_on_gpu(const model::DecodePlan&, int, void*, std::uint64_
   throw std::runtime_error(kMissing);
 }
 GpuMeasurement measure_loopback(const model::DecodePlan&, std::uint64_t, const GpuTiming&) { throw std::runtime_error(kMissing); }
+std::vector<double> time_loopback_collective(BenchOp, double, int, int, int) { throw std::runtime_error(kMissing); }
 
 }  // namespace treering::realrun::cuda

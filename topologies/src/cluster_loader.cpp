@@ -121,7 +121,7 @@ NodeGroup read_group(const std::string& file, const YAML::Node& node, const Clus
   // Name the group in messages when it has a plain name, else by its position in the list.
   const bool named = node.IsMap() && node["name"] && node["name"].IsScalar() && !node["name"].Scalar().empty();
   StrictMap map(node, file, named ? "node group '" + node["name"].Scalar() + "'" : "node group " + std::to_string(index + 1),
-                {"name", "count", "gpu", "gpus_per_node", "max_gpus_per_node", "fabric", "nics"});
+                {"name", "count", "gpu", "gpus_per_node", "max_gpus_per_node", "fabric", "nics", "shared_device"});
   NodeGroup group;
   group.location = yaml::location_of(file, node);
   group.name = map.name("name");
@@ -139,6 +139,8 @@ NodeGroup read_group(const std::string& file, const YAML::Node& node, const Clus
                "a mesh fabric connects at most " + std::to_string(kMaxMeshGpus) + " GPUs per node");
   }
   if (YAML::Node nics = map.optional("nics")) group.nics = read_nics(file, nics, group.name, group.gpus_per_node);
+  group.shared_device = map.boolean_or("shared_device", false);
+  if (group.shared_device && group.count != 1) yaml::fail(file, map.required("count"), "a shared device is one GPU: count must be 1");
   return group;
 }
 

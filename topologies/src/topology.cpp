@@ -20,7 +20,30 @@ const char* to_string(DeviceKind kind) {
 
 const char* to_string(Tier tier) { return tier == Tier::scale_up ? "scale-up" : "scale-out"; }
 
+namespace {
+
+// NodeGroup::shared_device: each of the P virtual ranks gets 1/P of the GPU model and of the fabric's bandwidth,
+// under a model of its own ("H100 / 4"). Example: an H100 (3.35 TB/s) shared by 4 ranks: 0.84 TB/s each.
+void share_devices(ClusterSpec& spec) {
+  for (NodeGroup& group : spec.groups) {
+    if (!group.shared_device || group.shared_by > 0) continue;
+    const int ranks = group.gpus_per_node;
+    GpuModel share = spec.gpu_models.at(group.gpu_model);
+    share.name = group.gpu_model + " / " + std::to_string(ranks);
+    share.hbm_bandwidth_Bps /= ranks;
+    share.hbm_capacity_bytes /= ranks;
+    share.peak_fp16_flops /= ranks;
+    spec.gpu_models[share.name] = share;
+    group.gpu_model = share.name;
+    for (double* bandwidth : {&group.fabric.bandwidth_Bps, &group.fabric.link_bandwidth_Bps, &group.fabric.host_bandwidth_Bps}) *bandwidth /= ranks;
+    group.shared_by = ranks;
+  }
+}
+
+}  // namespace
+
 Topology::Topology(ClusterSpec spec) : impl_(std::make_unique<Impl>()) {
+  share_devices(spec);
   impl_->spec = std::move(spec);
   build_nodes(*impl_);
   build_network(*impl_);

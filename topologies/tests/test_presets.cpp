@@ -106,7 +106,7 @@ TEST_CASE("--gpus-per-node on a node that maps GPUs to NICs keeps the first GPUs
 
 TEST_CASE("an unknown preset name lists the presets") {
   CHECK_THROWS_WITH_AS(load_cluster("dgx-h1000"),
-                       "error: unknown cluster 'dgx-h1000' (presets: dgx-a100, dgx-h100, dgx-h200, gb200-nvl72, "
+                       "error: unknown cluster 'dgx-h1000' (presets: dgx-a100, dgx-h100, dgx-h200, gb200-nvl72, loopback-h100, "
                        "mi300x, rtx4090-pcie; a file path must contain '/' or end in .yaml)",
                        InputError);
 }
@@ -137,4 +137,35 @@ TEST_CASE("overrides cannot build past the size limits the loader enforces") {
                        "error: the cluster has 8388608 GPUs; at most 1048576 are supported", InputError);
   ClusterSpec fits = load_cluster("dgx-h100");
   CHECK_NOTHROW(apply_overrides(fits, {131072, std::nullopt}));  // 131072 x 8 = 2^20 exactly
+}
+
+TEST_CASE("loopback-h100: P virtual ranks share one GPU, 1/P of its figures and of the copy bandwidth each") {
+  for (int ranks : {1, 4, 8}) {
+    CAPTURE(ranks);
+    const Topology topology = build_topology("loopback-h100", {std::nullopt, ranks, {}});
+    const ClusterSpec& spec = topology.spec();
+    const NodeGroup& group = spec.groups.front();
+    const GpuModel& share = spec.gpu_models.at(group.gpu_model);
+    CHECK(topology.gpu_count() == ranks);
+    CHECK(group.shared_by == ranks);
+    CHECK(share.hbm_bandwidth_Bps == doctest::Approx(3.35e12 / ranks));  // the file's 3.35TB/s
+    CHECK(share.peak_fp16_flops == doctest::Approx(989e12 / ranks));
+    CHECK(group.fabric.bandwidth_Bps == doctest::Approx(1.49e12 / ranks));  // the file's 1.49TB/s device copy
+    // A topology built again from this one's spec is not divided twice.
+    const Topology again{ClusterSpec(spec)};
+    CHECK(again.spec().gpu_models.at(again.spec().groups.front().gpu_model).hbm_bandwidth_Bps == doctest::Approx(3.35e12 / ranks));
+  }
+  CHECK_THROWS_WITH_AS(load_cluster_text(R"(name: x
+description: "y"
+gpu_models:
+  G: {hbm_bandwidth: 1TB/s, hbm_capacity: 1GB, peak_fp16: 1TFLOPS, launch_overhead: 1us}
+nodes:
+  - name: n
+    count: 2
+    gpu: G
+    gpus_per_node: 2
+    shared_device: true
+    fabric: {type: nvswitch, bandwidth: 1GB/s, latency: 1us}
+)", "two.yaml"),
+                       doctest::Contains("two.yaml:7:12: error: a shared device is one GPU: count must be 1"), InputError);
 }

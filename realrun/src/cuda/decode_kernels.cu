@@ -22,7 +22,8 @@ __global__ void numerator_kernel(const float* o, const float* lse, const float* 
 
 __global__ void divide_kernel(const float* numerator, const float* denominator, int d, float* o) {
   const int s = blockIdx.x, i = threadIdx.x;
-  o[static_cast<long long>(s) * d + i] = numerator[static_cast<long long>(s) * d + i] / denominator[s];
+  // Every rank's state empty (no tokens anywhere): o 0, as merge_into and gathered_merge leave it, not 0/0.
+  o[static_cast<long long>(s) * d + i] = denominator[s] > 0.0f ? numerator[static_cast<long long>(s) * d + i] / denominator[s] : 0.0f;
 }
 
 // (o, lse) <- merge((o, lse), (o_in, lse_in)): every thread reads both lse before thread 0 writes the new one.

@@ -11,6 +11,7 @@
 
 #include "decode_step.hpp"
 #include "device_fabric.hpp"
+#include "graph_timing.hpp"
 #include "treering/realrun/cuda_attention.hpp"
 #include "treering/realrun/cuda_decode.hpp"
 
@@ -98,9 +99,9 @@ GpuMeasurement measure(detail::DecodeStep& step, detail::Fabric& fabric, const G
   double steps = std::ceil(timing.min_sample_s / std::max(elapsed_s(clock), 1e-7));
   if (max_over_ranks) steps = max_over_ranks(steps);
   m.steps_per_sample = static_cast<int>(std::clamp(steps, 1.0, static_cast<double>(std::max(1, timing.max_steps_per_sample))));
-  check(cudaStreamBeginCapture(clock.main, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
-  for (int n = 0; n < m.steps_per_sample; ++n) step.enqueue(clock.main);
-  check(cudaStreamEndCapture(clock.main, &clock.graph), "cudaStreamEndCapture");
+  clock.graph = detail::capture_graph(clock.main, [&] {
+    for (int n = 0; n < m.steps_per_sample; ++n) step.enqueue(clock.main);
+  });
   check(cudaGraphInstantiate(&clock.replay, clock.graph, 0), "cudaGraphInstantiate");
   check(cudaGraphLaunch(clock.replay, clock.main), "cudaGraphLaunch");  // the graph's first launch, untimed
   wait_for(clock.main, "the graph's first replay");

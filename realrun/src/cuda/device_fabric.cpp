@@ -29,6 +29,7 @@ class NcclFabric : public Fabric {
  public:
   NcclFabric(void* comm, int rank, int ranks) : comm_(static_cast<ncclComm_t>(comm)), rank_(rank), ranks_(ranks) {
     check(cudaMalloc(reinterpret_cast<void**>(&token_), sizeof(float)), "cudaMalloc");
+    check(cudaMemset(token_, 0, sizeof(float)), "cudaMemset");
   }
   ~NcclFabric() override { cudaFree(token_); }
   int ranks() const override { return ranks_; }
@@ -100,7 +101,7 @@ class LoopbackFabric : public Fabric {
     used_ = 0;  // every wait on the pool's events was enqueued by the last exchange: they can be recorded again
     for (const PointOp& op : ops) {
       if (!op.send) continue;
-      posted.push_back({&op, next_event(), false});
+      posted.push_back({&op, next_event(op.stream), false});
       check(cudaEventRecord(posted.back().ready, op.stream), "cudaEventRecord");
       bytes_[static_cast<std::size_t>(op.rank)] += static_cast<double>(op.bytes);
     }
@@ -122,7 +123,7 @@ class LoopbackFabric : public Fabric {
       match->taken = true;
       check(cudaStreamWaitEvent(op.stream, match->ready, 0), "cudaStreamWaitEvent");
       if (op.bytes > 0) check(cudaMemcpyAsync(op.data, match->send->data, op.bytes, cudaMemcpyDeviceToDevice, op.stream), "cudaMemcpyAsync");
-      const cudaEvent_t done = next_event();
+      const cudaEvent_t done = next_event(op.stream);
       check(cudaEventRecord(done, op.stream), "cudaEventRecord");
       copied.emplace_back(match->send->stream, done);
     }
@@ -191,8 +192,13 @@ class LoopbackFabric : public Fabric {
  private:
   // A wait refers to the event's record before it (CUDA's rule), so events are reused exchange after exchange; the
   // pool grows to the largest exchange in the warm-up step.
-  cudaEvent_t next_event() {
+  cudaEvent_t next_event(cudaStream_t stream) {
     if (used_ == events_.size()) {
+      cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+      check(cudaStreamIsCapturing(stream, &capturing), "cudaStreamIsCapturing");
+      if (capturing != cudaStreamCaptureStatusNone) {
+        throw std::logic_error("loopback: an exchange larger than the warm-up step's inside a graph capture (events are made in the warm-up)");
+      }
       cudaEvent_t event = nullptr;
       check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate");
       events_.push_back(event);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "device_inputs.hpp"
+#include "graph_timing.hpp"
 #include "treering/realrun/bench.hpp"
 #include "treering/realrun/cuda_attention.hpp"
 #include "treering/realrun/input_hash.hpp"
@@ -36,65 +37,6 @@ DeviceBuffer upload(const std::vector<T>& values) {
   DeviceBuffer buffer(values.size() * sizeof(T));
   if (!values.empty()) check(cudaMemcpy(buffer.pointer, values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
   return buffer;
-}
-
-// Seconds per call of body(i, stream) (the i-th call of the run), as nccl-tests and serving engines time: `warmup`
-// calls (at least one: modules load, workspaces grow), one call timed alone to size the samples, then a CUDA graph
-// of plan.calls_per_sample calls (bench.hpp's plan_gpu_timing) captured once and replayed `iterations` times, one
-// event pair around each replay. The graph removes the host's launches from what is timed: a sample is the device's
-// back-to-back work, as a decode step captured in a graph runs it.
-template <typename Body>
-std::vector<double> graph_times(int warmup, int iterations, double bytes_per_call, int copies_held, Body body) {
-  cudaStream_t stream = nullptr;
-  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-  cudaEvent_t start = nullptr, stop = nullptr;
-  check(cudaEventCreate(&start), "cudaEventCreate");
-  check(cudaEventCreate(&stop), "cudaEventCreate");
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t replay = nullptr;
-  auto elapsed_s = [&] {
-    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
-    float milliseconds = 0;
-    check(cudaEventElapsedTime(&milliseconds, start, stop), "cudaEventElapsedTime");
-    return milliseconds * 1e-3;
-  };
-  std::vector<double> seconds;
-  try {
-    long long call = 0;
-    for (int i = 0; i < std::max(1, warmup); ++i) body(call++, stream);
-    check(cudaEventRecord(start, stream), "cudaEventRecord");
-    body(call++, stream);
-    check(cudaEventRecord(stop, stream), "cudaEventRecord");
-    const double estimate_s = elapsed_s();
-    // A sample lasts a millisecond or more, and spans a whole rotation of the inputs.
-    const int calls = std::max(copies_held, plan_gpu_timing(std::max(1.0, bytes_per_call), 0, 0, estimate_s).calls_per_sample);
-    check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
-    for (int c = 0; c < calls; ++c) body(call++, stream);
-    check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
-    check(cudaGraphInstantiate(&replay, graph, 0), "cudaGraphInstantiate");
-    check(cudaGraphLaunch(replay, stream), "cudaGraphLaunch");  // the graph's own first launch, untimed
-    for (int i = 0; i < iterations; ++i) {
-      check(cudaEventRecord(start, stream), "cudaEventRecord");
-      check(cudaGraphLaunch(replay, stream), "cudaGraphLaunch");
-      check(cudaEventRecord(stop, stream), "cudaEventRecord");
-      seconds.push_back(elapsed_s() / calls);
-    }
-  } catch (...) {
-    cudaStreamSynchronize(stream);
-    if (replay) cudaGraphExecDestroy(replay);
-    if (graph) cudaGraphDestroy(graph);
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    cudaStreamDestroy(stream);
-    throw;
-  }
-  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-  cudaGraphExecDestroy(replay);
-  cudaGraphDestroy(graph);
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  cudaStreamDestroy(stream);
-  return seconds;
 }
 
 // Copies of a call's inputs to rotate over: plan_gpu_timing's for this device's L2, within half the free memory.
@@ -143,7 +85,7 @@ std::vector<double> time_copy(double bytes, int warmup, int iterations) {
     detail::fill_hashed(from.back().as<std::uint16_t>(), size / 2, 100 + static_cast<std::uint64_t>(c), 0, Dtype::bf16, nullptr);
   }
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-  return graph_times(warmup, iterations, 2 * bytes, copies, [&](long long call, cudaStream_t stream) {
+  return detail::graph_times(warmup, iterations, 2 * bytes, copies, [&](long long call, cudaStream_t stream) {
     const auto c = static_cast<size_t>(call % copies);
     check(cudaMemcpyAsync(to[c].pointer, from[c].pointer, size, cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync");
   });
@@ -166,7 +108,7 @@ std::vector<double> time_attention(const AttentionShape& shape, Dtype dtype, lon
   }
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   SplitKvAttention kernel;  // its workspace made by the warm-up call, outside the samples
-  return graph_times(warmup, iterations, 2.0 * static_cast<double>(kv_values * 2), copies, [&](long long call, cudaStream_t stream) {
+  return detail::graph_times(warmup, iterations, 2.0 * static_cast<double>(kv_values * 2), copies, [&](long long call, cudaStream_t stream) {
     const auto c = static_cast<size_t>(call % copies);
     kernel.run(shape, dtype, q.as<std::uint16_t>(), k[c].as<std::uint16_t>(), v[c].as<std::uint16_t>(), tokens, o.as<float>(),
                lse.as<float>(), 0, stream);

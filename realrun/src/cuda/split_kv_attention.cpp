@@ -104,7 +104,17 @@ void SplitKvAttention::run(const AttentionShape& shape, Dtype dtype, const std::
   if (rows > 0x7FFFFFFFLL) throw std::invalid_argument("partial_attention: more than 2^31 - 1 CTAs in the grid's x dimension");
   const int chunks = splits > 0 ? splits : chunks_for(shape, dtype, tokens);
   impl_->resident_for(dtype, shape.head_dim);  // the shared-memory limit, before the first launch
-  if (chunks > 1) impl_->reserve(static_cast<size_t>(shape.states()) * static_cast<size_t>(chunks), shape.head_dim, static_cast<size_t>(rows));
+  if (chunks > 1) {
+    const size_t parts = static_cast<size_t>(shape.states()) * static_cast<size_t>(chunks);
+    if (parts > impl_->parts || shape.head_dim > impl_->head_dim || static_cast<size_t>(rows) > impl_->arrival_slots) {
+      cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+      check(cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &capturing), "cudaStreamIsCapturing");
+      if (capturing != cudaStreamCaptureStatusNone) {
+        throw std::logic_error("the attention workspace must grow inside a graph capture: call it once with this size before capturing");
+      }
+    }
+    impl_->reserve(parts, shape.head_dim, static_cast<size_t>(rows));
+  }
   KernelArgs args;
   args.tokens = tokens;
   args.query_heads = shape.query_heads;

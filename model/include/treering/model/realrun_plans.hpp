@@ -18,7 +18,8 @@ const char* to_string(RealrunBackend backend);
 // Partial outputs travel in fp32. The cpu backend's and the loopback's collectives are their own rings; NCCL's
 // (cuda) are whatever the model predicts NCCL picks per call (the fastest of its algorithms and protocols). The cpu
 // backend's ring does not overlap: the cores that attend also copy the blocks (MPI's shared-memory transfers move
-// only inside MPI calls), so a round takes attention plus transfer. The GPU backends' copies run beside the kernel.
+// only inside MPI calls), so a round takes attention plus transfer; nor does the loopback's, whose copies and
+// kernels share one GPU's memory. On cuda (one GPU a rank) the copies run beside the kernel.
 PlanOptions realrun_plan_options(RealrunBackend backend);
 
 }  // namespace treering::model

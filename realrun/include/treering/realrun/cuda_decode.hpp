@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "treering/model/plan.hpp"
+#include "treering/realrun/bench.hpp"
 
 namespace treering::realrun::cuda {
 
@@ -63,5 +64,9 @@ GpuMeasurement measure_on_gpu(const model::DecodePlan& plan, int rank, void* ncc
 
 // Loopback: all of the plan's ranks on the current GPU.
 GpuMeasurement measure_loopback(const model::DecodePlan& plan, std::uint64_t seed, const GpuTiming& timing);
+
+// The loopback's own collectives alone (`bench allreduce|allgather|sendrecv --backend cuda --loopback P`): seconds per
+// call, per sample, of `ranks` virtual ranks on the current GPU, sizes as bench.hpp's time_collective.
+std::vector<double> time_loopback_collective(BenchOp op, double bytes, int ranks, int warmup, int iterations);
 
 }  // namespace treering::realrun::cuda

@@ -54,6 +54,11 @@ struct NodeGroup {
   int max_gpus_per_node = 0;      // >= gpus_per_node
   Fabric fabric;
   Nics nics;
+  // The node's GPUs are virtual ranks on ONE physical GPU (treering-realrun decode --loopback P): the P ranks share
+  // its memory bandwidth, compute, memory and copy engines, so each gets 1/P of the GPU model's figures and of the
+  // fabric's bandwidth (the fabric: device copies). Applied once, when the topology is built (shared_by records P).
+  bool shared_device = false;
+  int shared_by = 0;
   InputLocation location;         // where the group was described (for errors found later)
 };
 
