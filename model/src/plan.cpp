@@ -290,6 +290,9 @@ DecodePlan make_plan(DecodeAlgorithm algorithm, const Workload& workload, long l
                      collective("reduce-scatter of rescaled o", CollectiveOp::reduce_scatter, s.o_bytes, o_element)};
       break;
   }
+  // One GPU holds the whole context: there is nothing to combine, and no algorithm runs its combine's kernels or
+  // collectives (with cp 1 every combine is the attention alone).
+  if (plan.gpus.size() == 1) plan.phases = {attend()};
   if (options.impl) apply_impl(plan, *options.impl);
   plan.impl_profile = options.impl;
   for (Phase& phase : plan.phases) {

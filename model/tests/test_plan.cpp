@@ -157,3 +157,20 @@ TEST_CASE("bytes each rank sends, exactly, when collectives run as rings") {
   // Without forcing rings the per-rank bytes are not known.
   CHECK_THROWS_AS(bytes_sent_per_rank(model.plan(DecodeAlgorithm::tree, find_workload("paper-mha16"), 1000)), std::invalid_argument);
 }
+
+TEST_CASE("one GPU holds the whole context: every algorithm's plan is its attention alone (cp 1 combines nothing)") {
+  const topologies::Topology topology = topologies::build_topology("dgx-h100", {2, {}});
+  const DecodeModel one(topology, {0});
+  const Workload& workload = find_workload("llama3.1-8b");
+  const double tree_lse = one.predict(DecodeAlgorithm::tree_lse, workload, 128000).latency_s;
+  for (DecodeAlgorithm algorithm : {DecodeAlgorithm::ring, DecodeAlgorithm::tree, DecodeAlgorithm::tree_fused, DecodeAlgorithm::tree_lse,
+                                    DecodeAlgorithm::allgather_merge, DecodeAlgorithm::pass_q, DecodeAlgorithm::a2a, DecodeAlgorithm::ag_rs}) {
+    CAPTURE(to_string(algorithm));
+    const DecodePlan plan = one.plan(algorithm, workload, 128000);
+    REQUIRE(plan.phases.size() == 1);
+    CHECK(plan.phases[0].kind == PhaseKind::attend);
+    const DecodeResult result = one.evaluate(plan);
+    CHECK(result.volume.total == 0);
+    CHECK(result.latency_s == tree_lse);  // the same single kernel, whatever the algorithm's name
+  }
+}

@@ -266,6 +266,7 @@ struct Run {
   }
 
   void execute() {
+    if (ranks == 1) return attend(mine.k, mine.v, plan.shards[0].count);  // nothing to combine (the plan: its attention)
     if (plan.algorithm == model::DecodeAlgorithm::ring) return ring_pass(0);
     if (plan.algorithm == model::DecodeAlgorithm::pass_q) {
       detail::RankView mine_view = view();

@@ -211,8 +211,9 @@ struct DecodeStep::Impl {
   }
 
   void execute() {
-    if (plan.algorithm == model::DecodeAlgorithm::ring) return ring_pass();
+    if (plan.algorithm == model::DecodeAlgorithm::ring && ranks > 1) return ring_pass();
     for (auto& r : local) attend(*r, r->own.data, plan.shards[static_cast<size_t>(r->rank)].count, r->o.data, r->lse.data);
+    if (ranks == 1) return;  // one rank holds the whole context: nothing to combine (the plan: its attention alone)
     switch (plan.algorithm) {
       case model::DecodeAlgorithm::tree: return tree(false);
       case model::DecodeAlgorithm::tree_fused: return tree(true);
