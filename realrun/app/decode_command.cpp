@@ -228,18 +228,19 @@ int run_decode(const DecodeOptions& options, MpiTransport& transport) {
   if (options.loopback != 0) {
     if (options.backend != "cuda") throw std::invalid_argument("--loopback runs the cuda backend (--backend cuda)");
     if (options.loopback < 1 || options.loopback > 64) throw std::invalid_argument("--loopback takes 1 to 64 virtual ranks");
-    if (transport.ranks() > 1) throw std::invalid_argument("--loopback runs in one MPI rank (its virtual ranks are threads on one GPU)");
+    if (transport.ranks() > 1) throw std::invalid_argument("--loopback runs in one MPI rank (its virtual ranks are streams on one GPU)");
   }
-  if (options.backend == "cuda") {  // the flags first: a bad one is named on any machine, with or without a GPU
-    std::string why;
-    if (!cuda::decode_available(why)) throw std::invalid_argument("--backend cuda: " + why);
-    if (transport.ranks() > 1 && options.loopback == 0 && !nccl_available(why)) throw std::invalid_argument("--backend cuda: " + why);
-  }
+  // The flags first, the device after: a bad flag (or NCCL_ALGO) is named on any machine, with or without a GPU.
   const int ranks = options.loopback > 0 ? options.loopback : transport.ranks();
   const PlanMaker plans(options.cluster, options.workload, options.batch, ranks, backend_of(options));
   std::vector<model::DecodeAlgorithm> algorithms;  // checked before anything runs
   for (const std::string& name : options.algorithms) algorithms.push_back(model::parse_decode_algorithm(name));
   const std::vector<long long> lengths = topologies::parse_token_counts(options.seq_len);
+  if (options.backend == "cuda") {
+    std::string why;
+    if (!cuda::decode_available(why)) throw std::invalid_argument("--backend cuda: " + why);
+    if (transport.ranks() > 1 && options.loopback == 0 && !nccl_available(why)) throw std::invalid_argument("--backend cuda: " + why);
+  }
   ordered_json results = ordered_json::array();
   bool ok = true;
   if (transport.rank() == 0) {
