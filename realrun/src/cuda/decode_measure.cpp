@@ -18,9 +18,7 @@
 namespace treering::realrun::cuda {
 namespace {
 
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
-}
+using detail::check;
 
 // The stream, events and graph of a measurement, released however it ends.
 struct Clock {

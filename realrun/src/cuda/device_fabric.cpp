@@ -10,6 +10,7 @@
 
 #include "../ring_collectives.hpp"
 #include "decode_kernels.hpp"
+#include "device_memory.hpp"
 
 namespace treering::realrun::cuda::detail {
 namespace {
@@ -18,9 +19,7 @@ using realrun::detail::ring_chunk;
 using realrun::detail::ring_wrap;
 using realrun::detail::RingChunk;
 
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
-}
+using detail::check;
 void check(ncclResult_t status, const char* what) {
   if (status != ncclSuccess) throw std::runtime_error(std::string(what) + ": " + ncclGetErrorString(status));
 }

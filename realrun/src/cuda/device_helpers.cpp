@@ -15,9 +15,7 @@
 namespace treering::realrun::cuda {
 namespace {
 
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
-}
+using detail::check;
 
 // A device buffer freed when it goes.
 struct DeviceBuffer {

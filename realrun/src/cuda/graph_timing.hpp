@@ -9,19 +9,16 @@
 #include <string>
 #include <vector>
 
+#include "device_memory.hpp"
 #include "treering/realrun/bench.hpp"
 
 namespace treering::realrun::cuda::detail {
-
-inline void check_graph_call(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
-}
 
 // The graph of what enqueue(stream) enqueues. If enqueue throws, the capture is ended (every stream that joined it
 // leaves capture mode) and the partial graph dropped before the exception goes on.
 template <typename Enqueue>
 cudaGraph_t capture_graph(cudaStream_t stream, Enqueue enqueue) {
-  check_graph_call(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
+  check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
   try {
     enqueue();
   } catch (...) {
@@ -31,7 +28,7 @@ cudaGraph_t capture_graph(cudaStream_t stream, Enqueue enqueue) {
     throw;
   }
   cudaGraph_t graph = nullptr;
-  check_graph_call(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+  check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
   return graph;
 }
 
@@ -43,37 +40,37 @@ cudaGraph_t capture_graph(cudaStream_t stream, Enqueue enqueue) {
 template <typename Body>
 std::vector<double> graph_times(int warmup, int iterations, double bytes_per_call, int copies_held, Body body) {
   cudaStream_t stream = nullptr;
-  check_graph_call(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   cudaEvent_t start = nullptr, stop = nullptr;
-  check_graph_call(cudaEventCreate(&start), "cudaEventCreate");
-  check_graph_call(cudaEventCreate(&stop), "cudaEventCreate");
+  check(cudaEventCreate(&start), "cudaEventCreate");
+  check(cudaEventCreate(&stop), "cudaEventCreate");
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t replay = nullptr;
   auto elapsed_s = [&] {
-    check_graph_call(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
     float milliseconds = 0;
-    check_graph_call(cudaEventElapsedTime(&milliseconds, start, stop), "cudaEventElapsedTime");
+    check(cudaEventElapsedTime(&milliseconds, start, stop), "cudaEventElapsedTime");
     return milliseconds * 1e-3;
   };
   std::vector<double> seconds;
   try {
     long long call = 0;
     for (int i = 0; i < std::max(1, warmup); ++i) body(call++, stream);
-    check_graph_call(cudaEventRecord(start, stream), "cudaEventRecord");
+    check(cudaEventRecord(start, stream), "cudaEventRecord");
     body(call++, stream);
-    check_graph_call(cudaEventRecord(stop, stream), "cudaEventRecord");
+    check(cudaEventRecord(stop, stream), "cudaEventRecord");
     const double estimate_s = elapsed_s();
     // A sample lasts a millisecond or more, and spans a whole rotation of the inputs.
     const int calls = std::max(copies_held, plan_gpu_timing(std::max(1.0, bytes_per_call), 0, 0, estimate_s).calls_per_sample);
     graph = capture_graph(stream, [&] {
       for (int c = 0; c < calls; ++c) body(call++, stream);
     });
-    check_graph_call(cudaGraphInstantiate(&replay, graph, 0), "cudaGraphInstantiate");
-    check_graph_call(cudaGraphLaunch(replay, stream), "cudaGraphLaunch");  // the graph's own first launch, untimed
+    check(cudaGraphInstantiate(&replay, graph, 0), "cudaGraphInstantiate");
+    check(cudaGraphLaunch(replay, stream), "cudaGraphLaunch");  // the graph's own first launch, untimed
     for (int i = 0; i < iterations; ++i) {
-      check_graph_call(cudaEventRecord(start, stream), "cudaEventRecord");
-      check_graph_call(cudaGraphLaunch(replay, stream), "cudaGraphLaunch");
-      check_graph_call(cudaEventRecord(stop, stream), "cudaEventRecord");
+      check(cudaEventRecord(start, stream), "cudaEventRecord");
+      check(cudaGraphLaunch(replay, stream), "cudaGraphLaunch");
+      check(cudaEventRecord(stop, stream), "cudaEventRecord");
       seconds.push_back(elapsed_s() / calls);
     }
   } catch (...) {  // the capture, if any, was ended by capture_graph; no wait for the device
@@ -84,7 +81,7 @@ std::vector<double> graph_times(int warmup, int iterations, double bytes_per_cal
     cudaStreamDestroy(stream);
     throw;
   }
-  check_graph_call(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   cudaGraphExecDestroy(replay);
   cudaGraphDestroy(graph);
   cudaEventDestroy(start);

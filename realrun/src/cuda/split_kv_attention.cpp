@@ -10,15 +10,14 @@
 #include <string>
 
 #include "attention_kernel.hpp"
+#include "device_memory.hpp"
 #include "treering/realrun/cuda_attention.hpp"
 #include "treering/realrun/split_kv.hpp"
 
 namespace treering::realrun::cuda {
 namespace {
 
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
-}
+using detail::check;
 
 bool aligned16(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; }
 
