@@ -223,6 +223,9 @@ CollectiveSchedule collective_schedule(const CommGroup& group, const std::vector
       break;
   }
   schedule.flows = std::move(flows.list);
+  if (chosen.processing_s > 0 && chosen.transfer_s > 0) {  // slower than the links: a rate, not a delay
+    for (CollectiveFlow& flow : schedule.flows) flow.max_rate_Bps = flow.wire_bytes / chosen.transfer_s;
+  }
   return schedule;
 }
 

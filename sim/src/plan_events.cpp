@@ -231,7 +231,9 @@ void PlanEvents::arrive_at_collective(int rank) {
   state.wait = Wait::collective;
   if (++collective.arrived < ranks_) return;
   const model::CollectiveCandidate& chosen = collective.schedule->chosen;
-  schedule(now_s_ + chosen.latency_s + chosen.processing_s, EventKind::collective_starts, static_cast<int>(index));
+  // The step latencies, then the flows (capped at the model's rate where NCCL's limits make it slower than the
+  // links: collective_flows.hpp).
+  schedule(now_s_ + chosen.latency_s, EventKind::collective_starts, static_cast<int>(index));
 }
 
 void PlanEvents::handle(const Event& event) {

@@ -130,7 +130,7 @@ class PlanEvents {
   void start_block(RingChannel& path);  // its next block's latency, if it has one queued
   void move_block(RingChannel& path);   // then its bytes
   PairQueue& incoming(int rank, int from);  // pair(from, rank), through the rank's cache
-  void start_transfer(TransferOwner owner, const std::vector<topologies::LinkId>& links, double units);
+  void start_transfer(TransferOwner owner, const std::vector<topologies::LinkId>& links, double units, double cap_Bps);
   void post_send(const PendingSend& send);
   void transfer_arrived(int id);
   void start_flows(int collective);

@@ -66,7 +66,7 @@ void PlanEvents::move_block(RingChannel& path) {
   path.queued_bytes.pop_front();
   const int index = static_cast<int>(&path - channels_.data());
   start_transfer({TransferKind::ring_block, path.from, path.to, -1, index, path.queue}, *path.links,
-                 static_cast<double>(simulated_size(bytes * path.cost->size_factor(bytes))));
+                 static_cast<double>(simulated_size(bytes * path.cost->size_factor(bytes))), path.cost->rate_cap_Bps(bytes));
 }
 
 void PlanEvents::post_send(const PendingSend& send) {
@@ -75,16 +75,18 @@ void PlanEvents::post_send(const PendingSend& send) {
   RankState& sender = state_[static_cast<size_t>(send.from)];
   sender.batch_first_start_s = std::min(sender.batch_first_start_s, now_s_);
   start_transfer({TransferKind::phase_send, send.from, send.to, send.phase, 0, &pair(send.from, send.to)},
-                 route(send.from, send.to), static_cast<double>(simulated_size(bytes * cost.size_factor(bytes))));
+                 route(send.from, send.to), static_cast<double>(simulated_size(bytes * cost.size_factor(bytes))),
+                 cost.rate_cap_Bps(bytes));
 }
 
 // A point-to-point transfer takes its place in its pair's queue, which its receiver takes in order.
-void PlanEvents::start_transfer(TransferOwner owner, const std::vector<topologies::LinkId>& links, double units) {
+// `cap_Bps`: 0, or the most it may move at (a calibrated band's rate, NCCL's limits on a collective's flows).
+void PlanEvents::start_transfer(TransferOwner owner, const std::vector<topologies::LinkId>& links, double units, double cap_Bps) {
   if (owner.queue) {
     owner.sequence = owner.queue->posted++;
     owner.queue->arrived.push_back(false);
   }
-  const int id = links_.start(links, units, now_s_);
+  const int id = links_.start(links, units, now_s_, cap_Bps * kSizeUnitsPerByte);
   if (owners_.size() <= static_cast<size_t>(id)) owners_.resize(static_cast<size_t>(id) + 1);
   owners_[static_cast<size_t>(id)] = owner;
   ++transfers_;
@@ -95,7 +97,7 @@ void PlanEvents::start_flows(int index) {
   collective.flows_left = collective.schedule->flows.size();
   for (const model::CollectiveFlow& flow : collective.schedule->flows) {
     start_transfer({TransferKind::collective_flow, flow.from, flow.to, collective.phase, index},
-                   route(flow.from, flow.to), static_cast<double>(simulated_size(flow.wire_bytes)));
+                   route(flow.from, flow.to), static_cast<double>(simulated_size(flow.wire_bytes)), flow.max_rate_Bps);
   }
   if (collective.flows_left == 0) collective_over(collective);
 }

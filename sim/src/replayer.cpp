@@ -17,6 +17,11 @@ sg4::Mailbox* mailbox(char kind, int from, int to) {
   return sg4::Mailbox::by_name(name);
 }
 
+sg4::CommPtr capped(sg4::CommPtr comm, double cap_Bps) {
+  if (cap_Bps > 0) comm->set_rate(cap_Bps * kSizeUnitsPerByte);
+  return comm;
+}
+
 Replayer::Replayer(const model::DecodeModel& m, const model::DecodePlan& p, const std::vector<model::CollectiveSchedule>& s,
        const ReplayOptions& options)
     : model(m), plan(p), schedules(s), degradation_(options.degradation), platform(m.topology(), &degradation_), outboxes(p.gpus.size()), finish(p.gpus.size(), -1.0),
@@ -63,7 +68,8 @@ void Replayer::send_all(int rank, std::vector<model::Step> sends) {
       for (const model::Step& step : sends) {
         const model::DecodeModel::PairCost& cost = model.p2p(rank, step.peer);
         sg4::this_actor::sleep_until(start + cost.at(step.bytes).latency_s);
-        comms.push_back(mailbox('p', rank, step.peer)->put_async(&token, simulated_size(step.bytes * cost.size_factor(step.bytes))));
+        comms.push_back(capped(mailbox('p', rank, step.peer)->put_init(&token, simulated_size(step.bytes * cost.size_factor(step.bytes))),
+                               cost.rate_cap_Bps(step.bytes))->start());
         ++transfers;
       }
       double first_s = now();
@@ -91,7 +97,7 @@ void Replayer::start_channel(int from, int to, Channel& path) {
         sg4::this_actor::sleep_for(plan.ring_exchanges_per_step * cost.at(bytes).latency_s);  // one per exchange
         const double start = now();
         ++transfers;
-        box->put(&token, simulated_size(bytes * cost.size_factor(bytes)));
+        capped(box->put_init(&token, simulated_size(bytes * cost.size_factor(bytes))), cost.rate_cap_Bps(bytes))->start()->wait();
         note({from, ActivityKind::send, start, now(), to});
         busy_sending(from, start, now());
         outboxes[static_cast<size_t>(from)].delivered->release();

@@ -27,6 +27,8 @@ namespace sg4 = simgrid::s4u;
 extern int token;  // the payload every transfer carries (the bytes are simulated)
 
 sg4::Mailbox* mailbox(char kind, int from, int to);  // "<kind><from>><to>"
+// `comm` never faster than cap_Bps (0: no cap), as the event loop's SharedLinks caps a transfer.
+sg4::CommPtr capped(sg4::CommPtr comm, double cap_Bps);
 
 // One direction between two ranks: a daemon actor moves its queued sends one at a time, in order.
 struct Channel {

@@ -14,7 +14,7 @@ void Replayer::post_flows(int rank, const CollectiveRun& collective, int phase) 
   std::vector<size_t> sent_flow;  // for sends: the flow; receives: none
   for (size_t i : collective.flows_of_rank[static_cast<size_t>(rank)]) {
     const model::CollectiveFlow& flow = collective.schedule->flows[i];
-    comms.push_back(mailbox('c', flow.from, flow.to)->put_async(&token, simulated_size(flow.wire_bytes)));
+    comms.push_back(capped(mailbox('c', flow.from, flow.to)->put_init(&token, simulated_size(flow.wire_bytes)), flow.max_rate_Bps)->start());
     ++transfers;
     sent_flow.push_back(i);
   }
@@ -40,9 +40,9 @@ void Replayer::run_collective(int rank, CollectiveRun& collective, int phase) {
   } else {
     collective.all_here->acquire();
   }
-  // The step latencies, then what the protocol's limits add over the links' rate (endpoint-bound, not a load on
-  // the links), then the flows.
-  sg4::this_actor::sleep_for(collective.schedule->chosen.latency_s + collective.schedule->chosen.processing_s);
+  // The step latencies, then the flows (capped at the model's rate where NCCL's limits make it slower than the
+  // links: collective_flows.hpp).
+  sg4::this_actor::sleep_for(collective.schedule->chosen.latency_s);
   post_flows(rank, collective, phase);
   collective.done->wait();
   note({rank, ActivityKind::collective, start, now(), -1, phase});

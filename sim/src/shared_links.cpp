@@ -17,7 +17,7 @@ SharedLinks::SharedLinks(std::vector<double> link_units_per_s)
       link_stamp_(link_units_per_s_.size(), 0), left_units_per_s_(link_units_per_s_.size(), 0.0),
       unfixed_(link_units_per_s_.size(), 0), entry_version_(link_units_per_s_.size(), 0) {}
 
-int SharedLinks::start(const std::vector<LinkId>& links, double units, double now_s) {
+int SharedLinks::start(const std::vector<LinkId>& links, double units, double now_s, double cap_units_per_s) {
   int id = static_cast<int>(moving_.size());
   if (!free_ids_.empty()) {
     id = free_ids_.back();
@@ -31,6 +31,7 @@ int SharedLinks::start(const std::vector<LinkId>& links, double units, double no
   transfer.remaining_units = units;
   transfer.units_per_s = 0;
   transfer.updated_s = transfer.start_s = now_s;
+  transfer.cap_units_per_s = cap_units_per_s > 0 ? cap_units_per_s : 0.0;
   ++transfer.version;
   transfer.live = true;
   for (LinkId link : links) {
@@ -88,6 +89,14 @@ void SharedLinks::gather() {
   }
 }
 
+void SharedLinks::push_link(LinkId id) {
+  const auto i = static_cast<size_t>(id);
+  ++entry_version_[i];
+  if (unfixed_[i] <= 0) return;
+  heap_.push_back({left_units_per_s_[i] / unfixed_[i], id, entry_version_[i]});
+  std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+}
+
 // Progressive filling over the component (a closed set: every live transfer on its links).
 void SharedLinks::fill(double now_s) {
   previous_units_per_s_.clear();
@@ -99,34 +108,43 @@ void SharedLinks::fill(double now_s) {
     transfer.units_per_s = -1;  // not fixed yet
   }
   heap_.clear();
-  auto push = [&](LinkId id) {
-    const auto i = static_cast<size_t>(id);
-    ++entry_version_[i];
-    if (unfixed_[i] <= 0) return;
-    heap_.push_back({left_units_per_s_[i] / unfixed_[i], id, entry_version_[i]});
-    std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
-  };
   for (LinkId id : component_links_) {
     left_units_per_s_[static_cast<size_t>(id)] = link_units_per_s_[static_cast<size_t>(id)];
     unfixed_[static_cast<size_t>(id)] = live_on_link_[static_cast<size_t>(id)];
-    push(id);
+    push_link(id);
+  }
+  for (int t : component_transfers_) {
+    const double cap = moving_[static_cast<size_t>(t)].cap_units_per_s;
+    if (cap > 0) {
+      heap_.push_back({cap, LinkId{}, 0, t});
+      std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+    }
   }
   while (!heap_.empty()) {
     std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
     const Entry bottleneck = heap_.back();
     heap_.pop_back();
+    if (bottleneck.capped >= 0) {  // the cap is the least share left: the transfer runs at it
+      if (moving_[static_cast<size_t>(bottleneck.capped)].units_per_s < 0) fix(bottleneck.capped, bottleneck.share_units_per_s, LinkId{-1});
+      continue;
+    }
     if (bottleneck.version != entry_version_[static_cast<size_t>(bottleneck.link)]) continue;  // stale
     for (int t : on_link_[static_cast<size_t>(bottleneck.link)]) {
-      Moving& transfer = moving_[static_cast<size_t>(t)];
-      if (transfer.units_per_s >= 0) continue;
-      transfer.units_per_s = bottleneck.share_units_per_s;
-      for (LinkId id : *transfer.links) {
-        left_units_per_s_[static_cast<size_t>(id)] -= bottleneck.share_units_per_s;
-        --unfixed_[static_cast<size_t>(id)];
-        if (id != bottleneck.link) push(id);
-      }
+      if (moving_[static_cast<size_t>(t)].units_per_s < 0) fix(t, bottleneck.share_units_per_s, bottleneck.link);
     }
     ++entry_version_[static_cast<size_t>(bottleneck.link)];
+  }
+}
+
+// Transfer t runs at units_per_s: its links have that much less for the others (their entries pushed again,
+// but for `except`, whose transfers are being fixed at the same share).
+void SharedLinks::fix(int t, double units_per_s, LinkId except) {
+  Moving& transfer = moving_[static_cast<size_t>(t)];
+  transfer.units_per_s = units_per_s;
+  for (LinkId id : *transfer.links) {
+    left_units_per_s_[static_cast<size_t>(id)] -= units_per_s;
+    --unfixed_[static_cast<size_t>(id)];
+    if (id != except) push_link(id);
   }
 }
 
@@ -151,6 +169,7 @@ void SharedLinks::settle(double now_s, std::vector<Due>& due) {
       alone = alone && live_on_link_[static_cast<size_t>(id)] == 1 && !link_marked_[static_cast<size_t>(id)];
       units_per_s = std::min(units_per_s, link_units_per_s_[static_cast<size_t>(id)]);
     }
+    if (transfer.cap_units_per_s > 0) units_per_s = std::min(units_per_s, transfer.cap_units_per_s);
     if (alone) {
       transfer.units_per_s = units_per_s;
       add_due(t);

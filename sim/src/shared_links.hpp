@@ -28,8 +28,10 @@ class SharedLinks {
   explicit SharedLinks(std::vector<double> link_units_per_s);
 
   // A transfer of `units` starts at now_s over `links` (which must outlive it); its rate is set at the next
-  // settle(). Returns its id (ids of ended transfers are used again after a settle).
-  int start(const std::vector<topologies::LinkId>& links, double units, double now_s);
+  // settle(), never above `cap_units_per_s` (0: no cap; a calibrated rate, or what the GPUs' threads can
+  // drive: it bounds this transfer alone, as SimGrid's Comm::set_rate does, and leaves the rest of its links'
+  // rate to the others). Returns its id (ids of ended transfers are used again after a settle).
+  int start(const std::vector<topologies::LinkId>& links, double units, double now_s, double cap_units_per_s = 0);
 
   // Whether a Due for (id, version) still holds.
   bool current(int id, std::uint64_t version) const { return moving_[static_cast<size_t>(id)].version == version; }
@@ -40,27 +42,32 @@ class SharedLinks {
 
   // New rates for the transfers started since the last settle and those on links whose load changed, by
   // progressive filling: the link with the least rate per unfixed transfer fixes its transfers at that share,
-  // until all are fixed. E.g. transfers A and B on a 10 GB/s link, B also on a 4 GB/s one alone: B gets 4, A
-  // the 6 left. Appends when each of them would end, at now_s.
+  // until all are fixed; a transfer's cap is a link of its own. E.g. transfers A and B on a 10 GB/s link, B
+  // also on a 4 GB/s one alone: B gets 4, A the 6 left; with A capped at 3 GB/s instead, A gets 3 and B 4.
+  // Appends when each of them would end, at now_s.
   void settle(double now_s, std::vector<Due>& due);
 
  private:
   struct Moving {
     const std::vector<topologies::LinkId>* links = nullptr;
     double remaining_units = 0, units_per_s = 0, updated_s = 0, start_s = 0;
+    double cap_units_per_s = 0;  // 0: none
     std::uint64_t version = 0;
     bool live = false;
   };
-  struct Entry {  // progressive filling's heap: a link's share per unfixed transfer when pushed
+  struct Entry {  // progressive filling's heap: a link's share per unfixed transfer when pushed, or a cap
     double share_units_per_s;
     topologies::LinkId link;
     std::uint64_t version;
+    int capped = -1;  // a transfer's cap (link and version unused), else -1
     bool operator>(const Entry& other) const { return share_units_per_s > other.share_units_per_s; }
   };
   void mark(topologies::LinkId id);
   void drop_ended(topologies::LinkId id);
   void gather();  // component_links_ and component_transfers_: what the marked links connect
   void fill(double now_s);
+  void push_link(topologies::LinkId id);
+  void fix(int transfer, double units_per_s, topologies::LinkId except);
 
   std::vector<Moving> moving_;
   std::vector<int> free_ids_;              // ended and off every link's list

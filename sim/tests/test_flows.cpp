@@ -102,3 +102,15 @@ TEST_CASE("output a program buffered before a simulation is not written twice") 
   std::remove(path);
   CHECK(std::string(text, got > 0 ? static_cast<size_t>(got) : 0) == "once\n");
 }
+
+TEST_CASE("a capped flow moves at its cap and leaves the rest of the link to its neighbour") {
+  // rtx4090-pcie, 2 boxes: both routes cross box 0's 11.5 GB/s NIC. Flow A (1 GB) is capped at 2 GB/s (a
+  // calibrated rate, say): A takes 0.5 s; B (1 GB) gets the 9.5 GB/s left: 0.105263 s. Inflating A's size to
+  // 5.75 GB instead would have halved B's share (0.173913 s).
+  const topologies::Topology topology = preset("rtx4090-pcie", 2);
+  sim::Flow capped = flow(0, 8, 1e9);
+  capped.max_rate_Bps = 2e9;
+  const sim::FlowSimulation result = sim::simulate_flows(topology, {capped, flow(1, 9, 1e9)});
+  CHECK(result.finish_s[0] == doctest::Approx(1e9 / 2e9).epsilon(1e-9));
+  CHECK(result.finish_s[1] == doctest::Approx(1e9 / 9.5e9).epsilon(1e-9));
+}

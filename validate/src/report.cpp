@@ -26,7 +26,7 @@ double simulated_s(const topologies::Topology& topology, const model::CommGroup&
   const model::CollectiveSchedule schedule = model::collective_schedule(group, domains, m.op, m.bytes, chosen);
   std::vector<sim::Flow> flows;
   for (const model::CollectiveFlow& f : schedule.flows) {
-    flows.push_back({group.gpus[static_cast<size_t>(f.from)], group.gpus[static_cast<size_t>(f.to)], f.wire_bytes, 0, 0});
+    flows.push_back({group.gpus[static_cast<size_t>(f.from)], group.gpus[static_cast<size_t>(f.to)], f.wire_bytes, 0, 0, f.max_rate_Bps});
   }
   return chosen.latency_s + (flows.empty() ? 0.0 : sim::simulate_flows(topology, flows).makespan_s);
 }

@@ -27,6 +27,14 @@
 // - recursive doubling (n a power of two): log2 n exchanges with the partner at distance n/2, n/4, ... of S/2,
 //   S/4, ... per pass.
 // - broadcast: a chain (ring) or a binary tree over the ranks, S per edge; send/recv: one flow.
+//
+// Where the model's transfer is slower than the links (NCCL's protocol caps, tree correction, fewer channels,
+// or a calibration: CollectiveCandidate::processing_s > 0), every flow is capped at wire_bytes / transfer_s:
+// alone, the collective then takes the model's transfer time; beside other traffic its links keep what it
+// cannot use. Example: tree/LL all-reduce of 4 KiB on 2 x 8 H100 (dgx-h100): the model's transfer is
+// 2 x 4096 B / 1.706 GB/s = 4.80 us (LL's bus rate over 1 of 16 channels); its flows (one channel, two trees of
+// 2 KiB, 4 KiB of LL wire per edge) are each capped at 4096 B / 4.80 us = 853 MB/s, where an NVSwitch port
+// alone would move them in 11 ns.
 #pragma once
 
 #include <vector>
@@ -40,6 +48,7 @@ struct CollectiveFlow {
   int to = 0;
   double bytes = 0;       // payload
   double wire_bytes = 0;  // what the flow costs on its links
+  double max_rate_Bps = 0;  // of wire bytes; 0: none (the links set its rate)
 };
 
 struct CollectiveSchedule {

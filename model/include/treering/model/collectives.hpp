@@ -53,7 +53,7 @@ struct CollectiveCandidate {
                             // NICs are the bottleneck (the rest is inside scale-up domains)
   double processing_s = 0;  // the part of transfer_s that NCCL's protocol caps, tree correction and channel
                             // narrowing add to bytes over (tier rate x protocol factor): bound by the GPUs'
-                            // threads, not the links (the simulator waits it out, then runs the flows)
+                            // threads, not the links (the simulator caps the flows at the model's rate)
 };
 
 struct CollectiveEstimate {

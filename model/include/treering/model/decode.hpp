@@ -2,6 +2,7 @@
 // time per generated token. Pure (the topology is read, never changed).
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <tuple>
@@ -94,8 +95,9 @@ class DecodeModel {
   CollectiveSchedule collective_schedule(const Phase& phase) const;
   // Send/recv of `bytes` from rank a to rank b, alone on the network: latency + bytes / bandwidth, both from the
   // band that holds `bytes` when the cluster's calibration measured this tier's sends (calibration p2p), else
-  // the send/recv model's (latency_s, bandwidth_Bps). The simulator's links carry bandwidth_Bps; a send in a band
-  // of another rate travels as `bytes x size_factor(bytes)` there, which takes the band's time when alone.
+  // the send/recv model's (latency_s, bandwidth_Bps). The simulator's links carry bandwidth_Bps; a send in a
+  // slower band is capped at the band's rate (rate_cap_Bps: alone it takes the band's time, and its links keep
+  // the rest for others); one in a faster band travels as `bytes x size_factor(bytes)` (< 1) there.
   // Example: bands {0: 20 us, 11 GB/s}, {8 MiB: 100 us, 4.4 GB/s}: 33 MB take 100 us + 7.5 ms.
   struct PairCost {
     double latency_s = 0;
@@ -109,7 +111,11 @@ class DecodeModel {
       const topologies::SizeBand band = at(bytes);
       return band.latency_s + bytes / band.bandwidth_Bps;
     }
-    double size_factor(double bytes) const { return bandwidth_Bps / at(bytes).bandwidth_Bps; }
+    double size_factor(double bytes) const { return std::min(1.0, bandwidth_Bps / at(bytes).bandwidth_Bps); }
+    double rate_cap_Bps(double bytes) const {  // 0: none
+      const double band_Bps = at(bytes).bandwidth_Bps;
+      return band_Bps < bandwidth_Bps ? band_Bps : 0.0;
+    }
   };
   const PairCost& p2p(int from_rank, int to_rank) const;
   bool crosses_domains(int from_rank, int to_rank) const;
