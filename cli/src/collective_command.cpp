@@ -132,7 +132,7 @@ void add_collective_command(CLI::App& app) {
   auto* command = app.add_subcommand("collective", "Predict a collective's time on a cluster (like nccl-tests)");
   auto args = std::make_shared<CollectiveArgs>();
   add_cluster_option(*command, args->cluster);
-  command->add_option("--op", args->op, "allreduce, allgather, reducescatter, broadcast or sendrecv")
+  command->add_option("--op", args->op, "allreduce, allgather, reducescatter, broadcast, sendrecv or alltoall (--bytes: each rank's send buffer, S / n per peer)")
       ->capture_default_str();
   command->add_option("--bytes", args->bytes, "Sizes: 8K, 1G, lists 8,1M and ranges 8:1G (doubling) or 8:1G:x4")
       ->required();

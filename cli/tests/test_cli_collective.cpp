@@ -56,3 +56,14 @@ TEST_CASE("collective: each prediction carries its band") {
   auto table = run_treering("collective --bytes 1M --cluster dgx-h100 --nodes 2");
   CHECK(table.out.find("band: +-23.0 %") != std::string::npos);
 }
+
+TEST_CASE("collective --op alltoall: NCCL's grouped send/recv over 2 DGX H100") {
+  // 16 KiB per rank, 1 KiB per peer: 8.4 + 14 + 7 x 3 = 43.4 us (model/tests/test_alltoall.cpp), plus 8 KiB
+  // through the NIC at 46 GB/s.
+  auto result = run_treering("collective --op alltoall --bytes 16K --cluster dgx-h100 --nodes 2 --format json");
+  REQUIRE(result.exit_code == 0);
+  const auto json = nlohmann::json::parse(result.out).at(0);
+  CHECK(json["time_s"].get<double>() == doctest::Approx(43.4e-6 + 8192 / 46e9));
+  CHECK(json["algorithm"] == "p2p");
+  CHECK(json["protocol"] == "Simple");
+}

@@ -156,6 +156,18 @@ void broadcast(const Layout& layout, CollectiveAlgorithm algorithm, double S, Fl
   for (size_t d = 1; d < layout.domains.size(); ++d) flows.add(layout.domains[(d - 1) / 2].front(), layout.domains[d].front(), S);
 }
 
+// Every rank sends `per_peer` to every other: inside its domain with LL's wire (x2) up to NCCL's 16 KiB p2p LL
+// threshold, else Simple (collectives.hpp).
+void all_to_all(const Layout& layout, const std::vector<int>& domain_of_rank, double per_peer, Flows& flows) {
+  for (int from : layout.order) {
+    for (int to : layout.order) {
+      const bool inside = domain_of_rank[static_cast<size_t>(from)] == domain_of_rank[static_cast<size_t>(to)];
+      flows.wire_per_byte = inside && per_peer <= 16384 ? 1.0 / protocol_efficiency(Protocol::ll) : 1.0;
+      flows.add(from, to, per_peer);
+    }
+  }
+}
+
 [[noreturn]] void cannot(CollectiveOp op, CollectiveAlgorithm algorithm) {
   throw std::invalid_argument(std::string("no flows for ") + to_string(algorithm) + " " + to_string(op));
 }
@@ -220,6 +232,10 @@ CollectiveSchedule collective_schedule(const CommGroup& group, const std::vector
     case CollectiveOp::sendrecv:
       if (chosen.algorithm != CollectiveAlgorithm::p2p) cannot(op, chosen.algorithm);
       flows.add(0, 1, bytes);
+      break;
+    case CollectiveOp::alltoall:
+      if (chosen.algorithm != CollectiveAlgorithm::p2p) cannot(op, chosen.algorithm);
+      all_to_all(layout, domain_of_rank, bytes / n, flows);
       break;
   }
   schedule.flows = std::move(flows.list);

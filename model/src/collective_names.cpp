@@ -8,7 +8,7 @@
 namespace treering::model {
 namespace {
 
-constexpr std::array<const char*, 5> kOps{"allreduce", "allgather", "reducescatter", "broadcast", "sendrecv"};
+constexpr std::array<const char*, 6> kOps{"allreduce", "allgather", "reducescatter", "broadcast", "sendrecv", "alltoall"};
 constexpr std::array<const char*, 7> kAlgorithms{"ring",         "tree",
                                                  "nvls",         "nvls-tree",
                                                  "hierarchical", "recursive-doubling",

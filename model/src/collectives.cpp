@@ -17,6 +17,7 @@ namespace treering::model {
 namespace {
 
 constexpr double kInfinite = std::numeric_limits<double>::infinity();
+constexpr double kP2pLlThresholdBytes = 16384;  // NCCL_P2P_LL_THRESHOLD x 1 channel (src/enqueue.cc)
 
 struct Cost {
   double latency_s = kInfinite;  // infinite: this algorithm/protocol cannot run here
@@ -189,6 +190,35 @@ Cost sendrecv(const Terms& t, CollectiveAlgorithm algorithm, double S) {
   return cost;
 }
 
+// All-to-all (see collectives.hpp): the protocol is NCCL's pick by size and hop, not a choice; both hop kinds
+// run at once, the slower sets the time.
+Cost alltoall(const Terms& t, CollectiveAlgorithm algorithm, double S) {
+  Cost cost;
+  if (algorithm != CollectiveAlgorithm::p2p) return cost;
+  const double per_peer = S / t.n;
+  const bool across = t.k > 1;
+  const Protocol inside_protocol = per_peer <= kP2pLlThresholdBytes ? Protocol::ll : Protocol::simple;
+  if (t.protocol != (across ? Protocol::simple : inside_protocol)) return cost;
+  const double inside_peers = t.g - 1, outside_peers = t.n - t.g;
+  const auto row = int(LatencyRow::p2p);
+  const double inside_latency_s = t.group.latency.base[row][int(inside_protocol)] + t.group.latency.scale_up_step[row][int(inside_protocol)];
+  const double inside_s = inside_peers * per_peer / (t.group.scale_up_pair_Bps * protocol_efficiency(inside_protocol));
+  cost.latency_s = inside_latency_s;
+  cost.transfer_s = inside_s;
+  if (across) {
+    const double post_overhead_s = 3e-6;  // NCCL's netOverhead, 1 us x3 for Simple, per network peer after the first
+    const double network_latency_s = t.base(LatencyRow::p2p) + t.out(LatencyRow::p2p) + (outside_peers - 1) * post_overhead_s;
+    const double network_s = outside_peers * per_peer / t.group.scale_out_nic_Bps;
+    cost.latency_s = std::max(inside_latency_s, network_latency_s);
+    cost.transfer_s = std::max(inside_s, network_s);
+    cost.network_latency_s = network_latency_s;
+    cost.network_bound = network_s >= inside_s;
+  }
+  cost.scale_up_bytes = inside_peers * per_peer;
+  cost.scale_out_bytes = outside_peers * per_peer;
+  return cost;
+}
+
 Cost evaluate(const CommGroup& group, CollectiveOp op, CollectiveAlgorithm algorithm, Protocol protocol, double S) {
   Terms terms{group, op, protocol, S, double(group.ranks), double(group.domains), double(group.ranks_per_domain)};
   switch (op) {
@@ -197,6 +227,7 @@ Cost evaluate(const CommGroup& group, CollectiveOp op, CollectiveAlgorithm algor
     case CollectiveOp::reduce_scatter: return gather_or_scatter(terms, algorithm, S);
     case CollectiveOp::broadcast: return broadcast(terms, algorithm, S);
     case CollectiveOp::sendrecv: return sendrecv(terms, algorithm, S);
+    case CollectiveOp::alltoall: return alltoall(terms, algorithm, S);
   }
   return {};
 }
@@ -205,7 +236,8 @@ double bus_factor(CollectiveOp op, double n) {
   switch (op) {
     case CollectiveOp::allreduce: return 2 * (n - 1) / n;
     case CollectiveOp::allgather:
-    case CollectiveOp::reduce_scatter: return (n - 1) / n;
+    case CollectiveOp::reduce_scatter:
+    case CollectiveOp::alltoall: return (n - 1) / n;
     default: return 1.0;
   }
 }

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
+#include <utility>
 
 #include "treering/topologies/input_error.hpp"
 
@@ -38,12 +40,37 @@ double number(const std::string& text, const std::string& file, int line, const 
   throw InputError({file, line, 0}, std::string("'") + text + "' is not a valid " + what);
 }
 
-// busbw / algbw -> the op; `ranks` known.
-model::CollectiveOp op_of(double ratio, int ranks, const std::string& file, int line) {
+// nccl-tests' binaries, as its "# Collective test starting: NAME" line names them.
+std::optional<model::CollectiveOp> op_of_binary(const std::string& name) {
+  static const std::pair<const char*, model::CollectiveOp> kBinaries[] = {
+      {"all_reduce_perf", model::CollectiveOp::allreduce},         {"all_gather_perf", model::CollectiveOp::allgather},
+      {"reduce_scatter_perf", model::CollectiveOp::reduce_scatter}, {"broadcast_perf", model::CollectiveOp::broadcast},
+      {"sendrecv_perf", model::CollectiveOp::sendrecv},            {"alltoall_perf", model::CollectiveOp::alltoall}};
+  for (const auto& [binary, op] : kBinaries) {
+    if (name == binary) return op;
+  }
+  return std::nullopt;
+}
+
+// busbw / algbw -> the op; `ranks` known. A log's redop and root columns tell apart the ops with one bus
+// factor: (n-1)/n is reduce-scatter with a reduction, all-gather or all-to-all without one (which of the two,
+// only the file can say); 1 is broadcast with a root, send/recv without.
+model::CollectiveOp op_of(double ratio, int ranks, const std::string& redop, const std::string& root, const std::string& file, int line) {
   const double n = ranks;
+  const bool reduces = !redop.empty() && redop != "none";
+  auto unclear = [&](const char* which) {
+    return InputError({file, line, 0}, std::string("busbw / algbw = ") + std::to_string(ratio) + " on " + std::to_string(ranks) +
+                                           " ranks is " + which + ": say which with '# op: NAME'");
+  };
   if (std::abs(ratio - 2 * (n - 1) / n) < 0.02) return model::CollectiveOp::allreduce;
-  if (std::abs(ratio - (n - 1) / n) < 0.02) return model::CollectiveOp::allgather;
-  if (std::abs(ratio - 1.0) < 0.02) return model::CollectiveOp::broadcast;
+  if (std::abs(ratio - (n - 1) / n) < 0.02) {
+    if (reduces) return model::CollectiveOp::reduce_scatter;
+    throw unclear(redop.empty() ? "all-gather, reduce-scatter or all-to-all" : "all-gather or all-to-all (no reduction)");
+  }
+  if (std::abs(ratio - 1.0) < 0.02) {
+    if (root.empty()) throw unclear("broadcast or send/recv");
+    return root == "-1" ? model::CollectiveOp::sendrecv : model::CollectiveOp::broadcast;
+  }
   throw InputError({file, line, 0}, "busbw / algbw = " + std::to_string(ratio) + " fits no collective on " +
                                         std::to_string(ranks) + " ranks (give '# op:' and '# ranks:')");
 }
@@ -52,6 +79,7 @@ struct Parsed {
   std::vector<Row> rows;
   int ranks = 0;
   std::string op;  // "" when not given
+  std::string redop, root;  // a log's columns, from its first row
   bool log = false, csv = false;
 };
 
@@ -62,6 +90,10 @@ void parse_comment(const std::string& text, int line, const std::string& file, P
     const double ranks = number(fields[1], file, line, "number of ranks");
     if (ranks != std::floor(ranks) || ranks > 1e7) throw InputError({file, line, 0}, "'" + fields[1] + "' is not a number of ranks");
     p.ranks = static_cast<int>(ranks);
+  }
+  if (fields.size() >= 4 && fields[0] == "Collective" && fields[1] == "test" && fields[2] == "starting:") {
+    const auto op = op_of_binary(fields[3]);
+    if (op) p.op = model::to_string(*op);
   }
   if (fields.size() >= 2 && fields[0] == "op:") {
     try {
@@ -86,6 +118,7 @@ void parse_row(const std::string& text, int line, const std::string& file, Parse
   }
   if (fields.size() != 13) throw InputError({file, line, 0}, "expected an nccl-tests row of 13 columns (size count type redop root time algbw busbw #wrong time algbw busbw #wrong), got " + std::to_string(fields.size()));
   p.log = true;
+  if (p.redop.empty()) p.redop = fields[3], p.root = fields[4];
   p.rows.push_back({number(fields[0], file, line, "size"),
                     std::min(number(fields[5], file, line, "time"), number(fields[9], file, line, "time")),
                     number(fields[6], file, line, "algbw"), number(fields[7], file, line, "busbw"), line});
@@ -167,7 +200,7 @@ std::vector<CollectiveMeasurement> read_collective_measurements(const std::strin
     p.ranks = static_cast<int>(std::lround(2.0 / (2.0 - ratio)));
   }
   if (p.ranks < 2) throw InputError({path, 0, 0}, "a collective needs at least 2 ranks, the file says " + std::to_string(p.ranks));
-  const model::CollectiveOp op = p.op.empty() ? op_of(largest.algbw > 0 ? largest.busbw / largest.algbw : 0, p.ranks, path, largest.line)
+  const model::CollectiveOp op = p.op.empty() ? op_of(largest.algbw > 0 ? largest.busbw / largest.algbw : 0, p.ranks, p.redop, p.root, path, largest.line)
                                               : model::parse_collective_op(p.op);
   std::vector<CollectiveMeasurement> out;
   for (const Row& row : p.rows) {

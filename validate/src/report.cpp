@@ -40,6 +40,7 @@ std::vector<CaseResult> predict_cases(const topologies::Topology& topology, cons
     check_ranks_fit(m.ranks, topology.gpu_count(), m.file);
     std::vector<int> gpus(static_cast<size_t>(m.ranks)), domains;
     std::iota(gpus.begin(), gpus.end(), 0);
+    if (m.op == model::CollectiveOp::sendrecv && m.ranks > 2) gpus = {0, m.ranks - 1};  // a ring of sends: its slowest pair
     for (int gpu : gpus) domains.push_back(topology.domain_of_gpu(gpu));
     const model::CommGroup group = model::describe_group(topology, gpus);
     model::CollectiveRequest request;

@@ -60,7 +60,7 @@ TEST_CASE("broken measurement files: FILE:LINE: error: and the reason") {
     }
     ++files;
   }
-  CHECK(files == 7);
+  CHECK(files == 8);
   CHECK_THROWS_AS(validate::read_collective_measurements(dir + "/missing.log"), topologies::InputError);
 }
 
@@ -78,4 +78,18 @@ TEST_CASE("treering-realrun's bench JSON: the median of each size, the ranks fro
   CHECK_THROWS_WITH_AS(validate::read_collective_measurements(broken), doctest::Contains("missing 'results'"), topologies::InputError);
   std::ofstream(broken) << "{\"bench\": ";
   CHECK_THROWS_WITH_AS(validate::read_collective_measurements(broken), doctest::Contains("not valid JSON"), topologies::InputError);
+}
+
+TEST_CASE("every nccl-tests binary: named by its first line, or told by its bus factor, redop and root") {
+  const std::string dir = std::string(TREERING_SOURCE_DIR) + "/validate/tests/data";
+  const auto alltoall = validate::read_collective_measurements(dir + "/alltoall-named.log");
+  REQUIRE(alltoall.size() == 2);
+  CHECK(alltoall[0].op == model::CollectiveOp::alltoall);  // "# Collective test starting: alltoall_perf"
+  CHECK(alltoall[0].ranks == 16);
+  CHECK(alltoall[0].time_s == doctest::Approx(49e-6));
+  const auto scatter = validate::read_collective_measurements(dir + "/reduce-scatter-unnamed.log");
+  CHECK(scatter.at(0).op == model::CollectiveOp::reduce_scatter);  // 22.94 / 26.21 = 7/8 with redop sum
+  const auto sends = validate::read_collective_measurements(dir + "/sendrecv-unnamed.log");
+  CHECK(sends.at(0).op == model::CollectiveOp::sendrecv);  // ratio 1, root -1
+  CHECK(sends.at(0).ranks == 16);
 }

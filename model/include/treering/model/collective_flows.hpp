@@ -27,6 +27,7 @@
 // - recursive doubling (n a power of two): log2 n exchanges with the partner at distance n/2, n/4, ... of S/2,
 //   S/4, ... per pass.
 // - broadcast: a chain (ring) or a binary tree over the ranks, S per edge; send/recv: one flow.
+// - all-to-all: every rank sends S / n to every other (LL's wire inside a domain up to 16 KiB per peer).
 //
 // Where the model's transfer is slower than the links (NCCL's protocol caps, tree correction, fewer channels,
 // or a calibration: CollectiveCandidate::processing_s > 0), every flow is capped at wire_bytes / transfer_s:

@@ -18,7 +18,7 @@
 
 namespace treering::model {
 
-enum class CollectiveOp { allreduce, allgather, reduce_scatter, broadcast, sendrecv };
+enum class CollectiveOp { allreduce, allgather, reduce_scatter, broadcast, sendrecv, alltoall };
 enum class CollectiveAlgorithm { ring, tree, nvls, nvls_tree, hierarchical, recursive_doubling, p2p };
 enum class Protocol { ll, ll128, simple };
 
@@ -37,7 +37,8 @@ enum class AlgorithmSet { nccl, all };
 
 struct CollectiveRequest {
   CollectiveOp op = CollectiveOp::allreduce;
-  double bytes = 0;  // all-reduce, broadcast, send/recv: the buffer; all-gather: the output; reduce-scatter: the input
+  double bytes = 0;  // all-reduce, broadcast, send/recv: the buffer; all-gather: the output; reduce-scatter: the input;
+                     // all-to-all: each rank's send buffer (S / n to every rank, itself included; nccl-tests' size)
   AlgorithmSet allowed = AlgorithmSet::nccl;
   std::optional<CollectiveAlgorithm> algorithm;  // force one (error when it cannot run here)
   std::optional<Protocol> protocol;              // force one
@@ -70,6 +71,23 @@ struct CollectiveEstimate {
 // Bytes of data per byte on the wire: LL 0.5 (8 of every 16), LL128 0.92, Simple 1 (NCCL's protocol factors).
 double protocol_efficiency(Protocol protocol);
 
+// All-to-all as NCCL runs it (ncclAlltoAll, and nccl-tests' alltoall_perf: one ncclSend and one ncclRecv per
+// peer in a group), algorithm p2p. Facts from NCCL v2.26.2-1 (src/enqueue.cc addP2pToPlan and
+// scheduleP2pTasksToPlan, src/init.cc p2pSchedule, src/transport/net.cc, src/device/sendrecv.h):
+// - NCCL's tuner has no p2p model ("Send/Recv not included for now", nccl_common.h), so the terms are its
+//   collective constants for the same hops: across domains the Simple protocol (network p2p connections get no
+//   LL buffers unless NCCL_ALLOC_P2P_NET_LL_BUFFERS=1), base 8.4 us + one network hop 14 us, as send/recv;
+//   inside a domain LL for messages up to 16 KiB (NCCL_P2P_LL_THRESHOLD, a message under 64 KiB runs on one
+//   channel), base 6.6 + NVLink hop 0.6 us, else Simple (8.4 + 3.4 us).
+// - Every peer is in flight at once (8 peers per work batch, one CTA per batch of peers, ceil(n / 8) channels
+//   of the p2p ones), but one proxy thread posts every network send and receive: each network peer after the
+//   first adds NCCL's network post overhead (1 us, x3 for Simple: tuning.cc's netOverhead).
+// - Bytes: a GPU sends S (g-1)/n through its fabric port and S (n-g)/n through its NIC (alltoall does not
+//   aggregate NICs per peer; with PXN every GPU's traffic leaves by its own rail), in parallel.
+// Worked example, 2 x DGX H100 (16 ranks, 8 per node), S = 16 KiB (1 KiB per peer): across, 8.4 + 14 + 7 x 3
+// = 43.4 us; inside, 7.2 us (LL); bytes: 8 KiB through the NIC at 46 GB/s (0.18 us) and 7 KiB through the
+// port at 360 GB/s x 0.5 (LL; 0.04 us): 43.58 us.
+//
 // Throws std::invalid_argument for a negative size, a group of fewer than 2 GPUs for a collective (one GPU
 // takes no time and is answered with zeros), or a forced algorithm or protocol that cannot run here.
 CollectiveEstimate estimate_collective(const CommGroup& group, const CollectiveRequest& request);

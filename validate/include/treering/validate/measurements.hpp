@@ -5,10 +5,15 @@
 //
 // A log: '#  Rank  N Group ...' lines give the ranks; data rows are "size count type redop root time algbw
 // busbw #wrong time algbw busbw #wrong". A CSV: "bytes,time_us_outofplace,algbw_GBps,busbw_GBps,time_us_inplace"
-// rows, with optional "# ranks: N" and "# op: NAME" comments. The op, when not given, follows from nccl-tests'
-// bus factor, busbw / algbw: 2 (n-1)/n for all-reduce, (n-1)/n for all-gather and reduce-scatter (reported as
-// all-gather), 1 for broadcast; a CSV without its ranks takes them from that ratio on its largest row
-// (all-reduce assumed). Example: algbw 239.41, busbw 448.90 on 16 ranks: 1.875 = 2 x 15/16, all-reduce.
+// rows, with optional "# ranks: N" and "# op: NAME" comments (NAME: allreduce, allgather, reducescatter,
+// broadcast, sendrecv, alltoall). The op, when not given, is the binary that nccl-tests' "# Collective test
+// starting: all_gather_perf" line names (all_reduce_perf, all_gather_perf, reduce_scatter_perf, broadcast_perf,
+// sendrecv_perf, alltoall_perf), else follows from the bus factor, busbw / algbw, and a log's redop and root
+// columns: 2 (n-1)/n all-reduce; (n-1)/n reduce-scatter with a reduction, all-gather or all-to-all without one
+// (an error: only '# op:' can say which); 1 broadcast with a root, send/recv with root -1. A CSV without its
+// ranks takes them from that ratio on its largest row (all-reduce assumed). Example: algbw 239.41, busbw 448.90
+// on 16 ranks: 1.875 = 2 x 15/16, all-reduce. A send/recv over n ranks (sendrecv_perf: each rank to the next)
+// is timed as its slowest pair, rank n-1 to rank 0 (across nodes when the ranks span several).
 #pragma once
 
 #include <optional>
