@@ -25,6 +25,7 @@ struct Cost {
   double scale_up_bytes = 0;
   double scale_out_bytes = 0;
   double network_latency_s = 0;    // network steps within latency_s
+  double nccl_latency_s = -1;      // what NCCL's tuner charges, when it differs (it picks by it); -1: latency_s
   bool network_bound = false;      // the transfer is paced by the NICs
   double efficiency = 0;           // achieved over the tiers' rate (0: the protocol's factor)
   double network_s() const { return network_latency_s + (network_bound ? transfer_s : 0.0); }
@@ -60,17 +61,25 @@ struct Terms {
 };
 
 Cost ring_pass(const Terms& t, double S, double passes) {
-  // `passes` rounds of n-1 steps (all-reduce 2, all-gather/reduce-scatter 1); k-1 steps per pass cross domains.
+  // `passes` rounds of n-1 steps (all-reduce 2, all-gather/reduce-scatter 1). NCCL's tuner counts k-1 network
+  // steps per pass; the time is set by the longest chain of dependent steps: a block moves one ring edge per
+  // step, so the chain of passes x (n-1) consecutive edges that holds the most domain boundaries (one every g
+  // edges on uniform domains) holds ceil(passes (n-1) / g) of them. Example: all-gather on 2 nodes x 8: the
+  // block of the second GPU of node 0 crosses into node 1 and back (2 network steps, 13 inside), NCCL counts 1.
   Cost cost;
   const double steps = passes * (t.n - 1);
-  const double out_steps = passes * (t.k - 1);
+  const double nccl_out_steps = passes * (t.k - 1);
+  const double out_steps = t.k > 1 && t.group.uniform ? std::min(steps, std::ceil(steps / t.g)) : nccl_out_steps;
   // NCCL: across nodes an intra step costs at least the network proxy's post overhead (1 us, x3 for Simple),
   // and ring/Simple latency is x1.4 on multi-node SM80+ runs.
   const double post_overhead = t.k > 1 ? (t.protocol == Protocol::simple ? 3e-6 : 1e-6) : 0.0;
-  cost.latency_s = t.base(LatencyRow::ring) + (steps - out_steps) * std::max(t.up(LatencyRow::ring), post_overhead) +
-                   out_steps * t.out(LatencyRow::ring);
   const double multi_node_factor = t.k > 1 && t.protocol == Protocol::simple ? 1.4 : 1.0;
-  cost.latency_s *= multi_node_factor;
+  auto latency_s = [&](double network_steps) {
+    return multi_node_factor * (t.base(LatencyRow::ring) + (steps - network_steps) * std::max(t.up(LatencyRow::ring), post_overhead) +
+                                network_steps * t.out(LatencyRow::ring));
+  };
+  cost.latency_s = latency_s(out_steps);
+  cost.nccl_latency_s = latency_s(nccl_out_steps);
   cost.network_latency_s = out_steps * t.out(LatencyRow::ring) * multi_node_factor;
   cost.network_bound = t.ring_network_bound();
   const double sent = passes * (t.n - 1) / t.n * S;
@@ -269,6 +278,7 @@ CollectiveEstimate estimate_collective(const CommGroup& group, const CollectiveR
   estimate.op = request.op;
   estimate.bytes = request.bytes;
   if (group.ranks < 2) return estimate;  // nothing to exchange
+  double chosen_nccl_s = 0;
   for (int a = 0; a <= static_cast<int>(CollectiveAlgorithm::p2p); ++a) {
     const auto algorithm = static_cast<CollectiveAlgorithm>(a);
     if (request.algorithm ? *request.algorithm != algorithm : !in_set(request.op, algorithm, request.allowed)) continue;
@@ -281,7 +291,10 @@ CollectiveEstimate estimate_collective(const CommGroup& group, const CollectiveR
       const double link_share = cost.efficiency > 0 ? std::min(1.0, cost.efficiency / protocol_efficiency(protocol)) : 1.0;
       estimate.candidates.push_back({algorithm, protocol, cost.latency_s + cost.transfer_s, cost.latency_s,
                                      cost.transfer_s, cost.network_s(), cost.transfer_s * (1 - link_share)});
-      if (estimate.candidates.size() == 1 || estimate.candidates.back().time_s < estimate.chosen.time_s) {
+      // NCCL picks by its own tuner's time, which may count fewer steps than the run takes (ring_pass).
+      const double nccl_s = (cost.nccl_latency_s >= 0 ? cost.nccl_latency_s : cost.latency_s) + cost.transfer_s;
+      if (estimate.candidates.size() == 1 || nccl_s < chosen_nccl_s) {
+        chosen_nccl_s = nccl_s;
         estimate.chosen = estimate.candidates.back();
         estimate.scale_up_bytes_per_gpu = cost.scale_up_bytes;
         estimate.scale_out_bytes_per_gpu = cost.scale_out_bytes;

@@ -52,12 +52,14 @@ TEST_CASE("large all-reduce in one node: in-switch reduction wins") {
   CHECK(ring.bus_bandwidth_Bps == doctest::Approx(ring.algorithm_bandwidth_Bps * 14.0 / 8.0));
 }
 
-TEST_CASE("forced ring across 2 nodes: 28 NVLink steps and 2 network steps") {
-  // NCCL: (8.4 + (30 - 2) x max(3.4, 3 post overhead) + 2 x 14) x 1.4 (multi-node ring/Simple) = 184.24 us;
+TEST_CASE("forced ring across 2 nodes: the longest chain holds 4 network steps, NCCL's tuner counts 2") {
+  // 30 dependent steps around a 16-edge ring with a node boundary every 8 edges: the chain that starts just after
+  // a boundary holds ceil(30 / 8) = 4 boundaries. (8.4 + (30 - 4) x max(3.4, 3 post overhead) + 4 x 14) x 1.4
+  // (multi-node ring/Simple) = 213.64 us; NCCL's own count (2 network steps) gives 184.24 us.
   // 2 x 15/16 x 1 GiB / min(360, 368) GB/s.
   auto estimate = model::estimate_collective(
       dgx(2), request(CollectiveOp::allreduce, kGiB, CollectiveAlgorithm::ring, Protocol::simple));
-  CHECK(estimate.chosen.latency_s == doctest::Approx(184.24e-6));
+  CHECK(estimate.chosen.latency_s == doctest::Approx(213.64e-6));
   CHECK(estimate.chosen.transfer_s == doctest::Approx(1.875 * kGiB / 360e9));
   // 2 of the 16 ring edges leave a node: 1/8 of what each GPU sends goes through the NICs.
   CHECK(estimate.scale_out_bytes_per_gpu == doctest::Approx(1.875 * kGiB / 8));
@@ -127,4 +129,16 @@ TEST_CASE("NCCL's latency details: whole tree levels, the proxy's post overhead 
   for (const auto& candidate : model::estimate_collective(dgx(2), request(CollectiveOp::broadcast, 8)).candidates) {
     CHECK(candidate.algorithm == CollectiveAlgorithm::ring);
   }
+}
+
+TEST_CASE("NCCL picks by its tuner's count, the time follows the longest chain") {
+  // 2 ranks on 2 nodes (g = 1): every step crosses, both counts agree: ring/LL all-reduce 6.6 + 2 x 2.7 = 12 us.
+  auto pair = model::estimate_collective(dgx(2, {0, 8}), request(CollectiveOp::allreduce, 8, CollectiveAlgorithm::ring, Protocol::ll));
+  CHECK(pair.chosen.latency_s == doctest::Approx(12.0e-6));
+  // All-gather of 1 KiB on 16 ranks: 15 steps, ceil(15 / 8) = 2 cross (NCCL counts 1): 6.6 + 13 x max(0.6, 1)
+  // + 2 x 2.7 = 25.0 us. The pick is still ring/LL, the one NCCL's count makes fastest.
+  auto gather = model::estimate_collective(dgx(2), request(CollectiveOp::allgather, 1024));
+  CHECK(gather.chosen.algorithm == CollectiveAlgorithm::ring);
+  CHECK(gather.chosen.protocol == Protocol::ll);
+  CHECK(gather.chosen.latency_s == doctest::Approx(25.0e-6));
 }
