@@ -60,14 +60,19 @@ ordered_json bound(double value_s) { return std::isfinite(value_s) ? ordered_jso
 }  // namespace
 
 std::string errors_text(const model::RelativeErrors& errors) {
-  char text[96];
-  std::snprintf(text, sizeof text, "compute +-%.1f %%, communication +-%.1f %%", 100 * errors.compute, 100 * errors.communication);
+  char text[160];
+  if (errors.network_latency != errors.communication) {
+    std::snprintf(text, sizeof text, "compute +-%.1f %%, communication +-%.1f %% (across nodes at latency-bound sizes +-%.1f %%)",
+                  100 * errors.compute, 100 * errors.communication, 100 * errors.network_latency);
+  } else {
+    std::snprintf(text, sizeof text, "compute +-%.1f %%, communication +-%.1f %%", 100 * errors.compute, 100 * errors.communication);
+  }
   return text;
 }
 
 std::string errors_legend(const std::vector<model::RelativeErrors>& errors) {
   if (errors.empty()) return "";
-  auto sum = [](const model::RelativeErrors& e) { return e.compute + e.communication; };
+  auto sum = [](const model::RelativeErrors& e) { return e.compute + e.communication + e.network_latency; };
   const model::RelativeErrors* least = &errors.front();
   bool differ = false;
   for (const model::RelativeErrors& e : errors) {
@@ -101,9 +106,10 @@ ordered_json decode_json(const DecodeRow& row) {
       {"impl", r.impl}, {"latency_s", r.latency_s}, {"latency_s_low", bound(row.latency_band.low_s)},
       {"latency_s_high", bound(row.latency_band.high_s)},
       {"uncertainty", {{"compute", row.errors.compute}, {"communication", row.errors.communication},
-                       {"source", row.errors.source}}},
+                       {"network_latency", row.errors.network_latency}, {"source", row.errors.source}}},
       {"breakdown", {{"compute_s", r.breakdown.compute_s}, {"intra_node_s", r.breakdown.intra_node_s},
-                     {"inter_node_s", r.breakdown.inter_node_s}, {"host_s", r.breakdown.host_s},
+                     {"inter_node_s", r.breakdown.inter_node_s},
+                     {"inter_node_latency_bound_s", r.breakdown.inter_node_latency_bound_s}, {"host_s", r.breakdown.host_s},
                      {"exposed_communication_s", r.breakdown.intra_node_s + r.breakdown.inter_node_s},
                      {"overlapped_communication_s", r.breakdown.overlapped_communication_s}}},
       {"volume_bytes", {{"per_gpu", r.volume.per_gpu}, {"intra_node", r.volume.intra_node},

@@ -146,6 +146,7 @@ void run(const PlanArgs& args) {
   std::cout << ordered_json{{"cluster", topology.spec().name}, {"gpus", topology.gpu_count()}, {"workload", workload.name},
                             {"batch", workload.batch}, {"seq_len", lengths.front()}, {"impl", args.impl},
                             {"uncertainty", {{"compute", options.errors.compute}, {"communication", options.errors.communication},
+                                             {"network_latency", options.errors.network_latency},
                                              {"source", options.errors.source}}},
                             {"ranked", ranked}, {"not_fitting", not_fitting}, {"skipped", plan.skipped}}
                    .dump(2)

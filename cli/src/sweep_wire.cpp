@@ -13,18 +13,18 @@ namespace {
 // drop it silently: these sizes (GCC's libstdc++ on x86-64) stop the build until then.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
 // Worked out field by field, e.g. DecodeResult: algorithm 4 + pad 4, seq_len 8, gpus 4, domains 4, impl 32,
-// latency_s 8, breakdown 5 x 8, volume 4 x 8, memory 6 x 8, weights_s + token_s + first_call_s 24, phases 24 = 232.
-static_assert(sizeof(DecodeRow) == 768, "DecodeRow changed: update fields(DecodeRow) in sweep_wire.cpp, then this size");
-static_assert(sizeof(model::DecodeResult) == 232, "DecodeResult changed: update sweep_wire.cpp, then this size");
-static_assert(sizeof(model::DecodeBreakdown) == 40, "DecodeBreakdown changed: update sweep_wire.cpp, then this size");
+// latency_s 8, breakdown 6 x 8, volume 4 x 8, memory 6 x 8, weights_s + token_s + first_call_s 24, phases 24 = 240.
+static_assert(sizeof(DecodeRow) == 792, "DecodeRow changed: update fields(DecodeRow) in sweep_wire.cpp, then this size");
+static_assert(sizeof(model::DecodeResult) == 240, "DecodeResult changed: update sweep_wire.cpp, then this size");
+static_assert(sizeof(model::DecodeBreakdown) == 48, "DecodeBreakdown changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::DecodeVolume) == 32, "DecodeVolume changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::DecodeMemory) == 48, "DecodeMemory changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::PhaseTime) == 80, "PhaseTime changed: update sweep_wire.cpp, then this size");
-static_assert(sizeof(model::RelativeErrors) == 48, "RelativeErrors changed: update sweep_wire.cpp, then this size");
+static_assert(sizeof(model::RelativeErrors) == 56, "RelativeErrors changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::Band) == 16, "Band changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::Layout) == 8, "Layout changed: update sweep_wire.cpp, then this size");
-static_assert(sizeof(model::StepResult) == 144, "StepResult changed: update sweep_wire.cpp, then this size");
-static_assert(sizeof(model::StepBreakdown) == 48, "StepBreakdown changed: update sweep_wire.cpp, then this size");
+static_assert(sizeof(model::StepResult) == 152, "StepResult changed: update sweep_wire.cpp, then this size");
+static_assert(sizeof(model::StepBreakdown) == 56, "StepBreakdown changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::StepMemory) == 56, "StepMemory changed: update sweep_wire.cpp, then this size");
 #endif
 
@@ -34,7 +34,7 @@ concept Of = std::same_as<std::remove_const_t<T>, U>;
 
 template <class A, Of<model::DecodeBreakdown> T>
 void fields(A& a, T& b) {
-  a(b.compute_s, b.intra_node_s, b.inter_node_s, b.overlapped_communication_s, b.host_s);
+  a(b.compute_s, b.intra_node_s, b.inter_node_s, b.inter_node_latency_bound_s, b.overlapped_communication_s, b.host_s);
 }
 template <class A, Of<model::DecodeVolume> T>
 void fields(A& a, T& v) {
@@ -55,7 +55,7 @@ void fields(A& a, T& r) {
 }
 template <class A, Of<model::RelativeErrors> T>
 void fields(A& a, T& e) {
-  a(e.compute, e.communication, e.source);
+  a(e.compute, e.communication, e.network_latency, e.source);
 }
 template <class A, Of<model::Band> T>
 void fields(A& a, T& b) {
@@ -67,7 +67,7 @@ void fields(A& a, T& l) {
 }
 template <class A, Of<model::StepBreakdown> T>
 void fields(A& a, T& b) {
-  a(b.attention_s, b.projections_s, b.mlp_s, b.tp_communication_s, b.other_s, b.lm_head_s);
+  a(b.attention_s, b.projections_s, b.mlp_s, b.tp_communication_s, b.tp_network_latency_s, b.other_s, b.lm_head_s);
 }
 template <class A, Of<model::StepMemory> T>
 void fields(A& a, T& m) {

@@ -38,7 +38,7 @@ DecodeRow full_row() {
   r.domains = 16;
   r.impl = "naive";
   r.latency_s = kSum;
-  r.breakdown = {1.5e-5, 2.5e-6, kTiny, -0.0, 7e-7};
+  r.breakdown = {1.5e-5, 2.5e-6, kTiny, 3.25e-7, -0.0, 7e-7};
   r.volume = {1.0 / 3, 2e9, 3e10, 4e11};
   r.memory = {1e9, 2e6, 3e5, 4e4, 5e10, 6.000000000000001e10};
   r.weights_s = 1e-3;
@@ -58,7 +58,7 @@ DecodeRow full_row() {
   row.links = nlohmann::ordered_json::parse(R"({"z": {"bytes": 3.0000000000000004, "utilisation": 0.5}, "a": [1, -2, null]})");
   row.calibration = "extrapolated";
   row.extrapolation = "sends beyond 64 MiB";
-  row.errors = {0.125, 0.36, "the profile's validation"};
+  row.errors = {0.125, 0.36, 0.54, "the profile's validation"};
   row.latency_band = {8.9e-5, kInfinity};
   row.generation_band = model::Band{1.0, 2.0};
   row.layout = {4, 32};
@@ -70,7 +70,7 @@ DecodeRow full_row() {
   step.tokens_per_s = 571.4;
   step.post_attention_gpus = 8;
   step.tokens_per_gpu = 2;
-  step.breakdown = {1e-5, 2e-5, 3e-5, 4e-5, 5e-5, 6e-5};
+  step.breakdown = {1e-5, 2e-5, 3e-5, 4e-5, 4.5e-5, 5e-5, 6e-5};
   step.memory = {1e10, 2e10, 3e8, 4e7, 3.34e10, 8e10, 1'000'000};
   row.step = step;
   return row;
@@ -92,6 +92,7 @@ TEST_CASE("a sweep row as bytes: every field comes back, doubles bit for bit") {
   CHECK(r.breakdown.compute_s == 1.5e-5);
   CHECK(r.breakdown.intra_node_s == 2.5e-6);
   CHECK(bits(r.breakdown.inter_node_s) == 1);  // the smallest subnormal: the lowest bit alone
+  CHECK(r.breakdown.inter_node_latency_bound_s == 3.25e-7);
   CHECK(bits(r.breakdown.overlapped_communication_s) == std::uint64_t{1} << 63);  // -0: the sign bit alone
   CHECK(r.breakdown.host_s == 7e-7);
   CHECK(bits(r.volume.per_gpu) == bits(1.0 / 3));
@@ -131,6 +132,7 @@ TEST_CASE("a sweep row as bytes: every field comes back, doubles bit for bit") {
   CHECK(got.extrapolation == "sends beyond 64 MiB");
   CHECK(got.errors.compute == 0.125);
   CHECK(got.errors.communication == 0.36);
+  CHECK(got.errors.network_latency == 0.54);
   CHECK(got.errors.source == "the profile's validation");
   CHECK(got.latency_band.low_s == 8.9e-5);
   CHECK(got.latency_band.high_s == kInfinity);
@@ -151,6 +153,7 @@ TEST_CASE("a sweep row as bytes: every field comes back, doubles bit for bit") {
   CHECK(got.step->breakdown.projections_s == 2e-5);
   CHECK(got.step->breakdown.mlp_s == 3e-5);
   CHECK(got.step->breakdown.tp_communication_s == 4e-5);
+  CHECK(got.step->breakdown.tp_network_latency_s == 4.5e-5);
   CHECK(got.step->breakdown.other_s == 5e-5);
   CHECK(got.step->breakdown.lm_head_s == 6e-5);
   CHECK(got.step->memory.weights == 1e10);

@@ -21,7 +21,9 @@ struct Context {
   int ranks() const { return static_cast<int>(plan.gpus.size()); }
 };
 
-void add_communication(Context& c, const std::string& label, double time_s, bool inter_node, const std::string& how);
+// `latency_bound`: its latency is at least its transfer (counted in inter_node_latency_bound_s across domains).
+void add_communication(Context& c, const std::string& label, double time_s, bool inter_node, const std::string& how,
+                       bool latency_bound = false);
 void add_compute(Context& c, const std::string& label, double time_s);
 void add_host(Context& c, const std::string& label, double time_s);
 void count_send(Context& c, int from, int to, double bytes);

@@ -8,8 +8,10 @@
 namespace treering::model {
 namespace detail {
 
-void add_communication(Context& c, const std::string& label, double time_s, bool inter_node, const std::string& how) {
+void add_communication(Context& c, const std::string& label, double time_s, bool inter_node, const std::string& how,
+                       bool latency_bound) {
   (inter_node ? c.result.breakdown.inter_node_s : c.result.breakdown.intra_node_s) += time_s;
+  if (inter_node && latency_bound) c.result.breakdown.inter_node_latency_bound_s += time_s;
   c.result.phases.push_back({label, time_s, inter_node, how});
 }
 
@@ -52,7 +54,9 @@ void evaluate_collective(Context& c, const Phase& phase) {
   // The implementation's host-side cost per call (collective_call_s) comes first, with the base latency.
   const double intra_s = estimate.chosen.time_s - inter_s + c.plan.collective_call_s;
   if (intra_s > 0) add_communication(c, phase.label, intra_s, false, how);
-  if (inter_s > 0) add_communication(c, phase.label + " (network part)", inter_s, true, how);
+  if (inter_s > 0) {
+    add_communication(c, phase.label + " (network part)", inter_s, true, how, estimate.chosen.latency_s >= estimate.chosen.transfer_s);
+  }
   for (double& bytes : c.sent) bytes += estimate.scale_up_bytes_per_gpu + estimate.scale_out_bytes_per_gpu;
   c.result.volume.intra_node += estimate.scale_up_bytes_per_gpu * c.ranks();
   c.result.volume.inter_node += estimate.scale_out_bytes_per_gpu * c.ranks();
@@ -72,6 +76,7 @@ void evaluate_transfers(Context& c, const Phase& phase) {
   };
   std::map<long long, std::vector<Arrival>> port;
   bool crosses = false;
+  double latency_s = 0;  // the longest of the sends' latencies
   for (const Transfer& send : phase.sends) {
     const topologies::SizeBand cost = c.model.p2p(send.from, send.to).at(send.bytes);
     const double start_s = c.ready_offset_s.empty() ? 0.0 : c.ready_offset_s[static_cast<size_t>(send.from)];
@@ -82,6 +87,7 @@ void evaluate_transfers(Context& c, const Phase& phase) {
       port[key].push_back({start_s + cost.latency_s, send.bytes / cost.bandwidth_Bps});
     }
     crosses = crosses || c.model.crosses_domains(send.from, send.to);
+    latency_s = std::max(latency_s, cost.latency_s);
     count_send(c, send.from, send.to, send.bytes);
   }
   c.ready_offset_s.clear();
@@ -92,7 +98,7 @@ void evaluate_transfers(Context& c, const Phase& phase) {
     for (const Arrival& arrival : arrivals) free_s = std::max(free_s, arrival.at_s) + arrival.transfer_s;
     slowest = std::max(slowest, free_s);
   }
-  add_communication(c, phase.label, slowest, crosses, "p2p");
+  add_communication(c, phase.label, slowest, crosses, "p2p", latency_s >= slowest - latency_s);
   if (phase.merge_states > 0) {
     add_compute(c, "merge (o, lse)", kernel_time_s(c.slowest, phase.merge_states * phase.merge_fraction * c.plan.sizes.state_bytes));
   }

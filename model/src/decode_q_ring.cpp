@@ -38,6 +38,7 @@ void evaluate_q_ring(Context& c, const Phase& phase) {
   const int p = c.ranks();
   std::vector<RankClock> clocks(static_cast<size_t>(p));
   std::vector<double> arrival_s(static_cast<size_t>(p), 0.0);  // of the block each rank receives this round
+  std::vector<char> latency_bound(static_cast<size_t>(p), 0);   // the hop into each rank: latency >= transfer
   std::vector<Step> steps;
   for (int round = 0; round < p; ++round) {
     std::vector<std::vector<Step>> receives(static_cast<size_t>(p));
@@ -51,7 +52,9 @@ void evaluate_q_ring(Context& c, const Phase& phase) {
           receives[static_cast<size_t>(rank)].push_back(step);
         } else if (step.kind == StepKind::send) {
           const double start_s = std::max(clock.now_s, clock.channel_free_s);
-          sent_s = ring_transfer_s(c, c.model.p2p(rank, step.peer), step.bytes);
+          const DecodeModel::PairCost& edge = c.model.p2p(rank, step.peer);
+          sent_s = ring_transfer_s(c, edge, step.bytes);
+          latency_bound[static_cast<size_t>(step.peer)] = edge.at(step.bytes).latency_s >= step.bytes / edge.at(step.bytes).bandwidth_Bps;
           clock.channel_free_s = start_s + sent_s;
           arrival_s[static_cast<size_t>(step.peer)] = clock.channel_free_s;
           count_send(c, rank, step.peer, step.bytes);
@@ -84,7 +87,7 @@ void evaluate_q_ring(Context& c, const Phase& phase) {
   if (waited_s > 0) {
     const bool network = p > 1 && c.model.crosses_domains(previous, critical);
     add_communication(c, phase.label + (network ? " (waiting for blocks, network)" : " (waiting for blocks, fabric)"),
-                      waited_s, network, "p2p");
+                      waited_s, network, "p2p", latency_bound[static_cast<size_t>(critical)] != 0);
   }
 }
 

@@ -38,7 +38,8 @@ PlannedLayout evaluate_choice(const LayoutModel& layouts, DecodeAlgorithm algori
 Band step_band(const StepResult& step, const DecodeResult& attention, int layers, const RelativeErrors& errors) {
   const double exposed = attention.breakdown.intra_node_s + attention.breakdown.inter_node_s;
   const double communication = std::min(step.step_s, layers * exposed + step.breakdown.tp_communication_s);
-  return band_of(step.step_s - communication, communication, errors);
+  const double network_latency = layers * attention.breakdown.inter_node_latency_bound_s + step.breakdown.tp_network_latency_s;
+  return band_of(step.step_s - communication, communication, network_latency, errors);
 }
 
 DeploymentPlan plan_deployment(const topologies::Topology& topology, const Workload& workload, long long seq_len,

@@ -65,12 +65,19 @@ LayerShape layer_shape(const Workload& w, const Layout& layout, int post_gpus, i
   return shape;
 }
 
-double allreduce_s(const CommGroup& group, double bytes, CollectiveOp op = CollectiveOp::allreduce) {
-  if (group.ranks < 2 || bytes <= 0) return 0.0;
+struct CollectiveTime {
+  double time_s = 0;
+  double network_latency_s = 0;  // time_s when the group spans domains and the latency is at least the transfer
+};
+
+CollectiveTime collective_time(const CommGroup& group, double bytes, CollectiveOp op = CollectiveOp::allreduce) {
+  if (group.ranks < 2 || bytes <= 0) return {};
   CollectiveRequest request;
   request.op = op;
   request.bytes = bytes;
-  return estimate_collective(group, request).chosen.time_s;
+  const CollectiveCandidate chosen = estimate_collective(group, request).chosen;
+  const bool network_latency = group.domains > 1 && chosen.latency_s >= chosen.transfer_s;
+  return {chosen.time_s, network_latency ? chosen.time_s : 0.0};
 }
 
 }  // namespace
@@ -95,15 +102,21 @@ StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& atte
   b.mlp_s = part_s(rates, kMlpKernels + (w.experts > 0 ? 1 : 0), shape.mlp_parameters, w.weight_bytes, tokens);
   b.other_s = part_s(rates, kOtherKernels, shape.other_parameters, w.dtype_bytes, tokens, shape.kv_append_bytes);
   const double hidden_bytes = static_cast<double>(tokens) * w.hidden_size * w.dtype_bytes;
-  b.tp_communication_s = 2 * allreduce_s(post, hidden_bytes);
+  const CollectiveTime hidden = collective_time(post, hidden_bytes);
+  b.tp_communication_s = 2 * hidden.time_s;
+  b.tp_network_latency_s = 2 * hidden.network_latency_s;
   r.layer_s = b.attention_s + b.projections_s + b.mlp_s + b.other_s + b.tp_communication_s;
   r.step_s = r.layer_s;
   if (scope == Scope::step) {
-    for (double* part : {&b.attention_s, &b.projections_s, &b.mlp_s, &b.other_s, &b.tp_communication_s}) *part *= w.layers;
+    for (double* part : {&b.attention_s, &b.projections_s, &b.mlp_s, &b.other_s, &b.tp_communication_s, &b.tp_network_latency_s}) {
+      *part *= w.layers;
+    }
     b.lm_head_s = part_s(rates, 1, lm_head_parameters(w) / post.ranks, w.dtype_bytes, tokens);
     const double logits_bytes = static_cast<double>(tokens) * w.vocab_size * w.dtype_bytes;
-    b.tp_communication_s += allreduce_s(post, logits_bytes, CollectiveOp::allgather);
-    r.step_s = w.layers * r.layer_s + b.lm_head_s + allreduce_s(post, logits_bytes, CollectiveOp::allgather) +
+    const CollectiveTime logits = collective_time(post, logits_bytes, CollectiveOp::allgather);
+    b.tp_communication_s += logits.time_s;
+    b.tp_network_latency_s += logits.network_latency_s;
+    r.step_s = w.layers * r.layer_s + b.lm_head_s + logits.time_s +
                attention.slowest.first_call_s;
   }
   r.tokens_per_s = w.batch / r.step_s;

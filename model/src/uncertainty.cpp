@@ -17,11 +17,12 @@ double upper(double x, double error) {
 RelativeErrors prediction_errors(const topologies::Topology& topology, const topologies::ImplProfile& profile,
                                  bool extrapolated) {
   const auto& calibration = topology.spec().calibration;
-  RelativeErrors errors{profile.uncertainty.compute, profile.uncertainty.communication,
+  RelativeErrors errors{profile.uncertainty.compute, profile.uncertainty.communication, profile.uncertainty.network_latency,
                         "implementation profile '" + profile.name + "': " + profile.uncertainty.source};
   if (!calibration || !calibration->provenance.max_abs_rel_error) return errors;
   const double fitted = *calibration->provenance.max_abs_rel_error * (extrapolated ? 2.0 : 1.0);
   errors.communication = fitted;
+  errors.network_latency = fitted;
   if (calibration->hbm_efficiency || calibration->launch_overhead_s) errors.compute = fitted;
   errors.source = std::string("the calibration's largest |error| (") + (extrapolated ? "doubled: extrapolated, " : "") +
                   "compute " + (errors.compute == fitted ? "fitted" : "from the profile") + ")";
@@ -29,19 +30,27 @@ RelativeErrors prediction_errors(const topologies::Topology& topology, const top
 }
 
 Band band_of(double compute_s, double communication_s, const RelativeErrors& errors) {
-  return {compute_s / (1 + errors.compute) + communication_s / (1 + errors.communication),
-          upper(compute_s, errors.compute) + upper(communication_s, errors.communication)};
+  return band_of(compute_s, communication_s, 0.0, errors);
+}
+
+Band band_of(double compute_s, double communication_s, double network_latency_s, const RelativeErrors& errors) {
+  const double network_s = std::clamp(network_latency_s, 0.0, communication_s);
+  const double other_s = communication_s - network_s;
+  return {compute_s / (1 + errors.compute) + other_s / (1 + errors.communication) + network_s / (1 + errors.network_latency),
+          upper(compute_s, errors.compute) + upper(other_s, errors.communication) + upper(network_s, errors.network_latency)};
 }
 
 Band latency_band(const DecodeResult& result, const RelativeErrors& errors) {
   const DecodeBreakdown& b = result.breakdown;
-  return band_of(b.compute_s + b.host_s, b.intra_node_s + b.inter_node_s, errors);
+  return band_of(b.compute_s + b.host_s, b.intra_node_s + b.inter_node_s, b.inter_node_latency_bound_s, errors);
 }
 
 Band generation_band(const DecodeResult& first, int layers, long long tokens, double generation_s, const RelativeErrors& errors) {
-  const double communication_s = std::min(
-      generation_s, static_cast<double>(tokens) * layers * (first.breakdown.intra_node_s + first.breakdown.inter_node_s));
-  return band_of(generation_s - communication_s, communication_s, errors);
+  const DecodeBreakdown& b = first.breakdown;
+  const double per_layer_s = b.intra_node_s + b.inter_node_s;
+  const double communication_s = std::min(generation_s, static_cast<double>(tokens) * layers * per_layer_s);
+  const double network_share = per_layer_s > 0 ? b.inter_node_latency_bound_s / per_layer_s : 0.0;
+  return band_of(generation_s - communication_s, communication_s, network_share * communication_s, errors);
 }
 
 bool bands_overlap(const Band& a, const Band& b) { return a.low_s <= b.high_s && b.low_s <= a.high_s; }

@@ -73,7 +73,7 @@ TEST_CASE("strategy_bands: each strategy's band, and whether it meets the best's
   // 125 us of compute: [113.64, 138.89], low over 111.11: not within.
   const topologies::Topology topology = topologies::build_topology("dgx-h100", {1, {}});
   topologies::ImplProfile profile;
-  profile.uncertainty = {0.1, 0.1, "test"};
+  profile.uncertainty = {0.1, 0.1, 0.1, "test"};
   const auto bands = model::strategy_bands(topology, {tuned_with(60e-6, 0, 40e-6), tuned_with(0, 120e-6, 0), tuned_with(125e-6, 0, 0)},
                                            profile);
   REQUIRE(bands.size() == 3);

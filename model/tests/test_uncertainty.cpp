@@ -31,22 +31,51 @@ TEST_CASE("a calibrated prediction's band comes from the calibration's largest r
 
 TEST_CASE("an uncalibrated band adds its parts' bands, each with the profile's error") {
   // The worked example of uncertainty.hpp: 100 us of compute (e = 0.125), 50 us of communication (e = 0.36).
-  const model::Band band = model::band_of(100e-6, 50e-6, {0.125, 0.36, ""});
+  const model::Band band = model::band_of(100e-6, 50e-6, {0.125, 0.36, 0.36, ""});
   CHECK(band.low_s == doctest::Approx(100e-6 / 1.125 + 50e-6 / 1.36));
   CHECK(band.low_s == doctest::Approx(125.65e-6).epsilon(1e-4));
   CHECK(band.high_s == doctest::Approx(192.41e-6).epsilon(1e-4));
   // An error of 1 or more leaves no upper bound.
-  CHECK(std::isinf(model::band_of(1.0, 0.0, {1.0, 0.0, ""}).high_s));
+  CHECK(std::isinf(model::band_of(1.0, 0.0, {1.0, 0.0, 0.0, ""}).high_s));
   // The efficient profile's figures, uncalibrated: compute 0.125, communication 0.23.
   const topologies::Topology topology = topologies::build_topology("dgx-h100", {1, {}});
   const model::RelativeErrors e = model::prediction_errors(topology, topologies::default_impl_profile(), false);
   CHECK(e.compute == 0.125);
   CHECK(e.communication == 0.23);
+  CHECK(e.network_latency == 0.54);
+}
+
+TEST_CASE("communication across nodes at latency-bound sizes carries its own, wider error") {
+  // The worked example of uncertainty.hpp: 100 us of compute (0.125), 50 us of communication (0.23) of which
+  // 30 us cross nodes latency-bound (0.54): [88.89 + 16.26 + 19.48, 114.29 + 25.97 + 65.22] = [124.6, 205.5] us.
+  const model::Band band = model::band_of(100e-6, 50e-6, 30e-6, {0.125, 0.23, 0.54, ""});
+  CHECK(band.low_s == doctest::Approx(100e-6 / 1.125 + 20e-6 / 1.23 + 30e-6 / 1.54));
+  CHECK(band.high_s == doctest::Approx(100e-6 / 0.875 + 20e-6 / 0.77 + 30e-6 / 0.46));
+  CHECK(band.high_s == doctest::Approx(205.5e-6).epsilon(1e-3));
+}
+
+TEST_CASE("a decode whose combine crosses nodes by small messages is latency-bound there") {
+  // tree on 2 DGX H100 at 64k tokens: the combine's all-reduces of a few KiB cross the network (tree/LL: a
+  // 25 us latency, well over their transfer): all of the inter-node time is latency-bound. The ring's K/V
+  // blocks, hundreds of MB, are not.
+  const topologies::Topology topology = topologies::build_topology("dgx-h100", {2, {}});
+  std::vector<int> gpus(16);
+  for (int g = 0; g < 16; ++g) gpus[static_cast<size_t>(g)] = g;
+  const model::DecodeModel decode(topology, gpus);
+  const model::Workload w = model::find_workload("paper-mha16");
+  const model::DecodeResult tree = decode.evaluate(decode.plan(model::DecodeAlgorithm::tree, w, 65536));
+  REQUIRE(tree.breakdown.inter_node_s > 0);
+  CHECK(tree.breakdown.inter_node_latency_bound_s == doctest::Approx(tree.breakdown.inter_node_s));
+  model::PlanOptions no_overlap;
+  no_overlap.ring_overlap = false;
+  const model::DecodeResult ring = decode.evaluate(decode.plan(model::DecodeAlgorithm::ring, w, 65536, no_overlap));
+  REQUIRE(ring.breakdown.inter_node_s > 0);
+  CHECK(ring.breakdown.inter_node_latency_bound_s == 0);
 }
 
 TEST_CASE("two predictions are within each other's band when their bands share a point") {
   // e = 0.125 on compute only: 100 us -> [88.9, 114.3]; 110 us -> [97.8, 125.7]; 130 us -> [115.6, 148.6].
-  const model::RelativeErrors e{0.125, 0.0, ""};
+  const model::RelativeErrors e{0.125, 0.0, 0.0, ""};
   const model::Band a = model::band_of(100e-6, 0, e), b = model::band_of(110e-6, 0, e), c = model::band_of(130e-6, 0, e);
   CHECK(model::bands_overlap(a, b));
   CHECK(model::bands_overlap(b, a));

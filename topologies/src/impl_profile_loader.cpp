@@ -36,9 +36,11 @@ void read_ring(const StrictMap& root, ImplProfile& profile) {
 }
 
 void read_uncertainty(const StrictMap& root, ImplProfile& profile) {
-  StrictMap map(root.required("uncertainty"), root.file(), "the uncertainty section", {"compute", "communication", "source"});
+  StrictMap map(root.required("uncertainty"), root.file(), "the uncertainty section",
+                {"compute", "communication", "network_latency", "source"});
   profile.uncertainty.compute = map.number("compute", 0.0, 10.0);
   profile.uncertainty.communication = map.number("communication", 0.0, 10.0);
+  profile.uncertainty.network_latency = map.number_or("network_latency", 0.0, 10.0, profile.uncertainty.communication);
   profile.uncertainty.source = map.name("source");
   profile.sources["uncertainty"] = profile.uncertainty.source;
 }

@@ -57,7 +57,7 @@ void write_ring_and_uncertainty(YAML::Emitter& out, const ImplProfile& profile) 
   out << YAML::EndMap;
   out << YAML::Key << "uncertainty" << YAML::Value << YAML::BeginMap << YAML::Key << "compute" << YAML::Value
       << profile.uncertainty.compute << YAML::Key << "communication" << YAML::Value << profile.uncertainty.communication
-      << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted << profile.uncertainty.source << YAML::EndMap;
+      << YAML::Key << "network_latency" << YAML::Value << profile.uncertainty.network_latency << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted << profile.uncertainty.source << YAML::EndMap;
 }
 
 }  // namespace

@@ -169,7 +169,7 @@ ImplProfile fitted_profile(const ImplProfile& prior, const std::vector<OverheadE
     profile.sources[to_string(e.overhead)] = source.str();
   }
   const double error = std::ceil(max_abs_rel_error * 1000) / 1000;
-  profile.uncertainty = {error, error,
+  profile.uncertainty = {error, error, error,
                          "the fit's largest |error| over its " + std::to_string(timings) + " timings (" + provenance +
                              "); a decode unlike them may be further off"};
   profile.sources["uncertainty"] = profile.uncertainty.source;

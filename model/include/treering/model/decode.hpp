@@ -19,6 +19,7 @@ struct DecodeBreakdown {
   double compute_s = 0;                   // kernels on the critical path
   double intra_node_s = 0;                // exposed communication inside scale-up domains
   double inter_node_s = 0;                // exposed communication across domains
+  double inter_node_latency_bound_s = 0;  // the part of inter_node_s whose latency is at least its transfer
   double overlapped_communication_s = 0;  // communication hidden behind compute (ring)
   double host_s = 0;                      // the GPU idle while the host catches up (implementation profile)
 };

@@ -28,6 +28,7 @@ struct StepBreakdown {            // per layer (Scope::layer) or per step (Scope
   double projections_s = 0;       // QKV and output projections
   double mlp_s = 0;               // MLP, or the routed and shared experts and the router
   double tp_communication_s = 0;  // all-reduces of the hidden state (and the LM head's all-gather of logits)
+  double tp_network_latency_s = 0;  // the part of it across domains whose latency is at least its transfer
   double other_s = 0;             // norms, rotary embedding, KV append
   double lm_head_s = 0;           // Scope::step only
 };

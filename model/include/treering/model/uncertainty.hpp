@@ -19,14 +19,17 @@ namespace treering::model {
 struct RelativeErrors {
   double compute = 0;
   double communication = 0;
+  double network_latency = 0;  // communication across domains at latency-bound sizes
   std::string source;  // where they come from, for people
 };
 
 // The errors of a prediction on `topology` made with `profile`:
 //   calibrated (the calibration's provenance gives max_abs_rel_error E): communication E; compute E when the
 //   calibration fitted compute figures (hbm_efficiency or launch_overhead), else the profile's compute error;
-//   uncalibrated: the profile's uncertainty. A prediction outside what the calibration measured (extrapolated)
-//   gets twice the calibrated errors.
+//   uncalibrated: the profile's uncertainty (network_latency: the profile's, for the inter-node communication
+//   whose latency is at least its transfer; the public multi-node data puts the model furthest off there).
+//   Calibrated, network_latency is communication's. A prediction outside what the calibration measured
+//   (extrapolated) gets twice the calibrated errors.
 RelativeErrors prediction_errors(const topologies::Topology& topology, const topologies::ImplProfile& profile,
                                  bool extrapolated);
 
@@ -36,6 +39,10 @@ struct Band {
 };
 
 Band band_of(double compute_s, double communication_s, const RelativeErrors& errors);
+// The same with a part of the communication, `network_latency_s` (within communication_s), at errors.network_latency.
+// Example: 100 us of compute (0.125), 50 us of communication (0.23) of which 30 us cross nodes latency-bound
+// (0.54): low = 88.9 + 20 / 1.23 + 30 / 1.54 = 124.7 us; high = 114.3 + 20 / 0.77 + 30 / 0.46 = 205.5 us.
+Band band_of(double compute_s, double communication_s, double network_latency_s, const RelativeErrors& errors);
 
 // Whether two predictions lie within each other's band (their bands share a point): then the model cannot say
 // which is faster. Example: 100 us [89, 114] and 110 us [98, 126] overlap; 100 us and 130 us [116, 149] do not.

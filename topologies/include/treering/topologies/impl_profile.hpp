@@ -43,6 +43,9 @@ struct ExtraWork {
 struct Uncertainty {
   double compute = 0;
   double communication = 0;
+  // Communication across domains (nodes) at latency-bound sizes, where the public data puts the uncalibrated
+  // model furthest off; the YAML's `network_latency`, communication's when absent.
+  double network_latency = 0;
   std::string source;
 };
 
@@ -82,7 +85,8 @@ struct ImplProfile {
 //   collective_algorithm: ring        # optional: every collective by this algorithm (none: the fastest)
 //   partial_o_bytes: 4                # optional: partial outputs travel in fp32
 //   ring: {overlap: true, exchanges_per_step: 1, host_round_trips_per_step: 0, source: "..."}   # optional
-//   uncertainty: {compute: 0.15, communication: 0.3, source: "..."}                              # required
+//   uncertainty: {compute: 0.15, communication: 0.3, network_latency: 0.6, source: "..."}       # required
+//                                     # (network_latency optional: communication's when absent)
 //   per_layer:                        # optional: extra work per layer and token
 //     - {what: "...", kernels: 5, kv_bytes: 5, algorithms: [ring], ranks: all, source: "..."}
 //     - {what: "...", collective: broadcast, bytes: q, host_round_trips: 1, source: "..."}
