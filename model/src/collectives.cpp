@@ -215,8 +215,8 @@ Cost alltoall(const Terms& t, CollectiveAlgorithm algorithm, double S) {
   cost.latency_s = inside_latency_s;
   cost.transfer_s = inside_s;
   if (across) {
-    const double post_overhead_s = 3e-6;  // NCCL's netOverhead, 1 us x3 for Simple, per network peer after the first
-    const double network_latency_s = t.base(LatencyRow::p2p) + t.out(LatencyRow::p2p) + (outside_peers - 1) * post_overhead_s;
+    const double network_latency_s =
+        t.base(LatencyRow::p2p) + t.out(LatencyRow::p2p) + (outside_peers - 1) * kNetworkPostOverheadSimple_s;
     const double network_s = outside_peers * per_peer / t.group.scale_out_nic_Bps;
     cost.latency_s = std::max(inside_latency_s, network_latency_s);
     cost.transfer_s = std::max(inside_s, network_s);

@@ -70,7 +70,10 @@ void evaluate_collective(Context& c, const Phase& phase) {
 // where ranks finish hops apart: Context::ready_offset_s) wait only for what is still ahead of them.
 // Example: tree-lse's broadcast of o (4 KiB) from one H100 to the 7 others of its node: the root's port carries
 // 7 x 4 KiB at 360 GB/s = 80 ns after the 11.7 us latency, where each receiver alone would take 11 ns.
+// A rank's sends across domains leave one proxy post apart (DecodeModel::group_send_latencies_s).
 void evaluate_transfers(Context& c, const Phase& phase) {
+  std::map<int, int> network_posted;  // per sender: its network sends so far
+
   struct Arrival {
     double at_s, transfer_s;
   };
@@ -78,7 +81,8 @@ void evaluate_transfers(Context& c, const Phase& phase) {
   bool crosses = false;
   double latency_s = 0;  // the longest of the sends' latencies
   for (const Transfer& send : phase.sends) {
-    const topologies::SizeBand cost = c.model.p2p(send.from, send.to).at(send.bytes);
+    topologies::SizeBand cost = c.model.p2p(send.from, send.to).at(send.bytes);
+    if (c.model.crosses_domains(send.from, send.to)) cost.latency_s += kNetworkPostOverheadSimple_s * network_posted[send.from]++;
     const double start_s = c.ready_offset_s.empty() ? 0.0 : c.ready_offset_s[static_cast<size_t>(send.from)];
     const auto [out, in] = c.model.ports(send.from, send.to);
     int keys = out == in ? 1 : 2;  // a mesh pair's own link is both its ports

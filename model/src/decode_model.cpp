@@ -145,6 +145,18 @@ void DecodeModel::add_pair_costs() {
   }
 }
 
+std::vector<double> DecodeModel::group_send_latencies_s(int from_rank, const std::vector<int>& peers,
+                                                        const std::vector<double>& bytes) const {
+  std::vector<double> latencies;
+  int network_posted = 0;
+  for (size_t i = 0; i < peers.size(); ++i) {
+    double latency_s = p2p(from_rank, peers[i]).at(bytes[i]).latency_s;
+    if (crosses_domains(from_rank, peers[i])) latency_s += kNetworkPostOverheadSimple_s * network_posted++;
+    latencies.push_back(latency_s);
+  }
+  return latencies;
+}
+
 const DecodeModel::PairCost& DecodeModel::p2p(int from_rank, int to_rank) const {
   return pair_costs_.at({node_group_of_rank_[static_cast<size_t>(from_rank)],
                          node_group_of_rank_[static_cast<size_t>(to_rank)], crosses_domains(from_rank, to_rank)});

@@ -4,12 +4,32 @@
 // Each rank asks once per phase. Private to sim.
 #pragma once
 
+#include <algorithm>
 #include <iterator>
+#include <numeric>
 #include <vector>
 
+#include "treering/model/decode.hpp"
 #include "treering/model/plan.hpp"
 
 namespace treering::sim::detail {
+
+// The latencies of a rank's sends posted together (a transfers phase), in their order: the model's
+// (DecodeModel::group_send_latencies_s, proxy posts included), so that both engines charge the same.
+inline std::vector<double> group_latencies_s(const model::DecodeModel& model, int rank, const std::vector<model::Step>& sends) {
+  std::vector<int> peers;
+  std::vector<double> bytes;
+  for (const model::Step& send : sends) peers.push_back(send.peer), bytes.push_back(send.bytes);
+  return model.group_send_latencies_s(rank, peers, bytes);
+}
+
+// Indices of `latencies_s`, shortest first (ties in their order): the order the sends leave in.
+inline std::vector<size_t> by_latency(const std::vector<double>& latencies_s) {
+  std::vector<size_t> order(latencies_s.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return latencies_s[a] < latencies_s[b]; });
+  return order;
+}
 
 class PhaseSteps {
  public:

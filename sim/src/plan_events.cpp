@@ -206,15 +206,14 @@ bool PlanEvents::post_phase_sends(int rank) {
   }
   state.last_send_phase = phase;
   state.issued += static_cast<long long>(state.phase_sends.size());
-  auto latency_s = [&](const model::Step& s) { return model_.p2p(rank, s.peer).at(s.bytes).latency_s; };
-  std::stable_sort(state.phase_sends.begin(), state.phase_sends.end(),
-                   [&](const model::Step& a, const model::Step& b) { return latency_s(a) < latency_s(b); });
+  const std::vector<double> latencies_s = group_latencies_s(model_, rank, state.phase_sends);
   state.batch_left = static_cast<int>(state.phase_sends.size());
   state.batch_first_start_s = std::numeric_limits<double>::infinity();
-  for (const model::Step& send : state.phase_sends) {
+  for (size_t i : by_latency(latencies_s)) {
+    const model::Step& send = state.phase_sends[i];
     pending_sends_.push_back({rank, send.peer, send.phase, send.bytes});
-    if (latency_s(send) > 0) {
-      schedule(now_s_ + latency_s(send), EventKind::post_send, static_cast<int>(pending_sends_.size() - 1));
+    if (latencies_s[i] > 0) {
+      schedule(now_s_ + latencies_s[i], EventKind::post_send, static_cast<int>(pending_sends_.size() - 1));
     } else {
       post_send(pending_sends_.back());
     }

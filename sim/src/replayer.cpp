@@ -58,16 +58,18 @@ void Replayer::send_all(int rank, std::vector<model::Step> sends) {
   if (sends.empty()) return;
   drain(rank, sends.front().phase);
   outboxes[static_cast<size_t>(rank)].issued += static_cast<long long>(sends.size());
-  std::stable_sort(sends.begin(), sends.end(), [&](const model::Step& a, const model::Step& b) {
-    return model.p2p(rank, a.peer).at(a.bytes).latency_s < model.p2p(rank, b.peer).at(b.bytes).latency_s;
-  });
-  sg4::Actor::create("send", host(rank), [this, rank, sends = std::move(sends)] {
+  const std::vector<double> unsorted_s = group_latencies_s(model, rank, sends);
+  std::vector<model::Step> in_order;
+  std::vector<double> latencies_s;
+  for (size_t i : by_latency(unsorted_s)) in_order.push_back(sends[i]), latencies_s.push_back(unsorted_s[i]);
+  sg4::Actor::create("send", host(rank), [this, rank, sends = std::move(in_order), latencies_s = std::move(latencies_s)] {
     guarded([&] {
       const double start = now();
       std::vector<sg4::CommPtr> comms;
-      for (const model::Step& step : sends) {
+      for (size_t i = 0; i < sends.size(); ++i) {
+        const model::Step& step = sends[i];
         const model::DecodeModel::PairCost& cost = model.p2p(rank, step.peer);
-        sg4::this_actor::sleep_until(start + cost.at(step.bytes).latency_s);
+        sg4::this_actor::sleep_until(start + latencies_s[i]);
         comms.push_back(capped(mailbox('p', rank, step.peer)->put_init(&token, simulated_size(step.bytes * cost.size_factor(step.bytes))),
                                cost.rate_cap_Bps(step.bytes))->start());
         ++transfers;

@@ -68,6 +68,10 @@ struct CollectiveEstimate {
   std::vector<CollectiveCandidate> candidates;  // every (algorithm, protocol) that can run, fastest first
 };
 
+// NCCL's network proxy post overhead for the Simple protocol (tuning.cc's netOverhead, 1 us x3 for Simple): what
+// one proxy thread takes to post each network send of a group after the first (all-to-all, a phase of sends).
+constexpr double kNetworkPostOverheadSimple_s = 3e-6;
+
 // Bytes of data per byte on the wire: LL 0.5 (8 of every 16), LL128 0.92, Simple 1 (NCCL's protocol factors).
 double protocol_efficiency(Protocol protocol);
 

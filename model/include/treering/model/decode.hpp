@@ -119,6 +119,12 @@ class DecodeModel {
     }
   };
   const PairCost& p2p(int from_rank, int to_rank) const;
+  // The latency of each of one rank's sends posted together (a transfers phase: one NCCL group), in the order
+  // given: its pair's latency at its size, and for a send across domains NCCL's proxy post overhead for each
+  // network send posted before it (kNetworkPostOverheadSimple_s: one proxy thread posts them one at a time), as
+  // the all-to-all model charges. Example: pass-q's all-to-all on CP 4 with one GPU per node: three network
+  // sends of 22.4 us leave after 22.4, 25.4 and 28.4 us.
+  std::vector<double> group_send_latencies_s(int from_rank, const std::vector<int>& peers, const std::vector<double>& bytes) const;
   bool crosses_domains(int from_rank, int to_rank) const;
   // The links a send from one rank to another leaves its GPU by and enters the other by (its ports), as keys:
   // sends sharing a key share that link. Inside a full mesh each pair has a link of its own.
