@@ -68,6 +68,25 @@ def main():
         errors = [abs(e) for _, step, _, _, e in results if step == wanted]
         if errors:
             print(f"{label}: {len(errors)} rows, median |error| {statistics.median(errors):.1%}, max {max(errors):.1%}")
+    print_ratios(results)
+
+
+def print_ratios(results):
+    """Each layout's time per token over TP8's at the same table and length, measured and predicted."""
+    steps = [(row, m, p) for row, step, m, p, _ in results if step]
+    base = {(row["table"], row["context_tokens"]): (m, p) for row, m, p in steps if int(row["tp"]) == 8 and int(row["cp"]) == 1}
+    print(f"\n{'source':9} {'layout':12} {'context':>7} {'measured/TP8':>13} {'treering/TP8':>13} {'error':>8}")
+    errors = []
+    for row, m, p in steps:
+        key = (row["table"], row["context_tokens"])
+        if key not in base or (int(row["tp"]) == 8 and int(row["cp"]) == 1):
+            continue
+        measured, predicted = m / base[key][0], p / base[key][1]
+        errors.append(abs(predicted / measured - 1))
+        layout = f"tp{row['tp']}" + (f" x cp{row['cp']}" if int(row["cp"]) > 1 else "")
+        print(f"{row['table']:9} {layout:12} {row['context_tokens']:>7} {measured:13.3f} {predicted:13.3f} {predicted / measured - 1:+8.1%}")
+    if errors:
+        print(f"ratios to TP8: {len(errors)} rows, median |error| {statistics.median(errors):.1%}, max {max(errors):.1%}")
 
 
 if __name__ == "__main__":

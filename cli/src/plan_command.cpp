@@ -57,6 +57,7 @@ ordered_json choice_json(const model::PlannedLayout& c, const std::optional<doub
   ordered_json json = {{"tp", c.layout.tp}, {"cp", c.layout.cp}, {"gpus", c.layout.gpus()}, {"combine", combine_name(c)},
                        {"algo", model::to_string(c.algorithm)}, {"tp_only", c.tp_only}, {"step_s", s.step_s},
                        {"step_s_low", c.band.low_s}, {"step_s_high", c.band.high_s}, {"within_best_band", c.within_best_band},
+                       {"network_latency_s", c.network_latency_s},
                        {"tokens_per_s", s.tokens_per_s}, {"attention_layer_s", c.attention.slowest.latency_s},
                        {"breakdown", {{"attention_s", s.breakdown.attention_s}, {"projections_s", s.breakdown.projections_s},
                                       {"mlp_s", s.breakdown.mlp_s}, {"tp_communication_s", s.breakdown.tp_communication_s},
@@ -75,15 +76,18 @@ void print_table(const model::DeploymentPlan& plan, const PlanArgs& args, const 
   std::cout << workload.name << ", batch " << workload.batch << ", " << seq_len << " tokens of context on "
             << topology.spec().name << " (" << topology.gpu_count() << " GPUs) — time per output token, analytical "
             << "model\nimplementation: " << args.impl << "; band: " << errors_text(errors)
-            << "; ~: within the best one's band; simulated: the attention replayed with shared links\n\n";
-  Table table({"#", "tp x cp", "combine", "per token", "band", "", "tokens/s", "attention", "memory/GPU", "headroom",
+            << "; ~: within the best one's band; x-node lat: the share of the time that is communication across nodes "
+            << "at latency-bound sizes, where the model is least sure; simulated: the attention replayed with shared links\n\n";
+  Table table({"#", "tp x cp", "combine", "per token", "band", "", "x-node lat", "tokens/s", "attention", "memory/GPU", "headroom",
                "max context", "simulated"});
   for (size_t i = 0; i < plan.ranked.size() && static_cast<int>(i) < args.top; ++i) {
     const model::PlannedLayout& c = plan.ranked[i];
-    char tokens[32];
+    char tokens[32], network[32];
     std::snprintf(tokens, sizeof tokens, "%.1f", c.step.tokens_per_s);
+    std::snprintf(network, sizeof network, "%.0f %%", 100 * c.network_latency_s / c.step.step_s);
     table.add_row({std::to_string(i + 1), std::to_string(c.layout.tp) + " x " + std::to_string(c.layout.cp), combine_name(c),
-                   units::format_duration(c.step.step_s), format_band(c.band), c.within_best_band ? "~" : "", tokens,
+                   units::format_duration(c.step.step_s), format_band(c.band), c.within_best_band ? "~" : "",
+                   c.network_latency_s > 0 ? network : "", tokens,
                    units::format_duration(c.attention.slowest.latency_s), units::format_bytes(c.step.memory.total),
                    units::format_bytes(c.step.memory.capacity - c.step.memory.total), std::to_string(c.step.memory.max_seq_len),
                    i < simulated.size() && simulated[i] ? units::format_duration(*simulated[i]) : ""});

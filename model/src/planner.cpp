@@ -29,6 +29,7 @@ PlannedLayout evaluate_choice(const LayoutModel& layouts, DecodeAlgorithm algori
   choice.attention = layouts.attention(algorithm, workload, seq_len, options.plan);
   choice.step = evaluate_step(layouts, choice.attention, algorithm, workload, seq_len, Scope::step);
   choice.band = step_band(choice.step, choice.attention.slowest, workload.layers, options.errors);
+  choice.network_latency_s = step_network_latency_s(choice.step, choice.attention.slowest, workload.layers);
   choice.fits = choice.step.memory.total <= choice.step.memory.capacity;
   return choice;
 }
@@ -38,8 +39,11 @@ PlannedLayout evaluate_choice(const LayoutModel& layouts, DecodeAlgorithm algori
 Band step_band(const StepResult& step, const DecodeResult& attention, int layers, const RelativeErrors& errors) {
   const double exposed = attention.breakdown.intra_node_s + attention.breakdown.inter_node_s;
   const double communication = std::min(step.step_s, layers * exposed + step.breakdown.tp_communication_s);
-  const double network_latency = layers * attention.breakdown.inter_node_latency_bound_s + step.breakdown.tp_network_latency_s;
-  return band_of(step.step_s - communication, communication, network_latency, errors);
+  return band_of(step.step_s - communication, communication, step_network_latency_s(step, attention, layers), errors);
+}
+
+double step_network_latency_s(const StepResult& step, const DecodeResult& attention, int layers) {
+  return std::min(step.step_s, layers * attention.breakdown.inter_node_latency_bound_s + step.breakdown.tp_network_latency_s);
 }
 
 DeploymentPlan plan_deployment(const topologies::Topology& topology, const Workload& workload, long long seq_len,

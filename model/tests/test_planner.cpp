@@ -80,3 +80,21 @@ TEST_CASE("the planner tries every tp that splits the heads, and says why it ski
   CHECK(has(1, 12));
   CHECK(has(8, 1));
 }
+
+TEST_CASE("the planner says how much of each choice is communication across nodes at latency-bound sizes") {
+  // One node: nothing crosses. Two nodes: TP 16 all-reduces the hidden state of llama3.1-70b (8192 x 2 B =
+  // 16 KiB, tree/LL: ~30 us of latency against under a microsecond of transfer) across them in every layer, so
+  // those all-reduces count; layouts inside one node count nothing.
+  const model::Workload w = model::find_workload("llama3.1-70b");
+  const model::DeploymentPlan one = model::plan_deployment(topologies::build_topology("dgx-h100", {1, {}}), w, 32768, {});
+  for (const model::PlannedLayout& c : one.ranked) CHECK(c.network_latency_s == 0);
+  const model::DeploymentPlan two = model::plan_deployment(topologies::build_topology("dgx-h100", {2, {}}), w, 32768, {});
+  bool seen = false;
+  for (const model::PlannedLayout& c : two.ranked) {
+    if (c.layout.tp != 16) continue;
+    seen = true;
+    CHECK(c.network_latency_s >= 2 * w.layers * 25e-6);  // at least 2 all-reduces of >= 25 us per layer
+    CHECK(c.network_latency_s <= c.step.breakdown.tp_communication_s);
+  }
+  CHECK(seen);
+}

@@ -30,6 +30,7 @@ struct PlannedLayout {
   LayoutAttention attention;
   StepResult step;
   Band band;                      // of step_s: the attention's exposed and the TP communication vs the rest
+  double network_latency_s = 0;   // of step_s: communication across nodes at latency-bound sizes (its band's widest part)
   bool fits = true;               // weights, KV cache and buffers within every GPU's memory
   bool within_best_band = false;  // its band meets the best one's: the model cannot tell them apart
 };
@@ -46,5 +47,8 @@ DeploymentPlan plan_deployment(const topologies::Topology& topology, const Workl
 // The band of a step: its communication (the attention's exposed communication, layers times, and the TP
 // collectives) with the communication error, the rest with the compute error.
 Band step_band(const StepResult& step, const DecodeResult& attention, int layers, const RelativeErrors& errors);
+// The part of step_s that is communication across nodes at latency-bound sizes: each layer's attention's and the
+// TP collectives' (StepBreakdown::tp_network_latency_s).
+double step_network_latency_s(const StepResult& step, const DecodeResult& attention, int layers);
 
 }  // namespace treering::model
