@@ -46,15 +46,23 @@ TEST_CASE("collective: bad requests exit 2 with a reason") {
 }
 
 TEST_CASE("collective: each prediction carries its band") {
-  // Uncalibrated, the band is the collective model's worst error on the public set, e = 0.23 (the efficient
-  // profile's communication uncertainty): [t / 1.23, t / 0.77].
-  const auto list = nlohmann::json::parse(run_treering("collective --bytes 1M --cluster dgx-h100 --nodes 2 --format json").out);
+  // Uncalibrated, the band is the collective model's worst error on the public 2-node H100 set, e = 0.23 (the
+  // efficient profile's communication uncertainty): [t / 1.23, t / 0.77]. Inside one node, 1 MiB:
+  const auto list = nlohmann::json::parse(run_treering("collective --bytes 1M --cluster dgx-h100 --nodes 1 --format json").out);
   const auto& json = list.at(0);
   const double time_s = json["time_s"].get<double>();
   CHECK(json["time_s_low"].get<double>() == doctest::Approx(time_s / 1.23));
   CHECK(json["time_s_high"].get<double>() == doctest::Approx(time_s / 0.77));
-  auto table = run_treering("collective --bytes 1M --cluster dgx-h100 --nodes 2");
+  auto table = run_treering("collective --bytes 1M --cluster dgx-h100 --nodes 1");
   CHECK(table.out.find("band: +-23.0 %") != std::string::npos);
+  // Across 2 nodes at 8 B (tree/LL: 25.2 us of latency, ns of transfer), latency-bound: the network_latency
+  // error, 0.54: [t / 1.54, t / 0.46]; at 1 GiB (NVLS-tree, bandwidth-bound) 0.23 again.
+  const auto across = nlohmann::json::parse(run_treering("collective --bytes 8,1G --cluster dgx-h100 --nodes 2 --format json").out);
+  CHECK(across.at(0)["time_s_high"].get<double>() == doctest::Approx(across.at(0)["time_s"].get<double>() / 0.46));
+  CHECK(across.at(1)["time_s_high"].get<double>() == doctest::Approx(across.at(1)["time_s"].get<double>() / 0.77));
+  auto both = run_treering("collective --bytes 8,1G --cluster dgx-h100 --nodes 2");
+  CHECK(both.out.find("band (8 B): +-54.0 %") != std::string::npos);
+  CHECK(both.out.find(": +-23.0 %") != std::string::npos);
 }
 
 TEST_CASE("collective --op alltoall: NCCL's grouped send/recv over 2 DGX H100") {
