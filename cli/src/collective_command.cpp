@@ -1,4 +1,5 @@
 // treering collective: the collective model's prediction for one operation over sizes, like nccl-tests.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -76,8 +77,10 @@ void print_table(const std::vector<BandedEstimate>& estimates, const model::Comm
   std::cout << args.op << " over " << group.ranks << " GPUs in " << group.domains << " scale-up domain(s) of "
             << args.cluster.cluster << " (model, NCCL 2.30.7 latency constants)\n";
   if (!estimates.empty()) {
-    for (const auto* e : {&estimates.front(), &estimates.back()}) {  // the first size's, and the last's when it differs
-      if (e != &estimates.front() && e->errors.communication == estimates.front().errors.communication) break;
+    std::vector<double> told;  // each error once, named by the first size that has it
+    for (const auto* e = estimates.data(); e != estimates.data() + estimates.size(); ++e) {
+      if (std::find(told.begin(), told.end(), e->errors.communication) != told.end()) continue;
+      told.push_back(e->errors.communication);
       char error[32];
       std::snprintf(error, sizeof error, "%.1f %%", 100 * e->errors.communication);
       std::cout << "band" << (estimates.size() > 1 ? std::string(" (") + topologies::format_bytes(e->estimate.bytes) + ")" : std::string())

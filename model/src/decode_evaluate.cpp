@@ -82,7 +82,7 @@ void evaluate_transfers(Context& c, const Phase& phase) {
   double latency_s = 0;  // the longest of the sends' latencies
   for (const Transfer& send : phase.sends) {
     topologies::SizeBand cost = c.model.p2p(send.from, send.to).at(send.bytes);
-    if (c.model.crosses_domains(send.from, send.to)) cost.latency_s += kNetworkPostOverheadSimple_s * network_posted[send.from]++;
+    cost.latency_s = c.model.group_send_latency_s(send.from, send.to, send.bytes, network_posted[send.from]);
     const double start_s = c.ready_offset_s.empty() ? 0.0 : c.ready_offset_s[static_cast<size_t>(send.from)];
     const auto [out, in] = c.model.ports(send.from, send.to);
     int keys = out == in ? 1 : 2;  // a mesh pair's own link is both its ports

@@ -149,12 +149,13 @@ std::vector<double> DecodeModel::group_send_latencies_s(int from_rank, const std
                                                         const std::vector<double>& bytes) const {
   std::vector<double> latencies;
   int network_posted = 0;
-  for (size_t i = 0; i < peers.size(); ++i) {
-    double latency_s = p2p(from_rank, peers[i]).at(bytes[i]).latency_s;
-    if (crosses_domains(from_rank, peers[i])) latency_s += kNetworkPostOverheadSimple_s * network_posted++;
-    latencies.push_back(latency_s);
-  }
+  for (size_t i = 0; i < peers.size(); ++i) latencies.push_back(group_send_latency_s(from_rank, peers[i], bytes[i], network_posted));
   return latencies;
+}
+
+double DecodeModel::group_send_latency_s(int from_rank, int to_rank, double bytes, int& network_posted) const {
+  const double latency_s = p2p(from_rank, to_rank).at(bytes).latency_s;
+  return crosses_domains(from_rank, to_rank) ? latency_s + kNetworkPostOverheadSimple_s * network_posted++ : latency_s;
 }
 
 const DecodeModel::PairCost& DecodeModel::p2p(int from_rank, int to_rank) const {

@@ -88,6 +88,14 @@ TEST_CASE("bad profiles point at the mistake") {
   CHECK(error_of(kHead + "cuda_graphs: true\nhost_round_trip: 5us\nring: {host_round_trips_per_step: 1}\n").find("p.yaml:5:14: error: a decode step replayed") == 0);
   CHECK(error_of("name: x\ndescription: d\nimplementation: i\n").find("p.yaml:1:1: error:") == 0);  // no uncertainty
   CHECK(error_of(kHead + "first_call: 7200s\n").find("p.yaml:5:13: error: 'first_call' is implausibly large") == 0);
+  // network_latency: optional, in [0, 10], communication's when absent.
+  const std::string head = "name: x\ndescription: d\nimplementation: i\nuncertainty: {compute: 0.1, communication: 0.2, ";
+  CHECK(error_of(head + "network_latency: -1, source: s}\n").find("p.yaml:4:") == 0);
+  CHECK(error_of(head + "network_latency: -1, source: s}\n").find("error:") != std::string::npos);
+  CHECK(error_of(head + "network_latency: fast, source: s}\n").find("p.yaml:4:") == 0);
+  CHECK(error_of(head + "netwrok_latency: 0.5, source: s}\n").find("p.yaml:4:") == 0);  // unknown key
+  CHECK(load_impl_profile_text(kHead, "p.yaml").uncertainty.network_latency == 0.2);
+  CHECK(load_impl_profile_text(head + "network_latency: 0.6, source: s}\n", "p.yaml").uncertainty.network_latency == 0.6);
   CHECK_THROWS_AS(load_impl_profile("no-such-profile"), InputError);
 }
 
@@ -114,6 +122,7 @@ TEST_CASE("a profile written as YAML reads back to the same values and sources")
     CHECK(back.partial_o_bytes == preset.partial_o_bytes);
     CHECK(back.uncertainty.compute == preset.uncertainty.compute);
     CHECK(back.uncertainty.communication == preset.uncertainty.communication);
+    CHECK(back.uncertainty.network_latency == preset.uncertainty.network_latency);
     CHECK(back.sources == preset.sources);
     REQUIRE(back.per_layer.size() == preset.per_layer.size());
     for (size_t i = 0; i < preset.per_layer.size(); ++i) {

@@ -125,6 +125,8 @@ class DecodeModel {
   // the all-to-all model charges. Example: pass-q's all-to-all on CP 4 with one GPU per node: three network
   // sends of 22.4 us leave after 22.4, 25.4 and 28.4 us.
   std::vector<double> group_send_latencies_s(int from_rank, const std::vector<int>& peers, const std::vector<double>& bytes) const;
+  // One send of such a group: `network_posted` counts the sender's network sends posted so far (and is advanced).
+  double group_send_latency_s(int from_rank, int to_rank, double bytes, int& network_posted) const;
   bool crosses_domains(int from_rank, int to_rank) const;
   // The links a send from one rank to another leaves its GPU by and enters the other by (its ports), as keys:
   // sends sharing a key share that link. Inside a full mesh each pair has a link of its own.
