@@ -5,6 +5,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <set>
 #include <numeric>
 #include <stdexcept>
 
@@ -162,6 +163,8 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
   group.domains = static_cast<int>(by_domain.size());
   group.mesh = true;  // until a domain is not
   group.in_switch_reduction = true;
+  group.p2p_channel_Bps = kNone;
+  std::set<int> hosts;
   group.scale_up_bus_Bps = kNone;
   group.in_switch_Bps = kNone;
   group.scale_out_domain_Bps = kNone;
@@ -175,6 +178,8 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
     const topo::Fabric& fabric = topology.spec().groups[topology.node(topology.node_of_gpu(members.front())).group].fabric;
     group.ranks_per_domain = std::max(group.ranks_per_domain, static_cast<int>(members.size()));
     group.pcie = group.pcie || fabric.type == topo::FabricType::pcie;
+    for (int gpu : members) hosts.insert(topology.node_of_gpu(gpu));
+    group.p2p_channel_Bps = fabric.p2p_channel_bandwidth_Bps > 0 ? std::min(group.p2p_channel_Bps, fabric.p2p_channel_bandwidth_Bps) : 0.0;
     group.mesh = group.mesh && fabric.type == topo::FabricType::mesh;
     group.in_switch_reduction = group.in_switch_reduction && fabric.in_switch_reduction;
     group.scale_up_bus_Bps = std::min(group.scale_up_bus_Bps, kScaleUpEfficiency * ring_bus_bandwidth(topology, members));
@@ -186,6 +191,8 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
     group.uniform = group.uniform && static_cast<int>(members.size()) == group.ranks_per_domain;
   }
   if (!group.in_switch_reduction) group.in_switch_Bps = 0;
+  group.hosts = static_cast<int>(hosts.size());
+  group.all_nvlink = !group.pcie;
   group.scale_out_nic_Bps = kNone;
   group.scale_up_pair_Bps = kNone;
   int fewest_nics = std::numeric_limits<int>::max();
@@ -212,6 +219,27 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
   group.latency = nccl_latency_defaults(group.pcie);
   if (topology.spec().calibration) apply_calibration(*topology.spec().calibration, group);
   return group;
+}
+
+int nccl_p2p_channels(double bytes, int ranks, int hosts, bool all_nvlink) {
+  if (!(bytes > 0)) return 1;
+  int floor = kNcclP2pChannels;
+  while (floor * ranks > kNcclP2pChannels && floor > 1) floor /= 2;
+  const double chunk = hosts == 1 && all_nvlink ? 512.0 * 1024 : 128.0 * 1024;
+  const double min_part = hosts > 1 ? chunk / 2 : chunk / 8;
+  const double max_part = hosts > 1 ? chunk : chunk * 32;
+  int channels = static_cast<int>(std::min<double>(floor, std::ceil(bytes / min_part)));
+  double part = std::max(min_part, std::ceil(bytes / channels));
+  while (part > max_part && channels <= kNcclP2pChannels / 2) {
+    channels *= 2;
+    part = std::ceil(bytes / channels);
+  }
+  return channels;
+}
+
+double p2p_send_Bps(const CommGroup& group, double bytes, double link_Bps) {
+  if (group.p2p_channel_Bps <= 0) return link_Bps;
+  return std::min(link_Bps, nccl_p2p_channels(bytes, group.ranks, group.hosts, group.all_nvlink) * group.p2p_channel_Bps);
 }
 
 LinkEfficiency link_efficiency(const topo::Topology& topology) {

@@ -69,26 +69,30 @@ void evaluate_collective(Context& c, const Phase& phase) {
 // start together take the latency plus all their transfers, and sends that start apart (after pass-q's ring,
 // where ranks finish hops apart: Context::ready_offset_s) wait only for what is still ahead of them.
 // Example: tree-lse's broadcast of o (4 KiB) from one H100 to the 7 others of its node: the root's port carries
-// 7 x 4 KiB at 360 GB/s = 80 ns after the 11.7 us latency, where each receiver alone would take 11 ns.
+// 7 x 4 KiB at 360 GB/s = 80 ns, but each send runs on one NCCL channel (15 GB/s: nccl_p2p_channels), so each
+// takes 4096 / 15e9 = 273 ns after the 11.7 us latency, all at once (7 x 15 GB/s fit in the port).
 // A rank's sends across domains leave one proxy post apart (DecodeModel::group_send_latencies_s).
 void evaluate_transfers(Context& c, const Phase& phase) {
   std::map<int, int> network_posted;  // per sender: its network sends so far
 
   struct Arrival {
-    double at_s, transfer_s;
+    double at_s, port_s, alone_s;  // when it reaches the port; its bytes at the link's rate; at its own cap
   };
   std::map<long long, std::vector<Arrival>> port;
   bool crosses = false;
   double latency_s = 0;  // the longest of the sends' latencies
   for (const Transfer& send : phase.sends) {
-    topologies::SizeBand cost = c.model.p2p(send.from, send.to).at(send.bytes);
+    const DecodeModel::PairCost& pair = c.model.p2p(send.from, send.to);
+    topologies::SizeBand cost = pair.at(send.bytes);
     cost.latency_s = c.model.group_send_latency_s(send.from, send.to, send.bytes, network_posted[send.from]);
+    // A send held below its link by its NCCL channels leaves the rest of the port to the others.
+    const double link_Bps = pair.bands.empty() ? pair.bandwidth_Bps : cost.bandwidth_Bps;
     const double start_s = c.ready_offset_s.empty() ? 0.0 : c.ready_offset_s[static_cast<size_t>(send.from)];
     const auto [out, in] = c.model.ports(send.from, send.to);
     int keys = out == in ? 1 : 2;  // a mesh pair's own link is both its ports
     for (long long key : {out, in}) {
       if (keys-- == 0) break;
-      port[key].push_back({start_s + cost.latency_s, send.bytes / cost.bandwidth_Bps});
+      port[key].push_back({start_s + cost.latency_s, send.bytes / link_Bps, send.bytes / cost.bandwidth_Bps});
     }
     crosses = crosses || c.model.crosses_domains(send.from, send.to);
     latency_s = std::max(latency_s, cost.latency_s);
@@ -99,8 +103,10 @@ void evaluate_transfers(Context& c, const Phase& phase) {
   for (auto& [link, arrivals] : port) {
     std::sort(arrivals.begin(), arrivals.end(), [](const Arrival& a, const Arrival& b) { return a.at_s < b.at_s; });
     double free_s = arrivals.front().at_s;
-    for (const Arrival& arrival : arrivals) free_s = std::max(free_s, arrival.at_s) + arrival.transfer_s;
-    slowest = std::max(slowest, free_s);
+    for (const Arrival& arrival : arrivals) {
+      free_s = std::max(free_s, arrival.at_s) + arrival.port_s;
+      slowest = std::max({slowest, free_s, arrival.at_s + arrival.alone_s});
+    }
   }
   add_communication(c, phase.label, slowest, crosses, "p2p", latency_s >= slowest - latency_s);
   if (phase.merge_states > 0) {

@@ -129,8 +129,15 @@ void DecodeModel::add_pair_costs() {
       same_domain[group] = {it->second, rank};
     }
   }
+  // Sends inside a domain run on the channels NCCL gives them in this communicator (all the plan's GPUs).
+  const CommGroup communicator = describe_group(*topology_, gpus_);
   for (const auto& [group, pair] : same_domain) {
-    pair_costs_[{group, group, false}] = pair_cost(*topology_, gpus_[pair[0]], gpus_[pair[1]]);
+    PairCost cost = pair_cost(*topology_, gpus_[pair[0]], gpus_[pair[1]]);
+    cost.channel_Bps = communicator.p2p_channel_Bps;
+    cost.comm_ranks = communicator.ranks;
+    cost.comm_hosts = communicator.hosts;
+    cost.all_nvlink = communicator.all_nvlink;
+    pair_costs_[{group, group, false}] = cost;
   }
   for (const auto& [from_group, from_leaders] : leaders) {
     for (const auto& [to_group, to_leaders] : leaders) {

@@ -1,6 +1,9 @@
 // pass-q, a2a and ag-rs on one DGX H100 and across two: hand-derived latency, tiers and bytes per rank.
 // Figures: an H100 kernel is 3 us + bytes / (3.35 TB/s x 0.80); a send inside a DGX 11.8 us + bytes / 360 GB/s
 // (NVLink through the NVSwitch), across nodes 22.4 us + bytes / 46 GB/s (a 400 Gb/s NIC): the send/recv model's.
+// A send inside a DGX of under 64 KiB runs on one NCCL channel (NCCL's smallest part is 512 KiB / 8: src/enqueue.cc
+// addP2pToPlan), which moves 15 GB/s (the preset's p2p_channel_bandwidth): 11.8 us + bytes / 15 GB/s, while a
+// port still carries several such sends at once up to 360 GB/s.
 #include <doctest/doctest.h>
 
 #include "treering/model/decode.hpp"
@@ -12,7 +15,7 @@ using model::DecodeAlgorithm;
 namespace {
 
 double kernel_s(double bytes) { return 3e-6 + bytes / 2.68e12; }
-double nvlink_s(double bytes) { return 11.8e-6 + bytes / 360e9; }
+double nvlink_s(double bytes) { return 11.8e-6 + bytes / 15e9; }  // one channel
 double network_s(double bytes) { return 22.4e-6 + bytes / 46e9; }
 
 model::Workload mha16(int batch) {
@@ -62,9 +65,10 @@ TEST_CASE("pass-q, batch 4 on 4 GPUs: four rounds of a quarter of the attention,
   // Each rank owns one sequence. A round attends one sequence's q to the 25,000-token shard: a quarter of
   // 25,000 x 32 KiB + q 16 KiB + o 16 KiB + lse 256 B = 204,808,256 B; the 4 KiB q block's hop (11.8 us)
   // hides under it. Then every rank sends each other rank one sequence's state (4160 B): 3 sends leave each
-  // port and 3 enter each, 11.8 us + 3 x 4160 B / 360 GB/s; each owner merges 4 states of 4160 B.
+  // port and 3 enter each, at once, each on one channel: 11.8 us + max(3 x 4160 B / 360 GB/s, 4160 B / 15 GB/s);
+  // each owner merges 4 states of 4160 B.
   const double round = kernel_s(204808256.0);
-  CHECK(r.latency_s == doctest::Approx(4 * round + 11.8e-6 + 3 * 4160 / 360e9 + kernel_s(4 * 4160)).epsilon(1e-12));
+  CHECK(r.latency_s == doctest::Approx(4 * round + nvlink_s(4160) + kernel_s(4 * 4160)).epsilon(1e-12));
   CHECK(r.breakdown.overlapped_communication_s == doctest::Approx(3 * nvlink_s(4096)).epsilon(1e-12));
   // Each rank forwards 3 query blocks of 4 KiB and sends 3 states: 12,288 + 12,480 B.
   CHECK(model::bytes_sent_per_rank(plan) == std::vector<double>(4, 24768));
@@ -75,10 +79,11 @@ TEST_CASE("a2a, batch 1 on 4 GPUs: one all-to-all of 4-head slices, messages of 
   const model::DecodeModel model(dgx(1), {0, 1, 2, 3});
   const model::DecodeResult r = model.predict(DecodeAlgorithm::a2a, mha16(1), 100000);
   // Attention over 25,000 tokens: 25,000 x 8 KiB + 4 KiB + 4 KiB + 64 B. Each rank owns 4 of the 16 heads and
-  // receives their states from 3 ranks: 4 x (128 x 2 B + 4 B) = 1040 B each; ports carry 3 such sends. The
-  // merge reads 4 states of a quarter each: 4160 B.
+  // receives their states from 3 ranks: 4 x (128 x 2 B + 4 B) = 1040 B each; ports carry 3 such sends at once,
+  // each on one channel (1040 B / 15 GB/s > 3 x 1040 B / 360 GB/s). The merge reads 4 states of a quarter each:
+  // 4160 B.
   const double attention = kernel_s(204808256.0);
-  CHECK(r.latency_s == doctest::Approx(attention + 11.8e-6 + 3 * 1040 / 360e9 + kernel_s(4160)).epsilon(1e-12));
+  CHECK(r.latency_s == doctest::Approx(attention + nvlink_s(1040) + kernel_s(4160)).epsilon(1e-12));
   CHECK(r.volume.per_gpu == 3 * 1040);
   // Ten times the context: the same messages.
   CHECK(model.predict(DecodeAlgorithm::a2a, mha16(1), 1000000).volume.per_gpu == 3 * 1040);

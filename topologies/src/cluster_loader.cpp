@@ -49,28 +49,31 @@ Fabric read_fabric(const std::string& file, const YAML::Node& node, const std::s
   fabric.type = read_fabric_type(file, node, what);
   switch (fabric.type) {
     case FabricType::nvswitch: {
-      StrictMap map(node, file, what, {"type", "bandwidth", "latency", "domain_nodes", "in_switch_reduction"});
+      StrictMap map(node, file, what, {"type", "bandwidth", "latency", "domain_nodes", "in_switch_reduction", "p2p_channel_bandwidth"});
       fabric.bandwidth_Bps = map.bandwidth_Bps("bandwidth");
       fabric.latency_s = map.duration_s("latency");
       fabric.domain_nodes = map.integer_or("domain_nodes", 1, kMaxNodes, 1);
       fabric.in_switch_reduction = map.boolean_or("in_switch_reduction", false);
+      fabric.p2p_channel_bandwidth_Bps = map.bandwidth_Bps_or("p2p_channel_bandwidth", 0);
       break;
     }
     case FabricType::mesh: {
-      StrictMap map(node, file, what, {"type", "link_bandwidth", "links_per_peer", "latency"});
+      StrictMap map(node, file, what, {"type", "link_bandwidth", "links_per_peer", "latency", "p2p_channel_bandwidth"});
       fabric.link_bandwidth_Bps = map.bandwidth_Bps("link_bandwidth");
       fabric.links_per_peer = map.integer_or("links_per_peer", 1, kMaxPorts, 1);
       fabric.latency_s = map.duration_s("latency");
+      fabric.p2p_channel_bandwidth_Bps = map.bandwidth_Bps_or("p2p_channel_bandwidth", 0);
       break;
     }
     case FabricType::pcie: {
-      StrictMap map(node, file, what, {"type", "bandwidth", "latency", "p2p", "switches", "host_bandwidth"});
+      StrictMap map(node, file, what, {"type", "bandwidth", "latency", "p2p", "switches", "host_bandwidth", "p2p_channel_bandwidth"});
       fabric.bandwidth_Bps = map.bandwidth_Bps("bandwidth");
       fabric.latency_s = map.duration_s("latency");
       map.required("p2p");
       fabric.p2p = map.boolean_or("p2p", false);
       fabric.pcie_switches = map.integer_or("switches", 1, kMaxPorts, 1);
       fabric.host_bandwidth_Bps = map.bandwidth_Bps_or("host_bandwidth", fabric.bandwidth_Bps);
+      fabric.p2p_channel_bandwidth_Bps = map.bandwidth_Bps_or("p2p_channel_bandwidth", 0);
       break;
     }
   }

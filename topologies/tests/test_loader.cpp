@@ -23,6 +23,7 @@ TEST_CASE("fields are read with their units, and optional keys take their docume
   CHECK(group.max_gpus_per_node == 8);  // defaults to gpus_per_node
   CHECK(group.fabric.domain_nodes == 1);
   CHECK_FALSE(group.fabric.in_switch_reduction);
+  CHECK(group.fabric.p2p_channel_bandwidth_Bps == 0);  // optional: no channel limit
   CHECK(group.nics.bandwidth_Bps == doctest::Approx(25e9));
   // 8 GPUs over 4 NICs in blocks: 0 0 1 1 2 2 3 3.
   CHECK(group.nics.gpu_to_nic == std::vector<int>{0, 0, 1, 1, 2, 2, 3, 3});

@@ -67,6 +67,9 @@ struct CommGroup {
   double scale_out_nic_Bps = 0;     // one NIC of the slowest domain, effective (what one GPU pair gets)
   double scale_up_pair_Bps = 0;     // one GPU to another in its domain, effective (bottleneck of the route)
   LatencyTable latency;             // NCCL 2.30.7 defaults, then the cluster's calibration
+  int hosts = 1;                    // nodes spanned (NCCL's nNodes: an NVL72 domain spans 18)
+  bool all_nvlink = true;           // every spanned domain is NVLink (nvswitch or mesh), not PCIe
+  double p2p_channel_Bps = 0;       // one NCCL channel's send rate, the slowest domain's (0: some domain unknown)
   NcclChannels nccl;                // channel counts and per-protocol limits (only across domains, see below)
 };
 // Calibration (topologies::Calibration) replaces: tiers.scale-up.bandwidth -> scale_up_bus_Bps;
@@ -97,5 +100,24 @@ CommGroup describe_group(const topologies::Topology& topology, std::vector<int> 
 
 // NCCL 2.30.7's latency constants (seconds) before calibration.
 LatencyTable nccl_latency_defaults(bool pcie_fabric);
+
+// NCCL's p2p channels per communicator (NCCL 2.21-2.30, src/graph/paths.cc: pow2Up of the collective channels,
+// 24 on an 8-GPU H100 NVSwitch node -> 32; the channels per peer likewise 32, capped to the p2p channels;
+// logged as "32 p2p channels, 32 p2p channels per peer" on 8 x H100, aws-samples/aws-do-eks nccl-test README).
+constexpr int kNcclP2pChannels = 32;
+
+// The channels NCCL stripes one send (or receive) of `bytes` over, in a communicator of `ranks` spanning
+// `hosts` nodes (src/enqueue.cc, scheduleP2pTasksToPlan and addP2pToPlan, unchanged from 2.21.5 to 2.30.7):
+// - the floor: the channels per peer, halved while floor x ranks > the p2p channels (8 ranks: 32 -> 4);
+// - the chunk: 128 KiB across hosts or over PCIe, 512 KiB when every path is NVLink (src/init.cc);
+// - parts of at least chunk/8 on one host, chunk/2 across hosts: min(floor, ceil(bytes / that)) channels, then
+//   doubled while a part exceeds chunk x 32 on one host (16 MiB), one chunk across hosts, up to 32.
+// Examples: 8 ranks on one DGX H100: 32 MiB -> 4 channels (8 MiB parts), 128 MiB -> 8, 100 KiB -> 2; 2 ranks:
+// 1 MiB -> 16; 16 ranks on two nodes: floor 2, 1 MiB -> 8 (128 KiB parts).
+int nccl_p2p_channels(double bytes, int ranks, int hosts, bool all_nvlink);
+
+// A send's rate inside a domain: the link's, or what its channels move when that is less (p2p_channel_Bps).
+// Example: 32 MiB among 8 H100s of one DGX at 15.4 GB/s per channel: 4 x 15.4 = 61.6 GB/s, not 360.
+double p2p_send_Bps(const CommGroup& group, double bytes, double link_Bps);
 
 }  // namespace treering::model

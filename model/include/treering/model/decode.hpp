@@ -100,12 +100,19 @@ class DecodeModel {
   // slower band is capped at the band's rate (rate_cap_Bps: alone it takes the band's time, and its links keep
   // the rest for others); one in a faster band travels as `bytes x size_factor(bytes)` (< 1) there.
   // Example: bands {0: 20 us, 11 GB/s}, {8 MiB: 100 us, 4.4 GB/s}: 33 MB take 100 us + 7.5 ms.
+  // Uncalibrated, a send inside a domain gets the channels NCCL gives its size in this plan's communicator
+  // (nccl_p2p_channels): 32 MiB among 8 GPUs of a DGX H100 runs on 4 x 15.4 GB/s, and is capped there likewise.
   struct PairCost {
     double latency_s = 0;
     double bandwidth_Bps = 0;
     std::vector<topologies::SizeBand> bands;  // measured; empty: the model's figures
+    double channel_Bps = 0;                   // one NCCL channel's rate (0: no channel limit)
+    int comm_ranks = 2, comm_hosts = 1;       // the communicator the plan's sends run in
+    bool all_nvlink = true;
     topologies::SizeBand at(double bytes) const {
-      return bands.empty() ? topologies::SizeBand{0, latency_s, bandwidth_Bps} : topologies::band_of(bands, bytes);
+      if (!bands.empty()) return topologies::band_of(bands, bytes);
+      const double channels_Bps = channel_Bps > 0 ? nccl_p2p_channels(bytes, comm_ranks, comm_hosts, all_nvlink) * channel_Bps : bandwidth_Bps;
+      return topologies::SizeBand{0, latency_s, std::min(bandwidth_Bps, channels_Bps)};
     }
     double time_s(double bytes) const {
       if (!(bytes > 0)) return 0.0;

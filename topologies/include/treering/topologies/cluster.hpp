@@ -35,6 +35,11 @@ struct Fabric {
   bool p2p = false;
   int pcie_switches = 1;
   double host_bandwidth_Bps = 0;  // each PCIe switch's uplink to the host bridge
+  // Any type: what one NCCL channel (one CTA's copy loop) moves over this fabric in a point-to-point send; NCCL
+  // stripes a send over a number of channels that depends on its size and the communicator's ranks
+  // (model::nccl_p2p_channels), so mid-size sends between many ranks get a fraction of the link. 0: unknown
+  // (no such limit is applied).
+  double p2p_channel_bandwidth_Bps = 0;
 };
 
 struct Nics {
