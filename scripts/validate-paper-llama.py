@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""treering's predictions of the Tree Attention paper's Llama decoding runs (Tables 1 and 2) against the paper.
+
+Each row of validate/data/paper-llama/tree-attention-2408.04093.csv is predicted with `treering predict --impl
+paper-torch-llama --tokens 10 --prefill` (the generate() call the paper times: one prefill and 9 decode steps,
+PyTorch eager) for tree and ring; the table prints both times and the ring/tree ratio, measured and predicted, and
+the median |error| of the ratio (nearest rank, as treering's statistics define it).
+
+Usage: scripts/validate-paper-llama.py [--treering build/bin/treering] [--format table|csv]
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "..", "validate", "data", "paper-llama", "tree-attention-2408.04093.csv")
+
+
+def generation_s(treering, row):
+    command = [treering, "predict", "--cluster", row["cluster"], "--nodes", row["nodes"],
+               "--gpus-per-node", row["gpus_per_node"], "--workload", row["workload"], "--seq-len", row["seq_len"],
+               "--algo", "tree,ring", "--impl", "paper-torch-llama", "--tokens", "10", "--prefill", "--format", "json"]
+    results = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
+    return {r["algo"]: r["generation_s"] for r in results}
+
+
+def median(values):  # nearest rank: the ceil(n/2)-th smallest
+    ordered = sorted(values)
+    return ordered[math.ceil(len(ordered) / 2) - 1]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--treering", default=os.path.join(HERE, "..", "build", "bin", "treering"))
+    parser.add_argument("--format", choices=["table", "csv"], default="table")
+    args = parser.parse_args()
+    with open(DATA, newline="") as f:
+        rows = list(csv.DictReader(f))
+    out = []
+    for row in rows:
+        predicted = generation_s(args.treering, row)
+        measured_ratio = float(row["ring_s"]) / float(row["tree_s"])
+        predicted_ratio = predicted["ring"] / predicted["tree"]
+        out.append({"table": row["table"], "gpus": row["gpus_label"], "seq": row["seq_label"],
+                    "tree_s": float(row["tree_s"]), "tree_pred_s": predicted["tree"],
+                    "ring_s": float(row["ring_s"]), "ring_pred_s": predicted["ring"],
+                    "ratio": measured_ratio, "ratio_pred": predicted_ratio,
+                    "ratio_error": predicted_ratio / measured_ratio - 1})
+    if args.format == "csv":
+        writer = csv.DictWriter(sys.stdout, fieldnames=list(out[0]))
+        writer.writeheader()
+        writer.writerows(out)
+        return
+    print(f"{'source':8} {'GPUs':19} {'seq':>6} {'tree s':>7} {'pred':>7} {'ring s':>7} {'pred':>7} "
+          f"{'ring/tree':>9} {'pred':>6} {'error':>7}")
+    for r in out:
+        print(f"{r['table']:8} {r['gpus']:19} {r['seq']:>6} {r['tree_s']:7.2f} {r['tree_pred_s']:7.2f} "
+              f"{r['ring_s']:7.2f} {r['ring_pred_s']:7.2f} {r['ratio']:9.2f} {r['ratio_pred']:6.2f} "
+              f"{100 * r['ratio_error']:+6.1f}%")
+    for name, key in (("ring/tree ratio", "ratio_error"),):
+        errors = [abs(r[key]) for r in out]
+        print(f"{name}: {len(errors)} rows, median |error| {100 * median(errors):.1f}%, max {100 * max(errors):.1f}%")
+    for name, measured, predicted in (("tree", "tree_s", "tree_pred_s"), ("ring", "ring_s", "ring_pred_s")):
+        errors = [abs(r[predicted] / r[measured] - 1) for r in out]
+        print(f"{name} seconds: median |error| {100 * median(errors):.1f}%, max {100 * max(errors):.1f}%")
+
+
+if __name__ == "__main__":
+    main()
