@@ -85,6 +85,7 @@ void apply_calibration(const topo::Calibration& calibration, CommGroup& group) {
     if (calibration.scale_out && calibration.scale_out->latency_s) set_row(group.latency.scale_out_step, row, *calibration.scale_out->latency_s);
   }
   if (calibration.scale_up) group.scale_up_bus_Bps = calibration.scale_up->bandwidth_Bps;
+  if (calibration.in_switch_Bps && group.in_switch_reduction) group.in_switch_Bps = *calibration.in_switch_Bps;
   if (group.nccl.search_channels > 0) {  // the caps exist across domains only
     if (calibration.ll_bus_Bps) group.nccl.ll_max_bus_Bps = *calibration.ll_bus_Bps;
     if (calibration.ll128_bus_Bps) group.nccl.ll128_bus_Bps = group.nccl.tree_ll128_bus_Bps = *calibration.ll128_bus_Bps;

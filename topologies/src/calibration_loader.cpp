@@ -132,12 +132,15 @@ void read_compute(const std::string& file, const YAML::Node& node, Calibration& 
 }  // namespace
 
 Calibration read_calibration(const std::string& file, const YAML::Node& node) {
-  StrictMap map(node, file, "the calibration", {"provenance", "tiers", "collectives", "protocols", "p2p", "compute"});
+  StrictMap map(node, file, "the calibration", {"provenance", "tiers", "collectives", "protocols", "in_switch", "p2p", "compute"});
   Calibration calibration;
   calibration.provenance = read_provenance(file, map.required("provenance"));
   if (YAML::Node tiers = map.optional("tiers")) read_tiers(file, tiers, calibration);
   if (YAML::Node collectives = map.optional("collectives")) read_collectives(file, collectives, calibration);
   if (YAML::Node protocols = map.optional("protocols")) read_protocols(file, protocols, calibration);
+  if (YAML::Node in_switch = map.optional("in_switch")) {
+    calibration.in_switch_Bps = StrictMap(in_switch, file, "calibration in_switch", {"bandwidth"}).bandwidth_Bps("bandwidth");
+  }
   if (YAML::Node p2p = map.optional("p2p")) read_p2p(file, p2p, calibration);
   if (YAML::Node compute = map.optional("compute")) read_compute(file, compute, calibration);
   return calibration;

@@ -54,12 +54,20 @@ std::vector<Parameter> parameters_for(const topologies::ClusterSpec& base, const
   const int domains = (most + domain_gpus - 1) / domain_gpus;
   const double ll_start_Bps = (domains <= 2 ? 39.0 : 20.4) * 1e9;
   const double ll128_start_Bps = std::max(1, group.nics.count) * 36.7e9;
-  return {{"tree base latency", 6.8e-6, [](topologies::Calibration& c, double v) { c.collectives["tree"].base_latency_s = v; }},
-          {"nvls-tree base latency", 1e-6, [](topologies::Calibration& c, double v) { c.collectives["nvls-tree"].base_latency_s = v; }},
-          {"scale-out bandwidth per NIC", nic_Bps * model::kScaleOutEfficiency,
-           [](topologies::Calibration& c, double v) { tier(c.scale_out).bandwidth_Bps = v; }},
-          {"LL bus bandwidth", ll_start_Bps, [](topologies::Calibration& c, double v) { c.ll_bus_Bps = v; }},
-          {"LL128 bus bandwidth", ll128_start_Bps, [](topologies::Calibration& c, double v) { c.ll128_bus_Bps = v; }}};
+  std::vector<Parameter> across{
+      {"tree base latency", 6.8e-6, [](topologies::Calibration& c, double v) { c.collectives["tree"].base_latency_s = v; }},
+      {"nvls-tree base latency", 1e-6, [](topologies::Calibration& c, double v) { c.collectives["nvls-tree"].base_latency_s = v; }},
+      {"scale-out bandwidth per NIC", nic_Bps * model::kScaleOutEfficiency,
+       [](topologies::Calibration& c, double v) { tier(c.scale_out).bandwidth_Bps = v; }},
+      {"LL bus bandwidth", ll_start_Bps, [](topologies::Calibration& c, double v) { c.ll_bus_Bps = v; }},
+      {"LL128 bus bandwidth", ll128_start_Bps, [](topologies::Calibration& c, double v) { c.ll128_bus_Bps = v; }}};
+  // With in-switch reduction, NVLS-tree's large all-reduces run at the switch's reduction rate on two nodes
+  // (2 (k-1)/k of the data crosses the NICs: 8 x 46 GB/s there against 450 x 0.60 = 270 GB/s in the switch).
+  if (group.fabric.in_switch_reduction) {
+    across.push_back({"in-switch bandwidth", group.fabric.bandwidth_Bps * model::kInSwitchEfficiency,
+                      [](topologies::Calibration& c, double v) { c.in_switch_Bps = v; }});
+  }
+  return across;
 }
 
 topologies::Calibration calibration_of(const std::vector<Parameter>& parameters, const Eigen::VectorXd& log_theta) {

@@ -85,6 +85,9 @@ std::string section(const topologies::Calibration& c) {
     if (c.ll_bus_Bps) out << "    LL: {bandwidth: " << gigabytes_per_second(*c.ll_bus_Bps) << "}\n";
     if (c.ll128_bus_Bps) out << "    LL128: {bandwidth: " << gigabytes_per_second(*c.ll128_bus_Bps) << "}\n";
   }
+  if (c.in_switch_Bps) {
+    out << "  in_switch: {bandwidth: " << gigabytes_per_second(*c.in_switch_Bps) << "}   # all-reduce rate of in-switch reduction (NVLS)\n";
+  }
   if (!c.p2p_scale_up.empty() || !c.p2p_scale_out.empty()) {
     out << "  p2p:                           # measured send/recv by message size: latency + bytes / bandwidth\n";
     if (!c.p2p_scale_up.empty()) bands(out, "scale-up", c.p2p_scale_up);

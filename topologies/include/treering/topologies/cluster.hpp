@@ -126,6 +126,9 @@ struct Calibration {
   // most bus bandwidth an all-reduce gets with NCCL's LL and LL128 protocols (rings and trees alike).
   std::optional<double> ll_bus_Bps;
   std::optional<double> ll128_bus_Bps;
+  // The all-reduce rate of in-switch reduction (NVLS, and NVLS-tree's part inside a domain), YAML `in_switch:
+  // {bandwidth: ..}`: replaces the fabric's bandwidth x the model's NVLS efficiency (0.60).
+  std::optional<double> in_switch_Bps;
   // Point-to-point sends as measured (treering-realrun bench sendrecv), per tier the pair crosses: they replace
   // the send/recv model's latency and bandwidth for pairs of that tier.
   std::vector<SizeBand> p2p_scale_up, p2p_scale_out;
