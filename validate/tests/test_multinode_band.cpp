@@ -38,6 +38,13 @@ TEST_CASE("network_latency = the worst small-message error across nodes on the p
   }
   worst = std::max(worst, worst_small(a100, kData + "nccl-multinode/allreduce-a100-2x1-hdr-nccl-tests-150.log"));
   worst = std::max(worst, worst_small(h100, kData + "nccl-tests-allreduce-h100-2node-ndr.log"));
+  // Send/recv and all-to-all across nodes: B200 on InfiniBand (37.5 % at 64 KiB), A100 PCIe hosts (35.4 %).
+  const topologies::Topology together = topologies::build_topology(kData + "nccl-multinode/together-b200-ib.yaml", {});
+  worst = std::max(worst, worst_small(together, kData + "nccl-multinode/sendrecv-b200-2node-ib-together.log"));
+  const topologies::Topology pcie_hosts = topologies::build_topology(kData + "nccl-multinode/a100-pcie-1gpu-hdr.yaml", {});
+  for (const char* run : {"alltoall-a100pcie-2x1-ib-thomaslie210.log", "sendrecv-a100pcie-2x1-ib-thomaslie210.log"}) {
+    worst = std::max(worst, worst_small(pcie_hosts, kData + "nccl-multinode/" + run));
+  }
   CHECK(worst == doctest::Approx(0.534).epsilon(0.01));  // 2 KiB on GCP A4 High: 25.8 us against 55.3 us
   CHECK(topologies::default_impl_profile().uncertainty.network_latency == std::ceil(worst * 100) / 100);
 }
