@@ -186,8 +186,9 @@ Cost broadcast(const Terms& t, CollectiveAlgorithm algorithm, double S) {
 }
 
 Cost sendrecv(const Terms& t, CollectiveAlgorithm algorithm, double S) {
-  // NCCL's p2p uses the Simple protocol: 8.4 + 14 = 22.4 us across NDR nodes, against 21-26 us measured for
-  // small (<= 8 KB) sendrecv between two H100 nodes over NDR in public nccl-tests runs.
+  // NCCL's p2p uses the Simple protocol: 8.4 + 14 = 22.4 us across nodes, against 27-31 us measured for 1-8 KiB
+  // between two B200 nodes on NDR InfiniBand (NCCL 2.29.7) and 31-34 us between two A100 PCIe hosts (2.16.5) in
+  // public nccl-tests runs (validate/data/nccl-multinode): the model is 5-10 us low there, and its bands say so.
   Cost cost;
   if (algorithm != CollectiveAlgorithm::p2p || t.protocol != Protocol::simple) return cost;
   const bool across = t.k > 1;
