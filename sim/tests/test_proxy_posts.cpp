@@ -10,24 +10,27 @@ using namespace treering;
 
 namespace {
 
-// 4 DGX H100, one GPU of each: every pair crosses the network (send/recv 8.4 + 14 = 22.4 us, 46 GB/s).
+// 4 DGX H100, one GPU of each: every pair crosses the network (send/recv 8.4 + 14 + 3 = 25.4 us with the shared buffer slot's post, 46 GB/s).
 model::DecodeModel four_nodes(const topologies::Topology& topology) { return model::DecodeModel(topology, {0, 8, 16, 24}); }
 
 }  // namespace
 
-TEST_CASE("a2a on 4 nodes: each rank's 3 network sends leave at 22.4, 25.4 and 28.4 us") {
+TEST_CASE("a2a on 4 nodes: each rank's 3 network sends leave at 25.4, 28.4 and 31.4 us") {
   const topologies::Topology topology = topologies::build_topology("dgx-h100", {4, {}});
   const model::DecodeModel decode = four_nodes(topology);
   const model::DecodePlan plan = decode.plan(model::DecodeAlgorithm::a2a, model::find_workload("paper-mha16"), 64000);
-  CHECK(decode.group_send_latencies_s(0, {1, 2, 3}, {1024, 1024, 1024}) ==
-        std::vector<double>{22.4e-6, 25.4e-6, 28.4e-6});
+  const std::vector<double> leave_s = decode.group_send_latencies_s(0, {1, 2, 3}, {1024, 1024, 1024});
+  REQUIRE(leave_s.size() == 3);
+  CHECK(leave_s[0] == doctest::Approx(25.4e-6));
+  CHECK(leave_s[1] == doctest::Approx(28.4e-6));
+  CHECK(leave_s[2] == doctest::Approx(31.4e-6));
   const model::DecodeResult predicted = decode.evaluate(plan);
-  // The all-to-all phase: the last send leaves at 28.4 us; 16 heads x (128 x 2 B + 4 B) / 4 = 1,040 B per
+  // The all-to-all phase: the last send leaves at 31.4 us; 16 heads x (128 x 2 B + 4 B) / 4 = 1,040 B per
   // peer, on a NIC port that takes the three one after another at 46 GB/s (the first two are done by then).
   const auto phase = std::find_if(predicted.phases.begin(), predicted.phases.end(),
                                   [](const model::PhaseTime& p) { return p.label.find("all-to-all") != std::string::npos; });
   REQUIRE(phase != predicted.phases.end());
-  CHECK(phase->time_s == doctest::Approx(28.4e-6 + 1040 / 46e9).epsilon(1e-6));
+  CHECK(phase->time_s == doctest::Approx(31.4e-6 + 1040 / 46e9).epsilon(1e-6));
   CHECK(sim::replay_plan(decode, plan).latency_s == doctest::Approx(predicted.latency_s).epsilon(1e-9));
   sim::testing::check_same_as_simgrid(decode, plan);
 }

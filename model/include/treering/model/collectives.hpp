@@ -70,6 +70,10 @@ struct CollectiveEstimate {
 
 // NCCL's network proxy post overhead for the Simple protocol (tuning.cc's netOverhead, 1 us x3 for Simple): what
 // one proxy thread takes to post each network send of a group after the first (all-to-all, a phase of sends).
+// A send across nodes also waits for one such post before its first byte: point-to-point connections use NCCL's
+// shared network buffers (src/transport/net.cc sendSetup: `shared` unless a collective's graph or connIndex 0),
+// so the proxy must hand the GPU a buffer slot (sharedBuffersGet, connFifo offset, sendHead) before the GPU can
+// write, where a collective's connection has its slots from the start.
 constexpr double kNetworkPostOverheadSimple_s = 3e-6;
 
 // Bytes of data per byte on the wire: LL 0.5 (8 of every 16), LL128 0.92, Simple 1 (NCCL's protocol factors).
