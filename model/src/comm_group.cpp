@@ -164,8 +164,6 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
   group.domains = static_cast<int>(by_domain.size());
   group.mesh = true;  // until a domain is not
   group.in_switch_reduction = true;
-  group.p2p_channel_Bps = kNone;
-  std::set<int> hosts;
   group.scale_up_bus_Bps = kNone;
   group.in_switch_Bps = kNone;
   group.scale_out_domain_Bps = kNone;
@@ -179,8 +177,6 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
     const topo::Fabric& fabric = topology.spec().groups[topology.node(topology.node_of_gpu(members.front())).group].fabric;
     group.ranks_per_domain = std::max(group.ranks_per_domain, static_cast<int>(members.size()));
     group.pcie = group.pcie || fabric.type == topo::FabricType::pcie;
-    for (int gpu : members) hosts.insert(topology.node_of_gpu(gpu));
-    group.p2p_channel_Bps = fabric.p2p_channel_bandwidth_Bps > 0 ? std::min(group.p2p_channel_Bps, fabric.p2p_channel_bandwidth_Bps) : 0.0;
     group.mesh = group.mesh && fabric.type == topo::FabricType::mesh;
     group.in_switch_reduction = group.in_switch_reduction && fabric.in_switch_reduction;
     group.scale_up_bus_Bps = std::min(group.scale_up_bus_Bps, kScaleUpEfficiency * ring_bus_bandwidth(topology, members));
@@ -192,8 +188,10 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
     group.uniform = group.uniform && static_cast<int>(members.size()) == group.ranks_per_domain;
   }
   if (!group.in_switch_reduction) group.in_switch_Bps = 0;
-  group.hosts = static_cast<int>(hosts.size());
-  group.all_nvlink = !group.pcie;
+  const P2pCommunicator p2p = p2p_communicator(topology, gpus);
+  group.hosts = p2p.hosts;
+  group.all_nvlink = p2p.all_nvlink;
+  group.p2p_channel_Bps = p2p.channel_Bps;
   group.scale_out_nic_Bps = kNone;
   group.scale_up_pair_Bps = kNone;
   int fewest_nics = std::numeric_limits<int>::max();
@@ -220,6 +218,23 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
   group.latency = nccl_latency_defaults(group.pcie);
   if (topology.spec().calibration) apply_calibration(*topology.spec().calibration, group);
   return group;
+}
+
+P2pCommunicator p2p_communicator(const topo::Topology& topology, const std::vector<int>& gpus) {
+  P2pCommunicator out;
+  out.ranks = static_cast<int>(gpus.size());
+  std::set<int> hosts;
+  double channel_Bps = kNone;
+  for (int gpu : gpus) {
+    const int node = topology.node_of_gpu(gpu);
+    hosts.insert(node);
+    const topo::Fabric& fabric = topology.spec().groups[topology.node(node).group].fabric;
+    out.all_nvlink = out.all_nvlink && fabric.type != topo::FabricType::pcie;
+    channel_Bps = fabric.p2p_channel_bandwidth_Bps > 0 ? std::min(channel_Bps, fabric.p2p_channel_bandwidth_Bps) : 0.0;
+  }
+  out.hosts = static_cast<int>(hosts.size());
+  out.channel_Bps = std::isfinite(channel_Bps) ? channel_Bps : 0.0;
+  return out;
 }
 
 int nccl_p2p_channels(double bytes, int ranks, int hosts, bool all_nvlink) {

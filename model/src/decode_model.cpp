@@ -130,10 +130,10 @@ void DecodeModel::add_pair_costs() {
     }
   }
   // Sends inside a domain run on the channels NCCL gives them in this communicator (all the plan's GPUs).
-  const CommGroup communicator = describe_group(*topology_, gpus_);
+  const P2pCommunicator communicator = p2p_communicator(*topology_, gpus_);
   for (const auto& [group, pair] : same_domain) {
     PairCost cost = pair_cost(*topology_, gpus_[pair[0]], gpus_[pair[1]]);
-    cost.channel_Bps = communicator.p2p_channel_Bps;
+    cost.channel_Bps = communicator.channel_Bps;
     cost.comm_ranks = communicator.ranks;
     cost.comm_hosts = communicator.hosts;
     cost.all_nvlink = communicator.all_nvlink;

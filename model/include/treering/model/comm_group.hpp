@@ -116,6 +116,16 @@ constexpr int kNcclP2pChannels = 32;
 // 1 MiB -> 16; 16 ranks on two nodes: floor 2, 1 MiB -> 8 (128 KiB parts).
 int nccl_p2p_channels(double bytes, int ranks, int hosts, bool all_nvlink);
 
+// What that rule needs to know about a communicator: its ranks, the hosts they span, whether every domain is
+// NVLink, and one channel's rate (the slowest domain's fabric p2p_channel_bandwidth; 0 when some domain has none).
+struct P2pCommunicator {
+  int ranks = 0;
+  int hosts = 1;
+  bool all_nvlink = true;
+  double channel_Bps = 0;
+};
+P2pCommunicator p2p_communicator(const topologies::Topology& topology, const std::vector<int>& gpus);
+
 // A send's rate inside a domain: the link's, or what its channels move when that is less (p2p_channel_Bps).
 // Example: 32 MiB among 8 H100s of one DGX at 15.4 GB/s per channel: 4 x 15.4 = 61.6 GB/s, not 360.
 double p2p_send_Bps(const CommGroup& group, double bytes, double link_Bps);
