@@ -195,7 +195,7 @@ Cost sendrecv(const Terms& t, CollectiveAlgorithm algorithm, double S) {
   // Across nodes the proxy first posts a shared buffer slot (kNetworkPostOverheadSimple_s).
   cost.latency_s = t.base(LatencyRow::p2p) + (across ? t.out(LatencyRow::p2p) + kNetworkPostOverheadSimple_s : t.up(LatencyRow::p2p));
   // Inside a domain a send runs on the channels NCCL gives its size (p2p_send_Bps).
-  cost.transfer_s = S / (across ? t.group.scale_out_nic_Bps : p2p_send_Bps(t.group, S, t.group.scale_up_pair_Bps));
+  cost.transfer_s = S / (across ? t.group.scale_out_nic_Bps : p2p_send_Bps(t.group.p2p, S, t.group.scale_up_pair_Bps));
   (across ? cost.scale_out_bytes : cost.scale_up_bytes) = S;
   cost.network_latency_s = across ? cost.latency_s : 0.0;
   cost.network_bound = across;
@@ -216,9 +216,10 @@ Cost alltoall(const Terms& t, CollectiveAlgorithm algorithm, double S) {
   const double inside_latency_s = t.group.latency.base[row][int(inside_protocol)] + t.group.latency.scale_up_step[row][int(inside_protocol)];
   // The peers' sends run at once, each on its own channels, at most all of NCCL's p2p channels together.
   double inside_Bps = t.group.scale_up_pair_Bps * protocol_efficiency(inside_protocol);
-  if (t.group.p2p_channel_Bps > 0 && inside_peers > 0) {
-    const int channels = nccl_p2p_channels(per_peer, t.group.ranks, t.group.hosts, t.group.all_nvlink);
-    inside_Bps = std::min(inside_Bps, std::min<double>(kNcclP2pChannels, inside_peers * channels) * t.group.p2p_channel_Bps);
+  const P2pCommunicator& p2p = t.group.p2p;
+  if (p2p.channel_Bps > 0 && inside_peers > 0) {
+    const int channels = nccl_p2p_channels(per_peer, p2p.ranks, p2p.hosts, p2p.all_nvlink);
+    inside_Bps = std::min(inside_Bps, std::min<double>(kNcclP2pChannels, inside_peers * channels) * p2p.channel_Bps);
   }
   const double inside_s = inside_peers * per_peer / inside_Bps;
   cost.latency_s = inside_latency_s;

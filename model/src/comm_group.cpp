@@ -188,10 +188,7 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
     group.uniform = group.uniform && static_cast<int>(members.size()) == group.ranks_per_domain;
   }
   if (!group.in_switch_reduction) group.in_switch_Bps = 0;
-  const P2pCommunicator p2p = p2p_communicator(topology, gpus);
-  group.hosts = p2p.hosts;
-  group.all_nvlink = p2p.all_nvlink;
-  group.p2p_channel_Bps = p2p.channel_Bps;
+  group.p2p = p2p_communicator(topology, gpus);
   group.scale_out_nic_Bps = kNone;
   group.scale_up_pair_Bps = kNone;
   int fewest_nics = std::numeric_limits<int>::max();
@@ -253,9 +250,10 @@ int nccl_p2p_channels(double bytes, int ranks, int hosts, bool all_nvlink) {
   return channels;
 }
 
-double p2p_send_Bps(const CommGroup& group, double bytes, double link_Bps) {
-  if (group.p2p_channel_Bps <= 0) return link_Bps;
-  return std::min(link_Bps, nccl_p2p_channels(bytes, group.ranks, group.hosts, group.all_nvlink) * group.p2p_channel_Bps);
+double p2p_send_Bps(const P2pCommunicator& communicator, double bytes, double link_Bps) {
+  if (communicator.channel_Bps <= 0) return link_Bps;
+  const int channels = nccl_p2p_channels(bytes, communicator.ranks, communicator.hosts, communicator.all_nvlink);
+  return std::min(link_Bps, channels * communicator.channel_Bps);
 }
 
 LinkEfficiency link_efficiency(const topo::Topology& topology) {

@@ -133,10 +133,7 @@ void DecodeModel::add_pair_costs() {
   const P2pCommunicator communicator = p2p_communicator(*topology_, gpus_);
   for (const auto& [group, pair] : same_domain) {
     PairCost cost = pair_cost(*topology_, gpus_[pair[0]], gpus_[pair[1]]);
-    cost.channel_Bps = communicator.channel_Bps;
-    cost.comm_ranks = communicator.ranks;
-    cost.comm_hosts = communicator.hosts;
-    cost.all_nvlink = communicator.all_nvlink;
+    cost.communicator = communicator;
     pair_costs_[{group, group, false}] = cost;
   }
   for (const auto& [from_group, from_leaders] : leaders) {

@@ -51,6 +51,16 @@ struct NcclChannels {
   double tree_bus_Bps = 0;           // Simple trees
 };
 
+// What NCCL's p2p channel rule (nccl_p2p_channels, below) needs to know about a communicator: its ranks, the
+// hosts they span, whether every domain is NVLink, and one channel's rate (the slowest domain's fabric
+// p2p_channel_bandwidth; 0 when some domain has none).
+struct P2pCommunicator {
+  int ranks = 0;
+  int hosts = 1;
+  bool all_nvlink = true;
+  double channel_Bps = 0;
+};
+
 struct CommGroup {
   std::vector<int> gpus;            // the members, global GPU indices
   int ranks = 0;                    // n
@@ -67,9 +77,7 @@ struct CommGroup {
   double scale_out_nic_Bps = 0;     // one NIC of the slowest domain, effective (what one GPU pair gets)
   double scale_up_pair_Bps = 0;     // one GPU to another in its domain, effective (bottleneck of the route)
   LatencyTable latency;             // NCCL 2.30.7 defaults, then the cluster's calibration
-  int hosts = 1;                    // nodes spanned (NCCL's nNodes: an NVL72 domain spans 18)
-  bool all_nvlink = true;           // every spanned domain is NVLink (nvswitch or mesh), not PCIe
-  double p2p_channel_Bps = 0;       // one NCCL channel's send rate, the slowest domain's (0: some domain unknown)
+  P2pCommunicator p2p;              // for NCCL's p2p channels (hosts: NCCL's nNodes, an NVL72 domain spans 18)
   NcclChannels nccl;                // channel counts and per-protocol limits (only across domains, see below)
 };
 // Calibration (topologies::Calibration) replaces: tiers.scale-up.bandwidth -> scale_up_bus_Bps;
@@ -116,18 +124,10 @@ constexpr int kNcclP2pChannels = 32;
 // 1 MiB -> 16; 16 ranks on two nodes: floor 2, 1 MiB -> 8 (128 KiB parts).
 int nccl_p2p_channels(double bytes, int ranks, int hosts, bool all_nvlink);
 
-// What that rule needs to know about a communicator: its ranks, the hosts they span, whether every domain is
-// NVLink, and one channel's rate (the slowest domain's fabric p2p_channel_bandwidth; 0 when some domain has none).
-struct P2pCommunicator {
-  int ranks = 0;
-  int hosts = 1;
-  bool all_nvlink = true;
-  double channel_Bps = 0;
-};
 P2pCommunicator p2p_communicator(const topologies::Topology& topology, const std::vector<int>& gpus);
 
-// A send's rate inside a domain: the link's, or what its channels move when that is less (p2p_channel_Bps).
-// Example: 32 MiB among 8 H100s of one DGX at 15.4 GB/s per channel: 4 x 15.4 = 61.6 GB/s, not 360.
-double p2p_send_Bps(const CommGroup& group, double bytes, double link_Bps);
+// A send's rate inside a domain: the link's, or what its channels move when that is less (channel_Bps 0: the link's).
+// Example: 32 MiB among 8 H100s of one DGX at 15 GB/s per channel: 4 x 15 = 60 GB/s, not 360.
+double p2p_send_Bps(const P2pCommunicator& communicator, double bytes, double link_Bps);
 
 }  // namespace treering::model

@@ -106,13 +106,10 @@ class DecodeModel {
     double latency_s = 0;
     double bandwidth_Bps = 0;
     std::vector<topologies::SizeBand> bands;  // measured; empty: the model's figures
-    double channel_Bps = 0;                   // one NCCL channel's rate (0: no channel limit)
-    int comm_ranks = 2, comm_hosts = 1;       // the communicator the plan's sends run in
-    bool all_nvlink = true;
+    P2pCommunicator communicator;             // the plan's, inside a domain (channel_Bps 0: no channel limit)
     topologies::SizeBand at(double bytes) const {
       if (!bands.empty()) return topologies::band_of(bands, bytes);
-      const double channels_Bps = channel_Bps > 0 ? nccl_p2p_channels(bytes, comm_ranks, comm_hosts, all_nvlink) * channel_Bps : bandwidth_Bps;
-      return topologies::SizeBand{0, latency_s, std::min(bandwidth_Bps, channels_Bps)};
+      return topologies::SizeBand{0, latency_s, p2p_send_Bps(communicator, bytes, bandwidth_Bps)};
     }
     double time_s(double bytes) const {
       if (!(bytes > 0)) return 0.0;
