@@ -40,6 +40,7 @@ struct Terms {
   double base(LatencyRow row) const { return group.latency.base[int(row)][int(protocol)]; }
   double up(LatencyRow row) const { return group.latency.scale_up_step[int(row)][int(protocol)]; }
   double out(LatencyRow row) const { return group.latency.scale_out_step[int(row)][int(protocol)]; }
+  double nccl_ring_out() const { return group.latency.nccl_ring_scale_out_step[int(protocol)]; }  // NCCL's tuner's
   double factor() const { return protocol_efficiency(protocol); }
   // The tiers' bus bandwidth: the fabric inside each domain and, across domains, the domain's NICs.
   double tier_Bps() const { return std::min(group.scale_up_bus_Bps, k > 1 ? group.scale_out_domain_Bps : kInfinite); }
@@ -74,12 +75,13 @@ Cost ring_pass(const Terms& t, double S, double passes) {
   // and ring/Simple latency is x1.4 on multi-node SM80+ runs.
   const double post_overhead = t.k > 1 ? (t.protocol == Protocol::simple ? 3e-6 : 1e-6) : 0.0;
   const double multi_node_factor = t.k > 1 && t.protocol == Protocol::simple ? 1.4 : 1.0;
-  auto latency_s = [&](double network_steps) {
+  auto latency_s = [&](double network_steps, double network_step_s) {
     return multi_node_factor * (t.base(LatencyRow::ring) + (steps - network_steps) * std::max(t.up(LatencyRow::ring), post_overhead) +
-                                network_steps * t.out(LatencyRow::ring));
+                                network_steps * network_step_s);
   };
-  cost.latency_s = latency_s(out_steps);
-  cost.nccl_latency_s = latency_s(nccl_out_steps);
+  // NCCL picks by its tuner: its step count and its ring NET figure (LatencyTable::nccl_ring_scale_out_step).
+  cost.latency_s = latency_s(out_steps, t.out(LatencyRow::ring));
+  cost.nccl_latency_s = latency_s(nccl_out_steps, t.nccl_ring_out());
   cost.network_latency_s = out_steps * t.out(LatencyRow::ring) * multi_node_factor;
   cost.network_bound = t.ring_network_bound();
   const double sent = passes * (t.n - 1) / t.n * S;
@@ -170,6 +172,7 @@ Cost broadcast(const Terms& t, CollectiveAlgorithm algorithm, double S) {
   if (algorithm == CollectiveAlgorithm::ring) {  // a pipelined chain
     cost.network_latency_s = (t.k - 1) * t.out(LatencyRow::ring);
     cost.latency_s = t.base(LatencyRow::ring) + (t.n - t.k) * t.up(LatencyRow::ring) + cost.network_latency_s;
+    cost.nccl_latency_s = cost.latency_s - cost.network_latency_s + (t.k - 1) * t.nccl_ring_out();
   } else if (algorithm == CollectiveAlgorithm::tree) {
     cost.network_latency_s = t.log2k() * t.out(LatencyRow::tree);
     cost.latency_s = t.base(LatencyRow::tree) + (t.g - 1) * t.up(LatencyRow::tree) + cost.network_latency_s;

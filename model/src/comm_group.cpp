@@ -142,7 +142,8 @@ LatencyTable nccl_latency_defaults(bool pcie_fabric) {
   table.scale_up_step[row(LatencyRow::nvls_tree)] = micro({kNone, kNone, 25.0});
   table.scale_up_step[row(LatencyRow::p2p)] = table.scale_up_step[row(LatencyRow::ring)];
   table.scale_out_step[row(LatencyRow::tree)] = micro({5.0, 8.5, 14.0});
-  table.scale_out_step[row(LatencyRow::ring)] = micro({2.7, 4.0, 14.0});
+  table.nccl_ring_scale_out_step = micro({2.7, 4.0, 14.0});
+  table.scale_out_step[row(LatencyRow::ring)] = table.scale_out_step[row(LatencyRow::tree)];  // (LatencyTable)
   table.scale_out_step[row(LatencyRow::nvls)] = micro({kNone, kNone, 18.0});
   table.scale_out_step[row(LatencyRow::nvls_tree)] = micro({kNone, kNone, 20.9});
   table.scale_out_step[row(LatencyRow::p2p)] = table.scale_out_step[row(LatencyRow::ring)];

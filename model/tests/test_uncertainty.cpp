@@ -42,7 +42,7 @@ TEST_CASE("an uncalibrated band adds its parts' bands, each with the profile's e
   const model::RelativeErrors e = model::prediction_errors(topology, topologies::default_impl_profile(), false);
   CHECK(e.compute == 0.125);
   CHECK(e.communication == 0.23);
-  CHECK(e.network_latency == 0.54);
+  CHECK(e.network_latency == 0.46);  // validate/tests/test_multinode_band.cpp
 }
 
 TEST_CASE("communication across nodes at latency-bound sizes carries its own, wider error") {

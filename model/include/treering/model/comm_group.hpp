@@ -18,7 +18,15 @@ constexpr int kProtocols = 3;  // LL, LL128, Simple
 struct LatencyTable {
   std::array<std::array<double, kProtocols>, kLatencyRows> base{};
   std::array<std::array<double, kProtocols>, kLatencyRows> scale_up_step{};   // NCCL's hw latency NVLink or PCI
-  std::array<std::array<double, kProtocols>, kLatencyRows> scale_out_step{};  // NCCL's hw latency NET
+  // A step across domains (a network hop), as it takes. The ring row is NCCL's tree NET figure, not NCCL's ring
+  // one: a ring step and a tree step that cross the network are the same event (the proxy posts an RDMA write,
+  // the peer polls its flags), and the tree figure is the one measured (2 x DGX H100 all-reduce at 8 B-64 KiB:
+  // tree/LL 6.8 + 2 x (7 x 0.6 + 5.0) = 25.2 us against 24.7-25.9 us). NCCL's ring figure (2.7 us for LL) is
+  // what its tuner spreads over every step of a multi-node ring; one 2 x 1 A100 HDR all-reduce, ring/LL, 19 us
+  // measured (nccl-tests#150), is 6.6 + 2 x 2.7 = 12.0 us by it and 16.6 us by the tree figure.
+  std::array<std::array<double, kProtocols>, kLatencyRows> scale_out_step{};
+  // NCCL's own ring NET figure, which its tuner charges per network step and picks an algorithm by.
+  std::array<double, kProtocols> nccl_ring_scale_out_step{};
 };
 
 // Default efficiencies: achieved over nominal bandwidth (NCCL's graph search on 8xH100 and public nccl-tests runs).
