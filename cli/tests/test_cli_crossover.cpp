@@ -22,7 +22,7 @@ TEST_CASE("crossover --format json: a cell per (GPUs, length), speedup = second'
   const auto predicted = nlohmann::json::parse(
       run_treering("predict --cluster dgx-h100 --nodes 2 --seq-len 1M --algo tree,ring --format json").out);
   const double ratio = predicted[1]["latency_s"].get<double>() / predicted[0]["latency_s"].get<double>();
-  CHECK(cells[3]["speedup"].get<double>() == doctest::Approx(ratio).epsilon(1e-12));
+  CHECK(cells[3]["speedup"].get<double>() == doctest::Approx(ratio).scale(1e-12).epsilon(1e-12));
   CHECK(cells[3]["winner"] == (ratio > 1 ? "tree" : "ring"));
 }
 
@@ -80,10 +80,10 @@ TEST_CASE("crossover: each cell's two bands and whether they meet, in JSON, CSV 
   for (const auto& c : cells) {
     CAPTURE(c.dump());
     const double first_s = c["first_latency_s"], second_s = c["second_latency_s"];
-    CHECK(c["first_latency_s_low"].get<double>() == doctest::Approx(first_s / 1.1).epsilon(1e-12));
-    CHECK(c["first_latency_s_high"].get<double>() == doctest::Approx(first_s / 0.9).epsilon(1e-12));
-    CHECK(c["second_latency_s_low"].get<double>() == doctest::Approx(second_s / 1.1).epsilon(1e-12));
-    CHECK(c["second_latency_s_high"].get<double>() == doctest::Approx(second_s / 0.9).epsilon(1e-12));
+    CHECK(c["first_latency_s_low"].get<double>() == doctest::Approx(first_s / 1.1).scale(1e-12).epsilon(1e-12));
+    CHECK(c["first_latency_s_high"].get<double>() == doctest::Approx(first_s / 0.9).scale(1e-12).epsilon(1e-12));
+    CHECK(c["second_latency_s_low"].get<double>() == doctest::Approx(second_s / 1.1).scale(1e-12).epsilon(1e-12));
+    CHECK(c["second_latency_s_high"].get<double>() == doctest::Approx(second_s / 0.9).scale(1e-12).epsilon(1e-12));
     CHECK(c["within_band"] == (ratio_above_one(c["speedup"]) <= kWithin));
   }
   // On 8 GPUs allgather-merge wins, by ~1.78x, 1.47x, 1.27x (beyond 1.222: outside the bands) at 80k-320k and by
@@ -125,8 +125,8 @@ TEST_CASE("tune: each strategy's band, and which lie within the best's, in JSON,
   for (const auto& s : strategies) {
     CAPTURE(s.dump());
     const double latency_s = s["latency_s"];
-    CHECK(s["latency_s_low"].get<double>() == doctest::Approx(latency_s / 1.1).epsilon(1e-12));
-    CHECK(s["latency_s_high"].get<double>() == doctest::Approx(latency_s / 0.9).epsilon(1e-12));
+    CHECK(s["latency_s_low"].get<double>() == doctest::Approx(latency_s / 1.1).scale(1e-12).epsilon(1e-12));
+    CHECK(s["latency_s_high"].get<double>() == doctest::Approx(latency_s / 0.9).scale(1e-12).epsilon(1e-12));
     CHECK(s["within_best_band"] == (latency_s / best_s <= kWithin));
     within += s["within_best_band"].get<bool>() ? 1 : 0;
   }

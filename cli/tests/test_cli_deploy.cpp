@@ -40,11 +40,11 @@ TEST_CASE("predict: llama3.1-405b-fp8 at tp 8 x cp 2, the engines' combines, att
     const json& b = step[i]["step"]["breakdown"];
     CHECK(step[i]["scope"] == "step");
     // 126 layers of attention are part of the step, and the parts add up to it.
-    CHECK(b["attention_s"].get<double>() == doctest::Approx(126 * attention[i]["latency_s"].get<double>()));
+    CHECK(b["attention_s"].get<double>() == doctest::Approx(126 * attention[i]["latency_s"].get<double>()).scale(1e-12));
     const double parts = b["attention_s"].get<double>() + b["projections_s"].get<double>() + b["mlp_s"].get<double>() +
                          b["tp_communication_s"].get<double>() + b["other_s"].get<double>() + b["lm_head_s"].get<double>();
-    CHECK(step[i]["step_s"].get<double>() == doctest::Approx(parts));
-    CHECK(step[i]["tokens_per_s"].get<double>() == doctest::Approx(step[i]["batch"].get<double>() / step[i]["step_s"].get<double>()));
+    CHECK(step[i]["step_s"].get<double>() == doctest::Approx(parts).scale(1e-12));
+    CHECK(step[i]["tokens_per_s"].get<double>() == doctest::Approx(step[i]["batch"].get<double>() / step[i]["step_s"].get<double>()).scale(1e-12));
   }
   const json tp16 = predict_json(common + "--tp 16 --algo tree --scope step");
   REQUIRE(tp16.size() == 2);
@@ -103,7 +103,7 @@ TEST_CASE("a Hugging Face config.json is a workload; a broken one is an error at
   const json from_file = predict_json("--cluster dgx-h100 --workload " + good + " --tp 8 --algo tree --seq-len 32k --scope step")[0];
   const json preset = predict_json("--cluster dgx-h100 --workload llama3.1-8b --tp 8 --algo tree --seq-len 32k --scope step")[0];
   CHECK(from_file["workload"] == "treering-cli-hf");
-  CHECK(from_file["step_s"].get<double>() == doctest::Approx(preset["step_s"].get<double>()).epsilon(1e-3));
+  CHECK(from_file["step_s"].get<double>() == doctest::Approx(preset["step_s"].get<double>()).scale(1e-12).epsilon(1e-3));
   const std::string bad = (directory / "bad.json").string();
   std::ofstream(bad) << "{\n  \"model_type\": \"llama\",\n  \"num_hidden_layers\": -3\n}";
   auto result = run_treering("predict --cluster dgx-h100 --workload " + bad + " --seq-len 32k");

@@ -97,8 +97,8 @@ TEST_CASE("predict --impl: the profile's name, its band and its errors in JSON; 
     // Uncalibrated: compute (host time included) within 50 %, communication within 23 % (the profile's uncertainty).
     const double compute_s = row["breakdown"]["compute_s"].get<double>() + row["breakdown"]["host_s"].get<double>();
     const double communication_s = latency_s - compute_s;
-    CHECK(row["latency_s_low"].get<double>() == doctest::Approx(compute_s / 1.5 + communication_s / 1.23));
-    CHECK(row["latency_s_high"].get<double>() == doctest::Approx(compute_s / 0.5 + communication_s / 0.77));
+    CHECK(row["latency_s_low"].get<double>() == doctest::Approx(compute_s / 1.5 + communication_s / 1.23).scale(1e-12));
+    CHECK(row["latency_s_high"].get<double>() == doctest::Approx(compute_s / 0.5 + communication_s / 0.77).scale(1e-12));
     CHECK(row["generation_s_low"].get<double>() < row["generation_s"].get<double>());
     CHECK(row["generation_s_high"].get<double>() > row["generation_s"].get<double>());
     CHECK(row["breakdown"]["host_s"].get<double>() > 0);  // the barrier's host round trip at least

@@ -14,7 +14,7 @@ TEST_CASE("simulate --format json: the simulated latency beside the model's, byt
   REQUIRE(result.exit_code == 0);
   auto row = nlohmann::json::parse(result.out)[0];
   // One node: no link shared, the replay equals the model.
-  CHECK(row["latency_s"].get<double>() == doctest::Approx(row["model_latency_s"].get<double>()).epsilon(1e-9));
+  CHECK(row["latency_s"].get<double>() == doctest::Approx(row["model_latency_s"].get<double>()).scale(1e-12).epsilon(1e-9));
   // 8 GPUs, each sending 7 blocks of 8,000 tokens x 8 KiB through its NVSwitch port: 16 directed links used.
   REQUIRE(row["links"].size() == 16);
   CHECK(row["links"][0]["bytes"].get<double>() == 7 * 8000 * 8192.0);
@@ -95,13 +95,13 @@ TEST_CASE("simulate --simgrid: SimGrid's actors replay the same plans to the sam
     CAPTURE(a[i]["algo"]);
     CHECK(a[i]["simulator"] == "event loop");
     CHECK(b[i]["simulator"].get<std::string>().rfind("SimGrid 3.", 0) == 0);
-    CHECK(a[i]["latency_s"].get<double>() == doctest::Approx(b[i]["latency_s"].get<double>()).epsilon(1e-9));
+    CHECK(a[i]["latency_s"].get<double>() == doctest::Approx(b[i]["latency_s"].get<double>()).scale(1e-12).epsilon(1e-9));
   }
   CHECK(run_treering(args).out.find("simulator (event loop, links shared max-min)") != std::string::npos);
   CHECK(run_treering(args + " --simgrid").out.find("simulator (SimGrid 3.") != std::string::npos);
   // Equal blocks (16 x 10,000 tokens): the ring's repeated rounds skipped, in either engine.
   const std::string even = args.substr(0, args.find("--seq-len")) + "--seq-len 160000 --algo ring --format json";
   CHECK(nlohmann::json::parse(run_treering(even).out)[0]["latency_s"].get<double>() ==
-        doctest::Approx(nlohmann::json::parse(run_treering(even + " --simgrid").out)[0]["latency_s"].get<double>())
+        doctest::Approx(nlohmann::json::parse(run_treering(even + " --simgrid").out)[0]["latency_s"].get<double>()).scale(1e-12)
             .epsilon(1e-9));
 }

@@ -34,8 +34,8 @@ TEST_CASE("topo show --format json has gpus, nodes and gpus_per_node") {
   CHECK(json["gpus_per_node"] == 8);
   // GPU 0 -> GPU 8 (node 1, rail 0): GPU > NIC > rail-0 leaf > NIC > GPU = 4 links, 1 + 0.13 + 1 us.
   CHECK(json["routes"]["scale_out"]["hops"] == 4);
-  CHECK(json["routes"]["scale_out"]["latency_s"].get<double>() == doctest::Approx(2.13e-6));
-  CHECK(json["routes"]["scale_out"]["bottleneck_Bps"].get<double>() == doctest::Approx(50e9));
+  CHECK(json["routes"]["scale_out"]["latency_s"].get<double>() == doctest::Approx(2.13e-6).scale(1e-12));
+  CHECK(json["routes"]["scale_out"]["bottleneck_Bps"].get<double>() == doctest::Approx(50e9).scale(1e-12));
 }
 
 TEST_CASE("topo check: 0 when all are valid, 2 with every error printed otherwise") {

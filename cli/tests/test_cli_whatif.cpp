@@ -21,7 +21,7 @@ TEST_CASE("--set: the ring across 2 DGX H100 with 800 Gb/s NICs moves its blocks
   CHECK(inter > 0);
   // Each round's exposed transfer is (latency + S / B) - attention: halving S / B takes away half of S / B.
   const double transfer_s = 512e6 / 46e9;  // per round
-  CHECK(inter - inter_faster == doctest::Approx(15 * transfer_s / 2).epsilon(0.01));
+  CHECK(inter - inter_faster == doctest::Approx(15 * transfer_s / 2).scale(1e-12).epsilon(0.01));
 }
 
 TEST_CASE("--set errors: a path that names nothing, a value the file cannot hold") {
@@ -107,8 +107,8 @@ TEST_CASE("--split by-speed on mixed H100 + H200: tree gains, the ring loses") {
   const auto equal = nlohmann::json::parse(run_treering(base).out);
   const auto balanced = nlohmann::json::parse(run_treering(base + " --split by-speed").out);
   const double tree_gain_s = equal[0]["latency_s"].get<double>() - balanced[0]["latency_s"].get<double>();
-  CHECK(tree_gain_s == doctest::Approx(7813 * 8192.0 / (0.8 * 3.35e12) - 1e6 * 8192.0 / (64 * 0.8 * 8.15e12)).epsilon(0.02));
-  CHECK(balanced[1]["latency_s"].get<double>() / equal[1]["latency_s"].get<double>() == doctest::Approx(9202.0 / 7813).epsilon(0.01));
+  CHECK(tree_gain_s == doctest::Approx(7813 * 8192.0 / (0.8 * 3.35e12) - 1e6 * 8192.0 / (64 * 0.8 * 8.15e12)).scale(1e-12).epsilon(0.02));
+  CHECK(balanced[1]["latency_s"].get<double>() / equal[1]["latency_s"].get<double>() == doctest::Approx(9202.0 / 7813).scale(1e-12).epsilon(0.01));
   CHECK(run_treering(base + " --split fastest").exit_code == 2);
 }
 
@@ -119,9 +119,9 @@ TEST_CASE("tune and sensitivity answer for the split they are given") {
   const auto predicted = nlohmann::json::parse(run_treering("predict " + cluster + " --algo tree --split by-speed --format json").out);
   const auto equal = nlohmann::json::parse(run_treering("predict " + cluster + " --algo tree --format json").out);
   const auto tuned = nlohmann::json::parse(run_treering("tune " + cluster + " --split by-speed --confirm 1 --format json").out);
-  CHECK(tuned["tree_latency_s"].get<double>() == doctest::Approx(predicted[0]["latency_s"].get<double>()).epsilon(1e-12));
+  CHECK(tuned["tree_latency_s"].get<double>() == doctest::Approx(predicted[0]["latency_s"].get<double>()).scale(1e-12).epsilon(1e-12));
   CHECK(tuned["tree_latency_s"].get<double>() < equal[0]["latency_s"].get<double>());
   const auto sensitivity = nlohmann::json::parse(
       run_treering("sensitivity " + cluster + " --algo tree --split by-speed --param nics.bandwidth --format json").out);
-  CHECK(sensitivity["latency_s"]["tree"].get<double>() == doctest::Approx(predicted[0]["latency_s"].get<double>()).epsilon(1e-12));
+  CHECK(sensitivity["latency_s"]["tree"].get<double>() == doctest::Approx(predicted[0]["latency_s"].get<double>()).scale(1e-12).epsilon(1e-12));
 }

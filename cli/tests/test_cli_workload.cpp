@@ -15,7 +15,7 @@ TEST_CASE("workload list and show") {
   REQUIRE(show.exit_code == 0);
   auto json = nlohmann::json::parse(show.out);
   CHECK(json["kv_heads"] == 8);
-  CHECK(json["kv_cache_bytes_per_token"].get<double>() == doctest::Approx(131072));  // 2*8*128*2*32
+  CHECK(json["kv_cache_bytes_per_token"].get<double>() == doctest::Approx(131072).scale(1e-12));  // 2*8*128*2*32
   auto unknown = run_treering("workload show gpt5");
   CHECK(unknown.exit_code == 2);
   CHECK(unknown.err.rfind("error: unknown workload 'gpt5'", 0) == 0);

@@ -41,7 +41,7 @@ LineChart chart_of(std::vector<double> x, std::vector<double> y, bool log_x, boo
 
 void check_close(const std::vector<double>& actual, const std::vector<double>& expected) {
   REQUIRE(actual.size() == expected.size());
-  for (std::size_t i = 0; i < actual.size(); ++i) CHECK(actual[i] == doctest::Approx(expected[i]).epsilon(1e-9));
+  for (std::size_t i = 0; i < actual.size(); ++i) CHECK(actual[i] == doctest::Approx(expected[i]).scale(1e-12).epsilon(1e-9));
 }
 
 }  // namespace
@@ -51,8 +51,8 @@ TEST_CASE("a log axis over 2 decades: 1-2-5 ticks in SI, the other multiples as 
   // 1, 2, 5 x 10^n inside: 1k 2k 5k 10k 20k 50k 100k, 7 ticks; 960 px allow 960 / 120 = 8.
   const ChartLayout layout = lay_out_chart(chart_of({1e3, 1e4, 1e5}, {1, 2, 3}, true, false));
   CHECK(layout.x_axis.logarithmic);
-  CHECK(layout.x_axis.min == doctest::Approx(std::pow(10.0, 2.9)));
-  CHECK(layout.x_axis.max == doctest::Approx(std::pow(10.0, 5.1)));
+  CHECK(layout.x_axis.min == doctest::Approx(std::pow(10.0, 2.9)).scale(1e-12));
+  CHECK(layout.x_axis.max == doctest::Approx(std::pow(10.0, 5.1)).scale(1e-12));
   CHECK(labels(layout.x_axis) == std::vector<std::string>{"1k", "2k", "5k", "10k", "20k", "50k", "100k"});
   check_close(values(layout.x_axis), {1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5});
   // Minor: 800 and 900 under 1k; 3, 4, 6, 7, 8, 9 x 1k and x 10k; nothing from 300k (over 125893).
@@ -67,8 +67,8 @@ TEST_CASE("a log axis over 6 decades: every power of ten, or every 3rd on a narr
   CHECK(labels(layout.y_axis) == std::vector<std::string>{"1", "10", "100", "1000", "10000", "100000", "1e+06"});
   // Minor: 0.6 .. 0.9 over 10^-0.3 (0.501), 2..9 x 10^0 .. 10^5; 2 x 10^6 is over 10^6.3 (1.995e6).
   CHECK(layout.y_axis.minor_ticks.size() == 4 + 6 * 8);
-  CHECK(layout.y_axis.minor_ticks.front() == doctest::Approx(0.6));
-  CHECK(layout.y_axis.minor_ticks.back() == doctest::Approx(9e5));
+  CHECK(layout.y_axis.minor_ticks.front() == doctest::Approx(0.6).scale(1e-12));
+  CHECK(layout.y_axis.minor_ticks.back() == doctest::Approx(9e5).scale(1e-12));
   // 150 px allow 2 ticks: every 2nd power (1, 100, 1e4, 1e6) is 4, every 3rd (1, 1000, 1e6) 3, every 4th
   // (1, 1e4) 2: that one, with the powers it skips as minor ticks.
   chart.height_px = 150;
@@ -82,8 +82,8 @@ TEST_CASE("a linear axis: 1-2-5 steps from zero, no more ticks than the size all
   // a step of 2 gives -2, 0, 2, 4, 6.
   ChartLayout layout = lay_out_chart(chart_of({0, 1}, {-3, 7}, false, false));
   CHECK_FALSE(layout.y_axis.logarithmic);
-  CHECK(layout.y_axis.min == doctest::Approx(-3.5));
-  CHECK(layout.y_axis.max == doctest::Approx(7.5));
+  CHECK(layout.y_axis.min == doctest::Approx(-3.5).scale(1e-12));
+  CHECK(layout.y_axis.max == doctest::Approx(7.5).scale(1e-12));
   CHECK(labels(layout.y_axis) == std::vector<std::string>{"-2", "0", "2", "4", "6"});
   CHECK(layout.y_axis.minor_ticks.empty());
   // x from 0 to 1: -0.05 to 1.05; 960 px allow 8 ticks: 0.1 gives 11, 0.2 gives 0, 0.2, .. 1 (6).
@@ -94,12 +94,12 @@ TEST_CASE("one value gets room around it: a factor of 2 on a log axis, 10 % on a
   // log: 1e-3 / 2 to 1e-3 * 2, then 5 % of those 0.602 decades (0.0301) either side.
   const ChartLayout layout = lay_out_chart(chart_of({5, 5}, {1e-3, 1e-3}, false, true));
   const double room = std::pow(10.0, 0.05 * 2 * std::log10(2.0));
-  CHECK(layout.y_axis.min == doctest::Approx(0.5e-3 / room));
-  CHECK(layout.y_axis.max == doctest::Approx(2e-3 * room));
+  CHECK(layout.y_axis.min == doctest::Approx(0.5e-3 / room).scale(1e-12));
+  CHECK(layout.y_axis.max == doctest::Approx(2e-3 * room).scale(1e-12));
   CHECK(labels(layout.y_axis) == std::vector<std::string>{"0.0005", "0.001", "0.002"});  // format_general
   // linear: 5 +- 0.5, then 5 % of 1 either side -> 4.45 to 5.55.
-  CHECK(layout.x_axis.min == doctest::Approx(4.45));
-  CHECK(layout.x_axis.max == doctest::Approx(5.55));
+  CHECK(layout.x_axis.min == doctest::Approx(4.45).scale(1e-12));
+  CHECK(layout.x_axis.max == doctest::Approx(5.55).scale(1e-12));
 }
 
 TEST_CASE("a log axis too short for two of its 1-2-5 ticks gets linear steps") {

@@ -140,12 +140,12 @@ TEST_CASE("each series is one path through its points; dashed ones carry a dash 
   REQUIRE(blue.points.size() == 2);
   CHECK(red.points[0].y > green.points[0].y);  // the image's y grows downwards
   CHECK(green.points[0].y > blue.points[0].y);
-  CHECK(2 * green.points[0].y == doctest::Approx(red.points[0].y + blue.points[0].y));
-  CHECK(green.points[1].y == doctest::Approx(blue.points[0].y));
+  CHECK(2 * green.points[0].y == doctest::Approx(red.points[0].y + blue.points[0].y).scale(1e-12));
+  CHECK(green.points[1].y == doctest::Approx(blue.points[0].y).scale(1e-12));
   // x = 5 midway between 0 and 10; every series starts and ends at the same columns.
-  CHECK(2 * green.points[1].x == doctest::Approx(green.points[0].x + green.points[2].x));
-  CHECK(red.points[0].x == doctest::Approx(green.points[0].x));
-  CHECK(blue.points[1].x == doctest::Approx(green.points[2].x));
+  CHECK(2 * green.points[1].x == doctest::Approx(green.points[0].x + green.points[2].x).scale(1e-12));
+  CHECK(red.points[0].x == doctest::Approx(green.points[0].x).scale(1e-12));
+  CHECK(blue.points[1].x == doctest::Approx(green.points[2].x).scale(1e-12));
   CHECK(green.dashed);
   CHECK_FALSE(red.dashed);
   CHECK_FALSE(blue.dashed);
@@ -161,9 +161,9 @@ TEST_CASE("a log axis puts each decade at the same distance") {
   const svg::Path red = line_of(paths, kRed), green = line_of(paths, kGreen), blue = line_of(paths, kBlue);
   REQUIRE(green.points.size() == 3);
   CHECK(red.points[0].x < blue.points[0].x);
-  CHECK(2 * green.points[0].x == doctest::Approx(red.points[0].x + blue.points[0].x));
-  CHECK(green.points[1].x == doctest::Approx(blue.points[0].x));
-  CHECK(2 * green.points[1].y == doctest::Approx(green.points[0].y + green.points[2].y));
+  CHECK(2 * green.points[0].x == doctest::Approx(red.points[0].x + blue.points[0].x).scale(1e-12));
+  CHECK(green.points[1].x == doctest::Approx(blue.points[0].x).scale(1e-12));
+  CHECK(2 * green.points[1].y == doctest::Approx(green.points[0].y + green.points[2].y).scale(1e-12));
 }
 
 TEST_CASE("markers: one filled path of circles per series, one circle per point") {

@@ -53,12 +53,12 @@ TEST_CASE("ring all-reduce on 4 GPUs of one node: 4 edges of 2 x 3/4 x S") {
   REQUIRE(s.flows.size() == 4);
   for (const auto& f : s.flows) {
     CHECK(f.to == (f.from + 1) % 4);
-    CHECK(f.bytes == doctest::Approx(1500));  // 2 x (4 - 1) / 4 x 1000
-    CHECK(f.wire_bytes == doctest::Approx(1500));
+    CHECK(f.bytes == doctest::Approx(1500).scale(1e-12));  // 2 x (4 - 1) / 4 x 1000
+    CHECK(f.wire_bytes == doctest::Approx(1500).scale(1e-12));
   }
   // LL: 8 data bytes per 16 on the wire.
   const auto ll = schedule(g, CollectiveOp::allreduce, 1000, CollectiveAlgorithm::ring, Protocol::ll);
-  CHECK(ll.flows.front().wire_bytes == doctest::Approx(3000));
+  CHECK(ll.flows.front().wire_bytes == doctest::Approx(3000).scale(1e-12));
 }
 
 TEST_CASE("tree all-reduce on a chain of 3 GPUs: two chains of S/2, both ways") {
@@ -69,7 +69,7 @@ TEST_CASE("tree all-reduce on a chain of 3 GPUs: two chains of S/2, both ways") 
   CHECK(s.flows.size() == 8);
   const auto e = edges(s);
   CHECK(e.size() == 4);
-  for (auto [from, to] : {std::pair{0, 1}, {1, 0}, {1, 2}, {2, 1}}) CHECK(e.at({from, to}) == doctest::Approx(800));
+  for (auto [from, to] : {std::pair{0, 1}, {1, 0}, {1, 2}, {2, 1}}) CHECK(e.at({from, to}) == doctest::Approx(800).scale(1e-12));
 }
 
 TEST_CASE("tree across 4 one-GPU domains: heap trees, tree 1 mirrored") {
@@ -81,16 +81,16 @@ TEST_CASE("tree across 4 one-GPU domains: heap trees, tree 1 mirrored") {
   const auto e = edges(s);
   CHECK(e.size() == 8);
   for (auto [from, to] : {std::pair{0, 1}, {2, 3}}) {
-    CHECK(e.at({from, to}) == doctest::Approx(50));
-    CHECK(e.at({to, from}) == doctest::Approx(50));
+    CHECK(e.at({from, to}) == doctest::Approx(50).scale(1e-12));
+    CHECK(e.at({to, from}) == doctest::Approx(50).scale(1e-12));
   }
   for (auto [from, to] : {std::pair{0, 2}, {1, 3}}) {
-    CHECK(e.at({from, to}) == doctest::Approx(100));
-    CHECK(e.at({to, from}) == doctest::Approx(100));
+    CHECK(e.at({from, to}) == doctest::Approx(100).scale(1e-12));
+    CHECK(e.at({to, from}) == doctest::Approx(100).scale(1e-12));
   }
   double rank0 = 0;
   for (const auto& f : s.flows) rank0 += f.from == 0 ? f.bytes : 0.0;
-  CHECK(rank0 == doctest::Approx(150));
+  CHECK(rank0 == doctest::Approx(150).scale(1e-12));
 }
 
 TEST_CASE("ring across nodes: one channel per NIC for large buffers, each crossing every node boundary") {
@@ -104,7 +104,7 @@ TEST_CASE("ring across nodes: one channel per NIC for large buffers, each crossi
   int crossing = 0;
   std::map<int, int> leaving;
   for (const auto& f : s.flows) {
-    CHECK(f.bytes == doctest::Approx(2.0 * 15 / 16 * S / 8));
+    CHECK(f.bytes == doctest::Approx(2.0 * 15 / 16 * S / 8).scale(1e-12));
     if (g.domains[static_cast<size_t>(f.from)] != g.domains[static_cast<size_t>(f.to)]) {
       ++crossing;
       ++leaving[f.from];
@@ -148,8 +148,8 @@ TEST_CASE("payload per tier equals the model's volumes for every algorithm") {
             (g.domains[static_cast<size_t>(f.from)] != g.domains[static_cast<size_t>(f.to)] ? inter : intra) += f.bytes;
             CHECK(f.wire_bytes >= f.bytes * (1 - 1e-12));
           }
-          CHECK(intra == doctest::Approx(estimate.scale_up_bytes_per_gpu * g.group.ranks).epsilon(1e-9));
-          CHECK(inter == doctest::Approx(estimate.scale_out_bytes_per_gpu * g.group.ranks).epsilon(1e-9));
+          CHECK(intra == doctest::Approx(estimate.scale_up_bytes_per_gpu * g.group.ranks).scale(1e-12).epsilon(1e-9));
+          CHECK(inter == doctest::Approx(estimate.scale_out_bytes_per_gpu * g.group.ranks).scale(1e-12).epsilon(1e-9));
         }
       }
      }
@@ -162,7 +162,7 @@ TEST_CASE("in-switch reduction: wire stretched to the in-switch rate; bad input 
   const auto s = schedule(g, CollectiveOp::allreduce, 1000, CollectiveAlgorithm::nvls, Protocol::simple);
   REQUIRE(s.flows.size() == 8);
   // Alone, a flow takes wire / pair rate = S / in-switch rate, the model's transfer time.
-  CHECK(s.flows.front().wire_bytes / g.group.scale_up_pair_Bps == doctest::Approx(1000 / g.group.in_switch_Bps));
+  CHECK(s.flows.front().wire_bytes / g.group.scale_up_pair_Bps == doctest::Approx(1000 / g.group.in_switch_Bps).scale(1e-12));
   CHECK(s.flows.front().bytes == 1000);
   CHECK_THROWS_AS(model::collective_schedule(g.group, {0, 0}, CollectiveOp::allreduce, 10, s.chosen), std::invalid_argument);
   model::CollectiveCandidate p2p = s.chosen;

@@ -23,16 +23,16 @@ TEST_CASE("2 DGX H100: NVSwitch, NVLS and NDR figures") {
   CHECK(group.uniform);
   CHECK_FALSE(group.pcie);
   CHECK(group.in_switch_reduction);
-  CHECK(group.scale_up_bus_Bps == doctest::Approx(360e9));      // 0.80 x 450 GB/s
-  CHECK(group.in_switch_Bps == doctest::Approx(270e9));         // 0.60 x 450 GB/s
-  CHECK(group.scale_out_domain_Bps == doctest::Approx(368e9));  // 0.92 x 8 x 50 GB/s
-  CHECK(group.scale_out_gpu_Bps == doctest::Approx(46e9));      // 368 / 8
-  CHECK(group.scale_out_nic_Bps == doctest::Approx(46e9));
-  CHECK(group.scale_up_pair_Bps == doctest::Approx(360e9));
+  CHECK(group.scale_up_bus_Bps == doctest::Approx(360e9).scale(1e-12));      // 0.80 x 450 GB/s
+  CHECK(group.in_switch_Bps == doctest::Approx(270e9).scale(1e-12));         // 0.60 x 450 GB/s
+  CHECK(group.scale_out_domain_Bps == doctest::Approx(368e9).scale(1e-12));  // 0.92 x 8 x 50 GB/s
+  CHECK(group.scale_out_gpu_Bps == doctest::Approx(46e9).scale(1e-12));      // 368 / 8
+  CHECK(group.scale_out_nic_Bps == doctest::Approx(46e9).scale(1e-12));
+  CHECK(group.scale_up_pair_Bps == doctest::Approx(360e9).scale(1e-12));
   // NCCL 2.30.7 tree/LL: base 6.8 us, NVLink step 0.6 us, NET step 5.0 us.
-  CHECK(group.latency.base[int(model::LatencyRow::tree)][0] == doctest::Approx(6.8e-6));
-  CHECK(group.latency.scale_up_step[int(model::LatencyRow::tree)][0] == doctest::Approx(0.6e-6));
-  CHECK(group.latency.scale_out_step[int(model::LatencyRow::tree)][0] == doctest::Approx(5.0e-6));
+  CHECK(group.latency.base[int(model::LatencyRow::tree)][0] == doctest::Approx(6.8e-6).scale(1e-12));
+  CHECK(group.latency.scale_up_step[int(model::LatencyRow::tree)][0] == doctest::Approx(0.6e-6).scale(1e-12));
+  CHECK(group.latency.scale_out_step[int(model::LatencyRow::tree)][0] == doctest::Approx(5.0e-6).scale(1e-12));
 }
 
 TEST_CASE("a PCIe box without P2P: the ring shares each switch's uplink four ways") {
@@ -41,8 +41,8 @@ TEST_CASE("a PCIe box without P2P: the ring shares each switch's uplink four way
   model::CommGroup group = model::describe_group(preset("rtx4090-pcie", 1));
   CHECK(group.pcie);
   CHECK_FALSE(group.in_switch_reduction);
-  CHECK(group.scale_up_bus_Bps == doctest::Approx(6.3e9));
-  CHECK(group.latency.scale_up_step[int(model::LatencyRow::ring)][2] == doctest::Approx(5.7e-6));  // PCI Simple
+  CHECK(group.scale_up_bus_Bps == doctest::Approx(6.3e9).scale(1e-12));
+  CHECK(group.latency.scale_up_step[int(model::LatencyRow::ring)][2] == doctest::Approx(5.7e-6).scale(1e-12));  // PCI Simple
 }
 
 TEST_CASE("a sub-group: one GPU in each of two nodes") {
@@ -50,8 +50,8 @@ TEST_CASE("a sub-group: one GPU in each of two nodes") {
   CHECK(group.ranks == 2);
   CHECK(group.domains == 2);
   CHECK(group.ranks_per_domain == 1);
-  CHECK(group.scale_out_gpu_Bps == doctest::Approx(46e9));  // GPU 0 uses NIC 0 only: 0.92 x 50 GB/s
-  CHECK(group.scale_out_nic_Bps == doctest::Approx(46e9));
+  CHECK(group.scale_out_gpu_Bps == doctest::Approx(46e9).scale(1e-12));  // GPU 0 uses NIC 0 only: 0.92 x 50 GB/s
+  CHECK(group.scale_out_nic_Bps == doctest::Approx(46e9).scale(1e-12));
   CHECK_THROWS_AS(model::describe_group(preset("dgx-h100", 2), {0, 0}), std::invalid_argument);
   CHECK_THROWS_AS(model::describe_group(preset("dgx-h100", 2), {0, 16}), std::invalid_argument);
 }
@@ -67,14 +67,14 @@ TEST_CASE("calibration replaces tier figures and latency rows") {
       "  collectives: {ring: {base_latency: 5us}}\n",
       "cal.yaml");
   model::CommGroup group = model::describe_group(topologies::Topology(spec));
-  CHECK(group.scale_up_bus_Bps == doctest::Approx(300e9));
-  CHECK(group.scale_out_domain_Bps == doctest::Approx(160e9));  // 4 NICs x 40 GB/s calibrated
-  CHECK(group.scale_out_nic_Bps == doctest::Approx(40e9));
+  CHECK(group.scale_up_bus_Bps == doctest::Approx(300e9).scale(1e-12));
+  CHECK(group.scale_out_domain_Bps == doctest::Approx(160e9).scale(1e-12));  // 4 NICs x 40 GB/s calibrated
+  CHECK(group.scale_out_nic_Bps == doctest::Approx(40e9).scale(1e-12));
   for (int protocol = 0; protocol < model::kProtocols; ++protocol) {
-    CHECK(group.latency.base[int(model::LatencyRow::ring)][protocol] == doctest::Approx(5e-6));
-    CHECK(group.latency.scale_out_step[int(model::LatencyRow::tree)][protocol] == doctest::Approx(3e-6));
+    CHECK(group.latency.base[int(model::LatencyRow::ring)][protocol] == doctest::Approx(5e-6).scale(1e-12));
+    CHECK(group.latency.scale_out_step[int(model::LatencyRow::tree)][protocol] == doctest::Approx(3e-6).scale(1e-12));
   }
-  CHECK(group.latency.base[int(model::LatencyRow::tree)][0] == doctest::Approx(6.8e-6));  // untouched
+  CHECK(group.latency.base[int(model::LatencyRow::tree)][0] == doctest::Approx(6.8e-6).scale(1e-12));  // untouched
 }
 
 TEST_CASE("the path to the NIC caps it: an 800 Gb/s NIC behind a 31.5 GB/s PCIe link") {
@@ -82,7 +82,7 @@ TEST_CASE("the path to the NIC caps it: an 800 Gb/s NIC behind a 31.5 GB/s PCIe 
   spec.groups.front().nics.bandwidth_Bps = 100e9;  // 800 Gb/s
   // GPU 0 and GPU 8 (one per box): the route's bottleneck is the GPU's PCIe link, 31.5 GB/s x 0.92.
   model::CommGroup pair = model::describe_group(topologies::Topology(spec), {0, 8});
-  CHECK(pair.scale_out_nic_Bps == doctest::Approx(0.92 * 31.5e9));
+  CHECK(pair.scale_out_nic_Bps == doctest::Approx(0.92 * 31.5e9).scale(1e-12));
 }
 
 TEST_CASE("calibrated tier latencies leave NVLS's fixed costs alone and invent no NVLS protocols") {
@@ -93,8 +93,8 @@ TEST_CASE("calibrated tier latencies leave NVLS's fixed costs alone and invent n
   spec.calibration = calibration;
   topologies::apply_overrides(spec, {1, std::nullopt});
   model::CommGroup group = model::describe_group(topologies::Topology(spec));
-  CHECK(group.latency.scale_up_step[int(model::LatencyRow::ring)][0] == doctest::Approx(0.5e-6));
-  CHECK(group.latency.scale_up_step[int(model::LatencyRow::nvls)][2] == doctest::Approx(25e-6));
-  CHECK(group.latency.base[int(model::LatencyRow::nvls)][2] == doctest::Approx(1e-6));
+  CHECK(group.latency.scale_up_step[int(model::LatencyRow::ring)][0] == doctest::Approx(0.5e-6).scale(1e-12));
+  CHECK(group.latency.scale_up_step[int(model::LatencyRow::nvls)][2] == doctest::Approx(25e-6).scale(1e-12));
+  CHECK(group.latency.base[int(model::LatencyRow::nvls)][2] == doctest::Approx(1e-6).scale(1e-12));
   CHECK(std::isinf(group.latency.base[int(model::LatencyRow::nvls)][0]));  // still no NVLS/LL
 }

@@ -40,9 +40,9 @@ TEST_CASE("pass-q, batch 1, 2 GPUs of a DGX: the query hops once, the other rank
   // lse 64 B) home; rank 0 merges the two states (2 x 4160 B).
   const double attention = kernel_s(524296256.0);
   const double expected = nvlink_s(4096) + attention + nvlink_s(4160) + kernel_s(2 * 4160);
-  CHECK(r.latency_s == doctest::Approx(expected).epsilon(1e-12));
-  CHECK(r.breakdown.compute_s == doctest::Approx(attention + kernel_s(2 * 4160)).epsilon(1e-12));
-  CHECK(r.breakdown.intra_node_s == doctest::Approx(nvlink_s(4096) + nvlink_s(4160)).epsilon(1e-12));
+  CHECK(r.latency_s == doctest::Approx(expected).scale(1e-12).epsilon(1e-12));
+  CHECK(r.breakdown.compute_s == doctest::Approx(attention + kernel_s(2 * 4160)).scale(1e-12).epsilon(1e-12));
+  CHECK(r.breakdown.intra_node_s == doctest::Approx(nvlink_s(4096) + nvlink_s(4160)).scale(1e-12).epsilon(1e-12));
   CHECK(r.volume.intra_node == 4096 + 4160);
   CHECK(r.volume.per_gpu == 4160);
   CHECK(model::bytes_sent_per_rank(model.plan(DecodeAlgorithm::pass_q, mha16(1), 128000)) == std::vector<double>{4096, 4160});
@@ -52,8 +52,8 @@ TEST_CASE("pass-q, batch 1 across two DGX: the hop and the way home both cross t
   const model::DecodeModel model(dgx(2), {0, 8});
   const model::DecodeResult r = model.predict(DecodeAlgorithm::pass_q, mha16(1), 128000);
   const double attention = kernel_s(524296256.0);
-  CHECK(r.latency_s == doctest::Approx(network_s(4096) + attention + network_s(4160) + kernel_s(8320)).epsilon(1e-12));
-  CHECK(r.breakdown.inter_node_s == doctest::Approx(network_s(4096) + network_s(4160)).epsilon(1e-12));
+  CHECK(r.latency_s == doctest::Approx(network_s(4096) + attention + network_s(4160) + kernel_s(8320)).scale(1e-12).epsilon(1e-12));
+  CHECK(r.breakdown.inter_node_s == doctest::Approx(network_s(4096) + network_s(4160)).scale(1e-12).epsilon(1e-12));
   CHECK(r.volume.inter_node == 8256);
   CHECK(r.volume.intra_node == 0);
 }
@@ -68,8 +68,8 @@ TEST_CASE("pass-q, batch 4 on 4 GPUs: four rounds of a quarter of the attention,
   // port and 3 enter each, at once, each on one channel: 11.8 us + max(3 x 4160 B / 360 GB/s, 4160 B / 15 GB/s);
   // each owner merges 4 states of 4160 B.
   const double round = kernel_s(204808256.0);
-  CHECK(r.latency_s == doctest::Approx(4 * round + nvlink_s(4160) + kernel_s(4 * 4160)).epsilon(1e-12));
-  CHECK(r.breakdown.overlapped_communication_s == doctest::Approx(3 * nvlink_s(4096)).epsilon(1e-12));
+  CHECK(r.latency_s == doctest::Approx(4 * round + nvlink_s(4160) + kernel_s(4 * 4160)).scale(1e-12).epsilon(1e-12));
+  CHECK(r.breakdown.overlapped_communication_s == doctest::Approx(3 * nvlink_s(4096)).scale(1e-12).epsilon(1e-12));
   // Each rank forwards 3 query blocks of 4 KiB and sends 3 states: 12,288 + 12,480 B.
   CHECK(model::bytes_sent_per_rank(plan) == std::vector<double>(4, 24768));
   CHECK(r.volume.total == 4 * 24768);
@@ -83,7 +83,7 @@ TEST_CASE("a2a, batch 1 on 4 GPUs: one all-to-all of 4-head slices, messages of 
   // each on one channel (1040 B / 15 GB/s > 3 x 1040 B / 360 GB/s). The merge reads 4 states of a quarter each:
   // 4160 B.
   const double attention = kernel_s(204808256.0);
-  CHECK(r.latency_s == doctest::Approx(attention + nvlink_s(1040) + kernel_s(4160)).epsilon(1e-12));
+  CHECK(r.latency_s == doctest::Approx(attention + nvlink_s(1040) + kernel_s(4160)).scale(1e-12).epsilon(1e-12));
   CHECK(r.volume.per_gpu == 3 * 1040);
   // Ten times the context: the same messages.
   CHECK(model.predict(DecodeAlgorithm::a2a, mha16(1), 1000000).volume.per_gpu == 3 * 1040);
@@ -105,7 +105,7 @@ TEST_CASE("ag-rs on 4 GPUs, rings as the cpu backend runs them: lse gathered, o 
   const double scatter_s = model.collective(plan.phases.at(3)).chosen.time_s;
   CHECK(plan.phases.at(1).bytes == 256);
   CHECK(plan.phases.at(3).bytes == 8192);
-  CHECK(r.latency_s == doctest::Approx(attention + gather_s + rescale + scatter_s).epsilon(1e-12));
+  CHECK(r.latency_s == doctest::Approx(attention + gather_s + rescale + scatter_s).scale(1e-12).epsilon(1e-12));
 }
 
 TEST_CASE("which rank holds which part of the output") {

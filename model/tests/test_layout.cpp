@@ -54,7 +54,7 @@ TEST_CASE("a head slice: query heads split, KV heads split or replicated, parame
   const model::Workload eight = model::head_slice(llama, 8);
   CHECK(eight.query_heads == 8);
   CHECK(eight.kv_heads == 1);
-  CHECK(eight.parameters == doctest::Approx(70.6e9 / 8));
+  CHECK(eight.parameters == doctest::Approx(70.6e9 / 8).scale(1e-12));
   const model::Workload sixteen = model::head_slice(llama, 16);
   CHECK(sixteen.query_heads == 4);
   CHECK(sixteen.kv_heads == 1);  // each KV head on 2 GPUs
@@ -78,7 +78,7 @@ TEST_CASE("tp 8 x cp 2, pass-q at batch 1: each pair of GPUs runs the 2-head sli
   // o 512 B, lse 8 B. The q hop (512 B) and the state home (520 B) cross the network: 25.4 us (8.4 + 14 + 3) + bytes / 46 GB/s.
   const double attention = 3e-6 + (65536000.0 + 512 + 512 + 8) / 2.68e12;
   const double expected = 25.4e-6 + 512 / 46e9 + attention + 25.4e-6 + 520 / 46e9 + 3e-6 + 2 * 520 / 2.68e12;
-  CHECK(a.slowest.latency_s == doctest::Approx(expected).epsilon(1e-12));
+  CHECK(a.slowest.latency_s == doctest::Approx(expected).scale(1e-12).epsilon(1e-12));
   CHECK(a.volume.inter_node == 8 * (512 + 520));  // 8 pairs
   CHECK(a.volume.intra_node == 0);
 }

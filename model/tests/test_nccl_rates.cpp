@@ -24,9 +24,9 @@ TEST_CASE("channels and caps follow the NICs across nodes, none inside one node"
   const model::CommGroup two = dgx(2);
   CHECK(two.nccl.search_channels == 8);
   CHECK(two.nccl.channels == 16);
-  CHECK(two.nccl.ll_max_bus_Bps == doctest::Approx(39 * kGB));        // llMaxBws Intel, 2 nodes
-  CHECK(two.nccl.ll128_bus_Bps == doctest::Approx(8 * 36.7 * kGB));   // 293.6 GB/s
-  CHECK(dgx(4).nccl.tree_ll128_bus_Bps == doctest::Approx(8 * 29.0 * kGB));
+  CHECK(two.nccl.ll_max_bus_Bps == doctest::Approx(39 * kGB).scale(1e-12));        // llMaxBws Intel, 2 nodes
+  CHECK(two.nccl.ll128_bus_Bps == doctest::Approx(8 * 36.7 * kGB).scale(1e-12));   // 293.6 GB/s
+  CHECK(dgx(4).nccl.tree_ll128_bus_Bps == doctest::Approx(8 * 29.0 * kGB).scale(1e-12));
   CHECK(dgx(1).nccl.channels == 0);
 }
 
@@ -45,16 +45,16 @@ TEST_CASE("per-protocol bus bandwidth: caps, tree correction, channel share") {
   const double tier_Bps = 360 * kGB;
   // tree/LL128 at 1 MiB: min(360 x 0.92 x 120/128 = 310.5, 293.6) x 0.6 (index log2(2^20 / 64) = 14) = 176.16.
   CHECK(model::nccl_bus_Bps(two, CollectiveOp::allreduce, CollectiveAlgorithm::tree, Protocol::ll128, tier_Bps, kMiB) ==
-        doctest::Approx(176.16 * kGB));
+        doctest::Approx(176.16 * kGB).scale(1e-12));
   // tree/LL at 128 KiB: min(331.2 / 3.8 = 87.2, 39) x 0.5 (index 11) = 19.5 GB/s, 16 channels (>= 64 KiB).
   CHECK(model::nccl_bus_Bps(two, CollectiveOp::allreduce, CollectiveAlgorithm::tree, Protocol::ll, tier_Bps, 131072) ==
-        doctest::Approx(19.5 * kGB));
+        doctest::Approx(19.5 * kGB).scale(1e-12));
   // ring/LL at 256 KiB: min(0.5 x 360, 39) = 39 x 4/16 channels = 9.75 GB/s.
   CHECK(model::nccl_bus_Bps(two, CollectiveOp::allreduce, CollectiveAlgorithm::ring, Protocol::ll, tier_Bps, 262144) ==
-        doctest::Approx(9.75 * kGB));
+        doctest::Approx(9.75 * kGB).scale(1e-12));
   // One node: the tier times the protocol factor, nothing else (LL: 180 GB/s).
   CHECK(model::nccl_bus_Bps(dgx(1), CollectiveOp::allreduce, CollectiveAlgorithm::tree, Protocol::ll, tier_Bps, 131072) ==
-        doctest::Approx(180 * kGB));
+        doctest::Approx(180 * kGB).scale(1e-12));
   CHECK(model::tree_correction(Protocol::simple, 32) == 1.0);
   CHECK(model::tree_correction(Protocol::ll, 64) == 1.0);
   CHECK(model::tree_correction(Protocol::ll, 1ull << 40) == 1.0);
@@ -63,10 +63,10 @@ TEST_CASE("per-protocol bus bandwidth: caps, tree correction, channel share") {
 TEST_CASE("NVLS-tree pipeline fill: (D - 1) chunks of every pipe at the transfer rate") {
   const model::CommGroup two = dgx(2);  // 16 channels x 8 heads = 128 pipes; D = 2 + 2 log2(2) = 4
   // 16 MiB: < 4 x 128 x 128 KiB = 64 MiB -> 64 KiB chunks (not < 128 x 64 KiB = 8 MiB): 3 x 8 MiB / 270 GB/s.
-  CHECK(model::nvls_tree_fill_s(two, 16 * kMiB, 270 * kGB) == doctest::Approx(3 * 8 * kMiB / (270 * kGB)));
+  CHECK(model::nvls_tree_fill_s(two, 16 * kMiB, 270 * kGB) == doctest::Approx(3 * 8 * kMiB / (270 * kGB)).scale(1e-12));
   // 1 MiB: 32 KiB chunks, but a pipe holds only 8 KiB: 3 x 1 MiB / 270 GB/s = 11.65 us.
-  CHECK(model::nvls_tree_fill_s(two, kMiB, 270 * kGB) == doctest::Approx(3 * kMiB / (270 * kGB)));
+  CHECK(model::nvls_tree_fill_s(two, kMiB, 270 * kGB) == doctest::Approx(3 * kMiB / (270 * kGB)).scale(1e-12));
   // 1 GiB: 128 KiB chunks: 3 x 16 MiB / 270 GB/s = 186.4 us, whatever the size above 64 MiB.
-  CHECK(model::nvls_tree_fill_s(two, 1024 * kMiB, 270 * kGB) == doctest::Approx(3 * 16 * kMiB / (270 * kGB)));
+  CHECK(model::nvls_tree_fill_s(two, 1024 * kMiB, 270 * kGB) == doctest::Approx(3 * 16 * kMiB / (270 * kGB)).scale(1e-12));
   CHECK(model::nvls_tree_fill_s(two, 0, 270 * kGB) == 0.0);
 }

@@ -39,23 +39,23 @@ TEST_CASE("a send inside a DGX H100 runs on its channels: 15 GB/s each, at most 
   const topologies::Topology dgx = topologies::build_topology("dgx-h100", {1, {}});
   // The ring of 8 GPUs: a 16 MiB block (llama3.1-8b, 4,096 tokens x 4 KiB) gets 4 channels: 60 GB/s.
   const model::DecodeModel eight(dgx);
-  CHECK(eight.p2p(0, 1).at(16 * MiB).bandwidth_Bps == doctest::Approx(4 * 15e9));
-  CHECK(eight.p2p(0, 1).rate_cap_Bps(16 * MiB) == doctest::Approx(4 * 15e9));  // the simulator's cap
+  CHECK(eight.p2p(0, 1).at(16 * MiB).bandwidth_Bps == doctest::Approx(4 * 15e9).scale(1e-12));
+  CHECK(eight.p2p(0, 1).rate_cap_Bps(16 * MiB) == doctest::Approx(4 * 15e9).scale(1e-12));  // the simulator's cap
   // 2 GPUs: 16 channels, 240 GB/s; a gigabyte: 32 channels would move 480, the link's 360 GB/s binds.
   const model::DecodeModel two(dgx, {0, 1});
-  CHECK(two.p2p(0, 1).at(16 * MiB).bandwidth_Bps == doctest::Approx(16 * 15e9));
-  CHECK(two.p2p(0, 1).at(1e9).bandwidth_Bps == doctest::Approx(360e9));
+  CHECK(two.p2p(0, 1).at(16 * MiB).bandwidth_Bps == doctest::Approx(16 * 15e9).scale(1e-12));
+  CHECK(two.p2p(0, 1).at(1e9).bandwidth_Bps == doctest::Approx(360e9).scale(1e-12));
   CHECK(two.p2p(0, 1).rate_cap_Bps(1e9) == 0);
   // The same on the collective model: `collective --op sendrecv` between 2 GPUs of one DGX, 16 MiB.
   model::CollectiveRequest request;
   request.op = model::CollectiveOp::sendrecv;
   request.bytes = 16 * MiB;
   const model::CollectiveCandidate chosen = model::estimate_collective(model::describe_group(dgx, {0, 1}), request).chosen;
-  CHECK(chosen.transfer_s == doctest::Approx(16 * MiB / 240e9));
+  CHECK(chosen.transfer_s == doctest::Approx(16 * MiB / 240e9).scale(1e-12));
 }
 
 TEST_CASE("a fabric without p2p_channel_bandwidth keeps the link's rate") {
   const topologies::Topology pcie = topologies::build_topology("rtx4090-pcie", {1, {}});
   const model::DecodeModel model(pcie);
-  CHECK(model.p2p(0, 1).at(16 * MiB).bandwidth_Bps == doctest::Approx(model.p2p(0, 1).bandwidth_Bps));
+  CHECK(model.p2p(0, 1).at(16 * MiB).bandwidth_Bps == doctest::Approx(model.p2p(0, 1).bandwidth_Bps).scale(1e-12));
 }

@@ -28,7 +28,7 @@ TEST_CASE("split_by_speed: an H100 and an H200 share in proportion to their memo
   const model::DecodeModel decode(topology);
   const model::Workload& w = model::find_workload("paper-mha16");
   const model::ComputeRates h100 = decode.rates(0), h200 = decode.rates(64);
-  REQUIRE(h200.hbm_Bps / h100.hbm_Bps == doctest::Approx(4.8 / 3.35));
+  REQUIRE(h200.hbm_Bps / h100.hbm_Bps == doctest::Approx(4.8 / 3.35).scale(1e-12));
   const std::vector<long long> counts = model::split_by_speed(1000000, {h100, h200}, w, model::plan_sizes(w, 4));
   CHECK(counts[0] + counts[1] == 1000000);
   CHECK(std::abs(counts[0] - 411043) <= 2);
@@ -52,14 +52,14 @@ TEST_CASE("by-speed on the mixed H100 + H200 cluster: tree's attention shrinks t
   const double equal_attend = attend_s(decode.evaluate(decode.plan(DecodeAlgorithm::tree, w, 1000000)));
   const double balanced_attend = attend_s(decode.evaluate(plan));
   const double launch = decode.rates(0).launch_s;
-  CHECK(equal_attend - launch == doctest::Approx(7813 * 8192.0 / (0.8 * 3.35e12)).epsilon(0.01));
-  CHECK(balanced_attend - launch == doctest::Approx(1e6 * 8192.0 / (64 * 0.8 * 8.15e12)).epsilon(0.01));
+  CHECK(equal_attend - launch == doctest::Approx(7813 * 8192.0 / (0.8 * 3.35e12)).scale(1e-12).epsilon(0.01));
+  CHECK(balanced_attend - launch == doctest::Approx(1e6 * 8192.0 / (64 * 0.8 * 8.15e12)).scale(1e-12).epsilon(0.01));
   // The ring is transfer-bound: each round lasts as long as its largest block takes through a 46 GB/s NIC, and
   // every round carries an H200's block. Balanced, those hold 1M x 4.8 / 8.15 / 64 = 9,202 tokens against 7,813:
   // the ring gets 9,202 / 7,813 = 1.18 times slower. Splitting by speed is for tree, not for the ring.
   const double ring_equal = decode.predict(DecodeAlgorithm::ring, w, 1000000).latency_s;
   const double ring_balanced = decode.predict(DecodeAlgorithm::ring, w, 1000000, by_speed).latency_s;
-  CHECK(ring_balanced / ring_equal == doctest::Approx(9202.0 / 7813).epsilon(0.01));
+  CHECK(ring_balanced / ring_equal == doctest::Approx(9202.0 / 7813).scale(1e-12).epsilon(0.01));
 }
 
 TEST_CASE("the ring's evaluation for any split equals the fast path on the equal split, and the replay") {
@@ -75,6 +75,6 @@ TEST_CASE("the ring's evaluation for any split equals the fast path on the equal
   model::PlanOptions near;
   near.shard_tokens.assign(16, 62500);   // exactly the equal split: the fast path
   const double fast = decode.predict(DecodeAlgorithm::ring, w, 1000000, near).latency_s;
-  CHECK(general == doctest::Approx(fast).epsilon(1e-4));  // one token more or less on a block of 62,500
+  CHECK(general == doctest::Approx(fast).scale(1e-12).epsilon(1e-4));  // one token more or less on a block of 62,500
   CHECK_THROWS_AS(decode.plan(DecodeAlgorithm::ring, w, 999999, near), std::invalid_argument);  // counts must add up
 }

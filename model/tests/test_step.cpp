@@ -51,15 +51,15 @@ TEST_CASE("llama3.1-8b, tp 4 x cp 2, tree: one layer's parts by hand") {
   CHECK(e.step.tokens_per_gpu == 1);
   // QKV + O on one GPU: Q 4096^2 / 4 + (K + V) 2 x 4096 x 1024 x 2/8 (2 of 8 KV heads) + O 4096^2 / 4
   //   = 4,194,304 + 2,097,152 + 4,194,304 = 10,485,760 parameters x 2 B, plus 2 launches.
-  CHECK(b.projections_s == doctest::Approx(2 * kLaunch_s + 10485760.0 * 2 / kHbm_Bps));
+  CHECK(b.projections_s == doctest::Approx(2 * kLaunch_s + 10485760.0 * 2 / kHbm_Bps).scale(1e-12));
   // MLP: 3 x 4096 x 14336 / 4 = 44,040,192 parameters x 2 B, 3 launches.
-  CHECK(b.mlp_s == doctest::Approx(3 * kLaunch_s + 44040192.0 * 2 / kHbm_Bps));
+  CHECK(b.mlp_s == doctest::Approx(3 * kLaunch_s + 44040192.0 * 2 / kHbm_Bps).scale(1e-12));
   // Norms 2 x 4096 x 2 B and the KV append of 1 token x 2 KV heads x 128 x 2 (K, V) x 2 B, 4 launches.
-  CHECK(b.other_s == doctest::Approx(4 * kLaunch_s + (16384.0 + 1024.0) / kHbm_Bps));
+  CHECK(b.other_s == doctest::Approx(4 * kLaunch_s + (16384.0 + 1024.0) / kHbm_Bps).scale(1e-12));
   const model::CommGroup tp_group = model::describe_group(one_dgx(), {0, 1, 2, 3});
-  CHECK(b.tp_communication_s == doctest::Approx(2 * allreduce_s(tp_group, 4096.0 * 2)));
-  CHECK(b.attention_s == doctest::Approx(e.attention.slowest.latency_s - e.attention.slowest.first_call_s));
-  CHECK(e.step.layer_s == doctest::Approx(b.attention_s + b.projections_s + b.mlp_s + b.other_s + b.tp_communication_s));
+  CHECK(b.tp_communication_s == doctest::Approx(2 * allreduce_s(tp_group, 4096.0 * 2)).scale(1e-12));
+  CHECK(b.attention_s == doctest::Approx(e.attention.slowest.latency_s - e.attention.slowest.first_call_s).scale(1e-12));
+  CHECK(e.step.layer_s == doctest::Approx(b.attention_s + b.projections_s + b.mlp_s + b.other_s + b.tp_communication_s).scale(1e-12));
   CHECK(e.step.step_s == e.step.layer_s);
 }
 
@@ -71,12 +71,12 @@ TEST_CASE("llama3.1-8b step: 32 layers, the LM head and the logits' all-gather; 
   const model::CommGroup tp_group = model::describe_group(one_dgx(), {0, 1, 2, 3});
   // LM head: 128,256 x 4096 / 4 = 131,334,144 parameters x 2 B, one launch; logits 128,256 x 2 B gathered.
   const double lm_head_s = kLaunch_s + 131334144.0 * 2 / kHbm_Bps;
-  CHECK(step.step.breakdown.lm_head_s == doctest::Approx(lm_head_s));
+  CHECK(step.step.breakdown.lm_head_s == doctest::Approx(lm_head_s).scale(1e-12));
   const double gather_s = allreduce_s(tp_group, 128256.0 * 2, model::CollectiveOp::allgather);
-  CHECK(step.step.step_s == doctest::Approx(32 * layer.step.layer_s + lm_head_s + gather_s + step.attention.slowest.first_call_s));
-  CHECK(step.step.tokens_per_s == doctest::Approx(1 / step.step.step_s));
+  CHECK(step.step.step_s == doctest::Approx(32 * layer.step.layer_s + lm_head_s + gather_s + step.attention.slowest.first_call_s).scale(1e-12));
+  CHECK(step.step.tokens_per_s == doctest::Approx(1 / step.step.step_s).scale(1e-12));
   // 32 x (10,485,760 + 44,040,192 + 8,192) x 2 B + (embedding + LM head) 2 x 525,336,576 / 4 x 2 B
-  CHECK(step.step.memory.weights == doctest::Approx(32 * 54534144.0 * 2 + 2 * 525336576.0 / 4 * 2));
+  CHECK(step.step.memory.weights == doctest::Approx(32 * 54534144.0 * 2 + 2 * 525336576.0 / 4 * 2).scale(1e-12));
   CHECK(step.step.memory.capacity == 80e9);
 }
 
@@ -88,7 +88,7 @@ TEST_CASE("a2a runs the rest over all tp x cp GPUs; pass-q's ranks take their ow
   CHECK(a2a.step.post_attention_gpus == 8);
   CHECK(a2a.step.tokens_per_gpu == 4);
   // MLP over 8 GPUs: 3 x 4096 x 14336 / 8 parameters, FLOPs 2 x 4 tokens x that (memory-bound still).
-  CHECK(a2a.step.breakdown.mlp_s == doctest::Approx(3 * kLaunch_s + 22020096.0 * 2 / kHbm_Bps));
+  CHECK(a2a.step.breakdown.mlp_s == doctest::Approx(3 * kLaunch_s + 22020096.0 * 2 / kHbm_Bps).scale(1e-12));
   const Evaluated pass_q = evaluate(layouts, DecodeAlgorithm::pass_q, w, 65536, Scope::layer);
   CHECK(pass_q.step.post_attention_gpus == 4);
   CHECK(pass_q.step.tokens_per_gpu == 2);  // 4 sequences over 2 CP ranks
@@ -100,10 +100,10 @@ TEST_CASE("mixtral: the experts one token routes to are read, all of them are he
   const Evaluated e = evaluate(layouts, DecodeAlgorithm::a2a, w, 32768, Scope::step);
   // Per layer: 2 experts x 3 x 4096 x 14336 + router 4096 x 8, over 8 GPUs, x 2 B; 4 launches (with the router).
   const double expert = 3.0 * 4096 * 14336;
-  CHECK(e.step.breakdown.mlp_s == doctest::Approx(32 * (4 * kLaunch_s + (2 * expert + 32768) / 8 * 2 / kHbm_Bps)));
+  CHECK(e.step.breakdown.mlp_s == doctest::Approx(32 * (4 * kLaunch_s + (2 * expert + 32768) / 8 * 2 / kHbm_Bps)).scale(1e-12));
   // Held: all 8 experts. Attention 2 x 4096^2 + 2 x 4096 x 1024 per layer: with tp 8 one KV head of 8 per GPU.
   const double per_layer_held = (4096.0 * 4096 / 8 * 2 + 2 * 4096.0 * 1024 / 8) + (8 * expert + 32768) / 8 + 8192;
-  CHECK(e.step.memory.weights == doctest::Approx(32 * per_layer_held * 2 + 2 * 32000.0 * 4096 / 8 * 2));
+  CHECK(e.step.memory.weights == doctest::Approx(32 * per_layer_held * 2 + 2 * 32000.0 * 4096 / 8 * 2).scale(1e-12));
 }
 
 TEST_CASE("fp8 feed-forward weights halve the MLP's bytes, not the attention's") {
@@ -113,9 +113,9 @@ TEST_CASE("fp8 feed-forward weights halve the MLP's bytes, not the attention's")
   const model::LayoutModel layouts(two, model::place_layout(two, model::Layout{8, 2}));
   const Evaluated a = evaluate(layouts, DecodeAlgorithm::tree, bf16, 131072, Scope::layer);
   const Evaluated b = evaluate(layouts, DecodeAlgorithm::tree, fp8, 131072, Scope::layer);
-  CHECK(b.step.breakdown.projections_s == doctest::Approx(a.step.breakdown.projections_s));
+  CHECK(b.step.breakdown.projections_s == doctest::Approx(a.step.breakdown.projections_s).scale(1e-12));
   // 2,617,245,696 / 8 parameters: 2 B -> 1 B
-  CHECK(a.step.breakdown.mlp_s - b.step.breakdown.mlp_s == doctest::Approx(2617245696.0 / 8 / kHbm_Bps));
+  CHECK(a.step.breakdown.mlp_s - b.step.breakdown.mlp_s == doctest::Approx(2617245696.0 / 8 / kHbm_Bps).scale(1e-12));
 }
 
 TEST_CASE("max_seq_len: the longest context whose KV cache fits beside the weights") {

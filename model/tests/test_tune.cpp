@@ -77,13 +77,13 @@ TEST_CASE("strategy_bands: each strategy's band, and whether it meets the best's
   const auto bands = model::strategy_bands(topology, {tuned_with(60e-6, 0, 40e-6), tuned_with(0, 120e-6, 0), tuned_with(125e-6, 0, 0)},
                                            profile);
   REQUIRE(bands.size() == 3);
-  CHECK(bands[0].band.low_s == doctest::Approx(90.909e-6).epsilon(1e-4));
-  CHECK(bands[0].band.high_s == doctest::Approx(111.111e-6).epsilon(1e-4));
+  CHECK(bands[0].band.low_s == doctest::Approx(90.909e-6).scale(1e-12).epsilon(1e-4));
+  CHECK(bands[0].band.high_s == doctest::Approx(111.111e-6).scale(1e-12).epsilon(1e-4));
   CHECK(bands[0].within_best_band);  // its own
-  CHECK(bands[1].band.low_s == doctest::Approx(109.091e-6).epsilon(1e-4));
+  CHECK(bands[1].band.low_s == doctest::Approx(109.091e-6).scale(1e-12).epsilon(1e-4));
   CHECK(bands[1].within_best_band);
-  CHECK(bands[2].band.low_s == doctest::Approx(113.636e-6).epsilon(1e-4));
-  CHECK(bands[2].band.high_s == doctest::Approx(138.889e-6).epsilon(1e-4));
+  CHECK(bands[2].band.low_s == doctest::Approx(113.636e-6).scale(1e-12).epsilon(1e-4));
+  CHECK(bands[2].band.high_s == doctest::Approx(138.889e-6).scale(1e-12).epsilon(1e-4));
   CHECK_FALSE(bands[2].within_best_band);
   CHECK(bands[2].errors.compute == 0.1);
 }
@@ -116,13 +116,13 @@ TEST_CASE("on a calibrated cluster a strategy that extrapolates gets twice the c
     const double l = tuned[i].result.latency_s;
     if (s.algorithm == DecodeAlgorithm::ring) {
       CHECK(tuned[i].extrapolated);
-      CHECK(bands[i].band.low_s == doctest::Approx(l / 1.4).epsilon(1e-12));
-      CHECK(bands[i].band.high_s == doctest::Approx(l / 0.6).epsilon(1e-12));
+      CHECK(bands[i].band.low_s == doctest::Approx(l / 1.4).scale(1e-12).epsilon(1e-12));
+      CHECK(bands[i].band.high_s == doctest::Approx(l / 0.6).scale(1e-12).epsilon(1e-12));
       ++checked;
     } else if (s.algorithm == DecodeAlgorithm::tree) {
       CHECK_FALSE(tuned[i].extrapolated);
-      CHECK(bands[i].band.low_s == doctest::Approx(l / 1.2).epsilon(1e-12));
-      CHECK(bands[i].band.high_s == doctest::Approx(l / 0.8).epsilon(1e-12));
+      CHECK(bands[i].band.low_s == doctest::Approx(l / 1.2).scale(1e-12).epsilon(1e-12));
+      CHECK(bands[i].band.high_s == doctest::Approx(l / 0.8).scale(1e-12).epsilon(1e-12));
       ++checked;
     }
   }

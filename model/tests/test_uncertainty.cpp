@@ -22,19 +22,19 @@ TEST_CASE("a calibrated prediction's band comes from the calibration's largest r
   const model::DecodeResult r = decode.predict(model::DecodeAlgorithm::tree, model::find_workload("paper-mha16"), 64000);
   const topologies::ImplProfile& profile = topologies::default_impl_profile();
   const model::Band inside = model::latency_band(r, model::prediction_errors(topology, profile, false));
-  CHECK(inside.low_s == doctest::Approx(r.latency_s / 1.2).epsilon(1e-12));
-  CHECK(inside.high_s == doctest::Approx(r.latency_s / 0.8).epsilon(1e-12));
+  CHECK(inside.low_s == doctest::Approx(r.latency_s / 1.2).scale(1e-12).epsilon(1e-12));
+  CHECK(inside.high_s == doctest::Approx(r.latency_s / 0.8).scale(1e-12).epsilon(1e-12));
   const model::Band outside = model::latency_band(r, model::prediction_errors(topology, profile, true));
-  CHECK(outside.low_s == doctest::Approx(r.latency_s / 1.4).epsilon(1e-12));
-  CHECK(outside.high_s == doctest::Approx(r.latency_s / 0.6).epsilon(1e-12));
+  CHECK(outside.low_s == doctest::Approx(r.latency_s / 1.4).scale(1e-12).epsilon(1e-12));
+  CHECK(outside.high_s == doctest::Approx(r.latency_s / 0.6).scale(1e-12).epsilon(1e-12));
 }
 
 TEST_CASE("an uncalibrated band adds its parts' bands, each with the profile's error") {
   // The worked example of uncertainty.hpp: 100 us of compute (e = 0.125), 50 us of communication (e = 0.36).
   const model::Band band = model::band_of(100e-6, 50e-6, {0.125, 0.36, 0.36, ""});
-  CHECK(band.low_s == doctest::Approx(100e-6 / 1.125 + 50e-6 / 1.36));
-  CHECK(band.low_s == doctest::Approx(125.65e-6).epsilon(1e-4));
-  CHECK(band.high_s == doctest::Approx(192.41e-6).epsilon(1e-4));
+  CHECK(band.low_s == doctest::Approx(100e-6 / 1.125 + 50e-6 / 1.36).scale(1e-12));
+  CHECK(band.low_s == doctest::Approx(125.65e-6).scale(1e-12).epsilon(1e-4));
+  CHECK(band.high_s == doctest::Approx(192.41e-6).scale(1e-12).epsilon(1e-4));
   // An error of 1 or more leaves no upper bound.
   CHECK(std::isinf(model::band_of(1.0, 0.0, {1.0, 0.0, 0.0, ""}).high_s));
   // The efficient profile's figures, uncalibrated: compute 0.125, communication 0.23.
@@ -49,9 +49,9 @@ TEST_CASE("communication across nodes at latency-bound sizes carries its own, wi
   // The worked example of uncertainty.hpp: 100 us of compute (0.125), 50 us of communication (0.23) of which
   // 30 us cross nodes latency-bound (0.54): [88.89 + 16.26 + 19.48, 114.29 + 25.97 + 65.22] = [124.6, 205.5] us.
   const model::Band band = model::band_of(100e-6, 50e-6, 30e-6, {0.125, 0.23, 0.54, ""});
-  CHECK(band.low_s == doctest::Approx(100e-6 / 1.125 + 20e-6 / 1.23 + 30e-6 / 1.54));
-  CHECK(band.high_s == doctest::Approx(100e-6 / 0.875 + 20e-6 / 0.77 + 30e-6 / 0.46));
-  CHECK(band.high_s == doctest::Approx(205.5e-6).epsilon(1e-3));
+  CHECK(band.low_s == doctest::Approx(100e-6 / 1.125 + 20e-6 / 1.23 + 30e-6 / 1.54).scale(1e-12));
+  CHECK(band.high_s == doctest::Approx(100e-6 / 0.875 + 20e-6 / 0.77 + 30e-6 / 0.46).scale(1e-12));
+  CHECK(band.high_s == doctest::Approx(205.5e-6).scale(1e-12).epsilon(1e-3));
 }
 
 TEST_CASE("a decode whose combine crosses nodes by small messages is latency-bound there") {
@@ -65,7 +65,7 @@ TEST_CASE("a decode whose combine crosses nodes by small messages is latency-bou
   const model::Workload w = model::find_workload("paper-mha16");
   const model::DecodeResult tree = decode.evaluate(decode.plan(model::DecodeAlgorithm::tree, w, 65536));
   REQUIRE(tree.breakdown.inter_node_s > 0);
-  CHECK(tree.breakdown.inter_node_latency_bound_s == doctest::Approx(tree.breakdown.inter_node_s));
+  CHECK(tree.breakdown.inter_node_latency_bound_s == doctest::Approx(tree.breakdown.inter_node_s).scale(1e-12));
   model::PlanOptions no_overlap;
   no_overlap.ring_overlap = false;
   const model::DecodeResult ring = decode.evaluate(decode.plan(model::DecodeAlgorithm::ring, w, 65536, no_overlap));

@@ -18,16 +18,16 @@ TEST_CASE("merge rule: equal weights, the empty state, and a worked example") {
   float lse = 0;
   const float o_b[2] = {3.0f, 5.0f};
   merge_state(o, lse, o_b, 0.0f, 2);
-  CHECK(lse == doctest::Approx(std::log(2.0)));
-  CHECK(o[0] == doctest::Approx(2.0));
-  CHECK(o[1] == doctest::Approx(4.0));
+  CHECK(lse == doctest::Approx(std::log(2.0)).scale(1e-12));
+  CHECK(o[0] == doctest::Approx(2.0).scale(1e-12));
+  CHECK(o[1] == doctest::Approx(4.0).scale(1e-12));
   // Scores 0 and ln 3 (weights 1 and 3 of 4), values 1 and 5: o = (1 + 15) / 4 = 4, lse = ln(1 + 3) = ln 4.
   float single[1] = {1.0f};
   float lse_single = 0.0f;
   const float five[1] = {5.0f};
   merge_state(single, lse_single, five, std::log(3.0f), 1);
-  CHECK(single[0] == doctest::Approx(4.0));
-  CHECK(lse_single == doctest::Approx(std::log(4.0)));
+  CHECK(single[0] == doctest::Approx(4.0).scale(1e-12));
+  CHECK(lse_single == doctest::Approx(std::log(4.0)).scale(1e-12));
   // The empty state (lse -inf) changes nothing, on either side.
   const float negative_infinity = -std::numeric_limits<float>::infinity();
   float kept[1] = {7.0f};
@@ -39,8 +39,8 @@ TEST_CASE("merge rule: equal weights, the empty state, and a worked example") {
   float empty[1] = {0.0f};
   float lse_empty = negative_infinity;
   merge_state(empty, lse_empty, kept, 1.5f, 1);
-  CHECK(empty[0] == doctest::Approx(7.0));
-  CHECK(lse_empty == doctest::Approx(1.5));
+  CHECK(empty[0] == doctest::Approx(7.0).scale(1e-12));
+  CHECK(lse_empty == doctest::Approx(1.5).scale(1e-12));
 }
 
 TEST_CASE("one token: o is its V, lse its score; two equal scores: the mean") {
@@ -54,11 +54,11 @@ TEST_CASE("one token: o is its V, lse its score; two equal scores: the mean") {
   float o[4];
   float lse = 0;
   partial_attention(shape, dtype, q.data(), k.data(), v.data(), 1, o, &lse);
-  CHECK(lse == doctest::Approx(1.0));
-  CHECK(o[3] == doctest::Approx(4.0));
+  CHECK(lse == doctest::Approx(1.0).scale(1e-12));
+  CHECK(o[3] == doctest::Approx(4.0).scale(1e-12));
   partial_attention(shape, dtype, q.data(), k.data(), v.data(), 2, o, &lse);
-  CHECK(lse == doctest::Approx(1.0 + std::log(2.0)));  // two tokens of score 1
-  for (int i = 0; i < 4; ++i) CHECK(o[i] == doctest::Approx(2.0));
+  CHECK(lse == doctest::Approx(1.0 + std::log(2.0)).scale(1e-12));  // two tokens of score 1
+  for (int i = 0; i < 4; ++i) CHECK(o[i] == doctest::Approx(2.0).scale(1e-12));
   partial_attention(shape, dtype, q.data(), k.data(), v.data(), 0, o, &lse);
   CHECK(lse == -std::numeric_limits<float>::infinity());
 }
@@ -96,23 +96,23 @@ TEST_CASE("shards merged back equal the reference to 1e-5: bf16 and fp16, head d
   CHECK_THROWS_AS(check_shape({1, 6, 4, 64}), std::invalid_argument);  // 6 query heads over 4 KV heads
   // The error measure itself: ref (1, 0.001), o (1, 0.0011) -> 1e-4 of the head's largest value.
   const float o[2] = {1.0f, 0.0011f};
-  CHECK(max_relative_error(o, {1.0, 0.001}, 2) == doctest::Approx(1e-4).epsilon(1e-3));
+  CHECK(max_relative_error(o, {1.0, 0.001}, 2) == doctest::Approx(1e-4).scale(1e-12).epsilon(1e-3));
 }
 
 TEST_CASE("merging many states at once equals merging them pairwise (the device's form)") {
   // Three states, lse 0, ln 3 and -inf (empty): merged lse ln 4, weights 1/4, 3/4, 0.
   const float lse[3] = {0.0f, std::log(3.0f), -std::numeric_limits<float>::infinity()};
   const float merged = merged_lse(lse, 3);
-  CHECK(merged == doctest::Approx(std::log(4.0)));
-  CHECK(state_weight(lse[0], merged) == doctest::Approx(0.25));
-  CHECK(state_weight(lse[1], merged) == doctest::Approx(0.75));
+  CHECK(merged == doctest::Approx(std::log(4.0)).scale(1e-12));
+  CHECK(state_weight(lse[0], merged) == doctest::Approx(0.25).scale(1e-12));
+  CHECK(state_weight(lse[1], merged) == doctest::Approx(0.75).scale(1e-12));
   CHECK(state_weight(lse[2], merged) == 0.0f);
   float o[1] = {0.0f};
   float pairwise = -std::numeric_limits<float>::infinity();
   const float values[3] = {1.0f, 5.0f, 9.0f};
   for (int s = 0; s < 3; ++s) merge_state(o, pairwise, values + s, lse[s], 1);
-  CHECK(pairwise == doctest::Approx(merged));
-  CHECK(o[0] == doctest::Approx(0.25 * 1 + 0.75 * 5));
+  CHECK(pairwise == doctest::Approx(merged).scale(1e-12));
+  CHECK(o[0] == doctest::Approx(0.25 * 1 + 0.75 * 5).scale(1e-12));
   const float empty[2] = {-std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
   CHECK(merged_lse(empty, 2) == -std::numeric_limits<float>::infinity());
   CHECK(state_weight(0.0f, merged_lse(empty, 2)) == 0.0f);
@@ -122,7 +122,7 @@ TEST_CASE("a NaN or an infinity in an output is an infinite error, never skipped
   // std::max(error, NaN) keeps error: without the check a NaN output would pass. Reference one head of 2.
   const std::vector<double> reference{1.0, 0.001};
   const float fine[] = {1.0f, 0.0011f};
-  CHECK(max_relative_error(fine, reference, 2) == doctest::Approx(1e-4).epsilon(1e-3));
+  CHECK(max_relative_error(fine, reference, 2) == doctest::Approx(1e-4).scale(1e-12).epsilon(1e-3));
   const float nan[] = {std::numeric_limits<float>::quiet_NaN(), 0.001f};
   const float inf[] = {1.0f, std::numeric_limits<float>::infinity()};
   CHECK(max_relative_error(nan, reference, 2) == std::numeric_limits<double>::infinity());

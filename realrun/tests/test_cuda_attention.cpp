@@ -33,7 +33,7 @@ TEST_CASE("CUDA partial attention equals the reference: bf16 and fp16, head dims
           CAPTURE(splits);
           CHECK(max_relative_error(o.data(), reference, shape.head_dim) < 1e-4);
           CHECK(max_relative_error(o.data(), cpu, shape.head_dim) < 2e-5);
-          for (size_t s = 0; s < lse.size(); ++s) CHECK(lse[s] == doctest::Approx(cpu_lse[s]).epsilon(2e-5));
+          for (size_t s = 0; s < lse.size(); ++s) CHECK(lse[s] == doctest::Approx(cpu_lse[s]).scale(1e-12).epsilon(2e-5));
           if (splits == 7 && tokens <= 5000) {  // the emulation of the same chunks: the same arithmetic, but for FMAs
             std::vector<float> emulated_o(o.size()), emulated_lse(lse.size());
             testing::emulate_split_kv(shape, dtype, q.data(), k.data(), v.data(), tokens, 7, emulated_o.data(), emulated_lse.data());

@@ -46,10 +46,10 @@ inline void check_same_as_simgrid(const model::DecodeModel& model, const model::
   const ReplayResult simgrid = replay_plan(model, plan, in_simgrid(options));
   const double scale_s = simgrid.latency_s;
   CHECK(events.transfers_simulated == simgrid.transfers_simulated);
-  CHECK(events.latency_s == doctest::Approx(simgrid.latency_s).epsilon(1e-9));
+  CHECK(events.latency_s == doctest::Approx(simgrid.latency_s).scale(1e-12).epsilon(1e-9));
   REQUIRE(events.rank_finish_s.size() == simgrid.rank_finish_s.size());
   for (size_t rank = 0; rank < events.rank_finish_s.size(); ++rank) {
-    CHECK(events.rank_finish_s[rank] == doctest::Approx(simgrid.rank_finish_s[rank]).epsilon(1e-9));
+    CHECK(events.rank_finish_s[rank] == doctest::Approx(simgrid.rank_finish_s[rank]).scale(1e-12).epsilon(1e-9));
   }
   const RankTimes& e = events.critical;
   const RankTimes& s = simgrid.critical;

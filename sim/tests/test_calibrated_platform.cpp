@@ -29,11 +29,11 @@ TEST_CASE("link efficiencies: the defaults, or the calibrated rate over the nomi
   const topologies::Topology plain = topologies::build_topology("dgx-h100", {2, {}});
   // Uncalibrated: NCCL's 8xH100 ring graph, 12 channels x 30 GB/s = 360 of the NVSwitch port's 450 GB/s -> 0.80;
   // ~46 GB/s achieved per 400 Gb/s NDR NIC (50 GB/s) in public nccl-tests runs -> 0.92.
-  CHECK(model::link_efficiency(plain).scale_up == doctest::Approx(360.0 / 450.0));
-  CHECK(model::link_efficiency(plain).scale_out == doctest::Approx(46.0 / 50.0));
+  CHECK(model::link_efficiency(plain).scale_up == doctest::Approx(360.0 / 450.0).scale(1e-12));
+  CHECK(model::link_efficiency(plain).scale_out == doctest::Approx(46.0 / 50.0).scale(1e-12));
   const topologies::Topology calibrated = calibrated_dgx(2);
-  CHECK(model::link_efficiency(calibrated).scale_up == doctest::Approx(300.0 / 450.0));
-  CHECK(model::link_efficiency(calibrated).scale_out == doctest::Approx(30.0 / 50.0));
+  CHECK(model::link_efficiency(calibrated).scale_up == doctest::Approx(300.0 / 450.0).scale(1e-12));
+  CHECK(model::link_efficiency(calibrated).scale_out == doctest::Approx(30.0 / 50.0).scale(1e-12));
   // rtx4090-pcie (no P2P: GPU to GPU through the host) calibrated at 7.1 GB/s. On 2 ranks both ring edges
   // cross switch 0's 31.5 GB/s uplink: 15.75 GB/s nominal -> 0.4508. On 8, four edges cross each uplink:
   // 7.875 GB/s -> 0.9016.
@@ -42,9 +42,9 @@ TEST_CASE("link efficiencies: the defaults, or the calibrated rate over the nomi
   pcie.calibration = topologies::Calibration{};
   pcie.calibration->scale_up = topologies::TierCalibration{std::nullopt, 7.1e9};
   pcie.calibration->provenance.ranks = std::pair<int, int>{2, 2};
-  CHECK(model::link_efficiency(topologies::Topology(pcie)).scale_up == doctest::Approx(7.1 / 15.75));
+  CHECK(model::link_efficiency(topologies::Topology(pcie)).scale_up == doctest::Approx(7.1 / 15.75).scale(1e-12));
   pcie.calibration->provenance.ranks = std::pair<int, int>{2, 8};
-  CHECK(model::link_efficiency(topologies::Topology(pcie)).scale_up == doctest::Approx(7.1 / 7.875));
+  CHECK(model::link_efficiency(topologies::Topology(pcie)).scale_up == doctest::Approx(7.1 / 7.875).scale(1e-12));
 }
 
 TEST_CASE("ring on 2 GPUs of a calibrated PCIe box: the simulator's shared uplink gives the calibrated rate") {
@@ -58,7 +58,7 @@ TEST_CASE("ring on 2 GPUs of a calibrated PCIe box: the simulator's shared uplin
   const topologies::Topology topology(std::move(spec));
   const model::DecodeModel model(topology, {0, 1});
   const model::DecodePlan plan = model.plan(DecodeAlgorithm::ring, model::find_workload("paper-mha16"), 8000);
-  CHECK(sim::replay_plan(model, plan).latency_s == doctest::Approx(model.evaluate(plan).latency_s).epsilon(1e-9));
+  CHECK(sim::replay_plan(model, plan).latency_s == doctest::Approx(model.evaluate(plan).latency_s).scale(1e-12).epsilon(1e-9));
 }
 
 TEST_CASE("ring in one calibrated DGX H100: each block at the calibrated 300 GB/s, in model and simulator") {
@@ -74,8 +74,8 @@ TEST_CASE("ring in one calibrated DGX H100: each block at the calibrated 300 GB/
   const double last_attention = rates.launch_s + (block + 4096 + 4096 + 64 + 2 * 4160) / rates.hbm_Bps;
   const double normalise = rates.launch_s + 4096 / rates.hbm_Bps;
   const double expected_s = 7 * (11.8e-6 + block / 300e9) + last_attention + normalise;
-  CHECK(model.evaluate(plan).latency_s == doctest::Approx(expected_s).epsilon(1e-9));
-  CHECK(sim::replay_plan(model, plan).latency_s == doctest::Approx(expected_s).epsilon(1e-9));
+  CHECK(model.evaluate(plan).latency_s == doctest::Approx(expected_s).scale(1e-12).epsilon(1e-9));
+  CHECK(sim::replay_plan(model, plan).latency_s == doctest::Approx(expected_s).scale(1e-12).epsilon(1e-9));
 }
 
 TEST_CASE("every algorithm on calibrated tiers: the simulator equals the model where nothing more is shared") {
@@ -92,7 +92,7 @@ TEST_CASE("every algorithm on calibrated tiers: the simulator equals the model w
       const model::DecodePlan plan = model.plan(algorithm, model::find_workload("paper-mha16"), 100000);
       CAPTURE(c.nodes);
       CAPTURE(std::string(model::to_string(algorithm)));
-      CHECK(sim::replay_plan(model, plan).latency_s == doctest::Approx(model.evaluate(plan).latency_s).epsilon(1e-9));
+      CHECK(sim::replay_plan(model, plan).latency_s == doctest::Approx(model.evaluate(plan).latency_s).scale(1e-12).epsilon(1e-9));
     }
   }
 }

@@ -27,7 +27,7 @@ TEST_CASE("a straggler: GPU 3 of a DGX H100 at 1/20 speed sets the ring's pace")
   const double n = rates.launch_s + 4096 / rates.hbm_Bps;
   sim::ReplayOptions options;
   options.degradation.gpu_slowdown[3] = 20;
-  CHECK(sim::replay_plan(model, plan, options).latency_s == doctest::Approx(8 * 20 * a + 20 * n).epsilon(1e-9));
+  CHECK(sim::replay_plan(model, plan, options).latency_s == doctest::Approx(8 * 20 * a + 20 * n).scale(1e-12).epsilon(1e-9));
 }
 
 TEST_CASE("a slow NIC: GPU 0's NIC at a quarter of its rate slows two of the ring's four edges") {
@@ -45,10 +45,10 @@ TEST_CASE("a slow NIC: GPU 0's NIC at a quarter of its rate slows two of the rin
   const model::ComputeRates& rates = model.rates(0);
   const double a = rates.launch_s + (250000 * 8192.0 + 4096 + 4096 + 64 + 2 * 4160) / rates.hbm_Bps;
   const double n = rates.launch_s + 4096 / rates.hbm_Bps;
-  CHECK(sim::replay_plan(model, plan).latency_s == doctest::Approx(3 * (L + T) + a + n).epsilon(1e-9));
+  CHECK(sim::replay_plan(model, plan).latency_s == doctest::Approx(3 * (L + T) + a + n).scale(1e-12).epsilon(1e-9));
   sim::ReplayOptions options;
   sim::slow_nic(topology, 0, 0.25, options.degradation);
-  CHECK(sim::replay_plan(model, plan, options).latency_s == doctest::Approx(3 * L + 12 * T + a + n).epsilon(1e-9));
+  CHECK(sim::replay_plan(model, plan, options).latency_s == doctest::Approx(3 * L + 12 * T + a + n).scale(1e-12).epsilon(1e-9));
 }
 
 TEST_CASE("a cable down: routes avoid it where the network has another way, and say so where it has none") {

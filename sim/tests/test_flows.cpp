@@ -28,8 +28,8 @@ TEST_CASE("a flow alone takes latency + bytes / effective bottleneck, to 1e-9") 
   // Inside a node: the NVSwitch ports, 450 GB/s x 0.80 = 360 GB/s.
   const sim::FlowSimulation result =
       sim::simulate_flows(topology, {flow(0, 8, 1e9, 0, 22.4e-6), flow(1, 2, 1e9, 0, 11.8e-6)});
-  CHECK(result.finish_s[0] == doctest::Approx(22.4e-6 + 1e9 / 46e9).epsilon(1e-9));
-  CHECK(result.finish_s[1] == doctest::Approx(11.8e-6 + 1e9 / 360e9).epsilon(1e-9));
+  CHECK(result.finish_s[0] == doctest::Approx(22.4e-6 + 1e9 / 46e9).scale(1e-12).epsilon(1e-9));
+  CHECK(result.finish_s[1] == doctest::Approx(11.8e-6 + 1e9 / 360e9).scale(1e-12).epsilon(1e-9));
   CHECK(result.makespan_s == result.finish_s[0]);
 }
 
@@ -38,8 +38,8 @@ TEST_CASE("two flows through one NIC share it fairly") {
   // routes (GPU 0 -> GPU 8 and GPU 1 -> GPU 9). Together each gets 5.75 GB/s: 1 GB in 0.173913 s.
   const topologies::Topology topology = preset("rtx4090-pcie", 2);
   const sim::FlowSimulation together = sim::simulate_flows(topology, {flow(0, 8, 1e9), flow(1, 9, 1e9)});
-  CHECK(together.finish_s[0] == doctest::Approx(1e9 / 5.75e9).epsilon(1e-9));
-  CHECK(together.finish_s[1] == doctest::Approx(1e9 / 5.75e9).epsilon(1e-9));
+  CHECK(together.finish_s[0] == doctest::Approx(1e9 / 5.75e9).scale(1e-12).epsilon(1e-9));
+  CHECK(together.finish_s[1] == doctest::Approx(1e9 / 5.75e9).scale(1e-12).epsilon(1e-9));
 }
 
 TEST_CASE("staggered sharing, whatever each flow's latency") {
@@ -49,8 +49,8 @@ TEST_CASE("staggered sharing, whatever each flow's latency") {
   // 0.05 s of latency: links carry no latency, so the share does not depend on it (SimGrid's default would).
   const topologies::Topology topology = preset("rtx4090-pcie", 2);
   const sim::FlowSimulation result = sim::simulate_flows(topology, {flow(0, 8, 2e9), flow(1, 9, 1e9, 0.05, 0.05)});
-  CHECK(result.finish_s[0] == doctest::Approx(0.1 + 0.85e9 / 5.75e9).epsilon(1e-9));
-  CHECK(result.finish_s[1] == doctest::Approx(0.1 + 0.85e9 / 5.75e9 + 0.15e9 / 11.5e9).epsilon(1e-9));
+  CHECK(result.finish_s[0] == doctest::Approx(0.1 + 0.85e9 / 5.75e9).scale(1e-12).epsilon(1e-9));
+  CHECK(result.finish_s[1] == doctest::Approx(0.1 + 0.85e9 / 5.75e9 + 0.15e9 / 11.5e9).scale(1e-12).epsilon(1e-9));
 }
 
 TEST_CASE("bytes per link are counted from the routes") {
@@ -72,7 +72,7 @@ TEST_CASE("runs repeat exactly within one process; bad flows are refused") {
   const double first = sim::simulate_flows(topology, {flow(0, 8, 1e6)}).makespan_s;
   const double second = sim::simulate_flows(topology, {flow(0, 8, 1e6)}).makespan_s;
   CHECK(first == second);
-  CHECK(first == doctest::Approx(1e6 / 46e9).epsilon(1e-9));
+  CHECK(first == doctest::Approx(1e6 / 46e9).scale(1e-12).epsilon(1e-9));
   CHECK_THROWS_AS(sim::simulate_flows(topology, {flow(0, 16, 1)}), std::invalid_argument);
   CHECK_THROWS_AS(sim::simulate_flows(topology, {flow(0, 1, -1)}), std::invalid_argument);
   CHECK_THROWS_AS(sim::simulate_flows(topology, {flow(0, 1, 1, std::numeric_limits<double>::infinity())}), std::invalid_argument);
@@ -111,6 +111,6 @@ TEST_CASE("a capped flow moves at its cap and leaves the rest of the link to its
   sim::Flow capped = flow(0, 8, 1e9);
   capped.max_rate_Bps = 2e9;
   const sim::FlowSimulation result = sim::simulate_flows(topology, {capped, flow(1, 9, 1e9)});
-  CHECK(result.finish_s[0] == doctest::Approx(1e9 / 2e9).epsilon(1e-9));
-  CHECK(result.finish_s[1] == doctest::Approx(1e9 / 9.5e9).epsilon(1e-9));
+  CHECK(result.finish_s[0] == doctest::Approx(1e9 / 2e9).scale(1e-12).epsilon(1e-9));
+  CHECK(result.finish_s[1] == doctest::Approx(1e9 / 9.5e9).scale(1e-12).epsilon(1e-9));
 }

@@ -29,7 +29,7 @@ TEST_CASE("each preset profile: the model and the simulator replay the same plan
       const model::DecodePlan plan = decode.plan(algorithm, model::find_workload("llama3.1-8b"), 20000, with(profile.name.c_str()));
       CHECK(plan.impl == profile.name);
       const double modelled_s = decode.evaluate(plan).latency_s;
-      CHECK(sim::replay_plan(decode, plan).latency_s == doctest::Approx(modelled_s).epsilon(1e-9));
+      CHECK(sim::replay_plan(decode, plan).latency_s == doctest::Approx(modelled_s).scale(1e-12).epsilon(1e-9));
     }
   }
 }
@@ -49,22 +49,22 @@ TEST_CASE("paper-torch-llama: the code's extra work per layer, counted by hand")
     FAIL("no phase " << label);
     return ring.phases.front();
   };
-  CHECK(phase("RoPE").bytes == doctest::Approx(5 * 40.96e6));                 // 5 x the cached K and V
-  CHECK(phase("repeat_kv").bytes == doctest::Approx(40.96e6 + 163.84e6));     // read them, write the expansion
-  CHECK(phase("pad K and V").bytes == doctest::Approx(6 * 163.84e6));
+  CHECK(phase("RoPE").bytes == doctest::Approx(5 * 40.96e6).scale(1e-12));                 // 5 x the cached K and V
+  CHECK(phase("repeat_kv").bytes == doctest::Approx(40.96e6 + 163.84e6).scale(1e-12));     // read them, write the expansion
+  CHECK(phase("pad K and V").bytes == doctest::Approx(6 * 163.84e6).scale(1e-12));
   CHECK(phase("pad K and V").ranks == topologies::ExtraRanks::others);
   CHECK(phase("torch.cat").ranks == topologies::ExtraRanks::last);
   // RoPE's time: 5 launches of 3.8 us and 204.8 MB at 3.35 TB/s x 0.80.
   const model::DecodeResult r = decode.evaluate(ring);
   for (const model::PhaseTime& t : r.phases) {
-    if (t.label.find("RoPE") != std::string::npos) CHECK(t.time_s == doctest::Approx(5 * 3.8e-6 + 204.8e6 / (3.35e12 * 0.8)));
+    if (t.label.find("RoPE") != std::string::npos) CHECK(t.time_s == doctest::Approx(5 * 3.8e-6 + 204.8e6 / (3.35e12 * 0.8)).scale(1e-12));
   }
   // Host round trips: the barrier's and the ring's .item(), 5.8 us each.
-  CHECK(r.breakdown.host_s == doctest::Approx(2 * 5.8e-6));
+  CHECK(r.breakdown.host_s == doctest::Approx(2 * 5.8e-6).scale(1e-12));
   // The tree makes only the barrier's, and none of the ring's copies.
   const model::DecodeResult tree = decode.predict(model::DecodeAlgorithm::tree, model::find_workload("llama3.1-8b"), 20000,
                                                   with("paper-torch-llama"));
-  CHECK(tree.breakdown.host_s == doctest::Approx(5.8e-6));
+  CHECK(tree.breakdown.host_s == doctest::Approx(5.8e-6).scale(1e-12));
 }
 
 TEST_CASE("paper-jax-microbench: the first call is paid once per timed call, not per layer") {
@@ -73,6 +73,6 @@ TEST_CASE("paper-jax-microbench: the first call is paid once per timed call, not
   const model::DecodeResult plain = decode.predict(model::DecodeAlgorithm::tree, model::find_workload("llama3.1-8b"), 20000);
   const model::DecodeResult first = decode.predict(model::DecodeAlgorithm::tree, model::find_workload("llama3.1-8b"), 20000,
                                                    with("paper-jax-microbench"));
-  CHECK(first.latency_s == doctest::Approx(plain.latency_s + 1.02));
-  CHECK(first.token_s == doctest::Approx(plain.token_s + 1.02));  // 32 layers, one first call
+  CHECK(first.latency_s == doctest::Approx(plain.latency_s + 1.02).scale(1e-12));
+  CHECK(first.token_s == doctest::Approx(plain.token_s + 1.02).scale(1e-12));  // 32 layers, one first call
 }

@@ -25,7 +25,7 @@ TEST_CASE("ring in one DGX H100: no link shared, the replay equals the model") {
   const model::DecodeModel model(topology);
   const model::DecodePlan plan = model.plan(DecodeAlgorithm::ring, mha16(), 8 * 64000);
   const double simulated = sim::replay_plan(model, plan).latency_s;
-  CHECK(simulated == doctest::Approx(model.evaluate(plan).latency_s).epsilon(1e-9));
+  CHECK(simulated == doctest::Approx(model.evaluate(plan).latency_s).scale(1e-12).epsilon(1e-9));
 }
 
 TEST_CASE("ring in a PCIe box without P2P: four transfers share each switch uplink, four times slower") {
@@ -41,9 +41,9 @@ TEST_CASE("ring in a PCIe box without P2P: four transfers share each switch upli
   const double last_attention = rates.launch_s + (block + 4096 + 4096 + 64 + 2 * 4160) / rates.hbm_Bps;
   const double normalise = rates.launch_s + 4096 / rates.hbm_Bps;
   const double model_s = model.evaluate(plan).latency_s;
-  CHECK(model_s == doctest::Approx(7 * (latency + block / 25.2e9) + last_attention + normalise).epsilon(1e-9));
+  CHECK(model_s == doctest::Approx(7 * (latency + block / 25.2e9) + last_attention + normalise).scale(1e-12).epsilon(1e-9));
   const double simulated = sim::replay_plan(model, plan).latency_s;
-  CHECK(simulated == doctest::Approx(7 * (latency + block / 6.3e9) + last_attention + normalise).epsilon(1e-9));
+  CHECK(simulated == doctest::Approx(7 * (latency + block / 6.3e9) + last_attention + normalise).scale(1e-12).epsilon(1e-9));
   MESSAGE("PCIe ring: model " << model_s * 1e3 << " ms, simulated " << simulated * 1e3 << " ms ("
                               << simulated / model_s << "x: the shared uplinks)");
 }
@@ -65,7 +65,7 @@ TEST_CASE("every algorithm equals the model where flows share no more than the m
       const model::DecodePlan plan = model.plan(algorithm, mha16(), 100000);
       CAPTURE(c.nodes);
       CAPTURE(std::string(model::to_string(algorithm)));
-      CHECK(sim::replay_plan(model, plan).latency_s == doctest::Approx(model.evaluate(plan).latency_s).epsilon(1e-9));
+      CHECK(sim::replay_plan(model, plan).latency_s == doctest::Approx(model.evaluate(plan).latency_s).scale(1e-12).epsilon(1e-9));
     }
   }
   // One MI300X box: a full xGMI mesh; its rings run as direct exchanges over every link, tree-lse's sends each
@@ -75,7 +75,7 @@ TEST_CASE("every algorithm equals the model where flows share no more than the m
   for (DecodeAlgorithm algorithm : model::all_decode_algorithms()) {
     const model::DecodePlan plan = on_mesh.plan(algorithm, mha16(), 100000);
     CAPTURE(std::string(model::to_string(algorithm)));
-    CHECK(sim::replay_plan(on_mesh, plan).latency_s == doctest::Approx(on_mesh.evaluate(plan).latency_s).epsilon(1e-9));
+    CHECK(sim::replay_plan(on_mesh, plan).latency_s == doctest::Approx(on_mesh.evaluate(plan).latency_s).scale(1e-12).epsilon(1e-9));
   }
   const topologies::Topology sixteen = topologies::build_topology("dgx-h100", {16, {}});
   const model::DecodeModel model(sixteen, {0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120});
@@ -90,7 +90,7 @@ TEST_CASE("tree in a PCIe box without P2P: the all-reduce rings share the switch
   // routes the ring over the graph): model and simulator agree, at 6.3 GB/s per edge.
   const topologies::Topology topology = topologies::build_topology("rtx4090-pcie", {1, {}});
   const model::DecodeModel model(topology);
-  CHECK(model.group().scale_up_bus_Bps == doctest::Approx(6.3e9));
+  CHECK(model.group().scale_up_bus_Bps == doctest::Approx(6.3e9).scale(1e-12));
   model::Workload workload = mha16();
   workload.batch = 64;
   const model::DecodePlan plan = model.plan(DecodeAlgorithm::tree, workload, 80000);
@@ -99,7 +99,7 @@ TEST_CASE("tree in a PCIe box without P2P: the all-reduce rings share the switch
       CHECK(model.collective(phase).chosen.algorithm == model::CollectiveAlgorithm::ring);
     }
   }
-  CHECK(sim::replay_plan(model, plan).latency_s == doctest::Approx(model.evaluate(plan).latency_s).epsilon(1e-9));
+  CHECK(sim::replay_plan(model, plan).latency_s == doctest::Approx(model.evaluate(plan).latency_s).scale(1e-12).epsilon(1e-9));
 }
 
 TEST_CASE("tree-lse in one DGX H100: the root's port carries the 7 broadcasts at once, each on one NCCL channel") {
@@ -111,8 +111,8 @@ TEST_CASE("tree-lse in one DGX H100: the root's port carries the 7 broadcasts at
   const model::DecodePlan plan = model.plan(DecodeAlgorithm::tree_lse, mha16(), 80000);
   const model::DecodeResult predicted = model.evaluate(plan);
   const model::PhaseTime& broadcast = predicted.phases.back();
-  CHECK(broadcast.time_s == doctest::Approx(model.p2p(0, 1).latency_s + 4096 / 15e9).epsilon(1e-9));
-  CHECK(sim::replay_plan(model, plan).latency_s == doctest::Approx(predicted.latency_s).epsilon(1e-9));
+  CHECK(broadcast.time_s == doctest::Approx(model.p2p(0, 1).latency_s + 4096 / 15e9).scale(1e-12).epsilon(1e-9));
+  CHECK(sim::replay_plan(model, plan).latency_s == doctest::Approx(predicted.latency_s).scale(1e-12).epsilon(1e-9));
 }
 
 TEST_CASE("bytes per link of a replayed plan equal the model's volumes per tier") {
@@ -132,8 +132,8 @@ TEST_CASE("bytes per link of a replayed plan equal the model's volumes per tier"
       (topology.device(link.to).kind == topologies::DeviceKind::nic ? inter : intra) += replay.link_bytes[id];
     }
     CAPTURE(std::string(model::to_string(algorithm)));
-    CHECK(intra == doctest::Approx(predicted.volume.intra_node).epsilon(1e-12));
-    CHECK(inter == doctest::Approx(predicted.volume.inter_node).epsilon(1e-12));
+    CHECK(intra == doctest::Approx(predicted.volume.intra_node).scale(1e-12).epsilon(1e-12));
+    CHECK(inter == doctest::Approx(predicted.volume.inter_node).scale(1e-12).epsilon(1e-12));
   }
 }
 
@@ -182,13 +182,13 @@ TEST_CASE("the ring's steady state: skipping the repeated rounds gives the full 
       CAPTURE(in_simgrid);
       CHECK(skipped.transfers_simulated <= full.transfers_simulated);
       if (std::string(c.cluster) == "dgx-h100") CHECK(skipped.transfers_simulated < full.transfers_simulated);
-      CHECK(skipped.latency_s == doctest::Approx(full.latency_s).epsilon(1e-12));
+      CHECK(skipped.latency_s == doctest::Approx(full.latency_s).scale(1e-12).epsilon(1e-12));
       // and the breakdown of the last rank: the skipped rounds counted as they would have run
-      CHECK(skipped.critical.compute_s == doctest::Approx(full.critical.compute_s).epsilon(1e-9));
-      CHECK(skipped.critical.send_s == doctest::Approx(full.critical.send_s).epsilon(1e-9));
-      CHECK(skipped.critical.overlapped_s == doctest::Approx(full.critical.overlapped_s).epsilon(1e-9));
+      CHECK(skipped.critical.compute_s == doctest::Approx(full.critical.compute_s).scale(1e-12).epsilon(1e-9));
+      CHECK(skipped.critical.send_s == doctest::Approx(full.critical.send_s).scale(1e-12).epsilon(1e-9));
+      CHECK(skipped.critical.overlapped_s == doctest::Approx(full.critical.overlapped_s).scale(1e-12).epsilon(1e-9));
       CHECK(skipped.critical.wait_intra_s + skipped.critical.wait_inter_s ==
-            doctest::Approx(full.critical.wait_intra_s + full.critical.wait_inter_s).epsilon(1e-9));
+            doctest::Approx(full.critical.wait_intra_s + full.critical.wait_inter_s).scale(1e-12).epsilon(1e-9));
     }
   }
 }

@@ -29,8 +29,8 @@ TEST_CASE("progressive filling: the header's example, 10 and 4 units/s") {
   const int a = links.start(a_links, 60.0, 0.0);
   const int b = links.start(b_links, 40.0, 0.0);
   auto rates = settle_rates(links, {{a, 60.0}, {b, 40.0}});
-  CHECK(rates[a] == doctest::Approx(6.0));
-  CHECK(rates[b] == doctest::Approx(4.0));
+  CHECK(rates[a] == doctest::Approx(6.0).scale(1e-12));
+  CHECK(rates[b] == doctest::Approx(4.0).scale(1e-12));
 }
 
 TEST_CASE("a cap is a link of the transfer's own: the others keep what it cannot use") {
@@ -40,8 +40,8 @@ TEST_CASE("a cap is a link of the transfer's own: the others keep what it cannot
   const int a = links.start(a_links, 30.0, 0.0, 3.0);
   const int b = links.start(b_links, 40.0, 0.0);
   auto rates = settle_rates(links, {{a, 30.0}, {b, 40.0}});
-  CHECK(rates[a] == doctest::Approx(3.0));
-  CHECK(rates[b] == doctest::Approx(4.0));
+  CHECK(rates[a] == doctest::Approx(3.0).scale(1e-12));
+  CHECK(rates[b] == doctest::Approx(4.0).scale(1e-12));
 }
 
 TEST_CASE("caps against fair shares: below the share it binds, above it does nothing") {
@@ -52,9 +52,9 @@ TEST_CASE("caps against fair shares: below the share it binds, above it does not
   const int b = links.start(one, 8.0, 0.0, 5.0);  // above the 4 it would get: no effect
   const int c = links.start(one, 2.0, 0.0, 1.0);
   auto rates = settle_rates(links, {{a, 8.0}, {b, 8.0}, {c, 2.0}});
-  CHECK(rates[a] == doctest::Approx(4.0));
-  CHECK(rates[b] == doctest::Approx(4.0));
-  CHECK(rates[c] == doctest::Approx(1.0));
+  CHECK(rates[a] == doctest::Approx(4.0).scale(1e-12));
+  CHECK(rates[b] == doctest::Approx(4.0).scale(1e-12));
+  CHECK(rates[c] == doctest::Approx(1.0).scale(1e-12));
 }
 
 TEST_CASE("a capped transfer alone on its links moves at its cap, one without links at its cap too") {
@@ -63,8 +63,8 @@ TEST_CASE("a capped transfer alone on its links moves at its cap, one without li
   const int a = links.start(one, 10.0, 0.0, 2.5);
   const int b = links.start(none, 10.0, 0.0, 5.0);
   auto rates = settle_rates(links, {{a, 10.0}, {b, 10.0}});
-  CHECK(rates[a] == doctest::Approx(2.5));
-  CHECK(rates[b] == doctest::Approx(5.0));
+  CHECK(rates[a] == doctest::Approx(2.5).scale(1e-12));
+  CHECK(rates[b] == doctest::Approx(5.0).scale(1e-12));
 }
 
 TEST_CASE("when a transfer ends, the one left takes the link up to its cap") {
@@ -78,11 +78,11 @@ TEST_CASE("when a transfer ends, the one left takes the link up to its cap") {
   links.settle(0.0, due);
   REQUIRE(due.size() == 2);
   const SharedLinks::Due first = due[0].id == a ? due[0] : due[1];
-  CHECK(first.end_s == doctest::Approx(2.0));
+  CHECK(first.end_s == doctest::Approx(2.0).scale(1e-12));
   links.end(a);
   due.clear();
   links.settle(2.0, due);
   REQUIRE(due.size() == 1);
   CHECK(due[0].id == b);
-  CHECK(due[0].end_s == doctest::Approx(13.25));
+  CHECK(due[0].end_s == doctest::Approx(13.25).scale(1e-12));
 }

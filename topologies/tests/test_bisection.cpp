@@ -9,7 +9,7 @@ using namespace treering::topologies::testing;
 TEST_CASE("inside an NVSwitch node the cut is the second half's switch ports") {
   // GPUs {0,1} vs {2,3}; each GPU port 100 GB/s: 2 x 100 = 200 GB/s.
   Topology topology = build(cluster_head("one") + "nodes:\n" + nvswitch_group(1, 4, 0));
-  CHECK(topology.bisection_bandwidth_Bps() == doctest::Approx(200e9));
+  CHECK(topology.bisection_bandwidth_Bps() == doctest::Approx(200e9).scale(1e-12));
 }
 
 TEST_CASE("in a full mesh the cut is the links between the halves") {
@@ -17,14 +17,14 @@ TEST_CASE("in a full mesh the cut is the links between the halves") {
   Topology topology = build(cluster_head("mesh") +
                             "nodes:\n  - name: m\n    count: 1\n    gpu: G\n    gpus_per_node: 4\n"
                             "    fabric: {type: mesh, link_bandwidth: 64GB/s, latency: 0.8us}\n");
-  CHECK(topology.bisection_bandwidth_Bps() == doctest::Approx(256e9));
+  CHECK(topology.bisection_bandwidth_Bps() == doctest::Approx(256e9).scale(1e-12));
 }
 
 TEST_CASE("between two nodes the cut is the first node's NICs") {
   // Node 0 vs node 1; 2 NICs of 25 GB/s each: 50 GB/s.
   Topology topology = build(cluster_head("two") + "nodes:\n" + nvswitch_group(2, 4, 2) +
                             "network: {topology: single-switch, hop_latency: 0.5us}\n");
-  CHECK(topology.bisection_bandwidth_Bps() == doctest::Approx(50e9));
+  CHECK(topology.bisection_bandwidth_Bps() == doctest::Approx(50e9).scale(1e-12));
 }
 
 TEST_CASE("an oversubscribed fat-tree has less bisection than its NICs") {
@@ -35,7 +35,7 @@ TEST_CASE("an oversubscribed fat-tree has less bisection than its NICs") {
                             "    fabric: {type: nvswitch, bandwidth: 100GB/s, latency: 1us}\n"
                             "    nics: {count: 1, bandwidth: 100Gb/s, latency: 1us}\n"
                             "network: {topology: fat-tree, switch_radix: 8, oversubscription: 3, hop_latency: 0.1us}\n");
-  CHECK(topology.bisection_bandwidth_Bps() == doctest::Approx(25e9));
+  CHECK(topology.bisection_bandwidth_Bps() == doctest::Approx(25e9).scale(1e-12));
 }
 
 TEST_CASE("one GPU has no bisection") {
@@ -45,5 +45,5 @@ TEST_CASE("one GPU has no bisection") {
 
 TEST_CASE("dgx-h100 at 16 nodes: 8 nodes x 8 NICs x 50 GB/s = 3.2 TB/s on a non-blocking fabric") {
   Topology topology(load_cluster("dgx-h100"));
-  CHECK(topology.bisection_bandwidth_Bps() == doctest::Approx(3.2e12));
+  CHECK(topology.bisection_bandwidth_Bps() == doctest::Approx(3.2e12).scale(1e-12));
 }

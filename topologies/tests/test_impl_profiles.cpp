@@ -62,10 +62,10 @@ TEST_CASE("a profile with every field reads back what it says") {
                                                    "  - {what: cat, kernels: 2, kv_bytes: 2, ranks: last, source: b}\n"
                                                    "  - {what: barrier, collective: allreduce, bytes: 4B, host_round_trips: 1, source: c}\n",
                                                "p.yaml");
-  CHECK(*p.kernel_launch_s == doctest::Approx(8e-6));
+  CHECK(*p.kernel_launch_s == doctest::Approx(8e-6).scale(1e-12));
   CHECK(p.sources.at("kernel_launch") == "a");
-  CHECK(p.collective_call_s == doctest::Approx(10e-6));
-  CHECK(p.first_call_s == doctest::Approx(2.5));
+  CHECK(p.collective_call_s == doctest::Approx(10e-6).scale(1e-12));
+  CHECK(p.first_call_s == doctest::Approx(2.5).scale(1e-12));
   CHECK(p.kv_expansion);
   CHECK(!p.ring_overlap);
   CHECK(p.ring_exchanges_per_step == 2);
@@ -108,10 +108,10 @@ TEST_CASE("a profile written as YAML reads back to the same values and sources")
     CHECK(back.description == preset.description);
     CHECK(back.implementation == preset.implementation);
     CHECK(back.kernel_launch_s.has_value() == preset.kernel_launch_s.has_value());
-    if (preset.kernel_launch_s) CHECK(*back.kernel_launch_s == doctest::Approx(*preset.kernel_launch_s).epsilon(1e-9));
-    CHECK(back.collective_call_s == doctest::Approx(preset.collective_call_s).epsilon(1e-9));
-    CHECK(back.host_round_trip_s == doctest::Approx(preset.host_round_trip_s).epsilon(1e-9));
-    CHECK(back.first_call_s == doctest::Approx(preset.first_call_s).epsilon(1e-9));
+    if (preset.kernel_launch_s) CHECK(*back.kernel_launch_s == doctest::Approx(*preset.kernel_launch_s).scale(1e-12).epsilon(1e-9));
+    CHECK(back.collective_call_s == doctest::Approx(preset.collective_call_s).scale(1e-12).epsilon(1e-9));
+    CHECK(back.host_round_trip_s == doctest::Approx(preset.host_round_trip_s).scale(1e-12).epsilon(1e-9));
+    CHECK(back.first_call_s == doctest::Approx(preset.first_call_s).scale(1e-12).epsilon(1e-9));
     CHECK(back.kv_expansion == preset.kv_expansion);
     CHECK(back.cuda_graphs == preset.cuda_graphs);
     CHECK(back.ring_overlap == preset.ring_overlap);

@@ -14,17 +14,17 @@ TEST_CASE("fields are read with their units, and optional keys take their docume
   CHECK(spec.name == "c");
   CHECK(spec.source == "c.yaml");
   const GpuModel& gpu = spec.gpu_models.at("G");
-  CHECK(gpu.hbm_bandwidth_Bps == doctest::Approx(2e12));
-  CHECK(gpu.hbm_capacity_bytes == doctest::Approx(80e9));
-  CHECK(gpu.peak_fp16_flops == doctest::Approx(1e15));
-  CHECK(gpu.launch_overhead_s == doctest::Approx(2e-6));
+  CHECK(gpu.hbm_bandwidth_Bps == doctest::Approx(2e12).scale(1e-12));
+  CHECK(gpu.hbm_capacity_bytes == doctest::Approx(80e9).scale(1e-12));
+  CHECK(gpu.peak_fp16_flops == doctest::Approx(1e15).scale(1e-12));
+  CHECK(gpu.launch_overhead_s == doctest::Approx(2e-6).scale(1e-12));
   const NodeGroup& group = spec.groups.front();
   CHECK(group.count == 3);
   CHECK(group.max_gpus_per_node == 8);  // defaults to gpus_per_node
   CHECK(group.fabric.domain_nodes == 1);
   CHECK_FALSE(group.fabric.in_switch_reduction);
   CHECK(group.fabric.p2p_channel_bandwidth_Bps == 0);  // optional: no channel limit
-  CHECK(group.nics.bandwidth_Bps == doctest::Approx(25e9));
+  CHECK(group.nics.bandwidth_Bps == doctest::Approx(25e9).scale(1e-12));
   // 8 GPUs over 4 NICs in blocks: 0 0 1 1 2 2 3 3.
   CHECK(group.nics.gpu_to_nic == std::vector<int>{0, 0, 1, 1, 2, 2, 3, 3});
   CHECK(spec.node_count() == 3);
@@ -74,12 +74,12 @@ TEST_CASE("a calibration section is read and kept with its provenance") {
   REQUIRE(spec.calibration.has_value());
   const Calibration& calibration = *spec.calibration;
   CHECK(calibration.provenance.inputs == std::vector<std::string>{"a.log", "b.json"});
-  CHECK(calibration.provenance.r_squared.value() == doctest::Approx(0.99));
-  CHECK(calibration.scale_up->bandwidth_Bps == doctest::Approx(360e9));
+  CHECK(calibration.provenance.r_squared.value() == doctest::Approx(0.99).scale(1e-12));
+  CHECK(calibration.scale_up->bandwidth_Bps == doctest::Approx(360e9).scale(1e-12));
   CHECK_FALSE(calibration.scale_out.has_value());
-  CHECK(calibration.collectives.at("ring").base_latency_s.value() == doctest::Approx(6.6e-6));
+  CHECK(calibration.collectives.at("ring").base_latency_s.value() == doctest::Approx(6.6e-6).scale(1e-12));
   CHECK_FALSE(calibration.collectives.at("ring").scale_up_step_latency_s.has_value());
-  CHECK(calibration.hbm_efficiency.value() == doctest::Approx(0.8));
+  CHECK(calibration.hbm_efficiency.value() == doctest::Approx(0.8).scale(1e-12));
 }
 
 TEST_CASE("the commented example in topologies/README.md loads (the docs stay in step with the loader)") {

@@ -37,7 +37,7 @@ TEST_CASE("2-level fat-tree: leaves of d ports, u spines, D-mod-k spine by desti
   Route to_two = topology.route(0, 2);
   CHECK(path_of(topology, to_two) == "n-0/gpu0 > n-0/nic0 > leaf0 > spine0 > leaf1 > n-2/nic0 > n-2/gpu0");
   CHECK(path_of(topology, topology.route(0, 3)) == "n-0/gpu0 > n-0/nic0 > leaf0 > spine1 > leaf1 > n-3/nic0 > n-3/gpu0");
-  CHECK(to_two.latency_s == doctest::Approx(2.3e-6));  // NIC 1 + 3 switches x 0.1 + NIC 1
+  CHECK(to_two.latency_s == doctest::Approx(2.3e-6).scale(1e-12));  // NIC 1 + 3 switches x 0.1 + NIC 1
 }
 
 TEST_CASE("oversubscription changes the leaf's port split") {

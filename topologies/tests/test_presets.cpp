@@ -57,7 +57,7 @@ TEST_CASE("preset shapes: GPUs, nodes and NVLink domains") {
   // MI300X: 7 xGMI links of 64 GB/s per GPU, one per peer.
   ClusterSpec mi300x = load_cluster("mi300x");
   CHECK(mi300x.groups.front().fabric.type == FabricType::mesh);
-  CHECK(mi300x.groups.front().fabric.link_bandwidth_Bps == doctest::Approx(64e9));
+  CHECK(mi300x.groups.front().fabric.link_bandwidth_Bps == doctest::Approx(64e9).scale(1e-12));
 }
 
 TEST_CASE("--nodes and --gpus-per-node overrides") {
@@ -123,7 +123,7 @@ TEST_CASE("the example clusters in topologies/examples load and build") {
   CHECK(examples >= 3);
   // 4x the NIC bandwidth: the 16-node bisection grows from 3.2 to 4 x 3.2 = 12.8 TB/s.
   Topology faster(load_cluster_file((directory / "dgx-h100-4x-ib.yaml").string()));
-  CHECK(faster.bisection_bandwidth_Bps() == doctest::Approx(12.8e12));
+  CHECK(faster.bisection_bandwidth_Bps() == doctest::Approx(12.8e12).scale(1e-12));
   // 18 nodes in NVLink domains of 9: 2 domains of 72 GPUs.
   Topology nvl(load_cluster_file((directory / "h100-nvl72.yaml").string()));
   CHECK(nvl.domain_count() == 2);
@@ -148,12 +148,12 @@ TEST_CASE("loopback-h100: P virtual ranks share one GPU, 1/P of its figures and 
     const GpuModel& share = spec.gpu_models.at(group.gpu_model);
     CHECK(topology.gpu_count() == ranks);
     CHECK(group.shared_by == ranks);
-    CHECK(share.hbm_bandwidth_Bps == doctest::Approx(3.35e12 / ranks));  // the file's 3.35TB/s
-    CHECK(share.peak_fp16_flops == doctest::Approx(989e12 / ranks));
-    CHECK(group.fabric.bandwidth_Bps == doctest::Approx(1.49e12 / ranks));  // the file's 1.49TB/s device copy
+    CHECK(share.hbm_bandwidth_Bps == doctest::Approx(3.35e12 / ranks).scale(1e-12));  // the file's 3.35TB/s
+    CHECK(share.peak_fp16_flops == doctest::Approx(989e12 / ranks).scale(1e-12));
+    CHECK(group.fabric.bandwidth_Bps == doctest::Approx(1.49e12 / ranks).scale(1e-12));  // the file's 1.49TB/s device copy
     // A topology built again from this one's spec is not divided twice.
     const Topology again{ClusterSpec(spec)};
-    CHECK(again.spec().gpu_models.at(again.spec().groups.front().gpu_model).hbm_bandwidth_Bps == doctest::Approx(3.35e12 / ranks));
+    CHECK(again.spec().gpu_models.at(again.spec().groups.front().gpu_model).hbm_bandwidth_Bps == doctest::Approx(3.35e12 / ranks).scale(1e-12));
   }
   CHECK_THROWS_WITH_AS(load_cluster_text(R"(name: x
 description: "y"

@@ -32,8 +32,8 @@ TEST_CASE("NVSwitch: GPU -> switch -> GPU inside a node") {
   Topology topology = build(kTwoNvswitchNodes);
   Route route = topology.route(0, 1);
   CHECK(path_of(topology, route) == "box-0/gpu0 > box-0/nvswitch > box-0/gpu1");
-  CHECK(route.latency_s == doctest::Approx(1e-6));        // the switch's 1 us
-  CHECK(route.bottleneck_Bps == doctest::Approx(100e9));  // the GPU's NVSwitch port
+  CHECK(route.latency_s == doctest::Approx(1e-6).scale(1e-12));        // the switch's 1 us
+  CHECK(route.bottleneck_Bps == doctest::Approx(100e9).scale(1e-12));  // the GPU's NVSwitch port
   for (LinkId id : route.links) CHECK(topology.link(id).tier == Tier::scale_up);
 }
 
@@ -41,8 +41,8 @@ TEST_CASE("between nodes: GPU -> its NIC -> switch -> NIC -> GPU, all scale-out"
   Topology topology = build(kTwoNvswitchNodes);
   Route route = topology.route(0, 4);
   CHECK(path_of(topology, route) == "box-0/gpu0 > box-0/nic0 > switch > box-1/nic0 > box-1/gpu0");
-  CHECK(route.latency_s == doctest::Approx(4.5e-6));     // NIC 2 + switch 0.5 + NIC 2
-  CHECK(route.bottleneck_Bps == doctest::Approx(25e9));  // 200 Gb/s
+  CHECK(route.latency_s == doctest::Approx(4.5e-6).scale(1e-12));     // NIC 2 + switch 0.5 + NIC 2
+  CHECK(route.bottleneck_Bps == doctest::Approx(25e9).scale(1e-12));  // 200 Gb/s
   for (LinkId id : route.links) CHECK(topology.link(id).tier == Tier::scale_out);
   // GPU 3 uses NIC 1 (blocks: 4 GPUs over 2 NICs), and so does GPU 6 (local GPU 2).
   CHECK(path_of(topology, topology.route(3, 6)) == "box-0/gpu3 > box-0/nic1 > switch > box-1/nic1 > box-1/gpu2");
@@ -74,8 +74,8 @@ TEST_CASE("mesh: one direct link per pair carrying links_per_peer links") {
                             "    fabric: {type: mesh, link_bandwidth: 64GB/s, links_per_peer: 2, latency: 0.8us}\n");
   Route route = topology.route(0, 3);
   CHECK(path_of(topology, route) == "m-0/gpu0 > m-0/gpu3");
-  CHECK(route.latency_s == doctest::Approx(0.8e-6));
-  CHECK(route.bottleneck_Bps == doctest::Approx(128e9));  // 2 x 64 GB/s
+  CHECK(route.latency_s == doctest::Approx(0.8e-6).scale(1e-12));
+  CHECK(route.bottleneck_Bps == doctest::Approx(128e9).scale(1e-12));  // 2 x 64 GB/s
   // 4 GPUs: 6 pairs = 6 cables = 12 directed links.
   CHECK(topology.link_count() == 12);
 }
@@ -84,20 +84,20 @@ TEST_CASE("PCIe with P2P: direct under one switch, through the host bridge acros
   Topology topology = build(pcie_cluster(true, 1));
   Route same_switch = topology.route(0, 1);
   CHECK(path_of(topology, same_switch) == "box-0/gpu0 > box-0/pcie0 > box-0/gpu1");
-  CHECK(same_switch.latency_s == doctest::Approx(0.3e-6));
-  CHECK(same_switch.bottleneck_Bps == doctest::Approx(32e9));
+  CHECK(same_switch.latency_s == doctest::Approx(0.3e-6).scale(1e-12));
+  CHECK(same_switch.bottleneck_Bps == doctest::Approx(32e9).scale(1e-12));
   Route across = topology.route(0, 2);
   CHECK(path_of(topology, across) == "box-0/gpu0 > box-0/pcie0 > box-0/host > box-0/pcie1 > box-0/gpu2");
-  CHECK(across.latency_s == doctest::Approx(0.9e-6));      // switch + host + switch, 0.3 us each
-  CHECK(across.bottleneck_Bps == doctest::Approx(16e9));   // the switch uplink
+  CHECK(across.latency_s == doctest::Approx(0.9e-6).scale(1e-12));      // switch + host + switch, 0.3 us each
+  CHECK(across.bottleneck_Bps == doctest::Approx(16e9).scale(1e-12));   // the switch uplink
 }
 
 TEST_CASE("PCIe without P2P: every transfer is staged through the host bridge") {
   Topology topology = build(pcie_cluster(false, 1));
   Route route = topology.route(0, 1);
   CHECK(path_of(topology, route) == "box-0/gpu0 > box-0/pcie0 > box-0/host > box-0/pcie0 > box-0/gpu1");
-  CHECK(route.latency_s == doctest::Approx(0.9e-6));
-  CHECK(route.bottleneck_Bps == doctest::Approx(16e9));
+  CHECK(route.latency_s == doctest::Approx(0.9e-6).scale(1e-12));
+  CHECK(route.bottleneck_Bps == doctest::Approx(16e9).scale(1e-12));
 }
 
 TEST_CASE("PCIe nodes reach their NIC through the host bridge") {
@@ -107,8 +107,8 @@ TEST_CASE("PCIe nodes reach their NIC through the host bridge") {
         "box-0/gpu0 > box-0/pcie0 > box-0/host > box-0/nic0 > switch > box-1/nic0 > box-1/host > box-1/pcie0 > "
         "box-1/gpu0");
   // pcie 0.3 + host 0.3 + NIC 1 + switch 0.5 + NIC 1 + host 0.3 + pcie 0.3 = 3.7 us
-  CHECK(route.latency_s == doctest::Approx(3.7e-6));
-  CHECK(route.bottleneck_Bps == doctest::Approx(12.5e9));  // 100 Gb/s
+  CHECK(route.latency_s == doctest::Approx(3.7e-6).scale(1e-12));
+  CHECK(route.bottleneck_Bps == doctest::Approx(12.5e9).scale(1e-12));  // 100 Gb/s
   CHECK(topology.link(route.links[0]).tier == Tier::scale_up);
   CHECK(topology.link(route.links[2]).tier == Tier::scale_out);  // host -> NIC
 }
@@ -133,5 +133,5 @@ TEST_CASE("the summary's farthest route is the slowest one from GPU 0") {
   REQUIRE(summary.farthest_route.has_value());
   CHECK(summary.farthest_route->to == "dgx-h100-1/gpu1");
   CHECK(summary.farthest_route->hops == 6);
-  CHECK(summary.farthest_route->latency_s == doctest::Approx(2.39e-6));
+  CHECK(summary.farthest_route->latency_s == doctest::Approx(2.39e-6).scale(1e-12));
 }

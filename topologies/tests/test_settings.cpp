@@ -43,7 +43,7 @@ TEST_CASE("a setting reaches the loaded cluster: dgx-h100 with 800 Gb/s NICs and
   overrides.settings = {parse_setting("nics.bandwidth=800Gb/s"), parse_setting("nodes.0.count=4")};
   const Topology topology = build_topology("dgx-h100", overrides);
   CHECK(topology.node_count() == 4);
-  CHECK(topology.spec().groups[0].nics.bandwidth_Bps == doctest::Approx(100e9));  // 800 Gb/s = 100 GB/s
+  CHECK(topology.spec().groups[0].nics.bandwidth_Bps == doctest::Approx(100e9).scale(1e-12));  // 800 Gb/s = 100 GB/s
 }
 
 TEST_CASE("bad settings: no '=', a path that names no value, a value the loader refuses") {

@@ -25,11 +25,11 @@ TEST_CASE("a knee between 4 and 16 MiB: two bands, the knee at their geometric m
   const validate::BandedFit fit = validate::fit_size_bands(sizes, times);
   REQUIRE(fit.bands.size() == 2);
   CHECK(fit.bands[0].from_bytes == 0);
-  CHECK(fit.bands[0].latency_s == doctest::Approx(10e-6).epsilon(1e-6));
-  CHECK(fit.bands[0].bandwidth_Bps == doctest::Approx(10e9).epsilon(1e-6));
-  CHECK(fit.bands[1].from_bytes == doctest::Approx(8 * MiB));  // sqrt(4 MiB x 16 MiB)
-  CHECK(fit.bands[1].latency_s == doctest::Approx(50e-6).epsilon(1e-6));
-  CHECK(fit.bands[1].bandwidth_Bps == doctest::Approx(4e9).epsilon(1e-6));
+  CHECK(fit.bands[0].latency_s == doctest::Approx(10e-6).scale(1e-12).epsilon(1e-6));
+  CHECK(fit.bands[0].bandwidth_Bps == doctest::Approx(10e9).scale(1e-12).epsilon(1e-6));
+  CHECK(fit.bands[1].from_bytes == doctest::Approx(8 * MiB).scale(1e-12));  // sqrt(4 MiB x 16 MiB)
+  CHECK(fit.bands[1].latency_s == doctest::Approx(50e-6).scale(1e-12).epsilon(1e-6));
+  CHECK(fit.bands[1].bandwidth_Bps == doctest::Approx(4e9).scale(1e-12).epsilon(1e-6));
   CHECK(fit.max_abs_rel_error < 1e-9);
 }
 
@@ -38,8 +38,8 @@ TEST_CASE("one straight line stays one band") {
   for (double n : sizes) times.push_back(line(5e-6, 2e9, n));  // 8 B: 5.004 us; 256 KiB: 136.1 us
   const validate::BandedFit fit = validate::fit_size_bands(sizes, times);
   REQUIRE(fit.bands.size() == 1);
-  CHECK(fit.bands[0].latency_s == doctest::Approx(5e-6).epsilon(1e-6));
-  CHECK(fit.bands[0].bandwidth_Bps == doctest::Approx(2e9).epsilon(1e-6));
+  CHECK(fit.bands[0].latency_s == doctest::Approx(5e-6).scale(1e-12).epsilon(1e-6));
+  CHECK(fit.bands[0].bandwidth_Bps == doctest::Approx(2e9).scale(1e-12).epsilon(1e-6));
 }
 
 TEST_CASE("small noise does not make a knee") {
@@ -58,10 +58,10 @@ TEST_CASE("two knees, three bands; repeated sizes (two benchmark files) count as
   }
   const validate::BandedFit fit = validate::fit_size_bands(sizes, times);
   REQUIRE(fit.bands.size() == 3);
-  CHECK(fit.bands[1].from_bytes == doctest::Approx(131072));     // sqrt(64 KiB x 256 KiB) = 128 KiB
-  CHECK(fit.bands[2].from_bytes == doctest::Approx(8 * MiB));    // sqrt(4 MiB x 16 MiB)
-  CHECK(fit.bands[1].bandwidth_Bps == doctest::Approx(10e9).epsilon(1e-6));
-  CHECK(fit.bands[2].latency_s == doctest::Approx(60e-6).epsilon(1e-6));
+  CHECK(fit.bands[1].from_bytes == doctest::Approx(131072).scale(1e-12));     // sqrt(64 KiB x 256 KiB) = 128 KiB
+  CHECK(fit.bands[2].from_bytes == doctest::Approx(8 * MiB).scale(1e-12));    // sqrt(4 MiB x 16 MiB)
+  CHECK(fit.bands[1].bandwidth_Bps == doctest::Approx(10e9).scale(1e-12).epsilon(1e-6));
+  CHECK(fit.bands[2].latency_s == doctest::Approx(60e-6).scale(1e-12).epsilon(1e-6));
   CHECK(fit.rel_errors.size() == sizes.size());
 }
 
@@ -72,7 +72,7 @@ TEST_CASE("a negative intercept is refused: the line goes through the origin ins
   const validate::BandedFit fit = validate::fit_size_bands({1000, 2000}, {1e-6, 3e-6});
   REQUIRE(fit.bands.size() == 1);
   CHECK(fit.bands[0].latency_s == 0);
-  CHECK(fit.bands[0].bandwidth_Bps == doctest::Approx(1.444444e18 / 1.666667e9).epsilon(1e-5));
+  CHECK(fit.bands[0].bandwidth_Bps == doctest::Approx(1.444444e18 / 1.666667e9).scale(1e-12).epsilon(1e-5));
 }
 
 TEST_CASE("bad input is refused") {

@@ -55,8 +55,8 @@ TEST_CASE("the calibrated cluster file loads, with the old calibration section r
   CHECK(twice.find("calibration:") == twice.rfind("calibration:"));  // one section
   const topologies::ClusterSpec spec = topologies::load_cluster_text(twice, "calibrated.yaml");
   REQUIRE(spec.calibration.has_value());
-  CHECK(spec.calibration->collectives.at("tree").base_latency_s.value() == doctest::Approx(11e-6));
-  CHECK(spec.calibration->scale_out->bandwidth_Bps == doctest::Approx(45e9));
+  CHECK(spec.calibration->collectives.at("tree").base_latency_s.value() == doctest::Approx(11e-6).scale(1e-12));
+  CHECK(spec.calibration->scale_out->bandwidth_Bps == doctest::Approx(45e9).scale(1e-12));
   CHECK_FALSE(spec.calibration->scale_out->latency_s.has_value());
   // What the measurements covered comes back, and a prediction outside it says why.
   REQUIRE(spec.calibration->provenance.sizes_bytes.has_value());
@@ -84,8 +84,8 @@ TEST_CASE("inside one node the fit takes the ring's base latency and the fabric'
                           << fit.fitted[2].second / 1e9 << " GB/s; median |error| " << 100 * median_abs(fit.rel_errors_after) << " %");
   // The rings were timed as 0.5 us + S / 7 GB/s, and the model's 2-rank ring is base + 2 steps + S / bus: the fit
   // gives back the rate, and the latencies add up to 0.5 us.
-  CHECK(fit.fitted[2].second == doctest::Approx(7e9).epsilon(1e-3));
-  CHECK(fit.fitted[0].second + 2 * fit.fitted[1].second == doctest::Approx(0.5e-6).epsilon(1e-2));
+  CHECK(fit.fitted[2].second == doctest::Approx(7e9).scale(1e-12).epsilon(1e-3));
+  CHECK(fit.fitted[0].second + 2 * fit.fitted[1].second == doctest::Approx(0.5e-6).scale(1e-12).epsilon(1e-2));
   CHECK(median_abs(fit.rel_errors_after) < 0.05);
   CHECK(median_abs(fit.rel_errors_after) < median_abs(fit.rel_errors_before));
 }
@@ -102,8 +102,8 @@ TEST_CASE("compute: launch overhead and HBM efficiency from attention kernel tim
   const topologies::ClusterSpec spec = topologies::load_cluster("rtx4090-pcie");
   const validate::ComputeFit fit = validate::fit_compute(spec, measured);
   const double rated = spec.gpu_models.at(spec.groups.front().gpu_model).hbm_bandwidth_Bps;
-  CHECK(fit.launch_overhead_s == doctest::Approx(2e-6).epsilon(1e-6));
-  CHECK(fit.hbm_efficiency == doctest::Approx(5e9 / rated).epsilon(1e-6));
+  CHECK(fit.launch_overhead_s == doctest::Approx(2e-6).scale(1e-12).epsilon(1e-6));
+  CHECK(fit.hbm_efficiency == doctest::Approx(5e9 / rated).scale(1e-12).epsilon(1e-6));
   CHECK(fit.median_abs_rel_error < 1e-9);
 }
 
@@ -123,12 +123,12 @@ TEST_CASE("across two DGX H100 the fit takes in-switch reduction's rate from NVL
   const validate::CalibrationFit fit = validate::calibrate_collectives(spec, measured, {"synthetic"}, "2026-11-26");
   REQUIRE(fit.calibration.in_switch_Bps.has_value());
   // Within 2 %: the five other parameters are free too, and NVLS-tree's pipeline fill trades a little with them.
-  CHECK(*fit.calibration.in_switch_Bps == doctest::Approx(240e9).epsilon(0.02));
+  CHECK(*fit.calibration.in_switch_Bps == doctest::Approx(240e9).scale(1e-12).epsilon(0.02));
   // Not 0: a calibrated base latency is one figure for every protocol, where NCCL's defaults differ by protocol.
   CHECK(median_abs(fit.rel_errors_after) < 0.02);
   CHECK(fit.fitted.back().first == "in-switch bandwidth");
   // Written into the cluster file, it loads back.
   const std::string text = validate::with_calibration(topologies::cluster_presets().front().yaml_text, fit.calibration);
   const topologies::ClusterSpec loaded = topologies::load_cluster_text(text, "calibrated.yaml");
-  CHECK(loaded.calibration->in_switch_Bps.value() == doctest::Approx(*fit.calibration.in_switch_Bps).epsilon(1e-5));
+  CHECK(loaded.calibration->in_switch_Bps.value() == doctest::Approx(*fit.calibration.in_switch_Bps).scale(1e-12).epsilon(1e-5));
 }

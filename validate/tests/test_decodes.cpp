@@ -31,8 +31,8 @@ TEST_CASE("a realrun decode file: its results, told apart from collective measur
   const model::DecodeModel two_gpus(topology, {0, 1});
   const double expected_s = two_gpus.predict(model::DecodeAlgorithm::ring, model::find_workload("paper-mha16"), 2000,
                                              model::realrun_plan_options(model::RealrunBackend::cpu)).latency_s;
-  CHECK(cases[1].predicted_s.at(validate::Engine::model) == doctest::Approx(expected_s).epsilon(1e-12));
-  CHECK(cases[1].error(validate::Engine::model) == doctest::Approx(expected_s / 0.004 - 1).epsilon(1e-12));
+  CHECK(cases[1].predicted_s.at(validate::Engine::model) == doctest::Approx(expected_s).scale(1e-12).epsilon(1e-12));
+  CHECK(cases[1].error(validate::Engine::model) == doctest::Approx(expected_s / 0.004 - 1).scale(1e-12).epsilon(1e-12));
   const auto summary = validate::summarise(cases, {validate::Engine::model});
   REQUIRE(summary.size() == 2);  // ring and tree, alphabetical
   CHECK(summary[0].operation == "ring");
@@ -55,20 +55,20 @@ TEST_CASE("a decode's noise: its repeats' spread, or the spread of the same case
   std::ofstream(path) << R"({"results": [{"algo": "ring", "seq_len": 2000, "ranks": 2, "backend": "cpu", "workload": "paper-mha16",
                             "batch": 1, "latency_s": {"median": 0.0046}}]})";
   auto rows = validate::read_decode_measurements(std::string(TREERING_SOURCE_DIR) + "/validate/tests/data/realrun-decode.json");
-  CHECK(rows[0].spread.value() == doctest::Approx(0.15));
+  CHECK(rows[0].spread.value() == doctest::Approx(0.15).scale(1e-12));
   const auto again = validate::read_decode_measurements(path);
   CHECK_FALSE(again[0].spread.has_value());
   rows.insert(rows.end(), again.begin(), again.end());
   const topologies::Topology topology = topologies::build_topology("dgx-h100", {1, {}});
   const auto cases = validate::predict_decodes(topology, rows, {validate::Engine::model});
   REQUIRE(cases.size() == 3);
-  CHECK(cases[0].noise == doctest::Approx(0.15));
-  CHECK(cases[1].noise == doctest::Approx(0.6 / 4.3));
-  CHECK(cases[2].noise == doctest::Approx(0.6 / 4.3));
+  CHECK(cases[0].noise == doctest::Approx(0.15).scale(1e-12));
+  CHECK(cases[1].noise == doctest::Approx(0.6 / 4.3).scale(1e-12));
+  CHECK(cases[2].noise == doctest::Approx(0.6 / 4.3).scale(1e-12));
   const auto summary = validate::summarise(cases, {validate::Engine::model});
   REQUIRE(summary.size() == 2);
-  CHECK(summary[0].median_noise.value() == doctest::Approx(0.6 / 4.3));  // ring
-  CHECK(summary[1].median_noise.value() == doctest::Approx(0.15));       // tree
+  CHECK(summary[0].median_noise.value() == doctest::Approx(0.6 / 4.3).scale(1e-12));  // ring
+  CHECK(summary[1].median_noise.value() == doctest::Approx(0.15).scale(1e-12));       // tree
 }
 
 TEST_CASE("a decode file without its backend is refused") {

@@ -12,9 +12,9 @@ TEST_CASE("exact alpha-beta data is recovered") {
   std::vector<double> sizes{8, 1048576, 1073741824};
   std::vector<double> times{5.00016e-6, 25.97152e-6, 5e-6 + 1073741824 / 50e9};
   auto fit = fit_latency_bandwidth(sizes, times);
-  CHECK(fit.latency_s == doctest::Approx(5e-6).epsilon(1e-6));
-  CHECK(fit.bandwidth_Bps == doctest::Approx(50e9).epsilon(1e-6));
-  CHECK(fit.r_squared == doctest::Approx(1.0));
+  CHECK(fit.latency_s == doctest::Approx(5e-6).scale(1e-12).epsilon(1e-6));
+  CHECK(fit.bandwidth_Bps == doctest::Approx(50e9).scale(1e-12).epsilon(1e-6));
+  CHECK(fit.r_squared == doctest::Approx(1.0).scale(1e-12));
   CHECK(fit.max_abs_rel_error < 1e-6);
 }
 
@@ -24,7 +24,7 @@ TEST_CASE("relative weighting keeps small messages accurate") {
   std::vector<double> sizes{8, 64, 512, 4096, 1e9};
   std::vector<double> times{10.1e-6, 9.9e-6, 10.1e-6, 9.9e-6, (10e-6 + 1e9 / 25e9) * 1.1};
   auto fit = fit_latency_bandwidth(sizes, times);
-  CHECK(fit.latency_s == doctest::Approx(10e-6).epsilon(0.03));
+  CHECK(fit.latency_s == doctest::Approx(10e-6).scale(1e-12).epsilon(0.03));
   CHECK(fit.max_abs_rel_error < 0.11);
 }
 

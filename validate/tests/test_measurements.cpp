@@ -22,10 +22,10 @@ TEST_CASE("the shipped nccl-tests log: 16 ranks (its Rank lines), all-reduce (bu
   CHECK(rows.front().ranks == 16);
   CHECK(rows.front().op == model::CollectiveOp::allreduce);
   CHECK(rows.front().bytes == 8);
-  CHECK(rows.front().time_s == doctest::Approx(24.70e-6));  // in-place 24.70 us beats out-of-place 68.52
+  CHECK(rows.front().time_s == doctest::Approx(24.70e-6).scale(1e-12));  // in-place 24.70 us beats out-of-place 68.52
   CHECK(rows.front().line == 27);  // 4 comment lines, '#', '# Using devices', 16 Rank lines, '#', 3 header lines
   CHECK(rows.back().bytes == 17179869184.0);
-  CHECK(rows.back().time_s == doctest::Approx(68652e-6));
+  CHECK(rows.back().time_s == doctest::Approx(68652e-6).scale(1e-12));
 }
 
 TEST_CASE("the CSV of the same figures reads the same (ranks from its bus factor)") {
@@ -34,7 +34,7 @@ TEST_CASE("the CSV of the same figures reads the same (ranks from its bus factor
   REQUIRE(csv.size() == log.size());
   for (size_t i = 0; i < csv.size(); ++i) {
     CHECK(csv[i].bytes == log[i].bytes);
-    CHECK(csv[i].time_s == doctest::Approx(log[i].time_s));
+    CHECK(csv[i].time_s == doctest::Approx(log[i].time_s).scale(1e-12));
     CHECK(csv[i].ranks == 16);
     CHECK(csv[i].op == model::CollectiveOp::allreduce);
   }
@@ -72,7 +72,7 @@ TEST_CASE("treering-realrun's bench JSON: the median of each size, the ranks fro
   CHECK(rows[0].ranks == 2);
   CHECK(rows[0].algorithm == model::CollectiveAlgorithm::ring);  // the cpu backend's rings, named in the file
   CHECK(rows[1].bytes == 2097152);
-  CHECK(rows[1].time_s == doctest::Approx(2.2193e-4));
+  CHECK(rows[1].time_s == doctest::Approx(2.2193e-4).scale(1e-12));
   const std::string broken = std::string(TREERING_BINARY_DIR) + "/tests/broken-bench.json";
   std::ofstream(broken) << "{\"bench\": \"allreduce\", \"provenance\": {\"ranks\": 2}}";
   CHECK_THROWS_WITH_AS(validate::read_collective_measurements(broken), doctest::Contains("missing 'results'"), topologies::InputError);
@@ -86,7 +86,7 @@ TEST_CASE("every nccl-tests binary: named by its first line, or told by its bus 
   REQUIRE(alltoall.size() == 2);
   CHECK(alltoall[0].op == model::CollectiveOp::alltoall);  // "# Collective test starting: alltoall_perf"
   CHECK(alltoall[0].ranks == 16);
-  CHECK(alltoall[0].time_s == doctest::Approx(49e-6));
+  CHECK(alltoall[0].time_s == doctest::Approx(49e-6).scale(1e-12));
   const auto scatter = validate::read_collective_measurements(dir + "/reduce-scatter-unnamed.log");
   CHECK(scatter.at(0).op == model::CollectiveOp::reduce_scatter);  // 22.94 / 26.21 = 7/8 with redop sum
   const auto sends = validate::read_collective_measurements(dir + "/sendrecv-unnamed.log");

@@ -51,14 +51,14 @@ TEST_CASE("timings made with known launch and host costs give them back") {
   for (auto& t : timings) t.measured_s = model_s(t, truth);
   const auto fit = validate::fit_overheads(prior, timings, {validate::Overhead::kernel_launch, validate::Overhead::host_round_trip}, "test");
   REQUIRE(fit.estimates.size() == 2);
-  CHECK(fit.estimates[0].prior_s == doctest::Approx(3.8e-6));
-  CHECK(fit.estimates[0].fitted_s == doctest::Approx(5e-6).epsilon(1e-6));
-  CHECK(fit.estimates[1].fitted_s == doctest::Approx(12e-6).epsilon(1e-6));
+  CHECK(fit.estimates[0].prior_s == doctest::Approx(3.8e-6).scale(1e-12));
+  CHECK(fit.estimates[0].fitted_s == doctest::Approx(5e-6).scale(1e-12).epsilon(1e-6));
+  CHECK(fit.estimates[1].fitted_s == doctest::Approx(12e-6).scale(1e-12).epsilon(1e-6));
   CHECK(fit.max_abs_rel_error < 1e-6);
   CHECK(fit.median_abs_rel_error_before > 1e-3);  // the prior was off
   // The parts add up: the rest of the model, each overhead's share and what is left over.
-  CHECK(fit.base_share + fit.estimates[0].share + fit.estimates[1].share + fit.unexplained_share == doctest::Approx(1.0).epsilon(1e-6));
-  CHECK(*fit.profile.kernel_launch_s == doctest::Approx(5e-6).epsilon(1e-6));
+  CHECK(fit.base_share + fit.estimates[0].share + fit.estimates[1].share + fit.unexplained_share == doctest::Approx(1.0).scale(1e-12).epsilon(1e-6));
+  CHECK(*fit.profile.kernel_launch_s == doctest::Approx(5e-6).scale(1e-12).epsilon(1e-6));
   CHECK(fit.profile.name == "paper-torch-llama-fitted");
   CHECK(fit.profile.sources.at("kernel_launch").find("fitted by treering calibrate to 4 timings (test)") != std::string::npos);
 }
@@ -72,8 +72,8 @@ TEST_CASE("a first call of 0.5 s inside every timing is found whole, and its sha
     measured_sum_s += t.measured_s;
   }
   const auto fit = validate::fit_overheads(efficient, timings, {validate::Overhead::first_call}, "test");
-  CHECK(fit.estimates[0].fitted_s == doctest::Approx(0.5).epsilon(1e-9));
-  CHECK(fit.estimates[0].share == doctest::Approx(3 * 0.5 / measured_sum_s).epsilon(1e-9));
+  CHECK(fit.estimates[0].fitted_s == doctest::Approx(0.5).scale(1e-12).epsilon(1e-9));
+  CHECK(fit.estimates[0].share == doctest::Approx(3 * 0.5 / measured_sum_s).scale(1e-12).epsilon(1e-9));
   CHECK(fit.estimates[0].std_error_s < 1e-9);  // exact data
 }
 

@@ -43,10 +43,10 @@ TEST_CASE("two ranks of one node: scale-up bands with the knee at 8 MiB") {
   const validate::P2pFit fit = validate::calibrate_p2p(spec, knee_on(2));
   CHECK(fit.scale_out.empty());
   REQUIRE(fit.scale_up.size() == 2);
-  CHECK(fit.scale_up[0].bandwidth_Bps == doctest::Approx(11e9).epsilon(1e-6));
-  CHECK(fit.scale_up[1].from_bytes == doctest::Approx(8 * MiB));  // sqrt(4 MiB x 16 MiB)
-  CHECK(fit.scale_up[1].latency_s == doctest::Approx(100e-6).epsilon(1e-6));
-  CHECK(fit.scale_up[1].bandwidth_Bps == doctest::Approx(4.4e9).epsilon(1e-6));
+  CHECK(fit.scale_up[0].bandwidth_Bps == doctest::Approx(11e9).scale(1e-12).epsilon(1e-6));
+  CHECK(fit.scale_up[1].from_bytes == doctest::Approx(8 * MiB).scale(1e-12));  // sqrt(4 MiB x 16 MiB)
+  CHECK(fit.scale_up[1].latency_s == doctest::Approx(100e-6).scale(1e-12).epsilon(1e-6));
+  CHECK(fit.scale_up[1].bandwidth_Bps == doctest::Approx(4.4e9).scale(1e-12).epsilon(1e-6));
   CHECK(fit.sizes_bytes.first == 256.0 * 1024);
   CHECK(fit.sizes_bytes.second == 64 * MiB);
 }
@@ -72,8 +72,8 @@ TEST_CASE("the p2p section is written in the cluster file and reads back the sam
   REQUIRE(loaded.calibration);
   REQUIRE(loaded.calibration->p2p_scale_up.size() == 2);
   CHECK(loaded.calibration->p2p_scale_up[0].from_bytes == 0);
-  CHECK(loaded.calibration->p2p_scale_up[1].from_bytes == doctest::Approx(8 * MiB).epsilon(1e-6));  // whole bytes
-  CHECK(loaded.calibration->p2p_scale_up[1].bandwidth_Bps == doctest::Approx(4.4e9).epsilon(1e-5));  // 6 digits
+  CHECK(loaded.calibration->p2p_scale_up[1].from_bytes == doctest::Approx(8 * MiB).scale(1e-12).epsilon(1e-6));  // whole bytes
+  CHECK(loaded.calibration->p2p_scale_up[1].bandwidth_Bps == doctest::Approx(4.4e9).scale(1e-12).epsilon(1e-5));  // 6 digits
   CHECK(loaded.calibration->provenance.p2p_sizes_bytes->second == 64 * MiB);
   CHECK(loaded.calibration->provenance.tokens->second == 4000);
 }

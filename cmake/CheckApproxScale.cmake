@@ -1,0 +1,30 @@
+# Every doctest::Approx in the tests sets its scale. doctest's default scale of 1 adds an absolute slack of
+# epsilon x 1 = 1.2e-5 to every comparison, so a check of a latency in seconds (25.2e-6) passes anything within
+# 12 us of it: such a test asserts almost nothing. Tests write doctest::Approx(x).scale(1e-12) (a relative check
+# that still lets 0 equal 0). Run as: cmake -DSOURCE_DIR=... -P CheckApproxScale.cmake
+set(tests "")
+foreach(dir topologies model sim realrun validate cli)
+  file(GLOB_RECURSE more RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/${dir}/tests/*.cpp ${SOURCE_DIR}/${dir}/tests/*.hpp)
+  list(APPEND tests ${more})
+endforeach()
+set(found "")
+foreach(test IN LISTS tests)
+  file(STRINGS ${SOURCE_DIR}/${test} lines)
+  set(number 0)
+  foreach(line IN LISTS lines)
+    math(EXPR number "${number} + 1")
+    # A line with more Approx( than .scale( holds one without a scale (write the scale on the same line).
+    string(REGEX MATCHALL "Approx\\(" approxes "${line}")
+    string(REGEX MATCHALL "\\.scale\\(" scales "${line}")
+    list(LENGTH approxes approx_count)
+    list(LENGTH scales scale_count)
+    if(approx_count GREATER scale_count)
+      string(APPEND found "  ${test}:${number}: ${line}\n")
+    endif()
+  endforeach()
+endforeach()
+if(found)
+  message(FATAL_ERROR "doctest::Approx without .scale(...) (an absolute slack of 1.2e-5):\n${found}")
+endif()
+list(LENGTH tests count)
+message(STATUS "${count} test files checked: every Approx sets its scale")
