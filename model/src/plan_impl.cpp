@@ -90,6 +90,7 @@ void apply_impl(DecodePlan& plan, const ImplProfile& profile) {
   plan.ring_exchanges_per_step = profile.ring_exchanges_per_step;
   plan.ring_step_host_s = profile.ring_host_round_trips_per_step * profile.host_round_trip_s;
   plan.other_kernels_per_layer = profile.other_kernels_per_layer;
+  plan.eager_dispatch_s = profile.eager_dispatch_s;
   std::vector<Phase> phases;
   if (profile.first_call_s > 0) {
     phases.push_back(host_phase("first call: tracing and compilation", profile.first_call_s));
@@ -100,6 +101,24 @@ void apply_impl(DecodePlan& plan, const ImplProfile& profile) {
   }
   phases.insert(phases.end(), plan.phases.begin(), plan.phases.end());
   plan.phases = std::move(phases);
+}
+
+int kernels_per_layer(const DecodePlan& plan) {
+  const int rounds = static_cast<int>(plan.gpus.size());
+  int kernels = plan.other_kernels_per_layer;
+  for (const Phase& phase : plan.phases) {
+    switch (phase.kind) {
+      case PhaseKind::attend:
+      case PhaseKind::collective:
+      case PhaseKind::merge: kernels += 1; break;
+      case PhaseKind::ring_pass:
+      case PhaseKind::q_ring: kernels += 2 * rounds + (rounds - 1); break;
+      case PhaseKind::transfers: kernels += phase.merge_states > 0 ? 2 : 1; break;
+      case PhaseKind::elementwise: kernels += phase.kernels; break;
+      case PhaseKind::host: break;
+    }
+  }
+  return kernels;
 }
 
 }  // namespace treering::model

@@ -102,6 +102,9 @@ void check_consistency(const StrictMap& map, const ImplProfile& profile) {
   if (round_trips > 0 && !map.has("host_round_trip")) {
     yaml::fail(map.file(), map.node(), "the profile makes host round trips: give 'host_round_trip' (its cost)");
   }
+  if (profile.cuda_graphs && profile.eager_dispatch_s) {
+    yaml::fail(map.file(), map.required("cuda_graphs"), "a decode step replayed from a CUDA graph dispatches nothing from the host: drop 'eager_dispatch'");
+  }
   if (profile.cuda_graphs && (round_trips > 0 || profile.collective_call_s > 0)) {
     yaml::fail(map.file(), map.required("cuda_graphs"),
                "a decode step replayed from a CUDA graph makes no host round trips and no per-call dispatch");
@@ -110,7 +113,7 @@ void check_consistency(const StrictMap& map, const ImplProfile& profile) {
 
 ImplProfile read_profile(const std::string& file, const YAML::Node& root) {
   StrictMap map(root, file, "the implementation profile",
-                {"name", "description", "implementation", "kernel_launch", "collective_call", "host_round_trip",
+                {"name", "description", "implementation", "kernel_launch", "eager_dispatch", "collective_call", "host_round_trip",
                  "first_call", "kv_expansion", "cuda_graphs", "other_kernels_per_layer", "collective_algorithm", "partial_o_bytes",
                  "ring", "uncertainty", "per_layer"});
   ImplProfile profile;
@@ -119,6 +122,7 @@ ImplProfile read_profile(const std::string& file, const YAML::Node& root) {
   profile.description = map.name("description");
   profile.implementation = map.name("implementation");
   if (map.has("kernel_launch")) profile.kernel_launch_s = sourced(map, "kernel_launch", profile, duration);
+  if (map.has("eager_dispatch")) profile.eager_dispatch_s = sourced(map, "eager_dispatch", profile, duration);
   if (map.has("collective_call")) profile.collective_call_s = sourced(map, "collective_call", profile, duration);
   if (map.has("host_round_trip")) profile.host_round_trip_s = sourced(map, "host_round_trip", profile, duration);
   if (map.has("first_call")) {

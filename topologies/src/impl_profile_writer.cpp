@@ -69,6 +69,7 @@ std::string impl_profile_yaml(const ImplProfile& profile) {
   out << YAML::Key << "description" << YAML::Value << YAML::DoubleQuoted << profile.description;
   out << YAML::Key << "implementation" << YAML::Value << YAML::DoubleQuoted << profile.implementation;
   if (profile.kernel_launch_s) sourced(out, profile, "kernel_launch", duration_text(*profile.kernel_launch_s));
+  if (profile.eager_dispatch_s) sourced(out, profile, "eager_dispatch", duration_text(*profile.eager_dispatch_s));
   sourced(out, profile, "collective_call", duration_text(profile.collective_call_s));
   sourced(out, profile, "host_round_trip", duration_text(profile.host_round_trip_s));
   sourced(out, profile, "first_call", duration_text(profile.first_call_s));

@@ -35,6 +35,7 @@ TEST_CASE("every preset profile loads and cites each number it sets") {
     CHECK(!profile.uncertainty.source.empty());
     auto cited = [&](const char* key) { return profile.sources.count(key) == 1 && !profile.sources.at(key).empty(); };
     if (profile.kernel_launch_s) CHECK(cited("kernel_launch"));
+    if (profile.eager_dispatch_s) CHECK(cited("eager_dispatch"));
     if (profile.collective_call_s > 0) CHECK(cited("collective_call"));
     if (profile.host_round_trip_s > 0) CHECK(cited("host_round_trip"));
     if (profile.first_call_s > 0) CHECK(cited("first_call"));
@@ -88,6 +89,11 @@ TEST_CASE("bad profiles point at the mistake") {
   CHECK(error_of(kHead + "cuda_graphs: true\nhost_round_trip: 5us\nring: {host_round_trips_per_step: 1}\n").find("p.yaml:5:14: error: a decode step replayed") == 0);
   CHECK(error_of("name: x\ndescription: d\nimplementation: i\n").find("p.yaml:1:1: error:") == 0);  // no uncertainty
   CHECK(error_of(kHead + "first_call: 7200s\n").find("p.yaml:5:13: error: 'first_call' is implausibly large") == 0);
+  // Eager dispatch: a duration with its source; a graph replay dispatches nothing from the host.
+  CHECK(*load_impl_profile_text(kHead + "eager_dispatch: {value: 25us, source: blog}\n", "p.yaml").eager_dispatch_s ==
+        doctest::Approx(25e-6).scale(1e-12));
+  CHECK(error_of(kHead + "eager_dispatch: -3us\n").find("p.yaml:5:17: error:") == 0);
+  CHECK(error_of(kHead + "cuda_graphs: true\neager_dispatch: 25us\n").find("p.yaml:5:14: error: a decode step replayed from a CUDA graph dispatches nothing") == 0);
   // network_latency: optional, in [0, 10], communication's when absent.
   const std::string head = "name: x\ndescription: d\nimplementation: i\nuncertainty: {compute: 0.1, communication: 0.2, ";
   CHECK(error_of(head + "network_latency: -1, source: s}\n").find("p.yaml:4:") == 0);
@@ -109,6 +115,8 @@ TEST_CASE("a profile written as YAML reads back to the same values and sources")
     CHECK(back.implementation == preset.implementation);
     CHECK(back.kernel_launch_s.has_value() == preset.kernel_launch_s.has_value());
     if (preset.kernel_launch_s) CHECK(*back.kernel_launch_s == doctest::Approx(*preset.kernel_launch_s).scale(1e-12).epsilon(1e-9));
+    CHECK(back.eager_dispatch_s.has_value() == preset.eager_dispatch_s.has_value());
+    if (preset.eager_dispatch_s) CHECK(*back.eager_dispatch_s == doctest::Approx(*preset.eager_dispatch_s).scale(1e-12).epsilon(1e-9));
     CHECK(back.collective_call_s == doctest::Approx(preset.collective_call_s).scale(1e-12).epsilon(1e-9));
     CHECK(back.host_round_trip_s == doctest::Approx(preset.host_round_trip_s).scale(1e-12).epsilon(1e-9));
     CHECK(back.first_call_s == doctest::Approx(preset.first_call_s).scale(1e-12).epsilon(1e-9));

@@ -116,6 +116,7 @@ struct DecodePlan {
   int ring_exchanges_per_step = 1;
   double ring_step_host_s = 0;
   int other_kernels_per_layer = 0;
+  std::optional<double> eager_dispatch_s;  // host time per kernel dispatched (ImplProfile::eager_dispatch_s)
 };
 
 // equal: N / p tokens each (split_tokens). by_speed: in proportion to each GPU's speed, the split that minimises
@@ -148,6 +149,14 @@ struct PlanOptions {
 // kv_bytes 2.5: each shard caches 10,000 x 4 KiB = 40.96 MB per layer, so the entry moves 102.4 MB, and a ring
 // block is 4 x 40.96 = 163.8 MB. Throws topologies::InputError (at the entry) for an unknown algorithm name.
 void apply_impl(DecodePlan& plan, const topologies::ImplProfile& profile);
+
+// The kernels one rank launches per layer as the plan counts them: an attention 1; a ring pass or q-ring p rounds
+// of attention and merge plus p - 1 sends; a collective 1; a transfers phase 1 (one NCCL group) and 1 more when it
+// merges; a merge 1; an elementwise phase its kernels; and the layer's other kernels (other_kernels_per_layer).
+// Example: tree (attention, three all-reduces, rescale and divide) under paper-torch-llama: 1 + 3 + 2 = 6, the
+// profile's per-layer work 2 (cat) + 5 (RoPE) + 2 (repeat_kv) + 1 (broadcast) + 1 (barrier) = 11, and its 32
+// other kernels: 49 (the last rank's count: it runs the cat).
+int kernels_per_layer(const DecodePlan& plan);
 
 // `domain_of_rank[r]` tells tree-lse which ranks share a scale-up domain. Throws std::invalid_argument for
 // no GPUs, a sequence of fewer than 1 token, or an invalid workload.

@@ -55,6 +55,9 @@ struct ImplProfile {
   std::string implementation;                 // the program it models (repository, version, files)
   std::string origin;                         // "preset:NAME" or the file path
   std::optional<double> kernel_launch_s;      // per kernel launched; none: the GPU's own figure (calibrated or model)
+  // Host time an eager framework spends per kernel it dispatches (Python, dispatcher, launch): the host issues a
+  // token's kernels no faster than this each, so a step takes at least kernels x this (none: not host-bound).
+  std::optional<double> eager_dispatch_s;
   double collective_call_s = 0;               // host-side cost of each collective call, on top of the library's
   double host_round_trip_s = 0;               // one host synchronisation: the GPU idles while the host catches up
   double first_call_s = 0;                    // a one-off cost inside the timed region (tracing, compilation)
@@ -76,6 +79,7 @@ struct ImplProfile {
 //   description: "..."                # required
 //   implementation: "..."             # required: what it models
 //   kernel_launch: 4us                # optional; each quantity either plain or {value: ..., source: "..."}
+//   eager_dispatch: 25us              # optional: host time per kernel an eager framework dispatches
 //   collective_call: 10us             # optional (0)
 //   host_round_trip: 20us             # required when anything makes host round trips
 //   first_call: 1.5s                  # optional (0)
