@@ -191,16 +191,20 @@ DecodeResult DecodeModel::evaluate(const DecodePlan& plan) const {
   const Workload& w = plan.workload;
   result.weights_s = w.parameters * (w.mean_weight_bytes > 0 ? w.mean_weight_bytes : w.dtype_bytes) / slowest_.hbm_Bps +
                      plan.workload.layers * plan.other_kernels_per_layer * c.slowest.launch_s;
-  result.token_s = plan.workload.layers * (result.latency_s - once_s) + once_s + result.weights_s;
-  if (plan.eager_dispatch_s) {
-    // An eager framework issues the token's kernels one by one from the host, and waits at each host round
-    // trip: the step takes at least that long, however short the kernels. Example: 49 kernels per layer at
-    // 25 us, 32 layers, one 5.8 us round trip per layer: 32 x (49 x 25 + 5.8) us = 39.4 ms.
-    const double host_per_layer_s = kernels_per_layer(plan) * *plan.eager_dispatch_s + (result.breakdown.host_s - once_s);
-    result.token_s = std::max(result.token_s, plan.workload.layers * host_per_layer_s + once_s);
-  }
   result.first_call_s = once_s;
+  result.token_s = token_time_s(plan, result);
   return result;
+}
+
+double token_time_s(const DecodePlan& plan, const DecodeResult& layer) {
+  const double once_s = layer.first_call_s;
+  const double token_s = plan.workload.layers * (layer.latency_s - once_s) + once_s + layer.weights_s;
+  if (!plan.eager_dispatch_s) return token_s;
+  // An eager framework issues the token's kernels one by one from the host, and waits at each host round
+  // trip: the step takes at least that long, however short the kernels. Example: 49 kernels per layer at
+  // 25 us, 32 layers, one 5.8 us round trip per layer: 32 x (49 x 25 + 5.8) us = 39.4 ms.
+  const double host_per_layer_s = kernels_per_layer(plan) * *plan.eager_dispatch_s + (layer.breakdown.host_s - once_s);
+  return std::max(token_s, plan.workload.layers * host_per_layer_s + once_s);
 }
 
 }  // namespace treering::model

@@ -34,7 +34,7 @@ model::DecodeResult simulated_result(const model::DecodeModel& decode, const mod
   r.breakdown.intra_node_s = t.wait_intra_s + (across ? 0.0 : t.collective_s);
   r.breakdown.inter_node_s = t.wait_inter_s + (across ? t.collective_s : 0.0);
   r.breakdown.overlapped_communication_s = t.overlapped_s;
-  r.token_s = plan.workload.layers * r.latency_s + r.weights_s;
+  r.token_s = model::token_time_s(plan, r);
   r.phases.clear();
   for (size_t i = 0; i < plan.phases.size(); ++i) {
     const model::Phase& phase = plan.phases[i];

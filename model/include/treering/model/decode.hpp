@@ -173,4 +173,9 @@ double generation_from_ends_s(long long tokens, double first_token_s, double las
 // Throws std::invalid_argument when the workload does not fit in a GPU's memory (naming both figures).
 void check_fits(const DecodeResult& result, const DecodeModel& model);
 
+// A token's time from one layer's result (the model's or a replay's): layers x (latency - first call) + first call
+// + reading the weights, and under an eager framework (DecodePlan::eager_dispatch_s) at least layers x (the
+// layer's kernels x the dispatch + its host round trips) + first call. Both engines time tokens with it.
+double token_time_s(const DecodePlan& plan, const DecodeResult& layer);
+
 }  // namespace treering::model
