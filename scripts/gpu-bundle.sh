@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs what `make gpu-check` needs into a folder that runs on a GPU machine with no package registry: the project
 # built here with CUDA for the GPU's architecture, the binaries with the shared libraries they load (but the C
-# library, the CUDA driver, NCCL and cuDNN, which the GPU machine has), Open MPI's plugins and help files, and
+# library, the CUDA driver, NCCL, cuDNN and cuBLAS (540 MB), which the GPU machine has), Open MPI's plugins and help files, and
 # env.sh, which points the loader and Open MPI there. On the GPU machine, from the project's root:
 #     bash scripts/gpu-check.sh --bundle .gpurun           (or: source .gpurun/env.sh; treering-realrun info)
 # Usage: bash scripts/gpu-bundle.sh [--arch 90] [--build-dir build-gpu] [--out .gpurun]
@@ -34,8 +34,8 @@ exclude="$(git rev-parse --git-common-dir)/info/exclude"
 grep -qx "/$out/" "$exclude" 2>/dev/null || echo "/$out/" >> "$exclude"
 cp "$build/bin/treering-realrun" "$build/tests/realrun_gpu_tests" "$out/bin/"
 
-# The libraries a file loads, but those the GPU machine has itself (glibc, the driver, NCCL, cuDNN).
-system='/(libc|libm|libpthread|libdl|librt|libgcc_s|ld-linux[^/]*)\.so|/libcuda\.so|/libnccl|/libcudnn'
+# The libraries a file loads, but those the GPU machine has itself (glibc, the driver, NCCL, cuDNN, cuBLAS).
+system='/(libc|libm|libpthread|libdl|librt|libgcc_s|ld-linux[^/]*)\.so|/libcuda\.so|/libnccl|/libcudnn|/libcublas'
 copy_libraries() {
   for file in "$@"; do ldd "$file" 2>/dev/null | awk '/=> \// {print $3}'; done | sort -u | grep -v -E "$system" |
     while read -r library; do [[ -e "$out/lib/$(basename "$library")" ]] || cp -L "$library" "$out/lib/"; done
@@ -55,9 +55,10 @@ strip --strip-unneeded "$out"/bin/* "$out"/lib/*.so* 2>/dev/null || true
 cat > "$out/env.sh" <<ENV
 # Sourced on the GPU machine from the project's root (bash scripts/gpu-check.sh --bundle $out does it).
 bundle=\$PWD/$out
-# NCCL and cuDNN: the machine's own (PyTorch's environment carries them), else the CUDA toolkit's.
+# NCCL, cuDNN and cuBLAS: the machine's own (PyTorch's environment carries them), else the CUDA toolkit's.
 nvidia=\$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(list(nvidia.nccl.__path__)[0]))' 2>/dev/null || true)
-export LD_LIBRARY_PATH=\$bundle/lib\${nvidia:+:\$nvidia/nccl/lib:\$nvidia/cudnn/lib}:/usr/local/cuda/lib64:\${LD_LIBRARY_PATH:-}
+cublas=\$( (find "\${nvidia:-/nonexistent}" /usr/local/cuda/lib64 -name 'libcublasLt.so.13*' 2>/dev/null || true) | head -1)
+export LD_LIBRARY_PATH=\$bundle/lib\${nvidia:+:\$nvidia/nccl/lib:\$nvidia/cudnn/lib}\${cublas:+:\$(dirname "\$cublas")}:/usr/local/cuda/lib64:\${LD_LIBRARY_PATH:-}
 export OPAL_PREFIX=\$bundle/ompi OMPI_MCA_mca_base_component_path=\$bundle/$plugins/openmpi3
 export PMIX_MCA_mca_base_component_path=\$bundle/pmix2/lib/pmix OMPI_MCA_ess_singleton_isolated=1
 export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -5,26 +5,39 @@
 #   bash scripts/gpu-check.sh --bundle .gpurun     on a GPU machine without a package registry, from the folder
 #        [--out DIR]                               scripts/gpu-bundle.sh packed elsewhere: measures only;
 #   bash scripts/gpu-check.sh --analyse DIR        anywhere (no GPU): treering calibrate and validate on DIR.
+#   --only GROUPS                                  a comma list of what to measure (default: all of them): tests,
+#                                                  sanitizers, attention, loopback-bench, decode, step.
 # What it measures: provenance.json (GPU, driver, clocks, power limit, CUDA, NCCL, PyTorch); the GPU tests;
 # compute-sanitizer memcheck and racecheck on a short loopback decode and the attention bench; bench hbm; bench
 # attention for paper-mha16 (MHA), llama3.1-8b (GQA g 4) and llama3.1-70b (g 8) from 1k to 128k tokens; the same
 # shapes through PyTorch's SDPA when PyTorch is there (scripts/peer-attention.py); decodes on one rank (16k, 128k,
-# 1M tokens); the loopback's all-reduce alone and its decodes of every algorithm at 2, 4 and 8 virtual ranks.
+# 1M tokens); the loopback's all-reduce alone and its decodes of every algorithm at 2, 4 and 8 virtual ranks; whole
+# decode steps of llama3.2-1b and llama3.1-8b (batch 1, 8, 32; 4k, 32k, 128k tokens), loopback TP 2 and 4 steps,
+# and the same steps through PyTorch (scripts/peer-step.py) when PyTorch is there.
 # Each step's seconds go to steps.txt.
 # Without a usable GPU it stops at once with exit code 2; a failed test or sanitizer finding makes it exit 1 at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bundle="" out="" analyse=""
+bundle="" out="" analyse="" only="tests,sanitizers,attention,loopback-bench,decode,step"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --bundle) bundle=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --analyse|--analyze) analyse=$2; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
-    *) echo "gpu-check: unknown option '$1' (--bundle DIR, --out DIR, --analyse DIR)" >&2; exit 2 ;;
+    --only) only=$2; shift 2 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    *) echo "gpu-check: unknown option '$1' (--bundle DIR, --out DIR, --analyse DIR, --only GROUPS)" >&2; exit 2 ;;
   esac
 done
+
+for group in ${only//,/ }; do
+  case "$group" in
+    tests|sanitizers|attention|loopback-bench|decode|step) ;;
+    *) echo "gpu-check: unknown group '$group' in --only (tests, sanitizers, attention, loopback-bench, decode, step)" >&2; exit 2 ;;
+  esac
+done
+wanted() { [[ ",$only," == *",$1,"* ]]; }
 
 run() {
   echo "+ $*" >&2
@@ -107,9 +120,11 @@ record = {"gpu": dict(zip(names.split(","), values)), "treering_realrun_info": r
 json.dump(record, open(sys.argv[1], "w"), indent=2)
 PY
 
-step gpu-tests "${gpu_tests[@]}"
+wanted tests && step gpu-tests "${gpu_tests[@]}"
 
-if command -v compute-sanitizer >/dev/null 2>&1; then
+if ! wanted sanitizers; then
+  :
+elif command -v compute-sanitizer >/dev/null 2>&1; then
   algos=ring,tree,tree-fused,tree-lse,allgather-merge
   sanitize() {  # sanitize TOOL NAME COMMAND...: clean when the summary says 0 errors / 0 hazards
     local tool=$1 name=$2
@@ -126,23 +141,35 @@ else
   echo "sanitizers 0 s SKIPPED (no compute-sanitizer)" >> "$out/steps.txt"
 fi
 
-step bench-hbm "$realrun" bench hbm --backend cuda --bytes 1G --iters 20 --warmup 2 -o "$out/hbm.json"
-for workload in paper-mha16 llama3.1-8b llama3.1-70b; do
-  step "bench-attention-$workload" "$realrun" bench attention --backend cuda --workload "$workload" --bytes 1G --tokens 1k:128k:x2 \
-    --iters 20 --warmup 2 -o "$out/attention-$workload.json"
-done
-for ranks in 2 8; do  # the loopback's own rings alone, to calibrate its fabric from measurements of its own
-  step "bench-allreduce-loopback-$ranks" "$realrun" bench allreduce --backend cuda --loopback "$ranks" --sizes 64:16M:x4 --iters 20 \
-    --warmup 2 -o "$out/allreduce-loopback-$ranks.json"
-done
-if python3 -c "import torch" 2>/dev/null; then
-  step peer-attention python3 scripts/peer-attention.py "$out"/attention-*.json -o "$out/peer-attention.json"
+have_torch=false
+python3 -c "import torch" 2>/dev/null && have_torch=true
+if wanted attention; then
+  step bench-hbm "$realrun" bench hbm --backend cuda --bytes 1G --iters 20 --warmup 2 -o "$out/hbm.json"
+  for workload in paper-mha16 llama3.1-8b llama3.1-70b; do
+    step "bench-attention-$workload" "$realrun" bench attention --backend cuda --workload "$workload" --bytes 1G --tokens 1k:128k:x2 \
+      --iters 20 --warmup 2 -o "$out/attention-$workload.json"
+  done
+  $have_torch && step peer-attention python3 scripts/peer-attention.py "$out"/attention-*.json -o "$out/peer-attention.json"
 fi
-step decode-1rank "$realrun" decode --backend cuda --algo tree,ring --seq-len 16k,128k,1M --repeats 10 -o "$out/decode-1rank.json"
-for ranks in 2 4 8; do
-  step "decode-loopback-$ranks" "$realrun" decode --backend cuda --loopback "$ranks" --algo ring,tree,tree-fused,tree-lse,allgather-merge \
-    --seq-len 16k,128k --repeats 5 -o "$out/decode-loopback-$ranks.json"
-done
+if wanted loopback-bench; then
+  for ranks in 2 8; do  # the loopback's own rings alone, to calibrate its fabric from measurements of its own
+    step "bench-allreduce-loopback-$ranks" "$realrun" bench allreduce --backend cuda --loopback "$ranks" --sizes 64:16M:x4 --iters 20 \
+      --warmup 2 -o "$out/allreduce-loopback-$ranks.json"
+  done
+fi
+if wanted decode; then
+  step decode-1rank "$realrun" decode --backend cuda --algo tree,ring --seq-len 16k,128k,1M --repeats 10 -o "$out/decode-1rank.json"
+  for ranks in 2 4 8; do
+    step "decode-loopback-$ranks" "$realrun" decode --backend cuda --loopback "$ranks" --algo ring,tree,tree-fused,tree-lse,allgather-merge \
+      --seq-len 16k,128k --repeats 5 -o "$out/decode-loopback-$ranks.json"
+  done
+fi
+if wanted step; then  # contexts in powers of two, as serving engines size them: 4,096 cached tokens and the new one
+  step_points=(--workload llama3.2-1b,llama3.1-8b --seq-len 4096,32768,131072 --batch 1,8,32)
+  step step-realrun "$realrun" step "${step_points[@]}" --iters 20 --warmup 3 -o "$out/step-realrun.json"
+  step step-loopback "$realrun" step --workload llama3.1-8b --tp 2,4 --batch 1,8 --seq-len 4096 --iters 10 -o "$out/step-loopback.json"
+  $have_torch && step step-pytorch python3 scripts/peer-step.py "${step_points[@]}" --iters 20 --warmup 3 -o "$out/step-pytorch.json"
+fi
 
 cat "$out/steps.txt" >&2
 if [[ -z "$bundle" ]]; then

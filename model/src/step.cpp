@@ -82,6 +82,14 @@ CollectiveTime collective_time(const CommGroup& group, double bytes, CollectiveO
 
 }  // namespace
 
+StepCollectives step_collectives(const Workload& w, int tokens) {
+  StepCollectives c;
+  c.hidden_allreduce_bytes = static_cast<double>(tokens) * w.hidden_size * w.dtype_bytes;
+  c.hidden_allreduces = 2 * w.layers;
+  c.logits_allgather_bytes = static_cast<double>(tokens) * w.vocab_size * w.dtype_bytes;
+  return c;
+}
+
 StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& attention, DecodeAlgorithm algorithm,
                          const Workload& w, long long seq_len, Scope scope) {
   if (scope == Scope::attention) throw std::invalid_argument("evaluate_step: the attention scope has nothing to add");
@@ -101,7 +109,8 @@ StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& atte
   b.projections_s = part_s(rates, kProjectionKernels, shape.projection_parameters, w.attention_weight_bytes, tokens);
   b.mlp_s = part_s(rates, kMlpKernels + (w.experts > 0 ? 1 : 0), shape.mlp_parameters, w.weight_bytes, tokens);
   b.other_s = part_s(rates, kOtherKernels, shape.other_parameters, w.dtype_bytes, tokens, shape.kv_append_bytes);
-  const double hidden_bytes = static_cast<double>(tokens) * w.hidden_size * w.dtype_bytes;
+  const StepCollectives collectives = step_collectives(w, tokens);
+  const double hidden_bytes = collectives.hidden_allreduce_bytes;
   const CollectiveTime hidden = collective_time(post, hidden_bytes);
   b.tp_communication_s = 2 * hidden.time_s;
   b.tp_network_latency_s = 2 * hidden.network_latency_s;
@@ -112,8 +121,7 @@ StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& atte
       *part *= w.layers;
     }
     b.lm_head_s = part_s(rates, 1, lm_head_parameters(w) / post.ranks, w.dtype_bytes, tokens);
-    const double logits_bytes = static_cast<double>(tokens) * w.vocab_size * w.dtype_bytes;
-    const CollectiveTime logits = collective_time(post, logits_bytes, CollectiveOp::allgather);
+    const CollectiveTime logits = collective_time(post, collectives.logits_allgather_bytes, CollectiveOp::allgather);
     b.tp_communication_s += logits.time_s;
     b.tp_network_latency_s += logits.network_latency_s;
     r.step_s = w.layers * r.layer_s + b.lm_head_s + logits.time_s +

@@ -12,6 +12,7 @@
 #include "decode_command.hpp"
 #include "mpi_transport.hpp"
 #include "nccl_bench.hpp"
+#include "step_command.hpp"
 #include "treering/realrun/build_info.hpp"
 #include "treering/topologies/input_error.hpp"
 
@@ -90,6 +91,20 @@ int run(int argc, char** argv, app::MpiTransport& transport) {
   bench_command->add_option("--iters", bench.iterations, "Timed iterations per size")->capture_default_str();
   bench_command->add_option("--warmup", bench.warmup, "Untimed iterations first")->capture_default_str();
   bench_command->add_option("-o,--output", bench.output, "Write the results as JSON (rank 0)");
+  app::StepOptions step;
+  step.argv = options.argv;
+  auto* step_command = cli.add_subcommand("step", "One whole decode step of a Llama-architecture model on the GPU, timed as a CUDA graph, by part");
+  step_command->add_option("--backend", step.backend, "cuda (the step's GEMMs need a GPU)")->capture_default_str();
+  step_command->add_option("--workload", step.workloads, "Presets (llama3.2-1b, llama3.1-8b, ...), workload YAML or Hugging Face config.json files")
+      ->delimiter(',')->capture_default_str();
+  step_command->add_option("--seq-len", step.seq_len, "Context lengths: 4k, lists 4k,32k,128k, ranges 4k:128k:x2")->capture_default_str();
+  step_command->add_option("--batch", step.batch, "Sequences decoded together: 1,8,32")->delimiter(',')->check(CLI::Range(1, 4096))->capture_default_str();
+  step_command->add_option("--tp", step.tp, "Tensor-parallel ranks, run as loopback ranks on this GPU: 1,2,4")->delimiter(',')->check(CLI::Range(1, 8))->capture_default_str();
+  step_command->add_option("--cp", step.cp, "Context-parallel ranks (1 only, for now)")->capture_default_str();
+  step_command->add_option("--iters", step.iterations, "Timed replays of the step's graph per point")->check(CLI::Range(1, 100000))->capture_default_str();
+  step_command->add_option("--warmup", step.warmup, "Untimed steps first")->check(CLI::Range(0, 1000))->capture_default_str();
+  step_command->add_option("--seed", step.seed, "Seed of the random weights, cache and hidden state")->capture_default_str();
+  step_command->add_option("-o,--output", step.output, "Write the results as JSON (else to stdout)");
   for (CLI::App* command : {decode, bench_command}) {
     command->add_option("--timeout", timeout_s, "Seconds a transfer or barrier may take before the run is aborted as hung")
         ->check(CLI::PositiveNumber)->capture_default_str();
@@ -110,6 +125,7 @@ int run(int argc, char** argv, app::MpiTransport& transport) {
     return 0;
   }
   if (bench_command->parsed()) return app::run_bench(bench, transport);
+  if (step_command->parsed()) return app::run_step(step, transport);
   return app::run_decode(options, transport);
 }
 

@@ -54,6 +54,17 @@ struct StepResult {
   StepMemory memory;
 };
 
+// The tensor-parallel collectives of one decode step, as the step model costs them (and a real run checks its
+// bytes against): per layer two all-reduces of the hidden state (after the output projection and after the MLP),
+// then one all-gather of the logits. Sizes are nccl-tests' "size" (the whole buffer). Example: llama3.1-8b at
+// batch 8: hidden 8 x 4,096 x 2 B = 65,536 B per all-reduce, 64 per step; logits 8 x 128,256 x 2 B = 2,052,096 B.
+struct StepCollectives {
+  double hidden_allreduce_bytes = 0;
+  int hidden_allreduces = 0;         // per step: 2 x layers
+  double logits_allgather_bytes = 0;
+};
+StepCollectives step_collectives(const Workload& workload, int tokens);
+
 // `attention`: LayoutModel::attention's for the same arguments. Throws std::invalid_argument for
 // Scope::attention (nothing to add).
 StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& attention, DecodeAlgorithm algorithm,
