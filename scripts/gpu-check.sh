@@ -167,6 +167,9 @@ fi
 if wanted step; then  # contexts in powers of two, as serving engines size them: 4,096 cached tokens and the new one
   step_points=(--workload llama3.2-1b,llama3.1-8b --seq-len 4096,32768,131072 --batch 1,8,32)
   step step-realrun "$realrun" step "${step_points[@]}" --iters 20 --warmup 3 -o "$out/step-realrun.json"
+  # Held out of the calibration: other batches and contexts, to validate the calibrated model on.
+  step step-heldout "$realrun" step --workload llama3.2-1b,llama3.1-8b --seq-len 8192,65536 --batch 2,16 --iters 20 --warmup 3 \
+    -o "$out/step-heldout.json"
   step step-loopback "$realrun" step --workload llama3.1-8b --tp 2,4 --batch 1,8 --seq-len 4096 --iters 10 -o "$out/step-loopback.json"
   $have_torch && step step-pytorch python3 scripts/peer-step.py "${step_points[@]}" --iters 20 --warmup 3 -o "$out/step-pytorch.json"
 fi

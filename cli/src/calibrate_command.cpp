@@ -8,6 +8,7 @@
 #include "calibrate_overheads.hpp"
 #include "cluster_args.hpp"
 #include "commands.hpp"
+#include "step_reports.hpp"
 #include "table.hpp"
 #include "treering/topologies/load.hpp"
 #include "treering/topologies/output_file.hpp"
@@ -62,7 +63,9 @@ void run_benchmarks(const CalibrateArgs& args) {
   }
   std::vector<validate::CollectiveMeasurement> measured, sends;  // collectives; point-to-point
   std::vector<validate::AttentionMeasurement> kernels;
+  const std::vector<validate::StepPoint> steps = read_calibration_steps(args.files);
   for (const std::string& file : args.files) {
+    if (validate::is_step_file(file)) continue;
     if (validate::is_attention_file(file)) {
       const auto rows = validate::read_attention_measurements(file);
       kernels.insert(kernels.end(), rows.begin(), rows.end());
@@ -115,6 +118,11 @@ void run_benchmarks(const CalibrateArgs& args) {
     std::cout << "attention kernels: " << kernels.size() << " measurements, median |error| "
               << percent(compute.median_abs_rel_error) << " after the fit\n";
   }
+  std::optional<validate::StepFit> step_fit;
+  if (!steps.empty()) {
+    step_fit = validate::fit_step(spec, steps);
+    fit.calibration.step = step_fit->parts;
+  }
   const std::string text = validate::with_calibration(base, fit.calibration);
   topologies::load_cluster_text(text, args.output);  // what is written must load
   out.stream() << text;
@@ -125,6 +133,10 @@ void run_benchmarks(const CalibrateArgs& args) {
     std::cout << "\n" << measured.size() << " collective measurements, " << fit.iterations << " iterations; median |error| "
               << percent(model::median_abs(fit.rel_errors_before)) << " before, " << percent(*c.provenance.median_abs_rel_error)
               << " after (max " << percent(*c.provenance.max_abs_rel_error) << "), R^2 of log times " << *c.provenance.r_squared << '\n';
+  }
+  if (step_fit) {
+    std::cout << '\n';
+    print_step_fit(std::cout, *step_fit, steps.size());
   }
   std::cout << "wrote " << args.output << '\n';
 }
@@ -152,7 +164,7 @@ void add_calibrate_command(CLI::App& app) {
                                      "or an implementation profile's overheads to timed decodes (writes the fitted profile)");
   auto args = std::make_shared<CalibrateArgs>();
   command->add_option("measurements", args->files,
-                      "Benchmarks: nccl-tests output (.log), bytes,time CSVs, treering-realrun bench JSON (collectives, attention). "
+                      "Benchmarks: nccl-tests output (.log), bytes,time CSVs, treering-realrun bench JSON (collectives, attention), treering-realrun step JSON. "
                       "Timed decodes: a CSV with the header cluster,workload,algo,gpus,seq_len,batch,tokens,prefill,measured_s, "
                       "treering-realrun decode JSON")
       ->required()->check(CLI::ExistingFile);

@@ -14,7 +14,7 @@ namespace {
 #if defined(__GLIBCXX__) && defined(__x86_64__)
 // Worked out field by field, e.g. DecodeResult: algorithm 4 + pad 4, seq_len 8, gpus 4, domains 4, impl 32,
 // latency_s 8, breakdown 6 x 8, volume 4 x 8, memory 6 x 8, weights_s + token_s + first_call_s 24, phases 24 = 240.
-static_assert(sizeof(DecodeRow) == 792, "DecodeRow changed: update fields(DecodeRow) in sweep_wire.cpp, then this size");
+static_assert(sizeof(DecodeRow) == 840, "DecodeRow changed: update fields(DecodeRow) in sweep_wire.cpp, then this size");
 static_assert(sizeof(model::DecodeResult) == 240, "DecodeResult changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::DecodeBreakdown) == 48, "DecodeBreakdown changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::DecodeVolume) == 32, "DecodeVolume changed: update sweep_wire.cpp, then this size");
@@ -23,7 +23,8 @@ static_assert(sizeof(model::PhaseTime) == 80, "PhaseTime changed: update sweep_w
 static_assert(sizeof(model::RelativeErrors) == 56, "RelativeErrors changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::Band) == 16, "Band changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::Layout) == 8, "Layout changed: update sweep_wire.cpp, then this size");
-static_assert(sizeof(model::StepResult) == 152, "StepResult changed: update sweep_wire.cpp, then this size");
+static_assert(sizeof(model::StepResult) == 200, "StepResult changed: update sweep_wire.cpp, then this size");
+static_assert(sizeof(model::StepPartBytes) == 40, "StepPartBytes changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::StepBreakdown) == 56, "StepBreakdown changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::StepMemory) == 56, "StepMemory changed: update sweep_wire.cpp, then this size");
 #endif
@@ -69,13 +70,18 @@ template <class A, Of<model::StepBreakdown> T>
 void fields(A& a, T& b) {
   a(b.attention_s, b.projections_s, b.mlp_s, b.tp_communication_s, b.tp_network_latency_s, b.other_s, b.lm_head_s);
 }
+template <class A, Of<model::StepPartBytes> T>
+void fields(A& a, T& b) {
+  a(b.attention, b.projections, b.mlp, b.other, b.lm_head);
+}
 template <class A, Of<model::StepMemory> T>
 void fields(A& a, T& m) {
   a(m.weights, m.kv_cache, m.buffers, m.activations, m.total, m.capacity, m.max_seq_len);
 }
 template <class A, Of<model::StepResult> T>
 void fields(A& a, T& s) {
-  a(s.scope, s.layer_s, s.step_s, s.tokens_per_s, s.post_attention_gpus, s.tokens_per_gpu, s.breakdown, s.memory);
+  a(s.scope, s.layer_s, s.step_s, s.tokens_per_s, s.post_attention_gpus, s.tokens_per_gpu, s.breakdown, s.part_bytes,
+    s.calibrated_parts, s.memory);
 }
 template <class A, Of<DecodeRow> T>
 void fields(A& a, T& row) {

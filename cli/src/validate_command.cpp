@@ -10,6 +10,7 @@
 
 #include "cluster_args.hpp"
 #include "commands.hpp"
+#include "step_reports.hpp"
 #include "table.hpp"
 #include "treering/topologies/units.hpp"
 #include "treering/validate/calibrate.hpp"
@@ -175,6 +176,17 @@ ordered_json to_json(const std::vector<validate::CaseResult>& cases, const std::
 }
 
 void run(const ValidateArgs& args) {
+  const auto steps = std::count_if(args.files.begin(), args.files.end(), validate::is_step_file);
+  if (steps > 0) {  // real decode steps: the model by part (the simulator replays no step)
+    if (steps != static_cast<long>(args.files.size())) throw std::invalid_argument("validate decode steps apart from other measurements");
+    const double median = print_step_validation(std::cout, load_topology(args.cluster).spec(), args.files, args.format);
+    if (args.max_error > 0 && median > args.max_error) {
+      std::cerr << "error: the model's median error on decode steps is " << percent(median, false) << ", over --max-error "
+                << percent(args.max_error, false) << '\n';
+      throw ExitWith{1};
+    }
+    return;
+  }
   std::vector<validate::Engine> engines;
   for (const std::string& name : args.engines) engines.push_back(validate::parse_engine(name));
   std::vector<validate::CollectiveMeasurement> measured;
@@ -223,7 +235,7 @@ void add_validate_command(CLI::App& app) {
   auto* command = app.add_subcommand("validate", "Measurements (nccl-tests logs, CSVs, treering-realrun JSON) against the model and the simulator");
   auto args = std::make_shared<ValidateArgs>();
   add_cluster_option(*command, args->cluster);
-  command->add_option("measurements", args->files, "nccl-tests output (.log), bytes,time CSV files, or treering-realrun bench/decode JSON")->required()->check(CLI::ExistingFile);
+  command->add_option("measurements", args->files, "nccl-tests output (.log), bytes,time CSV files, or treering-realrun bench/decode/step JSON")->required()->check(CLI::ExistingFile);
   command->add_option("--engine", args->engines, "model, sim (comma-separated)")->delimiter(',')->capture_default_str();
   command->add_option("--max-error", args->max_error, "Exit 1 when an engine's median |relative error| exceeds this (0.1 = 10 %)")
       ->check(CLI::Range(0.0, 100.0));

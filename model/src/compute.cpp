@@ -15,7 +15,10 @@ ComputeRates compute_rates(const topologies::Topology& topology, int gpu) {
     efficiency = spec.calibration->hbm_efficiency.value_or(efficiency);
     launch_s = spec.calibration->launch_overhead_s.value_or(launch_s);
   }
-  return {model.hbm_bandwidth_Bps * efficiency, model.peak_fp16_flops, launch_s, model.hbm_capacity_bytes};
+  ComputeRates rates{model.hbm_bandwidth_Bps * efficiency, model.peak_fp16_flops, launch_s, model.hbm_capacity_bytes,
+                     model.hbm_bandwidth_Bps, {}};
+  if (spec.calibration) rates.step = spec.calibration->step;
+  return rates;
 }
 
 double attention_time_s(const ComputeRates& rates, const Workload& workload, const PlanSizes& sizes, long long tokens,

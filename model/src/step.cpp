@@ -82,6 +82,37 @@ CollectiveTime collective_time(const CommGroup& group, double bytes, CollectiveO
 
 }  // namespace
 
+namespace {
+
+// A part as a real step measured it (topologies::StepPartCalibration): fixed + bytes / (rated HBM x efficiency),
+// or its FLOPs at peak where slower.
+double calibrated_s(const topologies::StepPartCalibration& c, const ComputeRates& rates, double bytes, double flops) {
+  return c.fixed_s + std::max(bytes / (rates.hbm_rated_Bps * c.efficiency), flops / rates.peak_flops);
+}
+
+// The calibrated parts replace the rates' figures (per layer; the LM head per step). The attention keeps what its
+// layer adds to the kernel (exposed communication, host time) and swaps the kernel's time.
+int apply_step_calibration(const ComputeRates& rates, const LayerShape& shape, const StepPartBytes& bytes, double tokens,
+                           double attention_kernel_s, double attention_flops, StepBreakdown& b) {
+  const auto& c = rates.step;
+  int parts = 0;
+  auto use = [&](int part, double& time_s, double part_bytes, double parameters) {
+    if (c[static_cast<std::size_t>(part)].efficiency <= 0) return;
+    time_s = calibrated_s(c[static_cast<std::size_t>(part)], rates, part_bytes, 2.0 * tokens * parameters);
+    ++parts;
+  };
+  if (c[0].efficiency > 0) {
+    b.attention_s = std::max(0.0, b.attention_s - attention_kernel_s) + calibrated_s(c[0], rates, bytes.attention, attention_flops);
+    ++parts;
+  }
+  use(1, b.projections_s, bytes.projections, shape.projection_parameters);
+  use(2, b.mlp_s, bytes.mlp, shape.mlp_parameters);
+  use(3, b.other_s, bytes.other, 0.0);
+  return parts;
+}
+
+}  // namespace
+
 StepCollectives step_collectives(const Workload& w, int tokens) {
   StepCollectives c;
   c.hidden_allreduce_bytes = static_cast<double>(tokens) * w.hidden_size * w.dtype_bytes;
@@ -109,6 +140,21 @@ StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& atte
   b.projections_s = part_s(rates, kProjectionKernels, shape.projection_parameters, w.attention_weight_bytes, tokens);
   b.mlp_s = part_s(rates, kMlpKernels + (w.experts > 0 ? 1 : 0), shape.mlp_parameters, w.weight_bytes, tokens);
   b.other_s = part_s(rates, kOtherKernels, shape.other_parameters, w.dtype_bytes, tokens, shape.kv_append_bytes);
+  // Bytes per layer (the LM head's per step), for the step calibration.
+  const DecodePlan slowest_plan = layouts.plan(attention.slowest_group, algorithm, w, seq_len);
+  long long largest_shard = 0;
+  for (const Shard& shard : slowest_plan.shards) largest_shard = std::max(largest_shard, shard.count);
+  const PlanSizes& sizes = slowest_plan.sizes;
+  StepPartBytes& bytes = r.part_bytes;
+  bytes.attention = static_cast<double>(largest_shard) * sizes.kv_bytes_per_token + sizes.q_bytes + sizes.o_bytes;
+  bytes.projections = shape.projection_parameters * w.attention_weight_bytes;
+  bytes.mlp = shape.mlp_parameters * w.weight_bytes;
+  bytes.other = shape.other_parameters * w.dtype_bytes + shape.kv_append_bytes;
+  bytes.lm_head = lm_head_parameters(w) / post.ranks * w.dtype_bytes;
+  const Workload& slice = slowest_plan.workload;
+  const double attention_flops = 4.0 * slice.batch * slice.query_heads * slice.head_dim * static_cast<double>(largest_shard);
+  r.calibrated_parts = apply_step_calibration(rates, shape, bytes, tokens,
+                                              attention_time_s(rates, slice, sizes, largest_shard), attention_flops, b);
   const StepCollectives collectives = step_collectives(w, tokens);
   const double hidden_bytes = collectives.hidden_allreduce_bytes;
   const CollectiveTime hidden = collective_time(post, hidden_bytes);
@@ -121,6 +167,14 @@ StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& atte
       *part *= w.layers;
     }
     b.lm_head_s = part_s(rates, 1, lm_head_parameters(w) / post.ranks, w.dtype_bytes, tokens);
+    const topologies::StepPartCalibration& head = rates.step[4];
+    if (head.efficiency > 0) {
+      b.lm_head_s = calibrated_s(head, rates, r.part_bytes.lm_head, 2.0 * tokens * lm_head_parameters(w) / post.ranks);
+      ++r.calibrated_parts;
+    }
+    for (double* part : {&r.part_bytes.attention, &r.part_bytes.projections, &r.part_bytes.mlp, &r.part_bytes.other}) {
+      *part *= w.layers;
+    }
     const CollectiveTime logits = collective_time(post, collectives.logits_allgather_bytes, CollectiveOp::allgather);
     b.tp_communication_s += logits.time_s;
     b.tp_network_latency_s += logits.network_latency_s;
@@ -141,9 +195,7 @@ StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& atte
   m.total = m.weights + m.kv_cache + m.buffers + m.activations;
   m.capacity = rates.hbm_capacity_bytes;
   // The KV cache and the ring's blocks grow with the shard; the rest does not.
-  long long largest = 0;
-  for (const Shard& shard : layouts.plan(attention.slowest_group, algorithm, w, seq_len).shards) largest = std::max(largest, shard.count);
-  const double per_token = largest > 0 ? (a.kv_cache + a.receive_buffers) / largest : 0.0;
+  const double per_token = largest_shard > 0 ? (a.kv_cache + a.receive_buffers) / largest_shard : 0.0;
   const double room = m.capacity - (m.total - a.kv_cache - a.receive_buffers);
   m.max_seq_len = room <= 0 || per_token <= 0 ? 0 : static_cast<long long>(std::floor(room / per_token)) * layout.cp;
   return r;

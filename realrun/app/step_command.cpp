@@ -39,12 +39,18 @@ bool same(const StepCollectiveCount& a, const StepCollectiveCount& b) {
 
 ordered_json measurement_json(const StepMeasurement& m, const model::Workload& w, bool& bytes_equal) {
   const StepShape& s = m.shape;
-  ordered_json parts = ordered_json::object();
-  for (int p = 0; p < kStepParts; ++p) parts[to_string(static_cast<StepPart>(p))] = m.part_s[static_cast<std::size_t>(p)];
+  ordered_json parts = ordered_json::object(), raw = ordered_json::object(), intervals = ordered_json::object();
+  for (std::size_t p = 0; p < kStepParts; ++p) {
+    const char* name = to_string(static_cast<StepPart>(p));
+    parts[name] = m.part_s[p];
+    raw[name] = m.part_raw_s[p];
+    intervals[name] = m.part_intervals[p];
+  }
   const StepCollectiveCount expected = expected_collectives(w, s);
   bytes_equal = same(m.collectives, expected);
   return {{"workload", s.workload}, {"batch", s.batch}, {"seq_len", s.seq_len}, {"tp", s.tp}, {"cp", 1}, {"dtype", "bf16"},
           {"step_s", model::median(m.step_s)}, {"step_samples_s", m.step_s}, {"parts_s", parts},
+          {"parts_raw_s", raw}, {"part_intervals", intervals}, {"mark_overhead_s", m.mark_overhead_s},
           {"parts_pass_s", m.parts_pass_s}, {"parts_method", m.parts_method},
           {"weights_bytes", m.bytes.weights}, {"kv_cache_bytes", m.bytes.kv_cache},
           {"collectives", collectives_json(m.collectives)}, {"model_collectives", collectives_json(expected)},

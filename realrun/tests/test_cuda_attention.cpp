@@ -4,6 +4,7 @@
 // Without a usable device the binary exits before running them and ctest reports them skipped (gpu_main.cpp).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -32,8 +33,12 @@ TEST_CASE("CUDA partial attention equals the reference: bf16 and fp16, head dims
           CAPTURE(tokens);
           CAPTURE(splits);
           CHECK(max_relative_error(o.data(), reference, shape.head_dim) < 1e-4);
-          CHECK(max_relative_error(o.data(), cpu, shape.head_dim) < 2e-5);
-          for (size_t s = 0; s < lse.size(); ++s) CHECK(lse[s] == doctest::Approx(cpu_lse[s]).scale(1e-12).epsilon(2e-5));
+          // One chunk of 40,000 tokens sums in fp32 in another order than the CPU's: 2.8e-5 to 3.9e-5 seen on an H100
+          // (2026-11-26), within the reference's 1e-4; shorter chunks stay within 2e-5.
+          CHECK(max_relative_error(o.data(), cpu, shape.head_dim) < (tokens / std::max(1, splits) > 5000 ? 5e-5 : 2e-5));
+          // lse is a log of a sum: a relative error e of the sum is an absolute error e of the lse, so compare
+          // absolutely (an lse near 0, a single token's score, made a relative check meaningless: 6e-8 off -0.0022).
+          for (size_t s = 0; s < lse.size(); ++s) CHECK(std::fabs(lse[s] - cpu_lse[s]) <= 2e-5 * std::max(1.0f, std::fabs(cpu_lse[s])));
           if (splits == 7 && tokens <= 5000) {  // the emulation of the same chunks: the same arithmetic, but for FMAs
             std::vector<float> emulated_o(o.size()), emulated_lse(lse.size());
             testing::emulate_split_kv(shape, dtype, q.data(), k.data(), v.data(), tokens, 7, emulated_o.data(), emulated_lse.data());

@@ -49,7 +49,8 @@ TEST_CASE("cuda decode on one GPU: every algorithm equals the reference, on one 
         std::vector<int> gpus(static_cast<size_t>(ranks));
         std::iota(gpus.begin(), gpus.end(), 0);  // GPUs 0 ... P-1 of the node
         const model::DecodeModel wide(topology, gpus);
-        const model::DecodePlan plan = wide.plan(algorithm, workload, seq_len, realrun::plan_options(realrun::Backend::cuda));
+        // The loopback's collectives are rings of its own (cuda-loopback's plan options), not NCCL's pick.
+        const model::DecodePlan plan = wide.plan(algorithm, workload, seq_len, realrun::plan_options(realrun::Backend::cuda_loopback));
         const realrun::cuda::GpuMeasurement run = realrun::cuda::measure_loopback(plan, 7, timing);
         const std::vector<double> model_bytes = model::bytes_sent_per_rank(plan);
         REQUIRE(run.outputs.size() == static_cast<size_t>(ranks));

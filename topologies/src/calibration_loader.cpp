@@ -129,10 +129,25 @@ void read_compute(const std::string& file, const YAML::Node& node, Calibration& 
   calibration.launch_overhead_s = optional_duration(map, "launch_overhead");
 }
 
+// step: {projections: {fixed: 6us, efficiency: 0.85}, ...}: the parts named in kStepCalibrationParts, each with both.
+void read_step(const std::string& file, const YAML::Node& node, Calibration& calibration) {
+  StrictMap map(node, file, "calibration step", {"attention", "projections", "mlp", "other", "lm_head"});  // kStepCalibrationParts
+  for (std::size_t p = 0; p < static_cast<std::size_t>(kStepCalibrationPartCount); ++p) {
+    const std::string name = kStepCalibrationParts[p];
+    const YAML::Node part = map.optional(name);
+    if (!part) continue;
+    StrictMap entry(part, file, "calibration of step part '" + name + "'", {"fixed", "efficiency"});
+    StepPartCalibration& c = calibration.step[p];
+    c.fixed_s = entry.duration_s("fixed");
+    c.efficiency = entry.number("efficiency", 0.0, 1.0);
+    if (c.efficiency <= 0.0) yaml::fail(file, entry.required("efficiency"), "'efficiency' must be in (0, 1]");
+  }
+}
+
 }  // namespace
 
 Calibration read_calibration(const std::string& file, const YAML::Node& node) {
-  StrictMap map(node, file, "the calibration", {"provenance", "tiers", "collectives", "protocols", "in_switch", "p2p", "compute"});
+  StrictMap map(node, file, "the calibration", {"provenance", "tiers", "collectives", "protocols", "in_switch", "p2p", "compute", "step"});
   Calibration calibration;
   calibration.provenance = read_provenance(file, map.required("provenance"));
   if (YAML::Node tiers = map.optional("tiers")) read_tiers(file, tiers, calibration);
@@ -143,6 +158,7 @@ Calibration read_calibration(const std::string& file, const YAML::Node& node) {
   }
   if (YAML::Node p2p = map.optional("p2p")) read_p2p(file, p2p, calibration);
   if (YAML::Node compute = map.optional("compute")) read_compute(file, compute, calibration);
+  if (YAML::Node step = map.optional("step")) read_step(file, step, calibration);
   return calibration;
 }
 

@@ -69,7 +69,8 @@ TEST_CASE("a calibration section is read and kept with its provenance") {
                      "r_squared: 0.99}\n"
                      "  tiers:\n    scale-up: {latency: 2us, bandwidth: 360GB/s}\n"
                      "  collectives:\n    ring: {base_latency: 6.6us, scale_out_step_latency: 2.7us}\n"
-                     "  compute: {hbm_efficiency: 0.8, launch_overhead: 4us}\n";
+                     "  compute: {hbm_efficiency: 0.8, launch_overhead: 4us}\n"
+                     "  step:\n    mlp: {fixed: 13.3us, efficiency: 0.87}\n    lm_head: {fixed: 47us, efficiency: 0.79}\n";
   ClusterSpec spec = load_cluster_text(yaml, "cal.yaml");
   REQUIRE(spec.calibration.has_value());
   const Calibration& calibration = *spec.calibration;
@@ -80,6 +81,10 @@ TEST_CASE("a calibration section is read and kept with its provenance") {
   CHECK(calibration.collectives.at("ring").base_latency_s.value() == doctest::Approx(6.6e-6).scale(1e-12));
   CHECK_FALSE(calibration.collectives.at("ring").scale_up_step_latency_s.has_value());
   CHECK(calibration.hbm_efficiency.value() == doctest::Approx(0.8).scale(1e-12));
+  CHECK(calibration.step[2].fixed_s == doctest::Approx(13.3e-6).scale(1e-12));  // mlp
+  CHECK(calibration.step[2].efficiency == doctest::Approx(0.87).scale(1e-12));
+  CHECK(calibration.step[4].efficiency == doctest::Approx(0.79).scale(1e-12));  // lm_head
+  CHECK(calibration.step[0].efficiency == 0);  // attention: not calibrated
 }
 
 TEST_CASE("the commented example in topologies/README.md loads (the docs stay in step with the loader)") {

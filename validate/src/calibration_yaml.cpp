@@ -1,4 +1,5 @@
 // with_calibration (calibrate.hpp): the cluster file with a new `calibration:` section, in the schema's units.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -97,6 +98,15 @@ std::string section(const topologies::Calibration& c) {
     out << "  compute:\n";
     if (c.hbm_efficiency) out << "    hbm_efficiency: " << number(*c.hbm_efficiency) << '\n';
     if (c.launch_overhead_s) out << "    launch_overhead: " << microseconds(*c.launch_overhead_s) << '\n';
+  }
+  if (std::any_of(c.step.begin(), c.step.end(), [](const auto& part) { return part.efficiency > 0; })) {
+    out << "  step:                          # a decode step's parts as measured: per layer fixed + bytes / (rated HBM x efficiency)\n";
+    for (int i = 0; i < topologies::kStepCalibrationPartCount; ++i) {
+      const topologies::StepPartCalibration& part = c.step[static_cast<std::size_t>(i)];
+      if (part.efficiency <= 0) continue;
+      out << "    " << topologies::kStepCalibrationParts[i] << ": {fixed: " << microseconds(part.fixed_s)
+          << ", efficiency: " << number(part.efficiency) << "}\n";
+    }
   }
   return out.str();
 }

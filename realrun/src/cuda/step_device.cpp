@@ -103,4 +103,10 @@ std::array<double, kStepParts> PartMarks::read(double& whole_s) const {
   return seconds;
 }
 
+std::array<int, kStepParts> PartMarks::intervals() const {
+  std::array<int, kStepParts> counts{};
+  for (std::size_t i = 0; i + 1 < parts_.size(); ++i) ++counts[static_cast<std::size_t>(parts_[i])];
+  return counts;
+}
+
 }  // namespace treering::realrun::cuda::detail

@@ -45,6 +45,7 @@ class PartMarks {
   void finish(cudaStream_t stream);
   // Seconds per part and the whole, once the stream has passed the last mark.
   std::array<double, kStepParts> read(double& whole_s) const;
+  std::array<int, kStepParts> intervals() const;  // how many intervals each part's time is made of
 
  private:
   bool external_;

@@ -61,6 +61,7 @@ void time_parts(StepRunner& runner, cudaStream_t stream, StepMeasurement& m) {
     double whole_s = 0;
     samples.push_back(marks.read(whole_s));
     wholes.push_back(whole_s);
+    m.part_intervals = marks.intervals();
   };
   try {
     PartMarks marks(true);
@@ -92,9 +93,15 @@ void time_parts(StepRunner& runner, cudaStream_t stream, StepMeasurement& m) {
   for (std::size_t p = 0; p < kStepParts; ++p) {
     std::vector<double> values;
     for (const auto& sample : samples) values.push_back(sample[p]);
-    m.part_s[p] = model::median(values);
+    m.part_raw_s[p] = model::median(values);
   }
   m.parts_pass_s = model::median(wholes);
+  int intervals = 0;
+  for (int count : m.part_intervals) intervals += count;
+  m.mark_overhead_s = intervals > 0 ? std::max(0.0, m.parts_pass_s - model::median(m.step_s)) / intervals : 0.0;
+  for (std::size_t p = 0; p < kStepParts; ++p) {
+    m.part_s[p] = std::max(0.0, m.part_raw_s[p] - m.part_intervals[p] * m.mark_overhead_s);
+  }
 }
 
 }  // namespace

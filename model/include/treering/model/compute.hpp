@@ -5,6 +5,8 @@
 // 524 MB -> 524.3e6 / 2.68e12 = 195.6 us + 3 us; FLOPs 4 x 16 x 128 x 64,000 = 524 MFLOP, 0.53 us at 989 TFLOP/s.
 #pragma once
 
+#include <array>
+
 #include "treering/model/plan.hpp"
 #include "treering/topologies/topology.hpp"
 
@@ -20,6 +22,8 @@ struct ComputeRates {
   double peak_flops = 0;
   double launch_s = 0;
   double hbm_capacity_bytes = 0;
+  double hbm_rated_Bps = 0;  // the GPU model's rated bandwidth (the step calibration's efficiencies are over it)
+  std::array<topologies::StepPartCalibration, topologies::kStepCalibrationPartCount> step{};  // the calibration's
 };
 
 // The rates of one GPU, from its model and the cluster's calibration.

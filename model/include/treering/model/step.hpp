@@ -9,7 +9,8 @@
 // and over all tp x cp GPUs where it leaves the output split by head (a2a, ag-rs: Helix and vLLM's decode
 // context parallel then use every GPU as the TP group); two all-reduces of the hidden state per layer over
 // that group. Decode is memory-bound: a part takes launch + max(weight bytes / HBM rate, FLOPs / peak), its
-// FLOPs 2 x tokens x parameters. Example: llama3.1-405b-fp8 at tp 8 (H100, 2.68 TB/s effective): a layer's
+// FLOPs 2 x tokens x parameters; a cluster whose calibration has a `step` section (a real step measured it) costs
+// the parts it names as fixed + bytes / (rated HBM x efficiency) instead, the attention's kernel included. Example: llama3.1-405b-fp8 at tp 8 (H100, 2.68 TB/s effective): a layer's
 // 3.25 G parameters at 1 B over 8 GPUs = 406 MB -> 152 us; 126 layers: 19.1 ms of weights per token.
 #pragma once
 
@@ -33,6 +34,12 @@ struct StepBreakdown {            // per layer (Scope::layer) or per step (Scope
   double lm_head_s = 0;           // Scope::step only
 };
 
+// The bytes each part reads from HBM per step: weights, the KV cache the attention reads (the slowest shard's,
+// with q and o), the KV append's writes. The step calibration's efficiencies are over these.
+struct StepPartBytes {
+  double attention = 0, projections = 0, mlp = 0, other = 0, lm_head = 0;
+};
+
 struct StepMemory {  // bytes per GPU
   double weights = 0;
   double kv_cache = 0;
@@ -51,6 +58,8 @@ struct StepResult {
   int post_attention_gpus = 1;  // the GPUs the output projection and the MLP split over
   int tokens_per_gpu = 1;       // the tokens each GPU's projections and MLP take (pass-q: its own sequences)
   StepBreakdown breakdown;
+  StepPartBytes part_bytes;
+  int calibrated_parts = 0;     // how many parts the cluster's step calibration costs (0: none, the rates alone)
   StepMemory memory;
 };
 

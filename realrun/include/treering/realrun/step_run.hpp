@@ -76,8 +76,16 @@ StepCollectiveCount expected_collectives(const model::Workload& workload, const 
 struct StepMeasurement {
   StepShape shape;
   std::vector<double> step_s;                 // seconds per step, one sample per CUDA-graph replay
-  std::array<double, kStepParts> part_s{};    // the parts pass: median seconds per part over its replays
-  double parts_pass_s = 0;                    // ... and the median whole step of that pass
+  // The parts pass: a mark between two parts costs time of its own (an event node: about 2 us on an H100), so
+  // the pass's whole step is longer than the plain graph's. part_raw_s is each part's median as timed;
+  // part_s takes off each of its intervals' share of the excess: mark_overhead_s = (parts_pass_s - median
+  // step_s) / intervals. Example: 16 layers, 7 intervals a layer + the LM head's: 113; 1.969 - 1.653 ms over
+  // 113 = 2.8 us; "other" (3 a layer, 48 intervals) loses 134 us.
+  std::array<double, kStepParts> part_s{};
+  std::array<double, kStepParts> part_raw_s{};
+  std::array<int, kStepParts> part_intervals{};
+  double mark_overhead_s = 0;
+  double parts_pass_s = 0;                    // the median whole step of the parts pass
   std::string parts_method;                   // how the parts were timed
   StepCollectiveCount collectives;            // rank 0's
   std::vector<int> next_tokens;               // argmax of the first sequences (a check that it ran)

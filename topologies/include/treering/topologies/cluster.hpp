@@ -2,6 +2,7 @@
 // Every quantity carries its unit in its name. The loader guarantees the invariants stated here.
 #pragma once
 
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -117,6 +118,17 @@ struct CalibrationProvenance {
   std::optional<std::pair<long long, long long>> tokens;    // attention kernels measured (tokens per call)
 };
 
+// A decode step's part as a real step measured it (treering-realrun step; treering calibrate): per layer (the LM
+// head: per step) fixed_s + the bytes the part reads / (the GPU's rated HBM bandwidth x efficiency). Example:
+// llama3.1-8b's projections read 83.9 MB a layer; fixed 6 us, efficiency 0.85 on an H100 (3.35 TB/s): 6 + 29.5 us.
+struct StepPartCalibration {
+  double fixed_s = 0;
+  double efficiency = 0;  // in (0, 1]; 0: the part is not calibrated
+};
+// The parts, in the order Calibration::step holds them (YAML keys under `calibration: step:`).
+inline constexpr const char* kStepCalibrationParts[] = {"attention", "projections", "mlp", "other", "lm_head"};
+inline constexpr int kStepCalibrationPartCount = 5;
+
 struct Calibration {
   CalibrationProvenance provenance;
   std::optional<TierCalibration> scale_up;
@@ -134,6 +146,7 @@ struct Calibration {
   std::vector<SizeBand> p2p_scale_up, p2p_scale_out;
   std::optional<double> hbm_efficiency;                      // in (0, 1]
   std::optional<double> launch_overhead_s;
+  std::array<StepPartCalibration, kStepCalibrationPartCount> step{};  // kStepCalibrationParts' order
 };
 
 struct ClusterSpec {

@@ -1,0 +1,114 @@
+#include "step_reports.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "csv.hpp"
+#include "table.hpp"
+#include "treering/model/statistics.hpp"
+#include "treering/topologies/units.hpp"
+
+namespace treering::cli {
+namespace {
+
+std::string percent(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%+.1f %%", 100 * value);
+  return text;
+}
+
+std::string magnitude(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f %%", 100 * value);
+  return text;
+}
+
+}  // namespace
+
+std::vector<validate::StepPoint> read_calibration_steps(const std::vector<std::string>& files) {
+  std::vector<validate::StepPoint> points;
+  int loopback = 0;
+  for (const std::string& file : files) {
+    if (!validate::is_step_file(file)) continue;
+    for (const validate::StepPoint& p : validate::read_step_points(file)) {
+      if (p.tp == 1) points.push_back(p);
+      else ++loopback;
+    }
+  }
+  if (loopback > 0) std::cerr << "note: " << loopback << " loopback steps (tp > 1) left out: they time all their ranks on one GPU\n";
+  return points;
+}
+
+void print_step_fit(std::ostream& out, const validate::StepFit& fit, std::size_t points) {
+  Table table({"step part", "fitted, per layer", "median |error| before", "after", "worst after", "share of the step"});
+  for (int p = 0; p < validate::kStepParts; ++p) {
+    const auto i = static_cast<std::size_t>(p);
+    const topologies::StepPartCalibration& c = fit.parts[i];
+    const std::string line = topologies::format_duration(c.fixed_s) + " + bytes / (rated x " + std::to_string(c.efficiency).substr(0, 5) +
+                             ")" + (fit.slope_fitted[i] ? "" : " (efficiency: the prior's)");
+    std::vector<double> after = fit.part_errors_after[i];
+    for (double& e : after) e = std::fabs(e);
+    table.add_row({std::string(topologies::kStepCalibrationParts[p]) + (p == 4 ? " (per step)" : ""), line,
+                   magnitude(model::median_abs(fit.part_errors_before[i])), magnitude(model::median_abs(fit.part_errors_after[i])),
+                   magnitude(*std::max_element(after.begin(), after.end())), magnitude(fit.share[i])});
+  }
+  table.print(out);
+  std::vector<double> worst = fit.step_errors_after;
+  for (double& e : worst) e = std::fabs(e);
+  out << "decode steps: " << points << " measurements; median |error| of the step " << magnitude(model::median_abs(fit.step_errors_before))
+      << " before, " << magnitude(model::median_abs(fit.step_errors_after)) << " after (worst "
+      << magnitude(*std::max_element(worst.begin(), worst.end())) << ")\n";
+}
+
+double print_step_validation(std::ostream& out, const topologies::ClusterSpec& spec, const std::vector<std::string>& files,
+                             const std::string& format) {
+  std::vector<validate::StepPoint> points;
+  for (const std::string& file : files) {
+    const auto rows = validate::read_step_points(file);
+    points.insert(points.end(), rows.begin(), rows.end());
+  }
+  std::vector<std::string> header{"workload", "batch", "tokens", "tp", "measured", "model", "error"};
+  for (const char* part : topologies::kStepCalibrationParts) header.emplace_back(part);
+  Table table(header);
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  std::string csv = "workload,batch,seq_len,tp,measured_s,predicted_s,rel_error";
+  for (const char* part : topologies::kStepCalibrationParts) csv += std::string(",") + part + "_rel_error";
+  csv += '\n';
+  std::vector<double> errors;
+  for (const validate::StepPoint& p : points) {
+    const validate::StepPrediction predicted = validate::predict_step(spec, p);
+    errors.push_back((predicted.step_s - p.step_s) / p.step_s);
+    CsvRecord record;
+    record.text(p.workload).integer(p.batch).integer(p.seq_len).integer(p.tp).number(p.step_s).number(predicted.step_s);
+    std::vector<std::string> row{p.workload, std::to_string(p.batch), std::to_string(p.seq_len), std::to_string(p.tp),
+                                 topologies::format_duration(p.step_s), topologies::format_duration(predicted.step_s), percent(errors.back())};
+    nlohmann::ordered_json parts = nlohmann::ordered_json::object();
+    for (std::size_t i = 0; i < static_cast<std::size_t>(validate::kStepParts); ++i) {
+      const double e = p.part_s[i] > 0 ? (predicted.part_s[i] - p.part_s[i]) / p.part_s[i] : 0.0;
+      row.push_back(percent(e));
+      if (i == 0) record.number(errors.back());
+      record.number(e);
+      parts[topologies::kStepCalibrationParts[i]] = {{"measured_s", p.part_s[i]}, {"predicted_s", predicted.part_s[i]}, {"rel_error", e}};
+    }
+    table.add_row(row);
+    csv += record.line();
+    rows.push_back({{"kind", "step"}, {"workload", p.workload}, {"batch", p.batch}, {"seq_len", p.seq_len}, {"tp", p.tp},
+                    {"measured_s", p.step_s}, {"predicted_s", predicted.step_s}, {"rel_error", errors.back()}, {"parts", parts},
+                    {"file", p.file}});
+  }
+  const double median = model::median_abs(errors);
+  if (format == "json") {
+    out << nlohmann::ordered_json{{"cases", rows}, {"summary", {{"steps", points.size()}, {"median_abs_rel_error", median}}}}.dump(2) << '\n';
+  } else if (format == "csv") {
+    out << csv;
+  } else {
+    table.print(out);
+    out << "model vs measured step: median |error| " << magnitude(median) << " over " << points.size() << " steps\n";
+  }
+  return median;
+}
+
+}  // namespace treering::cli

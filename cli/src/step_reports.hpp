@@ -1,0 +1,22 @@
+// The real decode step in treering calibrate and validate: the fit's report (per part: the fitted line, its
+// errors before and after, its share of the step) and the model against measured steps, part by part.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "treering/topologies/cluster.hpp"
+#include "treering/validate/step_fit.hpp"
+
+namespace treering::cli {
+
+// Reads the tp 1 points of `files` (loopback steps are named on stderr and left out).
+std::vector<validate::StepPoint> read_calibration_steps(const std::vector<std::string>& files);
+void print_step_fit(std::ostream& out, const validate::StepFit& fit, std::size_t points);
+// treering validate on step files: a row per point (measured, model, error, each part's error) and the medians.
+// `format` table | json | csv. Returns the median |error| of the whole step.
+double print_step_validation(std::ostream& out, const topologies::ClusterSpec& spec, const std::vector<std::string>& files,
+                             const std::string& format);
+
+}  // namespace treering::cli
