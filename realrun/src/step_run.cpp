@@ -36,6 +36,7 @@ StepShape step_shape(const model::Workload& w, int batch, long long seq_len, int
   if (w.head_dim != 64 && w.head_dim != 128) {
     throw std::invalid_argument(who + " has head dim " + std::to_string(w.head_dim) + ": the attention kernel has 64 and 128");
   }
+  if (w.hidden_size % 8 != 0) throw std::invalid_argument(who + " has a hidden size that is not a multiple of 8 (the kernels load 8 values at once)");
   if (tp < 1 || tp > 8) throw std::invalid_argument("tp must be 1 to 8 (got " + std::to_string(tp) + ")");
   if (batch < 1) throw std::invalid_argument("batch must be at least 1");
   if (seq_len < 0) throw std::invalid_argument("seq_len must not be negative");

@@ -43,15 +43,36 @@ __device__ float block_sum(float value) {
   return value;  // every thread has it
 }
 
+// One CTA per row, 16-byte loads (8 values; hidden a multiple of 8): a row of 4,096 is 2 loads a thread, not 16
+// dependent 2-byte ones, so the kernel costs about its launch whatever the hidden size.
+__device__ float2 pair(const uint4& v, int j) {
+  return __bfloat1622float2(reinterpret_cast<const __nv_bfloat162*>(&v)[j]);
+}
+
 __global__ void rms_norm_kernel(const bf16_bits* x, const bf16_bits* weight, bf16_bits* y, int hidden) {
-  const std::size_t row = static_cast<std::size_t>(blockIdx.x) * hidden;
+  const int vectors = hidden / 8;
+  const uint4* row = reinterpret_cast<const uint4*>(x + static_cast<std::size_t>(blockIdx.x) * hidden);
+  const uint4* gain = reinterpret_cast<const uint4*>(weight);
+  uint4* out = reinterpret_cast<uint4*>(y + static_cast<std::size_t>(blockIdx.x) * hidden);
   float squares = 0;
-  for (int i = threadIdx.x; i < hidden; i += blockDim.x) {
-    const float v = load(x, row + i);
-    squares += v * v;
+  for (int i = threadIdx.x; i < vectors; i += blockDim.x) {
+    const uint4 v = row[i];
+    for (int j = 0; j < 4; ++j) {
+      const float2 f = pair(v, j);
+      squares += f.x * f.x + f.y * f.y;
+    }
   }
   const float inverse_rms = rsqrtf(block_sum(squares) / hidden + 1e-5f);
-  for (int i = threadIdx.x; i < hidden; i += blockDim.x) store(y, row + i, load(x, row + i) * inverse_rms * load(weight, i));
+  for (int i = threadIdx.x; i < vectors; i += blockDim.x) {
+    const uint4 v = row[i], g = gain[i];
+    uint4 result;
+    __nv_bfloat162* halves = reinterpret_cast<__nv_bfloat162*>(&result);
+    for (int j = 0; j < 4; ++j) {
+      const float2 f = pair(v, j), w = pair(g, j);
+      halves[j] = __floats2bfloat162_rn(f.x * inverse_rms * w.x, f.y * inverse_rms * w.y);
+    }
+    out[i] = result;
+  }
 }
 
 // grid (batch, query_heads + 2 kv_heads), head_dim / 2 threads: thread i rotates the pair (i, i + d/2).
@@ -139,6 +160,7 @@ void fill_uniform(bf16_bits* values, std::size_t count, std::uint64_t stream_id,
 }
 
 void rms_norm(const bf16_bits* x, const bf16_bits* weight, bf16_bits* y, int rows, int hidden, cudaStream_t stream) {
+  if (hidden % 8 != 0) throw std::invalid_argument("rms_norm: hidden must be a multiple of 8 (16-byte loads)");
   rms_norm_kernel<<<static_cast<unsigned>(rows), 256, 0, stream>>>(x, weight, y, hidden);
   launched("rms_norm");
 }

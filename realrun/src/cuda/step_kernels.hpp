@@ -15,7 +15,8 @@ using bf16_bits = std::uint16_t;  // a bf16 value's bits, as the attention kerne
 // values[i] = bf16(hashed_value(stream_id, i) x scale): uniform in [-scale, scale), never all zeros.
 void fill_uniform(bf16_bits* values, std::size_t count, std::uint64_t stream_id, float scale, cudaStream_t stream);
 
-// y[b] = x[b] / sqrt(mean(x[b]^2) + eps) * weight, rows of `hidden`, `rows` of them (Llama's RMSNorm, eps 1e-5).
+// y[b] = x[b] / sqrt(mean(x[b]^2) + eps) * weight, rows of `hidden` (a multiple of 8; the rows and the weight
+// 16-byte aligned), `rows` of them (Llama's RMSNorm, eps 1e-5).
 void rms_norm(const bf16_bits* x, const bf16_bits* weight, bf16_bits* y, int rows, int hidden, cudaStream_t stream);
 
 struct RopeAppend {
