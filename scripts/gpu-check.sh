@@ -44,11 +44,21 @@ run() {
   "$@"
 }
 
-analyse() {  # calibrate on the attention benches; validate the one-rank decodes, and the loopback ones on loopback-h100
+analyse() {  # calibrate on the attention benches and the steps; validate the decodes (loopback ones on loopback-h100)
   local dir=$1 treering=${TREERING:-build/bin/treering}
   [[ -x "$treering" ]] || { echo "gpu-check: $treering is not built (make build)" >&2; exit 2; }
+  if [[ -e "$dir/step-realrun.json" ]]; then  # the step's parts, fitted on the main points, checked on the held-out ones
+    run "$treering" calibrate "$dir/step-realrun.json" --cluster dgx-h100 --nodes 1 -o "$dir/calibrated-step-dgx-h100.yaml" |
+      tee "$dir/calibrate-step.txt"
+    [[ -e "$dir/step-heldout.json" ]] &&
+      run "$treering" validate --cluster "$dir/calibrated-step-dgx-h100.yaml" "$dir/step-heldout.json" | tee "$dir/validate-step-heldout.txt"
+    [[ -e "$dir/step-pytorch.json" ]] && run python3 scripts/step-report.py "$dir/step-realrun.json" --pytorch "$dir/step-pytorch.json" \
+      --treering "$treering" | tee "$dir/step-report.txt"
+  fi
+  compgen -G "$dir/attention-*.json" >/dev/null || return 0
   run "$treering" calibrate "$dir"/attention-*.json --cluster dgx-h100 --nodes 1 -o "$dir/calibrated-dgx-h100.yaml" |
     tee "$dir/calibrate.txt"
+  [[ -e "$dir/decode-1rank.json" ]] || return 0
   run "$treering" validate --cluster "$dir/calibrated-dgx-h100.yaml" "$dir/decode-1rank.json" --engine model | tee "$dir/validate.txt"
   # The loopback's P virtual ranks share the GPU (loopback-h100: 1/P of it each); its attention calibrated on one rank.
   run "$treering" calibrate "$dir"/attention-*.json --cluster loopback-h100 --gpus-per-node 1 -o "$dir/calibrated-loopback-h100.yaml" >/dev/null

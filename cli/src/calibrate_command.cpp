@@ -127,7 +127,7 @@ void run_benchmarks(const CalibrateArgs& args) {
   topologies::load_cluster_text(text, args.output);  // what is written must load
   out.stream() << text;
   out.commit();
-  table.print(std::cout);
+  if (!fit.fitted.empty() || !sends.empty() || !kernels.empty()) table.print(std::cout);
   if (!measured.empty()) {
     const topologies::Calibration& c = fit.calibration;
     std::cout << "\n" << measured.size() << " collective measurements, " << fit.iterations << " iterations; median |error| "
@@ -135,7 +135,7 @@ void run_benchmarks(const CalibrateArgs& args) {
               << " after (max " << percent(*c.provenance.max_abs_rel_error) << "), R^2 of log times " << *c.provenance.r_squared << '\n';
   }
   if (step_fit) {
-    std::cout << '\n';
+    if (!fit.fitted.empty() || !sends.empty() || !kernels.empty()) std::cout << '\n';
     print_step_fit(std::cout, *step_fit, steps.size());
   }
   std::cout << "wrote " << args.output << '\n';

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "csv.hpp"
 #include "table.hpp"
@@ -30,13 +31,18 @@ std::string magnitude(double value) {
 
 std::vector<validate::StepPoint> read_calibration_steps(const std::vector<std::string>& files) {
   std::vector<validate::StepPoint> points;
-  int loopback = 0;
+  int loopback = 0, step_files = 0;
   for (const std::string& file : files) {
     if (!validate::is_step_file(file)) continue;
+    ++step_files;
     for (const validate::StepPoint& p : validate::read_step_points(file)) {
       if (p.tp == 1) points.push_back(p);
       else ++loopback;
     }
+  }
+  if (step_files > 0 && points.empty()) {
+    throw std::invalid_argument("no one-GPU steps to calibrate on (" + std::to_string(loopback) +
+                                " loopback steps, tp > 1, time all their ranks on one GPU)");
   }
   if (loopback > 0) std::cerr << "note: " << loopback << " loopback steps (tp > 1) left out: they time all their ranks on one GPU\n";
   return points;
@@ -66,10 +72,15 @@ void print_step_fit(std::ostream& out, const validate::StepFit& fit, std::size_t
 double print_step_validation(std::ostream& out, const topologies::ClusterSpec& spec, const std::vector<std::string>& files,
                              const std::string& format) {
   std::vector<validate::StepPoint> points;
+  int loopback = 0;
   for (const std::string& file : files) {
-    const auto rows = validate::read_step_points(file);
-    points.insert(points.end(), rows.begin(), rows.end());
+    for (const validate::StepPoint& p : validate::read_step_points(file)) {
+      if (p.tp == 1) points.push_back(p);
+      else ++loopback;
+    }
   }
+  if (points.empty()) throw std::invalid_argument("no one-GPU steps to validate (loopback steps time all their ranks on one GPU)");
+  if (loopback > 0) std::cerr << "note: " << loopback << " loopback steps (tp > 1) left out: they time all their ranks on one GPU\n";
   std::vector<std::string> header{"workload", "batch", "tokens", "tp", "measured", "model", "error"};
   for (const char* part : topologies::kStepCalibrationParts) header.emplace_back(part);
   Table table(header);
