@@ -27,23 +27,19 @@ import argparse
 import dataclasses
 import datetime
 import gc
+import importlib
 import json
-import math
 import os
 import socket
 import statistics
 import sys
 
 torch = None  # imported by import_torch(), so that argument errors are reported without PyTorch
+step_torch = None  # peer_step_torch.py, imported with it
 
-DEVICE = "cuda"
 GIB = 1 << 30
 SLACK_BYTES = GIB  # activations, attention workspaces, the graph's pool, allocator rounding
 BF16_BYTES = 2
-RMS_EPS = 1e-5
-ATTENTION_GQA = "sdpa enable_gqa"
-ATTENTION_FOLDED = "sdpa group folded into query length"
-SDPA_BACKENDS = {0: "math", 1: "flash", 2: "efficient", 3: "cudnn", 4: "overrideable"}  # at::SDPBackend values
 
 
 @dataclasses.dataclass(frozen=True)
@@ -181,6 +177,7 @@ def kv_cache_bytes(spec, batch, seq_len):
 def import_torch():
     """Imports PyTorch into the module global; a message on stderr and False when it or CUDA is missing."""
     global torch
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     try:
         import torch as module
     except ImportError:
@@ -190,197 +187,11 @@ def import_torch():
         print("peer-step: PyTorch sees no CUDA device; nothing to measure", file=sys.stderr)
         return False
     torch = module
+    global step_torch
+    step_torch = importlib.import_module("peer_step_torch")  # beside this script
     return True
 
 
-def random_matrix(rows, cols):
-    """bf16 [rows, cols], N(0, 1/cols): random, never zeros; scaled in place so no second copy is made."""
-    matrix = torch.randn(rows, cols, device=DEVICE, dtype=torch.bfloat16)
-    return matrix.mul_(1.0 / math.sqrt(cols))
-
-
-def norm_weight(size):
-    return torch.randn(size, device=DEVICE, dtype=torch.bfloat16).mul_(0.1).add_(1.0)
-
-
-def allocate_weights(spec):
-    """Every weight of the model, one tensor per matrix; a tied LM head is the embedding tensor itself."""
-    qkv_rows = (spec.heads + 2 * spec.kv_heads) * spec.head_dim
-    layers = []
-    for _ in range(spec.layers):
-        layers.append({
-            "attn_norm": norm_weight(spec.hidden),
-            "wqkv": random_matrix(qkv_rows, spec.hidden),
-            "wo": random_matrix(spec.hidden, spec.heads * spec.head_dim),
-            "mlp_norm": norm_weight(spec.hidden),
-            "wgu": random_matrix(2 * spec.intermediate, spec.hidden),
-            "wdown": random_matrix(spec.hidden, spec.intermediate),
-        })
-    embedding = random_matrix(spec.vocab, spec.hidden)
-    lm_head = embedding if spec.tied else random_matrix(spec.vocab, spec.hidden)
-    return {"layers": layers, "final_norm": norm_weight(spec.hidden), "embedding": embedding, "lm_head": lm_head}
-
-
-def allocate_kv_cache(spec, batch, seq_len):
-    """Per layer K and V [B, nkv, S+1, d] bf16, filled in place with N(0, 1) (no temporary copy)."""
-    shape = (batch, spec.kv_heads, seq_len + 1, spec.head_dim)
-    keys, values = [], []
-    for _ in range(spec.layers):
-        keys.append(torch.empty(shape, device=DEVICE, dtype=torch.bfloat16).normal_())
-        values.append(torch.empty(shape, device=DEVICE, dtype=torch.bfloat16).normal_())
-    return {"k": keys, "v": values}
-
-
-def rope_cos_sin(spec, position):
-    """cos and sin [d] of the rotate-half RoPE at one position, computed in float64, held as bf16."""
-    exponents = torch.arange(0, spec.head_dim, 2, dtype=torch.float64) / spec.head_dim
-    angles = position * spec.rope_theta ** (-exponents)
-    angles = torch.cat((angles, angles))
-    return (angles.cos().to(DEVICE, torch.bfloat16), angles.sin().to(DEVICE, torch.bfloat16))
-
-
-def make_buffers(spec, weights, batch, seq_len):
-    """The graph's static inputs and outputs; x_in is the embedding of a fixed token per sequence."""
-    token_ids = (torch.arange(batch, device=DEVICE, dtype=torch.int64) * 7919 + 1) % spec.vocab
-    cos, sin = rope_cos_sin(spec, seq_len)
-    return {
-        "position": seq_len,
-        "x_in": weights["embedding"][token_ids].contiguous(),
-        "x_work": torch.empty(batch, spec.hidden, device=DEVICE, dtype=torch.bfloat16),
-        "cos": cos, "sin": sin,
-        "hidden_out": torch.empty(batch, spec.hidden, device=DEVICE, dtype=torch.bfloat16),
-        "next_out": torch.empty(batch, device=DEVICE, dtype=torch.int64),
-    }
-
-
-def rms_norm(x, weight):
-    """Llama's RMSNorm: normalised in fp32, cast back to bf16, then scaled by the weight."""
-    x32 = x.float()
-    x32 = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + RMS_EPS)
-    return weight * x32.to(x.dtype)
-
-
-def apply_rope(x, cos, sin):
-    """Rotate-half RoPE on [..., d] with cos, sin [d]."""
-    half = x.shape[-1] // 2
-    rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
-    return x * cos + rotated * sin
-
-
-def attend_gqa(q, k_cache, v_cache):
-    """q [B, nh, d] against the cache [B, nkv, S+1, d] with SDPA's own grouped-query support; [B, nh*d]."""
-    batch, heads, head_dim = q.shape
-    out = torch.nn.functional.scaled_dot_product_attention(q.unsqueeze(2), k_cache, v_cache, enable_gqa=True)
-    return out.reshape(batch, heads * head_dim)
-
-
-def attend_folded(q, k_cache, v_cache):
-    """The same attention with each KV head's query group as the query length: q [B, nkv, g, d]; [B, nh*d].
-    Query head h uses KV head h // g (as Llama's repeat_kv), so the view keeps the heads' order; no mask."""
-    batch, heads, head_dim = q.shape
-    kv_heads = k_cache.shape[1]
-    grouped = q.reshape(batch, kv_heads, heads // kv_heads, head_dim)
-    out = torch.nn.functional.scaled_dot_product_attention(grouped, k_cache, v_cache)
-    return out.reshape(batch, heads * head_dim)
-
-
-def layer_step(spec, x, layer, k_cache, v_cache, buffers, attend):
-    """One transformer layer for the new token; writes its K and V at index S of the cache."""
-    linear = torch.nn.functional.linear
-    batch, heads, kv_heads = x.shape[0], spec.heads, spec.kv_heads
-    position = buffers["position"]
-    h = rms_norm(x, layer["attn_norm"])
-    qkv = linear(h, layer["wqkv"]).view(batch, heads + 2 * kv_heads, spec.head_dim)
-    q = apply_rope(qkv[:, :heads], buffers["cos"], buffers["sin"])
-    k = apply_rope(qkv[:, heads:heads + kv_heads], buffers["cos"], buffers["sin"])
-    k_cache[:, :, position] = k
-    v_cache[:, :, position] = qkv[:, heads + kv_heads:]
-    x = x + linear(attend(q, k_cache, v_cache), layer["wo"])
-    h = rms_norm(x, layer["mlp_norm"])
-    gate_up = linear(h, layer["wgu"])
-    activated = torch.nn.functional.silu(gate_up[:, :spec.intermediate]) * gate_up[:, spec.intermediate:]
-    return x + linear(activated, layer["wdown"])
-
-
-def decode_step(spec, weights, cache, buffers, attend):
-    """The whole step, from the static x_in to the static next_out (token ids) and hidden_out (final norm)."""
-    x = buffers["x_work"]
-    x.copy_(buffers["x_in"])
-    for layer, k_cache, v_cache in zip(weights["layers"], cache["k"], cache["v"]):
-        x = layer_step(spec, x, layer, k_cache, v_cache, buffers, attend)
-    h = rms_norm(x, weights["final_norm"])
-    logits = torch.nn.functional.linear(h, weights["lm_head"])
-    buffers["hidden_out"].copy_(h)
-    buffers["next_out"].copy_(torch.argmax(logits, dim=-1))
-
-
-def sdpa_backend(q, k_cache, v_cache, enable_gqa):
-    """The backend SDPA would pick for these inputs (torch's private chooser), or None when it cannot tell."""
-    try:
-        kwargs = {"enable_gqa": True} if enable_gqa else {}
-        choice = int(torch._fused_sdp_choice(q, k_cache, v_cache, **kwargs))
-    except Exception:
-        return None
-    return SDPA_BACKENDS.get(choice, f"backend {choice}")
-
-
-def choose_attention(spec, cache, batch):
-    """(attend function, label, backend): SDPA with enable_gqa when it runs and is not the math backend (which
-    would repeat K/V heads and so read more bytes); otherwise the group folded into the query length."""
-    q = torch.randn(batch, spec.heads, spec.head_dim, device=DEVICE, dtype=torch.bfloat16)
-    k_cache, v_cache = cache["k"][0], cache["v"][0]
-    backend = sdpa_backend(q.unsqueeze(2), k_cache, v_cache, True)
-    if backend != "math":
-        try:
-            attend_gqa(q, k_cache, v_cache)
-            torch.cuda.synchronize()
-            return attend_gqa, ATTENTION_GQA, backend
-        except Exception:  # an older torch without enable_gqa, or no backend takes it
-            pass
-    grouped = q.reshape(batch, spec.kv_heads, spec.heads // spec.kv_heads, spec.head_dim)
-    backend = sdpa_backend(grouped, k_cache, v_cache, False)
-    return attend_folded, ATTENTION_FOLDED, backend
-
-
-def capture_step(step, warmup):
-    """Eager warm-up on a side stream (as torch documents), then the step captured in one CUDA graph, replayed
-    once untimed."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(warmup):
-            step()
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        step()
-    graph.replay()
-    torch.cuda.synchronize()
-    return graph
-
-
-def time_replays(graph, iters):
-    """Seconds of each of iters replays, each between its own pair of CUDA events."""
-    start = torch.cuda.Event(enable_timing=True)
-    end = torch.cuda.Event(enable_timing=True)
-    samples_s = []
-    for _ in range(iters):
-        start.record()
-        graph.replay()
-        end.record()
-        end.synchronize()
-        samples_s.append(start.elapsed_time(end) * 1e-3)
-    return samples_s
-
-
-def check_output(spec, buffers):
-    """The first token ids, how many ids fall outside [0, V), how many final hidden values are NaN or inf."""
-    torch.cuda.synchronize()
-    ids = buffers["next_out"].tolist()
-    invalid = sum(1 for token in ids if not 0 <= token < spec.vocab)
-    non_finite = int((~torch.isfinite(buffers["hidden_out"])).sum().item())
-    return {"next_token_ids": ids[:4], "invalid_token_ids": invalid, "non_finite": non_finite}
 
 
 def gigabytes(count_bytes):
@@ -394,16 +205,16 @@ def run_point(spec, weights, batch, seq_len, args):
     if cache_bytes + SLACK_BYTES > free_bytes:
         return {"skipped": f"needs {gigabytes(cache_bytes + SLACK_BYTES)} (KV cache + 1 GiB slack; weights "
                            f"{gigabytes(weights_bytes(spec))} already held), {gigabytes(free_bytes)} free"}
-    cache = allocate_kv_cache(spec, batch, seq_len)
-    buffers = make_buffers(spec, weights, batch, seq_len)
-    attend, attention, backend = choose_attention(spec, cache, batch)
-    graph = capture_step(lambda: decode_step(spec, weights, cache, buffers, attend), args.warmup)
-    samples_s = time_replays(graph, args.iters)
+    cache = step_torch.allocate_kv_cache(spec, batch, seq_len)
+    buffers = step_torch.make_buffers(spec, weights, batch, seq_len)
+    attend, attention, backend = step_torch.choose_attention(spec, cache, batch)
+    graph = step_torch.capture_step(lambda: step_torch.decode_step(spec, weights, cache, buffers, attend), args.warmup)
+    samples_s = step_torch.time_replays(graph, args.iters)
     entry = {"tp": 1, "dtype": "bf16", "step_s": statistics.median(samples_s), "step_samples_s": samples_s,
              "weights_bytes": weights_bytes(spec), "kv_cache_bytes": cache_bytes, "attention": attention}
     if backend is not None:
         entry["sdpa_backend"] = backend
-    entry.update(check_output(spec, buffers))
+    entry.update(step_torch.check_output(spec, buffers))
     return entry
 
 
@@ -439,7 +250,7 @@ def load_weights(spec):
         free_bytes = torch.cuda.mem_get_info()[0]
         if weights_bytes(spec) + SLACK_BYTES > free_bytes:
             return None, free_bytes, None
-        return allocate_weights(spec), free_bytes, None
+        return step_torch.allocate_weights(spec), free_bytes, None
     except Exception as error:
         failure = "allocating the weights: " + describe(error)
     release_memory()

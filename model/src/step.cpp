@@ -84,6 +84,37 @@ CollectiveTime collective_time(const CommGroup& group, double bytes, CollectiveO
 
 namespace {
 
+// Bytes per layer (the LM head's per step) each part reads, for the step calibration.
+StepPartBytes part_bytes(const Workload& w, const LayerShape& shape, const PlanSizes& sizes, long long largest_shard, int post_ranks) {
+  StepPartBytes bytes;
+  bytes.attention = static_cast<double>(largest_shard) * sizes.kv_bytes_per_token + sizes.q_bytes + sizes.o_bytes;
+  bytes.projections = shape.projection_parameters * w.attention_weight_bytes;
+  bytes.mlp = shape.mlp_parameters * w.weight_bytes;
+  bytes.other = shape.other_parameters * w.dtype_bytes + shape.kv_append_bytes;
+  bytes.lm_head = lm_head_parameters(w) / post_ranks * w.dtype_bytes;
+  return bytes;
+}
+
+// Memory: every layer's share of the weights, the embeddings and LM head split over the group; the KV cache and
+// the combine's buffers from the attention; activations: the hidden state a few times and the logits. The KV
+// cache and the ring's blocks grow with the shard (the longest context that fits); the rest does not.
+StepMemory step_memory(const Workload& w, const LayerShape& shape, const DecodeMemory& a, int post_ranks, double hidden_bytes,
+                       int tokens, double capacity_bytes, long long largest_shard, int cp) {
+  StepMemory m;
+  m.weights = w.layers * (shape.projection_parameters * w.attention_weight_bytes + shape.mlp_resident * w.weight_bytes +
+                          shape.other_parameters * w.dtype_bytes) +
+              (embedding_parameters(w) + lm_head_parameters(w)) / post_ranks * w.dtype_bytes;
+  m.kv_cache = a.kv_cache;
+  m.buffers = a.receive_buffers + a.partial_states + a.workspace;
+  m.activations = 4 * hidden_bytes + static_cast<double>(tokens) * w.vocab_size * 4;
+  m.total = m.weights + m.kv_cache + m.buffers + m.activations;
+  m.capacity = capacity_bytes;
+  const double per_token = largest_shard > 0 ? (a.kv_cache + a.receive_buffers) / largest_shard : 0.0;
+  const double room = m.capacity - (m.total - a.kv_cache - a.receive_buffers);
+  m.max_seq_len = room <= 0 || per_token <= 0 ? 0 : static_cast<long long>(std::floor(room / per_token)) * cp;
+  return m;
+}
+
 // A part as a real step measured it (topologies::StepPartCalibration): fixed + bytes / (rated HBM x efficiency),
 // or its FLOPs at peak where slower.
 double calibrated_s(const topologies::StepPartCalibration& c, const ComputeRates& rates, double bytes, double flops) {
@@ -140,21 +171,14 @@ StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& atte
   b.projections_s = part_s(rates, kProjectionKernels, shape.projection_parameters, w.attention_weight_bytes, tokens);
   b.mlp_s = part_s(rates, kMlpKernels + (w.experts > 0 ? 1 : 0), shape.mlp_parameters, w.weight_bytes, tokens);
   b.other_s = part_s(rates, kOtherKernels, shape.other_parameters, w.dtype_bytes, tokens, shape.kv_append_bytes);
-  // Bytes per layer (the LM head's per step), for the step calibration.
   const DecodePlan slowest_plan = layouts.plan(attention.slowest_group, algorithm, w, seq_len);
   long long largest_shard = 0;
   for (const Shard& shard : slowest_plan.shards) largest_shard = std::max(largest_shard, shard.count);
-  const PlanSizes& sizes = slowest_plan.sizes;
-  StepPartBytes& bytes = r.part_bytes;
-  bytes.attention = static_cast<double>(largest_shard) * sizes.kv_bytes_per_token + sizes.q_bytes + sizes.o_bytes;
-  bytes.projections = shape.projection_parameters * w.attention_weight_bytes;
-  bytes.mlp = shape.mlp_parameters * w.weight_bytes;
-  bytes.other = shape.other_parameters * w.dtype_bytes + shape.kv_append_bytes;
-  bytes.lm_head = lm_head_parameters(w) / post.ranks * w.dtype_bytes;
+  r.part_bytes = part_bytes(w, shape, slowest_plan.sizes, largest_shard, post.ranks);
   const Workload& slice = slowest_plan.workload;
   const double attention_flops = 4.0 * slice.batch * slice.query_heads * slice.head_dim * static_cast<double>(largest_shard);
-  r.calibrated_parts = apply_step_calibration(rates, shape, bytes, tokens,
-                                              attention_time_s(rates, slice, sizes, largest_shard), attention_flops, b);
+  r.calibrated_parts = apply_step_calibration(rates, shape, r.part_bytes, tokens,
+                                              attention_time_s(rates, slice, slowest_plan.sizes, largest_shard), attention_flops, b);
   const StepCollectives collectives = step_collectives(w, tokens);
   const double hidden_bytes = collectives.hidden_allreduce_bytes;
   const CollectiveTime hidden = collective_time(post, hidden_bytes);
@@ -182,22 +206,8 @@ StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& atte
                attention.slowest.first_call_s;
   }
   r.tokens_per_s = w.batch / r.step_s;
-  // Memory: every layer's share of the weights, the embeddings and LM head split over the group; the KV cache
-  // and the combine's buffers from the attention; activations: the hidden state a few times and the logits.
-  StepMemory& m = r.memory;
-  const DecodeMemory& a = attention.slowest.memory;
-  m.weights = w.layers * (shape.projection_parameters * w.attention_weight_bytes + shape.mlp_resident * w.weight_bytes +
-                          shape.other_parameters * w.dtype_bytes) +
-              (embedding_parameters(w) + lm_head_parameters(w)) / post.ranks * w.dtype_bytes;
-  m.kv_cache = a.kv_cache;
-  m.buffers = a.receive_buffers + a.partial_states + a.workspace;
-  m.activations = 4 * hidden_bytes + static_cast<double>(tokens) * w.vocab_size * 4;
-  m.total = m.weights + m.kv_cache + m.buffers + m.activations;
-  m.capacity = rates.hbm_capacity_bytes;
-  // The KV cache and the ring's blocks grow with the shard; the rest does not.
-  const double per_token = largest_shard > 0 ? (a.kv_cache + a.receive_buffers) / largest_shard : 0.0;
-  const double room = m.capacity - (m.total - a.kv_cache - a.receive_buffers);
-  m.max_seq_len = room <= 0 || per_token <= 0 ? 0 : static_cast<long long>(std::floor(room / per_token)) * layout.cp;
+  r.memory = step_memory(w, shape, attention.slowest.memory, post.ranks, hidden_bytes, tokens, rates.hbm_capacity_bytes,
+                         largest_shard, layout.cp);
   return r;
 }
 
