@@ -93,10 +93,12 @@ PartLine fit_part_line(const std::vector<double>& x, const std::vector<double>& 
     }
     const double det = s00 * s11 - s01 * s01;
     const double a = (r0 * s11 - r1 * s01) / det, b = (s00 * r1 - s01 * r0) / det;
-    if (det > 0 && b > 0 && a >= 0) line = {a, std::max(b, min_slope), true};
+    if (det > 0 && b > 0) line = {a, std::max(b, min_slope), true};
   }
   if (!line.slope_fitted) line.slope_s_per_byte = prior_slope;
-  if (!line.slope_fitted || line.slope_s_per_byte == min_slope) line.fixed_s = fixed_for(x, y, line.slope_s_per_byte);
+  // The prior's slope, a slope held at the rated bandwidth, or a line through a negative fixed time: the fixed
+  // time refitted for the slope kept (and held at 0 or more).
+  if (!line.slope_fitted || line.slope_s_per_byte == min_slope || line.fixed_s < 0) line.fixed_s = fixed_for(x, y, line.slope_s_per_byte);
   return line;
 }
 

@@ -120,8 +120,8 @@ namespace cuda {
 StepOutputs run_step_once(const StepShape& shape, std::uint64_t seed);
 
 // Runs the step of `shape` on the current GPU (its tp ranks as loopback ranks, one after another, the collectives
-// device copies) and times it: `warmup` steps, then a CUDA graph of one step replayed `iterations` times, one event
-// pair around each replay; then the parts, from a graph with event nodes at the parts' boundaries (the same
+// device copies) and times it: `warmup` steps, then a CUDA graph of one step replayed untimed until steady (20
+// replays and 0.2 s at least), then `iterations` times, one event pair around each replay; then the parts, from a graph with event nodes at the parts' boundaries (the same
 // kernels, replayed until 5 samples), or from uncaptured steps with events where the graph refuses such nodes.
 // Throws std::invalid_argument when it does not fit the free memory (check_fits), std::runtime_error without a
 // CUDA backend or when the device fails.

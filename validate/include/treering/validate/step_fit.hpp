@@ -4,7 +4,7 @@
 // every point's relative error counts alike: minimise sum ((a + b x_i - y_i) / y_i)^2, a 2 x 2 linear system.
 // efficiency = 1 / (b x rated); where the points' bytes hardly vary (the norms and the KV append) or the slope
 // comes out negative, the slope stays the model's prior and only `fixed` is fitted; an efficiency above 1 is
-// held at 1 and `fixed` refitted. Example: y = 10 us + x / 2.68 TB/s at x = 10 MB and 100 MB (13.7 and 47.3 us):
+// held at 1, and a negative `fixed` held at 0, the other refitted. Example: y = 10 us + x / 2.68 TB/s at x = 10 MB and 100 MB (13.7 and 47.3 us):
 // a = 10 us, efficiency 0.80 over an H100's 3.35 TB/s.
 #pragma once
 
