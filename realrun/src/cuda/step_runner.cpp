@@ -53,17 +53,10 @@ void StepRunner::attention_block(int layer, cudaStream_t stream, PartMarks* mark
     mark(StepPart::projections);
     qkv_.run(t.qkv, r.h.data, r.qkv.data, stream);
     mark(StepPart::other);
-    RopeAppend rope;
-    rope.qkv = r.qkv.data;
-    rope.q = r.q.data;
-    rope.k_cache = t.k_cache;
-    rope.v_cache = t.v_cache;
-    rope.batch = shape_.batch;
-    rope.query_heads = shape_.query_heads;
-    rope.kv_heads = shape_.kv_heads;
-    rope.head_dim = shape_.head_dim;
-    rope.position = shape_.seq_len;
-    rope_append(rope, stream);
+    rope_append({.qkv = r.qkv.data, .q = r.q.data, .k_cache = t.k_cache, .v_cache = t.v_cache, .batch = shape_.batch,
+                 .query_heads = shape_.query_heads, .kv_heads = shape_.kv_heads, .head_dim = shape_.head_dim,
+                 .position = shape_.seq_len},
+                stream);
     mark(StepPart::attention);
     r.attention.run(attention, Dtype::bf16, r.q.data, t.k_cache, t.v_cache, shape_.seq_len + 1, r.o.data, r.lse.data, 0, stream);
     to_bf16(r.o.data, r.attended.data, r.o.size, stream);
