@@ -122,6 +122,7 @@ void run_benchmarks(const CalibrateArgs& args) {
   if (!steps.empty()) {
     step_fit = validate::fit_step(spec, steps);
     fit.calibration.step = step_fit->parts;
+    fit.calibration.step_attention_shapes = step_fit->attention_shapes;
   }
   const std::string text = validate::with_calibration(base, fit.calibration);
   topologies::load_cluster_text(text, args.output);  // what is written must load

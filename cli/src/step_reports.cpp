@@ -57,9 +57,21 @@ void print_step_fit(std::ostream& out, const validate::StepFit& fit, std::size_t
                              ")" + (fit.slope_fitted[i] ? "" : " (efficiency: the prior's)");
     std::vector<double> after = fit.part_errors_after[i];
     for (double& e : after) e = std::fabs(e);
-    table.add_row({std::string(topologies::kStepCalibrationParts[p]) + (p == 4 ? " (per step)" : ""), line,
+    table.add_row({std::string(topologies::kStepCalibrationParts[p]) + (p == 4 ? " (per step)" : p == 0 && !fit.attention_shapes.empty() ? " (other shapes)" : ""), line,
                    magnitude(model::median_abs(fit.part_errors_before[i])), magnitude(model::median_abs(fit.part_errors_after[i])),
                    magnitude(*std::max_element(after.begin(), after.end())), magnitude(fit.share[i])});
+  }
+  for (const topologies::StepAttentionShape& shape : fit.attention_shapes) {  // the attention by kernel shape
+    std::vector<double> before, after;
+    for (std::size_t i = 0; i < fit.point_shapes.size(); ++i) {
+      if (fit.point_shapes[i] != std::pair{shape.head_dim, shape.group}) continue;
+      before.push_back(fit.part_errors_before[0][i]);
+      after.push_back(std::fabs(fit.part_errors_after[0][i]));
+    }
+    table.add_row({"  head dim " + std::to_string(shape.head_dim) + ", group " + std::to_string(shape.group),
+                   topologies::format_duration(shape.line.fixed_s) + " + bytes / (rated x " + std::to_string(shape.line.efficiency).substr(0, 5) + ")",
+                   magnitude(model::median_abs(before)), magnitude(model::median_abs(after)),
+                   magnitude(*std::max_element(after.begin(), after.end())), ""});
   }
   table.print(out);
   std::vector<double> worst = fit.step_errors_after;

@@ -16,8 +16,11 @@ ComputeRates compute_rates(const topologies::Topology& topology, int gpu) {
     launch_s = spec.calibration->launch_overhead_s.value_or(launch_s);
   }
   ComputeRates rates{model.hbm_bandwidth_Bps * efficiency, model.peak_fp16_flops, launch_s, model.hbm_capacity_bytes,
-                     model.hbm_bandwidth_Bps, {}};
-  if (spec.calibration) rates.step = spec.calibration->step;
+                     model.hbm_bandwidth_Bps, {}, {}};
+  if (spec.calibration) {
+    rates.step = spec.calibration->step;
+    rates.step_attention_shapes = spec.calibration->step_attention_shapes;
+  }
   return rates;
 }
 

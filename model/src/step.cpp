@@ -123,8 +123,19 @@ double calibrated_s(const topologies::StepPartCalibration& c, const ComputeRates
 
 // The calibrated parts replace the rates' figures (per layer; the LM head per step). The attention keeps what its
 // layer adds to the kernel (exposed communication, host time) and swaps the kernel's time.
+// The attention's line: the calibration's for the kernel's shape (head dim, query heads per KV head), else its
+// line for every shape (efficiency 0: none).
+topologies::StepPartCalibration attention_line(const ComputeRates& rates, const Workload& slice) {
+  const int group = slice.kv_heads > 0 ? slice.query_heads / slice.kv_heads : 0;
+  for (const topologies::StepAttentionShape& shape : rates.step_attention_shapes) {
+    if (shape.head_dim == slice.head_dim && shape.group == group) return shape.line;
+  }
+  return rates.step[0];
+}
+
 int apply_step_calibration(const ComputeRates& rates, const LayerShape& shape, const StepPartBytes& bytes, double tokens,
-                           double attention_kernel_s, double attention_flops, StepBreakdown& b) {
+                           const topologies::StepPartCalibration& attention, double attention_kernel_s, double attention_flops,
+                           StepBreakdown& b) {
   const auto& c = rates.step;
   int parts = 0;
   auto use = [&](int part, double& time_s, double part_bytes, double parameters) {
@@ -132,8 +143,8 @@ int apply_step_calibration(const ComputeRates& rates, const LayerShape& shape, c
     time_s = calibrated_s(c[static_cast<std::size_t>(part)], rates, part_bytes, 2.0 * tokens * parameters);
     ++parts;
   };
-  if (c[0].efficiency > 0) {
-    b.attention_s = std::max(0.0, b.attention_s - attention_kernel_s) + calibrated_s(c[0], rates, bytes.attention, attention_flops);
+  if (attention.efficiency > 0) {
+    b.attention_s = std::max(0.0, b.attention_s - attention_kernel_s) + calibrated_s(attention, rates, bytes.attention, attention_flops);
     ++parts;
   }
   use(1, b.projections_s, bytes.projections, shape.projection_parameters);
@@ -177,7 +188,7 @@ StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& atte
   r.part_bytes = part_bytes(w, shape, slowest_plan.sizes, largest_shard, post.ranks);
   const Workload& slice = slowest_plan.workload;
   const double attention_flops = 4.0 * slice.batch * slice.query_heads * slice.head_dim * static_cast<double>(largest_shard);
-  r.calibrated_parts = apply_step_calibration(rates, shape, r.part_bytes, tokens,
+  r.calibrated_parts = apply_step_calibration(rates, shape, r.part_bytes, tokens, attention_line(rates, slice),
                                               attention_time_s(rates, slice, slowest_plan.sizes, largest_shard), attention_flops, b);
   const StepCollectives collectives = step_collectives(w, tokens);
   const double hidden_bytes = collectives.hidden_allreduce_bytes;

@@ -129,18 +129,34 @@ void read_compute(const std::string& file, const YAML::Node& node, Calibration& 
   calibration.launch_overhead_s = optional_duration(map, "launch_overhead");
 }
 
+StepPartCalibration read_step_line(const std::string& file, const StrictMap& entry) {
+  StepPartCalibration c;
+  c.fixed_s = entry.duration_s("fixed");
+  c.efficiency = entry.number("efficiency", 0.0, 1.0);
+  if (c.efficiency <= 0.0) yaml::fail(file, entry.required("efficiency"), "'efficiency' must be in (0, 1]");
+  return c;
+}
+
 // step: {projections: {fixed: 6us, efficiency: 0.85}, ...}: the parts named in kStepCalibrationParts, each with both.
 void read_step(const std::string& file, const YAML::Node& node, Calibration& calibration) {
-  StrictMap map(node, file, "calibration step", {"attention", "projections", "mlp", "other", "lm_head"});  // kStepCalibrationParts
+  StrictMap map(node, file, "calibration step", {"attention", "projections", "mlp", "other", "lm_head", "attention_by_shape"});
   for (std::size_t p = 0; p < static_cast<std::size_t>(kStepCalibrationPartCount); ++p) {
     const std::string name = kStepCalibrationParts[p];
     const YAML::Node part = map.optional(name);
     if (!part) continue;
     StrictMap entry(part, file, "calibration of step part '" + name + "'", {"fixed", "efficiency"});
-    StepPartCalibration& c = calibration.step[p];
-    c.fixed_s = entry.duration_s("fixed");
-    c.efficiency = entry.number("efficiency", 0.0, 1.0);
-    if (c.efficiency <= 0.0) yaml::fail(file, entry.required("efficiency"), "'efficiency' must be in (0, 1]");
+    calibration.step[p] = read_step_line(file, entry);
+  }
+  const YAML::Node shapes = map.optional("attention_by_shape");
+  if (!shapes) return;
+  if (!shapes.IsSequence()) yaml::fail(file, shapes, "'attention_by_shape' must be a list of {head_dim, group, fixed, efficiency}");
+  for (const YAML::Node& item : shapes) {
+    StrictMap entry(item, file, "a step attention shape", {"head_dim", "group", "fixed", "efficiency"});
+    StepAttentionShape shape;
+    shape.head_dim = entry.integer("head_dim", 1, 1024);
+    shape.group = entry.integer("group", 1, 1024);
+    shape.line = read_step_line(file, entry);
+    calibration.step_attention_shapes.push_back(shape);
   }
 }
 

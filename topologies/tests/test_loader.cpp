@@ -70,7 +70,8 @@ TEST_CASE("a calibration section is read and kept with its provenance") {
                      "  tiers:\n    scale-up: {latency: 2us, bandwidth: 360GB/s}\n"
                      "  collectives:\n    ring: {base_latency: 6.6us, scale_out_step_latency: 2.7us}\n"
                      "  compute: {hbm_efficiency: 0.8, launch_overhead: 4us}\n"
-                     "  step:\n    mlp: {fixed: 13.3us, efficiency: 0.87}\n    lm_head: {fixed: 47us, efficiency: 0.79}\n";
+                     "  step:\n    mlp: {fixed: 13.3us, efficiency: 0.87}\n    lm_head: {fixed: 47us, efficiency: 0.79}\n"
+                     "    attention_by_shape:\n      - {head_dim: 64, group: 4, fixed: 14.5us, efficiency: 0.8}\n";
   ClusterSpec spec = load_cluster_text(yaml, "cal.yaml");
   REQUIRE(spec.calibration.has_value());
   const Calibration& calibration = *spec.calibration;
@@ -84,7 +85,11 @@ TEST_CASE("a calibration section is read and kept with its provenance") {
   CHECK(calibration.step[2].fixed_s == doctest::Approx(13.3e-6).scale(1e-12));  // mlp
   CHECK(calibration.step[2].efficiency == doctest::Approx(0.87).scale(1e-12));
   CHECK(calibration.step[4].efficiency == doctest::Approx(0.79).scale(1e-12));  // lm_head
-  CHECK(calibration.step[0].efficiency == 0);  // attention: not calibrated
+  CHECK(calibration.step[0].efficiency == 0);  // attention: not calibrated for every shape ...
+  REQUIRE(calibration.step_attention_shapes.size() == 1u);  // ... but for head dim 64, group 4
+  CHECK(calibration.step_attention_shapes[0].head_dim == 64);
+  CHECK(calibration.step_attention_shapes[0].group == 4);
+  CHECK(calibration.step_attention_shapes[0].line.fixed_s == doctest::Approx(14.5e-6).scale(1e-12));
 }
 
 TEST_CASE("the commented example in topologies/README.md loads (the docs stay in step with the loader)") {

@@ -107,6 +107,11 @@ std::string section(const topologies::Calibration& c) {
       out << "    " << topologies::kStepCalibrationParts[i] << ": {fixed: " << microseconds(part.fixed_s)
           << ", efficiency: " << number(part.efficiency) << "}\n";
     }
+    if (!c.step_attention_shapes.empty()) out << "    attention_by_shape:          # the attention kernel's line for each shape it measured\n";
+    for (const topologies::StepAttentionShape& shape : c.step_attention_shapes) {
+      out << "      - {head_dim: " << shape.head_dim << ", group: " << shape.group << ", fixed: " << microseconds(shape.line.fixed_s)
+          << ", efficiency: " << number(shape.line.efficiency) << "}\n";
+    }
   }
   return out.str();
 }

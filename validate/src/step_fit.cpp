@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -30,6 +31,27 @@ double fixed_for(const std::vector<double>& x, const std::vector<double>& y, dou
     denominator += u * u;
   }
   return std::max(0.0, numerator / denominator);
+}
+
+// The attention's line per kernel shape, from the points of that shape (a shape whose bytes hardly vary keeps
+// the line over every point).
+void fit_attention_shapes(const std::vector<StepPoint>& points, const std::vector<StepPrediction>& before,
+                          const model::ComputeRates& rates, StepFit& fit) {
+  std::map<std::pair<int, int>, std::vector<std::size_t>> by_shape;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    fit.point_shapes.emplace_back(before[i].head_dim, before[i].group);
+    by_shape[fit.point_shapes.back()].push_back(i);
+  }
+  for (const auto& [shape, indices] : by_shape) {
+    std::vector<double> x, y;
+    for (std::size_t i : indices) {
+      x.push_back(before[i].part_bytes[0] / before[i].layers);
+      y.push_back(std::max(points[i].part_s[0], 1e-9) / before[i].layers);
+    }
+    const PartLine line = fit_part_line(x, y, 1.0 / rates.hbm_Bps, 1.0 / rates.hbm_rated_Bps);
+    if (!line.slope_fitted) continue;
+    fit.attention_shapes.push_back({shape.first, shape.second, {line.fixed_s, 1.0 / (line.slope_s_per_byte * rates.hbm_rated_Bps)}});
+  }
 }
 
 }  // namespace
@@ -78,7 +100,8 @@ StepPrediction predict_step(const topologies::ClusterSpec& spec, const StepPoint
   const model::StepBreakdown& b = r.breakdown;
   const model::StepPartBytes& bytes = r.part_bytes;
   return {r.step_s, {b.attention_s, b.projections_s, b.mlp_s, b.other_s, b.lm_head_s},
-          {bytes.attention, bytes.projections, bytes.mlp, bytes.other, bytes.lm_head}, w.layers};
+          {bytes.attention, bytes.projections, bytes.mlp, bytes.other, bytes.lm_head}, w.layers, w.head_dim,
+          w.query_heads / w.kv_heads};
 }
 
 PartLine fit_part_line(const std::vector<double>& x, const std::vector<double>& y, double prior_slope, double min_slope) {
@@ -130,7 +153,9 @@ StepFit fit_step(const topologies::ClusterSpec& base, const std::vector<StepPoin
     fit.slope_fitted[part] = line.slope_fitted;
     fit.share[part] = model::median(shares);
   }
+  fit_attention_shapes(points, before, rates, fit);
   calibrated.calibration->step = fit.parts;
+  calibrated.calibration->step_attention_shapes = fit.attention_shapes;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const StepPrediction after = predict_step(calibrated, points[i]);
     fit.step_errors_before.push_back(relative(before[i].step_s, points[i].step_s));

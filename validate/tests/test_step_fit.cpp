@@ -2,6 +2,10 @@
 // parts, each against figures worked out by hand.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <string>
+#include <vector>
+
 #include "treering/topologies/load.hpp"
 #include "treering/validate/step_fit.hpp"
 
@@ -59,4 +63,31 @@ TEST_CASE("a calibrated part costs fixed + bytes / (rated x efficiency) per laye
   CHECK(after.part_bytes[2] == 32 * 352321536.0);
   CHECK(after.part_s[2] == doctest::Approx(32 * (13.3e-6 + 352321536.0 / (3.35e12 * 0.87))).scale(1e-12));
   CHECK(after.part_s[1] == doctest::Approx(before.part_s[1]).scale(1e-12));  // projections: not calibrated
+}
+
+TEST_CASE("the attention is fitted per kernel shape, and a step of that shape costs its shape's line") {
+  // Made-up steps: llama3.2-1b (head dim 64, group 4) attention 10 us + bytes / 2.68 TB/s a layer, llama3.1-8b
+  // (128, group 4) 20 us + bytes / 2.68 TB/s, the other parts as the model has them. One line through both cannot
+  // hold both fixed costs; the shapes' lines come back exact: 10 and 20 us, efficiency 2.68 / 3.35 = 0.80.
+  topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
+  std::vector<validate::StepPoint> points;
+  for (const char* name : {"llama3.2-1b", "llama3.1-8b"}) {
+    for (long long seq_len : {4096LL, 32768LL, 131072LL}) {
+      validate::StepPoint p{name, 1, seq_len, 1, 0, {}, ""};
+      const validate::StepPrediction model = validate::predict_step(spec, p);
+      p.part_s = model.part_s;
+      const double fixed_s = std::string(name) == "llama3.2-1b" ? 10e-6 : 20e-6;
+      p.part_s[0] = model.layers * (fixed_s + model.part_bytes[0] / model.layers / 2.68e12);
+      p.step_s = p.part_s[0] + p.part_s[1] + p.part_s[2] + p.part_s[3] + p.part_s[4];
+      points.push_back(p);
+    }
+  }
+  const validate::StepFit fit = validate::fit_step(spec, points);
+  REQUIRE(fit.attention_shapes.size() == 2u);
+  CHECK(fit.attention_shapes[0].head_dim == 64);
+  CHECK(fit.attention_shapes[0].line.fixed_s == doctest::Approx(10e-6).scale(1e-12));
+  CHECK(fit.attention_shapes[1].head_dim == 128);
+  CHECK(fit.attention_shapes[1].line.fixed_s == doctest::Approx(20e-6).scale(1e-12));
+  CHECK(fit.attention_shapes[1].line.efficiency == doctest::Approx(0.80).scale(1e-12));
+  for (double e : fit.part_errors_after[0]) CHECK(std::fabs(e) < 1e-9);  // each step's attention as made
 }

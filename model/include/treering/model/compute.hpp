@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <vector>
 
 #include "treering/model/plan.hpp"
 #include "treering/topologies/topology.hpp"
@@ -24,6 +25,7 @@ struct ComputeRates {
   double hbm_capacity_bytes = 0;
   double hbm_rated_Bps = 0;  // the GPU model's rated bandwidth (the step calibration's efficiencies are over it)
   std::array<topologies::StepPartCalibration, topologies::kStepCalibrationPartCount> step{};  // the calibration's
+  std::vector<topologies::StepAttentionShape> step_attention_shapes;                            // ... and by shape
 };
 
 // The rates of one GPU, from its model and the cluster's calibration.

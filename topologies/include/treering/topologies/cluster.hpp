@@ -125,6 +125,15 @@ struct StepPartCalibration {
   double fixed_s = 0;
   double efficiency = 0;  // in (0, 1]; 0: the part is not calibrated
 };
+// The attention part of one kernel shape (head dim, query heads per KV head): a kernel's fixed cost and achieved
+// bandwidth differ by shape (an H100's split-KV kernel: 14.5 us + / 2.68 TB/s at head dim 64, 22.0 us + / 2.77
+// TB/s at 128, both group 4). YAML `attention_by_shape: [{head_dim: 64, group: 4, fixed: .., efficiency: ..}]`.
+struct StepAttentionShape {
+  int head_dim = 0;
+  int group = 0;
+  StepPartCalibration line;
+};
+
 // The parts, in the order Calibration::step holds them (YAML keys under `calibration: step:`).
 inline constexpr const char* kStepCalibrationParts[] = {"attention", "projections", "mlp", "other", "lm_head"};
 inline constexpr int kStepCalibrationPartCount = 5;
@@ -147,6 +156,7 @@ struct Calibration {
   std::optional<double> hbm_efficiency;                      // in (0, 1]
   std::optional<double> launch_overhead_s;
   std::array<StepPartCalibration, kStepCalibrationPartCount> step{};  // kStepCalibrationParts' order
+  std::vector<StepAttentionShape> step_attention_shapes;  // before step[0] for a step of such a shape
 };
 
 struct ClusterSpec {

@@ -2,7 +2,8 @@
 // per layer (the LM head's per step) is fixed + bytes / (rated HBM x efficiency), the bytes being what the model
 // says the part reads (model::StepResult::part_bytes). A line through (bytes, time) per part, weighted so that
 // every point's relative error counts alike: minimise sum ((a + b x_i - y_i) / y_i)^2, a 2 x 2 linear system.
-// efficiency = 1 / (b x rated); where the points' bytes hardly vary (the norms and the KV append) or the slope
+// efficiency = 1 / (b x rated). The attention is fitted once over every point and once per kernel shape (head
+// dim, query group), whose fixed cost and bandwidth differ; where the points' bytes hardly vary (the norms and the KV append) or the slope
 // comes out negative, the slope stays the model's prior and only `fixed` is fitted; an efficiency above 1 is
 // held at 1, and a negative `fixed` held at 0, the other refitted. Example: y = 10 us + x / 2.68 TB/s at x = 10 MB and 100 MB (13.7 and 47.3 us):
 // a = 10 us, efficiency 0.80 over an H100's 3.35 TB/s.
@@ -10,6 +11,7 @@
 
 #include <array>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "treering/topologies/cluster.hpp"
@@ -38,6 +40,7 @@ struct StepPrediction {
   std::array<double, kStepParts> part_s{};
   std::array<double, kStepParts> part_bytes{};
   int layers = 1;
+  int head_dim = 0, group = 0;  // the attention kernel's shape (query heads per KV head)
 };
 // The model's step for a point on `spec`: tp GPUs of one domain, cp 1, the tree (at cp 1 every algorithm is the
 // same kernel). Throws std::invalid_argument for an unknown workload or a layout that does not fit.
@@ -49,6 +52,10 @@ struct StepFit {
   std::vector<double> step_errors_before, step_errors_after;               // relative, per point
   std::array<std::vector<double>, kStepParts> part_errors_before, part_errors_after;
   std::array<double, kStepParts> share{};       // the part's median share of the measured step
+  // The attention's line for each kernel shape whose points' bytes vary (step_attention_shapes); each point's
+  // shape, to report the errors by shape.
+  std::vector<topologies::StepAttentionShape> attention_shapes;
+  std::vector<std::pair<int, int>> point_shapes;  // (head dim, group) per point
 };
 // Throws std::invalid_argument with fewer than 2 points or a point with tp > 1 (a loopback step times all its
 // ranks on one GPU).
