@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "treering/topologies/input_error.hpp"
 #include "treering/topologies/load.hpp"
 #include "treering/validate/step_fit.hpp"
 
@@ -90,4 +91,17 @@ TEST_CASE("the attention is fitted per kernel shape, and a step of that shape co
   CHECK(fit.attention_shapes[1].line.fixed_s == doctest::Approx(20e-6).scale(1e-12));
   CHECK(fit.attention_shapes[1].line.efficiency == doctest::Approx(0.80).scale(1e-12));
   for (double e : fit.part_errors_after[0]) CHECK(std::fabs(e) < 1e-9);  // each step's attention as made
+}
+
+TEST_CASE("a step file without its parts is refused with the file's name, not read as zeros") {
+  const std::string file = std::string(TREERING_SOURCE_DIR) + "/validate/tests/data/bad-step.json";
+  CHECK(validate::is_step_file(file));
+  try {
+    validate::read_step_points(file);
+    FAIL("expected an InputError");
+  } catch (const topologies::InputError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("bad-step.json") != std::string::npos);
+    CHECK(what.find("not a treering-realrun step file") != std::string::npos);
+  }
 }
