@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "attention_reports.hpp"
 #include "calibrate_overheads.hpp"
 #include "cluster_args.hpp"
 #include "commands.hpp"
@@ -29,6 +30,7 @@ struct CalibrateArgs {
   std::string impl;               // timings: the prior profile
   std::vector<std::string> fit;   // timings: the overheads to fit
   std::string format = "table";
+  std::string tokens;             // attention benchmarks: fit only these token counts
 };
 
 std::string today_utc() {
@@ -38,12 +40,7 @@ std::string today_utc() {
   return text;
 }
 
-// The base cluster's own YAML: a preset's embedded text or the file's.
-std::string percent(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f %%", 100 * value);
-  return text;
-}
+std::string percent(double value) { return format_percent(value); }
 
 // One row per band: "p2p scale-up, from 8 MiB" -> "100 us + n / 4.40 GB/s".
 void add_band_rows(Table& table, const std::string& what, const std::vector<topologies::SizeBand>& bands) {
@@ -52,6 +49,21 @@ void add_band_rows(Table& table, const std::string& what, const std::vector<topo
                                                                : ", from " + topologies::format_bytes(bands[i].from_bytes);
     table.add_row({what + where, topologies::format_duration(bands[i].latency_s) + " + n / " + topologies::format_bandwidth(bands[i].bandwidth_Bps)});
   }
+}
+
+// The attention by kernel shape, where the GPU's multiprocessors are known (the kernel's chunks depend on them).
+std::vector<validate::AttentionShapeFit> fit_attention_by_shape(const topologies::ClusterSpec& spec,
+                                                                const std::vector<validate::AttentionMeasurement>& kernels,
+                                                                topologies::Calibration& calibration) {
+  const topologies::GpuModel& gpu = spec.gpu_models.at(spec.groups.front().gpu_model);
+  if (gpu.multiprocessors < 1) {
+    std::cerr << "note: attention not fitted by shape: gpu model '" << gpu.name << "' has no 'multiprocessors' (set it, e.g. --set "
+              << "gpu_models." << gpu.name << ".multiprocessors=132)\n";
+    return {};
+  }
+  std::vector<validate::AttentionShapeFit> fits = validate::fit_attention_shapes(spec, kernels);
+  for (const validate::AttentionShapeFit& f : fits) calibration.attention_shapes.push_back(f.line);
+  return fits;
 }
 
 // Collective measurements fit the network (send/recv ones its point-to-point bands); attention benchmarks fit the
@@ -64,17 +76,19 @@ void run_benchmarks(const CalibrateArgs& args) {
   std::vector<validate::CollectiveMeasurement> measured, sends;  // collectives; point-to-point
   std::vector<validate::AttentionMeasurement> kernels;
   const std::vector<validate::StepPoint> steps = read_calibration_steps(args.files);
+  std::vector<std::string> attention_files;
   for (const std::string& file : args.files) {
     if (validate::is_step_file(file)) continue;
     if (validate::is_attention_file(file)) {
-      const auto rows = validate::read_attention_measurements(file);
-      kernels.insert(kernels.end(), rows.begin(), rows.end());
+      attention_files.push_back(file);
       continue;
     }
     for (const validate::CollectiveMeasurement& row : validate::read_collective_measurements(file)) {
       (row.op == model::CollectiveOp::sendrecv ? sends : measured).push_back(row);
     }
   }
+  if (!args.tokens.empty() && attention_files.empty()) throw std::invalid_argument("--tokens selects attention benchmarks, and none was given");
+  if (!attention_files.empty()) kernels = read_attention_files(attention_files, args.tokens.empty() ? std::vector<long long>{} : topologies::parse_token_counts(args.tokens));
   // Opened first, so that a bad path fails before the fit; the file is replaced only once everything succeeded
   // (the output may be the cluster file read below).
   topologies::OutputFile out(args.output);
@@ -107,6 +121,7 @@ void run_benchmarks(const CalibrateArgs& args) {
     std::cout << "point-to-point: " << sends.size() << " measurements, " << p2p.scale_up.size() + p2p.scale_out.size()
               << " size bands, median |error| " << percent(model::median_abs(p2p.rel_errors)) << " after the fit\n";
   }
+  std::vector<validate::AttentionShapeFit> attention_fits;
   if (!kernels.empty()) {
     const validate::ComputeFit compute = validate::fit_compute(spec, kernels);
     const auto [fewest, most] = std::minmax_element(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) { return a.tokens < b.tokens; });
@@ -116,7 +131,8 @@ void run_benchmarks(const CalibrateArgs& args) {
     table.add_row({"HBM efficiency", std::to_string(compute.hbm_efficiency)});
     table.add_row({"launch overhead", topologies::format_duration(compute.launch_overhead_s)});
     std::cout << "attention kernels: " << kernels.size() << " measurements, median |error| "
-              << percent(compute.median_abs_rel_error) << " after the fit\n";
+              << percent(compute.median_abs_rel_error) << " after the fit of one HBM efficiency and launch overhead\n";
+    attention_fits = fit_attention_by_shape(spec, kernels, fit.calibration);
   }
   std::optional<validate::StepFit> step_fit;
   if (!steps.empty()) {
@@ -134,6 +150,10 @@ void run_benchmarks(const CalibrateArgs& args) {
     std::cout << "\n" << measured.size() << " collective measurements, " << fit.iterations << " iterations; median |error| "
               << percent(model::median_abs(fit.rel_errors_before)) << " before, " << percent(*c.provenance.median_abs_rel_error)
               << " after (max " << percent(*c.provenance.max_abs_rel_error) << "), R^2 of log times " << *c.provenance.r_squared << '\n';
+  }
+  if (!attention_fits.empty()) {
+    std::cout << '\n';
+    print_attention_fit(std::cout, attention_fits, spec.gpu_models.at(spec.groups.front().gpu_model).hbm_bandwidth_Bps);
   }
   if (step_fit) {
     if (!fit.fitted.empty() || !sends.empty() || !kernels.empty()) std::cout << '\n';
@@ -170,6 +190,8 @@ void add_calibrate_command(CLI::App& app) {
                       "treering-realrun decode JSON")
       ->required()->check(CLI::ExistingFile);
   add_cluster_option(*command, args->cluster, false);
+  command->add_option("--tokens", args->tokens, "Attention benchmarks: fit only the points at these token counts, e.g. 1k,16k,128k "
+                                                "(validate the others with treering validate)");
   command->add_option("--impl", args->impl, "Timed decodes: the profile whose overheads are fitted (default: treering-realrun-cpu for realrun cpu decodes, else efficient)");
   command->add_option("--fit", args->fit, "Timed decodes: the overheads to fit: kernel_launch, collective_call, host_round_trip, first_call "
                                           "(default: every one the timings depend on)")->delimiter(',');

@@ -15,17 +15,8 @@
 namespace treering::cli {
 namespace {
 
-std::string percent(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%+.1f %%", 100 * value);
-  return text;
-}
-
-std::string magnitude(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f %%", 100 * value);
-  return text;
-}
+std::string percent(double value) { return format_percent(value, true); }
+std::string magnitude(double value) { return format_percent(value); }
 
 }  // namespace
 

@@ -1,5 +1,7 @@
 #include "table.hpp"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <cctype>
 
@@ -46,6 +48,12 @@ void print_fields(std::ostream& out, const std::vector<std::pair<std::string, st
   size_t width = 0;
   for (const auto& field : fields) width = std::max(width, field.first.size());
   for (const auto& [key, value] : fields) out << key << ':' << std::string(width - key.size() + 1, ' ') << value << '\n';
+}
+
+std::string format_percent(double fraction, bool sign) {
+  char text[32];
+  std::snprintf(text, sizeof text, sign ? "%+.1f %%" : "%.1f %%", 100 * fraction);
+  return text;
 }
 
 }  // namespace treering::cli

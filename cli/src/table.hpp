@@ -21,4 +21,7 @@ class Table {
 // "key: value" lines with the keys padded to the same width.
 void print_fields(std::ostream& out, const std::vector<std::pair<std::string, std::string>>& fields);
 
+// A fraction as a percentage with one decimal: 0.0523 -> "5.2 %", or "+5.2 %" with `sign`.
+std::string format_percent(double fraction, bool sign = false);
+
 }  // namespace treering::cli

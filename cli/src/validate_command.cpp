@@ -10,12 +10,14 @@
 
 #include "cluster_args.hpp"
 #include "commands.hpp"
+#include "attention_reports.hpp"
 #include "step_reports.hpp"
 #include "table.hpp"
 #include "treering/topologies/units.hpp"
 #include "treering/validate/calibrate.hpp"
 #include "treering/validate/decodes.hpp"
 #include "treering/validate/report.hpp"
+#include "treering/validate/compute_fit.hpp"
 #include "treering/model/statistics.hpp"
 
 namespace treering::cli {
@@ -182,6 +184,17 @@ void run(const ValidateArgs& args) {
     const double median = print_step_validation(std::cout, load_topology(args.cluster).spec(), args.files, args.format);
     if (args.max_error > 0 && median > args.max_error) {
       std::cerr << "error: the model's median error on decode steps is " << percent(median, false) << ", over --max-error "
+                << percent(args.max_error, false) << '\n';
+      throw ExitWith{1};
+    }
+    return;
+  }
+  const auto kernels = std::count_if(args.files.begin(), args.files.end(), validate::is_attention_file);
+  if (kernels > 0) {  // attention benchmarks: the compute model, kernel by kernel
+    if (kernels != static_cast<long>(args.files.size())) throw std::invalid_argument("validate attention benchmarks apart from other measurements");
+    const double median = print_attention_validation(std::cout, load_topology(args.cluster).spec(), args.files, args.format);
+    if (args.max_error > 0 && median > args.max_error) {
+      std::cerr << "error: the model's median error on attention kernels is " << percent(median, false) << ", over --max-error "
                 << percent(args.max_error, false) << '\n';
       throw ExitWith{1};
     }

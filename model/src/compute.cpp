@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "treering/model/attention_kernel.hpp"
+
 namespace treering::model {
 
 ComputeRates compute_rates(const topologies::Topology& topology, int gpu) {
@@ -16,12 +18,21 @@ ComputeRates compute_rates(const topologies::Topology& topology, int gpu) {
     launch_s = spec.calibration->launch_overhead_s.value_or(launch_s);
   }
   ComputeRates rates{model.hbm_bandwidth_Bps * efficiency, model.peak_fp16_flops, launch_s, model.hbm_capacity_bytes,
-                     model.hbm_bandwidth_Bps, {}, {}};
+                     model.hbm_bandwidth_Bps, {}, {}, model.multiprocessors, {}};
   if (spec.calibration) {
     rates.step = spec.calibration->step;
     rates.step_attention_shapes = spec.calibration->step_attention_shapes;
+    rates.attention_shapes = spec.calibration->attention_shapes;
   }
   return rates;
+}
+
+const topologies::AttentionShapeCalibration* calibrated_attention(const ComputeRates& rates, const Workload& workload) {
+  const int group = workload.kv_heads > 0 ? workload.query_heads / workload.kv_heads : 0;
+  for (const topologies::AttentionShapeCalibration& shape : rates.attention_shapes) {
+    if (shape.head_dim == workload.head_dim && shape.group == group) return &shape;
+  }
+  return nullptr;
 }
 
 double attention_time_s(const ComputeRates& rates, const Workload& workload, const PlanSizes& sizes, long long tokens,
@@ -29,6 +40,11 @@ double attention_time_s(const ComputeRates& rates, const Workload& workload, con
   if (tokens <= 0) return 0.0;
   const double n = static_cast<double>(tokens);
   const double bytes = n * sizes.kv_bytes_per_token + sizes.q_bytes + sizes.o_bytes + sizes.stats_bytes + extra_bytes;
+  if (const topologies::AttentionShapeCalibration* shape = calibrated_attention(rates, workload)) {
+    const SplitKvShape kernel{workload.batch, workload.kv_heads, workload.query_heads / workload.kv_heads, workload.head_dim};
+    const int chunks = split_kv_chunks(kernel, rates.multiprocessors, tokens);
+    return shape->fixed_s + shape->split_per_chunk_s * chunks + bytes / shape->bandwidth_Bps;
+  }
   const double flops = 4.0 * workload.batch * workload.query_heads * workload.head_dim * n;
   return rates.launch_s + std::max(bytes / rates.hbm_Bps, flops / rates.peak_flops);
 }

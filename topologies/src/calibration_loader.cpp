@@ -160,10 +160,30 @@ void read_step(const std::string& file, const YAML::Node& node, Calibration& cal
   }
 }
 
+// attention: [{head_dim: 128, group: 4, fixed: 11us, split_per_chunk: 0.31us, bandwidth: 2.64TB/s}]
+void read_attention_shapes(const std::string& file, const YAML::Node& node, Calibration& calibration) {
+  if (!node.IsSequence()) yaml::fail(file, node, "'attention' must be a list of {head_dim, group, fixed, split_per_chunk, bandwidth}");
+  for (const YAML::Node& item : node) {
+    StrictMap entry(item, file, "an attention shape", {"head_dim", "group", "fixed", "split_per_chunk", "bandwidth"});
+    AttentionShapeCalibration shape;
+    shape.head_dim = entry.integer("head_dim", 1, 1024);
+    shape.group = entry.integer("group", 1, 1024);
+    shape.fixed_s = entry.duration_s("fixed");
+    shape.split_per_chunk_s = entry.duration_s("split_per_chunk");
+    shape.bandwidth_Bps = entry.bandwidth_Bps("bandwidth");
+    for (const AttentionShapeCalibration& other : calibration.attention_shapes) {
+      if (other.head_dim == shape.head_dim && other.group == shape.group) {
+        yaml::fail(file, item, "attention shape head_dim " + std::to_string(shape.head_dim) + ", group " + std::to_string(shape.group) + " given twice");
+      }
+    }
+    calibration.attention_shapes.push_back(shape);
+  }
+}
+
 }  // namespace
 
 Calibration read_calibration(const std::string& file, const YAML::Node& node) {
-  StrictMap map(node, file, "the calibration", {"provenance", "tiers", "collectives", "protocols", "in_switch", "p2p", "compute", "step"});
+  StrictMap map(node, file, "the calibration", {"provenance", "tiers", "collectives", "protocols", "in_switch", "p2p", "compute", "step", "attention"});
   Calibration calibration;
   calibration.provenance = read_provenance(file, map.required("provenance"));
   if (YAML::Node tiers = map.optional("tiers")) read_tiers(file, tiers, calibration);
@@ -175,6 +195,7 @@ Calibration read_calibration(const std::string& file, const YAML::Node& node) {
   if (YAML::Node p2p = map.optional("p2p")) read_p2p(file, p2p, calibration);
   if (YAML::Node compute = map.optional("compute")) read_compute(file, compute, calibration);
   if (YAML::Node step = map.optional("step")) read_step(file, step, calibration);
+  if (YAML::Node attention = map.optional("attention")) read_attention_shapes(file, attention, calibration);
   return calibration;
 }
 

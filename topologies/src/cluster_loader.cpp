@@ -22,13 +22,14 @@ constexpr int kMaxRadix = 4096;             // ports of one network switch
 
 GpuModel read_gpu_model(const std::string& file, const std::string& name, const YAML::Node& node) {
   StrictMap map(node, file, "gpu model '" + name + "'",
-                {"hbm_bandwidth", "hbm_capacity", "peak_fp16", "launch_overhead"});
+                {"hbm_bandwidth", "hbm_capacity", "peak_fp16", "launch_overhead", "multiprocessors"});
   GpuModel gpu;
   gpu.name = name;
   gpu.hbm_bandwidth_Bps = map.bandwidth_Bps("hbm_bandwidth");
   gpu.hbm_capacity_bytes = map.bytes("hbm_capacity");
   gpu.peak_fp16_flops = map.flops("peak_fp16");
   gpu.launch_overhead_s = map.duration_s("launch_overhead");
+  if (map.has("multiprocessors")) gpu.multiprocessors = map.integer("multiprocessors", 1, 100'000);
   return gpu;
 }
 
@@ -214,6 +215,17 @@ void read_groups(const std::string& file, const YAML::Node& list, ClusterSpec& s
   check_size_limits(spec, yaml::location_of(file, list));
 }
 
+// Attention calibrated by shape charges the kernel's chunks, which depend on the GPU's multiprocessors.
+void check_attention_geometry(const std::string& file, const YAML::Node& calibration, const ClusterSpec& spec) {
+  if (spec.calibration->attention_shapes.empty()) return;
+  for (const auto& [name, gpu] : spec.gpu_models) {
+    if (gpu.multiprocessors == 0) {
+      yaml::fail(file, calibration["attention"], "'attention' needs the GPU's multiprocessors (the kernel's chunks depend on them): gpu model '" +
+                                                   name + "' has no 'multiprocessors'");
+    }
+  }
+}
+
 ClusterSpec read_cluster(const std::string& file, const YAML::Node& root) {
   StrictMap map(root, file, "the cluster", {"name", "description", "gpu_models", "nodes", "network", "calibration"});
   ClusterSpec spec;
@@ -223,7 +235,10 @@ ClusterSpec read_cluster(const std::string& file, const YAML::Node& root) {
   read_gpu_models(file, map.required("gpu_models"), spec);
   read_groups(file, map.required("nodes"), spec);
   if (YAML::Node network = map.optional("network")) spec.network = read_network(file, network);
-  if (YAML::Node calibration = map.optional("calibration")) spec.calibration = read_calibration(file, calibration);
+  if (YAML::Node calibration = map.optional("calibration")) {
+    spec.calibration = read_calibration(file, calibration);
+    check_attention_geometry(file, calibration, spec);
+  }
   return spec;
 }
 

@@ -99,6 +99,13 @@ std::string section(const topologies::Calibration& c) {
     if (c.hbm_efficiency) out << "    hbm_efficiency: " << number(*c.hbm_efficiency) << '\n';
     if (c.launch_overhead_s) out << "    launch_overhead: " << microseconds(*c.launch_overhead_s) << '\n';
   }
+  if (!c.attention_shapes.empty()) {
+    out << "  attention:                     # the split-KV kernel by shape: fixed + split per chunk x chunks + bytes / bandwidth\n";
+    for (const topologies::AttentionShapeCalibration& shape : c.attention_shapes) {
+      out << "    - {head_dim: " << shape.head_dim << ", group: " << shape.group << ", fixed: " << microseconds(shape.fixed_s)
+          << ", split_per_chunk: " << microseconds(shape.split_per_chunk_s) << ", bandwidth: " << gigabytes_per_second(shape.bandwidth_Bps) << "}\n";
+    }
+  }
   if (std::any_of(c.step.begin(), c.step.end(), [](const auto& part) { return part.efficiency > 0; })) {
     out << "  step:                          # a decode step's parts as measured: per layer fixed + bytes / (rated HBM x efficiency)\n";
     for (int i = 0; i < topologies::kStepCalibrationPartCount; ++i) {

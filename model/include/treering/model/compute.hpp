@@ -1,5 +1,7 @@
 // GPU compute time of the decode kernels. Flash-decoding is memory-bound: it reads the shard's K and V once.
 //   time = launch overhead + max(bytes moved / (HBM bandwidth x efficiency), FLOPs / peak 16-bit FLOP/s)
+// unless the cluster's calibration measured the kernel's shape (head dim, group; calibration `attention:`), then
+//   time = fixed + split per chunk x chunks + bytes moved / the shape's bandwidth   (attention_kernel.hpp's chunks)
 // bytes moved = tokens x K/V bytes per token + q + o + lse; FLOPs = 4 x b x n_h x d_h x tokens (q.K and p.V).
 // Example: 64,000 tokens of paper-mha16 on an H100 (3.35 TB/s x 0.80, 3 us launch): 64,000 x 8 KiB =
 // 524 MB -> 524.3e6 / 2.68e12 = 195.6 us + 3 us; FLOPs 4 x 16 x 128 x 64,000 = 524 MFLOP, 0.53 us at 989 TFLOP/s.
@@ -26,7 +28,12 @@ struct ComputeRates {
   double hbm_rated_Bps = 0;  // the GPU model's rated bandwidth (the step calibration's efficiencies are over it)
   std::array<topologies::StepPartCalibration, topologies::kStepCalibrationPartCount> step{};  // the calibration's
   std::vector<topologies::StepAttentionShape> step_attention_shapes;                            // ... and by shape
+  int multiprocessors = 0;                                           // the GPU's SMs (0: unknown)
+  std::vector<topologies::AttentionShapeCalibration> attention_shapes;  // a decode's attention, by kernel shape
 };
+
+// The calibrated attention of the workload's kernel shape (head dim, query heads per KV head), or null.
+const topologies::AttentionShapeCalibration* calibrated_attention(const ComputeRates& rates, const Workload& workload);
 
 // The rates of one GPU, from its model and the cluster's calibration.
 ComputeRates compute_rates(const topologies::Topology& topology, int gpu);

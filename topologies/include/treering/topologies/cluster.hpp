@@ -18,6 +18,9 @@ struct GpuModel {
   double hbm_capacity_bytes = 0; // > 0
   double peak_fp16_flops = 0;    // dense 16-bit tensor FLOP/s, > 0
   double launch_overhead_s = 0;  // >= 0
+  // Streaming multiprocessors (YAML `multiprocessors`, from the GPU's datasheet; 0 when the file does not say): how
+  // many CTAs one wave of a kernel runs, which sets how a split-KV attention kernel cuts its shard into chunks.
+  int multiprocessors = 0;
 };
 
 enum class FabricType { nvswitch, mesh, pcie };
@@ -138,6 +141,20 @@ struct StepAttentionShape {
 inline constexpr const char* kStepCalibrationParts[] = {"attention", "projections", "mlp", "other", "lm_head"};
 inline constexpr int kStepCalibrationPartCount = 5;
 
+// The split-KV attention kernel of one shape (head dim, query heads per KV head) as measured (treering-realrun
+// bench attention; treering calibrate): time = fixed_s + split_per_chunk_s x chunks + bytes read / bandwidth_Bps,
+// where chunks is the kernel's split of the shard (model/attention_kernel.hpp: it grows with the tokens until one
+// wave of CTAs fills the GPU). YAML `attention: [{head_dim: 128, group: 4, fixed: 11us, split_per_chunk: 0.31us,
+// bandwidth: 2.64TB/s}]`. Example (an H100, llama3.1-8b's shape, 33 chunks from 2,112 tokens on): 16,000 tokens
+// read 65.5 MB: 11 + 0.31 x 33 + 24.8 = 46.0 us.
+struct AttentionShapeCalibration {
+  int head_dim = 0;
+  int group = 0;
+  double fixed_s = 0;            // >= 0
+  double split_per_chunk_s = 0;  // >= 0
+  double bandwidth_Bps = 0;      // > 0: the shard's bytes streamed (the memory ceiling, or the group's arithmetic)
+};
+
 struct Calibration {
   CalibrationProvenance provenance;
   std::optional<TierCalibration> scale_up;
@@ -157,6 +174,7 @@ struct Calibration {
   std::optional<double> launch_overhead_s;
   std::array<StepPartCalibration, kStepCalibrationPartCount> step{};  // kStepCalibrationParts' order
   std::vector<StepAttentionShape> step_attention_shapes;  // before step[0] for a step of such a shape
+  std::vector<AttentionShapeCalibration> attention_shapes;  // a decode's attention kernels, by shape
 };
 
 struct ClusterSpec {
