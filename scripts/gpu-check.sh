@@ -9,7 +9,7 @@
 #                                                  sanitizers, attention, loopback-bench, decode, step.
 # What it measures: provenance.json (GPU, driver, clocks, power limit, CUDA, NCCL, PyTorch); the GPU tests;
 # compute-sanitizer memcheck and racecheck on a short loopback decode and the attention bench; bench hbm; bench
-# attention for paper-mha16 (MHA), llama3.1-8b (GQA g 4) and llama3.1-70b (g 8) from 1k to 128k tokens; the same
+# attention for paper-mha16 (MHA), llama3.2-1b (head dim 64), llama3.1-8b, -70b and -405b (GQA g 4, 8, 16) from 1k to 128k tokens; the same
 # shapes through PyTorch's SDPA when PyTorch is there (scripts/peer-attention.py); decodes on one rank (16k, 128k,
 # 1M tokens); the loopback's all-reduce alone and its decodes of every algorithm at 2, 4 and 8 virtual ranks; whole
 # decode steps of llama3.2-1b and llama3.1-8b (batch 1, 8, 32; 4k, 32k, 128k tokens), loopback TP 2 and 4 steps,
@@ -58,6 +58,10 @@ analyse() {  # calibrate on the attention benches and the steps; validate the de
   compgen -G "$dir/attention-*.json" >/dev/null || return 0
   run "$treering" calibrate "$dir"/attention-*.json --cluster dgx-h100 --nodes 1 -o "$dir/calibrated-dgx-h100.yaml" |
     tee "$dir/calibrate.txt"
+  # The attention by shape fitted on 1k, 16k and 128k tokens only, checked on every point (the others held out).
+  run "$treering" calibrate "$dir"/attention-*.json --cluster dgx-h100 --nodes 1 --tokens 1k,16k,128k \
+    -o "$dir/calibrated-3-lengths-dgx-h100.yaml" >/dev/null
+  run "$treering" validate --cluster "$dir/calibrated-3-lengths-dgx-h100.yaml" "$dir"/attention-*.json | tee "$dir/validate-attention-heldout.txt"
   [[ -e "$dir/decode-1rank.json" ]] || return 0
   run "$treering" validate --cluster "$dir/calibrated-dgx-h100.yaml" "$dir/decode-1rank.json" --engine model | tee "$dir/validate.txt"
   # The loopback's P virtual ranks share the GPU (loopback-h100: 1/P of it each); its attention calibrated on one rank.
@@ -155,7 +159,7 @@ have_torch=false
 python3 -c "import torch" 2>/dev/null && have_torch=true
 if wanted attention; then
   step bench-hbm "$realrun" bench hbm --backend cuda --bytes 1G --iters 20 --warmup 2 -o "$out/hbm.json"
-  for workload in paper-mha16 llama3.1-8b llama3.1-70b; do
+  for workload in paper-mha16 llama3.2-1b llama3.1-8b llama3.1-70b llama3.1-405b; do  # head dims 128 and 64, groups 1-16
     step "bench-attention-$workload" "$realrun" bench attention --backend cuda --workload "$workload" --bytes 1G --tokens 1k:128k:x2 \
       --iters 20 --warmup 2 -o "$out/attention-$workload.json"
   done

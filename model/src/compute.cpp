@@ -23,6 +23,11 @@ ComputeRates compute_rates(const topologies::Topology& topology, int gpu) {
     rates.step = spec.calibration->step;
     rates.step_attention_shapes = spec.calibration->step_attention_shapes;
     rates.attention_shapes = spec.calibration->attention_shapes;
+    // A device shared by P virtual ranks (NodeGroup::shared_device) streams at 1/P of a shape's measured bandwidth
+    // for each, as its HBM bandwidth; each rank's kernel still splits for the whole GPU's multiprocessors.
+    if (group.shared_by > 1) {
+      for (topologies::AttentionShapeCalibration& shape : rates.attention_shapes) shape.bandwidth_Bps /= group.shared_by;
+    }
   }
   return rates;
 }

@@ -3,6 +3,8 @@
 #include "treering/model/attention_kernel.hpp"
 #include "treering/model/compute.hpp"
 #include "treering/model/workload.hpp"
+#include "treering/topologies/load.hpp"
+#include "treering/topologies/topology.hpp"
 
 using namespace treering;
 using namespace treering::model;
@@ -49,4 +51,19 @@ TEST_CASE("attention_time_s charges a calibrated shape's fixed cost, split per c
   const double bytes = 16000 * other_sizes.kv_bytes_per_token + other_sizes.q_bytes + other_sizes.o_bytes + other_sizes.stats_bytes;
   CHECK(attention_time_s(rates, other, other_sizes, 16000) == doctest::Approx(3e-6 + bytes / 2.68e12).scale(1e-9));
   CHECK(attention_time_s(rates, workload, sizes, 0) == 0.0);
+}
+
+TEST_CASE("a device shared by P loopback ranks gives each 1/P of a calibrated shape's bandwidth, and the whole GPU's chunks") {
+  topologies::ClusterSpec spec = topologies::load_cluster("loopback-h100");  // one H100 (132 SMs), shared_device
+  spec.groups[0].gpus_per_node = 2;
+  spec.calibration = topologies::Calibration{};
+  spec.calibration->attention_shapes.push_back({128, 4, 11e-6, 0.3e-6, 2.6e12});
+  const topologies::Topology topology(spec);
+  const ComputeRates rates = compute_rates(topology, 0);
+  REQUIRE(rates.attention_shapes.size() == 1);
+  CHECK(rates.attention_shapes[0].bandwidth_Bps == doctest::Approx(1.3e12));
+  CHECK(rates.multiprocessors == 132);
+  // 16,000 tokens of llama3.1-8b on one rank: 33 chunks, 65,560,704 B / 1.3e12 = 50.4313 us: 11 + 9.9 + 50.4313 us.
+  const Workload& workload = find_workload("llama3.1-8b");
+  CHECK(attention_time_s(rates, workload, plan_sizes(workload, 4, 4), 16000) == doctest::Approx(71.3313e-6).scale(1e-9).epsilon(1e-5));
 }

@@ -7,11 +7,33 @@
 #include <set>
 #include <vector>
 
+#include "treering/model/attention_kernel.hpp"
 #include "treering/realrun/attention.hpp"
 #include "treering/realrun/split_kv.hpp"
 
 using namespace treering::realrun;
 using namespace treering::realrun::split_kv;
+
+TEST_CASE("the model's split-KV geometry is the kernel's: the same chunks for every shape, SM count and length") {
+  // model/attention_kernel.hpp restates the launch rule for the cost model (which cannot see realrun); 2 resident
+  // CTAs per SM is what the occupancy calculator gives the 96 KB kernel on an H100.
+  for (int sms : {108, 132}) {
+    for (int batch : {1, 3, 64}) {
+      for (int group : {1, 4, 16, 32}) {
+        for (int head_dim : {64, 128}) {
+          for (long long tokens : {1LL, 63LL, 64LL, 1000LL, 2112LL, 131072LL, 1000000LL}) {
+            const treering::model::SplitKvShape shape{batch, 8, group, head_dim};
+            const long long ctas = static_cast<long long>(batch) * 8 * head_blocks(8 * group, 8);
+            CHECK(treering::model::split_kv_ctas(shape) == ctas);
+            CHECK(treering::model::split_kv_chunks(shape, sms, tokens) == choose_chunks(sms, treering::model::kSplitKvResidentCtas, ctas, tokens, head_dim));
+          }
+        }
+      }
+    }
+  }
+  CHECK(treering::model::kSplitKvQueryRows == kRows);
+  CHECK(treering::model::kSplitKvTileValues / 128 == cta_tile_tokens(128));
+}
 
 TEST_CASE("choose_chunks: the worked examples") {
   CHECK(choose_chunks(132, 2, 8, 131072, 128) == 33);   // 264 CTA places / 8 CTAs
