@@ -80,6 +80,19 @@ void add(std::vector<std::string>& reasons, const std::string& reason) {
   if (!reason.empty()) reasons.push_back(reason);
 }
 
+// Where the calibration measured attention by kernel shape but not this workload's: its kernel keeps the one HBM
+// efficiency's line. Example: shapes of head dim 128 measured, llama3.2-1b (64, group 4) -> "attention of head dim
+// 64, group 4 not measured by shape (the HBM efficiency's line)".
+std::string unmeasured_shape(const topo::Calibration& calibration, const Workload& workload) {
+  if (calibration.attention_shapes.empty()) return "";
+  const int group = workload.query_heads / workload.kv_heads;
+  for (const topo::AttentionShapeCalibration& shape : calibration.attention_shapes) {
+    if (shape.head_dim == workload.head_dim && shape.group == group) return "";
+  }
+  return "attention of head dim " + std::to_string(workload.head_dim) + ", group " + std::to_string(group) +
+         " not measured by shape (the HBM efficiency's line)";
+}
+
 }  // namespace
 
 std::vector<std::string> extrapolations(const topo::Topology& topology, const DecodePlan& plan) {
@@ -91,6 +104,7 @@ std::vector<std::string> extrapolations(const topo::Topology& topology, const De
   if (use.tokens.seen()) {
     if (!calibration->hbm_efficiency && !calibration->launch_overhead_s) add(reasons, "attention not calibrated (default HBM efficiency)");
     else if (p.tokens) add(reasons, outside("attention over", use.tokens, static_cast<double>(p.tokens->first), static_cast<double>(p.tokens->second), true));
+    add(reasons, unmeasured_shape(*calibration, plan.workload));
   }
   for (int tier = 0; tier < 2; ++tier) {
     if (!use.sends[tier].seen()) continue;

@@ -66,6 +66,15 @@ TEST_CASE("what the calibration did not measure at all") {
         "attention not calibrated (default HBM efficiency); sends inside a domain not measured (priced from the collectives' fit)");
 }
 
+TEST_CASE("attention measured by kernel shape, but not the plan's shape") {
+  topologies::Calibration c = measured_calibration();
+  c.attention_shapes.push_back({64, 4, 9e-6, 0.2e-6, 2.7e12});  // llama3.2-1b's shape; paper-mha16 is head dim 128, group 1
+  CHECK(model::join_reasons(reasons(&c, model::DecodeAlgorithm::tree, 4000)) ==
+        "attention of head dim 128, group 1 not measured by shape (the HBM efficiency's line)");
+  c.attention_shapes.push_back({128, 1, 10e-6, 0.0, 2.67e12});
+  CHECK(reasons(&c, model::DecodeAlgorithm::tree, 4000).empty());
+}
+
 TEST_CASE("collectives over more ranks than measured") {
   const topologies::Calibration c = measured_calibration();
   CHECK(model::join_reasons(reasons(&c, model::DecodeAlgorithm::tree, 8000, 4)) == "collectives over 4 ranks outside the measured 2-2");
