@@ -62,7 +62,12 @@ std::vector<validate::AttentionShapeFit> fit_attention_by_shape(const topologies
     return {};
   }
   std::vector<validate::AttentionShapeFit> fits = validate::fit_attention_shapes(spec, kernels);
-  for (const validate::AttentionShapeFit& f : fits) calibration.attention_shapes.push_back(f.line);
+  double worst = 0;
+  for (const validate::AttentionShapeFit& f : fits) {
+    calibration.attention_shapes.push_back(f.line);
+    worst = std::max(worst, f.max_abs_rel_error);
+  }
+  calibration.provenance.attention_max_abs_rel_error = worst;  // the compute band of predictions on this calibration
   return fits;
 }
 

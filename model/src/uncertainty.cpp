@@ -19,13 +19,22 @@ RelativeErrors prediction_errors(const topologies::Topology& topology, const top
   const auto& calibration = topology.spec().calibration;
   RelativeErrors errors{profile.uncertainty.compute, profile.uncertainty.communication, profile.uncertainty.network_latency,
                         "implementation profile '" + profile.name + "': " + profile.uncertainty.source};
-  if (!calibration || !calibration->provenance.max_abs_rel_error) return errors;
-  const double fitted = *calibration->provenance.max_abs_rel_error * (extrapolated ? 2.0 : 1.0);
-  errors.communication = fitted;
-  errors.network_latency = fitted;
-  if (calibration->hbm_efficiency || calibration->launch_overhead_s) errors.compute = fitted;
+  if (!calibration) return errors;
+  const topologies::CalibrationProvenance& p = calibration->provenance;
+  if (!p.max_abs_rel_error && !p.attention_max_abs_rel_error) return errors;
+  const double scale = extrapolated ? 2.0 : 1.0;
+  std::string compute = "from the profile";
+  if (p.max_abs_rel_error) {
+    errors.communication = errors.network_latency = *p.max_abs_rel_error * scale;
+    if (calibration->hbm_efficiency || calibration->launch_overhead_s) errors.compute = errors.communication, compute = "fitted";
+  }
+  if (p.attention_max_abs_rel_error) {  // the attention fitted by kernel shape: its own worst error
+    errors.compute = *p.attention_max_abs_rel_error * scale;
+    compute = "the attention fit's";
+  }
   errors.source = std::string("the calibration's largest |error| (") + (extrapolated ? "doubled: extrapolated, " : "") +
-                  "compute " + (errors.compute == fitted ? "fitted" : "from the profile") + ")";
+                  "compute " + compute + ")";
+  if (!p.max_abs_rel_error) errors.source += "; communication from the profile";
   return errors;
 }
 

@@ -82,3 +82,24 @@ TEST_CASE("two predictions are within each other's band when their bands share a
   CHECK_FALSE(model::bands_overlap(a, c));
   CHECK(model::bands_overlap(b, c));
 }
+
+TEST_CASE("attention fitted by kernel shape gives the compute band its own worst error") {
+  // Collectives fitted to 20 %, the attention by shape to 5 %: compute e = 0.05, communication 0.2. Attention alone
+  // (no collective fit): compute 0.05, communication the profile's 0.23.
+  topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
+  topologies::Calibration calibration;
+  calibration.provenance.inputs = {"synthetic.json"};
+  calibration.provenance.max_abs_rel_error = 0.2;
+  calibration.provenance.attention_max_abs_rel_error = 0.05;
+  calibration.hbm_efficiency = 0.8;
+  spec.calibration = calibration;
+  const model::RelativeErrors both = model::prediction_errors(topologies::Topology(spec), topologies::default_impl_profile(), false);
+  CHECK(both.compute == doctest::Approx(0.05).scale(1.0));
+  CHECK(both.communication == doctest::Approx(0.2).scale(1.0));
+  const model::RelativeErrors doubled = model::prediction_errors(topologies::Topology(spec), topologies::default_impl_profile(), true);
+  CHECK(doubled.compute == doctest::Approx(0.1).scale(1.0));
+  spec.calibration->provenance.max_abs_rel_error.reset();
+  const model::RelativeErrors alone = model::prediction_errors(topologies::Topology(spec), topologies::default_impl_profile(), false);
+  CHECK(alone.compute == doctest::Approx(0.05).scale(1.0));
+  CHECK(alone.communication == 0.23);
+}

@@ -24,7 +24,7 @@ std::optional<double> optional_duration(const StrictMap& map, std::string_view k
 CalibrationProvenance read_provenance(const std::string& file, const YAML::Node& node) {
   StrictMap map(node, file, "calibration provenance",
                 {"inputs", "date", "tool", "r_squared", "median_abs_rel_error", "max_abs_rel_error", "sizes", "ranks",
-                 "p2p_sizes", "tokens"});
+                 "p2p_sizes", "tokens", "attention_max_abs_rel_error"});
   CalibrationProvenance provenance;
   YAML::Node inputs = map.required("inputs");
   yaml::require_sequence(file, inputs, "inputs");
@@ -34,6 +34,7 @@ CalibrationProvenance read_provenance(const std::string& file, const YAML::Node&
   provenance.r_squared = optional_number(map, "r_squared", 0.0, 1.0);
   provenance.median_abs_rel_error = optional_number(map, "median_abs_rel_error", 0.0, kUnbounded);
   provenance.max_abs_rel_error = optional_number(map, "max_abs_rel_error", 0.0, kUnbounded);
+  provenance.attention_max_abs_rel_error = optional_number(map, "attention_max_abs_rel_error", 0.0, kUnbounded);
   if (YAML::Node sizes = map.optional("sizes")) {  // {min: 8B, max: 16GiB}
     StrictMap range(sizes, file, "calibration provenance sizes", {"min", "max"});
     provenance.sizes_bytes = std::pair{range.bytes("min"), range.bytes("max")};

@@ -51,6 +51,7 @@ std::string section(const topologies::Calibration& c) {
   if (p.r_squared) out << "    r_squared: " << number(*p.r_squared) << '\n';
   if (p.median_abs_rel_error) out << "    median_abs_rel_error: " << number(*p.median_abs_rel_error) << '\n';
   if (p.max_abs_rel_error) out << "    max_abs_rel_error: " << number(*p.max_abs_rel_error) << '\n';
+  if (p.attention_max_abs_rel_error) out << "    attention_max_abs_rel_error: " << number(*p.attention_max_abs_rel_error) << '\n';
   if (p.sizes_bytes) {  // whole bytes, exactly
     out << "    sizes: {min: " << std::llround(p.sizes_bytes->first) << "B, max: " << std::llround(p.sizes_bytes->second) << "B}\n";
   }

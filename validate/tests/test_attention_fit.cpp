@@ -36,7 +36,7 @@ TEST_CASE("fit_attention_shapes: points on fixed + split x chunks + bytes / band
   CHECK(fit.line.group == 4);
   CHECK(fit.line.fixed_s == doctest::Approx(11e-6).scale(1e-12).epsilon(1e-6));
   CHECK(fit.line.split_per_chunk_s == doctest::Approx(0.3e-6).scale(1e-12).epsilon(1e-6));
-  CHECK(fit.line.bandwidth_Bps == doctest::Approx(2.6e12).epsilon(1e-6));
+  CHECK(fit.line.bandwidth_Bps == doctest::Approx(2.6e12).scale(1e12).epsilon(1e-6));
   CHECK(fit.points == 4);
   CHECK(fit.tokens == std::pair<long long, long long>{1000, 128000});
   CHECK(fit.chunks == std::pair<int, int>{15, 33});

@@ -45,7 +45,7 @@ TEST_CASE("calibrated on half of the sizes, the model predicts the other half be
 
 TEST_CASE("the calibrated cluster file loads, with the old calibration section replaced") {
   topologies::Calibration c;
-  c.provenance = {{"a.log"}, "2026-11-21", "treering calibrate", 0.99, 0.05, 0.2, std::pair{8.0, 1073741824.0}, std::pair{16, 16}};
+  c.provenance = {{"a.log"}, "2026-11-21", "treering calibrate", 0.99, 0.05, 0.2, std::pair{8.0, 1073741824.0}, std::pair{16, 16}, std::nullopt, std::nullopt, std::nullopt};
   c.collectives["tree"].base_latency_s = 9.5e-6;
   c.scale_out = topologies::TierCalibration{std::nullopt, 45e9};
   std::string base = topologies::cluster_presets().front().yaml_text;

@@ -119,6 +119,7 @@ struct CalibrationProvenance {
   std::optional<std::pair<int, int>> ranks;              // fewest, most ranks
   std::optional<std::pair<double, double>> p2p_sizes_bytes;  // point-to-point messages measured
   std::optional<std::pair<long long, long long>> tokens;    // attention kernels measured (tokens per call)
+  std::optional<double> attention_max_abs_rel_error;         // >= 0: the attention fit by shape's worst |error|
 };
 
 // A decode step's part as a real step measured it (treering-realrun step; treering calibrate): per layer (the LM
