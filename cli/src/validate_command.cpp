@@ -177,27 +177,27 @@ ordered_json to_json(const std::vector<validate::CaseResult>& cases, const std::
   return {{"cases", rows}, {"summary", totals}};
 }
 
+// Exit 1 when the median |error| over `what` exceeds --max-error.
+void check_max_error(const ValidateArgs& args, double median, const std::string& what) {
+  if (args.max_error > 0 && median > args.max_error) {
+    std::cerr << "error: the model's median error on " << what << " is " << percent(median, false) << ", over --max-error "
+              << percent(args.max_error, false) << '\n';
+    throw ExitWith{1};
+  }
+}
+
 void run(const ValidateArgs& args) {
   const auto steps = std::count_if(args.files.begin(), args.files.end(), validate::is_step_file);
   if (steps > 0) {  // real decode steps: the model by part (the simulator replays no step)
     if (steps != static_cast<long>(args.files.size())) throw std::invalid_argument("validate decode steps apart from other measurements");
-    const double median = print_step_validation(std::cout, load_topology(args.cluster).spec(), args.files, args.format);
-    if (args.max_error > 0 && median > args.max_error) {
-      std::cerr << "error: the model's median error on decode steps is " << percent(median, false) << ", over --max-error "
-                << percent(args.max_error, false) << '\n';
-      throw ExitWith{1};
-    }
+    check_max_error(args, print_step_validation(std::cout, load_topology(args.cluster).spec(), args.files, args.format), "decode steps");
     return;
   }
   const auto kernels = std::count_if(args.files.begin(), args.files.end(), validate::is_attention_file);
   if (kernels > 0) {  // attention benchmarks: the compute model, kernel by kernel
     if (kernels != static_cast<long>(args.files.size())) throw std::invalid_argument("validate attention benchmarks apart from other measurements");
-    const double median = print_attention_validation(std::cout, load_topology(args.cluster).spec(), args.files, args.format);
-    if (args.max_error > 0 && median > args.max_error) {
-      std::cerr << "error: the model's median error on attention kernels is " << percent(median, false) << ", over --max-error "
-                << percent(args.max_error, false) << '\n';
-      throw ExitWith{1};
-    }
+    check_max_error(args, print_attention_validation(std::cout, load_topology(args.cluster).spec(), args.files, args.format),
+                    "attention kernels");
     return;
   }
   std::vector<validate::Engine> engines;
