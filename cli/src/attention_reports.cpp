@@ -9,6 +9,7 @@
 #include "csv.hpp"
 #include "table.hpp"
 #include "treering/model/attention_kernel.hpp"
+#include "treering/model/compute.hpp"
 #include "treering/model/statistics.hpp"
 #include "treering/model/workload.hpp"
 #include "treering/topologies/units.hpp"
@@ -69,8 +70,8 @@ double print_attention_validation(std::ostream& out, const topologies::ClusterSp
   const auto& shapes = spec.calibration ? spec.calibration->attention_shapes : std::vector<topologies::AttentionShapeCalibration>{};
   for (const validate::AttentionMeasurement& m : read_attention_files(files, {})) {
     const model::Workload& w = model::find_workload(m.workload);
-    const int group = w.query_heads / w.kv_heads;
-    const bool calibrated = std::any_of(shapes.begin(), shapes.end(), [&](const auto& s) { return s.head_dim == w.head_dim && s.group == group; });
+    const int group = model::split_kv_shape(w).group;
+    const bool calibrated = model::find_attention_shape(shapes, w) != nullptr;
     const double predicted_s = validate::predict_attention_s(spec, m);
     errors.push_back((predicted_s - m.time_s) / m.time_s);
     table.add_row({m.workload, shape_name(w.head_dim, group), topologies::format_token_count(m.tokens), topologies::format_duration(m.time_s),

@@ -5,6 +5,11 @@
 
 namespace treering::model {
 
+SplitKvShape split_kv_shape(const Workload& workload) {
+  if (workload.kv_heads < 1) throw std::invalid_argument("a split-KV shape needs KV heads >= 1");
+  return {workload.batch, workload.kv_heads, workload.query_heads / workload.kv_heads, workload.head_dim};
+}
+
 long long split_kv_ctas(const SplitKvShape& shape) {
   if (shape.batch < 1 || shape.kv_heads < 1 || shape.group < 1 || shape.head_dim < 1) {
     throw std::invalid_argument("a split-KV shape needs batch, KV heads, group and head dim >= 1");

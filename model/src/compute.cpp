@@ -32,22 +32,26 @@ ComputeRates compute_rates(const topologies::Topology& topology, int gpu) {
   return rates;
 }
 
-const topologies::AttentionShapeCalibration* calibrated_attention(const ComputeRates& rates, const Workload& workload) {
-  const int group = workload.kv_heads > 0 ? workload.query_heads / workload.kv_heads : 0;
-  for (const topologies::AttentionShapeCalibration& shape : rates.attention_shapes) {
-    if (shape.head_dim == workload.head_dim && shape.group == group) return &shape;
+const topologies::AttentionShapeCalibration* find_attention_shape(const std::vector<topologies::AttentionShapeCalibration>& shapes,
+                                                                  const Workload& workload) {
+  const SplitKvShape kernel = split_kv_shape(workload);
+  for (const topologies::AttentionShapeCalibration& shape : shapes) {
+    if (shape.head_dim == kernel.head_dim && shape.group == kernel.group) return &shape;
   }
   return nullptr;
+}
+
+double attention_bytes(const PlanSizes& sizes, long long tokens, double extra_bytes) {
+  return static_cast<double>(tokens) * sizes.kv_bytes_per_token + sizes.q_bytes + sizes.o_bytes + sizes.stats_bytes + extra_bytes;
 }
 
 double attention_time_s(const ComputeRates& rates, const Workload& workload, const PlanSizes& sizes, long long tokens,
                         double extra_bytes) {
   if (tokens <= 0) return 0.0;
   const double n = static_cast<double>(tokens);
-  const double bytes = n * sizes.kv_bytes_per_token + sizes.q_bytes + sizes.o_bytes + sizes.stats_bytes + extra_bytes;
-  if (const topologies::AttentionShapeCalibration* shape = calibrated_attention(rates, workload)) {
-    const SplitKvShape kernel{workload.batch, workload.kv_heads, workload.query_heads / workload.kv_heads, workload.head_dim};
-    const int chunks = split_kv_chunks(kernel, rates.multiprocessors, tokens);
+  const double bytes = attention_bytes(sizes, tokens, extra_bytes);
+  if (const topologies::AttentionShapeCalibration* shape = find_attention_shape(rates.attention_shapes, workload)) {
+    const int chunks = split_kv_chunks(split_kv_shape(workload), rates.multiprocessors, tokens);
     return shape->fixed_s + shape->split_per_chunk_s * chunks + bytes / shape->bandwidth_Bps;
   }
   const double flops = 4.0 * workload.batch * workload.query_heads * workload.head_dim * n;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "treering/model/attention_kernel.hpp"
+#include "treering/model/compute.hpp"
 #include "treering/topologies/units.hpp"
 
 namespace treering::model {
@@ -84,12 +86,8 @@ void add(std::vector<std::string>& reasons, const std::string& reason) {
 // efficiency's line. Example: shapes of head dim 128 measured, llama3.2-1b (64, group 4) -> "attention of head dim
 // 64, group 4 not measured by shape (the HBM efficiency's line)".
 std::string unmeasured_shape(const topo::Calibration& calibration, const Workload& workload) {
-  if (calibration.attention_shapes.empty()) return "";
-  const int group = workload.query_heads / workload.kv_heads;
-  for (const topo::AttentionShapeCalibration& shape : calibration.attention_shapes) {
-    if (shape.head_dim == workload.head_dim && shape.group == group) return "";
-  }
-  return "attention of head dim " + std::to_string(workload.head_dim) + ", group " + std::to_string(group) +
+  if (calibration.attention_shapes.empty() || find_attention_shape(calibration.attention_shapes, workload)) return "";
+  return "attention of head dim " + std::to_string(workload.head_dim) + ", group " + std::to_string(split_kv_shape(workload).group) +
          " not measured by shape (the HBM efficiency's line)";
 }
 

@@ -22,21 +22,13 @@ struct KernelPoint {  // one measurement, as the fit sees it
   std::string workload;
 };
 
-// The bytes the model counts for one kernel (realrun's plans: fp32 partial o and lse).
-double kernel_bytes(const model::Workload& workload, long long tokens) {
-  const model::PlanSizes sizes = model::plan_sizes(workload, 4, 4);
-  return static_cast<double>(tokens) * sizes.kv_bytes_per_token + sizes.q_bytes + sizes.o_bytes + sizes.stats_bytes;
-}
-
-model::SplitKvShape kernel_shape(const model::Workload& w) { return {w.batch, w.kv_heads, w.query_heads / w.kv_heads, w.head_dim}; }
-
 struct Solution {
   Eigen::Vector3d theta = Eigen::Vector3d::Zero();  // fixed_s, split_s, 1 / bandwidth
   std::vector<int> free;                            // the columns fitted
   double rss = 0;
 };
 
-// Relative least squares over the columns `free` (the others held at 0); nullopt-like empty `free` when singular.
+// Relative least squares over the columns `free` (the others held at 0); `free` comes back empty when singular.
 Solution solve(const Eigen::MatrixXd& a, const std::vector<int>& free) {
   Eigen::MatrixXd sub(a.rows(), static_cast<Eigen::Index>(free.size()));
   for (size_t j = 0; j < free.size(); ++j) sub.col(static_cast<Eigen::Index>(j)) = a.col(free[j]);
@@ -123,9 +115,11 @@ std::vector<AttentionShapeFit> fit_attention_shapes(const topologies::ClusterSpe
   std::map<std::pair<int, int>, std::vector<KernelPoint>> by_shape;
   for (const AttentionMeasurement& m : measured) {
     const model::Workload& w = model::find_workload(m.workload);
-    const model::SplitKvShape shape = kernel_shape(w);
+    const model::SplitKvShape shape = model::split_kv_shape(w);
     const double chunks = model::split_kv_chunks(shape, gpu.multiprocessors, m.tokens);
-    by_shape[{w.head_dim, shape.group}].push_back({chunks, kernel_bytes(w, m.tokens), m.time_s, m.tokens, m.workload});
+    // The bytes the model counts for one kernel (realrun's plans: fp32 partial o and lse).
+    const double bytes = model::attention_bytes(model::plan_sizes(w, 4, 4), m.tokens);
+    by_shape[{w.head_dim, shape.group}].push_back({chunks, bytes, m.time_s, m.tokens, m.workload});
   }
   std::vector<AttentionShapeFit> fits;
   for (const auto& [shape, points] : by_shape) fits.push_back(fit_shape(shape.first, shape.second, points));

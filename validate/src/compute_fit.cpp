@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "treering/model/compute.hpp"
 #include "treering/model/plan.hpp"
 #include "treering/model/workload.hpp"
 #include "treering/topologies/input_error.hpp"
@@ -54,7 +55,7 @@ ComputeFit fit_compute(const topologies::ClusterSpec& base, const std::vector<At
     const model::Workload& workload = model::find_workload(m.workload);
     // The bytes the model counts for one kernel (realrun's plans: fp32 partial o and lse).
     const model::PlanSizes sizes = model::plan_sizes(workload, 4, 4);
-    bytes.push_back(static_cast<double>(m.tokens) * sizes.kv_bytes_per_token + sizes.q_bytes + sizes.o_bytes + sizes.stats_bytes);
+    bytes.push_back(model::attention_bytes(sizes, m.tokens));
     times.push_back(m.time_s);
   }
   const LatencyBandwidthFit fit = fit_latency_bandwidth(bytes, times);

@@ -11,6 +11,8 @@
 // from 33 x 64 = 2,112 tokens on; at 1,000 tokens floor(1,000 / 64) = 15.
 #pragma once
 
+#include "treering/model/workload.hpp"
+
 namespace treering::model {
 
 inline constexpr int kSplitKvResidentCtas = 2;   // per SM (H100/H200); 1 on GPUs whose SMs hold less than 192 KB
@@ -23,6 +25,9 @@ struct SplitKvShape {
   int group = 1;  // query heads per KV head
   int head_dim = 128;
 };
+
+// The kernel's shape for a workload: its batch, KV heads, query heads per KV head and head dim.
+SplitKvShape split_kv_shape(const Workload& workload);
 
 // CTAs of one launch without splitting: batch x KV heads x query-head blocks.
 long long split_kv_ctas(const SplitKvShape& shape);

@@ -32,8 +32,13 @@ struct ComputeRates {
   std::vector<topologies::AttentionShapeCalibration> attention_shapes;  // a decode's attention, by kernel shape
 };
 
-// The calibrated attention of the workload's kernel shape (head dim, query heads per KV head), or null.
-const topologies::AttentionShapeCalibration* calibrated_attention(const ComputeRates& rates, const Workload& workload);
+// The entry of `shapes` for the workload's kernel shape (head dim, query heads per KV head), or null.
+const topologies::AttentionShapeCalibration* find_attention_shape(const std::vector<topologies::AttentionShapeCalibration>& shapes,
+                                                                  const Workload& workload);
+
+// Bytes one attention call moves: tokens x K/V bytes per token + q + o + lse, plus `extra_bytes`.
+// Example: llama3.1-8b (one layer), 16,000 tokens, fp32 o and lse: 16,000 x 4,096 + 8,192 + 16,384 + 128 = 65,560,704 B.
+double attention_bytes(const PlanSizes& sizes, long long tokens, double extra_bytes = 0);
 
 // The rates of one GPU, from its model and the cluster's calibration.
 ComputeRates compute_rates(const topologies::Topology& topology, int gpu);
