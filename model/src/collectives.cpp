@@ -189,14 +189,15 @@ Cost broadcast(const Terms& t, CollectiveAlgorithm algorithm, double S) {
 }
 
 Cost sendrecv(const Terms& t, CollectiveAlgorithm algorithm, double S) {
-  // NCCL's p2p uses the Simple protocol: 8.4 + 14 + 3 (the shared buffer's post) = 25.4 us across nodes, against
-  // 27-31 us measured for 1-8 KiB between two B200 nodes on NDR InfiniBand (NCCL 2.29.7) and 31-34 us between two
-  // A100 PCIe hosts (2.16.5) in public nccl-tests runs (validate/data/nccl-multinode): still 2-9 us low there.
+  // NCCL's p2p uses the Simple protocol: across nodes 8.4 + 14 + 3 (the shared buffer's post) + 5.0 (the
+  // receiver's clear-to-send) = 30.4 us, against 27-31 us measured for 1-8 KiB between two B200 nodes on NDR
+  // InfiniBand (NCCL 2.29.7) and 31-34 us between two A100 PCIe hosts (2.16.5) in public nccl-tests runs
+  // (validate/data/nccl-multinode).
   Cost cost;
   if (algorithm != CollectiveAlgorithm::p2p || t.protocol != Protocol::simple) return cost;
   const bool across = t.k > 1;
-  // Across nodes the proxy first posts a shared buffer slot (kNetworkPostOverheadSimple_s).
-  cost.latency_s = t.base(LatencyRow::p2p) + (across ? t.out(LatencyRow::p2p) + kNetworkPostOverheadSimple_s : t.up(LatencyRow::p2p));
+  cost.latency_s = t.base(LatencyRow::p2p) + (across ? t.out(LatencyRow::p2p) + kNetworkPostOverheadSimple_s + network_clear_to_send_s(t.group)
+                                                     : t.up(LatencyRow::p2p));
   // Inside a domain a send runs on the channels NCCL gives its size (p2p_send_Bps).
   cost.transfer_s = S / (across ? t.group.scale_out_nic_Bps : p2p_send_Bps(t.group.p2p, S, t.group.scale_up_pair_Bps));
   (across ? cost.scale_out_bytes : cost.scale_up_bytes) = S;
@@ -229,7 +230,7 @@ Cost alltoall(const Terms& t, CollectiveAlgorithm algorithm, double S) {
   cost.transfer_s = inside_s;
   if (across) {
     const double network_latency_s =
-        t.base(LatencyRow::p2p) + t.out(LatencyRow::p2p) + outside_peers * kNetworkPostOverheadSimple_s;  // + the slot
+        t.base(LatencyRow::p2p) + t.out(LatencyRow::p2p) + network_clear_to_send_s(t.group) + outside_peers * kNetworkPostOverheadSimple_s;
     const double network_s = outside_peers * per_peer / t.group.scale_out_nic_Bps;
     cost.latency_s = std::max(inside_latency_s, network_latency_s);
     cost.transfer_s = std::max(inside_s, network_s);
@@ -240,6 +241,14 @@ Cost alltoall(const Terms& t, CollectiveAlgorithm algorithm, double S) {
   cost.scale_out_bytes = outside_peers * per_peer;
   return cost;
 }
+
+}  // namespace
+
+double network_clear_to_send_s(const CommGroup& group) {
+  return group.latency.scale_out_step[int(LatencyRow::p2p)][int(Protocol::ll)];
+}
+
+namespace {
 
 Cost evaluate(const CommGroup& group, CollectiveOp op, CollectiveAlgorithm algorithm, Protocol protocol, double S) {
   Terms terms{group, op, protocol, S, double(group.ranks), double(group.domains), double(group.ranks_per_domain)};

@@ -1,6 +1,6 @@
 // pass-q, a2a and ag-rs on one DGX H100 and across two: hand-derived latency, tiers and bytes per rank.
 // Figures: an H100 kernel is 3 us + bytes / (3.35 TB/s x 0.80); a send inside a DGX 11.8 us + bytes / 360 GB/s
-// (NVLink through the NVSwitch), across nodes 25.4 us (8.4 + 14 + 3 for the shared buffer slot) + bytes / 46 GB/s (a 400 Gb/s NIC): the send/recv model's.
+// (NVLink through the NVSwitch), across nodes 30.4 us (8.4 + 14 + 3 for the shared buffer slot + 5.0 for the receiver's clear-to-send) + bytes / 46 GB/s (a 400 Gb/s NIC): the send/recv model's.
 // A send inside a DGX of under 64 KiB runs on one NCCL channel (NCCL's smallest part is 512 KiB / 8: src/enqueue.cc
 // addP2pToPlan), which moves 15 GB/s (the preset's p2p_channel_bandwidth): 11.8 us + bytes / 15 GB/s, while a
 // port still carries several such sends at once up to 360 GB/s.
@@ -16,7 +16,7 @@ namespace {
 
 double kernel_s(double bytes) { return 3e-6 + bytes / 2.68e12; }
 double nvlink_s(double bytes) { return 11.8e-6 + bytes / 15e9; }  // one channel
-double network_s(double bytes) { return 25.4e-6 + bytes / 46e9; }
+double network_s(double bytes) { return 30.4e-6 + bytes / 46e9; }
 
 model::Workload mha16(int batch) {
   model::Workload w = model::find_workload("paper-mha16");

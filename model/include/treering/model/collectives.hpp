@@ -76,6 +76,17 @@ struct CollectiveEstimate {
 // write, where a collective's connection has its slots from the start.
 constexpr double kNetworkPostOverheadSimple_s = 3e-6;
 
+// A send across nodes waits for its receiver's clear-to-send, which no collective step waits for: NCCL's IB
+// transport writes no data before the receiver has RDMA-written its buffer's address into the sender's FIFO
+// (src/transport/net_ib.cc, NCCL 2.23: ncclIbIsend returns "not ready" until the slot that ncclIbIrecv's
+// ncclIbPostFifo writes has landed; net_ib/p2p.cc's ctsFifo in 2.30). A collective's receives are posted up to
+// NCCL_STEPS ahead, so its handshakes are off the critical path; a send/recv posts its receive when the call is
+// made, beside the send. The clear-to-send is a small RDMA write the sender's proxy polls for: the event one LL
+// network step is (post, write, poll), charged at that figure (LatencyTable::scale_out_step, LL: 5.0 us).
+// Worked example, send/recv between two DGX H100: 8.4 (base) + 14 (Simple network hop) + 3 (shared slot) + 5.0
+// (clear-to-send) = 30.4 us, against 30.7-34.2 us for 256 B-8 KiB between two A40 hosts (NVIDIA/nccl-tests#214).
+double network_clear_to_send_s(const CommGroup& group);
+
 // Bytes of data per byte on the wire: LL 0.5 (8 of every 16), LL128 0.92, Simple 1 (NCCL's protocol factors).
 double protocol_efficiency(Protocol protocol);
 
@@ -84,17 +95,18 @@ double protocol_efficiency(Protocol protocol);
 // scheduleP2pTasksToPlan, src/init.cc p2pSchedule, src/transport/net.cc, src/device/sendrecv.h):
 // - NCCL's tuner has no p2p model ("Send/Recv not included for now", nccl_common.h), so the terms are its
 //   collective constants for the same hops: across domains the Simple protocol (network p2p connections get no
-//   LL buffers unless NCCL_ALLOC_P2P_NET_LL_BUFFERS=1), base 8.4 us + one network hop 14 us, as send/recv;
+//   LL buffers unless NCCL_ALLOC_P2P_NET_LL_BUFFERS=1), base 8.4 us + one network hop 14 us + the receivers'
+//   clear-to-send (5.0 us, posted by every receiver at once), as send/recv;
 //   inside a domain LL for messages up to 16 KiB (NCCL_P2P_LL_THRESHOLD, a message under 64 KiB runs on one
 //   channel), base 6.6 + NVLink hop 0.6 us, else Simple (8.4 + 3.4 us).
 // - Every peer is in flight at once (8 peers per work batch, one CTA per batch of peers, ceil(n / 8) channels
-//   of the p2p ones), but one proxy thread posts every network send and receive: each network peer after the
-//   first adds NCCL's network post overhead (1 us, x3 for Simple: tuning.cc's netOverhead).
+//   of the p2p ones), but one proxy thread posts every network send and receive: each network peer adds NCCL's
+//   network post overhead (1 us, x3 for Simple: tuning.cc's netOverhead), the first one its shared slot's.
 // - Bytes: a GPU sends S (g-1)/n through its fabric port and S (n-g)/n through its NIC (alltoall does not
 //   aggregate NICs per peer; with PXN every GPU's traffic leaves by its own rail), in parallel.
-// Worked example, 2 x DGX H100 (16 ranks, 8 per node), S = 16 KiB (1 KiB per peer): across, 8.4 + 14 + 7 x 3
-// = 43.4 us; inside, 7.2 us (LL); bytes: 8 KiB through the NIC at 46 GB/s (0.18 us) and 7 KiB through the
-// port at 360 GB/s x 0.5 (LL; 0.04 us): 43.58 us.
+// Worked example, 2 x DGX H100 (16 ranks, 8 per node), S = 16 KiB (1 KiB per peer): across, 8.4 + 14 + 5.0 +
+// 8 x 3 = 51.4 us; inside, 7.2 us (LL); bytes: 8 KiB through the NIC at 46 GB/s (0.18 us) and 7 KiB through the
+// port at 360 GB/s x 0.5 (LL; 0.04 us): 51.58 us.
 //
 // Throws std::invalid_argument for a negative size, a group of fewer than 2 GPUs for a collective (one GPU
 // takes no time and is answered with zeros), or a forced algorithm or protocol that cannot run here.
