@@ -5,6 +5,7 @@
 #include "commands.hpp"
 
 #include "treering/topologies/load.hpp"
+#include "treering/topologies/impl_profile.hpp"
 
 namespace treering::cli {
 namespace {
@@ -70,9 +71,9 @@ void drop_options(CLI::App& command, const std::vector<std::string>& names) {
 }
 
 void add_impl_option(CLI::App& command, std::string& impl) {
-  command.add_option("--impl", impl,
-                     "The implementation predicted: efficient, paper-jax-microbench, paper-torch-llama, treering-realrun-cpu, "
-                     "or a profile YAML file (treering impl list)")
+  std::string presets;
+  for (const topologies::ImplProfile& profile : topologies::impl_presets()) presets += profile.name + ", ";
+  command.add_option("--impl", impl, "The implementation predicted: " + presets + "or a profile YAML file (topologies/impls/ holds the presets')")
       ->capture_default_str();
 }
 

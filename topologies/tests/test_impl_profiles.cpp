@@ -27,8 +27,8 @@ const std::string kHead =
 }  // namespace
 
 TEST_CASE("every preset profile loads and cites each number it sets") {
-  REQUIRE(impl_presets().size() >= 4);
-  for (const char* name : {"efficient", "paper-jax-microbench", "paper-torch-llama", "treering-realrun-cpu"}) {
+  REQUIRE(impl_presets().size() >= 5);
+  for (const char* name : {"efficient", "meta-cp-decode", "paper-jax-microbench", "paper-torch-llama", "treering-realrun-cpu"}) {
     CAPTURE(name);
     const ImplProfile profile = load_impl_profile(name);
     CHECK(profile.name == name);

@@ -96,7 +96,7 @@ def predict(cluster, seq_len, algos=None, workload="paper-mha16", batch=None, sp
     shared out, "equal" or "by-speed" (in proportion to each GPU's speed: for mixed clusters), as ``--split``.
     check_memory: a case that does not fit in a GPU's memory raises InputError (False: computed all the same,
     peak_memory_bytes says so). impl: the implementation predicted, a profile preset ("efficient",
-    "paper-jax-microbench", "paper-torch-llama", "treering-realrun-cpu") or a YAML file, as ``--impl``; each
+    "meta-cp-decode", "paper-jax-microbench", "paper-torch-llama", "treering-realrun-cpu") or a YAML file, as ``--impl``; each
     record's latency_s_low / latency_s_high are its band (math.inf: unbounded).
     """
     return _treering.predict(_cluster(cluster), _lengths(seq_len), _algos(algos), str(workload), batch, str(split),
