@@ -65,7 +65,7 @@ ordered_json choice_json(const model::PlannedLayout& c, const std::optional<doub
                        {"memory_bytes", {{"weights", s.memory.weights}, {"kv_cache", s.memory.kv_cache},
                                          {"total", s.memory.total}, {"capacity", s.memory.capacity},
                                          {"headroom", s.memory.capacity - s.memory.total}}},
-                       {"max_seq_len", s.memory.max_seq_len}, {"fits", c.fits}};
+                       {"max_seq_len", s.memory.max_seq_len}, {"fits", c.fits}, {"extrapolation", c.extrapolation}};
   if (simulated_s) json["simulated_step_s"] = *simulated_s;
   return json;
 }
@@ -77,9 +77,11 @@ void print_table(const model::DeploymentPlan& plan, const PlanArgs& args, const 
             << topology.spec().name << " (" << topology.gpu_count() << " GPUs) — time per output token, analytical "
             << "model\nimplementation: " << args.impl << "; band: " << errors_text(errors)
             << "; ~: within the best one's band; x-node lat: the share of the time that is communication across nodes "
-            << "at latency-bound sizes, where the model is least sure; simulated: the attention replayed with shared links\n\n";
+            << "at latency-bound sizes, where the model is least sure; simulated: the attention replayed with shared links"
+            << (topology.spec().calibration ? "; *: outside what the calibration measured (listed below)" : "") << "\n\n";
   Table table({"#", "tp x cp", "combine", "per token", "band", "", "x-node lat", "tokens/s", "attention", "memory/GPU", "headroom",
-               "max context", "simulated"});
+               "max context", "simulated", ""});
+  std::vector<std::string> notes;
   for (size_t i = 0; i < plan.ranked.size() && static_cast<int>(i) < args.top; ++i) {
     const model::PlannedLayout& c = plan.ranked[i];
     char tokens[32], network[32];
@@ -90,9 +92,12 @@ void print_table(const model::DeploymentPlan& plan, const PlanArgs& args, const 
                    c.network_latency_s > 0 ? network : "", tokens,
                    units::format_duration(c.attention.slowest.latency_s), units::format_bytes(c.step.memory.total),
                    units::format_bytes(c.step.memory.capacity - c.step.memory.total), std::to_string(c.step.memory.max_seq_len),
-                   i < simulated.size() && simulated[i] ? units::format_duration(*simulated[i]) : ""});
+                   i < simulated.size() && simulated[i] ? units::format_duration(*simulated[i]) : "",
+                   c.extrapolation.empty() ? "" : "*"});
+    if (!c.extrapolation.empty()) notes.push_back("* #" + std::to_string(i + 1) + ": " + c.extrapolation);
   }
   table.print(std::cout);
+  for (const std::string& note : notes) std::cout << note << '\n';
   std::cout << plan.ranked.size() << " choices fit";
   if (static_cast<int>(plan.ranked.size()) > args.top) std::cout << " (" << args.top << " shown: --top)";
   if (!plan.not_fitting.empty()) {
@@ -126,7 +131,7 @@ void run(const PlanArgs& args) {
   if (args.format == "table") return print_table(plan, args, workload, lengths.front(), topology, simulated, options.errors);
   if (args.format == "csv") {
     std::cout << "rank,tp,cp,gpus,combine,step_s,step_s_low,step_s_high,within_best_band,tokens_per_s,attention_layer_s,"
-                 "memory_bytes,capacity_bytes,max_seq_len,fits,simulated_step_s\n";
+                 "memory_bytes,capacity_bytes,max_seq_len,fits,simulated_step_s,extrapolation\n";
     auto line = [&](size_t rank, const model::PlannedLayout& c, const std::optional<double>& sim_s) {
       CsvRecord record;
       record.integer(static_cast<long long>(rank)).integer(c.layout.tp).integer(c.layout.cp).integer(c.layout.gpus());
@@ -138,6 +143,7 @@ void run(const PlanArgs& args) {
       } else {
         record.empty();
       }
+      record.text(c.extrapolation);
       std::cout << record.line();
     };
     for (size_t i = 0; i < plan.ranked.size(); ++i) line(i + 1, plan.ranked[i], simulated[i]);

@@ -112,12 +112,25 @@ std::vector<std::string> extrapolations(const topo::Topology& topology, const De
     else if (p.p2p_sizes_bytes) add(reasons, outside(what + " of", use.sends[tier], p.p2p_sizes_bytes->first, p.p2p_sizes_bytes->second, false));
   }
   if (use.collective_bytes.seen()) {
-    if (!p.sizes_bytes) add(reasons, "collectives not measured");
-    else add(reasons, outside("collectives of", use.collective_bytes, p.sizes_bytes->first, p.sizes_bytes->second, false));
-    if (p.ranks && (use.collective_ranks < p.ranks->first || use.collective_ranks > p.ranks->second)) {
-      add(reasons, "collectives over " + std::to_string(use.collective_ranks) + " ranks outside the measured " +
-                       std::to_string(p.ranks->first) + "-" + std::to_string(p.ranks->second));
+    for (const std::string& reason : collective_extrapolations(topology, use.collective_bytes.low, use.collective_bytes.high, use.collective_ranks)) {
+      add(reasons, reason);
     }
+  }
+  return reasons;
+}
+
+std::vector<std::string> collective_extrapolations(const topo::Topology& topology, double low_bytes, double high_bytes, int ranks) {
+  std::vector<std::string> reasons;
+  const auto& calibration = topology.spec().calibration;
+  if (!calibration) return reasons;
+  const topo::CalibrationProvenance& p = calibration->provenance;
+  Span bytes;
+  bytes.add(low_bytes), bytes.add(high_bytes);
+  if (!p.sizes_bytes) add(reasons, "collectives not measured");
+  else add(reasons, outside("collectives of", bytes, p.sizes_bytes->first, p.sizes_bytes->second, false));
+  if (p.ranks && (ranks < p.ranks->first || ranks > p.ranks->second)) {
+    add(reasons, "collectives over " + std::to_string(ranks) + " ranks outside the measured " + std::to_string(p.ranks->first) +
+                     "-" + std::to_string(p.ranks->second));
   }
   return reasons;
 }

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "treering/model/extrapolation.hpp"
+
 namespace treering::model {
 namespace {
 
@@ -20,6 +22,23 @@ std::vector<int> cp_values(int tp, int gpus_max) {
   return values;
 }
 
+// Where a choice leaves the calibration: its combine (the first CP group's plan; the others are alike) and the
+// step's collectives over the GPUs after the combine (the hidden state's all-reduces and the logits' all-gather,
+// step_collectives), when there are several.
+std::string extrapolation(const LayoutModel& layouts, DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,
+                          const PlannerOptions& options, const StepResult& step) {
+  std::vector<std::string> reasons = extrapolations(layouts.topology(), layouts.plan(0, algorithm, workload, seq_len, options.plan));
+  if (step.post_attention_gpus > 1) {
+    const StepCollectives collectives = step_collectives(workload, step.tokens_per_gpu);
+    const double low = std::min(collectives.hidden_allreduce_bytes, collectives.logits_allgather_bytes);
+    const double high = std::max(collectives.hidden_allreduce_bytes, collectives.logits_allgather_bytes);
+    for (const std::string& reason : collective_extrapolations(layouts.topology(), low, high, step.post_attention_gpus)) {
+      if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end()) reasons.push_back(reason);
+    }
+  }
+  return join_reasons(reasons);
+}
+
 PlannedLayout evaluate_choice(const LayoutModel& layouts, DecodeAlgorithm algorithm, const Workload& workload,
                               long long seq_len, const PlannerOptions& options) {
   PlannedLayout choice;
@@ -31,6 +50,7 @@ PlannedLayout evaluate_choice(const LayoutModel& layouts, DecodeAlgorithm algori
   choice.band = step_band(choice.step, choice.attention.slowest, workload.layers, options.errors);
   choice.network_latency_s = step_network_latency_s(choice.step, choice.attention.slowest, workload.layers);
   choice.fits = choice.step.memory.total <= choice.step.memory.capacity;
+  choice.extrapolation = extrapolation(layouts, algorithm, workload, seq_len, options, choice.step);
   return choice;
 }
 

@@ -33,6 +33,8 @@ struct PlannedLayout {
   double network_latency_s = 0;   // of step_s: communication across nodes at latency-bound sizes (its band's widest part)
   bool fits = true;               // weights, KV cache and buffers within every GPU's memory
   bool within_best_band = false;  // its band meets the best one's: the model cannot tell them apart
+  std::string extrapolation;      // where it leaves the cluster's calibration (extrapolation.hpp; empty: inside it,
+                                  // or no calibration): its combine's plan and its TP collectives
 };
 
 struct DeploymentPlan {
