@@ -85,8 +85,11 @@ void print_table(const std::vector<Contest>& contests, const CpVsTpRequest& r, c
     }
     size_t end = first;
     while (end < contests.size() && contests[end].gpus == gpus) ++end;
-    for (size_t i = end; i-- > first;) {  // longest first: the shortest length from which cp wins at every longer one
+    // Longest first: the shortest length from which cp wins at every longer one where a layout fits (where neither
+    // fits there is no contest: it neither breaks nor extends the run).
+    for (size_t i = end; i-- > first;) {
       const size_t b = (i - first) % batches.size();
+      if (!contests[i].cp && !contests[i].tp) continue;
       if (cp_wins(contests[i]) && won_all[b]) from[b] = contests[i].seq_len;
       else won_all[b] = false;
     }

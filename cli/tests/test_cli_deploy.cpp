@@ -110,3 +110,18 @@ TEST_CASE("a Hugging Face config.json is a workload; a broken one is an error at
   CHECK(result.exit_code == 2);
   CHECK(result.err.find(bad + ":3:3: error: 'num_hidden_layers' must be a whole number") != std::string::npos);
 }
+
+TEST_CASE("crossover --vs tp: lengths where neither fits do not hide where cp starts winning") {
+  // llama3.1-70b at batch 16 on 16 H100: cp wins at 32k and 64k, only cp fits at 128k, nothing fits from 256k.
+  // cp wins at every length where something fits, so it wins from 32k, whatever the longer lengths hold.
+  for (const char* lengths : {"32k:4M:x2", "32k:128k:x2"}) {
+    CAPTURE(lengths);
+    auto result = run_treering(std::string("crossover --vs tp --cluster dgx-h100 --nodes 2 --workload llama3.1-70b --batch 16 --seq-len ") + lengths);
+    REQUIRE_MESSAGE(result.exit_code == 0, result.err);
+    const size_t row = result.out.find("cp wins from");
+    REQUIRE(row != std::string::npos);
+    const std::string line = result.out.substr(row, result.out.find('\n', row) - row);
+    CHECK(line.find("32k") != std::string::npos);
+    CHECK(line.find("never") == std::string::npos);
+  }
+}
