@@ -72,7 +72,13 @@ void print_table(const std::vector<validate::CaseResult>& cases, const std::vect
   totals.print(std::cout);
 }
 
-void print_decode_table(const std::vector<validate::DecodeCase>& cases, const std::vector<validate::Engine>& engines) {
+// The calibration column: "none" on a cluster without a calibration (nominal figures throughout), else "inside"
+// or "OUTSIDE *" (the reasons under the table), as predict's.
+std::string calibration_label(bool calibrated, const validate::DecodeCase& c) {
+  return !calibrated ? "none" : c.extrapolation.empty() ? "inside" : "OUTSIDE *";
+}
+
+void print_decode_table(const std::vector<validate::DecodeCase>& cases, const std::vector<validate::Engine>& engines, bool calibrated) {
   std::vector<std::string> header{"algorithm", "workload", "batch", "tokens", "ranks", "measured", "noise"};
   for (validate::Engine engine : engines) {
     header.push_back(validate::to_string(engine));
@@ -89,7 +95,7 @@ void print_decode_table(const std::vector<validate::DecodeCase>& cases, const st
       row.push_back(topologies::format_duration(c.predicted_s.at(engine)));
       row.push_back(percent(c.error(engine)));
     }
-    row.push_back(c.extrapolation.empty() ? "inside" : "OUTSIDE *");
+    row.push_back(calibration_label(calibrated, c));
     table.add_row(row);
     if (!c.extrapolation.empty()) {
       outside[c.measured.algorithm + " at " + std::to_string(c.measured.seq_len) + " tokens on " + std::to_string(c.measured.ranks) + " ranks"] = c.extrapolation;
@@ -137,7 +143,7 @@ void check_gross_errors(const std::vector<validate::DecodeCase>& cases, const st
   }
 }
 
-ordered_json decode_rows(const std::vector<validate::DecodeCase>& cases) {
+ordered_json decode_rows(const std::vector<validate::DecodeCase>& cases, bool calibrated) {
   ordered_json rows = ordered_json::array();
   for (const validate::DecodeCase& c : cases) {
     ordered_json predicted, errors;
@@ -148,7 +154,7 @@ ordered_json decode_rows(const std::vector<validate::DecodeCase>& cases) {
     rows.push_back({{"kind", "decode"}, {"algo", c.measured.algorithm}, {"workload", c.measured.workload},
                     {"batch", c.measured.batch}, {"seq_len", c.measured.seq_len}, {"ranks", c.measured.ranks},
                     {"measured_s", c.measured.latency_s}, {"noise", c.noise}, {"predicted_s", predicted}, {"rel_error", errors},
-                    {"extrapolation", c.extrapolation}, {"file", c.measured.file}});
+                    {"calibration", calibration_label(calibrated, c)}, {"extrapolation", c.extrapolation}, {"file", c.measured.file}});
   }
   return rows;
 }
@@ -226,10 +232,10 @@ void run(const ValidateArgs& args) {
   summary.insert(summary.end(), decode_summary.begin(), decode_summary.end());
   if (args.format == "json") {
     ordered_json json = to_json(cases, summary, topology.spec().calibration);
-    for (const auto& row : decode_rows(decode_cases)) json["cases"].push_back(row);
+    for (const auto& row : decode_rows(decode_cases, topology.spec().calibration.has_value())) json["cases"].push_back(row);
     std::cout << json.dump(2) << '\n';
   } else {
-    if (!decode_cases.empty()) print_decode_table(decode_cases, engines);
+    if (!decode_cases.empty()) print_decode_table(decode_cases, engines, topology.spec().calibration.has_value());
     print_table(cases, summary, engines);
   }
   check_gross_errors(decode_cases, cases, engines, args.max_factor);

@@ -78,3 +78,15 @@ TEST_CASE("after calibration the simulator still agrees with the model: calibrat
     }
   }
 }
+
+TEST_CASE("validate: decodes on an uncalibrated preset say 'none', not 'inside' (nominal figures throughout)") {
+  auto table = run_treering("validate --cluster rtx4090-pcie --nodes 1 validate/tests/data/realrun-decode.json");
+  REQUIRE_MESSAGE(table.exit_code == 0, table.err);
+  CHECK(table.out.find("inside") == std::string::npos);
+  CHECK(table.out.find("calibration") != std::string::npos);
+  auto json = run_treering("validate --cluster rtx4090-pcie --nodes 1 validate/tests/data/realrun-decode.json --format json");
+  REQUIRE(json.exit_code == 0);
+  const auto parsed = nlohmann::json::parse(json.out);
+  REQUIRE(parsed["cases"].size() > 0);
+  for (const auto& row : parsed["cases"]) CHECK(row["calibration"] == "none");
+}
