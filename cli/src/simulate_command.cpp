@@ -155,9 +155,10 @@ void print_table(const std::vector<SimulatedCase>& cases, const topologies::Topo
   }
   const bool degraded = !cases.empty() && cases.front().healthy_s;
   const bool step = !cases.empty() && cases.front().row.step.has_value();  // --scope layer|step: the step around it
+  const bool generation = !cases.empty() && cases.front().row.generation_s.has_value();  // --tokens
   Table table({"tokens", "algorithm", "latency", "compute", "comm intra", "comm inter", "sent/GPU", "inter-node",
                "transfers", degraded ? "healthy" : "vs model", degraded ? "slowdown" : "", step ? "layer" : "",
-               step ? "per token" : "", calibrated ? "calibration" : ""});
+               step ? "per token" : "", generation ? "generation" : "", calibrated ? "calibration" : ""});
   for (const SimulatedCase& c : cases) {
     const model::DecodeResult& r = c.row.result;
     const bool whole = step && c.row.step->scope == model::Scope::step;
@@ -167,7 +168,8 @@ void print_table(const std::vector<SimulatedCase>& cases, const topologies::Topo
                    topologies::format_bytes(r.volume.inter_node), std::to_string(c.simulated.transfers_simulated),
                    degraded ? topologies::format_duration(*c.healthy_s) : percent(r.latency_s, c.predicted.latency_s),
                    degraded ? percent(r.latency_s, *c.healthy_s) : "", step ? topologies::format_duration(c.row.step->layer_s) : "",
-                   whole ? topologies::format_duration(c.row.step->step_s) : "", calibration_marker(c.row)});
+                   whole ? topologies::format_duration(c.row.step->step_s) : "",
+                   generation ? topologies::format_duration(c.row.generation_s.value_or(0)) : "", calibration_marker(c.row)});
   }
   table.print(std::cout);
   print_extrapolation_notes(std::cout, listed);
@@ -227,6 +229,7 @@ void add_simulate_commands(CLI::App& app) {
   auto* compare = app.add_subcommand("compare", "The model and the simulator side by side, with their difference");
   auto compare_args = std::make_shared<SimulateArgs>();
   add_common(*compare, *compare_args);
+  drop_options(*compare, {"--tokens", "--prefill", "--scope"});  // compare sets one attention layer's two times side by side
   compare->callback([compare_args] { print_simulation(*compare_args, true); });
 }
 

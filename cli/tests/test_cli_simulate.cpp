@@ -105,3 +105,15 @@ TEST_CASE("simulate --simgrid: SimGrid's actors replay the same plans to the sam
         doctest::Approx(nlohmann::json::parse(run_treering(even + " --simgrid").out)[0]["latency_s"].get<double>()).scale(1e-12)
             .epsilon(1e-9));
 }
+
+TEST_CASE("compare refuses what it would ignore; simulate --tokens shows the generation it computes") {
+  for (const char* extra : {"--scope step", "--tokens 10", "--prefill"}) {
+    CAPTURE(extra);
+    auto refused = run_treering(std::string("compare --cluster dgx-h100 --nodes 1 --seq-len 80k ") + extra);
+    CHECK(refused.exit_code == 2);
+    CHECK(refused.err.find("not expected") != std::string::npos);
+  }
+  auto table = run_treering("simulate --cluster dgx-h100 --nodes 1 --seq-len 80k --algo tree --tokens 10 --prefill");
+  REQUIRE_MESSAGE(table.exit_code == 0, table.err);
+  CHECK(table.out.find("generation") != std::string::npos);
+}
