@@ -203,11 +203,11 @@ void add_crossover_command(CLI::App& app) {
                   "bands. CSV/JSON: both latencies' bands (first_/second_latency_s_low/high) and within_band.");
   auto args = std::make_shared<CrossoverArgs>();
   command->add_option("--cluster", args->cluster, "A preset name (treering topo list) or a YAML file")->required();
-  command->add_option("--nodes", args->nodes, "Node counts")->delimiter(',')->check(CLI::PositiveNumber)->capture_default_str();
+  command->add_option("--nodes", args->nodes, "Node counts")->delimiter(',')->check(CLI::Range(1, 1 << 30))->capture_default_str();
   add_set_option(*command, args->settings);
   command->add_option("--workload", args->workload, "A workload preset or YAML file")->capture_default_str();
   command->add_option("--batch", args->batches, "Sequences decoded together (default: the workload's; a list with --vs tp)")
-      ->delimiter(',')->check(CLI::PositiveNumber);
+      ->delimiter(',')->check(CLI::Range(1, 1 << 30));
   command->add_option("--seq-len", args->seq_len, "Context lengths: lists 80k,1M and ranges 80k:5.12M:x2")->capture_default_str();
   command->add_option("--algo", args->algorithms, "The two algorithms compared, the first's speedup shown (--vs tp: the combines tried)")->delimiter(',')->capture_default_str();
   command->add_option("--engine", args->engine, "model or sim")->check(CLI::IsMember({"model", "sim"}))->capture_default_str();

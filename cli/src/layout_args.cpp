@@ -9,9 +9,9 @@ namespace treering::cli {
 
 void add_layout_options(CLI::App& command, LayoutArgs& args) {
   command.add_option("--tp", args.tp, "Tensor parallel: GPUs the attention heads split over (default: 1, or the GPUs over --cp)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1 << 30));
   command.add_option("--cp", args.cp, "Context parallel: GPUs each sequence's KV cache splits over (default: the GPUs over --tp)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1 << 30));
   command.add_option("--placement", args.placement,
                      "tp-inner: a TP group on consecutive GPUs of the list (inside a node); cp-inner: a CP group on them")
       ->check(CLI::IsMember({"tp-inner", "cp-inner"}))->capture_default_str();

@@ -171,14 +171,14 @@ void add_plan_command(CLI::App& app) {
   add_cluster_option(*command, args->cluster);
   command->add_option("--workload", args->workload, "A workload preset, YAML file or Hugging Face config.json")->capture_default_str();
   command->add_option("--seq-len", args->seq_len, "The context length: 128k, 1M")->required();
-  command->add_option("--batch", args->batch, "Sequences decoded together (default: the workload's)")->check(CLI::PositiveNumber);
-  command->add_option("--gpus-max", args->gpus_max, "Use at most this many GPUs (default: all)")->check(CLI::PositiveNumber);
+  command->add_option("--batch", args->batch, "Sequences decoded together (default: the workload's)")->check(CLI::Range(1, 1 << 30));
+  command->add_option("--gpus-max", args->gpus_max, "Use at most this many GPUs (default: all)")->check(CLI::Range(1, 1 << 30));
   command->add_option("--algo", args->combines, "Combines to try (default: all): ring, tree, tree-fused, tree-lse, "
                                                 "allgather-merge, pass-q, a2a, ag-rs")->delimiter(',');
   add_impl_option(*command, args->impl);
-  command->add_option("--top", args->top, "Rows shown")->check(CLI::PositiveNumber)->capture_default_str();
+  command->add_option("--top", args->top, "Rows shown")->check(CLI::Range(1, 1 << 30))->capture_default_str();
   command->add_option("--confirm", args->confirm, "Replay the best this many in the simulator (0: none)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(CLI::Range(0, 1 << 30))->capture_default_str();
   add_format_option(*command, args->format, {"table", "json", "csv"});
   command->callback([args] { run(*args); });
 }

@@ -105,10 +105,10 @@ void add_sweep_command(CLI::App& app) {
   auto* command = app.add_subcommand("sweep", "Every combination of nodes, workloads, batches, lengths, algorithms and engines: one row per case");
   auto args = std::make_shared<SweepArgs>();
   command->add_option("--cluster", args->cluster, "A preset name (treering topo list) or a YAML file")->required();
-  command->add_option("--nodes", args->nodes, "Node counts, e.g. 1,2,4,8,16 (default: the cluster file's)")->delimiter(',')->check(CLI::PositiveNumber);
+  command->add_option("--nodes", args->nodes, "Node counts, e.g. 1,2,4,8,16 (default: the cluster file's)")->delimiter(',')->check(CLI::Range(1, 1 << 30));
   add_set_option(*command, args->settings);
   command->add_option("--workload", args->workloads, "Workload presets or YAML files, comma-separated")->delimiter(',')->capture_default_str();
-  command->add_option("--batch", args->batches, "Batch sizes, e.g. 1,8 (default: each workload's)")->delimiter(',')->check(CLI::PositiveNumber);
+  command->add_option("--batch", args->batches, "Batch sizes, e.g. 1,8 (default: each workload's)")->delimiter(',')->check(CLI::Range(1, 1 << 30));
   command->add_option("--seq-len", args->seq_len, "Context lengths: 80k, lists 80k,1M and ranges 80k:5.12M:x2")->required();
   command->add_option("--algo", args->algorithms, "Algorithms: ring, tree, tree-fused, tree-lse, allgather-merge")->delimiter(',')->capture_default_str();
   command->add_option("--engine", args->engines, "model, sim or both (comma-separated)")->delimiter(',')->capture_default_str();
@@ -122,7 +122,7 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("--launch-id", args->rendezvous.launch_id,
                       "Under mpirun/srun: the id every rank's part files carry (default: the launcher's job id)");
   command->add_option("--rank-timeout", args->rendezvous.timeout_s, "Under mpirun/srun: seconds rank 0 waits for the others")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::Range(0.001, 1e6))->capture_default_str();
   command->callback([args] { run(*args); });
 }
 

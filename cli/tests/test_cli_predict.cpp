@@ -155,3 +155,22 @@ TEST_CASE("predict: CSV has the JSON's numbers to the last bit, and quotes only 
     CHECK(std::strtod(fields[column("compute_s")].c_str(), nullptr) == row["breakdown"]["compute_s"].get<double>());
   }
 }
+
+TEST_CASE("counts of zero and sizes out of range: a short message, exit 2") {
+  for (const char* command : {"predict --cluster dgx-h100 --nodes 1 --seq-len 80k --tp 0", "predict --cluster dgx-h100 --nodes 1 --seq-len 80k --cp 0",
+                              "sweep --cluster dgx-h100 --seq-len 80k --batch 0", "plan --cluster dgx-h100 --nodes 1 --seq-len 80k --gpus-max 0"}) {
+    CAPTURE(command);
+    auto result = run_treering(command);
+    CHECK(result.exit_code == 2);
+    CHECK(result.err.find("not in range 1 to") != std::string::npos);
+    CHECK(result.err.size() < 200);  // was CLI11's PositiveNumber: "0.000000 to 1797693134862315708..." (300 digits)
+  }
+  auto tokens = run_treering("predict --cluster dgx-h100 --nodes 1 --seq-len 1e30");
+  CHECK(tokens.exit_code == 2);
+  CHECK(tokens.err.find("more than treering takes") != std::string::npos);
+  for (const char* bytes : {"1e30", "1.5"}) {
+    CAPTURE(bytes);
+    auto result = run_treering(std::string("collective --cluster dgx-h100 --nodes 1 --op allreduce --bytes ") + bytes);
+    CHECK(result.exit_code == 2);  // was exit 0: 3.7e18 s for 1e30 B, and 1.5 rounded to 2 B
+  }
+}

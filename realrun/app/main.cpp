@@ -73,7 +73,14 @@ int run(int argc, char** argv, app::MpiTransport& transport) {
   bench.argv = options.argv;
   auto* bench_command = cli.add_subcommand("bench", "Microbenchmarks: allreduce, allgather, sendrecv (nccl-tests style), hbm, attention");
   bench_command->add_option("what", bench.what, "allreduce | allgather | sendrecv | hbm | attention")->required()
-      ->check(CLI::IsMember({"allreduce", "allgather", "sendrecv", "hbm", "attention"}));
+      ->check(CLI::Validator(
+          [](const std::string& what) -> std::string {
+            for (const char* known : {"allreduce", "allgather", "sendrecv", "hbm", "attention"}) {
+              if (what == known) return "";
+            }
+            return "unknown benchmark '" + what + "' (choose allreduce, allgather, sendrecv, hbm or attention)";
+          },
+          "BENCHMARK"));
   bench_command->add_option("--backend", bench.backend, "cpu (MPI rings, host kernel) or cuda (NCCL, the CUDA kernel)")->capture_default_str();
   auto* sizes = bench_command->add_option("--sizes", bench.sizes, "Collective sizes in bytes: 8:1G doubles (K M G: powers of 1024)")->capture_default_str();
   bench_command->add_option("--bytes", bench.copy_bytes, "hbm, attention: bytes copied")->capture_default_str();
@@ -107,7 +114,7 @@ int run(int argc, char** argv, app::MpiTransport& transport) {
   step_command->add_option("-o,--output", step.output, "Write the results as JSON (else to stdout)");
   for (CLI::App* command : {decode, bench_command}) {
     command->add_option("--timeout", timeout_s, "Seconds a transfer or barrier may take before the run is aborted as hung")
-        ->check(CLI::PositiveNumber)->capture_default_str();
+        ->check(CLI::Range(0.001, 1e6))->capture_default_str();
   }
   try {
     cli.parse(argc, argv);

@@ -70,6 +70,9 @@ std::vector<Value> parse_list(std::string_view text, const std::function<Value(s
   }
 }
 
+constexpr double kMostTokens = 1e15;
+constexpr double kMostMessageBytes = 1125899906842624.0;  // 1 PiB: beyond any memory a collective could hold
+
 }  // namespace
 
 double parse_message_size_bytes(std::string_view text) {
@@ -85,14 +88,26 @@ double parse_message_size_bytes(std::string_view text) {
 
 long long parse_token_count(std::string_view text) {
   const double tokens = scaled_number(text, "kMG", 1000, "token count (e.g. 80k or 5.12M)");
-  if (tokens < 1 || tokens > 1e15 || std::fabs(tokens - std::round(tokens)) > 1e-6) {
+  if (tokens > kMostTokens) {
+    throw std::invalid_argument("'" + std::string(text) + "' tokens is more than treering takes (1e15)");
+  }
+  if (tokens < 1 || std::fabs(tokens - std::round(tokens)) > 1e-6) {
     throw std::invalid_argument("'" + std::string(text) + "' is not a whole number of tokens >= 1");
   }
   return std::llround(tokens);
 }
 
 std::vector<double> parse_message_sizes(std::string_view text) {
-  return parse_list<double>(text, [](std::string_view item) { return std::round(parse_message_size_bytes(item)); });
+  return parse_list<double>(text, [](std::string_view item) {
+    const double bytes = parse_message_size_bytes(item);
+    if (bytes > kMostMessageBytes) {
+      throw std::invalid_argument("a message of '" + std::string(item) + "' is more than treering takes (1 PiB)");
+    }
+    if (std::fabs(bytes - std::round(bytes)) > 1e-6) {
+      throw std::invalid_argument("'" + std::string(item) + "' is not a whole number of bytes");
+    }
+    return std::round(bytes);
+  });
 }
 
 std::vector<long long> parse_token_counts(std::string_view text) {

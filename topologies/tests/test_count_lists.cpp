@@ -42,3 +42,11 @@ TEST_CASE("lists and ranges") {
   CHECK_THROWS_AS(parse_token_counts("1:1000000:+1"), std::invalid_argument);  // more than 100000 values
   CHECK_THROWS_AS(parse_token_counts(""), std::invalid_argument);
 }
+
+TEST_CASE("too large or fractional: said as such, never rounded or run") {
+  CHECK_THROWS_WITH_AS(parse_token_count("1e30"), "'1e30' tokens is more than treering takes (1e15)", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_message_sizes("1.5"), "'1.5' is not a whole number of bytes", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_message_sizes("8,1e30"), "a message of '1e30' is more than treering takes (1 PiB)", std::invalid_argument);
+  CHECK(parse_message_sizes("1.5K") == std::vector<double>{1536});  // 1.5 x 1024: whole
+  CHECK(parse_message_sizes("1024T") == std::vector<double>{1125899906842624.0});  // 2^50: the largest taken
+}

@@ -27,13 +27,13 @@ double parse_flops(std::string_view text);
 double parse_message_size_bytes(std::string_view text);
 
 // Token counts as papers write them: a plain integer, or k M G as powers of 1000 ("80k" = 80000,
-// "5.12M" = 5120000); the result must be a whole number >= 1.
+// "5.12M" = 5120000); the result must be a whole number from 1 to 1e15.
 long long parse_token_count(std::string_view text);
 
 // Lists and ranges of either: "a,b,c", "FIRST:LAST" (doubling) or "FIRST:LAST:xF" (times F) or
 // "FIRST:LAST:+S" (plus S), combinable with commas: "80k:5.12M:x2,10M". The range includes LAST when a step
 // lands on it. Throws std::invalid_argument on a malformed item, an empty or descending range, or more
-// than 100000 values.
+// than 100000 values. Message sizes must be whole numbers of bytes up to 1 PiB ("1.5" and "1e30" are refused).
 std::vector<double> parse_message_sizes(std::string_view text);
 std::vector<long long> parse_token_counts(std::string_view text);
 
