@@ -54,6 +54,13 @@ TEST_CASE("unknown presets, files and options") {
   auto missing = run_treering("topo show /nonexistent/x.yaml");
   CHECK(missing.exit_code == 2);
   CHECK(missing.err == "/nonexistent/x.yaml: error: cannot open the file\n");
+  for (const char* command : {"topo check /dev/zero", "validate --cluster dgx-h100 /dev/zero", "calibrate --cluster dgx-h100 /dev/zero -o x.yaml",
+                              "predict --cluster dgx-h100 --seq-len 8k --workload /dev/zero"}) {
+    CAPTURE(command);
+    auto device = run_treering(command);  // was: 1 GB read for 9 s then "out of memory", exit 1 (validate: forever)
+    CHECK(device.exit_code == 2);
+    CHECK(device.err == "/dev/zero: error: is not a regular file (a device, pipe or socket)\n");
+  }
   auto option = run_treering("topo show dgx-h100 --nodez 4");
   CHECK(option.exit_code == 2);
   CHECK(option.err.rfind("error: ", 0) == 0);

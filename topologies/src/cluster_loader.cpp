@@ -304,15 +304,7 @@ ClusterSpec load_cluster_text(std::string_view yaml_text, const std::string& sou
   return read_cluster(source_name, root);
 }
 
-ClusterSpec load_cluster_file(const std::string& path) {
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error)) throw InputError({path, 0, 0}, "is a directory, not a cluster file");
-  std::ifstream in(path);
-  if (!in) throw InputError({path, 0, 0}, "cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return load_cluster_text(text.str(), path);
-}
+ClusterSpec load_cluster_file(const std::string& path) { return load_cluster_text(read_input_file(path), path); }
 
 std::vector<int> block_gpu_to_nic(int gpus, int nics) {
   std::vector<int> gpu_to_nic;

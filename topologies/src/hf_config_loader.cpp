@@ -169,11 +169,7 @@ Workload read_config(const ConfigText& config, const json& root) {
 }  // namespace
 
 Workload load_hf_config_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError({path, 0, 0}, "cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  const ConfigText config(path, text.str());
+  const ConfigText config(path, read_input_file(path));
   json root;
   try {
     root = json::parse(config.text());

@@ -169,13 +169,7 @@ ImplProfile load_impl_profile_text(const std::string& yaml_text, const std::stri
   return read_profile(source_name, root);
 }
 
-ImplProfile load_impl_profile_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError({path, 0, 0}, "cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return load_impl_profile_text(text.str(), path);
-}
+ImplProfile load_impl_profile_file(const std::string& path) { return load_impl_profile_text(read_input_file(path), path); }
 
 const char* to_string(ExtraRanks ranks) {
   switch (ranks) {

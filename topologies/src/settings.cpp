@@ -151,13 +151,7 @@ ClusterSource cluster_source(const std::string& name_or_path) {
   if (name_or_path.find('/') == std::string::npos && !name_or_path.ends_with(".yaml") && !name_or_path.ends_with(".yml")) {
     load_cluster(name_or_path);  // throws the unknown-preset error with the list
   }
-  std::error_code error;
-  if (std::filesystem::is_directory(name_or_path, error)) throw InputError({name_or_path, 0, 0}, "is a directory, not a cluster file");
-  std::ifstream in(name_or_path);
-  if (!in) throw InputError({name_or_path, 0, 0}, "cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return {text.str(), name_or_path};
+  return {read_input_file(name_or_path), name_or_path};
 }
 
 }  // namespace treering::topologies

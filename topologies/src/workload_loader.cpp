@@ -86,13 +86,10 @@ Workload read_workload(const std::string& file, const YAML::Node& root) {
 }  // namespace
 
 Workload load_workload_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError({path, 0, 0}, "cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
+  const std::string text = read_input_file(path);
   YAML::Node root;
   try {
-    root = YAML::Load(text.str());
+    root = YAML::Load(text);
   } catch (const YAML::Exception& error) {
     throw InputError(yaml::location_of(path, error.mark), "YAML syntax: " + error.msg);
   }

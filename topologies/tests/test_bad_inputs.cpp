@@ -8,7 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <unistd.h>
 
+#include "treering/topologies/input_error.hpp"
 #include "treering/topologies/load.hpp"
 #include "treering/topologies/topology.hpp"
 #include "treering/topologies/workload_spec.hpp"
@@ -77,7 +79,7 @@ TEST_CASE("a missing file is an error naming it") {
 
 TEST_CASE("a directory is not a cluster file") {
   const std::string directory = std::string(TREERING_SOURCE_DIR) + "/topologies";
-  CHECK_THROWS_WITH_AS(load_cluster_file(directory), (directory + ": error: is a directory, not a cluster file").c_str(),
+  CHECK_THROWS_WITH_AS(load_cluster_file(directory), (directory + ": error: is a directory, not a file").c_str(),
                        InputError);
 }
 
@@ -99,4 +101,16 @@ TEST_CASE("the example workload file loads") {
   CHECK(qwen.hidden_size == 3584);  // 28 x 128
   CHECK(qwen.parameters == doctest::Approx(7.61e9).scale(1e-12));
   CHECK(qwen.batch == 1);
+}
+
+TEST_CASE("a device, a pipe or a huge file is refused before it is read") {
+  // /dev/zero would be read for seconds (1 GB) and fail with "out of memory"; it is not a regular file.
+  CHECK_THROWS_WITH_AS(load_cluster_file("/dev/zero"), "/dev/zero: error: is not a regular file (a device, pipe or socket)", InputError);
+  CHECK_THROWS_WITH_AS(load_workload_file("/dev/zero"), "/dev/zero: error: is not a regular file (a device, pipe or socket)", InputError);
+  const fs::path big = fs::temp_directory_path() / ("treering-big-input-" + std::to_string(::getpid()) + ".yaml");
+  { std::ofstream(big) << "name: x\n"; }
+  fs::resize_file(big, static_cast<std::uintmax_t>(kMostInputFileBytes) + 1);  // sparse: nothing is written
+  CHECK_THROWS_WITH_AS(load_cluster_file(big.string()),
+                       (big.string() + ": error: is 67108865 bytes, more than an input file may hold (64 MiB)").c_str(), InputError);
+  fs::remove(big);
 }

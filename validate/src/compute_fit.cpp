@@ -16,6 +16,7 @@
 namespace treering::validate {
 
 bool is_attention_file(const std::string& path) {
+  topologies::check_input_file(path);
   std::ifstream in(path);
   in >> std::ws;
   if (in.peek() != '{') return false;
@@ -28,6 +29,7 @@ bool is_attention_file(const std::string& path) {
 }
 
 std::vector<AttentionMeasurement> read_attention_measurements(const std::string& path) {
+  topologies::check_input_file(path);
   std::ifstream in(path);
   if (!in) throw topologies::InputError({path, 0, 0}, "cannot read the file");
   try {

@@ -84,6 +84,7 @@ TimedDecode row_of(const std::vector<std::string>& f, const std::string& path, i
 }  // namespace
 
 bool is_decode_timings_csv(const std::string& path) {
+  topologies::check_input_file(path);
   std::ifstream in(path);
   for (std::string line; std::getline(in, line);) {
     const std::string text = trimmed(line);
@@ -94,6 +95,7 @@ bool is_decode_timings_csv(const std::string& path) {
 }
 
 std::vector<TimedDecode> read_decode_timings_csv(const std::string& path) {
+  topologies::check_input_file(path);
   std::ifstream in(path);
   if (!in) throw InputError({path, 0, 0}, "cannot open the file");
   std::vector<TimedDecode> rows;

@@ -22,6 +22,7 @@ namespace {
 using topologies::InputError;
 
 nlohmann::json parse(const std::string& path) {
+  topologies::check_input_file(path);
   std::ifstream in(path);
   if (!in) throw InputError({path, 0, 0}, "cannot read the file");
   try {
@@ -59,6 +60,7 @@ long long whole_number(const nlohmann::json& value, double maximum, const std::s
 }  // namespace
 
 bool is_decode_file(const std::string& path) {
+  topologies::check_input_file(path);
   std::ifstream in(path);
   in >> std::ws;
   if (in.peek() != '{') return false;

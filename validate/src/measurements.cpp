@@ -175,6 +175,7 @@ std::vector<CollectiveMeasurement> read_realrun_bench(std::istream& in, const st
 }  // namespace
 
 std::vector<CollectiveMeasurement> read_collective_measurements(const std::string& path) {
+  topologies::check_input_file(path);
   std::ifstream in(path);
   if (!in) throw InputError({path, 0, 0}, "cannot read the file");
   in >> std::ws;

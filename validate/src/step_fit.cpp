@@ -57,6 +57,7 @@ void fit_attention_shapes(const std::vector<StepPoint>& points, const std::vecto
 }  // namespace
 
 bool is_step_file(const std::string& path) {
+  topologies::check_input_file(path);
   std::ifstream in(path);
   in >> std::ws;
   if (in.peek() != '{') return false;
@@ -68,6 +69,7 @@ bool is_step_file(const std::string& path) {
 }
 
 std::vector<StepPoint> read_step_points(const std::string& path) {
+  topologies::check_input_file(path);
   std::ifstream in(path);
   if (!in) throw topologies::InputError({path, 0, 0}, "cannot read the file");
   try {
