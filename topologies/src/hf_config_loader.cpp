@@ -163,6 +163,9 @@ Workload read_config(const ConfigText& config, const json& root) {
   read_dtype(config, root, w);
   read_quantization(config, root, w);
   w.description = type + " from " + config.file();
+  if (!root.contains("num_key_value_heads")) {
+    w.description += "; no num_key_value_heads: one KV head per query head (MHA, Hugging Face's default)";
+  }
   return w;
 }
 

@@ -103,3 +103,13 @@ TEST_CASE("config.json files treering cannot model are refused at the key, with 
     "num_attention_heads": 8, "intermediate_size": 128, "vocab_size": 100, "quantization_config": {"quant_method": "awq"}})");
   CHECK(error_of(quant).find("quant_method 'awq' is not read (fbgemm_fp8 or fp8)") != std::string::npos);
 }
+
+TEST_CASE("a config.json without num_key_value_heads is MHA, and its description says so") {
+  const Workload mha = load_hf_config_file(config_file("mha", R"({"model_type": "llama", "hidden_size": 4096,
+    "intermediate_size": 11008, "num_attention_heads": 32, "num_hidden_layers": 32, "vocab_size": 32000})"));
+  CHECK(mha.kv_heads == 32);
+  CHECK(mha.description.find("no num_key_value_heads: one KV head per query head (MHA, Hugging Face's default)") != std::string::npos);
+  const Workload gqa = load_hf_config_file(config_file("gqa", R"({"model_type": "llama", "hidden_size": 4096,
+    "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 128256})"));
+  CHECK(gqa.description.find("num_key_value_heads") == std::string::npos);
+}
