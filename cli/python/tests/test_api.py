@@ -154,6 +154,14 @@ class PredictTest(unittest.TestCase):
         with self.assertRaises(treering.InputError):
             treering.predict(self.cluster, "1M", split="sideways")
 
+    def test_lengths_out_of_range(self):
+        # 1e30 and 10**30 tokens: InputError with the command line's message (was pybind's TypeError on the
+        # conversion to a 64-bit count); 0: not a whole number of tokens >= 1.
+        for length in (1e30, 10**30, 0):
+            with self.assertRaises(treering.InputError) as caught:
+                treering.predict(self.cluster, length, algos="tree")
+            self.assertIn("tokens", str(caught.exception))
+
     def test_check_memory(self):
         # 1G tokens over 16 GPUs: 62.5M x 8192 B = 512 GB of KV per GPU; an H100 has 80 GB.
         with self.assertRaises(treering.InputError) as caught:

@@ -178,9 +178,9 @@ def _lengths(seq_len):
         if isinstance(item, str):
             out.extend(_treering.parse_token_counts(item))
         elif isinstance(item, numbers.Integral) and not isinstance(item, bool):
-            out.append(int(item))
+            out.extend(_treering.parse_token_counts(str(int(item))))  # its range check and message (InputError)
         elif isinstance(item, numbers.Real) and float(item).is_integer():  # 1e6
-            out.append(int(item))
+            out.extend(_treering.parse_token_counts(str(int(item))))
         else:
             raise TypeError(f"seq_len: an int, a string such as '80k:1M:x2', or a list of those, not {item!r}")
     return out
