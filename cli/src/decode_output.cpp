@@ -134,7 +134,7 @@ ordered_json decode_json(const DecodeRow& row) {
     json["scope"] = model::to_string(st.scope);
     json["layer_s"] = st.layer_s;
     json["step_s"] = st.step_s;
-    json["tokens_per_s"] = st.tokens_per_s;
+    json["tokens_per_s"] = st.scope == model::Scope::step ? ordered_json(st.tokens_per_s) : ordered_json(nullptr);
     json["step"] = {{"post_attention_gpus", st.post_attention_gpus}, {"tokens_per_gpu", st.tokens_per_gpu},
                     {"breakdown", {{"attention_s", b.attention_s}, {"projections_s", b.projections_s}, {"mlp_s", b.mlp_s},
                                    {"tp_communication_s", b.tp_communication_s}, {"other_s", b.other_s},
@@ -198,7 +198,12 @@ std::string decode_csv_line(const DecodeRow& row, const DecodeRow& first) {
   if (first.model_latency_s) record.number(row.model_latency_s.value_or(0));
   if (first.step) {
     const model::StepResult st = row.step.value_or(model::StepResult{});
-    record.text(model::to_string(st.scope)).number(st.layer_s).number(st.step_s).number(st.tokens_per_s);
+    record.text(model::to_string(st.scope)).number(st.layer_s).number(st.step_s);
+    if (st.scope == model::Scope::step) {
+      record.number(st.tokens_per_s);
+    } else {
+      record.empty();  // one layer makes no token
+    }
     record.number(st.memory.weights).number(st.memory.total).number(st.memory.max_seq_len);
   }
   return record.line();

@@ -125,3 +125,14 @@ TEST_CASE("crossover --vs tp: lengths where neither fits do not hide where cp st
     CHECK(line.find("never") == std::string::npos);
   }
 }
+
+TEST_CASE("--scope layer makes no token: tokens_per_s is null in JSON and empty in CSV, set with --scope step") {
+  const std::string common = "--cluster dgx-h100 --nodes 1 --workload llama3.1-8b --tp 8 --algo tree --seq-len 32k ";
+  const json layer = predict_json(common + "--scope layer")[0];
+  CHECK(layer["tokens_per_s"].is_null());  // was batch / one layer's time: 32 times the step's rate
+  const json step = predict_json(common + "--scope step")[0];
+  CHECK(step["tokens_per_s"].get<double>() == doctest::Approx(1.0 / step["step_s"].get<double>()).scale(1e-12));  // batch 1
+  auto csv = run_treering("predict --format csv " + common + "--scope layer");
+  REQUIRE(csv.exit_code == 0);
+  CHECK(csv.out.find(",layer,") != std::string::npos);
+}

@@ -216,7 +216,7 @@ StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& atte
     r.step_s = w.layers * r.layer_s + b.lm_head_s + logits.time_s +
                attention.slowest.first_call_s;
   }
-  r.tokens_per_s = w.batch / r.step_s;
+  r.tokens_per_s = scope == Scope::step ? w.batch / r.step_s : 0.0;  // one layer makes no token
   r.memory = step_memory(w, shape, attention.slowest.memory, post.ranks, hidden_bytes, tokens, rates.hbm_capacity_bytes,
                          largest_shard, layout.cp);
   return r;

@@ -54,7 +54,7 @@ struct StepResult {
   Scope scope = Scope::step;
   double layer_s = 0;        // one layer, everything in it
   double step_s = 0;         // time per output token: layers x layer_s + the LM head (Scope::layer: layer_s)
-  double tokens_per_s = 0;   // batch / step_s
+  double tokens_per_s = 0;   // batch / step_s (Scope::layer: 0, one layer makes no token)
   int post_attention_gpus = 1;  // the GPUs the output projection and the MLP split over
   int tokens_per_gpu = 1;       // the tokens each GPU's projections and MLP take (pass-q: its own sequences)
   StepBreakdown breakdown;
