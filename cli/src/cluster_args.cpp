@@ -73,7 +73,7 @@ void drop_options(CLI::App& command, const std::vector<std::string>& names) {
 void add_impl_option(CLI::App& command, std::string& impl) {
   std::string presets;
   for (const topologies::ImplProfile& profile : topologies::impl_presets()) presets += profile.name + ", ";
-  command.add_option("--impl", impl, "The implementation predicted: " + presets + "or a profile YAML file (topologies/impls/ holds the presets')")
+  command.add_option("--impl", impl, "The implementation predicted: " + presets + "or a profile YAML file (treering impl list, impl show NAME)")
       ->capture_default_str();
 }
 

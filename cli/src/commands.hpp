@@ -13,6 +13,7 @@ struct ExitWith {
 
 void add_topo_commands(CLI::App& app);
 void add_workload_commands(CLI::App& app);
+void add_impl_commands(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_collective_command(CLI::App& app);
 void add_predict_command(CLI::App& app);

@@ -16,6 +16,7 @@ int run(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "Show the help of every subcommand");
   treering::cli::add_topo_commands(app);
   treering::cli::add_workload_commands(app);
+  treering::cli::add_impl_commands(app);
   treering::cli::add_predict_command(app);
   treering::cli::add_simulate_commands(app);
   treering::cli::add_sweep_command(app);

@@ -2,6 +2,7 @@
 // (impl_profile.hpp): every value, with its source where it has one.
 #include <yaml-cpp/yaml.h>
 
+#include <charconv>
 #include <cstdio>
 
 #include "treering/topologies/impl_profile.hpp"
@@ -15,6 +16,14 @@ std::string duration_text(double seconds) {
   if (seconds >= 1e-3) std::snprintf(text, sizeof text, "%.9gs", seconds);
   else std::snprintf(text, sizeof text, "%.9gus", seconds * 1e6);
   return text;
+}
+
+// The shortest text that reads back to the same double: 0.23 -> "0.23" (the emitter's default wrote
+// 0.23000000000000001).
+std::string shortest(double value) {
+  char text[64];
+  const auto end = std::to_chars(text, text + sizeof text, value).ptr;
+  return std::string(text, end);
 }
 
 // `key: value`, or `key: {value: ..., source: "..."}` when the profile cites a source for it.
@@ -56,8 +65,10 @@ void write_ring_and_uncertainty(YAML::Emitter& out, const ImplProfile& profile) 
   }
   out << YAML::EndMap;
   out << YAML::Key << "uncertainty" << YAML::Value << YAML::BeginMap << YAML::Key << "compute" << YAML::Value
-      << profile.uncertainty.compute << YAML::Key << "communication" << YAML::Value << profile.uncertainty.communication
-      << YAML::Key << "network_latency" << YAML::Value << profile.uncertainty.network_latency << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted << profile.uncertainty.source << YAML::EndMap;
+      << shortest(profile.uncertainty.compute) << YAML::Key << "communication" << YAML::Value
+      << shortest(profile.uncertainty.communication) << YAML::Key << "network_latency" << YAML::Value
+      << shortest(profile.uncertainty.network_latency) << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted
+      << profile.uncertainty.source << YAML::EndMap;
 }
 
 }  // namespace
