@@ -28,9 +28,9 @@ TEST_CASE("every subcommand has --help") {
   const auto top = run_treering("--help");
   REQUIRE(top.out.find("Subcommands:") != std::string::npos);
   std::vector<std::string> commands{"--help", "topo list --help", "topo check --help", "topo show --help", "topo dot --help",
-                                    "workload list --help", "workload show --help"};
+                                    "workload list --help", "workload show --help", "impl list --help", "impl show --help"};
   for (const std::string& name : listed_subcommands(top.out)) commands.push_back(name + " --help");
-  CHECK(commands.size() == 7 + 14);  // topo, workload, predict, ..., info: the 14 commands treering has
+  CHECK(commands.size() == 9 + 15);  // topo, workload, impl, predict, ..., info: the 15 commands treering has
   for (const std::string& command : commands) {
     CAPTURE(command);
     auto result = run_treering(command);
