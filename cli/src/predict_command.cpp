@@ -43,7 +43,7 @@ void print_table(const std::vector<DecodeRow>& rows, const PredictArgs& args, co
   const bool batches = std::any_of(rows.begin(), rows.end(), [&](const DecodeRow& row) { return row.batch != rows.front().batch; });
   const bool step = !rows.empty() && rows.front().step.has_value();
   std::cout << workload.name << (batches ? "" : " (batch " + std::to_string(workload.batch) + ")") << " on "
-            << topology.spec().name << ": " << topology.node_count() << " nodes, " << (rows.empty() ? 0 : rows.front().result.gpus)
+            << topology.spec().name << ": " << count_of(topology.node_count(), "node") << ", " << (rows.empty() ? 0 : rows.front().result.gpus)
             << " GPUs used (tp " << rows.front().layout.tp << " x cp " << rows.front().layout.cp << ") — analytical model, "
             << (step ? "attention columns: one layer's combine; then the " + args.layout.scope + " around it" : "one attention layer per row")
             << "\nimplementation: " << args.impl << band_line(rows) << '\n' << calibration_line(topology) << "\n\n";

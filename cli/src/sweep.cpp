@@ -89,7 +89,7 @@ namespace {
 
 // "case 3 (2 nodes, paper-mha16, batch 8, 80000 tokens, ring, sim)", for a worker that died computing it.
 std::string describe_case(std::size_t index, const SweepCase& c) {
-  return "case " + std::to_string(index) + " (" + (c.nodes > 0 ? std::to_string(c.nodes) + " nodes" : "the cluster's nodes") +
+  return "case " + std::to_string(index) + " (" + (c.nodes > 0 ? std::to_string(c.nodes) + (c.nodes == 1 ? " node" : " nodes") : "the cluster's nodes") +
          ", " + c.workload + ", " + (c.batch > 0 ? "batch " + std::to_string(c.batch) : "its batch") + ", " +
          std::to_string(c.seq_len) + " tokens, " + model::to_string(c.algorithm) + ", " + c.engine + ")";
 }

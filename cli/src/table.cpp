@@ -8,8 +8,11 @@
 namespace treering::cli {
 namespace {
 
+// A figure: starts with a digit or a sign and is short ("84.61 us", "+0.00 %", "24.4 us - 31.38 us", "1.16x 8x2
+// tree ~"); a sentence that starts with a digit ("8x AMD MI300X per node ...") is text, left-aligned.
 bool looks_numeric(const std::string& cell) {
-  return !cell.empty() && (std::isdigit(static_cast<unsigned char>(cell.front())) || cell.front() == '-' || cell.front() == '+');
+  if (cell.empty() || !(std::isdigit(static_cast<unsigned char>(cell.front())) || cell.front() == '-' || cell.front() == '+')) return false;
+  return std::count(cell.begin(), cell.end(), ' ') <= 4;
 }
 
 // Display width in characters, counting UTF-8 continuation bytes as nothing.
@@ -18,6 +21,10 @@ size_t display_width(const std::string& text) {
 }
 
 }  // namespace
+
+std::string count_of(long long count, const std::string& noun) {
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
+}
 
 void Table::print(std::ostream& out) const {
   std::vector<size_t> widths(header_.size(), 0);

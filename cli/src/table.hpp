@@ -7,6 +7,9 @@
 
 namespace treering::cli {
 
+// "1 node", "2 nodes": a count and its noun, plural unless one.
+std::string count_of(long long count, const std::string& noun);
+
 class Table {
  public:
   explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}

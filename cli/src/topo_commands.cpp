@@ -117,7 +117,7 @@ void add_check(CLI::App& topo_command) {
     for (const std::string& file : *files) {
       try {
         topo::Topology topology(topo::load_cluster(file));
-        std::cout << file << ": ok (" << topology.gpu_count() << " GPUs in " << topology.node_count() << " nodes)\n";
+        std::cout << file << ": ok (" << topology.gpu_count() << " GPUs in " << count_of(topology.node_count(), "node") << ")\n";
       } catch (const topo::InputError& error) {
         std::cerr << error.what() << '\n';
         ++failures;

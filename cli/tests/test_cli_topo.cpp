@@ -66,3 +66,18 @@ TEST_CASE("--gpus-per-node on a preset with a NIC map runs on the first GPUs of 
   CHECK(rows[0]["gpus"] == 8);
   CHECK(rows[0]["nodes"] == 2);
 }
+
+TEST_CASE("topo list: a description that starts with a digit is text, left-aligned; one node is 'node'") {
+  auto list = run_treering("topo list");
+  REQUIRE(list.exit_code == 0);
+  auto column_of = [&](const std::string& preset, const std::string& description) {
+    const size_t line = list.out.find("\n" + preset + " ");
+    REQUIRE(line != std::string::npos);
+    return list.out.find(description, line) - (line + 1);
+  };
+  CHECK(column_of("mi300x", "8x AMD MI300X") == column_of("dgx-h100", "DGX H100"));  // was right-aligned
+  auto predict = run_treering("predict --cluster dgx-h100 --nodes 1 --seq-len 80k --algo tree");
+  REQUIRE(predict.exit_code == 0);
+  CHECK(predict.out.find("1 node, ") != std::string::npos);
+  CHECK(predict.out.find("1 nodes") == std::string::npos);
+}
