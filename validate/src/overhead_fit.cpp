@@ -219,7 +219,7 @@ std::vector<Overhead> depended_on(const TimingModels& models, const ImplProfile&
 }  // namespace
 
 OverheadFit fit_overheads(const ImplProfile& prior, const std::vector<TimedDecode>& timings, const std::vector<Overhead>& chosen,
-                          const std::string& provenance) {
+                          const std::string& provenance, int max_iterations) {
   if (chosen.size() > 4 || timings.empty()) throw std::invalid_argument("fit up to four overheads to at least one timing");
   const TimingModels models(timings);
   VectorXd measured_s(static_cast<Eigen::Index>(timings.size()));
@@ -228,7 +228,6 @@ OverheadFit fit_overheads(const ImplProfile& prior, const std::vector<TimedDecod
   Problem problem{models, prior, free, measured_s};
   const VectorXd weight = problem.measured_s.cwiseInverse();
   const auto p = static_cast<Eigen::Index>(free.size());
-  constexpr int kMaxIterations = 30;
   VectorXd x(p);
   for (Eigen::Index k = 0; k < p; ++k) x[k] = prior_of(prior, free[static_cast<size_t>(k)]).value_or(0.0);
   const VectorXd before_s = problem.predict(x);
@@ -246,7 +245,11 @@ OverheadFit fit_overheads(const ImplProfile& prior, const std::vector<TimedDecod
     const bool converged = ((next - x).array().abs() <= 1e-9 * x.array().abs().max(next.array().abs()) + 1e-15).all();
     x = next;
     t = problem.predict(x);
-    if (converged || fit.iterations == kMaxIterations) break;
+    if (converged) break;
+    if (fit.iterations >= max_iterations) {
+      throw std::invalid_argument("the overhead fit did not settle in " + std::to_string(max_iterations) +
+                                  (max_iterations == 1 ? " iteration" : " iterations") + " (the values still moved by more than 1e-9 of themselves): nothing written");
+    }
   }
   const VectorXd residual = weight.asDiagonal() * (t - problem.measured_s);
   const std::vector<double> std_errors_s = standard_errors_s(a, residual, at_bound);

@@ -94,3 +94,22 @@ TEST_CASE("fits the timings cannot determine are refused, saying why") {
                        doctest::Contains("1 timing(s) cannot fit 1 overhead(s)"), std::invalid_argument);
   CHECK_THROWS_AS(validate::parse_overhead("dispatch"), std::invalid_argument);
 }
+
+TEST_CASE("a fit that has not settled in its iterations is refused, not returned") {
+  // The same timings as above: from the preset's 3.8 us and 5.8 us one Gauss-Newton step moves both values, so
+  // after a single iteration the fit has not settled (it needs a second to see the values stop).
+  const topologies::ImplProfile prior = topologies::load_impl_profile("paper-torch-llama");
+  topologies::ImplProfile truth = prior;
+  truth.kernel_launch_s = 5e-6;
+  truth.host_round_trip_s = 12e-6;
+  std::vector<validate::TimedDecode> timings;
+  for (const char* algorithm : {"ring", "tree"}) {
+    for (int gpus : {2, 8}) timings.push_back(timing(algorithm, gpus, 20000, 10));
+  }
+  for (auto& t : timings) t.measured_s = model_s(t, truth);
+  const std::vector<validate::Overhead> both{validate::Overhead::kernel_launch, validate::Overhead::host_round_trip};
+  CHECK_THROWS_WITH_AS(validate::fit_overheads(prior, timings, both, "test", 1),
+                       "the overhead fit did not settle in 1 iteration (the values still moved by more than 1e-9 of themselves): nothing written",
+                       std::invalid_argument);
+  CHECK(validate::fit_overheads(prior, timings, both, "test").iterations > 1);  // 30 by default: it settles
+}

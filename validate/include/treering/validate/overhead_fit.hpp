@@ -63,7 +63,9 @@ struct OverheadFit {
 
 // `free`: the overheads to fit (the others keep the prior's values); empty: every overhead some timing depends on.
 // `provenance` names the inputs and date for the fitted values' sources ("timings.csv, 2026-11-24").
+// The Gauss-Newton steps stop when no value moves by more than 1e-9 of itself; a fit that has not settled after
+// `max_iterations` throws std::invalid_argument saying so (nothing fitted is returned, so nothing is written).
 OverheadFit fit_overheads(const topologies::ImplProfile& prior, const std::vector<TimedDecode>& timings,
-                          const std::vector<Overhead>& free, const std::string& provenance);
+                          const std::vector<Overhead>& free, const std::string& provenance, int max_iterations = 30);
 
 }  // namespace treering::validate
