@@ -80,6 +80,9 @@ constexpr int kActorStack_KiB = 512;
 #else
 constexpr int kActorStack_KiB = 16;
 #endif
+constexpr int kMostGuardedActors = 8192;
+
+int actor_guard_pages(int gpus) { return gpus <= kMostGuardedActors ? 1 : 0; }
 
 SimulatedPlatform::SimulatedPlatform(const topo::Topology& topology, const Degradation* degradation)
     : engine_(std::make_unique<sg4::Engine>(&fake_argc, fake_argv)) {
@@ -87,7 +90,7 @@ SimulatedPlatform::SimulatedPlatform(const topo::Topology& topology, const Degra
   engine_->set_config("network/model:CM02");     // exactly latency + size / bandwidth
   engine_->set_config("network/crosstraffic:0");  // no acknowledgement traffic
   engine_->set_config("network/TCP-gamma:0");     // no TCP window cap
-  engine_->set_config("contexts/guard-size:0");     // no guard page per actor: Linux allows 65,536 mappings
+  engine_->set_config("contexts/guard-size:" + std::to_string(actor_guard_pages(topology.gpu_count())));
   engine_->set_config("contexts/stack-size:" + std::to_string(kActorStack_KiB));  // per actor (8 MiB by default)
   auto* zone = new TreeringZone("treering", topology,
                                 degradation && !degradation->cables_down.empty() ? &degradation->cables_down : nullptr);

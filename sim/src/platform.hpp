@@ -18,6 +18,11 @@
 namespace treering::sim {
 
 
+// Guard pages under each actor's stack: 1 up to 8,192 GPUs (one actor each), so that an overflow of the actor's
+// stack (16 KiB; 512 KiB under AddressSanitizer) crashes at once instead of corrupting memory silently; 0 beyond,
+// where the extra memory mapping per actor would run into Linux's 65,530 (vm.max_map_count).
+int actor_guard_pages(int gpus);
+
 class SimulatedPlatform {
  public:
   // `degradation` (may be null) scales links and takes cables out of the routes; it must outlive the platform.
