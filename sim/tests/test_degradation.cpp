@@ -32,7 +32,7 @@ TEST_CASE("a straggler: GPU 3 of a DGX H100 at 1/20 speed sets the ring's pace")
 
 TEST_CASE("a slow NIC: GPU 0's NIC at a quarter of its rate slows two of the ring's four edges") {
   // GPU 0 of 4 nodes, one per node: each ring edge crosses two NICs at 46 GB/s (400 Gb/s x 0.92); a block of
-  // 250,000 tokens x 8 KiB takes T = 2.048 GB / 46 GB/s = 44.5 ms; L = 25.4 us (p2p Simple across nodes). Edges
+  // 250,000 tokens x 8 KiB takes T = 2.048 GB / 46 GB/s = 44.5 ms; L = 30.4 us (p2p Simple across nodes). Edges
   // 3->0 and 0->1 cross GPU 0's NIC (in, out) at a quarter: 4T each. Attention a (0.77 ms) is far below T. The
   // edge 0->1 carries its 3 blocks one after another, each after its latency: block 3 reaches rank 1 at
   // 3 (L + 4T), which then attends and normalises: latency = 3L + 12T + a + n (healthy: 3(L + T) + a + n).
