@@ -36,11 +36,9 @@ validate::TimedDecode timing(const std::string& algorithm, int gpus, long long s
   return t;
 }
 
-}  // namespace
-
-TEST_CASE("timings made with known launch and host costs give them back") {
-  // The paper's Llama program with a 5 us launch and a 12 us host round trip (its preset: 3.8 us and 5.8 us).
-  const topologies::ImplProfile prior = topologies::load_impl_profile("paper-torch-llama");
+// The paper's Llama program timed with a 5 us launch and a 12 us host round trip (its preset: 3.8 us and 5.8 us),
+// ring and tree on 2 and 8 GPUs.
+std::vector<validate::TimedDecode> known_overhead_timings(const topologies::ImplProfile& prior) {
   topologies::ImplProfile truth = prior;
   truth.kernel_launch_s = 5e-6;
   truth.host_round_trip_s = 12e-6;
@@ -49,6 +47,14 @@ TEST_CASE("timings made with known launch and host costs give them back") {
     for (int gpus : {2, 8}) timings.push_back(timing(algorithm, gpus, 20000, 10));
   }
   for (auto& t : timings) t.measured_s = model_s(t, truth);
+  return timings;
+}
+
+}  // namespace
+
+TEST_CASE("timings made with known launch and host costs give them back") {
+  const topologies::ImplProfile prior = topologies::load_impl_profile("paper-torch-llama");
+  const std::vector<validate::TimedDecode> timings = known_overhead_timings(prior);
   const auto fit = validate::fit_overheads(prior, timings, {validate::Overhead::kernel_launch, validate::Overhead::host_round_trip}, "test");
   REQUIRE(fit.estimates.size() == 2);
   CHECK(fit.estimates[0].prior_s == doctest::Approx(3.8e-6).scale(1e-12));
@@ -99,14 +105,7 @@ TEST_CASE("a fit that has not settled in its iterations is refused, not returned
   // The same timings as above: from the preset's 3.8 us and 5.8 us one Gauss-Newton step moves both values, so
   // after a single iteration the fit has not settled (it needs a second to see the values stop).
   const topologies::ImplProfile prior = topologies::load_impl_profile("paper-torch-llama");
-  topologies::ImplProfile truth = prior;
-  truth.kernel_launch_s = 5e-6;
-  truth.host_round_trip_s = 12e-6;
-  std::vector<validate::TimedDecode> timings;
-  for (const char* algorithm : {"ring", "tree"}) {
-    for (int gpus : {2, 8}) timings.push_back(timing(algorithm, gpus, 20000, 10));
-  }
-  for (auto& t : timings) t.measured_s = model_s(t, truth);
+  const std::vector<validate::TimedDecode> timings = known_overhead_timings(prior);
   const std::vector<validate::Overhead> both{validate::Overhead::kernel_launch, validate::Overhead::host_round_trip};
   CHECK_THROWS_WITH_AS(validate::fit_overheads(prior, timings, both, "test", 1),
                        "the overhead fit did not settle in 1 iteration (the values still moved by more than 1e-9 of themselves): nothing written",
