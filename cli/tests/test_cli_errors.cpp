@@ -148,3 +148,13 @@ TEST_CASE("tune and sensitivity refuse the flags they would ignore") {
     CHECK(sensitivity.err.find("not expected") != std::string::npos);
   }
 }
+
+TEST_CASE("tune and sensitivity take one length, and their help says so") {
+  for (const char* command : {"tune", "sensitivity"}) {
+    CAPTURE(command);
+    auto help = run_treering(std::string(command) + " --help");
+    REQUIRE(help.exit_code == 0);
+    CHECK(help.out.find("One context length") != std::string::npos);
+    CHECK(help.out.find("lists 80k,1M") == std::string::npos);  // was advertised, then refused
+  }
+}
