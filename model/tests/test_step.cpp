@@ -20,7 +20,7 @@ const topologies::Topology& one_dgx() {
 constexpr double kHbm_Bps = 3.35e12 * 0.80;
 constexpr double kLaunch_s = 3e-6;
 
-double allreduce_s(const model::CommGroup& group, double bytes, model::CollectiveOp op = model::CollectiveOp::allreduce) {
+double collective_s(const model::CommGroup& group, double bytes, model::CollectiveOp op = model::CollectiveOp::allreduce) {
   model::CollectiveRequest request;
   request.op = op;
   request.bytes = bytes;
@@ -57,7 +57,7 @@ TEST_CASE("llama3.1-8b, tp 4 x cp 2, tree: one layer's parts by hand") {
   // Norms 2 x 4096 x 2 B and the KV append of 1 token x 2 KV heads x 128 x 2 (K, V) x 2 B, 4 launches.
   CHECK(b.other_s == doctest::Approx(4 * kLaunch_s + (16384.0 + 1024.0) / kHbm_Bps).scale(1e-12));
   const model::CommGroup tp_group = model::describe_group(one_dgx(), {0, 1, 2, 3});
-  CHECK(b.tp_communication_s == doctest::Approx(2 * allreduce_s(tp_group, 4096.0 * 2)).scale(1e-12));
+  CHECK(b.tp_communication_s == doctest::Approx(2 * collective_s(tp_group, 4096.0 * 2)).scale(1e-12));
   CHECK(b.attention_s == doctest::Approx(e.attention.slowest.latency_s - e.attention.slowest.first_call_s).scale(1e-12));
   CHECK(e.step.layer_s == doctest::Approx(b.attention_s + b.projections_s + b.mlp_s + b.other_s + b.tp_communication_s).scale(1e-12));
   CHECK(e.step.step_s == e.step.layer_s);
@@ -72,7 +72,7 @@ TEST_CASE("llama3.1-8b step: 32 layers, the LM head and the logits' all-gather; 
   // LM head: 128,256 x 4096 / 4 = 131,334,144 parameters x 2 B, one launch; logits 128,256 x 2 B gathered.
   const double lm_head_s = kLaunch_s + 131334144.0 * 2 / kHbm_Bps;
   CHECK(step.step.breakdown.lm_head_s == doctest::Approx(lm_head_s).scale(1e-12));
-  const double gather_s = allreduce_s(tp_group, 128256.0 * 2, model::CollectiveOp::allgather);
+  const double gather_s = collective_s(tp_group, 128256.0 * 2, model::CollectiveOp::allgather);
   CHECK(step.step.step_s == doctest::Approx(32 * layer.step.layer_s + lm_head_s + gather_s + step.attention.slowest.first_call_s).scale(1e-12));
   CHECK(step.step.tokens_per_s == doctest::Approx(1 / step.step.step_s).scale(1e-12));
   // 32 x (10,485,760 + 44,040,192 + 8,192) x 2 B + (embedding + LM head) 2 x 525,336,576 / 4 x 2 B

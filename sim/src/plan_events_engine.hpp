@@ -31,7 +31,7 @@ struct Event {
   std::uint64_t version;  // transfer_done: stale once its transfer's rate changed
 };
 
-struct Later {
+struct FiresLater {  // the queue\'s order: the earliest event on top, then the first made
   bool operator()(const Event& a, const Event& b) const {
     return a.at_s != b.at_s ? a.at_s > b.at_s : a.order > b.order;
   }
@@ -155,7 +155,7 @@ class PlanEvents {
   std::vector<CollectiveState> collectives_;
   RingSteadyState steady_;
   PhaseSteps phase_steps_;
-  std::priority_queue<Event, std::vector<Event>, Later> events_;
+  std::priority_queue<Event, std::vector<Event>, FiresLater> events_;
   std::uint64_t order_ = 0;
   double now_s_ = 0;
   double transfers_ = 0;

@@ -51,12 +51,12 @@ void SharedLinks::end(int id) {
       link_with_ended_[static_cast<size_t>(link)] = 1;
       with_ended_.push_back(link);
     }
-    if (--live_on_link_[static_cast<size_t>(link)] > 0) mark(link);  // and the others there get new shares
+    if (--live_on_link_[static_cast<size_t>(link)] > 0) mark_changed(link);  // and the others there get new shares
   }
   ended_.push_back(id);
 }
 
-void SharedLinks::mark(LinkId id) {
+void SharedLinks::mark_changed(LinkId id) {
   if (link_marked_[static_cast<size_t>(id)]) return;
   link_marked_[static_cast<size_t>(id)] = 1;
   marked_.push_back(id);
@@ -69,7 +69,7 @@ void SharedLinks::drop_ended(LinkId id) {
 }
 
 // The links and live transfers connected to the marked links.
-void SharedLinks::gather() {
+void SharedLinks::gather_affected() {
   component_links_.clear();
   component_transfers_.clear();
   ++stamp_;
@@ -98,7 +98,7 @@ void SharedLinks::push_link(LinkId id) {
 }
 
 // Progressive filling over the component (a closed set: every live transfer on its links).
-void SharedLinks::fill(double now_s) {
+void SharedLinks::fill_progressively(double now_s) {
   previous_units_per_s_.clear();
   for (int t : component_transfers_) {
     Moving& transfer = moving_[static_cast<size_t>(t)];
@@ -174,13 +174,13 @@ void SharedLinks::settle(double now_s, std::vector<Due>& due) {
       transfer.units_per_s = units_per_s;
       add_due(t);
     } else {
-      for (LinkId id : *transfer.links) mark(id);
+      for (LinkId id : *transfer.links) mark_changed(id);
     }
   }
   started_.clear();
   if (marked_.empty()) return;
-  gather();
-  fill(now_s);
+  gather_affected();
+  fill_progressively(now_s);
   for (size_t i = 0; i < component_transfers_.size(); ++i) {  // a rate unchanged keeps its due (no stale event)
     const int t = component_transfers_[i];
     if (moving_[static_cast<size_t>(t)].units_per_s != previous_units_per_s_[i]) add_due(t);

@@ -62,10 +62,10 @@ class SharedLinks {
     int capped = -1;  // a transfer's cap (link and version unused), else -1
     bool operator>(const Entry& other) const { return share_units_per_s > other.share_units_per_s; }
   };
-  void mark(topologies::LinkId id);
+  void mark_changed(topologies::LinkId id);
   void drop_ended(topologies::LinkId id);
-  void gather();  // component_links_ and component_transfers_: what the marked links connect
-  void fill(double now_s);
+  void gather_affected();  // component_links_ and component_transfers_: what the marked links connect
+  void fill_progressively(double now_s);
   void push_link(topologies::LinkId id);
   void fix(int transfer, double units_per_s, topologies::LinkId except);
 
@@ -83,7 +83,7 @@ class SharedLinks {
   std::vector<int> component_transfers_;
   std::vector<double> previous_units_per_s_;  // of component_transfers_, before fill
   std::vector<Entry> heap_;
-  std::vector<std::uint64_t> link_stamp_, transfer_stamp_;  // gather's visits
+  std::vector<std::uint64_t> link_stamp_, transfer_stamp_;  // gather_affected's visits
   std::uint64_t stamp_ = 0;
   // progressive filling's state per link: rate left, transfers not yet fixed, version of its heap entry
   std::vector<double> left_units_per_s_;

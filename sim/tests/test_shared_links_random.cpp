@@ -138,7 +138,7 @@ TEST_CASE("random flows: after every settle each rate is the brute-force max-min
       for (size_t i = 0; i < ids.size(); ++i) {
         // 1e-6: a rate read back as units / (end_s - now_s) loses digits when the end is near (now_s 50 s, 1 us
         // to go: ~1e-16 x 5e7 = 5e-9); a wrong share is off by a part of a link's
-        // rate, many orders of magnitude more (mutating SharedLinks::gather to skip neighbours fails here).
+        // rate, many orders of magnitude more (mutating SharedLinks::gather_affected to skip neighbours fails here).
         CHECK(live.at(ids[i]).rate_per_s == doctest::Approx(expected[i]).scale(1e-12).epsilon(1e-6));
         ++checked_rates;
       }

@@ -38,7 +38,7 @@ std::optional<double> prior_of(const ImplProfile& profile, Overhead overhead) {
   return std::nullopt;
 }
 
-// The timings, the prior and the overheads fitted: predictions and counts for trial values x (seconds).
+// The timings, the prior and the overheads fitted: predictions and their Jacobian for trial values x (seconds).
 struct Problem {
   const TimingModels& models;
   const ImplProfile& prior;
@@ -53,7 +53,7 @@ struct Problem {
     return t;
   }
   // c_ik = d t_i / d x_k by a forward difference of 1 us (or 0.1 % of x_k, if larger): exact where t is linear.
-  MatrixXd counts(const VectorXd& x, const VectorXd& t) const {
+  MatrixXd jacobian(const VectorXd& x, const VectorXd& t) const {
     MatrixXd c(t.size(), x.size());
     for (Eigen::Index k = 0; k < x.size(); ++k) {
       VectorXd moved = x;
@@ -71,7 +71,7 @@ std::string names_of(const std::vector<Overhead>& overheads) {
   return text;
 }
 
-// Refuses what the timings cannot determine (see overhead_fit.hpp). `weighted`: counts with rows divided by m_i.
+// Refuses what the timings cannot determine (see overhead_fit.hpp). `weighted`: the Jacobian with rows divided by m_i.
 void check_identifiable(const MatrixXd& weighted, const std::vector<Overhead>& free) {
   const Eigen::Index n = weighted.rows(), p = weighted.cols();
   if (n <= p) {
@@ -207,10 +207,10 @@ std::vector<Overhead> depended_on(const TimingModels& models, const ImplProfile&
   const Problem problem{models, prior, all, measured_s};
   VectorXd x(static_cast<Eigen::Index>(all.size()));
   for (size_t k = 0; k < all.size(); ++k) x[static_cast<Eigen::Index>(k)] = prior_of(prior, all[k]).value_or(0.0);
-  const MatrixXd counts = problem.counts(x, problem.predict(x));
+  const MatrixXd dt_dx = problem.jacobian(x, problem.predict(x));
   std::vector<Overhead> used;
   for (size_t k = 0; k < all.size(); ++k) {
-    if (counts.col(static_cast<Eigen::Index>(k)).norm() > 1e-9) used.push_back(all[k]);
+    if (dt_dx.col(static_cast<Eigen::Index>(k)).norm() > 1e-9) used.push_back(all[k]);
   }
   if (used.empty()) throw std::invalid_argument("no timing depends on any of the profile's overheads");
   return used;
@@ -237,7 +237,7 @@ OverheadFit fit_overheads(const ImplProfile& prior, const std::vector<TimedDecod
   MatrixXd a;
   VectorXd t = before_s;
   for (fit.iterations = 1;; ++fit.iterations) {
-    a = weight.asDiagonal() * problem.counts(x, t);
+    a = weight.asDiagonal() * problem.jacobian(x, t);
     if (fit.iterations == 1) check_identifiable(a, free);
     // Linearised at x: t(y) ~ t(x) + C (y - x) = m  ->  W C y = W (m - t(x) + C x).
     const VectorXd b = weight.asDiagonal() * (problem.measured_s - t) + a * x;
