@@ -13,10 +13,12 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "cluster.hpp"
 #include "cluster_args.hpp"
+#include "decode_columns.hpp"
 #include "decode_output.hpp"
 #include "simulated_decode.hpp"
 #include "sensitivity.hpp"
@@ -75,41 +77,42 @@ void check_lengths(const std::vector<long long>& seq_lens) {
   }
 }
 
-// One row as the command's CSV line has it, column for column (decode_csv_line), but with Python numbers:
-// counts as int, seconds and bytes as float (the model's byte counts may be fractional). The optional
-// columns appear when the row has them: model_latency_s for simulated and swept rows.
+// One row with the columns the command's CSV and JSON have (decode_columns.hpp: one list feeds all three), as
+// Python values: text as str, whole numbers as int, seconds and bytes as float (the model's byte counts may be
+// fractional), nothing as None. A row has the optional columns it carries: model_latency_s for simulated and
+// swept rows, the step's columns with --scope.
 py::dict record(const cli::DecodeRow& row) {
-  const model::DecodeResult& r = row.result;
   py::dict d;
-  d["algo"] = model::to_string(r.algorithm);
-  d["engine"] = row.engine;
-  d["cluster"] = row.cluster;
-  d["nodes"] = row.nodes_used;
-  d["gpus"] = r.gpus;
-  d["workload"] = row.workload;
-  d["batch"] = row.batch;
-  d["seq_len"] = r.seq_len;
-  d["latency_s"] = r.latency_s;
-  d["compute_s"] = r.breakdown.compute_s;
-  d["intra_node_s"] = r.breakdown.intra_node_s;
-  d["inter_node_s"] = r.breakdown.inter_node_s;
-  d["overlapped_communication_s"] = r.breakdown.overlapped_communication_s;
-  d["volume_per_gpu_bytes"] = r.volume.per_gpu;
-  d["volume_intra_node_bytes"] = r.volume.intra_node;
-  d["volume_inter_node_bytes"] = r.volume.inter_node;
-  d["volume_total_bytes"] = r.volume.total;
-  d["peak_memory_bytes"] = r.memory.total;
-  d["token_s"] = r.token_s;
-  d["calibration"] = row.calibration;
-  d["extrapolation"] = row.extrapolation;
-  d["impl"] = r.impl;
-  d["latency_s_low"] = row.latency_band.low_s;
-  d["latency_s_high"] = row.latency_band.high_s;
-  d["host_s"] = r.breakdown.host_s;
-  if (row.prefill_s) d["prefill_s"] = *row.prefill_s;
-  if (row.generation_s) d["generation_s"] = *row.generation_s;
-  if (row.model_latency_s) d["model_latency_s"] = *row.model_latency_s;
+  for (const cli::DecodeColumn* column : cli::columns_of(row)) {
+    const cli::Cell cell = column->cell(row);
+    const std::string key(column->name);
+    if (const auto* text = std::get_if<std::string>(&cell)) {
+      d[key.c_str()] = *text;
+    } else if (const auto* whole = std::get_if<long long>(&cell)) {
+      d[key.c_str()] = *whole;
+    } else if (const auto* number = std::get_if<double>(&cell)) {
+      d[key.c_str()] = *number;
+    } else {
+      d[key.c_str()] = py::none();
+    }
+  }
   return d;
+}
+
+// Every column's name and unit (treering.UNITS).
+std::vector<std::pair<std::string, std::string>> column_units() {
+  std::vector<std::pair<std::string, std::string>> units;
+  for (const cli::DecodeColumn& column : cli::decode_columns()) units.emplace_back(column.name, column.unit);
+  return units;
+}
+
+// The names of the columns every row has, in order (treering.COLUMNS).
+std::vector<std::string> always_columns() {
+  std::vector<std::string> names;
+  for (const cli::DecodeColumn& column : cli::decode_columns()) {
+    if (column.carried == cli::Carried::always) names.emplace_back(column.name);
+  }
+  return names;
 }
 
 py::list records(const std::vector<cli::DecodeRow>& rows) {
@@ -347,6 +350,8 @@ PYBIND11_MODULE(_treering, m) {
         return std::make_pair(s.path, s.value);
       },
       py::arg("text"));
+  m.def("columns", &always_columns, "The columns every predict/simulate/sweep row has, in the CSV's order.");
+  m.def("units", &column_units, "Every column's unit (s, bytes, tokens, GPUs, ...; empty for text and plain counts).");
   m.def("predict", &predict, py::arg("cluster"), py::arg("seq_lens"), py::arg("algos"), py::arg("workload"), py::arg("batch"),
         py::arg("split"), py::arg("check_memory"), py::arg("impl"));
   m.def("simulate", &simulate, py::arg("cluster"), py::arg("seq_lens"), py::arg("algos"), py::arg("workload"), py::arg("batch"),

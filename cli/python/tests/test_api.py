@@ -9,9 +9,12 @@ paper-mha16 (model/src/workload.cpp): 1 layer, 16 query and 16 KV heads of 128, 
 dgx-h100 (topologies/clusters/dgx-h100.yaml): 8 GPUs per node (one NVLink domain each), 8 NICs of 400 Gb/s.
 """
 
+import csv
+import io
 import math
 import os
 import pathlib
+import subprocess
 import tempfile
 import unittest
 
@@ -83,6 +86,18 @@ class PredictTest(unittest.TestCase):
                 self.assertIs(type(row[key]), float, key)
             self.assertEqual(row["calibration"], "none")  # a preset: nominal figures, nothing to extrapolate from
             self.assertEqual(row["extrapolation"], "")
+
+    def test_units(self):
+        # Every column has a unit entry; seconds end in _s, rates in _per_s, bytes in _bytes (names say the unit).
+        self.assertTrue(set(treering.COLUMNS) <= set(treering.UNITS))
+        for name, unit in treering.UNITS.items():
+            if name.endswith("_per_s"):
+                self.assertTrue(unit.endswith("/s"), name)
+            elif name.endswith("_s"):
+                self.assertEqual(unit, "s", name)
+            if name.endswith("_bytes"):
+                self.assertEqual(unit, "bytes", name)
+        self.assertEqual(treering.UNITS["seq_len"], "tokens")
 
     def test_dataframe(self):
         import pandas
@@ -178,7 +193,7 @@ class SimulateTest(unittest.TestCase):
         predicted = by_algo(treering.predict(c, seq_len="1M"))
         self.assertEqual([r["algo"] for r in simulated], ALGOS)
         for row in simulated:
-            self.assertEqual(tuple(row), treering.COLUMNS + ("model_latency_s",))
+            self.assertEqual(tuple(row), treering.COLUMNS + ("model_latency_s", "transfers_simulated"))
             self.assertEqual(row["engine"], "sim")
             # The model's figure for the same plan, and the plan's own volumes and memory.
             model = predicted[row["algo"]]
@@ -188,6 +203,32 @@ class SimulateTest(unittest.TestCase):
             self.assertGreater(row["latency_s"], 0)
         import pandas
         self.assertIn("model_latency_s", pandas.DataFrame(simulated).columns)
+
+
+class SameRowsAsTheCommandTest(unittest.TestCase):
+    """A record has the columns of the command's CSV, in its order, with the same values (one list feeds both)."""
+
+    def test_predict_records_are_the_csv_lines(self):
+        binary = pathlib.Path(treering.__file__).resolve().parents[2] / "bin" / "treering"
+        if not binary.exists():
+            self.skipTest(f"{binary} not built")
+        command = [str(binary), "predict", "--cluster", "dgx-h100", "--nodes", "2", "--seq-len", "1M",
+                   "--algo", "tree,ring", "--tokens", "4", "--prefill", "--format", "csv"]
+        lines = list(csv.DictReader(io.StringIO(subprocess.run(command, check=True, capture_output=True,
+                                                               text=True).stdout)))
+        records = treering.predict(treering.load_cluster("dgx-h100", nodes=2), "1M", algos=["tree", "ring"])
+        self.assertEqual(len(lines), len(records))
+        for line, record in zip(lines, records):
+            # The command's line has the --tokens/--prefill columns too; the record's come first, in that order.
+            self.assertEqual(list(line)[:len(record)], list(record))
+            self.assertIn("generation_s", line)
+            for key, value in record.items():
+                if isinstance(value, str):
+                    self.assertEqual(line[key], value, key)
+                elif value is None:
+                    self.assertEqual(line[key], "", key)
+                else:
+                    self.assertEqual(type(value)(line[key]), value, key)  # shortest text: the same double
 
 
 class SweepTest(unittest.TestCase):
@@ -205,7 +246,8 @@ class SweepTest(unittest.TestCase):
         self.assertEqual([r["gpus"] for r in self.rows[:24]], [8] * 24)
         self.assertEqual([r["gpus"] for r in self.rows[24:]], [16] * 24)
         for row in self.rows:
-            self.assertEqual(tuple(row), treering.COLUMNS + ("model_latency_s",))
+            simulated = ("transfers_simulated",) if row["engine"] == "sim" else ()
+            self.assertEqual(tuple(row), treering.COLUMNS + ("model_latency_s",) + simulated)
 
     def test_rows_are_predict_and_simulate(self):
         c = treering.load_cluster("dgx-h100", nodes=2)

@@ -17,15 +17,17 @@ import numbers
 from . import _treering
 from ._treering import InputError
 
-__all__ = ["InputError", "COLUMNS", "Cluster", "load_cluster", "presets", "workloads", "algorithms", "predict", "simulate",
+__all__ = ["InputError", "COLUMNS", "UNITS", "Cluster", "load_cluster", "presets", "workloads", "algorithms", "predict", "simulate",
            "sweep", "tune", "sensitivity"]
 
-# The columns of every predict/simulate/sweep record, in the CSV's order (simulate and sweep add model_latency_s).
-# calibration: none | inside | extrapolated; extrapolation: why, where the case leaves what the calibration measured.
-COLUMNS = ("algo", "engine", "cluster", "nodes", "gpus", "workload", "batch", "seq_len", "latency_s", "compute_s",
-           "intra_node_s", "inter_node_s", "overlapped_communication_s", "volume_per_gpu_bytes",
-           "volume_intra_node_bytes", "volume_inter_node_bytes", "volume_total_bytes", "peak_memory_bytes", "token_s",
-           "calibration", "extrapolation", "impl", "latency_s_low", "latency_s_high", "host_s")
+# The columns every predict/simulate/sweep record has, in the CSV's order: the command's own list (one list feeds
+# the CSV, the JSON and these records). Records add the optional ones they carry: prefill_s; generation_s and its
+# band; model_latency_s and transfers_simulated (simulated and swept rows); layer_s, step_s, tokens_per_s,
+# weights_bytes, step_memory_bytes, max_seq_len (with a scope). calibration: none | inside | extrapolated;
+# extrapolation: why, where the case leaves what the calibration measured.
+COLUMNS = tuple(_treering.columns())
+# Every column's unit, optional columns included: {"latency_s": "s", "volume_total_bytes": "bytes", ...}.
+UNITS = dict(_treering.units())
 
 
 def presets():
