@@ -88,30 +88,6 @@ void print_table(const std::vector<DecodeRow>& rows, const PredictArgs& args, co
   print_extrapolation_notes(std::cout, listed);
 }
 
-// One row: the layout's combine (every CP group on its heads, the slowest reported), its memory checked.
-DecodeRow predict_row(const PredictArgs& args, const model::LayoutModel& layouts, const model::Workload& workload,
-                      long long seq_len, model::DecodeAlgorithm algorithm, const model::PlanOptions& options) {
-  const model::LayoutAttention attention = layouts.attention(algorithm, workload, seq_len, options);
-  const model::DecodeModel& decode = layouts.cp_model(attention.slowest_group);
-  const model::Workload slice = model::head_slice(workload, layouts.groups().layout.tp);
-  DecodeRow row;
-  row.result = attention.slowest;
-  row.result.volume = attention.volume;
-  set_context(row, decode, layouts.plan(attention.slowest_group, algorithm, workload, seq_len, options));
-  set_layout(row, layouts.groups(), layouts.topology());
-  row.workload = workload.name;
-  add_step(args.layout, layouts, workload, attention.slowest_group, row);
-  if (!row.step) model::check_fits(row.result, decode);
-  if (args.prefill || args.tokens) row.prefill_s = args.prefill ? decode.prefill_s(slice, seq_len) : 0.0;
-  if (args.tokens) {
-    row.generation_s = *row.prefill_s + decode.generation_s(algorithm, slice, seq_len, *args.tokens, options);
-    set_generation_band(row, workload.layers, *args.tokens);
-    model::check_fits(decode.predict(algorithm, slice, seq_len + *args.tokens - 1, options), decode);  // the last token
-  }
-  if (!args.prefill) row.prefill_s.reset();
-  return row;
-}
-
 void run(const PredictArgs& args) {
   const topologies::Topology topology = load_topology(args.cluster);
   const std::vector<model::Workload> workloads = load_workloads(args);
@@ -123,7 +99,7 @@ void run(const PredictArgs& args) {
   for (const model::Workload& workload : workloads) {
     for (long long seq_len : topologies::parse_token_counts(args.seq_len)) {
       for (model::DecodeAlgorithm algorithm : algorithms) {
-        rows.push_back(predict_row(args, layouts, workload, seq_len, algorithm, options));
+        rows.push_back(predict_row(args.layout, {args.tokens, args.prefill}, layouts, workload, seq_len, algorithm, options));
       }
     }
   }

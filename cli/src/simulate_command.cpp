@@ -49,57 +49,10 @@ ordered_json links_json(const topologies::Topology& topology, const sim::ReplayR
   return links;
 }
 
-SimulatedCase simulate_case(const SimulateArgs& args, const model::DecodeModel& decode, const model::Workload& workload,
-                            model::DecodeAlgorithm algorithm, long long seq_len) {
-  SimulatedCase c = simulate_decode(decode, workload, algorithm, seq_len,
-                                    {!args.trace.empty(), !args.full_ring, args.degradation, args.in_simgrid}, true,
-                                    plan_options(args));
-  if (!args.degradation.empty()) {
-    c.healthy_s = sim::replay_plan(decode, c.plan, {false, !args.full_ring, {}, args.in_simgrid}).latency_s;
-  }
-  return c;
-}
-
-// --tokens: the simulated token time at both ends of the generation, by the trapezoid rule (as the model).
-void add_generation(const SimulateArgs& args, const model::DecodeModel& decode, const model::Workload& workload,
-                    SimulatedCase& c) {
-  if (args.prefill || args.tokens) c.row.prefill_s = args.prefill ? decode.prefill_s(workload, c.plan.seq_len) : 0.0;
-  if (args.tokens) {
-    const long long last = c.plan.seq_len + *args.tokens - 1;
-    const SimulatedCase end = simulate_case(args, decode, workload, c.plan.algorithm, last);
-    c.row.generation_s = *c.row.prefill_s + model::generation_from_ends_s(*args.tokens, c.row.result.token_s, end.row.result.token_s,
-                                                                          c.row.result.first_call_s);
-    set_generation_band(c.row, workload.layers, *args.tokens);
-  }
-  if (!args.prefill) c.row.prefill_s.reset();
-}
-
-// Every CP group of the layout replayed on its own (links two groups share are not contended: the model's
-// assumption too), the slowest reported with the volume of all of them.
-SimulatedCase simulate_layout(const SimulateArgs& args, const model::LayoutModel& layouts, const model::Workload& workload,
-                              model::DecodeAlgorithm algorithm, long long seq_len) {
-  const model::Workload slice = model::head_slice(workload, layouts.groups().layout.tp);
-  std::optional<SimulatedCase> slowest;
-  int slowest_group = 0;
-  model::DecodeVolume volume;
-  for (int t = 0; t < layouts.groups().layout.tp; ++t) {
-    SimulatedCase c = simulate_case(args, layouts.cp_model(t), slice, algorithm, seq_len);
-    add_generation(args, layouts.cp_model(t), slice, c);
-    volume.per_gpu = std::max(volume.per_gpu, c.row.result.volume.per_gpu);
-    volume.intra_node += c.row.result.volume.intra_node;
-    volume.inter_node += c.row.result.volume.inter_node;
-    volume.total += c.row.result.volume.total;
-    if (!slowest || c.row.result.latency_s > slowest->row.result.latency_s) slowest = std::move(c), slowest_group = t;
-  }
-  slowest->row.result.volume = volume;
-  set_layout(slowest->row, layouts.groups(), layouts.topology());
-  slowest->row.workload = workload.name;
-  add_step(args.layout, layouts, workload, slowest_group, slowest->row);
-  return std::move(*slowest);
-}
-
 std::vector<SimulatedCase> run_cases(const SimulateArgs& args, const topologies::Topology& topology) {
   const model::LayoutModel layouts(topology, layout_groups(args.layout, topology, args.gpus));
+  const ReplayChoice replay{!args.trace.empty(), args.full_ring, args.in_simgrid, args.degradation};
+  const model::PlanOptions options = plan_options(args);
   std::vector<SimulatedCase> cases;
   const std::vector<long long> lengths = topologies::parse_token_counts(args.seq_len);
   const std::vector<model::Workload> workloads = load_workloads(args);
@@ -109,7 +62,8 @@ std::vector<SimulatedCase> run_cases(const SimulateArgs& args, const topologies:
         if (args.format == "table" && workloads.size() * lengths.size() * args.algorithms.size() > 1) {
           std::cerr << "simulating " << name << " at " << seq_len << " tokens, batch " << workload.batch << "...\n";
         }
-        cases.push_back(simulate_layout(args, layouts, workload, model::parse_decode_algorithm(name), seq_len));
+        cases.push_back(simulate_row(args.layout, {args.tokens, args.prefill}, replay, layouts, workload, seq_len,
+                                     model::parse_decode_algorithm(name), options));
       }
     }
   }

@@ -1,0 +1,62 @@
+// What predict and simulate compute for one case (a workload, a length, an algorithm) on a TP x CP layout, with
+// the layer or step around it and a generation estimate: shared by the `treering` command and the Python module,
+// so that both give the same rows.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "decode_output.hpp"
+#include "simulated_decode.hpp"
+#include "treering/model/layout_model.hpp"
+#include "treering/sim/replay.hpp"
+
+namespace treering::cli {
+
+// --tp, --cp, --placement, --tp-in-domain, --scope.
+struct LayoutChoice {
+  std::optional<int> tp;
+  std::optional<int> cp;
+  std::string placement = "tp-inner";
+  bool tp_in_domain = false;
+  std::string scope = "attention";
+};
+
+// --tokens N (the time to generate N tokens after the prompt), --prefill (the prompt's estimate added).
+struct GenerationChoice {
+  std::optional<long long> tokens;
+  bool prefill = false;
+};
+
+// How the simulator replays: a timeline for a trace, every ring round, SimGrid's actors, a degraded cluster.
+struct ReplayChoice {
+  bool record_activities = false;
+  bool full_ring = false;
+  bool in_simgrid = false;
+  sim::Degradation degradation;
+};
+
+// The layout on the GPUs of `gpus` (all when empty): tp and cp as given; one of them alone takes the rest of the
+// GPUs for the other; neither: tp 1 over all of them (the K/V split over every GPU, as the paper runs it).
+// Throws std::invalid_argument for a count that does not divide the GPUs, or an impossible placement.
+model::LayoutGroups layout_groups(const LayoutChoice& layout, const topologies::Topology& topology, const std::vector<int>& gpus);
+
+// scope layer|step: the whole layer or step around the row's attention (row.result: CP group `slowest_group`'s,
+// the slowest), in row.step; throws std::invalid_argument when it does not fit in memory.
+void add_step(const LayoutChoice& layout, const model::LayoutModel& layouts, const model::Workload& workload,
+              int slowest_group, DecodeRow& row);
+
+// The model's row: the layout's combine (every CP group on its heads, the slowest reported, the volume of all),
+// its memory checked (std::invalid_argument when it does not fit), the scope and generation asked for.
+DecodeRow predict_row(const LayoutChoice& layout, const GenerationChoice& generation, const model::LayoutModel& layouts,
+                      const model::Workload& workload, long long seq_len, model::DecodeAlgorithm algorithm,
+                      const model::PlanOptions& options);
+
+// The simulator's: every CP group replayed on its own (links two groups share are not contended: the model's
+// assumption too), the slowest reported with the volume of all of them; with a degradation, its healthy latency.
+SimulatedCase simulate_row(const LayoutChoice& layout, const GenerationChoice& generation, const ReplayChoice& replay,
+                           const model::LayoutModel& layouts, const model::Workload& workload, long long seq_len,
+                           model::DecodeAlgorithm algorithm, const model::PlanOptions& options);
+
+}  // namespace treering::cli
