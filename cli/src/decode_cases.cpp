@@ -45,7 +45,7 @@ void add_step(const LayoutChoice& layout, const model::LayoutModel& layouts, con
 
 DecodeRow predict_row(const LayoutChoice& layout, const GenerationChoice& generation, const model::LayoutModel& layouts,
                       const model::Workload& workload, long long seq_len, model::DecodeAlgorithm algorithm,
-                      const model::PlanOptions& options) {
+                      const model::PlanOptions& options, bool check_memory) {
   const model::LayoutAttention attention = layouts.attention(algorithm, workload, seq_len, options);
   const model::DecodeModel& decode = layouts.cp_model(attention.slowest_group);
   const model::Workload slice = model::head_slice(workload, layouts.groups().layout.tp);
@@ -56,13 +56,13 @@ DecodeRow predict_row(const LayoutChoice& layout, const GenerationChoice& genera
   set_layout(row, layouts.groups(), layouts.topology());
   row.workload = workload.name;
   add_step(layout, layouts, workload, attention.slowest_group, row);
-  if (!row.step) model::check_fits(row.result, decode);
+  if (!row.step && check_memory) model::check_fits(row.result, decode);
   if (generation.prefill || generation.tokens) row.prefill_s = generation.prefill ? decode.prefill_s(slice, seq_len) : 0.0;
   if (generation.tokens) {
     const long long tokens = *generation.tokens;
     row.generation_s = *row.prefill_s + decode.generation_s(algorithm, slice, seq_len, tokens, options);
     set_generation_band(row, workload.layers, tokens);
-    model::check_fits(decode.predict(algorithm, slice, seq_len + tokens - 1, options), decode);  // the last token
+    if (check_memory) model::check_fits(decode.predict(algorithm, slice, seq_len + tokens - 1, options), decode);  // the last token
   }
   if (!generation.prefill) row.prefill_s.reset();
   return row;
@@ -71,10 +71,11 @@ DecodeRow predict_row(const LayoutChoice& layout, const GenerationChoice& genera
 namespace {
 
 SimulatedCase simulate_case(const ReplayChoice& replay, const model::DecodeModel& decode, const model::Workload& workload,
-                            model::DecodeAlgorithm algorithm, long long seq_len, const model::PlanOptions& options) {
+                            model::DecodeAlgorithm algorithm, long long seq_len, const model::PlanOptions& options,
+                            bool check_memory) {
   SimulatedCase c = simulate_decode(decode, workload, algorithm, seq_len,
                                     {replay.record_activities, !replay.full_ring, replay.degradation, replay.in_simgrid},
-                                    true, options);
+                                    check_memory, options);
   if (!replay.degradation.empty()) {
     c.healthy_s = sim::replay_plan(decode, c.plan, {false, !replay.full_ring, {}, replay.in_simgrid}).latency_s;
   }
@@ -83,11 +84,12 @@ SimulatedCase simulate_case(const ReplayChoice& replay, const model::DecodeModel
 
 // tokens: the simulated token time at both ends of the generation, by the trapezoid rule (as the model).
 void add_generation(const GenerationChoice& generation, const ReplayChoice& replay, const model::DecodeModel& decode,
-                    const model::Workload& workload, const model::PlanOptions& options, SimulatedCase& c) {
+                    const model::Workload& workload, const model::PlanOptions& options, bool check_memory, SimulatedCase& c) {
   if (generation.prefill || generation.tokens) c.row.prefill_s = generation.prefill ? decode.prefill_s(workload, c.plan.seq_len) : 0.0;
   if (generation.tokens) {
     const long long tokens = *generation.tokens;
-    const SimulatedCase end = simulate_case(replay, decode, workload, c.plan.algorithm, c.plan.seq_len + tokens - 1, options);
+    const SimulatedCase end =
+        simulate_case(replay, decode, workload, c.plan.algorithm, c.plan.seq_len + tokens - 1, options, check_memory);
     c.row.generation_s = *c.row.prefill_s + model::generation_from_ends_s(tokens, c.row.result.token_s, end.row.result.token_s,
                                                                           c.row.result.first_call_s);
     set_generation_band(c.row, workload.layers, tokens);
@@ -99,14 +101,14 @@ void add_generation(const GenerationChoice& generation, const ReplayChoice& repl
 
 SimulatedCase simulate_row(const LayoutChoice& layout, const GenerationChoice& generation, const ReplayChoice& replay,
                            const model::LayoutModel& layouts, const model::Workload& workload, long long seq_len,
-                           model::DecodeAlgorithm algorithm, const model::PlanOptions& options) {
+                           model::DecodeAlgorithm algorithm, const model::PlanOptions& options, bool check_memory) {
   const model::Workload slice = model::head_slice(workload, layouts.groups().layout.tp);
   std::optional<SimulatedCase> slowest;
   int slowest_group = 0;
   model::DecodeVolume volume;
   for (int t = 0; t < layouts.groups().layout.tp; ++t) {
-    SimulatedCase c = simulate_case(replay, layouts.cp_model(t), slice, algorithm, seq_len, options);
-    add_generation(generation, replay, layouts.cp_model(t), slice, options, c);
+    SimulatedCase c = simulate_case(replay, layouts.cp_model(t), slice, algorithm, seq_len, options, check_memory);
+    add_generation(generation, replay, layouts.cp_model(t), slice, options, check_memory, c);
     volume.per_gpu = std::max(volume.per_gpu, c.row.result.volume.per_gpu);
     volume.intra_node += c.row.result.volume.intra_node;
     volume.inter_node += c.row.result.volume.inter_node;

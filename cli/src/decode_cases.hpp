@@ -48,15 +48,18 @@ void add_step(const LayoutChoice& layout, const model::LayoutModel& layouts, con
               int slowest_group, DecodeRow& row);
 
 // The model's row: the layout's combine (every CP group on its heads, the slowest reported, the volume of all),
-// its memory checked (std::invalid_argument when it does not fit), the scope and generation asked for.
+// the scope and generation asked for; with check_memory, std::invalid_argument when the case does not fit in a
+// GPU's memory (without, computed all the same: peak_memory_bytes says so; a layer or step that does not fit is
+// refused either way).
 DecodeRow predict_row(const LayoutChoice& layout, const GenerationChoice& generation, const model::LayoutModel& layouts,
                       const model::Workload& workload, long long seq_len, model::DecodeAlgorithm algorithm,
-                      const model::PlanOptions& options);
+                      const model::PlanOptions& options, bool check_memory = true);
 
 // The simulator's: every CP group replayed on its own (links two groups share are not contended: the model's
 // assumption too), the slowest reported with the volume of all of them; with a degradation, its healthy latency.
+// check_memory as predict_row's.
 SimulatedCase simulate_row(const LayoutChoice& layout, const GenerationChoice& generation, const ReplayChoice& replay,
                            const model::LayoutModel& layouts, const model::Workload& workload, long long seq_len,
-                           model::DecodeAlgorithm algorithm, const model::PlanOptions& options);
+                           model::DecodeAlgorithm algorithm, const model::PlanOptions& options, bool check_memory = true);
 
 }  // namespace treering::cli

@@ -18,6 +18,7 @@
 
 #include "cluster.hpp"
 #include "cluster_args.hpp"
+#include "decode_cases.hpp"
 #include "decode_columns.hpp"
 #include "decode_output.hpp"
 #include "simulated_decode.hpp"
@@ -121,25 +122,37 @@ py::list records(const std::vector<cli::DecodeRow>& rows) {
   return list;
 }
 
+// What predict and simulate take beyond the lengths and algorithms: the layout (tp x cp, placement, scope) and
+// the generation estimate, as the command's --tp, --cp, --placement, --tp-in-domain, --scope, --tokens, --prefill.
+struct CaseChoice {
+  cli::LayoutChoice layout;
+  cli::GenerationChoice generation;
+};
+
+CaseChoice case_choice(std::optional<int> tp, std::optional<int> cp, const std::string& placement, bool tp_in_domain,
+                       const std::string& scope, std::optional<long long> tokens, bool prefill) {
+  if (tp && *tp < 1) throw std::invalid_argument("tp must be at least 1, got " + std::to_string(*tp));
+  if (cp && *cp < 1) throw std::invalid_argument("cp must be at least 1, got " + std::to_string(*cp));
+  if (tokens && *tokens < 1) throw std::invalid_argument("tokens must be at least 1, got " + std::to_string(*tokens));
+  model::parse_scope(scope);              // refuses a name that is not a scope
+  model::parse_layout_order(placement);  // likewise a placement
+  return {{tp, cp, placement, tp_in_domain, scope}, {tokens, prefill}};
+}
+
 // The analytical model, lengths outer and algorithms inner (as `treering predict`); with check_memory a case
 // that does not fit in a GPU's memory is an error, as on the command line.
 py::list predict(const Cluster& cluster, const std::vector<long long>& seq_lens, const std::vector<std::string>& algos,
                  const std::string& workload_name, std::optional<int> batch, const std::string& split, bool check_memory,
-                 const std::string& impl) {
+                 const std::string& impl, const CaseChoice& choice) {
   const model::Workload workload = workload_of(workload_name, batch);
   const model::PlanOptions options = plan_options(split, impl);
   const std::vector<model::DecodeAlgorithm> algorithms = algorithms_of(algos);
   check_lengths(seq_lens);
-  const model::DecodeModel& decode = cluster.decode();
+  const model::LayoutModel layouts(cluster.topology(), cli::layout_groups(choice.layout, cluster.topology(), {}));
   std::vector<cli::DecodeRow> rows;
   for (long long seq_len : seq_lens) {
     for (model::DecodeAlgorithm algorithm : algorithms) {
-      cli::DecodeRow row;
-      const model::DecodePlan plan = decode.plan(algorithm, workload, seq_len, options);
-      row.result = decode.evaluate(plan);
-      set_context(row, decode, plan);
-      if (check_memory) model::check_fits(row.result, decode);
-      rows.push_back(std::move(row));
+      rows.push_back(cli::predict_row(choice.layout, choice.generation, layouts, workload, seq_len, algorithm, options, check_memory));
     }
   }
   return records(rows);
@@ -149,17 +162,19 @@ py::list predict(const Cluster& cluster, const std::vector<long long>& seq_lens,
 // touches no Python object, so the GIL is let go meanwhile and other Python threads keep running.
 py::list simulate(const Cluster& cluster, const std::vector<long long>& seq_lens, const std::vector<std::string>& algos,
                   const std::string& workload_name, std::optional<int> batch, const std::string& split, bool check_memory,
-                  const std::string& impl) {
+                  const std::string& impl, const CaseChoice& choice) {
   const model::Workload workload = workload_of(workload_name, batch);
   const model::PlanOptions options = plan_options(split, impl);
   const std::vector<model::DecodeAlgorithm> algorithms = algorithms_of(algos);
   check_lengths(seq_lens);
+  const model::LayoutModel layouts(cluster.topology(), cli::layout_groups(choice.layout, cluster.topology(), {}));
   std::vector<cli::DecodeRow> rows;
   {
     const py::gil_scoped_release release;
     for (long long seq_len : seq_lens) {
       for (model::DecodeAlgorithm algorithm : algorithms) {
-        rows.push_back(cli::simulate_decode(cluster.decode(), workload, algorithm, seq_len, {}, check_memory, options).row);
+        rows.push_back(cli::simulate_row(choice.layout, choice.generation, {}, layouts, workload, seq_len, algorithm, options,
+                                         check_memory).row);
       }
     }
   }
@@ -352,10 +367,23 @@ PYBIND11_MODULE(_treering, m) {
       py::arg("text"));
   m.def("columns", &always_columns, "The columns every predict/simulate/sweep row has, in the CSV's order.");
   m.def("units", &column_units, "Every column's unit (s, bytes, tokens, GPUs, ...; empty for text and plain counts).");
-  m.def("predict", &predict, py::arg("cluster"), py::arg("seq_lens"), py::arg("algos"), py::arg("workload"), py::arg("batch"),
-        py::arg("split"), py::arg("check_memory"), py::arg("impl"));
-  m.def("simulate", &simulate, py::arg("cluster"), py::arg("seq_lens"), py::arg("algos"), py::arg("workload"), py::arg("batch"),
-        py::arg("split"), py::arg("check_memory"), py::arg("impl"));
+  // predict and simulate: the cases' arguments, then the layout and generation ones (CaseChoice).
+  auto decode_rows = [&m](const char* name, auto rows_of) {
+    m.def(
+        name,
+        [rows_of](const Cluster& cluster, const std::vector<long long>& seq_lens, const std::vector<std::string>& algos,
+                  const std::string& workload, std::optional<int> batch, const std::string& split, bool check_memory,
+                  const std::string& impl, std::optional<int> tp, std::optional<int> cp, const std::string& placement,
+                  bool tp_in_domain, const std::string& scope, std::optional<long long> tokens, bool prefill) {
+          return rows_of(cluster, seq_lens, algos, workload, batch, split, check_memory, impl,
+                         case_choice(tp, cp, placement, tp_in_domain, scope, tokens, prefill));
+        },
+        py::arg("cluster"), py::arg("seq_lens"), py::arg("algos"), py::arg("workload"), py::arg("batch"), py::arg("split"),
+        py::arg("check_memory"), py::arg("impl"), py::arg("tp"), py::arg("cp"), py::arg("placement"), py::arg("tp_in_domain"),
+        py::arg("scope"), py::arg("tokens"), py::arg("prefill"));
+  };
+  decode_rows("predict", &predict);
+  decode_rows("simulate", &simulate);
   m.def("sweep", &sweep, py::arg("cluster"), py::arg("nodes"), py::arg("seq_lens"), py::arg("workloads"), py::arg("batches"),
         py::arg("algos"), py::arg("engines"), py::arg("settings"), py::arg("split"), py::arg("jobs"), py::arg("impl"));
   m.def("tune", &tune, py::arg("cluster"), py::arg("seq_len"), py::arg("workload"), py::arg("batch"), py::arg("impl"));

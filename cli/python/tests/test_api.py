@@ -208,20 +208,17 @@ class SimulateTest(unittest.TestCase):
 class SameRowsAsTheCommandTest(unittest.TestCase):
     """A record has the columns of the command's CSV, in its order, with the same values (one list feeds both)."""
 
-    def test_predict_records_are_the_csv_lines(self):
+    def command_rows(self, arguments):
         binary = pathlib.Path(treering.__file__).resolve().parents[2] / "bin" / "treering"
         if not binary.exists():
             self.skipTest(f"{binary} not built")
-        command = [str(binary), "predict", "--cluster", "dgx-h100", "--nodes", "2", "--seq-len", "1M",
-                   "--algo", "tree,ring", "--tokens", "4", "--prefill", "--format", "csv"]
-        lines = list(csv.DictReader(io.StringIO(subprocess.run(command, check=True, capture_output=True,
-                                                               text=True).stdout)))
-        records = treering.predict(treering.load_cluster("dgx-h100", nodes=2), "1M", algos=["tree", "ring"])
+        out = subprocess.run([str(binary)] + arguments + ["--format", "csv"], check=True, capture_output=True, text=True)
+        return list(csv.DictReader(io.StringIO(out.stdout)))
+
+    def check_same(self, lines, records):
         self.assertEqual(len(lines), len(records))
         for line, record in zip(lines, records):
-            # The command's line has the --tokens/--prefill columns too; the record's come first, in that order.
-            self.assertEqual(list(line)[:len(record)], list(record))
-            self.assertIn("generation_s", line)
+            self.assertEqual(list(line), list(record))
             for key, value in record.items():
                 if isinstance(value, str):
                     self.assertEqual(line[key], value, key)
@@ -229,6 +226,39 @@ class SameRowsAsTheCommandTest(unittest.TestCase):
                     self.assertEqual(line[key], "", key)
                 else:
                     self.assertEqual(type(value)(line[key]), value, key)  # shortest text: the same double
+
+    def test_predict_records_are_the_csv_lines(self):
+        lines = self.command_rows(["predict", "--cluster", "dgx-h100", "--nodes", "2", "--seq-len", "80k,1M",
+                                   "--algo", "tree,ring"])
+        self.check_same(lines, treering.predict(treering.load_cluster("dgx-h100", nodes=2), "80k,1M",
+                                                algos=["tree", "ring"]))
+
+    def test_a_deployed_layout_with_its_step_and_generation(self):
+        # Llama 3.1 8B on two DGX H100, TP 8 inside each node x CP 2 across them, the whole step, 4 new tokens
+        # after the prompt: the command's options and predict()'s arguments give the same rows.
+        arguments = ["--cluster", "dgx-h100", "--nodes", "2", "--workload", "llama3.1-8b", "--seq-len", "128k",
+                     "--algo", "pass-q,tree", "--tp", "8", "--cp", "2", "--scope", "step", "--tokens", "4", "--prefill"]
+        kwargs = dict(workload="llama3.1-8b", algos=["pass-q", "tree"], tp=8, cp=2, scope="step", tokens=4, prefill=True)
+        c = treering.load_cluster("dgx-h100", nodes=2)
+        predicted = treering.predict(c, "128k", **kwargs)
+        self.check_same(self.command_rows(["predict"] + arguments), predicted)
+        for row in predicted:
+            self.assertEqual((row["tp"], row["cp"], row["gpus"], row["scope"]), (8, 2, 16, "step"))
+            self.assertGreater(row["step_s"], row["layer_s"])  # 32 layers and the LM head
+            self.assertGreater(row["generation_s"], row["prefill_s"])
+        simulated = treering.simulate(c, "128k", **kwargs)
+        self.check_same(self.command_rows(["simulate"] + arguments), simulated)
+
+    def test_a_layer_makes_no_token(self):
+        one_node = treering.load_cluster("dgx-h100", nodes=1)
+        row = treering.predict(one_node, "128k", workload="llama3.1-8b", algos="tree", tp=8, scope="layer")[0]
+        self.assertIsNone(row["tokens_per_s"])
+        self.assertEqual((row["tp"], row["cp"]), (8, 1))  # one node: tp 8 takes its 8 GPUs, cp the rest (1)
+
+    def test_bad_layouts_are_input_errors(self):
+        for kwargs in (dict(tp=3), dict(tp=0), dict(scope="token"), dict(placement="outer"), dict(tokens=0)):
+            with self.assertRaises(treering.InputError, msg=str(kwargs)):
+                treering.predict("dgx-h100", "128k", workload="llama3.1-8b", algos="tree", **kwargs)
 
 
 class SweepTest(unittest.TestCase):

@@ -89,28 +89,41 @@ def load_cluster(cluster, nodes=None, gpus_per_node=None, set=None, scale=None):
 
 
 def predict(cluster, seq_len, algos=None, workload="paper-mha16", batch=None, split="equal", check_memory=True,
-            impl="efficient"):
+            impl="efficient", tp=None, cp=None, placement="tp-inner", tp_in_domain=False, scope="attention", tokens=None,
+            prefill=False):
     """The analytical model: one record per (length, algorithm), lengths outer, as ``treering predict``.
 
     cluster: a Cluster, or a preset name / YAML file loaded as it is. seq_len: an int, a string in the
     command's syntax ("80k", "1M", "80k,1M", "80k:5.12M:x2") or a list of those. algos: a name, a list, or
-    None for all five. workload: a preset or a YAML file; batch replaces its batch. split: how the KV cache is
-    shared out, "equal" or "by-speed" (in proportion to each GPU's speed: for mixed clusters), as ``--split``.
-    check_memory: a case that does not fit in a GPU's memory raises InputError (False: computed all the same,
-    peak_memory_bytes says so). impl: the implementation predicted, a profile preset ("efficient",
-    "meta-cp-decode", "paper-jax-microbench", "paper-torch-llama", "treering-realrun-cpu") or a YAML file, as ``--impl``; each
-    record's latency_s_low / latency_s_high are its band (math.inf: unbounded).
+    None for the paper's five (``algorithms()`` lists all eight). workload: a preset, a YAML file or a Hugging
+    Face config.json; batch replaces its batch. split: how the KV cache is shared out, "equal" or "by-speed" (in
+    proportion to each GPU's speed: for mixed clusters), as ``--split``. check_memory: a case that does not fit in
+    a GPU's memory raises InputError (False: computed all the same, peak_memory_bytes says so). impl: the
+    implementation predicted, a profile preset ("efficient", "meta-cp-decode", "paper-jax-microbench",
+    "paper-torch-llama", "treering-realrun-cpu") or a YAML file, as ``--impl``; each record's latency_s_low /
+    latency_s_high are its band (math.inf: unbounded).
+
+    The deployed layout, as the command's options: tp (heads over a tensor-parallel group) and cp (each
+    sequence's KV cache over a context-parallel group; one alone takes the rest of the GPUs, neither: cp over
+    all), placement ("tp-inner" or "cp-inner"), tp_in_domain (refuse a TP group across scale-up domains), scope
+    ("attention", "layer" or "step": the layer or the whole step around the attention, with layer_s, step_s,
+    tokens_per_s, step_memory_bytes and max_seq_len). tokens: also the time to generate that many tokens
+    (generation_s and its band); prefill: add the prompt's estimate (prefill_s).
     """
     return _treering.predict(_cluster(cluster), _lengths(seq_len), _algos(algos), str(workload), batch, str(split),
-                             check_memory, str(impl))
+                             check_memory, str(impl), tp, cp, str(placement), bool(tp_in_domain), str(scope), tokens,
+                             bool(prefill))
 
 
 def simulate(cluster, seq_len, algos=None, workload="paper-mha16", batch=None, split="equal", check_memory=True,
-             impl="efficient"):
+             impl="efficient", tp=None, cp=None, placement="tp-inner", tp_in_domain=False, scope="attention", tokens=None,
+             prefill=False):
     """The simulation of the same plans (links shared max-min, as SimGrid shares them), arguments as predict().
-    Records as predict()'s with engine "sim", plus model_latency_s (the model's figure for the same case)."""
+    Records as predict()'s with engine "sim", plus model_latency_s (the model's figure for the same case) and
+    transfers_simulated."""
     return _treering.simulate(_cluster(cluster), _lengths(seq_len), _algos(algos), str(workload), batch, str(split),
-                              check_memory, str(impl))
+                              check_memory, str(impl), tp, cp, str(placement), bool(tp_in_domain), str(scope), tokens,
+                              bool(prefill))
 
 
 def sweep(cluster, seq_len, nodes=None, workloads=None, batches=None, algos=None, engines=None, set=None, split="equal",
