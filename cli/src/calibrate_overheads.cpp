@@ -85,7 +85,9 @@ void print_report(const validate::OverheadFit& fit, const topologies::ImplProfil
   Table rows({"file:line", "cluster", "workload", "algo", "gpus", "seq_len", "timed", "measured", "prior", "fitted", "error"});
   for (const validate::FittedTiming& f : fit.timings) {
     const validate::TimedDecode& t = f.timing;
-    rows.add_row({t.file + (t.line ? ":" + std::to_string(t.line) : ""), t.cluster, t.workload, t.algorithm, std::to_string(t.gpus),
+    std::string where = t.file;
+    if (t.line) where += ':' + std::to_string(t.line);  // (":" + a temporary made GCC 12 warn -Wrestrict falsely)
+    rows.add_row({where, t.cluster, t.workload, t.algorithm, std::to_string(t.gpus),
                   topologies::format_token_count(t.seq_len), timed_what(t), topologies::format_duration(t.measured_s),
                   topologies::format_duration(f.before_s), topologies::format_duration(f.after_s), percent(f.rel_error())});
   }

@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster_args.hpp"
+#include "collective_report.hpp"
 #include "commands.hpp"
 #include "table.hpp"
-#include "treering/validate/calibrate.hpp"
 #include "treering/model/collectives.hpp"
 #include "treering/model/uncertainty.hpp"
 #include "treering/topologies/units.hpp"
@@ -18,60 +18,10 @@ namespace {
 
 using nlohmann::ordered_json;
 
-struct CollectiveArgs {
+struct CollectiveArgs : CollectiveChoice {
   ClusterArgs cluster;
-  std::string op = "allreduce";
-  std::string bytes;
-  std::vector<int> gpus;
-  std::string algorithm;
-  std::string protocol;
-  std::string algorithms = "nccl";
   std::string format = "table";
 };
-
-// send/recv without --gpus: GPU 0 and the first GPU of the next scale-up domain (or GPU 1 in one domain).
-std::vector<int> default_pair(const topologies::Topology& topology) {
-  if (topology.gpu_count() < 2) throw std::invalid_argument("send/recv needs two GPUs; the cluster has one");
-  for (int gpu = 1; gpu < topology.gpu_count(); ++gpu) {
-    if (topology.domain_of_gpu(gpu) != topology.domain_of_gpu(0)) return {0, gpu};
-  }
-  return {0, std::min(1, topology.gpu_count() - 1)};
-}
-
-// A collective's prediction with its band: the calibration's error when the cluster is calibrated (doubled outside
-// what it measured), else the collective model's validation (the default profile's communication error).
-struct BandedEstimate {
-  model::CollectiveEstimate estimate;
-  model::Band band;
-  model::RelativeErrors errors;
-};
-
-ordered_json bound_json(double seconds) { return std::isfinite(seconds) ? ordered_json(seconds) : ordered_json(); }
-
-ordered_json estimate_json(const BandedEstimate& banded, const model::CommGroup& group) {
-  const model::CollectiveEstimate& estimate = banded.estimate;
-  ordered_json candidates = ordered_json::array();
-  for (const auto& candidate : estimate.candidates) {
-    candidates.push_back({{"algorithm", model::to_string(candidate.algorithm)},
-                          {"protocol", model::to_string(candidate.protocol)},
-                          {"time_s", candidate.time_s}});
-  }
-  return {{"op", model::to_string(estimate.op)},
-          {"bytes", estimate.bytes},
-          {"gpus", group.ranks},
-          {"domains", group.domains},
-          {"time_s", estimate.chosen.time_s},
-          {"time_s_low", bound_json(banded.band.low_s)},
-          {"time_s_high", bound_json(banded.band.high_s)},
-          {"algorithm", model::to_string(estimate.chosen.algorithm)},
-          {"protocol", model::to_string(estimate.chosen.protocol)},
-          {"breakdown", {{"latency_s", estimate.chosen.latency_s}, {"transfer_s", estimate.chosen.transfer_s}}},
-          {"algbw_Bps", estimate.algorithm_bandwidth_Bps},
-          {"busbw_Bps", estimate.bus_bandwidth_Bps},
-          {"scale_up_bytes_per_gpu", estimate.scale_up_bytes_per_gpu},
-          {"scale_out_bytes_per_gpu", estimate.scale_out_bytes_per_gpu},
-          {"candidates", candidates}};
-}
 
 void print_table(const std::vector<BandedEstimate>& estimates, const model::CommGroup& group, const CollectiveArgs& args) {
   std::cout << args.op << " over " << group.ranks << " GPUs in " << group.domains << " scale-up domain(s) of "
@@ -105,37 +55,11 @@ void print_table(const std::vector<BandedEstimate>& estimates, const model::Comm
 
 void run(const CollectiveArgs& args) {
   const topologies::Topology topology = load_topology(args.cluster);
-  model::CollectiveRequest request;
-  request.op = model::parse_collective_op(args.op);
-  if (!args.algorithm.empty()) request.algorithm = model::parse_collective_algorithm(args.algorithm);
-  if (!args.protocol.empty()) request.protocol = model::parse_protocol(args.protocol);
-  request.allowed = args.algorithms == "all" ? model::AlgorithmSet::all : model::AlgorithmSet::nccl;
-  std::vector<int> gpus = args.gpus;
-  if (gpus.empty() && request.op == model::CollectiveOp::sendrecv) gpus = default_pair(topology);
-  const model::CommGroup group = model::describe_group(topology, gpus);
-  std::vector<BandedEstimate> estimates;
-  for (double bytes : topologies::parse_message_sizes(args.bytes)) {
-    request.bytes = bytes;
-    bool extrapolated = false;
-    if (const auto& calibration = topology.spec().calibration) {
-      const std::string why = validate::extrapolation(*calibration, bytes, group.ranks);
-      if (!why.empty()) std::cerr << "warning: extrapolating: " << why << '\n';
-      extrapolated = !why.empty();
-    }
-    const model::CollectiveEstimate estimate = model::estimate_collective(group, request);
-    model::RelativeErrors errors = model::prediction_errors(topology, topologies::default_impl_profile(), extrapolated);
-    if (!topology.spec().calibration) errors.source = "the uncalibrated collective model's worst |error| on the public 2-node H100 nccl-tests set";
-    // Across domains at a latency-bound size: the error the public multi-node runs show there (network_latency).
-    const bool network_latency = group.domains > 1 && estimate.chosen.latency_s >= estimate.chosen.transfer_s;
-    if (network_latency && errors.network_latency != errors.communication) {
-      errors.communication = errors.network_latency;
-      if (!topology.spec().calibration) errors.source = "the uncalibrated model's worst |error| at <= 64 KiB across nodes on public multi-node nccl-tests runs";
-    }
-    estimates.push_back({estimate, model::band_of(0.0, estimate.chosen.time_s, errors), errors});
-  }
-  if (args.format == "table") return print_table(estimates, group, args);
+  const CollectiveReport report = collective_report(topology, args);
+  for (const std::string& warning : report.warnings) std::cerr << "warning: " << warning << '\n';
+  if (args.format == "table") return print_table(report.estimates, report.group, args);
   ordered_json list = ordered_json::array();
-  for (const auto& estimate : estimates) list.push_back(estimate_json(estimate, group));
+  for (const auto& estimate : report.estimates) list.push_back(estimate_json(estimate, report.group));
   std::cout << list.dump(2) << '\n';  // an array for one size as for several
 }
 

@@ -9,6 +9,7 @@
 #include "cluster_args.hpp"
 #include "commands.hpp"
 #include "decode_output.hpp"
+#include "plan_report.hpp"
 #include "csv.hpp"
 #include "table.hpp"
 #include "treering/model/planner.hpp"
@@ -21,54 +22,12 @@ namespace {
 using nlohmann::ordered_json;
 namespace units = treering::topologies;
 
-struct PlanArgs {
+struct PlanArgs : PlanChoice {
   ClusterArgs cluster;
-  std::string workload = "llama3.1-8b";
-  std::string seq_len;
-  int batch = 0;  // 0: the workload's
-  int gpus_max = 0;
-  std::vector<std::string> combines;
-  std::string impl = "efficient";
+  std::string seq_len_text;  // --seq-len: one length (PlanChoice::seq_len once read)
   int top = 12;
-  int confirm = 3;
   std::string format = "table";
 };
-
-// The simulator's time per output token of a choice: each CP group's attention replayed, the slowest kept.
-double simulated_step_s(const topologies::Topology& topology, const model::PlannedLayout& choice, const model::Workload& workload,
-                        long long seq_len, const model::PlanOptions& options) {
-  const model::LayoutModel layouts(topology, model::place_layout(topology, choice.layout));
-  model::LayoutAttention attention = choice.attention;
-  double slowest_s = 0;
-  for (int t = 0; t < choice.layout.tp; ++t) {
-    const model::DecodePlan plan = layouts.plan(t, choice.algorithm, workload, seq_len, options);
-    slowest_s = std::max(slowest_s, sim::replay_plan(layouts.cp_model(t), plan).latency_s);
-  }
-  attention.slowest.latency_s = slowest_s;
-  return model::evaluate_step(layouts, attention, choice.algorithm, workload, seq_len, model::Scope::step).step_s;
-}
-
-std::string combine_name(const model::PlannedLayout& choice) {
-  return choice.tp_only ? "none (tp only)" : model::to_string(choice.algorithm);
-}
-
-ordered_json choice_json(const model::PlannedLayout& c, const std::optional<double>& simulated_s) {
-  const model::StepResult& s = c.step;
-  ordered_json json = {{"tp", c.layout.tp}, {"cp", c.layout.cp}, {"gpus", c.layout.gpus()}, {"combine", combine_name(c)},
-                       {"algo", model::to_string(c.algorithm)}, {"tp_only", c.tp_only}, {"step_s", s.step_s},
-                       {"step_s_low", c.band.low_s}, {"step_s_high", c.band.high_s}, {"within_best_band", c.within_best_band},
-                       {"network_latency_s", c.network_latency_s},
-                       {"tokens_per_s", s.tokens_per_s}, {"attention_layer_s", c.attention.slowest.latency_s},
-                       {"breakdown", {{"attention_s", s.breakdown.attention_s}, {"projections_s", s.breakdown.projections_s},
-                                      {"mlp_s", s.breakdown.mlp_s}, {"tp_communication_s", s.breakdown.tp_communication_s},
-                                      {"other_s", s.breakdown.other_s}, {"lm_head_s", s.breakdown.lm_head_s}}},
-                       {"memory_bytes", {{"weights", s.memory.weights}, {"kv_cache", s.memory.kv_cache},
-                                         {"total", s.memory.total}, {"capacity", s.memory.capacity},
-                                         {"headroom", s.memory.capacity - s.memory.total}}},
-                       {"max_seq_len", s.memory.max_seq_len}, {"fits", c.fits}, {"extrapolation", c.extrapolation}};
-  if (simulated_s) json["simulated_step_s"] = *simulated_s;
-  return json;
-}
 
 void print_table(const model::DeploymentPlan& plan, const PlanArgs& args, const model::Workload& workload, long long seq_len,
                  const topologies::Topology& topology, const std::vector<std::optional<double>>& simulated,
@@ -112,23 +71,16 @@ void print_table(const model::DeploymentPlan& plan, const PlanArgs& args, const 
 
 void run(const PlanArgs& args) {
   const topologies::Topology topology = load_topology(args.cluster);
-  model::Workload workload = load_workload(args.workload);
-  if (args.batch > 0) workload.batch = args.batch;
-  const std::vector<long long> lengths = units::parse_token_counts(args.seq_len);
+  const std::vector<long long> lengths = units::parse_token_counts(args.seq_len_text);
   if (lengths.size() != 1) throw std::invalid_argument("--seq-len takes one length (sweep or crossover take several)");
-  model::PlannerOptions options;
-  options.gpus_max = args.gpus_max;
-  for (const std::string& name : args.combines) options.combines.push_back(model::parse_decode_algorithm(name));
-  options.plan.impl = load_impl(args.impl);
-  options.errors = model::prediction_errors(topology, *options.plan.impl, false);
-  const model::DeploymentPlan plan = model::plan_deployment(topology, workload, lengths.front(), options);
-  if (plan.ranked.empty()) throw std::invalid_argument("no layout fits: " + std::to_string(plan.not_fitting.size()) + " tried");
-  std::vector<std::optional<double>> simulated(plan.ranked.size());
-  for (int i = 0; i < args.confirm && i < static_cast<int>(plan.ranked.size()); ++i) {
-    if (args.format == "table") std::cerr << "simulating choice " << i + 1 << " of " << args.confirm << "...\n";
-    simulated[static_cast<size_t>(i)] = simulated_step_s(topology, plan.ranked[static_cast<size_t>(i)], workload, lengths.front(), options.plan);
-  }
-  if (args.format == "table") return print_table(plan, args, workload, lengths.front(), topology, simulated, options.errors);
+  PlanChoice choice = args;
+  choice.seq_len = lengths.front();
+  const PlanReport report = plan_report(topology, choice, [&](int i, int n) {
+    if (args.format == "table") std::cerr << "simulating choice " << i + 1 << " of " << n << "...\n";
+  });
+  const model::DeploymentPlan& plan = report.plan;
+  const std::vector<std::optional<double>>& simulated = report.simulated_step_s;
+  if (args.format == "table") return print_table(plan, args, report.workload, lengths.front(), topology, simulated, report.errors);
   if (args.format == "csv") {
     std::cout << "rank,tp,cp,gpus,combine,step_s,step_s_low,step_s_high,within_best_band,tokens_per_s,attention_layer_s,"
                  "memory_bytes,capacity_bytes,max_seq_len,fits,simulated_step_s,extrapolation\n";
@@ -150,17 +102,7 @@ void run(const PlanArgs& args) {
     for (const model::PlannedLayout& c : plan.not_fitting) line(0, c, std::nullopt);
     return;
   }
-  ordered_json ranked = ordered_json::array(), not_fitting = ordered_json::array();
-  for (size_t i = 0; i < plan.ranked.size(); ++i) ranked.push_back(choice_json(plan.ranked[i], simulated[i]));
-  for (const model::PlannedLayout& c : plan.not_fitting) not_fitting.push_back(choice_json(c, std::nullopt));
-  std::cout << ordered_json{{"cluster", topology.spec().name}, {"gpus", topology.gpu_count()}, {"workload", workload.name},
-                            {"batch", workload.batch}, {"seq_len", lengths.front()}, {"impl", args.impl},
-                            {"uncertainty", {{"compute", options.errors.compute}, {"communication", options.errors.communication},
-                                             {"network_latency", options.errors.network_latency},
-                                             {"source", options.errors.source}}},
-                            {"ranked", ranked}, {"not_fitting", not_fitting}, {"skipped", plan.skipped}}
-                   .dump(2)
-            << '\n';
+  std::cout << plan_json(topology, choice, report).dump(2) << '\n';
 }
 
 }  // namespace
@@ -170,7 +112,7 @@ void add_plan_command(CLI::App& app) {
   auto args = std::make_shared<PlanArgs>();
   add_cluster_option(*command, args->cluster);
   command->add_option("--workload", args->workload, "A workload preset, YAML file or Hugging Face config.json")->capture_default_str();
-  command->add_option("--seq-len", args->seq_len, "The context length: 128k, 1M")->required();
+  command->add_option("--seq-len", args->seq_len_text, "The context length: 128k, 1M")->required();
   command->add_option("--batch", args->batch, "Sequences decoded together (default: the workload's)")->check(CLI::Range(1, 1 << 30));
   command->add_option("--gpus-max", args->gpus_max, "Use at most this many GPUs (default: all)")->check(CLI::Range(1, 1 << 30));
   command->add_option("--algo", args->combines, "Combines to try (default: all): ring, tree, tree-fused, tree-lse, "

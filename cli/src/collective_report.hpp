@@ -1,0 +1,44 @@
+// The collective model's prediction for one operation over sizes, like nccl-tests, with each size's band: what
+// `treering collective` prints and the Python module's collective() returns.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "treering/model/collectives.hpp"
+#include "treering/model/uncertainty.hpp"
+#include "treering/topologies/topology.hpp"
+
+namespace treering::cli {
+
+struct CollectiveChoice {
+  std::string op = "allreduce";  // allreduce, allgather, reducescatter, broadcast, sendrecv, alltoall
+  std::string bytes;             // sizes as the command takes them: "8:16G:x8", "1M,4M"
+  std::vector<int> gpus;         // empty: all (send/recv: GPU 0 and the first of another scale-up domain)
+  std::string algorithm;         // empty: the fastest (NCCL's pick)
+  std::string protocol;          // empty: the fastest
+  std::string algorithms = "nccl";  // nccl | all (also what NCCL does not implement)
+};
+
+// A prediction with its band: the calibration's error when the cluster is calibrated (doubled outside what it
+// measured), else the collective model's validation.
+struct BandedEstimate {
+  model::CollectiveEstimate estimate;
+  model::Band band;
+  model::RelativeErrors errors;
+};
+
+struct CollectiveReport {
+  model::CommGroup group;
+  std::vector<BandedEstimate> estimates;  // one per size, in the order given
+  std::vector<std::string> warnings;      // sizes outside what the calibration measured
+};
+
+// Throws std::invalid_argument (topologies::InputError for the sizes) for what cannot be asked.
+CollectiveReport collective_report(const topologies::Topology& topology, const CollectiveChoice& choice);
+
+nlohmann::ordered_json estimate_json(const BandedEstimate& banded, const model::CommGroup& group);
+
+}  // namespace treering::cli
