@@ -18,9 +18,11 @@
 
 #include "cluster.hpp"
 #include "cluster_args.hpp"
+#include "collective_report.hpp"
 #include "decode_cases.hpp"
 #include "decode_columns.hpp"
 #include "decode_output.hpp"
+#include "plan_report.hpp"
 #include "simulated_decode.hpp"
 #include "sensitivity.hpp"
 #include "sweep.hpp"
@@ -345,6 +347,33 @@ void add_cluster(py::module_& m) {
       py::arg("source"), py::arg("nodes"), py::arg("gpus_per_node"), py::arg("edits"));
 }
 
+// A report the command writes as JSON, as Python values (json.loads of the same text: dicts, lists, floats;
+// an unbounded band is None, as in the command's JSON).
+py::object from_json(const nlohmann::ordered_json& json) { return py::module_::import("json").attr("loads")(json.dump()); }
+
+// The collective model over sizes, as `treering collective --format json`: one dict per size.
+py::object collective(const Cluster& cluster, const cli::CollectiveChoice& choice) {
+  const cli::CollectiveReport report = cli::collective_report(cluster.topology(), choice);
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const cli::BandedEstimate& estimate : report.estimates) list.push_back(cli::estimate_json(estimate, report.group));
+  py::object rows = from_json(list);
+  if (!report.warnings.empty()) {
+    py::module_::import("warnings").attr("warn")(report.warnings.front() +
+                                                 (report.warnings.size() > 1 ? " (and " + std::to_string(report.warnings.size() - 1) + " more)" : ""));
+  }
+  return rows;
+}
+
+// The deployment planner, as `treering plan --format json`: one dict with the ranked choices.
+py::object plan(const Cluster& cluster, const cli::PlanChoice& choice) {
+  cli::PlanReport report;
+  {
+    const py::gil_scoped_release release;
+    report = cli::plan_report(cluster.topology(), choice);
+  }
+  return from_json(cli::plan_json(cluster.topology(), choice, report));
+}
+
 }  // namespace
 }  // namespace treering::python
 
@@ -384,6 +413,23 @@ PYBIND11_MODULE(_treering, m) {
   };
   decode_rows("predict", &predict);
   decode_rows("simulate", &simulate);
+  m.def(
+      "collective",
+      [](const Cluster& cluster, const std::string& op, const std::string& bytes, const std::vector<int>& gpus,
+         const std::string& algorithm, const std::string& protocol, const std::string& algorithms) {
+        return collective(cluster, {op, bytes, gpus, algorithm, protocol, algorithms});
+      },
+      py::arg("cluster"), py::arg("op"), py::arg("bytes"), py::arg("gpus"), py::arg("algorithm"), py::arg("protocol"),
+      py::arg("algorithms"));
+  m.def(
+      "plan",
+      [](const Cluster& cluster, long long seq_len, const std::string& workload, int batch, int gpus_max,
+         const std::vector<std::string>& combines, const std::string& impl, int confirm) {
+        if (batch < 0 || gpus_max < 0 || confirm < 0) throw std::invalid_argument("batch, gpus_max and confirm must be at least 0 (0: the default)");
+        return plan(cluster, {workload, seq_len, batch, gpus_max, combines, impl, confirm});
+      },
+      py::arg("cluster"), py::arg("seq_len"), py::arg("workload"), py::arg("batch"), py::arg("gpus_max"), py::arg("combines"),
+      py::arg("impl"), py::arg("confirm"));
   m.def("sweep", &sweep, py::arg("cluster"), py::arg("nodes"), py::arg("seq_lens"), py::arg("workloads"), py::arg("batches"),
         py::arg("algos"), py::arg("engines"), py::arg("settings"), py::arg("split"), py::arg("jobs"), py::arg("impl"));
   m.def("tune", &tune, py::arg("cluster"), py::arg("seq_len"), py::arg("workload"), py::arg("batch"), py::arg("impl"));

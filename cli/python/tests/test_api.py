@@ -11,6 +11,7 @@ dgx-h100 (topologies/clusters/dgx-h100.yaml): 8 GPUs per node (one NVLink domain
 
 import csv
 import io
+import json
 import math
 import os
 import pathlib
@@ -259,6 +260,48 @@ class SameRowsAsTheCommandTest(unittest.TestCase):
         for kwargs in (dict(tp=3), dict(tp=0), dict(scope="token"), dict(placement="outer"), dict(tokens=0)):
             with self.assertRaises(treering.InputError, msg=str(kwargs)):
                 treering.predict("dgx-h100", "128k", workload="llama3.1-8b", algos="tree", **kwargs)
+
+
+class CollectiveAndPlanTest(unittest.TestCase):
+    """collective() and plan() return what the command's --format json prints."""
+
+    def command_json(self, arguments):
+        binary = pathlib.Path(treering.__file__).resolve().parents[2] / "bin" / "treering"
+        if not binary.exists():
+            self.skipTest(f"{binary} not built")
+        out = subprocess.run([str(binary)] + arguments + ["--format", "json"], check=True, capture_output=True, text=True)
+        return json.loads(out.stdout)
+
+    def test_sendrecv_across_nodes(self):
+        # A small send between two DGX H100 nodes (NCCL's p2p, Simple protocol): base 8.4 us + the network hop's
+        # 14 us + the post of the shared buffer 3 us + the receiver's clear-to-send 5.0 us = 30.4 us, plus 8 B at
+        # the NIC's rate (~0.2 ns): model/README.md's parameter table has each constant's source.
+        c = treering.load_cluster("dgx-h100", nodes=2)
+        rows = treering.collective(c, "sendrecv", [8, 1 << 20])
+        self.assertEqual([r["bytes"] for r in rows], [8, 1 << 20])
+        self.assertAlmostEqual(rows[0]["time_s"], 30.4e-6, delta=0.01e-6)
+        self.assertEqual(rows[0]["algorithm"], "p2p")
+        self.assertEqual(rows, self.command_json(["collective", "--cluster", "dgx-h100", "--nodes", "2", "--op", "sendrecv",
+                                                  "--bytes", "8,1048576"]))
+
+    def test_forced_algorithm_and_bad_op(self):
+        c = treering.load_cluster("dgx-h100", nodes=2)
+        ring = treering.collective(c, "allreduce", "64M", algorithm="ring")[0]
+        self.assertEqual(ring["algorithm"], "ring")
+        with self.assertRaises(treering.InputError):
+            treering.collective(c, "allsum", "1M")
+
+    def test_plan_is_the_commands(self):
+        c = treering.load_cluster("dgx-h100", nodes=2)
+        report = treering.plan(c, "128k", workload="llama3.1-8b", confirm=1)
+        self.assertEqual(report, self.command_json(["plan", "--cluster", "dgx-h100", "--nodes", "2", "--workload",
+                                                    "llama3.1-8b", "--seq-len", "128k", "--confirm", "1"]))
+        steps = [choice["step_s"] for choice in report["ranked"]]
+        self.assertEqual(steps, sorted(steps))  # best first
+        self.assertIn("simulated_step_s", report["ranked"][0])
+        self.assertNotIn("simulated_step_s", report["ranked"][1])
+        with self.assertRaises(treering.InputError):
+            treering.plan(c, "128k,1M")
 
 
 class SweepTest(unittest.TestCase):

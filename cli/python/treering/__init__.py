@@ -18,7 +18,7 @@ from . import _treering
 from ._treering import InputError
 
 __all__ = ["InputError", "COLUMNS", "UNITS", "Cluster", "load_cluster", "presets", "workloads", "algorithms", "predict", "simulate",
-           "sweep", "tune", "sensitivity"]
+           "sweep", "tune", "sensitivity", "collective", "plan"]
 
 # The columns every predict/simulate/sweep record has, in the CSV's order: the command's own list (one list feeds
 # the CSV, the JSON and these records). Records add the optional ones they carry: prefill_s; generation_s and its
@@ -151,6 +151,37 @@ def tune(cluster, seq_len, workload="paper-mha16", batch=None, impl="efficient")
     return _treering.tune(_cluster(cluster), _one_length(seq_len), str(workload), batch, str(impl))
 
 
+def collective(cluster, op="allreduce", bytes="8:1G:x4", gpus=None, algorithm=None, protocol=None, algorithms="nccl"):
+    """The collective model over message sizes, as ``treering collective --format json``: one dict per size with
+    time_s, its band time_s_low / time_s_high (None: unbounded), the algorithm and protocol NCCL would pick, algbw_Bps,
+    busbw_Bps, the latency and transfer parts and every candidate's time.
+
+    op: allreduce, allgather, reducescatter, broadcast, sendrecv or alltoall. bytes: an int, a string in the
+    command's syntax ("8:16G:x8", "1M,4M") or a list of ints. gpus: the ranks (None: all GPUs; send/recv: GPU 0
+    and the first GPU of another scale-up domain). algorithm, protocol: force one (None: the fastest).
+    algorithms: "nccl" (what NCCL implements) or "all" (recursive doubling too). A size outside what a calibrated
+    cluster measured warns (warnings.warn), as the command does.
+    """
+    if isinstance(bytes, (list, tuple)):
+        bytes = ",".join(str(int(b)) for b in bytes)
+    return _treering.collective(_cluster(cluster), str(op), str(bytes), _ints(gpus, "gpus"), str(algorithm or ""),
+                                str(protocol or ""), str(algorithms))
+
+
+def plan(cluster, seq_len, workload="llama3.1-8b", batch=None, gpus_max=None, algos=None, impl="efficient", confirm=3):
+    """Every feasible TP x CP layout and combine ranked by time per output token, as ``treering plan --format
+    json``: a dict with "ranked" (best first: tp, cp, combine, step_s with its band, within_best_band,
+    tokens_per_s, memory, max_seq_len, extrapolation, and simulated_step_s for the best `confirm`),
+    "not_fitting", "skipped" and the uncertainty behind the bands.
+
+    seq_len: one context length. workload: a preset, a YAML file or a Hugging Face config.json; batch replaces
+    its batch. gpus_max: use at most this many GPUs (None: all). algos: the combines to try (None: all eight).
+    """
+    return _treering.plan(_cluster(cluster), _one_length(seq_len), str(workload), _optional_count(batch, "batch"),
+                          _optional_count(gpus_max, "gpus_max"), _names(algos, []), str(impl),
+                          _optional_count(confirm, "confirm", minimum=0))
+
+
 # What `treering sensitivity` looks for in a cluster file (shorthand paths: every node group's, GPU model's,
 # the network's); those the file has, as positive numbers, are scaled. The compiled core's list.
 SENSITIVITY_PARAMETERS = _treering.SENSITIVITY_PARAMETERS
@@ -228,6 +259,17 @@ def _ints(value, what):
         if not isinstance(item, numbers.Integral) or isinstance(item, bool):
             raise TypeError(f"{what}: an int or a list of ints, not {item!r}")
     return [int(item) for item in items]
+
+
+def _optional_count(value, what, minimum=1):
+    """None as 0 (the command's default), else an int of at least `minimum`."""
+    if value is None:
+        return 0
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+        raise TypeError(f"{what}: an int, not {value!r}")
+    if value < minimum:
+        raise InputError(f"{what} must be at least {minimum}, got {value}")
+    return int(value)
 
 
 def _value(value):
