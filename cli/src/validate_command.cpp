@@ -13,6 +13,7 @@
 #include "attention_reports.hpp"
 #include "step_reports.hpp"
 #include "table.hpp"
+#include "validate_report.hpp"
 #include "treering/topologies/units.hpp"
 #include "treering/validate/calibrate.hpp"
 #include "treering/validate/decodes.hpp"
@@ -70,12 +71,6 @@ void print_table(const std::vector<validate::CaseResult>& cases, const std::vect
                     s.median_noise ? percent(*s.median_noise, false) : "-"});
   }
   totals.print(std::cout);
-}
-
-// The calibration column: "none" on a cluster without a calibration (nominal figures throughout), else "inside"
-// or "OUTSIDE *" (the reasons under the table), as predict's.
-std::string calibration_label(bool calibrated, const validate::DecodeCase& c) {
-  return !calibrated ? "none" : c.extrapolation.empty() ? "inside" : "OUTSIDE *";
 }
 
 void print_decode_table(const std::vector<validate::DecodeCase>& cases, const std::vector<validate::Engine>& engines, bool calibrated) {
@@ -143,46 +138,6 @@ void check_gross_errors(const std::vector<validate::DecodeCase>& cases, const st
   }
 }
 
-ordered_json decode_rows(const std::vector<validate::DecodeCase>& cases, bool calibrated) {
-  ordered_json rows = ordered_json::array();
-  for (const validate::DecodeCase& c : cases) {
-    ordered_json predicted, errors;
-    for (const auto& [engine, seconds] : c.predicted_s) {
-      predicted[validate::to_string(engine)] = seconds;
-      errors[validate::to_string(engine)] = c.error(engine);
-    }
-    rows.push_back({{"kind", "decode"}, {"algo", c.measured.algorithm}, {"workload", c.measured.workload},
-                    {"batch", c.measured.batch}, {"seq_len", c.measured.seq_len}, {"ranks", c.measured.ranks},
-                    {"measured_s", c.measured.latency_s}, {"noise", c.noise}, {"predicted_s", predicted}, {"rel_error", errors},
-                    {"calibration", calibration_label(calibrated, c)}, {"extrapolation", c.extrapolation}, {"file", c.measured.file}});
-  }
-  return rows;
-}
-
-ordered_json to_json(const std::vector<validate::CaseResult>& cases, const std::vector<validate::ErrorSummary>& summary,
-                     const std::optional<topologies::Calibration>& calibration) {
-  ordered_json rows = ordered_json::array(), totals = ordered_json::array();
-  for (const validate::CaseResult& c : cases) {
-    ordered_json predicted, errors;
-    for (const auto& [engine, seconds] : c.predicted_s) {
-      predicted[validate::to_string(engine)] = seconds;
-      errors[validate::to_string(engine)] = c.error(engine);
-    }
-    rows.push_back({{"kind", "collective"}, {"op", model::to_string(c.measured.op)}, {"ranks", c.measured.ranks}, {"size_bytes", c.measured.bytes},
-                    {"measured_s", c.measured.time_s}, {"predicted_s", predicted}, {"rel_error", errors},
-                    {"model_pick", c.how},
-                    {"extrapolation", calibration ? validate::extrapolation(*calibration, c.measured.bytes, c.measured.ranks) : ""},
-                    {"file", c.measured.file}, {"line", c.measured.line}});
-  }
-  for (const validate::ErrorSummary& s : summary) {
-    totals.push_back({{"engine", validate::to_string(s.engine)}, {"op", s.operation}, {"cases", s.cases},
-                      {"median_abs_rel_error", s.median_abs_rel_error}, {"p90_abs_rel_error", s.p90_abs_rel_error},
-                      {"max_abs_rel_error", s.max_abs_rel_error}});
-    if (s.median_noise) totals.back()["median_noise"] = *s.median_noise;
-  }
-  return {{"cases", rows}, {"summary", totals}};
-}
-
 // Exit 1 when the median |error| over `what` exceeds --max-error.
 void check_max_error(const ValidateArgs& args, double median, const std::string& what) {
   if (args.max_error > 0 && median > args.max_error) {
@@ -208,32 +163,14 @@ void run(const ValidateArgs& args) {
   }
   std::vector<validate::Engine> engines;
   for (const std::string& name : args.engines) engines.push_back(validate::parse_engine(name));
-  std::vector<validate::CollectiveMeasurement> measured;
-  std::vector<validate::DecodeMeasurement> decodes;
-  for (const std::string& file : args.files) {
-    if (validate::is_decode_file(file)) {
-      const auto rows = validate::read_decode_measurements(file);
-      decodes.insert(decodes.end(), rows.begin(), rows.end());
-      continue;
-    }
-    const auto rows = validate::read_collective_measurements(file);
-    measured.insert(measured.end(), rows.begin(), rows.end());
-  }
   const topologies::Topology topology = load_topology(args.cluster);
-  const auto cases = validate::predict_cases(topology, measured, engines);
-  const auto decode_cases = validate::predict_decodes(topology, decodes, engines);
-  if (const auto& calibration = topology.spec().calibration) {  // predictions outside what it was fitted on
-    int outside = 0;
-    for (const auto& c : cases) outside += validate::extrapolation(*calibration, c.measured.bytes, c.measured.ranks).empty() ? 0 : 1;
-    if (outside > 0) std::cerr << "warning: " << outside << " of " << cases.size() << " cases lie outside what the calibration was fitted on\n";
-  }
-  auto summary = validate::summarise(cases, engines);
-  const auto decode_summary = validate::summarise(decode_cases, engines);
-  summary.insert(summary.end(), decode_summary.begin(), decode_summary.end());
+  const ValidateReport report = validate_measurements(topology, args.files, engines);
+  for (const std::string& warning : report.warnings) std::cerr << "warning: " << warning << '\n';
+  const auto& cases = report.cases;
+  const auto& decode_cases = report.decodes;
+  const auto& summary = report.summary;
   if (args.format == "json") {
-    ordered_json json = to_json(cases, summary, topology.spec().calibration);
-    for (const auto& row : decode_rows(decode_cases, topology.spec().calibration.has_value())) json["cases"].push_back(row);
-    std::cout << json.dump(2) << '\n';
+    std::cout << validate_json(topology, report).dump(2) << '\n';
   } else {
     if (!decode_cases.empty()) print_decode_table(decode_cases, engines, topology.spec().calibration.has_value());
     print_table(cases, summary, engines);
