@@ -1,7 +1,6 @@
 // treering calibrate: fits a cluster's model to measured collectives and writes the cluster file with the fit
 // in its `calibration:` section (validate/calibrate.hpp).
 #include <algorithm>
-#include <ctime>
 #include <iostream>
 #include <sstream>
 
@@ -9,6 +8,7 @@
 #include "calibrate_overheads.hpp"
 #include "cluster_args.hpp"
 #include "commands.hpp"
+#include "network_calibration.hpp"
 #include "step_reports.hpp"
 #include "table.hpp"
 #include "treering/topologies/load.hpp"
@@ -32,13 +32,6 @@ struct CalibrateArgs {
   std::string format = "table";
   std::string tokens;             // attention benchmarks: fit only these token counts
 };
-
-std::string today_utc() {
-  const std::time_t now = std::time(nullptr);
-  char text[16];
-  std::strftime(text, sizeof text, "%Y-%m-%d", std::gmtime(&now));
-  return text;
-}
 
 std::string percent(double value) { return format_percent(value); }
 
@@ -108,19 +101,14 @@ void run_benchmarks(const CalibrateArgs& args) {
   if (args.cluster.nodes) sizes.push_back({"nodes.0.count", std::to_string(*args.cluster.nodes)});
   if (args.cluster.gpus_per_node) sizes.push_back({"gpus_per_node", std::to_string(*args.cluster.gpus_per_node)});
   base = topologies::apply_settings(base, source.name, sizes);
-  validate::CalibrationFit fit;
-  fit.calibration.provenance = {};
-  fit.calibration.provenance.inputs = args.files;
-  fit.calibration.provenance.date = today_utc();
-  fit.calibration.provenance.tool = "treering calibrate";
-  if (!measured.empty()) fit = validate::calibrate_collectives(spec, measured, args.files, today_utc());
+  const NetworkCalibration network = calibrate_network(spec, measured, sends, args.files);
+  validate::CalibrationFit fit = network.fit;
   Table table({"parameter", "fitted"});
   for (const auto& [name, value] : fit.fitted) {
     table.add_row({name, name.find("bandwidth") != std::string::npos ? topologies::format_bandwidth(value) : topologies::format_duration(value)});
   }
-  if (!sends.empty()) {
-    const validate::P2pFit p2p = validate::calibrate_p2p(spec, sends);
-    validate::apply_p2p(p2p, fit.calibration);
+  if (network.p2p) {
+    const validate::P2pFit& p2p = *network.p2p;
     add_band_rows(table, "p2p scale-up", p2p.scale_up);
     add_band_rows(table, "p2p scale-out", p2p.scale_out);
     std::cout << "point-to-point: " << sends.size() << " measurements, " << p2p.scale_up.size() + p2p.scale_out.size()

@@ -1,5 +1,6 @@
 // treering calibrate on timed decodes (calibrate_overheads.hpp).
 #include "calibrate_overheads.hpp"
+#include "network_calibration.hpp"  // today_utc
 
 #include <ctime>
 #include <iostream>
@@ -21,13 +22,6 @@ using nlohmann::ordered_json;
 std::string percent(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f %%", 100 * value);
-  return text;
-}
-
-std::string today_utc() {
-  const std::time_t now = std::time(nullptr);
-  char text[16];
-  std::strftime(text, sizeof text, "%Y-%m-%d", std::gmtime(&now));
   return text;
 }
 
