@@ -23,6 +23,13 @@
 #include "decode_columns.hpp"
 #include "decode_output.hpp"
 #include "plan_report.hpp"
+#include "network_calibration.hpp"
+#include "validate_report.hpp"
+#include "treering/model/statistics.hpp"
+#include "treering/validate/compute_fit.hpp"
+#include "treering/validate/decode_timings.hpp"
+#include "treering/validate/step_fit.hpp"
+#include "treering/topologies/output_file.hpp"
 #include "simulated_decode.hpp"
 #include "sensitivity.hpp"
 #include "sweep.hpp"
@@ -374,6 +381,73 @@ py::object plan(const Cluster& cluster, const cli::PlanChoice& choice) {
   return from_json(cli::plan_json(cluster.topology(), choice, report));
 }
 
+// Attention benchmarks, decode steps and timed decodes have reports of their own that only the command prints.
+void refuse_other_measurements(const std::vector<std::string>& files, bool decodes_allowed, const char* command) {
+  for (const std::string& file : files) {
+    const bool timings = validate::is_decode_file(file) || validate::is_decode_timings_csv(file);
+    const bool other = validate::is_step_file(file) || validate::is_attention_file(file) || (timings && !decodes_allowed);
+    if (other) {
+      throw std::invalid_argument(file + ": attention benchmarks, decode steps" + std::string(decodes_allowed ? "" : " and timed decodes") +
+                                  " are for the command here: treering " + command + " " + file + " ...");
+    }
+  }
+}
+
+// `treering validate --format json` on collective measurements and timed decodes: cases and summary.
+py::object validate_files(const Cluster& cluster, const std::vector<std::string>& files, const std::vector<std::string>& engine_names) {
+  if (files.empty()) throw std::invalid_argument("no measurement file given");
+  refuse_other_measurements(files, true, "validate");
+  std::vector<validate::Engine> engines;
+  for (const std::string& name : engine_names) engines.push_back(validate::parse_engine(name));
+  if (engines.empty()) throw std::invalid_argument("no engine given (model, sim)");
+  cli::ValidateReport report;
+  {
+    const py::gil_scoped_release release;
+    report = cli::validate_measurements(cluster.topology(), files, engines);
+  }
+  for (const std::string& warning : report.warnings) py::module_::import("warnings").attr("warn")(warning);
+  return from_json(cli::validate_json(cluster.topology(), report));
+}
+
+// `treering calibrate FILES --cluster ... -o OUTPUT` on collective and send/recv measurements: the network fitted,
+// the calibrated cluster written to `output` (its node counts written in, as the command does); what was fitted.
+py::dict calibrate_files(const Cluster& cluster, const std::vector<std::string>& files, const std::string& output) {
+  if (files.empty()) throw std::invalid_argument("no measurement file given");
+  refuse_other_measurements(files, false, "calibrate");
+  std::vector<validate::CollectiveMeasurement> measured, sends;
+  for (const std::string& file : files) {
+    for (const validate::CollectiveMeasurement& row : validate::read_collective_measurements(file)) {
+      (row.op == model::CollectiveOp::sendrecv ? sends : measured).push_back(row);
+    }
+  }
+  topologies::OutputFile out(output);  // a bad path fails before the fit; replaced only once all succeeded
+  std::vector<topologies::Setting> sizes;
+  if (cluster.recipe().nodes) sizes.push_back({"nodes.0.count", std::to_string(*cluster.recipe().nodes)});
+  if (cluster.recipe().gpus_per_node) sizes.push_back({"gpus_per_node", std::to_string(*cluster.recipe().gpus_per_node)});
+  const std::string base = topologies::apply_settings(cluster.text(), cluster.source_name(), sizes);
+  const cli::NetworkCalibration network = cli::calibrate_network(cluster.topology().spec(), measured, sends, files);
+  const std::string text = validate::with_calibration(base, network.fit.calibration);
+  topologies::load_cluster_text(text, output);  // what is written must load
+  out.stream() << text;
+  out.commit();
+  py::dict fitted;
+  for (const auto& [name, value] : network.fit.fitted) fitted[name.c_str()] = value;
+  const topologies::CalibrationProvenance& provenance = network.fit.calibration.provenance;
+  py::dict result;
+  result["output"] = output;
+  result["collectives"] = measured.size();
+  result["sends"] = sends.size();
+  result["fitted"] = fitted;
+  result["iterations"] = network.fit.iterations;
+  result["median_abs_rel_error_before"] = measured.empty() ? py::object(py::none()) : py::cast(model::median_abs(network.fit.rel_errors_before));
+  result["median_abs_rel_error_after"] = py::cast(provenance.median_abs_rel_error);
+  result["max_abs_rel_error"] = py::cast(provenance.max_abs_rel_error);
+  result["r_squared"] = py::cast(provenance.r_squared);
+  result["p2p_bands"] = network.p2p ? network.p2p->scale_up.size() + network.p2p->scale_out.size() : 0;
+  result["p2p_median_abs_rel_error"] = network.p2p ? py::cast(model::median_abs(network.p2p->rel_errors)) : py::object(py::none());
+  return result;
+}
+
 }  // namespace
 }  // namespace treering::python
 
@@ -421,6 +495,8 @@ PYBIND11_MODULE(_treering, m) {
       },
       py::arg("cluster"), py::arg("op"), py::arg("bytes"), py::arg("gpus"), py::arg("algorithm"), py::arg("protocol"),
       py::arg("algorithms"));
+  m.def("validate", &validate_files, py::arg("cluster"), py::arg("files"), py::arg("engines"));
+  m.def("calibrate", &calibrate_files, py::arg("cluster"), py::arg("files"), py::arg("output"));
   m.def(
       "plan",
       [](const Cluster& cluster, long long seq_len, const std::string& workload, int batch, int gpus_max,

@@ -304,6 +304,49 @@ class CollectiveAndPlanTest(unittest.TestCase):
             treering.plan(c, "128k,1M")
 
 
+class CalibrateAndValidateTest(unittest.TestCase):
+    """calibrate() and validate() on the public 2-node H100 all-reduce log (validate/data), as the command."""
+
+    LOG = SOURCE_DIR / "validate" / "data" / "nccl-tests-allreduce-h100-2node-ndr.log"
+
+    def test_validate_is_the_commands(self):
+        report = treering.validate(treering.load_cluster("dgx-h100", nodes=2), self.LOG, engines="model")
+        command = CollectiveAndPlanTest.command_json(self, ["validate", "--cluster", "dgx-h100", "--nodes", "2",
+                                                            str(self.LOG)])
+        self.assertEqual(report, command)
+        self.assertEqual(len(report["cases"]), 32)  # the log's 32 sizes, 8 B to 16 GiB (x2)
+
+    def test_calibrate_writes_the_commands_file_and_lowers_the_error(self):
+        with tempfile.TemporaryDirectory() as folder:
+            ours, theirs = pathlib.Path(folder) / "ours.yaml", pathlib.Path(folder) / "theirs.yaml"
+            result = treering.calibrate(treering.load_cluster("dgx-h100", nodes=2), self.LOG, ours)
+            binary = pathlib.Path(treering.__file__).resolve().parents[2] / "bin" / "treering"
+            subprocess.run([str(binary), "calibrate", str(self.LOG), "--cluster", "dgx-h100", "--nodes", "2", "-o",
+                            str(theirs)], check=True, capture_output=True)
+            def undated(path):  # the date is the day's: two runs astride midnight differ there only
+                return [line for line in path.read_text().splitlines() if "date:" not in line]
+            self.assertEqual(undated(ours), undated(theirs))  # the same fit, the same text
+            self.assertEqual(result["collectives"], 32)
+            self.assertLess(result["median_abs_rel_error_after"], result["median_abs_rel_error_before"])
+            self.assertEqual(result["cluster"].gpus, 16)
+            after = treering.validate(result["cluster"], self.LOG)
+            medians = [s["median_abs_rel_error"] for s in after["summary"]]
+            # The file holds the fitted values rounded to their printed digits: within 1e-5 of the fit's own error.
+            self.assertAlmostEqual(medians[0], result["median_abs_rel_error_after"], delta=1e-5)
+
+    def test_what_only_the_command_reads(self):
+        attention = SOURCE_DIR / "validate" / "data" / "measured" / "h100-80gb-hbm3-2026-11-25" / "attention-llama3.1-8b.json"
+        self.assertTrue(attention.exists())
+        for call in (lambda: treering.validate("dgx-h100", attention),
+                     lambda: treering.calibrate("dgx-h100", attention, "x.yaml"),
+                     lambda: treering.calibrate("dgx-h100", [], "x.yaml"),
+                     lambda: treering.validate("dgx-h100", self.LOG, engines="magic")):
+            with self.assertRaises(treering.InputError):
+                call()
+        with self.assertRaisesRegex(treering.InputError, "for the command here"):
+            treering.validate("dgx-h100", attention)
+
+
 class SweepTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

@@ -13,12 +13,13 @@ command's: ``preset:dgx-h100:43:18: error: invalid bandwidth ...``.
 """
 
 import numbers
+import os
 
 from . import _treering
 from ._treering import InputError
 
 __all__ = ["InputError", "COLUMNS", "UNITS", "Cluster", "load_cluster", "presets", "workloads", "algorithms", "predict", "simulate",
-           "sweep", "tune", "sensitivity", "collective", "plan"]
+           "sweep", "tune", "sensitivity", "collective", "plan", "validate", "calibrate"]
 
 # The columns every predict/simulate/sweep record has, in the CSV's order: the command's own list (one list feeds
 # the CSV, the JSON and these records). Records add the optional ones they carry: prefill_s; generation_s and its
@@ -182,6 +183,29 @@ def plan(cluster, seq_len, workload="llama3.1-8b", batch=None, gpus_max=None, al
                           _optional_count(confirm, "confirm", minimum=0))
 
 
+def validate(cluster, files, engines="model"):
+    """Measurements beside the predictions, as ``treering validate --format json``: a dict with "cases" (each
+    measured case with measured_s, predicted_s and rel_error per engine, and why it extrapolates) and "summary"
+    (median, p90 and max |error| per engine and operation).
+
+    files: a path or a list: nccl-tests logs (every *_perf binary), bytes,time CSVs, treering-realrun bench JSON
+    (collectives, send/recv) and decode JSON. Attention benchmarks and decode steps have their own reports: the
+    command prints them (``treering validate``). engines: "model", "sim" or both.
+    """
+    return _treering.validate(_cluster(cluster), _paths(files), _names(engines, ["model"]))
+
+
+def calibrate(cluster, files, output):
+    """Fits the cluster's network to measured collectives and send/recv, as ``treering calibrate FILES --cluster
+    ... -o OUTPUT``: writes the calibrated cluster file to `output` (the cluster's edits and node counts written
+    in) and returns what was fitted (parameters, errors before and after, send/recv bands) with "cluster": the
+    calibrated cluster, loaded. Attention benchmarks, decode steps and timed decodes: the command.
+    """
+    result = _treering.calibrate(_cluster(cluster), _paths(files), os.fspath(output))
+    result["cluster"] = load_cluster(result["output"])
+    return result
+
+
 # What `treering sensitivity` looks for in a cluster file (shorthand paths: every node group's, GPU model's,
 # the network's); those the file has, as positive numbers, are scaled. The compiled core's list.
 SENSITIVITY_PARAMETERS = _treering.SENSITIVITY_PARAMETERS
@@ -259,6 +283,11 @@ def _ints(value, what):
         if not isinstance(item, numbers.Integral) or isinstance(item, bool):
             raise TypeError(f"{what}: an int or a list of ints, not {item!r}")
     return [int(item) for item in items]
+
+
+def _paths(files):
+    items = files if isinstance(files, (list, tuple)) else [files]
+    return [os.fspath(item) for item in items]
 
 
 def _optional_count(value, what, minimum=1):
