@@ -18,6 +18,7 @@ packages=(
   python3-matplotlib python3-pandas jupyter-nbconvert python3-nbconvert python3-nbformat python3-nbclient
   python3-ipykernel               # notebooks: run headless in make test, make figures
   pybind11-dev python3-dev        # the Python module (cli/python)
+  python3-venv python3-pip python3-setuptools python3-wheel  # pip install . (its test: python/pip-install)
   clang                           # make fuzz: libFuzzer comes with it
 )
 
