@@ -32,6 +32,8 @@ TIMEOUT_S = 600
 # (a part of the command, why it cannot run here)
 SKIPS = [
     ("make ", "the build itself: make test is what runs this check"),
+    ("-m venv", "a virtual environment of the reader's (python/pip-install makes one)"),
+    ("pip install", "a build of its own (python/pip-install tests the install)"),
     ("bash scripts/deps.sh", "installs Debian packages"),
     ("mpirun ", "needs the reader's MPI job (the sweep's MPI path is tested by cli/sweep-mpi)"),
     ("srun ", "needs a Slurm cluster"),
