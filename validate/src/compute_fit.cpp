@@ -12,28 +12,18 @@
 #include "treering/topologies/input_error.hpp"
 #include "treering/validate/latency_bandwidth_fit.hpp"
 #include "treering/model/statistics.hpp"
+#include "json_files.hpp"
 
 namespace treering::validate {
 
 bool is_attention_file(const std::string& path) {
-  topologies::check_input_file(path);
-  std::ifstream in(path);
-  in >> std::ws;
-  if (in.peek() != '{') return false;
-  try {
-    const nlohmann::json json = nlohmann::json::parse(in);
-    return json.value("bench", "") == "attention";
-  } catch (const nlohmann::json::exception&) {
-    return false;
-  }
+  const std::optional<nlohmann::json> json = detail::json_object_in(path);
+  return json && json->value("bench", "") == "attention";
 }
 
 std::vector<AttentionMeasurement> read_attention_measurements(const std::string& path) {
-  topologies::check_input_file(path);
-  std::ifstream in(path);
-  if (!in) throw topologies::InputError({path, 0, 0}, "cannot read the file");
+  const nlohmann::json json = detail::read_json_file(path);
   try {
-    const nlohmann::json json = nlohmann::json::parse(in);
     std::vector<AttentionMeasurement> out;
     for (const nlohmann::json& row : json.at("results").at("attention")) {
       // Checked as a double before it becomes an integer: get<long long>() of 1e30 is undefined behaviour.

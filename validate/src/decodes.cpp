@@ -15,22 +15,12 @@
 #include "treering/model/realrun_plans.hpp"
 #include "treering/sim/replay.hpp"
 #include "treering/topologies/input_error.hpp"
+#include "json_files.hpp"
 
 namespace treering::validate {
 namespace {
 
 using topologies::InputError;
-
-nlohmann::json parse(const std::string& path) {
-  topologies::check_input_file(path);
-  std::ifstream in(path);
-  if (!in) throw InputError({path, 0, 0}, "cannot read the file");
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& error) {  // parse_error, or out_of_range: a number beyond a double's range
-    throw InputError({path, 0, 0}, std::string("not valid JSON: ") + error.what());
-  }
-}
 
 // DecodeCase::noise: the same case (algorithm, workload, batch, length, ranks, backend) measured in several
 // files spreads over (largest - smallest) / mean of its medians. Example: 4.4 and 4.6 ms -> 0.2 / 4.5 = 4.4 %.
@@ -60,21 +50,15 @@ long long whole_number(const nlohmann::json& value, double maximum, const std::s
 }  // namespace
 
 bool is_decode_file(const std::string& path) {
-  topologies::check_input_file(path);
-  std::ifstream in(path);
-  in >> std::ws;
-  if (in.peek() != '{') return false;
-  try {
-    const nlohmann::json json = nlohmann::json::parse(in);
-    return json.contains("results") && json["results"].is_array() && !json["results"].empty() &&
-           json["results"][0].is_object() && json["results"][0].contains("algo");
-  } catch (const nlohmann::json::exception&) {
-    return false;
-  }
+  const std::optional<nlohmann::json> json = detail::json_object_in(path);
+  if (!json) return false;
+  const auto results = json->find("results");
+  return results != json->end() && results->is_array() && !results->empty() && (*results)[0].is_object() &&
+         (*results)[0].contains("algo");
 }
 
 std::vector<DecodeMeasurement> read_decode_measurements(const std::string& path) {
-  const nlohmann::json json = parse(path);
+  const nlohmann::json json = detail::read_json_file(path);
   auto field = [&](const nlohmann::json& object, const char* key) -> const nlohmann::json& {
     if (!object.is_object() || !object.contains(key)) throw InputError({path, 0, 0}, std::string("missing '") + key + "' (not a treering-realrun decode file?)");
     return object.at(key);

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "treering/topologies/input_error.hpp"
+#include "json_files.hpp"
 
 namespace treering::validate {
 namespace {
@@ -126,12 +127,7 @@ void parse_row(const std::string& text, int line, const std::string& file, Parse
 
 // treering-realrun's `bench allreduce|allgather|sendrecv -o FILE.json`: per size the median of the slowest rank.
 std::vector<CollectiveMeasurement> read_realrun_bench(std::istream& in, const std::string& path) {
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& error) {  // parse_error, or out_of_range: a number beyond a double's range
-    throw InputError({path, 0, 0}, std::string("not valid JSON: ") + error.what());
-  }
+  const nlohmann::json json = detail::parse_json(in, path);
   try {
     auto field = [&](const nlohmann::json& object, const char* key) -> const nlohmann::json& {
       if (!object.is_object() || !object.contains(key)) throw InputError({path, 0, 0}, std::string("missing '") + key + "' (not a treering-realrun bench file?)");

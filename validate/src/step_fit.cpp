@@ -13,6 +13,7 @@
 #include "treering/model/step.hpp"
 #include "treering/topologies/input_error.hpp"
 #include "treering/topologies/topology.hpp"
+#include "json_files.hpp"
 
 namespace treering::validate {
 namespace {
@@ -57,23 +58,13 @@ void fit_attention_shapes(const std::vector<StepPoint>& points, const std::vecto
 }  // namespace
 
 bool is_step_file(const std::string& path) {
-  topologies::check_input_file(path);
-  std::ifstream in(path);
-  in >> std::ws;
-  if (in.peek() != '{') return false;
-  try {
-    return nlohmann::json::parse(in).value("kind", "") == "treering-step";
-  } catch (const nlohmann::json::exception&) {
-    return false;
-  }
+  const std::optional<nlohmann::json> json = detail::json_object_in(path);
+  return json && json->value("kind", "") == "treering-step";
 }
 
 std::vector<StepPoint> read_step_points(const std::string& path) {
-  topologies::check_input_file(path);
-  std::ifstream in(path);
-  if (!in) throw topologies::InputError({path, 0, 0}, "cannot read the file");
+  const nlohmann::json json = detail::read_json_file(path);
   try {
-    const nlohmann::json json = nlohmann::json::parse(in);
     std::vector<StepPoint> out;
     for (const nlohmann::json& row : json.at("results")) {
       if (!row.contains("step_s")) continue;  // skipped (did not fit) or failed

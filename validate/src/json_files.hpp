@@ -1,0 +1,24 @@
+// Reading treering-realrun's JSON files (bench, decode, step): one reader and one sniffer for every kind, so
+// that each kind's code says only what it looks for. Private to validate.
+#pragma once
+
+#include <istream>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace treering::validate::detail {
+
+// The text of `in` (the file `path`) as JSON. Throws topologies::InputError "PATH: not valid JSON: ..." (a
+// syntax error, or a number beyond a double's range).
+nlohmann::json parse_json(std::istream& in, const std::string& path);
+
+// The file as JSON (topologies::check_input_file first: no devices, pipes or huge files).
+nlohmann::json read_json_file(const std::string& path);
+
+// The file as JSON when it holds a JSON object (its first non-blank character is '{' and it parses), else
+// nothing: what tells treering-realrun's files from nccl-tests logs and CSVs.
+std::optional<nlohmann::json> json_object_in(const std::string& path);
+
+}  // namespace treering::validate::detail
