@@ -27,6 +27,20 @@ ALGOS = ["ring", "tree", "tree-fused", "tree-lse", "allgather-merge"]  # the def
 ALL_ALGOS = ALGOS + ["pass-q", "a2a", "ag-rs"]
 
 
+def command_binary():
+    """The `treering` command built beside this package (build/bin/treering next to build/python/treering)."""
+    return pathlib.Path(treering.__file__).resolve().parents[2] / "bin" / "treering"
+
+
+def command_output(test, arguments, output_format):
+    """What `treering ARGUMENTS --format FORMAT` prints; the test is skipped where the command was not built."""
+    binary = command_binary()
+    if not binary.exists():
+        test.skipTest(f"{binary} not built")
+    return subprocess.run([str(binary)] + arguments + ["--format", output_format], check=True, capture_output=True,
+                          text=True).stdout
+
+
 def by_algo(rows):
     return {row["algo"]: row for row in rows}
 
@@ -210,11 +224,7 @@ class SameRowsAsTheCommandTest(unittest.TestCase):
     """A record has the columns of the command's CSV, in its order, with the same values (one list feeds both)."""
 
     def command_rows(self, arguments):
-        binary = pathlib.Path(treering.__file__).resolve().parents[2] / "bin" / "treering"
-        if not binary.exists():
-            self.skipTest(f"{binary} not built")
-        out = subprocess.run([str(binary)] + arguments + ["--format", "csv"], check=True, capture_output=True, text=True)
-        return list(csv.DictReader(io.StringIO(out.stdout)))
+        return list(csv.DictReader(io.StringIO(command_output(self, arguments, "csv"))))
 
     def check_same(self, lines, records):
         self.assertEqual(len(lines), len(records))
@@ -266,11 +276,7 @@ class CollectiveAndPlanTest(unittest.TestCase):
     """collective() and plan() return what the command's --format json prints."""
 
     def command_json(self, arguments):
-        binary = pathlib.Path(treering.__file__).resolve().parents[2] / "bin" / "treering"
-        if not binary.exists():
-            self.skipTest(f"{binary} not built")
-        out = subprocess.run([str(binary)] + arguments + ["--format", "json"], check=True, capture_output=True, text=True)
-        return json.loads(out.stdout)
+        return json.loads(command_output(self, arguments, "json"))
 
     def test_sendrecv_across_nodes(self):
         # A small send between two DGX H100 nodes (NCCL's p2p, Simple protocol): base 8.4 us + the network hop's
@@ -320,8 +326,7 @@ class CalibrateAndValidateTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as folder:
             ours, theirs = pathlib.Path(folder) / "ours.yaml", pathlib.Path(folder) / "theirs.yaml"
             result = treering.calibrate(treering.load_cluster("dgx-h100", nodes=2), self.LOG, ours)
-            binary = pathlib.Path(treering.__file__).resolve().parents[2] / "bin" / "treering"
-            subprocess.run([str(binary), "calibrate", str(self.LOG), "--cluster", "dgx-h100", "--nodes", "2", "-o",
+            subprocess.run([str(command_binary()), "calibrate", str(self.LOG), "--cluster", "dgx-h100", "--nodes", "2", "-o",
                             str(theirs)], check=True, capture_output=True)
             def undated(path):  # the date is the day's: two runs astride midnight differ there only
                 return [line for line in path.read_text().splitlines() if "date:" not in line]
