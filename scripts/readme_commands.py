@@ -146,8 +146,11 @@ def run_python(block_lines, cwd, env):
     names = [n.strip().split(" as ")[0] for line in imports for n in line.split(",")]
     probe = subprocess.run([sys.executable, "-c", "import " + ", ".join(names)], cwd=cwd, env=env, capture_output=True,
                            text=True) if names else None
-    if probe is not None and probe.returncode != 0:
-        print(f"skipped  python block ({probe.stderr.strip().splitlines()[-1]})")
+    if probe is not None and probe.returncode != 0:  # a module missing, or one that cannot load here (the
+        # sanitizer build's aborts in a plain interpreter, saying nothing)
+        said = probe.stderr.strip().splitlines()
+        reason = said[-1] if said else "import " + ", ".join(names) + f" exits {probe.returncode}"
+        print(f"skipped  python block ({reason})")
         return 0
     result = subprocess.run([sys.executable, "-c", script], cwd=cwd, env=env, capture_output=True, text=True,
                             timeout=TIMEOUT_S)
