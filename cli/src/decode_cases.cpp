@@ -57,7 +57,7 @@ DecodeRow predict_row(const LayoutChoice& layout, const GenerationChoice& genera
   row.workload = workload.name;
   add_step(layout, layouts, workload, attention.slowest_group, row);
   if (!row.step && check_memory) model::check_fits(row.result, decode);
-  if (generation.prefill || generation.tokens) row.prefill_s = generation.prefill ? decode.prefill_s(slice, seq_len) : 0.0;
+  if (generation.prefill || generation.tokens) row.prefill_s = generation.prefill ? decode.prefill_s(slice, seq_len, options) : 0.0;
   if (generation.tokens) {
     const long long tokens = *generation.tokens;
     row.generation_s = *row.prefill_s + decode.generation_s(algorithm, slice, seq_len, tokens, options);

@@ -104,7 +104,7 @@ DecodeModel::PairCost pair_cost(const topologies::Topology& topology, int from_g
   const CollectiveCandidate empty = estimate_collective(pair, request).chosen;
   request.bytes = 1e9;
   const CollectiveCandidate gigabyte = estimate_collective(pair, request).chosen;
-  DecodeModel::PairCost cost{empty.latency_s, 1e9 / gigabyte.transfer_s, {}};  // the send/recv model is affine in the size
+  DecodeModel::PairCost cost{empty.latency_s, 1e9 / gigabyte.transfer_s, {}, {}};  // the send/recv model is affine in the size
   if (const auto& calibration = topology.spec().calibration) {
     const bool crosses = topology.domain_of_gpu(from_gpu) != topology.domain_of_gpu(to_gpu);
     cost.bands = crosses ? calibration->p2p_scale_out : calibration->p2p_scale_up;
@@ -179,13 +179,6 @@ double DecodeModel::generation_s(DecodeAlgorithm algorithm, const Workload& work
 
 double generation_from_ends_s(long long tokens, double first_token_s, double last_token_s, double first_call_s) {
   return static_cast<double>(tokens) * (first_token_s + last_token_s) / 2.0 - static_cast<double>(tokens - 1) * first_call_s;
-}
-
-double DecodeModel::prefill_s(const Workload& workload, long long seq_len) const {
-  const double n = static_cast<double>(seq_len);
-  const double flops = workload.batch * (2.0 * workload.parameters * n + 2.0 * workload.layers * n * n *
-                                                                             workload.query_heads * workload.head_dim);
-  return flops / (static_cast<double>(rates_.size()) * slowest_.peak_flops * kPrefillEfficiency);
 }
 
 void check_fits(const DecodeResult& result, const DecodeModel& model) {

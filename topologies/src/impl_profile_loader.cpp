@@ -35,6 +35,22 @@ void read_ring(const StrictMap& root, ImplProfile& profile) {
   if (ring.has("source")) profile.sources["ring"] = ring.name("source");
 }
 
+void read_prefill(const StrictMap& root, ImplProfile& profile) {
+  const YAML::Node node = root.optional("prefill");
+  if (!node) return;
+  StrictMap map(node, root.file(), "the prefill section", {"attention_schedule", "attention_efficiency", "source"});
+  PrefillProfile prefill;
+  prefill.attention_schedule = map.string("attention_schedule");
+  if (prefill.attention_schedule != "ring-causal-skip") {
+    yaml::fail(map.file(), map.required("attention_schedule"),
+               "'attention_schedule' must be ring-causal-skip, got '" + prefill.attention_schedule + "'");
+  }
+  prefill.attention_efficiency = map.number("attention_efficiency", 0.001, 1.0);
+  prefill.source = map.name("source");
+  profile.sources["prefill"] = prefill.source;
+  profile.prefill = prefill;
+}
+
 void read_uncertainty(const StrictMap& root, ImplProfile& profile) {
   StrictMap map(root.required("uncertainty"), root.file(), "the uncertainty section",
                 {"compute", "communication", "network_latency", "source"});
@@ -115,7 +131,7 @@ ImplProfile read_profile(const std::string& file, const YAML::Node& root) {
   StrictMap map(root, file, "the implementation profile",
                 {"name", "description", "implementation", "kernel_launch", "eager_dispatch", "collective_call", "host_round_trip",
                  "first_call", "kv_expansion", "cuda_graphs", "other_kernels_per_layer", "collective_algorithm", "partial_o_bytes",
-                 "ring", "uncertainty", "per_layer"});
+                 "ring", "prefill", "uncertainty", "per_layer"});
   ImplProfile profile;
   profile.origin = file;
   profile.name = map.name("name");
@@ -148,6 +164,7 @@ ImplProfile read_profile(const std::string& file, const YAML::Node& root) {
     });
   }
   read_ring(map, profile);
+  read_prefill(map, profile);
   read_uncertainty(map, profile);
   if (YAML::Node list = map.optional("per_layer")) {
     yaml::require_sequence(file, list, "per_layer");

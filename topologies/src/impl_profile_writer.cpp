@@ -56,7 +56,7 @@ void write_extra(YAML::Emitter& out, const ExtraWork& work) {
   out << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted << work.source << YAML::EndMap;
 }
 
-void write_ring_and_uncertainty(YAML::Emitter& out, const ImplProfile& profile) {
+void write_ring_prefill_uncertainty(YAML::Emitter& out, const ImplProfile& profile) {
   out << YAML::Key << "ring" << YAML::Value << YAML::BeginMap << YAML::Key << "overlap" << YAML::Value << profile.ring_overlap
       << YAML::Key << "exchanges_per_step" << YAML::Value << profile.ring_exchanges_per_step << YAML::Key
       << "host_round_trips_per_step" << YAML::Value << profile.ring_host_round_trips_per_step;
@@ -64,6 +64,12 @@ void write_ring_and_uncertainty(YAML::Emitter& out, const ImplProfile& profile) 
     out << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted << source->second;
   }
   out << YAML::EndMap;
+  if (profile.prefill) {
+    out << YAML::Key << "prefill" << YAML::Value << YAML::BeginMap << YAML::Key << "attention_schedule" << YAML::Value
+        << profile.prefill->attention_schedule << YAML::Key << "attention_efficiency" << YAML::Value
+        << shortest(profile.prefill->attention_efficiency) << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted
+        << profile.prefill->source << YAML::EndMap;
+  }
   out << YAML::Key << "uncertainty" << YAML::Value << YAML::BeginMap << YAML::Key << "compute" << YAML::Value
       << shortest(profile.uncertainty.compute) << YAML::Key << "communication" << YAML::Value
       << shortest(profile.uncertainty.communication) << YAML::Key << "network_latency" << YAML::Value
@@ -89,7 +95,7 @@ std::string impl_profile_yaml(const ImplProfile& profile) {
   sourced(out, profile, "other_kernels_per_layer", profile.other_kernels_per_layer);
   if (!profile.collective_algorithm.empty()) sourced(out, profile, "collective_algorithm", profile.collective_algorithm);
   if (profile.partial_o_bytes != 0) sourced(out, profile, "partial_o_bytes", profile.partial_o_bytes);
-  write_ring_and_uncertainty(out, profile);
+  write_ring_prefill_uncertainty(out, profile);
   if (!profile.per_layer.empty()) {
     out << YAML::Key << "per_layer" << YAML::Value << YAML::BeginSeq;
     for (const ExtraWork& work : profile.per_layer) write_extra(out, work);

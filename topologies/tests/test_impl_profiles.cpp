@@ -47,6 +47,7 @@ TEST_CASE("every preset profile loads and cites each number it sets") {
       CHECK(cited("ring"));
     }
     for (const ExtraWork& work : profile.per_layer) CHECK(!work.source.empty());
+    if (profile.prefill) CHECK(cited("prefill"));
   }
   CHECK(default_impl_profile().name == "efficient");
 }
@@ -128,6 +129,11 @@ TEST_CASE("a profile written as YAML reads back to the same values and sources")
     CHECK(back.other_kernels_per_layer == preset.other_kernels_per_layer);
     CHECK(back.collective_algorithm == preset.collective_algorithm);
     CHECK(back.partial_o_bytes == preset.partial_o_bytes);
+    CHECK(back.prefill.has_value() == preset.prefill.has_value());
+    if (preset.prefill) {
+      CHECK(back.prefill->attention_schedule == preset.prefill->attention_schedule);
+      CHECK(back.prefill->attention_efficiency == preset.prefill->attention_efficiency);
+    }
     CHECK(back.uncertainty.compute == preset.uncertainty.compute);
     CHECK(back.uncertainty.communication == preset.uncertainty.communication);
     CHECK(back.uncertainty.network_latency == preset.uncertainty.network_latency);

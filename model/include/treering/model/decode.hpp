@@ -82,12 +82,25 @@ class DecodeModel {
   // trapezoid rule over its two ends (exact where token_s is linear in the context length).
   double generation_s(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len, long long tokens,
                       const PlanOptions& options = {}) const;
-  // A rough prefill estimate of the seq_len-token prompt, split over the ranks as context parallelism does,
-  // compute-bound at kPrefillEfficiency of the slowest GPU's peak:
+  // The prefill of the seq_len-token prompt, split over the ranks as context parallelism does (decode_prefill.cpp).
+  // Without a prefill section in options.impl, a rough estimate, balanced and compute-bound at kPrefillEfficiency
+  // of the slowest GPU's peak:
   //   FLOPs = b x (2 x parameters x N + 2 x layers x N^2 x n_h x d_h)   (weights; causal attention)
   // Example: llama3.1-8b, N = 128k, 16 H100: (2 x 8.03e9 x 128e3 + 2 x 32 x 128e3^2 x 4096) = 6.35e15 FLOP
   // -> / (16 x 989e12 x 0.5) = 0.80 s. Communication of the prefill is not modelled.
-  double prefill_s(const Workload& workload, long long seq_len) const;
+  // With one, the profile's schedule (ring_causal_skip_prefill_s below).
+  double prefill_s(const Workload& workload, long long seq_len, const PlanOptions& options = {}) const;
+  // The ring-causal-skip schedule (topologies::PrefillProfile): each rank projects its N/p tokens (weights as above,
+  // at kPrefillEfficiency), then per layer p ring steps where the last rank attends to its diagonal block (causal:
+  // 2 b (N/p)^2 n_h d_h FLOPs) and then p - 1 full blocks (4 b (N/p)^2 n_h d_h each) at `attention_efficiency` of
+  // its peak, every step but the last lasting at least the slowest ring neighbour's send of the K/V block
+  // (b N/p tokens x 2 x heads x d_h x e, heads = n_h under kv_expansion, else n_kv).
+  // Example: llama3.1-8b, N = 64,000 on 8 H100 (block 8,000 tokens), efficiency 0.374: a full block 4 x 8000^2 x
+  // 4096 = 1.049e12 FLOP / 369.9e12 = 2.835 ms, the diagonal 1.417 ms; a layer 1.417 + 7 x 2.835 = 21.26 ms (the
+  // 131 MB expanded block crosses NVLink in ~2 ms, hidden), 32 layers 0.680 s; weights 2 x 8.03e9 x 8000 /
+  // (989e12 x 0.5) = 0.260 s: 0.940 s, against 0.531 s by the balanced estimate.
+  double ring_causal_skip_prefill_s(const Workload& workload, long long seq_len, double attention_efficiency,
+                                    bool kv_expansion) const;
 
   const CommGroup& group() const { return group_; }
   // A collective phase as the model times it (NCCL's algorithms over all ranks, the fastest), and the flows

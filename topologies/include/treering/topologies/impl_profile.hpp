@@ -49,6 +49,17 @@ struct Uncertainty {
   std::string source;
 };
 
+// How the implementation runs the prompt's prefill when a timed generation includes it (`--prefill`).
+struct PrefillProfile {
+  // "ring-causal-skip": the prompt in p contiguous blocks, one per rank; p ring steps per layer, at step s rank r
+  // attends to the K/V block it holds only if s <= r (its own block, causally masked, at s = 0), while the block
+  // travels on to the next rank (expanded to the query heads under kv_expansion); ranks meet every layer, so a
+  // layer takes the last rank's time: its diagonal block and p - 1 full ones, each step at least its transfer.
+  std::string attention_schedule;
+  double attention_efficiency = 0;  // of the GPU's peak FLOP rate, what the attention kernel reaches
+  std::string source;
+};
+
 struct ImplProfile {
   std::string name;
   std::string description;
@@ -70,6 +81,7 @@ struct ImplProfile {
   std::string collective_algorithm;           // every collective by this algorithm ("ring"); empty: NCCL's pick
   int partial_o_bytes = 0;                    // element size of partial outputs as they travel (0: the workload's)
   std::vector<ExtraWork> per_layer;
+  std::optional<PrefillProfile> prefill;      // none: the model's generic prefill estimate
   Uncertainty uncertainty;
   std::map<std::string, std::string> sources;  // key -> where its value comes from
 };
@@ -89,6 +101,7 @@ struct ImplProfile {
 //   collective_algorithm: ring        # optional: every collective by this algorithm (none: the fastest)
 //   partial_o_bytes: 4                # optional: partial outputs travel in fp32
 //   ring: {overlap: true, exchanges_per_step: 1, host_round_trips_per_step: 0, source: "..."}   # optional
+//   prefill: {attention_schedule: ring-causal-skip, attention_efficiency: 0.37, source: "..."}   # optional
 //   uncertainty: {compute: 0.15, communication: 0.3, network_latency: 0.6, source: "..."}       # required
 //                                     # (network_latency optional: communication's when absent)
 //   per_layer:                        # optional: extra work per layer and token
