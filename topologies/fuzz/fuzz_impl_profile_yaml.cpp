@@ -44,5 +44,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         "the written profile keeps its overheads");
   check(back.uncertainty.compute == profile.uncertainty.compute, "the written profile keeps its uncertainty");
   check(back.per_layer.size() == profile.per_layer.size(), "the written profile keeps its extra work");
+  check(back.prefill.has_value() == profile.prefill.has_value() &&
+            (!profile.prefill || back.prefill->attention_efficiency == profile.prefill->attention_efficiency),
+        "the written profile keeps its prefill");
   return 0;
 }
