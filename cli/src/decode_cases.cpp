@@ -85,7 +85,7 @@ SimulatedCase simulate_case(const ReplayChoice& replay, const model::DecodeModel
 // tokens: the simulated token time at both ends of the generation, by the trapezoid rule (as the model).
 void add_generation(const GenerationChoice& generation, const ReplayChoice& replay, const model::DecodeModel& decode,
                     const model::Workload& workload, const model::PlanOptions& options, bool check_memory, SimulatedCase& c) {
-  if (generation.prefill || generation.tokens) c.row.prefill_s = generation.prefill ? decode.prefill_s(workload, c.plan.seq_len) : 0.0;
+  if (generation.prefill || generation.tokens) c.row.prefill_s = generation.prefill ? decode.prefill_s(workload, c.plan.seq_len, options) : 0.0;
   if (generation.tokens) {
     const long long tokens = *generation.tokens;
     const SimulatedCase end =

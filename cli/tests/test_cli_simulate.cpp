@@ -66,6 +66,20 @@ TEST_CASE("simulate speaks predict's schema: the same keys, the engine named, CS
     CHECK(sim_rows[i]["model_latency_s"] == model_rows[i]["latency_s"]);
     CHECK(sim_rows[i]["transfers_simulated"].get<long long>() > 0);
   }
+  // An implementation's own prefill (paper-torch-llama: the paper's causal ring) is the same in both engines: the
+  // simulator replays the decode steps only.
+  const std::string paper = " --cluster dgx-h100 --nodes 1 --workload llama3.1-8b --seq-len 20k --algo tree --tokens 2 "
+                            "--prefill --impl paper-torch-llama --format json";
+  auto sim_paper = run_treering("simulate" + paper);
+  auto model_paper = run_treering("predict" + paper);
+  REQUIRE(sim_paper.exit_code == 0);
+  REQUIRE(model_paper.exit_code == 0);
+  const double prefill_s = nlohmann::json::parse(model_paper.out)[0]["prefill_s"].get<double>();
+  CHECK(nlohmann::json::parse(sim_paper.out)[0]["prefill_s"].get<double>() == prefill_s);
+  auto generic = run_treering("predict --cluster dgx-h100 --nodes 1 --workload llama3.1-8b --seq-len 20k --algo tree "
+                              "--tokens 2 --prefill --format json");
+  REQUIRE(generic.exit_code == 0);
+  CHECK(nlohmann::json::parse(generic.out)[0]["prefill_s"].get<double>() < prefill_s);  // the balanced estimate
   auto csv = run_treering("simulate --cluster dgx-h100 --nodes 1 --seq-len 80k --algo tree --format csv");
   REQUIRE(csv.exit_code == 0);
   CHECK(csv.out.rfind("algo,engine,cluster,nodes,gpus,workload,batch,seq_len,latency_s,", 0) == 0);
