@@ -1,4 +1,4 @@
-// Implementation profiles: the presets load and cite every number; bad profiles are FILE:LINE:COL errors.
+// Implementation profiles: the presets load and cite every number; bad profiles (prefill included) are FILE:LINE:COL errors.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -155,4 +155,25 @@ TEST_CASE("a profile written as YAML reads back to the same values and sources")
       CHECK(b.host_round_trips == a.host_round_trips);
     }
   }
+}
+
+TEST_CASE("a prefill section reads back its schedule, efficiency and source") {
+  const ImplProfile p = load_impl_profile_text(
+      kHead + "prefill: {attention_schedule: ring-causal-skip, attention_efficiency: 0.37, source: fa3-fig5}\n", "p.yaml");
+  REQUIRE(p.prefill.has_value());
+  CHECK(p.prefill->attention_schedule == "ring-causal-skip");
+  CHECK(p.prefill->attention_efficiency == 0.37);
+  CHECK(p.sources.at("prefill") == "fa3-fig5");
+  CHECK(!load_impl_profile_text(kHead, "p.yaml").prefill.has_value());  // absent: the generic estimate
+}
+
+TEST_CASE("a bad prefill section is an error at its key") {
+  // Line 5 is the prefill line; columns count from 1.
+  CHECK(error_of(kHead + "prefill: {attention_schedule: balanced, attention_efficiency: 0.4, source: s}\n")
+            .find("p.yaml:5:31: error: 'attention_schedule' must be ring-causal-skip, got 'balanced'") == 0);
+  CHECK(error_of(kHead + "prefill: {attention_schedule: ring-causal-skip, attention_efficiency: 1.5, source: s}\n")
+            .find("p.yaml:5:") == 0);
+  CHECK(error_of(kHead + "prefill: {attention_schedule: ring-causal-skip, attention_efficiency: 0.4}\n").find("p.yaml:5:10: error:") == 0);
+  CHECK(error_of(kHead + "prefill: {attention_schedul: ring-causal-skip, attention_efficiency: 0.4, source: s}\n")
+            .find("unknown key 'attention_schedul' in the prefill section") != std::string::npos);
 }
