@@ -58,7 +58,7 @@ void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& 
       ->check(CLI::Range(1LL, 1000000000000LL));
   command.add_option("--split", args.split, "KV cache per GPU: equal, or by-speed (in proportion to each GPU's speed, for mixed GPUs)")
       ->check(CLI::IsMember({"equal", "by-speed"}))->capture_default_str();
-  command.add_flag("--prefill", args.prefill, "Add the model's prefill estimate of the prompt (JSON prefill_s; in generation_s)");
+  command.add_flag("--prefill", args.prefill, "Add the prompt's prefill: the --impl profile's schedule where it has one, else a balanced estimate (JSON prefill_s; in generation_s)");
   add_impl_option(command, args.impl);
   add_format_option(command, args.format, std::move(formats));
 }
