@@ -27,11 +27,11 @@ double DecodeModel::ring_causal_skip_prefill_s(const Workload& workload, long lo
                               (last.peak_flops * attention_efficiency);
   const int heads = kv_expansion ? workload.query_heads : workload.kv_heads;
   const double block_bytes = b * block_tokens * 2.0 * heads * workload.head_dim * workload.dtype_bytes;
-  double transfer_s = 0;
+  double transfer_s = 0;  // one GPU: no ring
   for (int rank = 0; p > 1 && rank < p; ++rank) transfer_s = std::max(transfer_s, p2p(rank, (rank + 1) % p).time_s(block_bytes));
   // Step 0: the diagonal block while the first block travels; steps 1 .. p-2: a full block each while the next
   // travels; step p-1: the last full block.
-  double layer_s = p > 1 ? std::max(full_block_s / 2.0, transfer_s) : full_block_s / 2.0;
+  double layer_s = std::max(full_block_s / 2.0, transfer_s);
   for (int step = 1; step < p; ++step) layer_s += step + 1 < p ? std::max(full_block_s, transfer_s) : full_block_s;
   return weights_s + workload.layers * layer_s;
 }
