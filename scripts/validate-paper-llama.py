@@ -6,7 +6,11 @@ paper-torch-llama --tokens 9 --prefill` (the generate(x, 10) call the paper time
 new token, then 9 decode steps, llama_flash_sp.py generate(); PyTorch eager) for tree and ring; the table prints both times and the ring/tree ratio, measured and predicted, and
 the median |error| of the ratio (nearest rank, as treering's statistics define it).
 
-Usage: scripts/validate-paper-llama.py [--treering build/bin/treering] [--format table|csv]
+Usage: scripts/validate-paper-llama.py [--treering build/bin/treering] [--format table|csv] [--cluster-file NAME=FILE ...]
+
+--cluster-file replaces the cluster a row names (its `cluster` column: a preset, or a cluster file's path from the
+repository's root) by another cluster: FILE is a preset name or a cluster file's path. Example: the 2x RTX 4090
+rows on the uncalibrated preset, --cluster-file validate/data/nccl-pcie/rtx4090-2gpu-kalavai.yaml=rtx4090-pcie.
 """
 import argparse
 import csv
@@ -20,8 +24,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "validate", "data", "paper-llama", "tree-attention-2408.04093.csv")
 
 
-def generation_s(treering, row):
-    command = [treering, "predict", "--cluster", row["cluster"], "--nodes", row["nodes"],
+def cluster_argument(row, cluster_files):
+    """The --cluster a row is predicted on: a replacement given on the command line, else the row's preset name or
+    cluster file (a path from the repository's root)."""
+    if row["cluster"] in cluster_files:
+        return cluster_files[row["cluster"]]
+    if row["cluster"].endswith(".yaml"):
+        return os.path.join(HERE, "..", row["cluster"])
+    return row["cluster"]
+
+
+def generation_s(treering, row, cluster_files):
+    command = [treering, "predict", "--cluster", cluster_argument(row, cluster_files), "--nodes", row["nodes"],
                "--gpus-per-node", row["gpus_per_node"], "--workload", row["workload"], "--seq-len", row["seq_len"],
                "--algo", "tree,ring", "--impl", "paper-torch-llama", "--tokens", "9", "--prefill", "--format", "json"]
     results = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
@@ -37,12 +51,20 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--treering", default=os.path.join(HERE, "..", "build", "bin", "treering"))
     parser.add_argument("--format", choices=["table", "csv"], default="table")
+    parser.add_argument("--cluster-file", action="append", default=[], metavar="NAME=FILE",
+                        help="predict the rows on cluster NAME with cluster FILE (a preset or a file) instead")
     args = parser.parse_args()
+    cluster_files = {}
+    for mapping in args.cluster_file:
+        name, sep, path = mapping.partition("=")
+        if not sep or not name or not path:
+            parser.error(f"--cluster-file wants NAME=FILE, got '{mapping}'")
+        cluster_files[name] = path
     with open(DATA, newline="") as f:
         rows = list(csv.DictReader(f))
     out = []
     for row in rows:
-        predicted = generation_s(args.treering, row)
+        predicted = generation_s(args.treering, row, cluster_files)
         measured_ratio = float(row["ring_s"]) / float(row["tree_s"])
         predicted_ratio = predicted["ring"] / predicted["tree"]
         out.append({"table": row["table"], "gpus": row["gpus_label"], "seq": row["seq_label"],
