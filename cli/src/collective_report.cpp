@@ -75,7 +75,11 @@ CollectiveReport collective_report(const topologies::Topology& topology, const C
     }
     const model::CollectiveEstimate estimate = model::estimate_collective(group, request);
     model::RelativeErrors errors = model::prediction_errors(topology, topologies::default_impl_profile(), extrapolated);
-    if (!topology.spec().calibration) errors.source = "the uncalibrated collective model's worst |error| on the public 2-node H100 nccl-tests set";
+    if (errors.host_staged) {
+      errors.source = "GPUs meet in host memory: the uncalibrated model's worst |error| on public runs of such boxes";
+    } else if (!topology.spec().calibration) {
+      errors.source = "the uncalibrated collective model's worst |error| on the public 2-node H100 nccl-tests set";
+    }
     // Across domains at a latency-bound size: the error the public multi-node runs show there (network_latency).
     const bool network_latency = group.domains > 1 && estimate.chosen.latency_s >= estimate.chosen.transfer_s;
     if (network_latency && errors.network_latency != errors.communication) {

@@ -78,8 +78,10 @@ std::string errors_legend(const std::vector<model::RelativeErrors>& errors) {
 
 std::string band_line(const std::vector<DecodeRow>& rows) {
   if (rows.empty()) return "";
-  return "; band: " + errors_text(rows.front().errors) + " (" +
-         (rows.front().calibration == "none" ? "the profile's validation" : "the calibration's residuals") + ")";
+  const model::RelativeErrors& errors = rows.front().errors;
+  const std::string host = errors.host_staged ? "; communication: GPUs meet in host memory, public runs of such boxes" : "";
+  return "; band: " + errors_text(errors) + " (" +
+         (rows.front().calibration == "none" ? "the profile's validation" : "the calibration's residuals") + host + ")";
 }
 
 std::string format_band(const model::Band& band) {

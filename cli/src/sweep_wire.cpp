@@ -14,13 +14,13 @@ namespace {
 #if defined(__GLIBCXX__) && defined(__x86_64__)
 // Worked out field by field, e.g. DecodeResult: algorithm 4 + pad 4, seq_len 8, gpus 4, domains 4, impl 32,
 // latency_s 8, breakdown 6 x 8, volume 4 x 8, memory 6 x 8, weights_s + token_s + first_call_s 24, phases 24 = 240.
-static_assert(sizeof(DecodeRow) == 840, "DecodeRow changed: update fields(DecodeRow) in sweep_wire.cpp, then this size");
+static_assert(sizeof(DecodeRow) == 848, "DecodeRow changed: update fields(DecodeRow) in sweep_wire.cpp, then this size");
 static_assert(sizeof(model::DecodeResult) == 240, "DecodeResult changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::DecodeBreakdown) == 48, "DecodeBreakdown changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::DecodeVolume) == 32, "DecodeVolume changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::DecodeMemory) == 48, "DecodeMemory changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::PhaseTime) == 80, "PhaseTime changed: update sweep_wire.cpp, then this size");
-static_assert(sizeof(model::RelativeErrors) == 56, "RelativeErrors changed: update sweep_wire.cpp, then this size");
+static_assert(sizeof(model::RelativeErrors) == 64, "RelativeErrors changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::Band) == 16, "Band changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::Layout) == 8, "Layout changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::StepResult) == 200, "StepResult changed: update sweep_wire.cpp, then this size");
@@ -56,7 +56,7 @@ void fields(A& a, T& r) {
 }
 template <class A, Of<model::RelativeErrors> T>
 void fields(A& a, T& e) {
-  a(e.compute, e.communication, e.network_latency, e.source);
+  a(e.compute, e.communication, e.network_latency, e.source, e.host_staged);
 }
 template <class A, Of<model::Band> T>
 void fields(A& a, T& b) {

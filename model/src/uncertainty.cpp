@@ -12,6 +12,14 @@ double upper(double x, double error) {
   return error < 1 ? x / (1 - error) : std::numeric_limits<double>::infinity();
 }
 
+// Whether some node of the cluster holds two or more GPUs that reach each other through host memory.
+bool stages_through_host(const topologies::Topology& topology) {
+  for (const topologies::NodeGroup& group : topology.spec().groups) {
+    if (group.fabric.type == topologies::FabricType::pcie && !group.fabric.p2p && group.gpus_per_node > 1) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 RelativeErrors prediction_errors(const topologies::Topology& topology, const topologies::ImplProfile& profile,
@@ -19,6 +27,13 @@ RelativeErrors prediction_errors(const topologies::Topology& topology, const top
   const auto& calibration = topology.spec().calibration;
   RelativeErrors errors{profile.uncertainty.compute, profile.uncertainty.communication, profile.uncertainty.network_latency,
                         "implementation profile '" + profile.name + "': " + profile.uncertainty.source};
+  if (stages_through_host(topology)) {
+    errors.communication = std::max(errors.communication, kHostStagedError);
+    errors.network_latency = std::max(errors.network_latency, kHostStagedError);
+    errors.host_staged = true;
+    errors.source += "; GPUs through host memory (PCIe without P2P): communication at least the model's worst |error| "
+                     "on public runs of such boxes, calibrate to narrow it";
+  }
   if (!calibration) return errors;
   const topologies::CalibrationProvenance& p = calibration->provenance;
   if (!p.max_abs_rel_error && !p.attention_max_abs_rel_error) return errors;
@@ -26,6 +41,7 @@ RelativeErrors prediction_errors(const topologies::Topology& topology, const top
   std::string compute = "from the profile";
   if (p.max_abs_rel_error) {
     errors.communication = errors.network_latency = *p.max_abs_rel_error * scale;
+    errors.host_staged = false;
     if (calibration->hbm_efficiency || calibration->launch_overhead_s) errors.compute = errors.communication, compute = "fitted";
   }
   if (p.attention_max_abs_rel_error) {  // the attention fitted by kernel shape: its own worst error

@@ -3,7 +3,12 @@
 // 2 GiB (their logs' last rows), far below the preset's PCIe links (25 GB/s between two cards).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "treering/model/statistics.hpp"
+#include "treering/model/uncertainty.hpp"
+#include "treering/topologies/impl_profile.hpp"
 #include "treering/topologies/load.hpp"
 #include "treering/validate/calibrate.hpp"
 
@@ -51,4 +56,28 @@ TEST_CASE("the calibrated 2x RTX 4090 box runs between the two public hosts, and
     CHECK(predicted_s == doctest::Approx(2147483648.0 / committed_Bps).scale(1.0).epsilon(0.01));
   }
   CHECK(model::median_abs(fit.rel_errors_after) < model::median_abs(fit.rel_errors_before));
+}
+
+TEST_CASE("uncalibrated, a box whose GPUs meet in host memory carries the model's worst error on these runs") {
+  const auto runs = both_runs();
+  topologies::ClusterSpec preset = topologies::load_cluster("rtx4090-pcie");
+  topologies::apply_overrides(preset, {1, 2});
+  const std::vector<double> predicted = validate::predict_collectives(preset, runs);
+  double worst = 0;
+  for (size_t i = 0; i < runs.size(); ++i) worst = std::max(worst, std::abs(predicted[i] - runs[i].time_s) / runs[i].time_s);
+  CHECK(worst == doctest::Approx(1 - 0.6856 / 7.8433).scale(1.0).epsilon(0.002));  // 16 MiB, in-place 7.8433 ms
+  CHECK(model::kHostStagedError == std::ceil(worst * 100) / 100);
+
+  const topologies::ImplProfile& efficient = topologies::default_impl_profile();
+  const model::RelativeErrors staged = model::prediction_errors(topologies::Topology(preset), efficient, false);
+  CHECK(staged.communication == model::kHostStagedError);
+  CHECK(staged.network_latency == model::kHostStagedError);
+  CHECK(staged.compute == efficient.uncertainty.compute);
+  CHECK(staged.host_staged);
+  topologies::ClusterSpec one_per_box = topologies::load_cluster("rtx4090-pcie");
+  topologies::apply_overrides(one_per_box, {2, 1});  // nothing meets in host memory
+  CHECK(model::prediction_errors(topologies::Topology(one_per_box), efficient, false).communication == efficient.uncertainty.communication);
+  const topologies::ClusterSpec calibrated = topologies::load_cluster(kDir + "rtx4090-2gpu-kalavai.yaml");
+  CHECK(model::prediction_errors(topologies::Topology(calibrated), efficient, false).communication ==
+        calibrated.calibration->provenance.max_abs_rel_error.value());
 }
