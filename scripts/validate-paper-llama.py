@@ -62,6 +62,10 @@ def main():
         cluster_files[name] = path
     with open(DATA, newline="") as f:
         rows = list(csv.DictReader(f))
+    unused = sorted(set(cluster_files) - {row["cluster"] for row in rows})
+    if unused:
+        parser.error(f"--cluster-file: no row is predicted on {', '.join(unused)} (the `cluster` column names "
+                     f"{', '.join(sorted({row['cluster'] for row in rows}))})")
     out = []
     for row in rows:
         predicted = generation_s(args.treering, row, cluster_files)

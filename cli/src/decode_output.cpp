@@ -61,7 +61,8 @@ std::string errors_text(const model::RelativeErrors& errors) {
   } else {
     std::snprintf(text, sizeof text, "compute +-%.1f %%, communication +-%.1f %%", 100 * errors.compute, 100 * errors.communication);
   }
-  return text;
+  // Why communication is so wide: an uncalibrated box whose GPUs meet in host memory (model::kHostStagedError).
+  return std::string(text) + (errors.host_staged ? " (GPUs meet in host memory: public runs of such boxes)" : "");
 }
 
 std::string errors_legend(const std::vector<model::RelativeErrors>& errors) {
@@ -78,10 +79,8 @@ std::string errors_legend(const std::vector<model::RelativeErrors>& errors) {
 
 std::string band_line(const std::vector<DecodeRow>& rows) {
   if (rows.empty()) return "";
-  const model::RelativeErrors& errors = rows.front().errors;
-  const std::string host = errors.host_staged ? "; communication: GPUs meet in host memory, public runs of such boxes" : "";
-  return "; band: " + errors_text(errors) + " (" +
-         (rows.front().calibration == "none" ? "the profile's validation" : "the calibration's residuals") + host + ")";
+  return "; band: " + errors_text(rows.front().errors) + " (" +
+         (rows.front().calibration == "none" ? "the profile's validation" : "the calibration's residuals") + ")";
 }
 
 std::string format_band(const model::Band& band) {

@@ -50,7 +50,10 @@ RelativeErrors prediction_errors(const topologies::Topology& topology, const top
   }
   errors.source = std::string("the calibration's largest |error| (") + (extrapolated ? "doubled: extrapolated, " : "") +
                   "compute " + compute + ")";
-  if (!p.max_abs_rel_error) errors.source += "; communication from the profile";
+  if (!p.max_abs_rel_error) {
+    errors.source += errors.host_staged ? "; communication: GPUs through host memory, the model's worst |error| on public runs of such boxes"
+                                        : "; communication from the profile";
+  }
   return errors;
 }
 

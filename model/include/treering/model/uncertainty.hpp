@@ -40,7 +40,8 @@ RelativeErrors prediction_errors(const topologies::Topology& topology, const top
 // P2P), uncalibrated: the rtx4090-pcie preset against public all-reduces of two RTX 4090s in one host
 // (validate/data/nccl-pcie): 0.686 ms predicted for 16 MiB where 7.84 ms were measured, -91.3 %, rounded up. The
 // rate of that path is set by the host (CPU, memory, root complex), which a cluster file does not describe; the
-// preset takes its PCIe links' rate, and public hosts reach 7-11x less (2-card boxes) to ~2x more (8-card servers).
+// preset takes its PCIe links' rate. Public runs reach 5-11x less on one server (pairs and fours of cards, the ones
+// stored) and ~2x more on two others (4 and 8 cards, not stored): there the preset is too slow, outside this band.
 constexpr double kHostStagedError = 0.92;
 
 struct Band {
