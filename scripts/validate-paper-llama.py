@@ -38,7 +38,11 @@ def generation_s(treering, row, cluster_files):
     command = [treering, "predict", "--cluster", cluster_argument(row, cluster_files), "--nodes", row["nodes"],
                "--gpus-per-node", row["gpus_per_node"], "--workload", row["workload"], "--seq-len", row["seq_len"],
                "--algo", "tree,ring", "--impl", "paper-torch-llama", "--tokens", "9", "--prefill", "--format", "json"]
-    results = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"validate-paper-llama.py: error: {row['table']} {row['gpus_label']} {row['seq_label']}: "
+                 f"{done.stderr.strip() or 'treering predict failed'}")
+    results = json.loads(done.stdout)
     return {r["algo"]: r["generation_s"] for r in results}
 
 

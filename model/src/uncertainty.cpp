@@ -12,6 +12,9 @@ double upper(double x, double error) {
   return error < 1 ? x / (1 - error) : std::numeric_limits<double>::infinity();
 }
 
+const char* const kHostStagedSource =
+    "communication: GPUs through host memory (PCIe without P2P), at least the model's worst |error| on public runs of such boxes";
+
 // Whether some node of the cluster holds two or more GPUs that reach each other through host memory.
 bool stages_through_host(const topologies::Topology& topology) {
   for (const topologies::NodeGroup& group : topology.spec().groups) {
@@ -31,8 +34,7 @@ RelativeErrors prediction_errors(const topologies::Topology& topology, const top
     errors.communication = std::max(errors.communication, kHostStagedError);
     errors.network_latency = std::max(errors.network_latency, kHostStagedError);
     errors.host_staged = true;
-    errors.source += "; GPUs through host memory (PCIe without P2P): communication at least the model's worst |error| "
-                     "on public runs of such boxes, calibrate to narrow it";
+    errors.source += std::string("; ") + kHostStagedSource + " (calibrate to narrow it)";
   }
   if (!calibration) return errors;
   const topologies::CalibrationProvenance& p = calibration->provenance;
@@ -51,8 +53,7 @@ RelativeErrors prediction_errors(const topologies::Topology& topology, const top
   errors.source = std::string("the calibration's largest |error| (") + (extrapolated ? "doubled: extrapolated, " : "") +
                   "compute " + compute + ")";
   if (!p.max_abs_rel_error) {
-    errors.source += errors.host_staged ? "; communication: GPUs through host memory, the model's worst |error| on public runs of such boxes"
-                                        : "; communication from the profile";
+    errors.source += errors.host_staged ? std::string("; ") + kHostStagedSource : std::string("; communication from the profile");
   }
   return errors;
 }
