@@ -76,7 +76,7 @@ void add_collective_command(CLI::App& app) {
   command->add_option("--gpus", args->gpus, "The group's GPUs, e.g. 0,8 (default: all; sendrecv: 0 and the next domain's first)")
       ->delimiter(',');
   command->add_option("--algo", args->algorithm, "Force an algorithm: ring, tree, nvls, nvls-tree, hierarchical, "
-                                                  "recursive-doubling, p2p");
+                                                  "recursive-doubling, collnet-direct, collnet-chain (SHARP), p2p");
   command->add_option("--protocol", args->protocol, "Force a protocol: LL, LL128, Simple");
   command->add_option("--algorithms", args->algorithms, "Pick from NCCL's algorithms or all that the model knows")
       ->check(CLI::IsMember({"nccl", "all"}))

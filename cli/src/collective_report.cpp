@@ -86,6 +86,11 @@ CollectiveReport collective_report(const topologies::Topology& topology, const C
       errors.communication = errors.network_latency;
       if (!topology.spec().calibration) errors.source = "the uncalibrated model's worst |error| at <= 64 KiB across nodes on public multi-node nccl-tests runs";
     }
+    const model::CollectiveAlgorithm picked = estimate.chosen.algorithm;
+    if (group.in_network_reduction && (picked == model::CollectiveAlgorithm::collnet_direct ||
+                                       picked == model::CollectiveAlgorithm::collnet_chain || picked == model::CollectiveAlgorithm::nvls)) {
+      errors.source += "; reduced in the network (SHARP): NCCL's constants, not checked against a measurement";
+    }
     report.estimates.push_back({estimate, model::band_of(0.0, estimate.chosen.time_s, errors), errors});
   }
   return report;

@@ -127,12 +127,16 @@ ordered_json decode_json(const DecodeRow& row) {
 
 std::string calibration_line(const topologies::Topology& topology) {
   const auto& calibration = topology.spec().calibration;
-  if (!calibration) return "calibration: none (nominal bandwidths x default efficiencies)";
+  // SHARP's costs are NCCL's tuning constants: no public measurement was found to check them against.
+  const std::string sharp = topology.spec().network.in_network_reduction
+                                ? "\nin-network reduction (SHARP): NCCL's CollNet and NVLS constants, not checked against a measurement"
+                                : "";
+  if (!calibration) return "calibration: none (nominal bandwidths x default efficiencies)" + sharp;
   std::string inputs;
   for (const std::string& input : calibration->provenance.inputs) inputs += (inputs.empty() ? "" : ", ") + input;
   return "calibration: " + (inputs.empty() ? std::string("(inputs not named)") : inputs) +
          (calibration->provenance.date.empty() ? "" : " (" + calibration->provenance.date + ")") +
-         "; rows marked OUTSIDE extrapolate beyond what it measured";
+         "; rows marked OUTSIDE extrapolate beyond what it measured" + sharp;
 }
 
 std::string calibration_marker(const DecodeRow& row) {

@@ -168,6 +168,15 @@ void all_to_all(const Layout& layout, const std::vector<int>& domain_of_rank, do
   }
 }
 
+// The network's part of an all-reduce the switches reduce (SHARP): every GPU sends its S / g up and gets it back
+// reduced, whatever the number of domains; as flows, per rail a ring of S / g over the domains (each NIC then
+// sends and receives S / g), wire scaled so that alone they take the model's S / the domain's NIC rate.
+void in_network_rails(const CommGroup& group, const Layout& layout, double S, double efficiency, Flows& flows) {
+  const int g = group.ranks_per_domain;
+  flows.wire_per_byte = g * group.scale_out_nic_Bps / (group.scale_out_domain_Bps * efficiency);
+  rail_rings(layout, S / g, flows);
+}
+
 [[noreturn]] void cannot(CollectiveOp op, CollectiveAlgorithm algorithm) {
   throw std::invalid_argument(std::string("no flows for ") + to_string(algorithm) + " " + to_string(op));
 }
@@ -186,12 +195,21 @@ void allreduce(const CommGroup& group, const Layout& layout, CollectiveAlgorithm
         flows.ring(members, 2.0 * (members.size() - 1) / members.size() * S);
       }
       return rail_rings(layout, 2.0 * (k - 1) / k * S / g, flows);
+    case CollectiveAlgorithm::collnet_direct:
+    case CollectiveAlgorithm::collnet_chain:
+      // The model's 2 (g-1)/g x S a GPU inside; a chain takes 2 S of time for it (its wire stretched by g / (g-1)).
+      if (algorithm == CollectiveAlgorithm::collnet_chain && g > 1) flows.wire_per_byte = g / ((g - 1.0) * efficiency);
+      for (const auto& members : layout.domains) flows.ring(members, 2.0 * (g - 1) / g * S);
+      return in_network_rails(group, layout, S, efficiency, flows);
     case CollectiveAlgorithm::nvls:
     case CollectiveAlgorithm::nvls_tree: {
       // In-switch: the pair rate over the in-switch rate, so that a flow alone takes S / in-switch rate.
       flows.wire_per_byte = group.scale_up_pair_Bps / (group.in_switch_Bps * efficiency);
       for (const auto& members : layout.domains) flows.ring(members, S);
-      if (algorithm == CollectiveAlgorithm::nvls) return;
+      if (algorithm == CollectiveAlgorithm::nvls) {
+        if (k > 1) in_network_rails(group, layout, S, efficiency, flows);  // across domains: SHARP
+        return;
+      }
       // Across domains, per rail: 2 (k-1)/k x S/g through one NIC, in the model's time of g of those through
       // the domain's NICs (the same when every GPU has its own NIC).
       flows.wire_per_byte = g * group.scale_out_nic_Bps / (group.scale_out_domain_Bps * efficiency);

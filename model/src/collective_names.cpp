@@ -9,9 +9,10 @@ namespace treering::model {
 namespace {
 
 constexpr std::array<const char*, 6> kOps{"allreduce", "allgather", "reducescatter", "broadcast", "sendrecv", "alltoall"};
-constexpr std::array<const char*, 7> kAlgorithms{"ring",         "tree",
-                                                 "nvls",         "nvls-tree",
-                                                 "hierarchical", "recursive-doubling",
+constexpr std::array<const char*, 9> kAlgorithms{"ring",           "tree",
+                                                 "nvls",           "nvls-tree",
+                                                 "hierarchical",   "recursive-doubling",
+                                                 "collnet-direct", "collnet-chain",
                                                  "p2p"};
 constexpr std::array<const char*, 3> kProtocolNames{"LL", "LL128", "Simple"};
 

@@ -110,6 +110,51 @@ Cost recursive_doubling(const Terms& t, double S, double passes) {
   return cost;
 }
 
+// All-reduce with the network's switches reducing (SHARP: NCCL's CollNet, and NVLS across domains, which NCCL
+// runs only with CollNet), where the cluster's network says so. Simple only. Latency (NCCL 2.30.7
+// src/graph/tuning.cc ncclTopoTuneModel): NVLS intra + inter, 25 + 18 = 43 us; CollNet Direct
+// 2 (min(1, g - 1) x 3.7 + (g - 1) x 0.4) + 31, 44.0 us with 8 GPUs a domain; CollNet Chain 2 (g - 1) x 2.8 + 30,
+// 69.2 us; with one GPU a domain NCCL takes the tree's network figure (14 us) instead. None grows with the
+// number of domains: the switches reduce. Bytes: each domain sends S up through its NICs and gets S back reduced
+// (S / g a GPU, however many domains), pipelined with the part inside: NVLS reduces and broadcasts in the NVSwitch
+// (S at its rate), Direct scatters to and gathers from the g GPUs that lead a NIC each (2 (g - 1) / g x S a GPU
+// over the fabric), Chain passes S down a chain of the g GPUs and back (2 S). The slower part sets the transfer.
+// Worked example, 2 x DGX H100 (in-switch 270 GB/s, 8 x 46 GB/s NICs), NVLS at 1 GiB: 43 us + 1.074 GB / 270 GB/s
+// = 4.02 ms, where NVLS-tree takes 4.23 ms; at 8 B Direct 44.0 us against the tree's 25.2 us.
+constexpr double kCollNetArity_s = 0.4e-6;  // NCCL's "arity serialization latency" per GPU of a CollNet Direct domain
+constexpr double kCollNetMaxRanksPerDomain = 8;  // NCCL refuses CollNet Direct and Chain beyond (src/enqueue.cc)
+
+Cost in_network_allreduce(const Terms& t, CollectiveAlgorithm algorithm, double S) {
+  Cost cost;
+  const CommGroup& group = t.group;
+  if (!group.in_network_reduction || !group.uniform || t.protocol != Protocol::simple) return cost;
+  LatencyRow row = LatencyRow::collnet_chain;
+  double inside_latency_s = 2 * (t.g - 1) * t.up(row);
+  double inside_s = t.g > 1 ? 2 * S / group.scale_up_bus_Bps : 0.0;
+  if (algorithm == CollectiveAlgorithm::nvls) {
+    if (!group.in_switch_reduction) return cost;
+    row = LatencyRow::nvls;
+    inside_latency_s = t.up(row);
+    inside_s = S / group.in_switch_Bps;
+  } else if (algorithm == CollectiveAlgorithm::collnet_direct) {
+    if (!group.nvswitch) return cost;
+    row = LatencyRow::collnet_direct;
+    inside_latency_s = 2 * (std::min(1.0, t.g - 1) * t.up(row) + (t.g - 1) * kCollNetArity_s);
+    inside_s = 2 * (t.g - 1) / t.g * S / group.scale_up_bus_Bps;
+  } else if (algorithm != CollectiveAlgorithm::collnet_chain) {
+    return cost;
+  }
+  if (algorithm != CollectiveAlgorithm::nvls && t.g > kCollNetMaxRanksPerDomain) return cost;
+  cost.network_latency_s = t.g > 1 ? t.out(row) : t.out(LatencyRow::tree);
+  cost.latency_s = t.base(row) + inside_latency_s + cost.network_latency_s;
+  const double network_s = S / group.scale_out_domain_Bps;
+  cost.transfer_s = std::max(network_s, inside_s);
+  cost.network_bound = network_s >= inside_s;
+  cost.scale_out_bytes = S / t.g;
+  cost.scale_up_bytes = algorithm == CollectiveAlgorithm::nvls ? S : 2 * (t.g - 1) / t.g * S;  // a chain's GPUs on average
+  return cost;
+}
+
 Cost allreduce(const Terms& t, CollectiveAlgorithm algorithm, double S) {
   const CommGroup& group = t.group;
   Cost cost;
@@ -126,8 +171,11 @@ Cost allreduce(const Terms& t, CollectiveAlgorithm algorithm, double S) {
       cost.scale_out_bytes = 2 * (t.k - 1) * S / t.n;
       cost.scale_up_bytes = 2 * (t.n - 1) / t.n * S - cost.scale_out_bytes;
       return cost;
+    case CollectiveAlgorithm::collnet_direct:
+    case CollectiveAlgorithm::collnet_chain: return in_network_allreduce(t, algorithm, S);
     case CollectiveAlgorithm::nvls:
-      if (!group.in_switch_reduction || t.k > 1) return cost;
+      if (t.k > 1) return in_network_allreduce(t, algorithm, S);
+      if (!group.in_switch_reduction) return cost;
       cost.latency_s = t.base(LatencyRow::nvls) + t.up(LatencyRow::nvls);
       cost.transfer_s = S / (group.in_switch_Bps * t.factor());
       cost.scale_up_bytes = S;

@@ -94,7 +94,9 @@ void apply_calibration(const topo::Calibration& calibration, CommGroup& group) {
                                                        {"ring", LatencyRow::ring},
                                                        {"nvls", LatencyRow::nvls},
                                                        {"nvls-tree", LatencyRow::nvls_tree},
-                                                       {"p2p", LatencyRow::p2p}};
+                                                       {"p2p", LatencyRow::p2p},
+                                                       {"collnet-direct", LatencyRow::collnet_direct},
+                                                       {"collnet-chain", LatencyRow::collnet_chain}};
   for (const auto& [name, values] : calibration.collectives) {
     const LatencyRow row = kRows.at(name);
     if (values.base_latency_s) set_row(group.latency.base, row, *values.base_latency_s);
@@ -131,6 +133,8 @@ LatencyTable nccl_latency_defaults(bool pcie_fabric) {
   table.base[row(LatencyRow::nvls)] = micro({kNone, kNone, 0.0});
   table.base[row(LatencyRow::nvls_tree)] = micro({kNone, kNone, 0.0});
   table.base[row(LatencyRow::p2p)] = table.base[row(LatencyRow::ring)];
+  table.base[row(LatencyRow::collnet_direct)] = micro({kNone, kNone, 0.0});
+  table.base[row(LatencyRow::collnet_chain)] = micro({kNone, kNone, 0.0});
   if (pcie_fabric) {
     table.scale_up_step[row(LatencyRow::tree)] = micro({1.0, 1.9, 4.0});
     table.scale_up_step[row(LatencyRow::ring)] = micro({1.0, 2.5, 5.7});
@@ -141,12 +145,16 @@ LatencyTable nccl_latency_defaults(bool pcie_fabric) {
   table.scale_up_step[row(LatencyRow::nvls)] = micro({kNone, kNone, 25.0});
   table.scale_up_step[row(LatencyRow::nvls_tree)] = micro({kNone, kNone, 25.0});
   table.scale_up_step[row(LatencyRow::p2p)] = table.scale_up_step[row(LatencyRow::ring)];
+  table.scale_up_step[row(LatencyRow::collnet_direct)] = micro({kNone, kNone, 3.7});  // NVLink and PCI alike
+  table.scale_up_step[row(LatencyRow::collnet_chain)] = micro({kNone, kNone, 2.8});
   table.scale_out_step[row(LatencyRow::tree)] = micro({5.0, 8.5, 14.0});
   table.nccl_ring_scale_out_step = micro({2.7, 4.0, 14.0});
   table.scale_out_step[row(LatencyRow::ring)] = table.scale_out_step[row(LatencyRow::tree)];  // (LatencyTable)
   table.scale_out_step[row(LatencyRow::nvls)] = micro({kNone, kNone, 18.0});
   table.scale_out_step[row(LatencyRow::nvls_tree)] = micro({kNone, kNone, 20.9});
   table.scale_out_step[row(LatencyRow::p2p)] = table.scale_out_step[row(LatencyRow::ring)];
+  table.scale_out_step[row(LatencyRow::collnet_direct)] = micro({kNone, kNone, 31.0});
+  table.scale_out_step[row(LatencyRow::collnet_chain)] = micro({kNone, kNone, 30.0});
   return table;
 }
 
@@ -165,6 +173,7 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
   group.domains = static_cast<int>(by_domain.size());
   group.mesh = true;  // until a domain is not
   group.in_switch_reduction = true;
+  group.nvswitch = true;
   group.scale_up_bus_Bps = kNone;
   group.in_switch_Bps = kNone;
   group.scale_out_domain_Bps = kNone;
@@ -180,6 +189,7 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
     group.pcie = group.pcie || fabric.type == topo::FabricType::pcie;
     group.mesh = group.mesh && fabric.type == topo::FabricType::mesh;
     group.in_switch_reduction = group.in_switch_reduction && fabric.in_switch_reduction;
+    group.nvswitch = group.nvswitch && fabric.type == topo::FabricType::nvswitch;
     group.scale_up_bus_Bps = std::min(group.scale_up_bus_Bps, kScaleUpEfficiency * ring_bus_bandwidth(topology, members));
     if (fabric.in_switch_reduction) {
       group.in_switch_Bps = std::min(group.in_switch_Bps, kInSwitchEfficiency * fabric.bandwidth_Bps);
@@ -211,6 +221,7 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
     group.scale_up_pair_Bps = topology.spec().calibration->scale_up->bandwidth_Bps;
   }
   if (group.domains < 2) group.scale_out_domain_Bps = 0;
+  group.in_network_reduction = group.domains > 1 && topology.spec().network.in_network_reduction;
   group.scale_out_gpu_Bps = group.scale_out_domain_Bps / group.ranks_per_domain;
   group.nccl = nccl_channels(group.domains, fewest_nics);
   group.latency = nccl_latency_defaults(group.pcie);

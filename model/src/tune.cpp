@@ -44,7 +44,8 @@ std::vector<Strategy> strategies_to_try(const topologies::Topology& topology, co
   std::vector<Strategy> list{{DecodeAlgorithm::tree, {}, 0}, {DecodeAlgorithm::ring, {}, 0}};
   const std::vector<CollectiveAlgorithm> forced{CollectiveAlgorithm::ring, CollectiveAlgorithm::tree, CollectiveAlgorithm::nvls,
                                                 CollectiveAlgorithm::nvls_tree, CollectiveAlgorithm::hierarchical,
-                                                CollectiveAlgorithm::recursive_doubling};
+                                                CollectiveAlgorithm::recursive_doubling, CollectiveAlgorithm::collnet_direct,
+                                                CollectiveAlgorithm::collnet_chain};
   for (DecodeAlgorithm algorithm : {DecodeAlgorithm::tree, DecodeAlgorithm::tree_fused, DecodeAlgorithm::allgather_merge}) {
     if (algorithm != DecodeAlgorithm::tree) list.push_back({algorithm, {}, 0});
     for (CollectiveAlgorithm collective : forced) {

@@ -29,8 +29,11 @@ std::optional<model::CollectiveAlgorithm> nccl_algo_from_environment() {
   if (name == "tree") return model::CollectiveAlgorithm::tree;
   if (name == "nvls") return model::CollectiveAlgorithm::nvls;
   if (name == "nvlstree") return model::CollectiveAlgorithm::nvls_tree;
+  if (name == "collnetdirect") return model::CollectiveAlgorithm::collnet_direct;
+  if (name == "collnetchain") return model::CollectiveAlgorithm::collnet_chain;
   throw std::invalid_argument("NCCL_ALGO=" + std::string(value) +
-                              ": the plan follows a single algorithm NCCL_ALGO names (Ring, Tree, NVLS or NVLSTree); unset it to let NCCL "
+                              ": the plan follows a single algorithm NCCL_ALGO names (Ring, Tree, NVLS, NVLSTree, CollnetDirect or "
+                              "CollnetChain); unset it to let NCCL "
                               "pick, as the model predicts");
 }
 

@@ -97,7 +97,7 @@ void read_tiers(const std::string& file, const YAML::Node& node, Calibration& ca
 }
 
 void read_collectives(const std::string& file, const YAML::Node& node, Calibration& calibration) {
-  StrictMap map(node, file, "calibration collectives", {"ring", "tree", "nvls", "nvls-tree", "p2p"});
+  StrictMap map(node, file, "calibration collectives", {"ring", "tree", "nvls", "nvls-tree", "p2p", "collnet-direct", "collnet-chain"});
   for (auto it = node.begin(); it != node.end(); ++it) {
     const std::string algorithm = it->first.Scalar();
     StrictMap entry(it->second, file, "calibration of collective '" + algorithm + "'",

@@ -167,7 +167,8 @@ int read_levels(const std::string& file, const YAML::Node& node, NetworkTopology
 
 Network read_network(const std::string& file, const YAML::Node& node) {
   StrictMap map(node, file, "the network",
-                {"topology", "levels", "switch_radix", "oversubscription", "hop_latency", "link_bandwidth"});
+                {"topology", "levels", "switch_radix", "oversubscription", "hop_latency", "link_bandwidth",
+                 "in_network_reduction"});
   Network network;
   network.location = yaml::location_of(file, node);
   network.topology = read_network_topology(file, map.required("topology"));
@@ -186,6 +187,7 @@ Network read_network(const std::string& file, const YAML::Node& node) {
   network.oversubscription = map.number_or("oversubscription", 1.0, 1e6, 1.0);
   network.hop_latency_s = map.duration_s("hop_latency");
   network.link_bandwidth_Bps = map.bandwidth_Bps_or("link_bandwidth", 0.0);
+  network.in_network_reduction = map.boolean_or("in_network_reduction", false);
   return network;
 }
 

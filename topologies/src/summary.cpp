@@ -61,7 +61,8 @@ std::string describe_network(const Topology& topology) {
     std::snprintf(ratio, sizeof ratio, ", %g:1", network.oversubscription);
     text += ratio;
   }
-  return text + ", " + format_duration(network.hop_latency_s) + " per hop";
+  text += ", " + format_duration(network.hop_latency_s) + " per hop";
+  return network.in_network_reduction ? text + ", in-network reduction (SHARP)" : text;
 }
 
 int first_gpu_of_domain(const Topology& topology, int domain) {

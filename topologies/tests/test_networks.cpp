@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "small_clusters.hpp"
+#include "treering/topologies/summary.hpp"
 
 using namespace treering::topologies;
 using namespace treering::topologies::testing;
@@ -167,4 +168,17 @@ TEST_CASE("a fractional oversubscription splits the ports exactly") {
       build(one_gpu_nodes(28, "{topology: fat-tree, switch_radix: 48, oversubscription: 1.4, hop_latency: 0.1us}"));
   CHECK(count_switches(topology, 1) == 1);
   CHECK(count_switches(topology, 2) == 0);
+}
+
+TEST_CASE("in_network_reduction: off by default, read when given, and named in the summary") {
+  const ClusterSpec plain = load_cluster_text(one_gpu_nodes(2, "{topology: single-switch, hop_latency: 0.1us}"), "plain.yaml");
+  CHECK_FALSE(plain.network.in_network_reduction);
+  const ClusterSpec sharp =
+      load_cluster_text(one_gpu_nodes(2, "{topology: single-switch, hop_latency: 0.1us, in_network_reduction: true}"), "sharp.yaml");
+  CHECK(sharp.network.in_network_reduction);
+  CHECK(summarize(Topology(sharp)).network == "single-switch, 100 ns per hop, in-network reduction (SHARP)");
+  CHECK(summarize(Topology(plain)).network == "single-switch, 100 ns per hop");
+  // The DGX presets carry the key, off, so that --set can turn it on.
+  CHECK_FALSE(load_cluster("dgx-h100").network.in_network_reduction);
+  CHECK(build_topology("dgx-h100", {2, {}, {{"network.in_network_reduction", "true"}}}).spec().network.in_network_reduction);
 }

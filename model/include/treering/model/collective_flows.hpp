@@ -24,6 +24,10 @@
 // - nvls-tree: nvls inside domains, and per rail l (the l-th member of each domain) a ring all-reduce of S / g
 //   over the domains: 2 (k-1)/k x S/g per GPU, the model's network volume (wire scaled to its network time).
 // - hierarchical: a ring all-reduce of S inside each domain, and per rail a ring all-reduce of S / g across.
+// - reduced in the network (SHARP: nvls across domains, collnet-direct, collnet-chain): inside each domain nvls's
+//   flows, or a ring of 2 (g-1)/g x S (direct; chain with wire x g/(g-1): its 2 S of time), the model's bytes and
+//   time; across, per rail a ring
+//   of S / g over the domains, as each GPU's S / g goes up to the switches and comes back reduced.
 // - recursive doubling (n a power of two): log2 n exchanges with the partner at distance n/2, n/4, ... of S/2,
 //   S/4, ... per pass.
 // - broadcast: a chain (ring) or a binary tree over the ranks, S per edge; send/recv: one flow.

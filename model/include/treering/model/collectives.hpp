@@ -19,7 +19,9 @@
 namespace treering::model {
 
 enum class CollectiveOp { allreduce, allgather, reduce_scatter, broadcast, sendrecv, alltoall };
-enum class CollectiveAlgorithm { ring, tree, nvls, nvls_tree, hierarchical, recursive_doubling, p2p };
+// collnet_direct and collnet_chain are NCCL's CollNet all-reduces, which reduce in the network's switches (SHARP):
+// only where the cluster's network says so (`in_network_reduction`), as is NVLS across domains.
+enum class CollectiveAlgorithm { ring, tree, nvls, nvls_tree, hierarchical, recursive_doubling, collnet_direct, collnet_chain, p2p };
 enum class Protocol { ll, ll128, simple };
 
 const char* to_string(CollectiveOp op);
@@ -31,7 +33,7 @@ CollectiveAlgorithm parse_collective_algorithm(const std::string& text);
 Protocol parse_protocol(const std::string& text);
 
 // Which algorithms may be picked. NCCL's own set is what a program linked with NCCL gets (ring, tree, nvls,
-// nvls-tree for collectives; p2p for send/recv); `all` adds the two-level hierarchical all-reduce and
+// nvls-tree, collnet-direct, collnet-chain for collectives; p2p for send/recv); `all` adds the two-level hierarchical all-reduce and
 // recursive doubling/halving, which MPI libraries use and custom kernels could.
 enum class AlgorithmSet { nccl, all };
 

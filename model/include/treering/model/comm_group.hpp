@@ -10,8 +10,8 @@
 namespace treering::model {
 
 // Rows of NCCL's latency tables, plus p2p for send/recv.
-enum class LatencyRow { tree, ring, nvls, nvls_tree, p2p };
-constexpr int kLatencyRows = 5;
+enum class LatencyRow { tree, ring, nvls, nvls_tree, p2p, collnet_direct, collnet_chain };
+constexpr int kLatencyRows = 7;
 constexpr int kProtocols = 3;  // LL, LL128, Simple
 
 // Seconds, indexed [row][protocol].
@@ -78,6 +78,8 @@ struct CommGroup {
   bool pcie = false;                // some domain's fabric is PCIe (NCCL's PCI latencies apply)
   bool mesh = false;                // every spanned domain is a full mesh (rings run over all of its links)
   bool in_switch_reduction = false; // every spanned domain can reduce in its switch (NVLS)
+  bool in_network_reduction = false;// the group spans domains and the network reduces (SHARP, NCCL's CollNet)
+  bool nvswitch = false;            // every spanned domain is an NVSwitch (NCCL's CollNet Direct needs one)
   double scale_up_bus_Bps = 0;      // ring bus bandwidth per GPU inside a domain, effective
   double in_switch_Bps = 0;         // all-reduce algorithm bandwidth with in-switch reduction, effective
   double scale_out_domain_Bps = 0;  // NIC bandwidth out of the group's slowest domain, effective (0: one domain)

@@ -80,6 +80,10 @@ struct Network {
   double oversubscription = 1.0;  // leaf down:up, >= 1
   double hop_latency_s = 0;
   double link_bandwidth_Bps = 0;  // switch-to-switch; 0 = the fastest NIC
+  // The switches reduce in the network (InfiniBand SHARP) and NCCL uses it (CollNet: the SHARP plugin and
+  // NCCL_COLLNET_ENABLE=1; NCCL's default is off): all-reduces across nodes gain CollNet Direct, CollNet Chain
+  // and, on NVLS nodes, NVLS across nodes.
+  bool in_network_reduction = false;
   InputLocation location;
 };
 
