@@ -41,7 +41,8 @@ TEST_CASE("collective: bad requests exit 2 with a reason") {
   CHECK(size.exit_code == 2);
   auto nvls = run_treering("collective --bytes 8 --algo nvls --cluster dgx-h100 --nodes 2");
   CHECK(nvls.exit_code == 2);
-  CHECK(nvls.err == "error: no nvls allreduce can run on this group of GPUs\n");
+  CHECK(nvls.err == "error: no nvls allreduce can run on this group of GPUs (needs in-switch reduction; across nodes also the "
+                    "network's in_network_reduction: true (SHARP), 2 or more nodes, Simple, all-reduce and 2 or more GPUs a node)\n");
   auto gpus = run_treering("collective --op sendrecv --bytes 8 --gpus 0,1,2 --cluster dgx-h100");
   CHECK(gpus.exit_code == 2);
   CHECK(run_treering("collective --bytes 8").exit_code == 2);  // no --cluster

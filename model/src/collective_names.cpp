@@ -40,4 +40,15 @@ CollectiveAlgorithm parse_collective_algorithm(const std::string& text) {
 }
 Protocol parse_protocol(const std::string& text) { return static_cast<Protocol>(index_of(kProtocolNames, text, "protocol")); }
 
+std::string requirements(CollectiveAlgorithm algorithm) {
+  const std::string sharp = "the network's in_network_reduction: true (SHARP), 2 or more nodes, Simple, all-reduce";
+  switch (algorithm) {
+    case CollectiveAlgorithm::collnet_direct: return " (needs " + sharp + ", an NVSwitch and at most 8 GPUs a node)";
+    case CollectiveAlgorithm::collnet_chain: return " (needs " + sharp + " and at most 8 GPUs a node)";
+    case CollectiveAlgorithm::nvls: return " (needs in-switch reduction; across nodes also " + sharp + " and 2 or more GPUs a node)";
+    case CollectiveAlgorithm::nvls_tree: return " (needs in-switch reduction, 2 or more nodes and GPUs a node, all-reduce)";
+    default: return "";
+  }
+}
+
 }  // namespace treering::model

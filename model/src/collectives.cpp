@@ -117,36 +117,43 @@ Cost recursive_doubling(const Terms& t, double S, double passes) {
 // 69.2 us; with one GPU a domain NCCL takes the tree's network figure (14 us) instead. None grows with the
 // number of domains: the switches reduce. Bytes: each domain sends S up through its NICs and gets S back reduced
 // (S / g a GPU, however many domains), pipelined with the part inside: NVLS reduces and broadcasts in the NVSwitch
-// (S at its rate), Direct scatters to and gathers from the g GPUs that lead a NIC each (2 (g - 1) / g x S a GPU
-// over the fabric), Chain passes S down a chain of the g GPUs and back (2 S). The slower part sets the transfer.
-// Worked example, 2 x DGX H100 (in-switch 270 GB/s, 8 x 46 GB/s NICs), NVLS at 1 GiB: 43 us + 1.074 GB / 270 GB/s
-// = 4.02 ms, where NVLS-tree takes 4.23 ms; at 8 B Direct 44.0 us against the tree's 25.2 us.
+// (S at its rate, plus its chunk pipeline's fill, nvls_sharp_fill_s), Direct scatters to and gathers from the g
+// GPUs that lead a NIC each (2 (g - 1) / g x S a GPU over the fabric; every GPU leads a NIC, as on DGX nodes),
+// Chain passes S down a chain of the g GPUs and back (2 S). The slower part sets the transfer.
+// Worked example, 2 x DGX H100 (in-switch 270 GB/s, 8 x 46 GB/s NICs), NVLS at 1 GiB: 43 us + 186.4 us of fill +
+// 1.074 GB / 270 GB/s = 4.206 ms; at 8 B CollNet Direct 44.0 us against the tree's 25.2 us.
 constexpr double kCollNetArity_s = 0.4e-6;  // NCCL's "arity serialization latency" per GPU of a CollNet Direct domain
-constexpr double kCollNetMaxRanksPerDomain = 8;  // NCCL refuses CollNet Direct and Chain beyond (src/enqueue.cc)
+constexpr double kCollNetMaxRanksPerDomain = 8;  // NCCL refuses CollNet beyond (src/enqueue.cc: Direct; Chain from 2.28)
 
 Cost in_network_allreduce(const Terms& t, CollectiveAlgorithm algorithm, double S) {
   Cost cost;
   const CommGroup& group = t.group;
   if (!group.in_network_reduction || !group.uniform || t.protocol != Protocol::simple) return cost;
-  LatencyRow row = LatencyRow::collnet_chain;
-  double inside_latency_s = 2 * (t.g - 1) * t.up(row);
-  double inside_s = t.g > 1 ? 2 * S / group.scale_up_bus_Bps : 0.0;
-  if (algorithm == CollectiveAlgorithm::nvls) {
-    if (!group.in_switch_reduction) return cost;
-    row = LatencyRow::nvls;
-    inside_latency_s = t.up(row);
-    inside_s = S / group.in_switch_Bps;
-  } else if (algorithm == CollectiveAlgorithm::collnet_direct) {
-    if (!group.nvswitch) return cost;
-    row = LatencyRow::collnet_direct;
-    inside_latency_s = 2 * (std::min(1.0, t.g - 1) * t.up(row) + (t.g - 1) * kCollNetArity_s);
-    inside_s = 2 * (t.g - 1) / t.g * S / group.scale_up_bus_Bps;
-  } else if (algorithm != CollectiveAlgorithm::collnet_chain) {
-    return cost;
+  LatencyRow row = LatencyRow::nvls;
+  double inside_latency_s = 0, inside_s = 0, fill_s = 0;
+  switch (algorithm) {
+    case CollectiveAlgorithm::nvls:  // NCCL turns NVLS off below 2 GPUs a node (src/transport/nvls.cc)
+      if (!group.in_switch_reduction || t.g < 2) return cost;
+      inside_latency_s = t.up(row);
+      inside_s = S / group.in_switch_Bps;
+      fill_s = nvls_sharp_fill_s(group, S, S / std::max(inside_s, S / group.scale_out_domain_Bps));
+      break;
+    case CollectiveAlgorithm::collnet_direct:
+      if (!group.nvswitch || t.g > kCollNetMaxRanksPerDomain) return cost;
+      row = LatencyRow::collnet_direct;
+      inside_latency_s = 2 * (std::min(1.0, t.g - 1) * t.up(row) + (t.g - 1) * kCollNetArity_s);
+      inside_s = 2 * (t.g - 1) / t.g * S / group.scale_up_bus_Bps;
+      break;
+    case CollectiveAlgorithm::collnet_chain:
+      if (t.g > kCollNetMaxRanksPerDomain) return cost;
+      row = LatencyRow::collnet_chain;
+      inside_latency_s = 2 * (t.g - 1) * t.up(row);
+      inside_s = t.g > 1 ? 2 * S / group.scale_up_bus_Bps : 0.0;
+      break;
+    default: return cost;
   }
-  if (algorithm != CollectiveAlgorithm::nvls && t.g > kCollNetMaxRanksPerDomain) return cost;
   cost.network_latency_s = t.g > 1 ? t.out(row) : t.out(LatencyRow::tree);
-  cost.latency_s = t.base(row) + inside_latency_s + cost.network_latency_s;
+  cost.latency_s = t.base(row) + inside_latency_s + cost.network_latency_s + fill_s;
   const double network_s = S / group.scale_out_domain_Bps;
   cost.transfer_s = std::max(network_s, inside_s);
   cost.network_bound = network_s >= inside_s;
@@ -374,7 +381,8 @@ CollectiveEstimate estimate_collective(const CommGroup& group, const CollectiveR
   if (estimate.candidates.empty()) {
     throw std::invalid_argument(std::string("no ") + (request.algorithm ? to_string(*request.algorithm) : "") +
                                 (request.protocol ? std::string("/") + to_string(*request.protocol) : "") + " " +
-                                to_string(request.op) + " can run on this group of GPUs");
+                                to_string(request.op) + " can run on this group of GPUs" +
+                                (request.algorithm ? requirements(*request.algorithm) : ""));
   }
   std::stable_sort(estimate.candidates.begin(), estimate.candidates.end(),
                    [](const CollectiveCandidate& a, const CollectiveCandidate& b) { return a.time_s < b.time_s; });

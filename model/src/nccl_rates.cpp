@@ -3,7 +3,7 @@
 //   min(0.92 busBw, channels x perChMaxRingLL128Bw); tree all-reduce: min(0.92 busBw, channels x perChMaxTreeBw),
 //   then LL: min(busBw / 3.8, llMaxBw), LL128: min(busBw x 120/128, channels x perChMaxTreeLL128Bw));
 //   ncclTopoGetAlgoTime: treeCorrectionFactor;
-// - src/enqueue.cc topoGetAlgoInfo: channel narrowing; calcCollChunking: NVLS-tree chunk sizes;
+// - src/enqueue.cc topoGetAlgoInfo: channel narrowing; calcCollChunking: NVLS-tree and NVLS chunk sizes;
 // - src/device/all_reduce.h (NVLS_TREE): per channel, warps for the in-switch scatter/reduce, the network
 //   send/receive and the in-switch broadcast/gather work on successive chunks: a pipeline.
 // - src/include/device.h: 512 threads (LL, Simple), 640 (LL128); src/include/comm.h: thread thresholds.
@@ -63,15 +63,34 @@ double nccl_bus_Bps(const CommGroup& group, CollectiveOp op, CollectiveAlgorithm
   return bus_Bps * nccl_channels_used(group, algorithm, protocol, bytes) / nccl.channels;
 }
 
+namespace {
+
+// (D - 1) chunk-times at the pipes' shared rate, the chunk no more than a pipe's share (one chunk each).
+double pipeline_fill_s(double stages, double chunk_bytes, double pipes, double bytes, double rate_Bps) {
+  chunk_bytes = std::min(chunk_bytes, bytes / pipes);
+  return (stages - 1) * chunk_bytes * pipes / rate_Bps;
+}
+
+}  // namespace
+
 double nvls_tree_fill_s(const CommGroup& group, double bytes, double rate_Bps) {
   if (!(bytes > 0) || !(rate_Bps > 0)) return 0.0;
   const double pipes = double(group.nccl.nvls_channels) * group.ranks_per_domain;
   double chunk_bytes = group.domains >= 4 ? 64 * kKiB : 128 * kKiB;
   if (bytes < 4 * pipes * chunk_bytes && chunk_bytes > 64 * kKiB) chunk_bytes = 64 * kKiB;
   if (bytes < pipes * chunk_bytes && chunk_bytes > 32 * kKiB) chunk_bytes = 32 * kKiB;
-  chunk_bytes = std::min(chunk_bytes, bytes / pipes);
   const double stages = 2 + 2 * std::floor(std::log2(double(group.domains)));
-  return (stages - 1) * chunk_bytes * pipes / rate_Bps;
+  return pipeline_fill_s(stages, chunk_bytes, pipes, bytes, rate_Bps);
+}
+
+double nvls_sharp_fill_s(const CommGroup& group, double bytes, double rate_Bps) {
+  if (!(bytes > 0) || !(rate_Bps > 0)) return 0.0;
+  const double pipes = double(group.nccl.nvls_channels) * group.ranks_per_domain;
+  double chunk_bytes = 128 * kKiB;
+  if (bytes < 64 * pipes * chunk_bytes) chunk_bytes = 64 * kKiB;
+  if (bytes < 8 * pipes * chunk_bytes && chunk_bytes > 32 * kKiB) chunk_bytes = 32 * kKiB;
+  if (bytes < 2 * pipes * chunk_bytes && chunk_bytes > 16 * kKiB) chunk_bytes = 16 * kKiB;
+  return pipeline_fill_s(4, chunk_bytes, pipes, bytes, rate_Bps);
 }
 
 }  // namespace treering::model

@@ -35,4 +35,12 @@ int nccl_channels_used(const CommGroup& group, CollectiveAlgorithm algorithm, Pr
 // Worked example, 2 x 8 H100 (128 pipes, 270 GB/s, D = 4), 16 MiB: 64 KiB chunks, 3 x 8 MiB / 270 GB/s = 93.2 us.
 double nvls_tree_fill_s(const CommGroup& group, double bytes, double rate_Bps);
 
+// The same for NVLS across domains, reduced in the network (SHARP): D = 4 stages (in-switch reduce, up to the
+// network's switches, back down, in-switch broadcast), whatever the number of domains; NVLS's chunks
+// (src/enqueue.cc calcCollChunking, NVLS): 128 KiB, 64 KiB under 64 x pipes x 128 KiB, 32 KiB under
+// 8 x pipes x 64 KiB, 16 KiB under 2 x pipes x 32 KiB (NCCL's 32 KiB cap where its tuner's NVLS bandwidth is
+// under 150 GB/s is not modelled). Worked example, 2 x 8 H100 (128 pipes, 270 GB/s), 1 GiB: 128 KiB chunks,
+// 3 x 16 MiB / 270 GB/s = 186.4 us; 1 MiB: 16 KiB chunks, no more than 8 KiB a pipe: 3 x 1 MiB / 270 GB/s = 11.7 us.
+double nvls_sharp_fill_s(const CommGroup& group, double bytes, double rate_Bps);
+
 }  // namespace treering::model

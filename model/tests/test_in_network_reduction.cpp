@@ -5,7 +5,10 @@
 // 8 NICs x 0.92 x 50 = 368 GB/s a node.
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "treering/model/collective_flows.hpp"
 #include "treering/topologies/load.hpp"
@@ -61,8 +64,12 @@ TEST_CASE("1 GiB with SHARP: NVLS bound by the in-switch rate, CollNet Direct by
   const model::CommGroup group = model::describe_group(cluster("dgx-h100", 2, true));
   const auto estimate = all_reduce(group, kGiB);
   CHECK(estimate.chosen.algorithm == CollectiveAlgorithm::nvls);
-  // 43 us + 1 GiB / 270 GB/s = 4.020 ms (the NICs would take 1 GiB / 368 GB/s = 2.918 ms).
-  CHECK(estimate.chosen.time_s == doctest::Approx(43e-6 + kGiB / 270e9).scale(1e-12));
+  // 43 us + the chunk pipeline's fill + 1 GiB / 270 GB/s (the NICs would take 1 GiB / 368 GB/s = 2.918 ms). Fill:
+  // 16 NVLS channels x 8 GPUs = 128 pipes; 1 GiB is not under 64 x 128 x 128 KiB (= 1 GiB), so 128 KiB chunks;
+  // 3 stages after the first x 128 KiB x 128 / 270 GB/s = 186.4 us. In all 4.206 ms, under NVLS-tree's.
+  const double fill_s = 3 * 131072.0 * 128 / 270e9;
+  CHECK(estimate.chosen.time_s == doctest::Approx(43e-6 + fill_s + kGiB / 270e9).scale(1e-12));
+  CHECK(estimate.chosen.time_s < all_reduce(group, kGiB, CollectiveAlgorithm::nvls_tree).chosen.time_s);
   CHECK(estimate.scale_out_bytes_per_gpu == doctest::Approx(kGiB / 8).scale(1e-12));
   // Direct: each GPU moves 2 x 7/8 x S over its NVSwitch port (360 GB/s): 5.22 ms, over the NICs' 2.92 ms.
   const auto direct = all_reduce(group, kGiB, CollectiveAlgorithm::collnet_direct).chosen;
@@ -71,12 +78,20 @@ TEST_CASE("1 GiB with SHARP: NVLS bound by the in-switch rate, CollNet Direct by
 
 TEST_CASE("the switches reduce: the cost does not grow with the number of nodes") {
   // 16 nodes: the tree's latency grows to 6.8 + 2 x (7 x 0.6 + 4 x 5.0) = 55.2 us; NVLS with SHARP stays at 43 us
-  // and is picked for a decode-sized all-reduce.
+  // and is picked for a decode-sized all-reduce. Its fill at 32 KiB: a pipe's share, 32 KiB / 128 pipes = 256 B, is
+  // under NVLS's 16 KiB chunk, so 3 x 256 B x 128 / 270 GB/s = 3 x 32 KiB / 270 GB/s.
   const model::CommGroup group = model::describe_group(cluster("dgx-h100", 16, true));
   const auto estimate = all_reduce(group, 32768);
   CHECK(estimate.chosen.algorithm == CollectiveAlgorithm::nvls);
-  CHECK(estimate.chosen.latency_s == doctest::Approx(43e-6).scale(1e-12));
+  CHECK(estimate.chosen.latency_s == doctest::Approx(43e-6 + 3 * 32768 / 270e9).scale(1e-12));
   CHECK(all_reduce(group, 8, CollectiveAlgorithm::tree).chosen.latency_s == doctest::Approx(55.2e-6).scale(1e-12));
+}
+
+TEST_CASE("NVLS across nodes needs 2 GPUs a node (NCCL turns NVLS off below)") {
+  const model::CommGroup group = model::describe_group(cluster("dgx-h100", 2, true, 1));
+  CHECK_THROWS_AS(all_reduce(group, 8, CollectiveAlgorithm::nvls), std::invalid_argument);
+  // CollNet still runs there: Direct 2 x (0 x 3.7 + 0 x 0.4) + 14 us (the tree's network figure at one GPU a node).
+  CHECK(all_reduce(group, 8, CollectiveAlgorithm::collnet_direct).chosen.latency_s == doctest::Approx(14e-6).scale(1e-12));
 }
 
 TEST_CASE("one GPU a node: CollNet takes the tree's network figure, and no NVLS without in-switch reduction") {

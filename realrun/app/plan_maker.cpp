@@ -19,7 +19,7 @@ topologies::Topology topology_for(const std::string& cluster, int ranks) {
 }
 
 // NCCL reads NCCL_ALGO when a communicator is made; a single algorithm named there is what every collective of the
-// job runs, so the plan is made with it. Names as NCCL's (any case): Ring, Tree, NVLS, NVLSTree.
+// job runs, so the plan is made with it. Names as NCCL's (any case): Ring, Tree, NVLS, NVLSTree, CollnetDirect, CollnetChain.
 std::optional<model::CollectiveAlgorithm> nccl_algo_from_environment() {
   const char* value = std::getenv("NCCL_ALGO");
   if (value == nullptr || *value == 0) return std::nullopt;

@@ -31,6 +31,8 @@ const char* to_string(Protocol protocol);
 CollectiveOp parse_collective_op(const std::string& text);
 CollectiveAlgorithm parse_collective_algorithm(const std::string& text);
 Protocol parse_protocol(const std::string& text);
+// What an algorithm needs beyond NCCL's usual, for errors: " (needs ...)", or "" when nothing special.
+std::string requirements(CollectiveAlgorithm algorithm);
 
 // Which algorithms may be picked. NCCL's own set is what a program linked with NCCL gets (ring, tree, nvls,
 // nvls-tree, collnet-direct, collnet-chain for collectives; p2p for send/recv); `all` adds the two-level hierarchical all-reduce and
