@@ -70,3 +70,15 @@ TEST_CASE("NVLS-tree pipeline fill: (D - 1) chunks of every pipe at the transfer
   CHECK(model::nvls_tree_fill_s(two, 1024 * kMiB, 270 * kGB) == doctest::Approx(3 * 16 * kMiB / (270 * kGB)).scale(1e-12));
   CHECK(model::nvls_tree_fill_s(two, 0, 270 * kGB) == 0.0);
 }
+
+TEST_CASE("NVLS with SHARP: 4 stages whatever the node count, NVLS's chunk sizes") {
+  const model::CommGroup two = dgx(2);  // 128 pipes, as NVLS-tree's
+  // 16 MiB: < 64 x 128 x 128 KiB (1 GiB) -> 64 KiB; < 8 x 128 x 64 KiB (64 MiB) -> 32 KiB; not < 2 x 128 x 32 KiB
+  // (8 MiB): 32 KiB chunks, 3 x 4 MiB / 270 GB/s (NVLS-tree's 64 KiB chunks give twice that).
+  CHECK(model::nvls_sharp_fill_s(two, 16 * kMiB, 270 * kGB) == doctest::Approx(3 * 4 * kMiB / (270 * kGB)).scale(1e-12));
+  // 4 MiB: 16 KiB chunks (< 8 MiB), a pipe's share is 32 KiB: 3 x 2 MiB / 270 GB/s.
+  CHECK(model::nvls_sharp_fill_s(two, 4 * kMiB, 270 * kGB) == doctest::Approx(3 * 2 * kMiB / (270 * kGB)).scale(1e-12));
+  // 16 nodes: still 4 stages (NVLS-tree's would be 2 + 2 log2(16) = 10).
+  CHECK(model::nvls_sharp_fill_s(dgx(16), 16 * kMiB, 270 * kGB) == doctest::Approx(3 * 4 * kMiB / (270 * kGB)).scale(1e-12));
+  CHECK(model::nvls_sharp_fill_s(two, 0, 270 * kGB) == 0.0);
+}
