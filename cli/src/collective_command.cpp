@@ -25,7 +25,7 @@ struct CollectiveArgs : CollectiveChoice {
 
 void print_table(const std::vector<BandedEstimate>& estimates, const model::CommGroup& group, const CollectiveArgs& args) {
   std::cout << args.op << " over " << group.ranks << " GPUs in " << group.domains << " scale-up domain(s) of "
-            << args.cluster.cluster << " (model, NCCL 2.30.7 latency constants)\n";
+            << args.cluster.cluster << " (model, " << nccl_constants(group) << ")\n";
   if (!estimates.empty()) {
     std::vector<double> told;  // each error once, named by the first size that has it
     for (const auto* e = estimates.data(); e != estimates.data() + estimates.size(); ++e) {

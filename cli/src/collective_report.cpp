@@ -26,6 +26,11 @@ ordered_json bound_json(double seconds) { return std::isfinite(seconds) ? ordere
 
 }  // namespace
 
+std::string nccl_constants(const model::CommGroup& group) {
+  const std::string version = "NCCL 2.30.7";
+  return group.domains > 1 ? version + " constants for " + model::describe(group.nccl.rows) : version + " latency constants";
+}
+
 ordered_json estimate_json(const BandedEstimate& banded, const model::CommGroup& group) {
   const model::CollectiveEstimate& estimate = banded.estimate;
   ordered_json candidates = ordered_json::array();
@@ -48,7 +53,8 @@ ordered_json estimate_json(const BandedEstimate& banded, const model::CommGroup&
           {"busbw_Bps", estimate.bus_bandwidth_Bps},
           {"scale_up_bytes_per_gpu", estimate.scale_up_bytes_per_gpu},
           {"scale_out_bytes_per_gpu", estimate.scale_out_bytes_per_gpu},
-          {"candidates", candidates}};
+          {"candidates", candidates},
+          {"nccl_constants", nccl_constants(group)}};
 }
 
 

@@ -29,6 +29,8 @@ ordered_json summary_json(const topo::ClusterSummary& summary) {
     groups.push_back({{"name", group.name},
                       {"count", group.count},
                       {"gpu_model", group.gpu_model},
+                      {"architecture", group.architecture},
+                      {"host_cpu", group.host_cpu},
                       {"gpus_per_node", group.gpus_per_node},
                       {"fabric", group.fabric},
                       {"nics", group.nics},
@@ -73,10 +75,10 @@ void print_summary(const topo::ClusterSummary& summary) {
                                          " directed links"},
                            {"calibrated", summary.calibrated ? "yes" : "no"}});
   std::cout << "\nNode groups\n";
-  Table groups({"group", "nodes", "GPU", "GPUs/node", "scale-up fabric", "NICs"});
+  Table groups({"group", "nodes", "GPU", "architecture", "host CPU", "GPUs/node", "scale-up fabric", "NICs"});
   for (const topo::GroupSummary& group : summary.groups) {
-    groups.add_row({group.name, std::to_string(group.count), group.gpu_model, std::to_string(group.gpus_per_node),
-                    group.fabric, group.nics});
+    groups.add_row({group.name, std::to_string(group.count), group.gpu_model, group.architecture, group.host_cpu,
+                    std::to_string(group.gpus_per_node), group.fabric, group.nics});
   }
   groups.print(std::cout);
   std::cout << "\nTiers (per GPU, per direction)\n";

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 
 namespace treering::model {
@@ -105,20 +106,17 @@ void apply_calibration(const topo::Calibration& calibration, CommGroup& group) {
   }
 }
 
-// NCCL's channels and protocol caps across domains (see NcclChannels): `nics` is the fewest NICs a domain of the
-// group uses. Caps indexed by domain count as NCCL's tables are (2 nodes, more).
-NcclChannels nccl_channels(int domains, int nics) {
-  NcclChannels nccl;
-  if (domains < 2 || nics < 1) return nccl;
-  constexpr double kGB = 1e9;
-  const bool two = domains == 2;
-  nccl.search_channels = nics;
-  nccl.channels = std::min(2 * nics, 32);  // MAXCHANNELS
-  nccl.ll_max_bus_Bps = (two ? 39.0 : 20.4) * kGB;
-  nccl.ll128_bus_Bps = nics * 36.7 * kGB;
-  nccl.tree_ll128_bus_Bps = nics * (two ? 36.7 : 29.0) * kGB;
-  nccl.tree_bus_Bps = nics * (two ? 41.4 : 36.0) * kGB;
-  return nccl;
+// NCCL's tuning rows of a communicator of `gpus` (see NcclRows): over every member's node group.
+NcclRows nccl_rows_of(const topo::Topology& topology, const std::vector<int>& gpus) {
+  std::set<int> groups;
+  for (int gpu : gpus) groups.insert(topology.node(topology.node_of_gpu(gpu)).group);
+  std::optional<NcclRows> rows;
+  for (int index : groups) {
+    const topo::NodeGroup& group = topology.spec().groups[index];
+    const NcclRows these = nccl_rows(topology.spec().gpu_models.at(group.gpu_model).architecture, group.host_cpu);
+    rows = rows ? combine(*rows, these) : these;
+  }
+  return rows.value_or(NcclRows{});
 }
 
 }  // namespace
@@ -223,7 +221,7 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
   if (group.domains < 2) group.scale_out_domain_Bps = 0;
   group.in_network_reduction = group.domains > 1 && topology.spec().network.in_network_reduction;
   group.scale_out_gpu_Bps = group.scale_out_domain_Bps / group.ranks_per_domain;
-  group.nccl = nccl_channels(group.domains, fewest_nics);
+  group.nccl = nccl_channels(group.domains, fewest_nics, nccl_rows_of(topology, gpus));
   group.latency = nccl_latency_defaults(group.pcie);
   if (topology.spec().calibration) apply_calibration(*topology.spec().calibration, group);
   return group;

@@ -48,6 +48,31 @@ const char* to_string(FabricType type) {
   return "?";
 }
 
+const char* to_string(GpuArchitecture architecture) {
+  switch (architecture) {
+    case GpuArchitecture::unknown: return "unknown";
+    case GpuArchitecture::volta: return "volta";
+    case GpuArchitecture::turing: return "turing";
+    case GpuArchitecture::ampere: return "ampere";
+    case GpuArchitecture::ada: return "ada";
+    case GpuArchitecture::hopper: return "hopper";
+    case GpuArchitecture::blackwell: return "blackwell";
+    case GpuArchitecture::cdna2: return "cdna2";
+    case GpuArchitecture::cdna3: return "cdna3";
+  }
+  return "?";
+}
+
+const char* to_string(HostCpu cpu) {
+  switch (cpu) {
+    case HostCpu::unknown: return "unknown";
+    case HostCpu::intel: return "intel";
+    case HostCpu::amd: return "amd";
+    case HostCpu::arm: return "arm";
+  }
+  return "?";
+}
+
 const char* to_string(NetworkTopology topology) {
   switch (topology) {
     case NetworkTopology::none: return "none";

@@ -1,4 +1,5 @@
 // YAML -> ClusterSpec, with every check that needs only the file (see topologies/README.md).
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -20,9 +21,29 @@ constexpr int kMaxMeshGpus = 64;            // a full mesh of 64 GPUs already ha
 constexpr int kMaxPorts = 256;              // NICs, PCIe switches, links per peer in one node
 constexpr int kMaxRadix = 4096;             // ports of one network switch
 
+// A scalar that must be one of `choices`' names.
+template <typename Value, size_t N>
+Value read_choice(const std::string& file, const YAML::Node& node, const std::string& key,
+                  const std::array<std::pair<const char*, Value>, N>& choices) {
+  const std::string text = yaml::scalar_string(file, node, key);
+  std::string names;
+  for (const auto& [name, value] : choices) {
+    if (text == name) return value;
+    names += std::string(names.empty() ? "" : ", ") + name;
+  }
+  yaml::fail(file, node, "unknown " + key + " '" + text + "' (expected one of " + names + ")");
+}
+
+constexpr std::array<std::pair<const char*, GpuArchitecture>, 8> kArchitectures{{
+    {"volta", GpuArchitecture::volta}, {"turing", GpuArchitecture::turing}, {"ampere", GpuArchitecture::ampere},
+    {"ada", GpuArchitecture::ada}, {"hopper", GpuArchitecture::hopper}, {"blackwell", GpuArchitecture::blackwell},
+    {"cdna2", GpuArchitecture::cdna2}, {"cdna3", GpuArchitecture::cdna3}}};
+constexpr std::array<std::pair<const char*, HostCpu>, 3> kHostCpus{
+    {{"intel", HostCpu::intel}, {"amd", HostCpu::amd}, {"arm", HostCpu::arm}}};
+
 GpuModel read_gpu_model(const std::string& file, const std::string& name, const YAML::Node& node) {
   StrictMap map(node, file, "gpu model '" + name + "'",
-                {"hbm_bandwidth", "hbm_capacity", "peak_fp16", "launch_overhead", "multiprocessors"});
+                {"hbm_bandwidth", "hbm_capacity", "peak_fp16", "launch_overhead", "multiprocessors", "architecture"});
   GpuModel gpu;
   gpu.name = name;
   gpu.hbm_bandwidth_Bps = map.bandwidth_Bps("hbm_bandwidth");
@@ -30,6 +51,7 @@ GpuModel read_gpu_model(const std::string& file, const std::string& name, const 
   gpu.peak_fp16_flops = map.flops("peak_fp16");
   gpu.launch_overhead_s = map.duration_s("launch_overhead");
   if (map.has("multiprocessors")) gpu.multiprocessors = map.integer("multiprocessors", 1, 100'000);
+  if (map.has("architecture")) gpu.architecture = read_choice(file, map.required("architecture"), "architecture", kArchitectures);
   return gpu;
 }
 
@@ -125,7 +147,7 @@ NodeGroup read_group(const std::string& file, const YAML::Node& node, const Clus
   // Name the group in messages when it has a plain name, else by its position in the list.
   const bool named = node.IsMap() && node["name"] && node["name"].IsScalar() && !node["name"].Scalar().empty();
   StrictMap map(node, file, named ? "node group '" + node["name"].Scalar() + "'" : "node group " + std::to_string(index + 1),
-                {"name", "count", "gpu", "gpus_per_node", "max_gpus_per_node", "fabric", "nics", "shared_device"});
+                {"name", "count", "gpu", "gpus_per_node", "max_gpus_per_node", "fabric", "nics", "shared_device", "host_cpu"});
   NodeGroup group;
   group.location = yaml::location_of(file, node);
   group.name = map.name("name");
@@ -134,6 +156,7 @@ NodeGroup read_group(const std::string& file, const YAML::Node& node, const Clus
   if (!spec.gpu_models.count(group.gpu_model)) {
     yaml::fail(file, map.required("gpu"), "unknown gpu model '" + group.gpu_model + "' (not in gpu_models)");
   }
+  if (map.has("host_cpu")) group.host_cpu = read_choice(file, map.required("host_cpu"), "host_cpu", kHostCpus);
   group.gpus_per_node = map.integer("gpus_per_node", 1, kMaxGpusPerNode);
   group.max_gpus_per_node =
       map.integer_or("max_gpus_per_node", group.gpus_per_node, kMaxGpusPerNode, group.gpus_per_node);

@@ -14,8 +14,9 @@ RouteSummary summarize_route(const Topology& topology, int src_gpu, int dst_gpu)
           static_cast<int>(route.links.size()), route.latency_s, route.bottleneck_Bps};
 }
 
-GroupSummary summarize_group(const NodeGroup& group) {
-  GroupSummary summary{group.name, group.count, group.gpu_model, group.gpus_per_node, "", "none", 0, 0};
+GroupSummary summarize_group(const NodeGroup& group, const GpuModel& gpu) {
+  GroupSummary summary{group.name, group.count, group.gpu_model, to_string(gpu.architecture), to_string(group.host_cpu),
+                       group.gpus_per_node, "", "none", 0, 0};
   const Fabric& fabric = group.fabric;
   std::string latency = format_duration(fabric.latency_s);
   switch (fabric.type) {
@@ -102,7 +103,7 @@ ClusterSummary summarize(const Topology& topology) {
   summary.links = topology.link_count();
   summary.gpus_per_node = spec.groups.front().gpus_per_node;
   for (const NodeGroup& group : spec.groups) {
-    summary.groups.push_back(summarize_group(group));
+    summary.groups.push_back(summarize_group(group, spec.gpu_models.at(group.gpu_model)));
     if (group.gpus_per_node != summary.gpus_per_node) summary.gpus_per_node = 0;
   }
   summary.network = describe_network(topology);

@@ -169,3 +169,19 @@ nodes:
 )", "two.yaml"),
                        doctest::Contains("two.yaml:7:12: error: a shared device is one GPU: count must be 1"), InputError);
 }
+
+TEST_CASE("presets name their GPUs' architecture and, where nodes meet over a network, their host CPU") {
+  // Datasheets and user guides cited in each file: DGX A100 has AMD EPYC 7742 hosts, DGX H100/H200 Intel Xeon
+  // 8480C, a GB200 tray two Grace (Arm) CPUs.
+  const struct { const char* preset; GpuArchitecture architecture; HostCpu host; } expected[] = {
+      {"dgx-a100", GpuArchitecture::ampere, HostCpu::amd},       {"dgx-h100", GpuArchitecture::hopper, HostCpu::intel},
+      {"dgx-h200", GpuArchitecture::hopper, HostCpu::intel},     {"gb200-nvl72", GpuArchitecture::blackwell, HostCpu::arm},
+      {"mi300x", GpuArchitecture::cdna3, HostCpu::unknown},      {"rtx4090-pcie", GpuArchitecture::ada, HostCpu::unknown},
+      {"loopback-h100", GpuArchitecture::hopper, HostCpu::unknown}};
+  for (const auto& [preset, architecture, host] : expected) {
+    CAPTURE(preset);
+    const ClusterSpec spec = load_cluster(preset);
+    CHECK(spec.gpu_models.at(spec.groups.front().gpu_model).architecture == architecture);
+    CHECK(spec.groups.front().host_cpu == host);
+  }
+}

@@ -47,13 +47,15 @@ std::vector<Parameter> parameters_for(const topologies::ClusterSpec& base, const
             {"scale-up bus bandwidth", std::max(bus_Bps, 1e9) * model::kScaleUpEfficiency,
              [](topologies::Calibration& c, double v) { tier(c.scale_up).bandwidth_Bps = v; }}};
   }
-  // Across domains also NCCL's protocol caps (model/src/nccl_rates.hpp), from NCCL's own figures: LL 39 GB/s
-  // on 2 nodes (20.4 beyond), LL128 36.7 GB/s per NIC (one search channel per NIC).
+  // Across domains also NCCL's protocol caps (model::NcclChannels), from NCCL's own figures for the cluster's GPUs
+  // and hosts: on 2 x DGX H100, LL 39 GB/s, LL128 8 x 36.7 GB/s (one search channel per NIC).
   const double nic_Bps = group.nics.count > 0 ? group.nics.bandwidth_Bps : 50e9;
   const int domain_gpus = group.gpus_per_node * std::max(1, group.fabric.domain_nodes);
-  const int domains = (most + domain_gpus - 1) / domain_gpus;
-  const double ll_start_Bps = (domains <= 2 ? 39.0 : 20.4) * 1e9;
-  const double ll128_start_Bps = std::max(1, group.nics.count) * 36.7e9;
+  const int domains = std::max(2, (most + domain_gpus - 1) / domain_gpus);
+  const model::NcclChannels caps = model::nccl_channels(
+      domains, std::max(1, group.nics.count), model::nccl_rows(base.gpu_models.at(group.gpu_model).architecture, group.host_cpu));
+  const double ll_start_Bps = caps.ll_max_bus_Bps;
+  const double ll128_start_Bps = caps.ll128_bus_Bps;
   std::vector<Parameter> across{
       {"tree base latency", 6.8e-6, [](topologies::Calibration& c, double v) { c.collectives["tree"].base_latency_s = v; }},
       {"nvls-tree base latency", 1e-6, [](topologies::Calibration& c, double v) { c.collectives["nvls-tree"].base_latency_s = v; }},

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <string>
 #include <vector>
 
 #include "treering/topologies/topology.hpp"
@@ -38,16 +39,39 @@ constexpr double kScaleUpEfficiency = 0.80;
 constexpr double kInSwitchEfficiency = 0.60;
 constexpr double kScaleOutEfficiency = 0.92;
 
+// The rows of NCCL's tuning tables a communicator takes (NCCL v2.30.7-1 src/graph/tuning.cc,
+// ncclTopoTuneModel): the per-channel protocol caps by the oldest GPU's compute capability (minCompCap: Volta
+// below 8.0, Turing included; Ampere 8.x, Ada included; Hopper 9.x; Blackwell 10.0 and up), LL's cap across nodes
+// by host CPU vendor (AMD or mixed: the AMD row; Intel, Arm and others: the Intel row). AMD Instinct GPUs take the
+// Hopper row (RCCL's own tuning is not modelled). Where the cluster file does not say, Hopper and Intel are assumed
+// and the *_assumed flags say so.
+enum class NcclGpuRow { volta, ampere, hopper, blackwell };
+struct NcclRows {
+  NcclGpuRow gpu = NcclGpuRow::hopper;
+  bool amd_host = false;
+  bool gpu_assumed = false;
+  bool host_assumed = false;
+};
+NcclRows nccl_rows(topologies::GpuArchitecture architecture, topologies::HostCpu cpu);
+// A communicator of GPUs with rows `a` and `b`: the older GPU's row, the AMD row if either host is AMD.
+NcclRows combine(const NcclRows& a, const NcclRows& b);
+// "Hopper GPUs, Intel hosts", with "(assumed: ...)" where the cluster file does not say.
+std::string describe(const NcclRows& rows);
+
 // How NCCL spreads a collective over channels (thread blocks) and what each protocol can carry, for groups that
 // span several domains (nodes); a single domain keeps the tier rates times the protocol factors. Facts from NCCL
-// v2.26.2-1 (the version of the shipped nccl-tests set; later versions changed some, e.g. NVLS bandwidths in 2.30):
+// v2.30.7-1 (the same as v2.26.2-1 for Volta to Hopper; Blackwell's caps changed between them):
 // - src/graph/search.cc: across nodes a ring or tree search channel goes through one NIC (the Hopper channel
 //   speeds top at 48 GB/s, below one NDR NIC), so a node with N NICs gets N search channels;
 //   src/graph/connect.cc doubles them into execution channels (8 NICs -> 16 channels);
-// - src/transport/nvls.cc: 16 NVLS channels on Hopper (NVLS_NCHANNELS_SM90);
-// - src/graph/tuning.cc (llMaxBws, perChMax*Bws, Hopper, Intel host, 2 nodes / more): LL carries at most 39 /
-//   20.4 GB/s of bus bandwidth, LL128 36.7 GB/s per search channel on rings and 36.7 / 29 on trees, Simple trees
-//   41.4 / 36 GB/s per search channel. Worked example, 2 x DGX H100: LL128 ring cap 8 x 36.7 = 293.6 GB/s.
+// - src/transport/nvls.cc: NVLS channels, 16 on Hopper (NVLS_NCHANNELS_SM90), 32 on Blackwell across nodes
+//   (NVLS_NCHANNELS_SM100);
+// - src/graph/tuning.cc (tunerConstants, 2 nodes / more), GB/s: LL carries at most 39 / 20.4 of bus bandwidth
+//   on Intel hosts, 22.5 / 19 on AMD ones (llMaxBws); per search channel, LL128 on rings 20 (Volta, Ampere),
+//   36.7 (Hopper), 40 (Blackwell) (perChMaxRingLL128Bws); LL128 on trees 20 / 20, 36.7 / 29, 31.67 / 20
+//   (perChMaxTreeLL128Bws); Simple trees 18.5 / 10 (Volta), 23.6 / 17.8 (Ampere), 41.4 / 36 (Hopper), 42.8 / 24
+//   (Blackwell) (perChMaxTreeBws). Worked examples: 2 x DGX H100, LL128 ring cap 8 x 36.7 = 293.6 GB/s;
+//   2 x DGX A100 (AMD EPYC hosts, 8 HDR NICs), LL128 ring cap 8 x 20 = 160 GB/s, LL cap 22.5 GB/s.
 // Calibration (`protocols:`) replaces the LL and LL128 caps.
 struct NcclChannels {
   int search_channels = 0;           // 0: one domain (no channel caps, no channel narrowing)
@@ -57,7 +81,10 @@ struct NcclChannels {
   double ll128_bus_Bps = 0;          // LL128's bus bandwidth cap on rings (0: none)
   double tree_ll128_bus_Bps = 0;     // LL128's on trees
   double tree_bus_Bps = 0;           // Simple trees
+  NcclRows rows;                     // the tuning rows these came from
 };
+// The channels and caps of a group spanning `domains` domains whose fewest NICs in a domain are `nics`.
+NcclChannels nccl_channels(int domains, int nics, const NcclRows& rows);
 
 // What NCCL's p2p channel rule (nccl_p2p_channels, below) needs to know about a communicator: its ranks, the
 // hosts they span, whether every domain is NVLink, and one channel's rate (the slowest domain's fabric

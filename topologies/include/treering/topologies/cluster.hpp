@@ -12,6 +12,15 @@
 
 namespace treering::topologies {
 
+// The GPU's architecture (YAML `architecture`): NCCL's tuning constants (per-channel protocol caps, NVLS channels)
+// depend on it, indexed by compute capability (NCCL v2.30.7-1 src/graph/tuning.cc: Volta rows below 8.0, Ampere
+// 8.x, Hopper 9.x, Blackwell 10.0 and up). cdna2/cdna3 are AMD Instinct GPUs (RCCL). unknown: the file does not say.
+enum class GpuArchitecture { unknown, volta, turing, ampere, ada, hopper, blackwell, cdna2, cdna3 };
+
+// The host CPU of a node (YAML `host_cpu`): across nodes NCCL caps LL's bandwidth by CPU vendor, lower on AMD
+// hosts (tuning.cc llMaxBws). unknown: the file does not say.
+enum class HostCpu { unknown, intel, amd, arm };
+
 struct GpuModel {
   std::string name;
   double hbm_bandwidth_Bps = 0;  // > 0
@@ -21,6 +30,7 @@ struct GpuModel {
   // Streaming multiprocessors (YAML `multiprocessors`, from the GPU's datasheet; 0 when the file does not say): how
   // many CTAs one wave of a kernel runs, which sets how a split-KV attention kernel cuts its shard into chunks.
   int multiprocessors = 0;
+  GpuArchitecture architecture = GpuArchitecture::unknown;
 };
 
 enum class FabricType { nvswitch, mesh, pcie };
@@ -59,6 +69,7 @@ struct NodeGroup {
   std::string name;
   int count = 0;                  // >= 1
   std::string gpu_model;          // a key of ClusterSpec::gpu_models
+  HostCpu host_cpu = HostCpu::unknown;
   int gpus_per_node = 0;          // >= 1
   int max_gpus_per_node = 0;      // >= gpus_per_node
   Fabric fabric;
@@ -202,6 +213,8 @@ constexpr long long kMaxClusterNicPorts = 1'048'576;
 void check_size_limits(const ClusterSpec& spec, const InputLocation& where);
 
 const char* to_string(FabricType type);
+const char* to_string(GpuArchitecture architecture);  // "hopper"; "unknown"
+const char* to_string(HostCpu cpu);                    // "intel"; "unknown"
 const char* to_string(NetworkTopology topology);
 
 }  // namespace treering::topologies

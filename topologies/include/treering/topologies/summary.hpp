@@ -21,6 +21,8 @@ struct GroupSummary {
   std::string name;
   int count = 0;
   std::string gpu_model;
+  std::string architecture;    // "hopper" or "unknown" (the file does not say)
+  std::string host_cpu;        // "intel" or "unknown"
   int gpus_per_node = 0;
   std::string fabric;          // "nvswitch 450 GB/s per GPU, 0.6 us"
   std::string nics;            // "8 x 400 Gb/s, 1 us" or "none"
