@@ -27,7 +27,8 @@ ordered_json bound_json(double seconds) { return std::isfinite(seconds) ? ordere
 }  // namespace
 
 std::string nccl_constants(const model::CommGroup& group) {
-  const std::string version = "NCCL 2.30.7";
+  const std::string version =
+      "NCCL " + topologies::to_string(group.nccl_version) + (group.nccl_version.given ? "" : " (the default release)");
   return group.domains > 1 ? version + " constants for " + model::describe(group.nccl.rows) : version + " latency constants";
 }
 

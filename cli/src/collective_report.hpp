@@ -39,7 +39,7 @@ struct CollectiveReport {
 // Throws std::invalid_argument (topologies::InputError for the sizes) for what cannot be asked.
 CollectiveReport collective_report(const topologies::Topology& topology, const CollectiveChoice& choice);
 
-// Which of NCCL's constants the model used: "NCCL 2.30.7 constants for Hopper GPUs, Intel hosts" across domains.
+// Which of NCCL's constants the model used: "NCCL 2.26.2 constants for Hopper GPUs, Intel hosts" across domains.
 std::string nccl_constants(const model::CommGroup& group);
 nlohmann::ordered_json estimate_json(const BandedEstimate& banded, const model::CommGroup& group);
 

@@ -1,6 +1,7 @@
 #include "validate_report.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "treering/validate/calibrate.hpp"
 
@@ -56,6 +57,25 @@ ordered_json to_json(const std::vector<validate::CaseResult>& cases, const std::
 
 }  // namespace
 
+namespace {
+
+// A log that ran another NCCL release than the cluster's constants are for: say so once per release.
+void warn_of_nccl_releases(const topologies::NcclVersion& cluster, const std::vector<validate::CollectiveMeasurement>& measured,
+                           std::vector<std::string>& warnings) {
+  std::set<std::string> told;
+  for (const auto& m : measured) {
+    if (m.nccl_release.empty() || m.nccl_release == topologies::to_string(cluster) || !told.insert(m.nccl_release).second) continue;
+    const int minor = std::stoi(m.nccl_release.substr(2));
+    const std::string fix = minor >= topologies::kOldestNcclMinor && minor <= topologies::kNewestNcclMinor
+                                ? " (--set nccl_version=" + m.nccl_release + " predicts that release)"
+                                : " (treering holds 2." + std::to_string(topologies::kOldestNcclMinor) + " to 2." +
+                                      std::to_string(topologies::kNewestNcclMinor) + ")";
+    warnings.push_back(m.file + " ran NCCL " + m.nccl_release + "; the cluster's constants are NCCL " + topologies::to_string(cluster) + "'s" + fix);
+  }
+}
+
+}  // namespace
+
 ValidateReport validate_measurements(const topologies::Topology& topology, const std::vector<std::string>& files,
                                      const std::vector<validate::Engine>& engines) {
   std::vector<validate::CollectiveMeasurement> measured;
@@ -80,6 +100,7 @@ ValidateReport validate_measurements(const topologies::Topology& topology, const
                                 " cases lie outside what the calibration was fitted on");
     }
   }
+  warn_of_nccl_releases(topology.spec().nccl_version, measured, report.warnings);
   report.summary = validate::summarise(report.cases, engines);
   const auto decode_summary = validate::summarise(report.decodes, engines);
   report.summary.insert(report.summary.end(), decode_summary.begin(), decode_summary.end());

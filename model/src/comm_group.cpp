@@ -106,6 +106,22 @@ void apply_calibration(const topo::Calibration& calibration, CommGroup& group) {
   }
 }
 
+// Where NCCL 2.`minor`'s tables differ from 2.30.7's (see nccl_latency_defaults).
+void apply_release(LatencyTable& table, int minor) {
+  const auto row = [](LatencyRow r) { return static_cast<int>(r); };
+  constexpr int simple = 2;
+  if (minor <= 22) {
+    table.base[row(LatencyRow::tree)][simple] = 0;
+    table.scale_up_step[row(LatencyRow::tree)][simple] = 28 * kMicro;
+    table.scale_out_step[row(LatencyRow::tree)][simple] = 28 * kMicro;  // the ring's and p2p's rows keep 14
+  }
+  if (minor <= 20) {
+    table.scale_up_step[row(LatencyRow::nvls)][simple] = 23 * kMicro;
+    table.scale_up_step[row(LatencyRow::nvls_tree)][simple] = 23 * kMicro;
+  }
+  if (minor <= 27) table.scale_out_step[row(LatencyRow::nvls_tree)][simple] = 14 * kMicro;
+}
+
 // NCCL's tuning rows of a communicator of `gpus` (see NcclRows): over every member's node group.
 NcclRows nccl_rows_of(const topo::Topology& topology, const std::vector<int>& gpus) {
   std::set<int> groups;
@@ -121,7 +137,7 @@ NcclRows nccl_rows_of(const topo::Topology& topology, const std::vector<int>& gp
 
 }  // namespace
 
-LatencyTable nccl_latency_defaults(bool pcie_fabric) {
+LatencyTable nccl_latency_defaults(bool pcie_fabric, int nccl_minor) {
   // NCCL v2.30.7-1 src/graph/tuning.cc (ncclTopoTuneModel's baseLat and hwLat tables), microseconds, protocols
   // {LL, LL128, Simple}. p2p send/recv takes the ring row.
   LatencyTable table;
@@ -153,6 +169,7 @@ LatencyTable nccl_latency_defaults(bool pcie_fabric) {
   table.scale_out_step[row(LatencyRow::p2p)] = table.scale_out_step[row(LatencyRow::ring)];
   table.scale_out_step[row(LatencyRow::collnet_direct)] = micro({kNone, kNone, 31.0});
   table.scale_out_step[row(LatencyRow::collnet_chain)] = micro({kNone, kNone, 30.0});
+  apply_release(table, nccl_minor);
   return table;
 }
 
@@ -221,8 +238,9 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
   if (group.domains < 2) group.scale_out_domain_Bps = 0;
   group.in_network_reduction = group.domains > 1 && topology.spec().network.in_network_reduction;
   group.scale_out_gpu_Bps = group.scale_out_domain_Bps / group.ranks_per_domain;
-  group.nccl = nccl_channels(group.domains, fewest_nics, nccl_rows_of(topology, gpus));
-  group.latency = nccl_latency_defaults(group.pcie);
+  group.nccl_version = topology.spec().nccl_version;
+  group.nccl = nccl_channels(group.domains, fewest_nics, nccl_rows_of(topology, gpus), group.nccl_version.minor);
+  group.latency = nccl_latency_defaults(group.pcie, group.nccl_version.minor);
   if (topology.spec().calibration) apply_calibration(*topology.spec().calibration, group);
   return group;
 }

@@ -73,6 +73,10 @@ const char* to_string(HostCpu cpu) {
   return "?";
 }
 
+std::string to_string(const NcclVersion& version) {
+  return "2." + std::to_string(version.minor) + "." + std::to_string(version.patch);
+}
+
 const char* to_string(NetworkTopology topology) {
   switch (topology) {
     case NetworkTopology::none: return "none";

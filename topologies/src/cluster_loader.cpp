@@ -1,5 +1,6 @@
 // YAML -> ClusterSpec, with every check that needs only the file (see topologies/README.md).
 #include <array>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -251,8 +252,28 @@ void check_attention_geometry(const std::string& file, const YAML::Node& calibra
   }
 }
 
+// "2.26.2" or "2.26" (patch 0), a release treering holds NCCL's constants for.
+NcclVersion read_nccl_version(const std::string& file, const YAML::Node& node) {
+  const std::string text = yaml::scalar_string(file, node, "nccl_version");
+  NcclVersion version;
+  int major = 0;
+  char tail = 0;
+  const int fields = std::sscanf(text.c_str(), "%d.%d.%d%c", &major, &version.minor, &version.patch, &tail);
+  if (fields == 2) version.patch = 0;
+  if ((fields != 2 && fields != 3) || major != 2 || version.minor < 0 || version.patch < 0) {
+    yaml::fail(file, node, "nccl_version must be an NCCL release such as 2.26.2, got '" + text + "'");
+  }
+  if (version.minor < kOldestNcclMinor || version.minor > kNewestNcclMinor) {
+    yaml::fail(file, node, "treering holds NCCL's constants for 2." + std::to_string(kOldestNcclMinor) + " to 2." +
+                               std::to_string(kNewestNcclMinor) + ", not " + text);
+  }
+  version.given = true;
+  return version;
+}
+
 ClusterSpec read_cluster(const std::string& file, const YAML::Node& root) {
-  StrictMap map(root, file, "the cluster", {"name", "description", "gpu_models", "nodes", "network", "calibration"});
+  StrictMap map(root, file, "the cluster",
+                {"name", "description", "gpu_models", "nodes", "network", "nccl_version", "calibration"});
   ClusterSpec spec;
   spec.source = file;
   spec.name = map.name("name");
@@ -260,6 +281,7 @@ ClusterSpec read_cluster(const std::string& file, const YAML::Node& root) {
   read_gpu_models(file, map.required("gpu_models"), spec);
   read_groups(file, map.required("nodes"), spec);
   if (YAML::Node network = map.optional("network")) spec.network = read_network(file, network);
+  if (YAML::Node version = map.optional("nccl_version")) spec.nccl_version = read_nccl_version(file, version);
   if (YAML::Node calibration = map.optional("calibration")) {
     spec.calibration = read_calibration(file, calibration);
     check_attention_geometry(file, calibration, spec);

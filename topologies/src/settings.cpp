@@ -104,7 +104,13 @@ Setting parse_setting(const std::string& text) {
 std::string apply_settings(std::string_view yaml_text, const std::string& source, const std::vector<Setting>& settings) {
   std::string text(yaml_text);
   for (const Setting& setting : settings) {
-    const std::vector<YAML::Node> scalars = resolve(parse(text, source), setting.path);
+    const YAML::Node root = parse(text, source);
+    const std::vector<YAML::Node> scalars = resolve(root, setting.path);
+    if (scalars.empty() && setting.path.find('.') == std::string::npos && root.IsMap() && !root[setting.path]) {
+      // A top-level key the file leaves out (e.g. nccl_version): added at the end; the loader checks it as any key.
+      text += (text.empty() || text.back() == '\n' ? "" : "\n") + setting.path + ": " + as_yaml_scalar(setting.value) + "\n";
+      continue;
+    }
     if (scalars.empty()) {
       throw InputError({}, "--set " + setting.path + "=" + setting.value + ": " + source + " has no value at '" + setting.path +
                                "' (name a key that holds a value, e.g. nics.bandwidth or nodes.0.count)");

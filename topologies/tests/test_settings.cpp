@@ -70,3 +70,20 @@ TEST_CASE("quantities scale in their own unit") {
   CHECK(scale_quantity("0.92", 0.5) == "0.46");
   CHECK_THROWS_AS(scale_quantity("fast", 2), InputError);
 }
+
+TEST_CASE("--set adds a top-level key the file leaves out, and the loader checks it as any other") {
+  const char* one_node = R"(name: one
+gpu_models:
+  A: {hbm_bandwidth: 3.35TB/s, hbm_capacity: 80GB, peak_fp16: 989TFLOPS, launch_overhead: 3us}
+nodes:
+  - {name: a, count: 1, gpu: A, gpus_per_node: 8, fabric: {type: nvswitch, bandwidth: 450GB/s, latency: 0.6us}}
+)";
+  std::string text = apply_settings(one_node, "one.yaml", {{"nccl_version", "2.26.2"}});
+  CHECK(text.substr(text.size() - 21) == "nccl_version: 2.26.2\n");
+  const ClusterSpec spec = load_cluster_text(text, "one.yaml");
+  CHECK(spec.nccl_version.minor == 26);
+  CHECK(spec.nccl_version.patch == 2);
+  CHECK(spec.nccl_version.given);
+  CHECK_THROWS_WITH_AS(load_cluster_text(apply_settings(one_node, "one.yaml", {{"ncl_version", "2.26"}}), "one.yaml"),
+                       doctest::Contains("unknown key 'ncl_version'"), InputError);
+}

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <regex>
 #include <sstream>
 #include <utility>
 
@@ -81,10 +82,22 @@ struct Parsed {
   int ranks = 0;
   std::string op;  // "" when not given
   std::string redop, root;  // a log's columns, from its first row
+  std::string nccl_release;  // "2.26.6" or ""
   bool log = false, csv = false;
 };
 
+// "2.26.6" from a comment that names the NCCL release that ran, else "".
+std::string nccl_release_of(const std::string& comment) {
+  static const std::regex kPrinted(R"(nccl version:?\s+(?:nccl\s+)?(2\.\d+\.\d+))", std::regex::icase);
+  static const std::regex kLibrary(R"(nccl-library=2(\d\d)(\d\d))");
+  std::smatch match;
+  if (std::regex_search(comment, match, kPrinted)) return match[1];
+  if (std::regex_search(comment, match, kLibrary)) return "2." + std::to_string(std::stoi(match[1])) + "." + std::to_string(std::stoi(match[2]));
+  return "";
+}
+
 void parse_comment(const std::string& text, int line, const std::string& file, Parsed& p) {
+  if (p.nccl_release.empty()) p.nccl_release = nccl_release_of(text);
   const auto fields = split(text.substr(1), ' ');
   if (fields.size() >= 2 && fields[0] == "Rank") ++p.ranks;
   if (fields.size() >= 2 && fields[0] == "ranks:") {
@@ -159,7 +172,7 @@ std::vector<CollectiveMeasurement> read_realrun_bench(std::istream& in, const st
       const double time_s = field(field(row, "time_s"), "median").get<double>();
       if (!(bytes >= 0) || !(time_s > 0)) throw InputError({path, 0, 0}, "a size must be >= 0 and a time > 0");
       // A ring of send/recv: each rank to the next, as realrun's sendrecv bench (2 ranks: one pair).
-      out.push_back({op, bytes, op == model::CollectiveOp::sendrecv ? 2 : ranks, time_s, path, 0, algorithm});
+      out.push_back({op, bytes, op == model::CollectiveOp::sendrecv ? 2 : ranks, time_s, path, 0, algorithm, ""});
     }
     if (out.empty()) throw InputError({path, 0, 0}, "no results");
     return out;
@@ -203,7 +216,7 @@ std::vector<CollectiveMeasurement> read_collective_measurements(const std::strin
   for (const Row& row : p.rows) {
     const double time_s = row.time_us * 1e-6;  // checked after the conversion: a subnormal time in us is 0 s
     if (!(time_s > 0)) throw InputError({path, row.line, 0}, "a time must be positive");
-    out.push_back({op, row.bytes, p.ranks, time_s, path, row.line, std::nullopt});
+    out.push_back({op, row.bytes, p.ranks, time_s, path, row.line, std::nullopt, p.nccl_release});
   }
   return out;
 }

@@ -93,3 +93,20 @@ TEST_CASE("every nccl-tests binary: named by its first line, or told by its bus 
   CHECK(sends.at(0).op == model::CollectiveOp::sendrecv);  // ratio 1, root -1
   CHECK(sends.at(0).ranks == 16);
 }
+
+TEST_CASE("the NCCL release a log ran: NCCL's 'NCCL version' line, nccl-tests' nccl-library, or nothing") {
+  const std::string multinode = std::string(TREERING_SOURCE_DIR) + "/validate/data/nccl-multinode/";
+  // "# NCCL version: 2.26.6+cuda12.8 (printed in the published output)"
+  CHECK(validate::read_collective_measurements(multinode + "allgather-b200-2node-roce-verl-on-gke.log").front().nccl_release == "2.26.6");
+  // "# nccl version: NCCL 2.29.7+cuda12.9 (printed in file)"
+  CHECK(validate::read_collective_measurements(multinode + "sendrecv-b200-2node-ib-together.log").front().nccl_release == "2.29.7");
+  CHECK(validate::read_collective_measurements(multinode + "allgather-b200-2node-roce-gcp-a4.log").front().nccl_release.empty());
+  const std::string path = (std::filesystem::temp_directory_path() / "treering-nccl-library.log").string();
+  {
+    std::ofstream out(path);
+    out << "# nccl-tests version 2.17.6 nccl-headers=21605 nccl-library=21605\n# ranks: 2\n# op: sendrecv\n"
+           "        1024           256     float     none      -1    31.20    0.03    0.03      0    31.00    0.03    0.03      0\n";
+  }
+  CHECK(validate::read_collective_measurements(path).front().nccl_release == "2.16.5");
+  std::filesystem::remove(path);
+}

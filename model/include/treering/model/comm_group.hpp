@@ -83,8 +83,9 @@ struct NcclChannels {
   double tree_bus_Bps = 0;           // Simple trees
   NcclRows rows;                     // the tuning rows these came from
 };
-// The channels and caps of a group spanning `domains` domains whose fewest NICs in a domain are `nics`.
-NcclChannels nccl_channels(int domains, int nics, const NcclRows& rows);
+// The channels and caps of a group spanning `domains` domains whose fewest NICs in a domain are `nics`, in NCCL
+// 2.`nccl_minor` (Blackwell's row changed in 2.25, 2.28 and 2.29; the others are the same from 2.19 to 2.30).
+NcclChannels nccl_channels(int domains, int nics, const NcclRows& rows, int nccl_minor = topologies::kNewestNcclMinor);
 
 // What NCCL's p2p channel rule (nccl_p2p_channels, below) needs to know about a communicator: its ranks, the
 // hosts they span, whether every domain is NVLink, and one channel's rate (the slowest domain's fabric
@@ -113,7 +114,8 @@ struct CommGroup {
   double scale_out_gpu_Bps = 0;     // the same divided by the domain's members
   double scale_out_nic_Bps = 0;     // one NIC of the slowest domain, effective (what one GPU pair gets)
   double scale_up_pair_Bps = 0;     // one GPU to another in its domain, effective (bottleneck of the route)
-  LatencyTable latency;             // NCCL 2.30.7 defaults, then the cluster's calibration
+  LatencyTable latency;             // the cluster's NCCL release's defaults, then the cluster's calibration
+  topologies::NcclVersion nccl_version;  // the release whose constants these are
   P2pCommunicator p2p;              // for NCCL's p2p channels (hosts: NCCL's nNodes, an NVL72 domain spans 18)
   NcclChannels nccl;                // channel counts and per-protocol limits (only across domains, see below)
 };
@@ -143,8 +145,12 @@ LinkEfficiency link_efficiency(const topologies::Topology& topology);
 // repeated GPU.
 CommGroup describe_group(const topologies::Topology& topology, std::vector<int> gpus = {});
 
-// NCCL 2.30.7's latency constants (seconds) before calibration.
-LatencyTable nccl_latency_defaults(bool pcie_fabric);
+// NCCL 2.`nccl_minor`'s latency constants (seconds) before calibration. From 2.19 to 2.30 (src/graph/tuning.cc at
+// v2.19.4-1 ... v2.30.7-1) they differ in: tree/Simple, base 0 and 28 us a hop on NVLink, PCI and the network up to
+// 2.22 (base 8.4, hops 4.0 / 4.0 / 14 from 2.23; a ring's and a send's network hop stays 14, NCCL's ring figure);
+// NVLS and NVLS-tree's NVLink figure 23 us up to 2.20 (25 from 2.21); NVLS-tree's network figure 14 us up to 2.27
+// (20.9 from 2.28). Example, 2 x DGX H100 at 64 MiB, NVLS-tree: 25 + 2 x 14 = 53 us in 2.26, 66.8 us in 2.30.
+LatencyTable nccl_latency_defaults(bool pcie_fabric, int nccl_minor = topologies::kNewestNcclMinor);
 
 // NCCL's p2p channels per communicator (NCCL 2.21-2.30, src/graph/paths.cc: pow2Up of the collective channels,
 // 24 on an 8-GPU H100 NVSwitch node -> 32; the channels per peer likewise 32, capped to the p2p channels;

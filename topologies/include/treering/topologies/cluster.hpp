@@ -193,6 +193,18 @@ struct Calibration {
   std::vector<AttentionShapeCalibration> attention_shapes;  // a decode's attention kernels, by shape
 };
 
+// The NCCL release the cluster runs (YAML `nccl_version: 2.26.2`, or 2.26). The collective model takes that
+// release's latency constants and per-architecture caps (NCCL src/graph/tuning.cc); treering holds those of 2.19
+// to 2.30 (kOldestNcclMinor, kNewestNcclMinor). Absent: the newest, 2.30.7 (given false).
+struct NcclVersion {
+  int minor = 30;  // NCCL 2.minor
+  int patch = 7;
+  bool given = false;
+};
+constexpr int kOldestNcclMinor = 19;
+constexpr int kNewestNcclMinor = 30;
+std::string to_string(const NcclVersion& version);  // "2.30.7"
+
 struct ClusterSpec {
   std::string name;
   std::string description;
@@ -200,6 +212,7 @@ struct ClusterSpec {
   std::map<std::string, GpuModel> gpu_models;
   std::vector<NodeGroup> groups;
   Network network;
+  NcclVersion nccl_version;
   std::optional<Calibration> calibration;
 
   int node_count() const;

@@ -32,6 +32,9 @@ struct CollectiveMeasurement {
   std::string file;
   int line = 0;
   std::optional<model::CollectiveAlgorithm> algorithm;  // what ran, when the file says (realrun's cpu rings)
+  // The NCCL release that ran, "2.26.6", when a log says: NCCL's own "NCCL version 2.26.6+cuda12.8" line (also as
+  // "NCCL version: ..." in a header) or nccl-tests' "nccl-library=22606"; "" when it does not.
+  std::string nccl_release;
 };
 
 // treering-realrun's bench JSON (`bench allreduce|allgather|sendrecv -o FILE.json`) is read too: per size the
