@@ -29,7 +29,7 @@ ordered_json bound_json(double seconds) { return std::isfinite(seconds) ? ordere
 std::string nccl_constants(const model::CommGroup& group) {
   const std::string version =
       "NCCL " + topologies::to_string(group.nccl_version) + (group.nccl_version.given ? "" : " (the default release)");
-  return group.domains > 1 ? version + " constants for " + model::describe(group.nccl.rows) : version + " latency constants";
+  return group.domains > 1 ? version + " constants for " + model::describe(group.nccl.rows, group.nccl_version) : version + " latency constants";
 }
 
 ordered_json estimate_json(const BandedEstimate& banded, const model::CommGroup& group) {
@@ -93,9 +93,7 @@ CollectiveReport collective_report(const topologies::Topology& topology, const C
       errors.communication = errors.network_latency;
       if (!topology.spec().calibration) errors.source = "the uncalibrated model's worst |error| at <= 64 KiB across nodes on public multi-node nccl-tests runs";
     }
-    const model::CollectiveAlgorithm picked = estimate.chosen.algorithm;
-    if (group.in_network_reduction && (picked == model::CollectiveAlgorithm::collnet_direct ||
-                                       picked == model::CollectiveAlgorithm::collnet_chain || picked == model::CollectiveAlgorithm::nvls)) {
+    if (model::reduces_in_network(estimate.chosen.algorithm, group.domains)) {
       errors.source += "; reduced in the network (SHARP): NCCL's constants, not checked against a measurement";
     }
     report.estimates.push_back({estimate, model::band_of(0.0, estimate.chosen.time_s, errors), errors});

@@ -59,16 +59,19 @@ ordered_json to_json(const std::vector<validate::CaseResult>& cases, const std::
 
 namespace {
 
-// A log that ran another NCCL release than the cluster's constants are for: say so once per release.
+// A log that ran another NCCL release, with other constants, than the cluster names: say so once per release.
 void warn_of_nccl_releases(const topologies::NcclVersion& cluster, const std::vector<validate::CollectiveMeasurement>& measured,
                            std::vector<std::string>& warnings) {
   std::set<std::string> told;
   for (const auto& m : measured) {
-    if (m.nccl_release.empty() || m.nccl_release == topologies::to_string(cluster) || !told.insert(m.nccl_release).second) continue;
-    const int minor = std::stoi(m.nccl_release.substr(2));
-    const std::string fix = minor >= topologies::kOldestNcclMinor && minor <= topologies::kNewestNcclMinor
-                                ? " (--set nccl_version=" + m.nccl_release + " predicts that release)"
-                                : " (treering holds 2." + std::to_string(topologies::kOldestNcclMinor) + " to 2." +
+    if (m.nccl_release.empty() || !told.insert(m.nccl_release).second) continue;
+    topologies::NcclVersion ran;
+    ran.minor = std::stoi(m.nccl_release.substr(2));  // "2.M.P", M and P of 1-3 digits (the reader's pattern)
+    ran.patch = std::stoi(m.nccl_release.substr(m.nccl_release.rfind('.') + 1));
+    const bool held = ran.minor >= topologies::kOldestNcclMinor && ran.minor <= topologies::kNewestNcclMinor;
+    if (held && model::nccl_constants_epoch(ran) == model::nccl_constants_epoch(cluster)) continue;
+    const std::string fix = held ? " (--set nccl_version=" + m.nccl_release + " predicts that release)"
+                 : " (treering holds 2." + std::to_string(topologies::kOldestNcclMinor) + " to 2." +
                                       std::to_string(topologies::kNewestNcclMinor) + ")";
     warnings.push_back(m.file + " ran NCCL " + m.nccl_release + "; the cluster's constants are NCCL " + topologies::to_string(cluster) + "'s" + fix);
   }

@@ -40,6 +40,11 @@ CollectiveAlgorithm parse_collective_algorithm(const std::string& text) {
 }
 Protocol parse_protocol(const std::string& text) { return static_cast<Protocol>(index_of(kProtocolNames, text, "protocol")); }
 
+bool reduces_in_network(CollectiveAlgorithm algorithm, int domains) {
+  return algorithm == CollectiveAlgorithm::collnet_direct || algorithm == CollectiveAlgorithm::collnet_chain ||
+         (algorithm == CollectiveAlgorithm::nvls && domains > 1);
+}
+
 std::string requirements(CollectiveAlgorithm algorithm) {
   const std::string sharp = "the network's in_network_reduction: true (SHARP), 2 or more nodes, Simple, all-reduce";
   switch (algorithm) {

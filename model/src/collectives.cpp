@@ -71,10 +71,11 @@ Cost ring_pass(const Terms& t, double S, double passes) {
   const double steps = passes * (t.n - 1);
   const double nccl_out_steps = passes * (t.k - 1);
   const double out_steps = t.k > 1 && t.group.uniform ? std::min(steps, std::ceil(steps / t.g)) : nccl_out_steps;
-  // NCCL: across nodes an intra step costs at least the network proxy's post overhead (1 us, x3 for Simple),
-  // and ring/Simple latency is x1.4 on multi-node SM80+ runs.
-  const double post_overhead = t.k > 1 ? (t.protocol == Protocol::simple ? 3e-6 : 1e-6) : 0.0;
-  const double multi_node_factor = t.k > 1 && t.protocol == Protocol::simple ? 1.4 : 1.0;
+  // NCCL: across nodes an intra step costs at least the network proxy's post overhead (1 us, 2 on AMD hosts;
+  // x3 for Simple), and ring/Simple latency is x1.4 on multi-node runs (x1.9 below SM80).
+  const double post_overhead = t.k > 1 ? (t.protocol == Protocol::simple ? 3 : 1) * t.group.nccl.network_post_s : 0.0;
+  const double plateau = t.group.nccl.rows.gpu == NcclGpuRow::volta ? 1.9 : 1.4;
+  const double multi_node_factor = t.k > 1 && t.protocol == Protocol::simple ? plateau : 1.0;
   auto latency_s = [&](double network_steps, double network_step_s) {
     return multi_node_factor * (t.base(LatencyRow::ring) + (steps - network_steps) * std::max(t.up(LatencyRow::ring), post_overhead) +
                                 network_steps * network_step_s);
@@ -251,7 +252,7 @@ Cost sendrecv(const Terms& t, CollectiveAlgorithm algorithm, double S) {
   Cost cost;
   if (algorithm != CollectiveAlgorithm::p2p || t.protocol != Protocol::simple) return cost;
   const bool across = t.k > 1;
-  cost.latency_s = t.base(LatencyRow::p2p) + (across ? t.out(LatencyRow::p2p) + kNetworkPostOverheadSimple_s + network_clear_to_send_s(t.group)
+  cost.latency_s = t.base(LatencyRow::p2p) + (across ? t.out(LatencyRow::p2p) + 3 * t.group.nccl.network_post_s + network_clear_to_send_s(t.group)
                                                      : t.up(LatencyRow::p2p));
   // Inside a domain a send runs on the channels NCCL gives its size (p2p_send_Bps).
   cost.transfer_s = S / (across ? t.group.scale_out_nic_Bps : p2p_send_Bps(t.group.p2p, S, t.group.scale_up_pair_Bps));
@@ -285,7 +286,7 @@ Cost alltoall(const Terms& t, CollectiveAlgorithm algorithm, double S) {
   cost.transfer_s = inside_s;
   if (across) {
     const double network_latency_s =
-        t.base(LatencyRow::p2p) + t.out(LatencyRow::p2p) + network_clear_to_send_s(t.group) + outside_peers * kNetworkPostOverheadSimple_s;
+        t.base(LatencyRow::p2p) + t.out(LatencyRow::p2p) + network_clear_to_send_s(t.group) + outside_peers * 3 * t.group.nccl.network_post_s;
     const double network_s = outside_peers * per_peer / t.group.scale_out_nic_Bps;
     cost.latency_s = std::max(inside_latency_s, network_latency_s);
     cost.transfer_s = std::max(inside_s, network_s);

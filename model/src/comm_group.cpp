@@ -106,38 +106,30 @@ void apply_calibration(const topo::Calibration& calibration, CommGroup& group) {
   }
 }
 
-// Where NCCL 2.`minor`'s tables differ from 2.30.7's (see nccl_latency_defaults).
-void apply_release(LatencyTable& table, int minor) {
-  const auto row = [](LatencyRow r) { return static_cast<int>(r); };
-  constexpr int simple = 2;
-  if (minor <= 22) {
-    table.base[row(LatencyRow::tree)][simple] = 0;
-    table.scale_up_step[row(LatencyRow::tree)][simple] = 28 * kMicro;
-    table.scale_out_step[row(LatencyRow::tree)][simple] = 28 * kMicro;  // the ring's and p2p's rows keep 14
-  }
-  if (minor <= 20) {
-    table.scale_up_step[row(LatencyRow::nvls)][simple] = 23 * kMicro;
-    table.scale_up_step[row(LatencyRow::nvls_tree)][simple] = 23 * kMicro;
-  }
-  if (minor <= 27) table.scale_out_step[row(LatencyRow::nvls_tree)][simple] = 14 * kMicro;
+// Where NCCL `version`'s tables differ from 2.30.7's (see nccl_latency_defaults).
+void apply_release(LatencyTable& table, const topo::NcclVersion& version) {
+  if (!at_least(version, 28, 9)) table.scale_out_step[static_cast<int>(LatencyRow::nvls_tree)][2] = 14 * kMicro;  // Simple
 }
 
-// NCCL's tuning rows of a communicator of `gpus` (see NcclRows): over every member's node group.
-NcclRows nccl_rows_of(const topo::Topology& topology, const std::vector<int>& gpus) {
+// NCCL's tuning rows of a communicator of `gpus` (see NcclRows) over every member's node group, and the
+// slowest NIC's nominal rate among them (NCCL's minNetBw).
+std::pair<NcclRows, double> nccl_rows_of(const topo::Topology& topology, const std::vector<int>& gpus) {
   std::set<int> groups;
   for (int gpu : gpus) groups.insert(topology.node(topology.node_of_gpu(gpu)).group);
   std::optional<NcclRows> rows;
+  double nic_Bps = kNone;
   for (int index : groups) {
     const topo::NodeGroup& group = topology.spec().groups[index];
     const NcclRows these = nccl_rows(topology.spec().gpu_models.at(group.gpu_model).architecture, group.host_cpu);
     rows = rows ? combine(*rows, these) : these;
+    if (group.nics.count > 0) nic_Bps = std::min(nic_Bps, group.nics.bandwidth_Bps);
   }
-  return rows.value_or(NcclRows{});
+  return {rows.value_or(NcclRows{}), std::isfinite(nic_Bps) ? nic_Bps : 0.0};
 }
 
 }  // namespace
 
-LatencyTable nccl_latency_defaults(bool pcie_fabric, int nccl_minor) {
+LatencyTable nccl_latency_defaults(bool pcie_fabric, const topo::NcclVersion& version) {
   // NCCL v2.30.7-1 src/graph/tuning.cc (ncclTopoTuneModel's baseLat and hwLat tables), microseconds, protocols
   // {LL, LL128, Simple}. p2p send/recv takes the ring row.
   LatencyTable table;
@@ -169,7 +161,7 @@ LatencyTable nccl_latency_defaults(bool pcie_fabric, int nccl_minor) {
   table.scale_out_step[row(LatencyRow::p2p)] = table.scale_out_step[row(LatencyRow::ring)];
   table.scale_out_step[row(LatencyRow::collnet_direct)] = micro({kNone, kNone, 31.0});
   table.scale_out_step[row(LatencyRow::collnet_chain)] = micro({kNone, kNone, 30.0});
-  apply_release(table, nccl_minor);
+  apply_release(table, version);
   return table;
 }
 
@@ -239,8 +231,9 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
   group.in_network_reduction = group.domains > 1 && topology.spec().network.in_network_reduction;
   group.scale_out_gpu_Bps = group.scale_out_domain_Bps / group.ranks_per_domain;
   group.nccl_version = topology.spec().nccl_version;
-  group.nccl = nccl_channels(group.domains, fewest_nics, nccl_rows_of(topology, gpus), group.nccl_version.minor);
-  group.latency = nccl_latency_defaults(group.pcie, group.nccl_version.minor);
+  const auto [rows, nic_Bps] = nccl_rows_of(topology, gpus);
+  group.nccl = nccl_channels({group.domains, fewest_nics, nic_Bps, group.ranks_per_domain}, rows, group.nccl_version);
+  group.latency = nccl_latency_defaults(group.pcie, group.nccl_version);
   if (topology.spec().calibration) apply_calibration(*topology.spec().calibration, group);
   return group;
 }

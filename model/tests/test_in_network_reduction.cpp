@@ -123,3 +123,12 @@ TEST_CASE("SHARP flows: bytes per tier are the model's, and alone each part take
     CHECK(inter == doctest::Approx(16 * S / 8).scale(1e-9));
   }
 }
+
+TEST_CASE("which algorithms reduce in the network: CollNet always, NVLS only across domains") {
+  CHECK(model::reduces_in_network(CollectiveAlgorithm::collnet_direct, 2));
+  CHECK(model::reduces_in_network(CollectiveAlgorithm::collnet_chain, 4));
+  CHECK(model::reduces_in_network(CollectiveAlgorithm::nvls, 2));
+  CHECK_FALSE(model::reduces_in_network(CollectiveAlgorithm::nvls, 1));  // in the NVSwitch only
+  CHECK_FALSE(model::reduces_in_network(CollectiveAlgorithm::nvls_tree, 2));
+  CHECK_FALSE(model::reduces_in_network(CollectiveAlgorithm::tree, 2));
+}

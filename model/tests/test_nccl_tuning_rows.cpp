@@ -1,9 +1,8 @@
 // NCCL's tuning rows by GPU architecture and host CPU, and the channel caps they give. Every figure is NCCL
-// v2.30.7-1 src/graph/tuning.cc's (ncclTunerConstantsDefaults; GB/s per search channel, 2 nodes / more) or
+// v2.30.7-1 src/graph/tuning.cc's (tunerConstants, getNetOverhead; GB/s per search channel, 2 nodes / more) or
 // src/transport/nvls.cc's, multiplied out by hand below.
 #include <doctest/doctest.h>
 
-#include <optional>
 #include <string>
 
 #include "treering/model/collectives.hpp"
@@ -14,41 +13,63 @@ using model::NcclGpuRow;
 using topologies::GpuArchitecture;
 using topologies::HostCpu;
 
+namespace {
+
+const topologies::NcclVersion k2307;  // the default release, 2.30.7
+
+model::NcclChannels channels(int domains, int nics, const model::NcclRows& rows) {
+  return model::nccl_channels({domains, nics, 50e9, 8}, rows, k2307);
+}
+
+}  // namespace
+
 TEST_CASE("an architecture picks NCCL's row by compute capability: Turing is a Volta row, Ada an Ampere one") {
   CHECK(model::nccl_rows(GpuArchitecture::turing, HostCpu::intel).gpu == NcclGpuRow::volta);      // sm75 < 80
   CHECK(model::nccl_rows(GpuArchitecture::ada, HostCpu::intel).gpu == NcclGpuRow::ampere);        // sm89 < 90
   CHECK(model::nccl_rows(GpuArchitecture::hopper, HostCpu::intel).gpu == NcclGpuRow::hopper);
   CHECK(model::nccl_rows(GpuArchitecture::blackwell, HostCpu::arm).gpu == NcclGpuRow::blackwell);
-  CHECK_FALSE(model::nccl_rows(GpuArchitecture::blackwell, HostCpu::arm).amd_host);  // Arm takes the Intel row
+  CHECK_FALSE(model::amd_ll_row(model::nccl_rows(GpuArchitecture::blackwell, HostCpu::arm), k2307));  // Arm alone: row 0
   const model::NcclRows unknown = model::nccl_rows(GpuArchitecture::unknown, HostCpu::unknown);
   CHECK(unknown.gpu == NcclGpuRow::hopper);
-  CHECK(unknown.gpu_assumed);
-  CHECK(unknown.host_assumed);
-  CHECK(model::describe(unknown) == "Hopper GPUs, Intel hosts (assumed: the cluster file names no GPU architecture or host CPU)");
+  CHECK(model::describe(unknown, k2307) == "Hopper GPUs, Intel hosts (assumed: the cluster file names no GPU architecture or host CPU)");
 }
 
-TEST_CASE("a communicator takes its oldest GPU's row and the AMD row if any host is AMD (NCCL's minCompCap, MIXED)") {
-  const model::NcclRows rows = model::combine(model::nccl_rows(GpuArchitecture::hopper, HostCpu::intel),
-                                              model::nccl_rows(GpuArchitecture::ampere, HostCpu::amd));
-  CHECK(rows.gpu == NcclGpuRow::ampere);
-  CHECK(rows.amd_host);
-  CHECK(model::describe(rows) == "Ampere GPUs, AMD hosts");
+TEST_CASE("a communicator takes its oldest GPU's row, and the AMD LL row for an AMD host or, from 2.24, mixed vendors") {
+  const model::NcclRows hopper_amd = model::combine(model::nccl_rows(GpuArchitecture::hopper, HostCpu::intel),
+                                                    model::nccl_rows(GpuArchitecture::ampere, HostCpu::amd));
+  CHECK(hopper_amd.gpu == NcclGpuRow::ampere);
+  CHECK(model::amd_ll_row(hopper_amd, k2307));
+  // Intel + Arm (Grace): NCCL_TOPO_CPU_VENDOR_MIXED, the AMD row in 2.24 and later, not in 2.23.
+  const model::NcclRows intel_arm = model::combine(model::nccl_rows(GpuArchitecture::hopper, HostCpu::intel),
+                                                   model::nccl_rows(GpuArchitecture::blackwell, HostCpu::arm));
+  CHECK(model::amd_ll_row(intel_arm, k2307));
+  CHECK_FALSE(model::amd_ll_row(intel_arm, {23, 4, true}));
+  CHECK(model::describe(intel_arm, k2307) == "Hopper GPUs, mixed hosts (the AMD row)");
+  CHECK(channels(2, 8, intel_arm).network_post_s == doctest::Approx(1e-6).scale(1e-12));  // getNetOverhead: 2 only for AMD x86
 }
 
 TEST_CASE("caps across nodes: 8 NICs on Ampere with AMD hosts, and Blackwell beyond 2 nodes") {
-  const model::NcclChannels a100 = model::nccl_channels(2, 8, model::nccl_rows(GpuArchitecture::ampere, HostCpu::amd));
-  CHECK(a100.channels == 16);                                                       // 2 x 8 search channels
-  CHECK(a100.ll_max_bus_Bps == doctest::Approx(22.5e9).scale(1e-12));               // llMaxBws[AMD][2 nodes]
-  CHECK(a100.ll128_bus_Bps == doctest::Approx(160e9).scale(1e-12));                 // 8 x 20
-  CHECK(a100.tree_ll128_bus_Bps == doctest::Approx(160e9).scale(1e-12));            // 8 x 20
-  CHECK(a100.tree_bus_Bps == doctest::Approx(188.8e9).scale(1e-12));                // 8 x 23.6
-  const model::NcclChannels b200 = model::nccl_channels(4, 8, model::nccl_rows(GpuArchitecture::blackwell, HostCpu::intel));
-  CHECK(b200.ll_max_bus_Bps == doctest::Approx(20.4e9).scale(1e-12));               // llMaxBws[Intel][more]
-  CHECK(b200.ll128_bus_Bps == doctest::Approx(320e9).scale(1e-12));                 // 8 x 40
-  CHECK(b200.tree_ll128_bus_Bps == doctest::Approx(160e9).scale(1e-12));            // 8 x 20
-  CHECK(b200.tree_bus_Bps == doctest::Approx(192e9).scale(1e-12));                  // 8 x 24
-  CHECK(b200.nvls_channels == 32);                                                  // NVLS_NCHANNELS_SM100
-  CHECK(model::nccl_channels(1, 8, model::nccl_rows(GpuArchitecture::ampere, HostCpu::amd)).search_channels == 0);
+  const model::NcclChannels a100 = channels(2, 8, model::nccl_rows(GpuArchitecture::ampere, HostCpu::amd));
+  CHECK(a100.channels == 16);                                             // 2 x 8 search channels
+  CHECK(a100.ll_max_bus_Bps == doctest::Approx(22.5e9).scale(1e-12));     // llMaxBws[AMD][2 nodes]
+  CHECK(a100.ll128_bus_Bps == doctest::Approx(160e9).scale(1e-12));       // 8 x 20
+  CHECK(a100.tree_ll128_bus_Bps == doctest::Approx(160e9).scale(1e-12));  // 8 x 20
+  CHECK(a100.tree_bus_Bps == doctest::Approx(188.8e9).scale(1e-12));      // 8 x 23.6
+  CHECK(a100.network_post_s == doctest::Approx(2e-6).scale(1e-12));       // getNetOverhead on AMD x86
+  const model::NcclChannels b200 = channels(4, 8, model::nccl_rows(GpuArchitecture::blackwell, HostCpu::intel));
+  CHECK(b200.ll_max_bus_Bps == doctest::Approx(20.4e9).scale(1e-12));     // llMaxBws[Intel][more]
+  CHECK(b200.ll128_bus_Bps == doctest::Approx(320e9).scale(1e-12));       // 8 x 40
+  CHECK(b200.tree_ll128_bus_Bps == doctest::Approx(160e9).scale(1e-12));  // 8 x 20
+  CHECK(b200.tree_bus_Bps == doctest::Approx(192e9).scale(1e-12));        // 8 x 24
+  CHECK(channels(1, 8, model::nccl_rows(GpuArchitecture::ampere, HostCpu::amd)).search_channels == 0);
+}
+
+TEST_CASE("AMD Instinct GPUs run RCCL: NCCL's per-channel caps are not applied") {
+  const model::NcclChannels mi300x = channels(2, 8, model::nccl_rows(GpuArchitecture::cdna3, HostCpu::amd));
+  CHECK(mi300x.channels == 16);
+  CHECK(mi300x.ll_max_bus_Bps == 0);
+  CHECK(mi300x.ll128_bus_Bps == 0);
+  CHECK(mi300x.tree_bus_Bps == 0);
 }
 
 TEST_CASE("2 DGX A100 (AMD EPYC hosts): an 8 KiB all-reduce's tree/LL rate is capped at 22.5 GB/s, not 39") {

@@ -74,7 +74,7 @@ const char* to_string(HostCpu cpu) {
 }
 
 std::string to_string(const NcclVersion& version) {
-  return "2." + std::to_string(version.minor) + "." + std::to_string(version.patch);
+  return "2." + std::to_string(version.minor) + (version.patch < 0 ? "" : "." + std::to_string(version.patch));
 }
 
 const char* to_string(NetworkTopology topology) {

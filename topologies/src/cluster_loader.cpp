@@ -1,8 +1,8 @@
 // YAML -> ClusterSpec, with every check that needs only the file (see topologies/README.md).
 #include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <yaml-cpp/eventhandler.h>
@@ -252,17 +252,17 @@ void check_attention_geometry(const std::string& file, const YAML::Node& calibra
   }
 }
 
-// "2.26.2" or "2.26" (patch 0), a release treering holds NCCL's constants for.
+// "2.26.2" or "2.26" (no patch), a release treering holds NCCL's constants for.
 NcclVersion read_nccl_version(const std::string& file, const YAML::Node& node) {
   const std::string text = yaml::scalar_string(file, node, "nccl_version");
-  NcclVersion version;
-  int major = 0;
-  char tail = 0;
-  const int fields = std::sscanf(text.c_str(), "%d.%d.%d%c", &major, &version.minor, &version.patch, &tail);
-  if (fields == 2) version.patch = 0;
-  if ((fields != 2 && fields != 3) || major != 2 || version.minor < 0 || version.patch < 0) {
+  static const std::regex kRelease(R"(2\.(\d{1,3})(?:\.(\d{1,3}))?)");
+  std::smatch match;
+  if (!std::regex_match(text, match, kRelease)) {
     yaml::fail(file, node, "nccl_version must be an NCCL release such as 2.26.2, got '" + text + "'");
   }
+  NcclVersion version;
+  version.minor = std::stoi(match[1]);
+  version.patch = match[2].matched ? std::stoi(match[2]) : -1;
   if (version.minor < kOldestNcclMinor || version.minor > kNewestNcclMinor) {
     yaml::fail(file, node, "treering holds NCCL's constants for 2." + std::to_string(kOldestNcclMinor) + " to 2." +
                                std::to_string(kNewestNcclMinor) + ", not " + text);

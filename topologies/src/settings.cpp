@@ -91,6 +91,9 @@ std::string as_yaml_scalar(const std::string& value) {
   return quoted + "\"";
 }
 
+// Optional top-level cluster keys that --set may add where a file leaves them out (the loader checks them as any).
+bool is_addable(const std::string& path) { return path == "nccl_version" || path == "description"; }
+
 }  // namespace
 
 Setting parse_setting(const std::string& text) {
@@ -106,10 +109,18 @@ std::string apply_settings(std::string_view yaml_text, const std::string& source
   for (const Setting& setting : settings) {
     const YAML::Node root = parse(text, source);
     const std::vector<YAML::Node> scalars = resolve(root, setting.path);
-    if (scalars.empty() && setting.path.find('.') == std::string::npos && root.IsMap() && !root[setting.path]) {
-      // A top-level key the file leaves out (e.g. nccl_version): added at the end; the loader checks it as any key.
+    if (scalars.empty() && is_addable(setting.path) && root.IsMap() && !root[setting.path]) {
+      if (root.Style() == YAML::EmitterStyle::Flow) {
+        throw InputError({}, "--set " + setting.path + "=" + setting.value + ": " + source + " is one flow-style map ({...}); "
+                             "add '" + setting.path + "' to the file");
+      }
       text += (text.empty() || text.back() == '\n' ? "" : "\n") + setting.path + ": " + as_yaml_scalar(setting.value) + "\n";
       continue;
+    }
+    if (scalars.empty() && setting.path.find('.') == std::string::npos && root.IsMap() && root[setting.path] &&
+        root[setting.path].IsNull()) {
+      throw InputError({}, "--set " + setting.path + "=" + setting.value + ": '" + setting.path + "' is empty in " + source +
+                               ": give it a value there");
     }
     if (scalars.empty()) {
       throw InputError({}, "--set " + setting.path + "=" + setting.value + ": " + source + " has no value at '" + setting.path +

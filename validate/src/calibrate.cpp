@@ -52,8 +52,8 @@ std::vector<Parameter> parameters_for(const topologies::ClusterSpec& base, const
   const double nic_Bps = group.nics.count > 0 ? group.nics.bandwidth_Bps : 50e9;
   const int domain_gpus = group.gpus_per_node * std::max(1, group.fabric.domain_nodes);
   const int domains = std::max(2, (most + domain_gpus - 1) / domain_gpus);
-  const model::NcclChannels caps = model::nccl_channels(
-      domains, std::max(1, group.nics.count), model::nccl_rows(base.gpu_models.at(group.gpu_model).architecture, group.host_cpu));
+  const model::NcclChannels caps = model::nccl_channels({domains, std::max(1, group.nics.count), group.nics.bandwidth_Bps, group.gpus_per_node},
+                                                         model::nccl_rows_of(base), base.nccl_version);
   const double ll_start_Bps = caps.ll_max_bus_Bps;
   const double ll128_start_Bps = caps.ll128_bus_Bps;
   std::vector<Parameter> across{

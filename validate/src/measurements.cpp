@@ -86,14 +86,23 @@ struct Parsed {
   bool log = false, csv = false;
 };
 
-// "2.26.6" from a comment that names the NCCL release that ran, else "".
-std::string nccl_release_of(const std::string& comment) {
-  static const std::regex kPrinted(R"(nccl version:?\s+(?:nccl\s+)?(2\.\d+\.\d+))", std::regex::icase);
-  static const std::regex kLibrary(R"(nccl-library=2(\d\d)(\d\d))");
+// "2.26.6" from a line that names the NCCL release that ran, else "": a header line that starts with it
+// ("# NCCL version 2.26.6+cuda12.8", "# nccl version: NCCL 2.29.7+cuda12.9"), NCCL's own INFO line
+// ("host:1:1 [0] NCCL INFO NCCL version 2.26.2+cuda12.2"), or nccl-tests' "nccl-library=22606".
+std::string nccl_release_of(const std::string& line) {
+  static const std::regex kPrinted(R"(^#?\s*(?:\S+\s+\[\d+\]\s+NCCL INFO\s+)?NCCL version:?\s*(?:NCCL\s+)?(2\.\d{1,3}\.\d{1,3})(?![\d.]))",
+                                   std::regex::icase);
+  static const std::regex kLibrary(R"(nccl-library=2(\d\d)(\d\d)\b)");
   std::smatch match;
-  if (std::regex_search(comment, match, kPrinted)) return match[1];
-  if (std::regex_search(comment, match, kLibrary)) return "2." + std::to_string(std::stoi(match[1])) + "." + std::to_string(std::stoi(match[2]));
+  if (std::regex_search(line, match, kPrinted)) return match[1];
+  if (std::regex_search(line, match, kLibrary)) return "2." + std::to_string(std::stoi(match[1])) + "." + std::to_string(std::stoi(match[2]));
   return "";
+}
+
+// NCCL's own log lines (NCCL_DEBUG=INFO or WARN) among nccl-tests' output: "host:pid:tid [dev] NCCL INFO ...".
+bool nccl_log_line(const std::string& text) {
+  static const std::regex kNcclLog(R"(^\S+\s+\[\d+\]\s+NCCL (?:INFO|WARN|TRACE)\b)");
+  return std::regex_search(text, kNcclLog);
 }
 
 void parse_comment(const std::string& text, int line, const std::string& file, Parsed& p) {
@@ -199,6 +208,10 @@ std::vector<CollectiveMeasurement> read_collective_measurements(const std::strin
       continue;
     }
     if (line == 1 && text.rfind("bytes,", start) == start) continue;  // a CSV header without '#'
+    if (nccl_log_line(text.substr(start))) {
+      if (p.nccl_release.empty()) p.nccl_release = nccl_release_of(text.substr(start));
+      continue;
+    }
     parse_row(text.substr(start), line, path, p);
   }
   if (p.rows.empty()) throw InputError({path, 0, 0}, "no measurements: not nccl-tests output nor a bytes,time CSV");

@@ -110,3 +110,27 @@ TEST_CASE("the NCCL release a log ran: NCCL's 'NCCL version' line, nccl-tests' n
   CHECK(validate::read_collective_measurements(path).front().nccl_release == "2.16.5");
   std::filesystem::remove(path);
 }
+
+TEST_CASE("a release named in passing is not the one that ran; NCCL's own INFO lines are read for it, not as rows") {
+  const std::string path = (std::filesystem::temp_directory_path() / "treering-nccl-info.log").string();
+  const std::string row = "        1024           256     float     none      -1    31.20    0.03    0.03      0    31.00    0.03    0.03      0\n";
+  {
+    std::ofstream out(path);
+    out << "# NCCL version: not shown; the cluster was said to run NCCL version 2.21.5\n# ranks: 2\n# op: sendrecv\n" << row;
+  }
+  CHECK(validate::read_collective_measurements(path).front().nccl_release.empty());
+  {
+    std::ofstream out(path);
+    out << "# ranks: 2\n# op: sendrecv\nnode1:4242:4242 [0] NCCL INFO Bootstrap : Using eth0\n"
+           "node1:4242:4242 [0] NCCL INFO NCCL version 2.26.2+cuda12.2\n" << row;
+  }
+  const auto rows = validate::read_collective_measurements(path);
+  CHECK(rows.size() == 1);
+  CHECK(rows.front().nccl_release == "2.26.2");
+  {
+    std::ofstream out(path);
+    out << "# NCCL version 2.99999999999.1\n# ranks: 2\n# op: sendrecv\n" << row;  // no such release: not read
+  }
+  CHECK(validate::read_collective_measurements(path).front().nccl_release.empty());
+  std::filesystem::remove(path);
+}

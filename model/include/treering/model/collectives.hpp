@@ -33,6 +33,9 @@ CollectiveAlgorithm parse_collective_algorithm(const std::string& text);
 Protocol parse_protocol(const std::string& text);
 // What an algorithm needs beyond NCCL's usual, for errors: " (needs ...)", or "" when nothing special.
 std::string requirements(CollectiveAlgorithm algorithm);
+// Whether `algorithm` on a group spanning `domains` domains reduces in the network's switches (SHARP): CollNet
+// Direct and Chain, and NVLS across domains.
+bool reduces_in_network(CollectiveAlgorithm algorithm, int domains);
 
 // Which algorithms may be picked. NCCL's own set is what a program linked with NCCL gets (ring, tree, nvls,
 // nvls-tree, collnet-direct, collnet-chain for collectives; p2p for send/recv); `all` adds the two-level hierarchical all-reduce and
@@ -72,13 +75,14 @@ struct CollectiveEstimate {
   std::vector<CollectiveCandidate> candidates;  // every (algorithm, protocol) that can run, fastest first
 };
 
-// NCCL's network proxy post overhead for the Simple protocol (tuning.cc's netOverhead, 1 us x3 for Simple): what
+// NCCL's network proxy post overhead for the Simple protocol (tuning.cc's netOverhead, 1 us x3 for Simple, on
+// Intel hosts; collectives take the group's, NcclChannels::network_post_s x3, which is 2 us x3 on AMD hosts): what
 // one proxy thread takes to post each network send of a group after the first (all-to-all, a phase of sends).
 // A send across nodes also waits for one such post before its first byte: point-to-point connections use NCCL's
 // shared network buffers (src/transport/net.cc sendSetup: `shared` unless a collective's graph or connIndex 0),
 // so the proxy must hand the GPU a buffer slot (sharedBuffersGet, connFifo offset, sendHead) before the GPU can
 // write, where a collective's connection has its slots from the start.
-constexpr double kNetworkPostOverheadSimple_s = 3e-6;
+constexpr double kNetworkPostOverheadSimple_s = 3e-6;  // the decode model's sends (Intel hosts' figure)
 
 // A send across nodes waits for its receiver's clear-to-send, which no collective step waits for: NCCL's IB
 // transport writes no data before the receiver has RDMA-written its buffer's address into the sender's FIFO

@@ -39,39 +39,52 @@ constexpr double kScaleUpEfficiency = 0.80;
 constexpr double kInSwitchEfficiency = 0.60;
 constexpr double kScaleOutEfficiency = 0.92;
 
-// The rows of NCCL's tuning tables a communicator takes (NCCL v2.30.7-1 src/graph/tuning.cc,
-// ncclTopoTuneModel): the per-channel protocol caps by the oldest GPU's compute capability (minCompCap: Volta
-// below 8.0, Turing included; Ampere 8.x, Ada included; Hopper 9.x; Blackwell 10.0 and up), LL's cap across nodes
-// by host CPU vendor (AMD or mixed: the AMD row; Intel, Arm and others: the Intel row). AMD Instinct GPUs take the
-// Hopper row (RCCL's own tuning is not modelled). Where the cluster file does not say, Hopper and Intel are assumed
-// and the *_assumed flags say so.
+// The rows of NCCL's tuning tables a communicator takes (NCCL src/graph/tuning.cc, ncclTopoTuneModel): the
+// per-channel protocol caps by the oldest GPU's compute capability (minCompCap: Volta below 8.0, Turing included;
+// Ampere 8.x, Ada included; Hopper 9.x; Blackwell 10.0 and up), LL's cap across nodes by host CPU vendor (the AMD
+// row for AMD hosts and, from 2.24, for mixed vendors: an Intel and an Arm host are mixed; 2.23 took each rank's
+// own vendor, which "AMD if any host is" approximates), the network proxy's post overhead by vendor
+// (getNetOverhead: 2 us on AMD x86 hosts, else 1 us). AMD Instinct GPUs run RCCL, which replaces NCCL's
+// per-channel caps with its own tuning model: the model applies no caps to them (RCCL's tuning is not modelled).
+// Where the cluster file does not say, Hopper and Intel are assumed and the *_assumed flags say so.
 enum class NcclGpuRow { volta, ampere, hopper, blackwell };
 struct NcclRows {
   NcclGpuRow gpu = NcclGpuRow::hopper;
+  bool rccl = false;        // AMD Instinct GPUs
+  bool intel_host = false;  // vendors seen (an unknown host counts as none)
   bool amd_host = false;
+  bool arm_host = false;
   bool gpu_assumed = false;
   bool host_assumed = false;
 };
 NcclRows nccl_rows(topologies::GpuArchitecture architecture, topologies::HostCpu cpu);
-// A communicator of GPUs with rows `a` and `b`: the older GPU's row, the AMD row if either host is AMD.
+// A communicator of GPUs with rows `a` and `b`: the older GPU's row, the vendors of both.
 NcclRows combine(const NcclRows& a, const NcclRows& b);
+// Every node group of a cluster together.
+NcclRows nccl_rows_of(const topologies::ClusterSpec& spec);
+// Whether LL's cap across nodes takes NCCL's AMD row in `version`.
+bool amd_ll_row(const NcclRows& rows, const topologies::NcclVersion& version);
 // "Hopper GPUs, Intel hosts", with "(assumed: ...)" where the cluster file does not say.
-std::string describe(const NcclRows& rows);
+std::string describe(const NcclRows& rows, const topologies::NcclVersion& version);
 
 // How NCCL spreads a collective over channels (thread blocks) and what each protocol can carry, for groups that
 // span several domains (nodes); a single domain keeps the tier rates times the protocol factors. Facts from NCCL
-// v2.30.7-1 (the same as v2.26.2-1 for Volta to Hopper; Blackwell's caps changed between them):
+// 2.23.4 to 2.30.7 (src/graph/tuning.cc and src/transport/nvls.cc at each tag):
 // - src/graph/search.cc: across nodes a ring or tree search channel goes through one NIC (the Hopper channel
 //   speeds top at 48 GB/s, below one NDR NIC), so a node with N NICs gets N search channels;
 //   src/graph/connect.cc doubles them into execution channels (8 NICs -> 16 channels);
-// - src/transport/nvls.cc: NVLS channels, 16 on Hopper (NVLS_NCHANNELS_SM90), 32 on Blackwell across nodes
-//   (NVLS_NCHANNELS_SM100);
-// - src/graph/tuning.cc (tunerConstants, 2 nodes / more), GB/s: LL carries at most 39 / 20.4 of bus bandwidth
-//   on Intel hosts, 22.5 / 19 on AMD ones (llMaxBws); per search channel, LL128 on rings 20 (Volta, Ampere),
-//   36.7 (Hopper), 40 (Blackwell) (perChMaxRingLL128Bws); LL128 on trees 20 / 20, 36.7 / 29, 31.67 / 20
-//   (perChMaxTreeLL128Bws); Simple trees 18.5 / 10 (Volta), 23.6 / 17.8 (Ampere), 41.4 / 36 (Hopper), 42.8 / 24
-//   (Blackwell) (perChMaxTreeBws). Worked examples: 2 x DGX H100, LL128 ring cap 8 x 36.7 = 293.6 GB/s;
-//   2 x DGX A100 (AMD EPYC hosts, 8 HDR NICs), LL128 ring cap 8 x 20 = 160 GB/s, LL cap 22.5 GB/s.
+// - NVLS channels: 16 (NVLS_NCHANNELS_SM90; Blackwell before 2.25 too), 32 on Blackwell across nodes from 2.25;
+//   from 2.30.3 Blackwell across nodes is tuned (ncclNvlsTreeSm100Tuning): 32 on 2 nodes with NICs of 48 GB/s
+//   or more, else 24 with NICs of 96 GB/s or more and at most 8 GPUs a node (32 with more), else 24 with NICs
+//   of 48 GB/s or more (its chunk sizes are not modelled);
+// - tunerConstants (2 nodes / more), GB/s: LL carries at most 39 / 20.4 of bus bandwidth on the Intel row,
+//   22.5 / 19 on the AMD row (llMaxBws); per search channel, LL128 on rings 20 (Volta, Ampere), 36.7 (Hopper);
+//   LL128 on trees 20 / 20, 36.7 / 29; Simple trees 18.5 / 10 (Volta), 23.6 / 17.8 (Ampere), 41.4 / 36 (Hopper)
+//   (perChMaxRingLL128Bws, perChMaxTreeLL128Bws, perChMaxTreeBws; the same in every release held). Blackwell's
+//   row: Hopper's before 2.25, twice Hopper's 2.25-2.27; from 2.28 tree LL128 31.67 / 20 and Simple tree 42.8 /
+//   24, ring LL128 73.4 / 73.4 (2.28.0-2.28.6), 34.6 / 73.4 (2.28.7-2.28.x), 34.6 / 34.5 (2.29.0-2.29.6), 40 / 40
+//   (from 2.29.7). Worked examples: 2 x DGX H100, LL128 ring cap 8 x 36.7 = 293.6 GB/s; 2 x DGX A100 (AMD EPYC
+//   hosts, 8 HDR NICs), LL128 ring cap 8 x 20 = 160 GB/s, LL cap 22.5 GB/s.
 // Calibration (`protocols:`) replaces the LL and LL128 caps.
 struct NcclChannels {
   int search_channels = 0;           // 0: one domain (no channel caps, no channel narrowing)
@@ -81,11 +94,22 @@ struct NcclChannels {
   double ll128_bus_Bps = 0;          // LL128's bus bandwidth cap on rings (0: none)
   double tree_ll128_bus_Bps = 0;     // LL128's on trees
   double tree_bus_Bps = 0;           // Simple trees
+  double network_post_s = 1e-6;      // the network proxy's post overhead per step (x3 for Simple)
   NcclRows rows;                     // the tuning rows these came from
 };
-// The channels and caps of a group spanning `domains` domains whose fewest NICs in a domain are `nics`, in NCCL
-// 2.`nccl_minor` (Blackwell's row changed in 2.25, 2.28 and 2.29; the others are the same from 2.19 to 2.30).
-NcclChannels nccl_channels(int domains, int nics, const NcclRows& rows, int nccl_minor = topologies::kNewestNcclMinor);
+// Releases that share every constant treering takes from NCCL share an epoch: the number of changes
+// (2.24.0, 2.25.0, 2.28.0, 2.28.7, 2.28.9, 2.29.0, 2.29.7, 2.30.3) at or before `version`.
+int nccl_constants_epoch(const topologies::NcclVersion& version);
+
+// What NCCL's channel choice needs to know about a group across domains.
+struct NcclChannelInputs {
+  int domains = 1;
+  int nics = 0;              // the fewest NICs a domain of the group uses
+  double nic_Bps = 0;        // the slowest NIC's nominal rate (NCCL's minNetBw)
+  int ranks_per_domain = 0;  // NCCL's ppn
+};
+NcclChannels nccl_channels(const NcclChannelInputs& inputs, const NcclRows& rows,
+                           const topologies::NcclVersion& version = {});
 
 // What NCCL's p2p channel rule (nccl_p2p_channels, below) needs to know about a communicator: its ranks, the
 // hosts they span, whether every domain is NVLink, and one channel's rate (the slowest domain's fabric
@@ -145,12 +169,10 @@ LinkEfficiency link_efficiency(const topologies::Topology& topology);
 // repeated GPU.
 CommGroup describe_group(const topologies::Topology& topology, std::vector<int> gpus = {});
 
-// NCCL 2.`nccl_minor`'s latency constants (seconds) before calibration. From 2.19 to 2.30 (src/graph/tuning.cc at
-// v2.19.4-1 ... v2.30.7-1) they differ in: tree/Simple, base 0 and 28 us a hop on NVLink, PCI and the network up to
-// 2.22 (base 8.4, hops 4.0 / 4.0 / 14 from 2.23; a ring's and a send's network hop stays 14, NCCL's ring figure);
-// NVLS and NVLS-tree's NVLink figure 23 us up to 2.20 (25 from 2.21); NVLS-tree's network figure 14 us up to 2.27
-// (20.9 from 2.28). Example, 2 x DGX H100 at 64 MiB, NVLS-tree: 25 + 2 x 14 = 53 us in 2.26, 66.8 us in 2.30.
-LatencyTable nccl_latency_defaults(bool pcie_fabric, int nccl_minor = topologies::kNewestNcclMinor);
+// The latency constants (seconds) of NCCL `version` before calibration. From 2.23.4 to 2.30.7 (src/graph/tuning.cc
+// at each tag) they differ in one entry: NVLS-tree's network figure, 14 us before 2.28.9, 20.9 from it. Example,
+// 2 x DGX H100, NVLS-tree: 25 + 2 x 14 = 53 us of constants in 2.26.2, 25 + 2 x 20.9 = 66.8 us in 2.30.7.
+LatencyTable nccl_latency_defaults(bool pcie_fabric, const topologies::NcclVersion& version = {});
 
 // NCCL's p2p channels per communicator (NCCL 2.21-2.30, src/graph/paths.cc: pow2Up of the collective channels,
 // 24 on an 8-GPU H100 NVSwitch node -> 32; the channels per peer likewise 32, capped to the p2p channels;

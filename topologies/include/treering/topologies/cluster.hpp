@@ -193,17 +193,22 @@ struct Calibration {
   std::vector<AttentionShapeCalibration> attention_shapes;  // a decode's attention kernels, by shape
 };
 
-// The NCCL release the cluster runs (YAML `nccl_version: 2.26.2`, or 2.26). The collective model takes that
-// release's latency constants and per-architecture caps (NCCL src/graph/tuning.cc); treering holds those of 2.19
-// to 2.30 (kOldestNcclMinor, kNewestNcclMinor). Absent: the newest, 2.30.7 (given false).
+// The NCCL release the cluster runs (YAML `nccl_version: 2.26.2`, or 2.26 for the minor's first release). The
+// collective model takes that release's latency constants and per-architecture caps (NCCL src/graph/tuning.cc,
+// src/transport/nvls.cc); treering holds those of 2.23 to 2.30 (kOldestNcclMinor, kNewestNcclMinor). Absent:
+// the newest, 2.30.7 (given false).
 struct NcclVersion {
   int minor = 30;  // NCCL 2.minor
-  int patch = 7;
+  int patch = 7;   // -1: not given (the minor's first release)
   bool given = false;
 };
-constexpr int kOldestNcclMinor = 19;
+constexpr int kOldestNcclMinor = 23;
 constexpr int kNewestNcclMinor = 30;
-std::string to_string(const NcclVersion& version);  // "2.30.7"
+std::string to_string(const NcclVersion& version);  // "2.30.7"; "2.26" without a patch
+// Whether `version` is 2.minor.patch or later (a version without a patch counts as the minor's first release).
+constexpr bool at_least(const NcclVersion& version, int minor, int patch = 0) {
+  return version.minor != minor ? version.minor > minor : (version.patch < 0 ? 0 : version.patch) >= patch;
+}
 
 struct ClusterSpec {
   std::string name;

@@ -32,8 +32,9 @@ struct CollectiveMeasurement {
   std::string file;
   int line = 0;
   std::optional<model::CollectiveAlgorithm> algorithm;  // what ran, when the file says (realrun's cpu rings)
-  // The NCCL release that ran, "2.26.6", when a log says: NCCL's own "NCCL version 2.26.6+cuda12.8" line (also as
-  // "NCCL version: ..." in a header) or nccl-tests' "nccl-library=22606"; "" when it does not.
+  // The NCCL release that ran, "2.26.6", when a log says: NCCL's own "... NCCL INFO NCCL version 2.26.6+cuda12.8"
+  // line (NCCL_DEBUG=INFO; NCCL's log lines are skipped, not read as rows), a comment line that starts with
+  // "NCCL version" ("# NCCL version: 2.26.6+cuda12.8"), or nccl-tests' "nccl-library=22606"; "" otherwise.
   std::string nccl_release;
 };
 
