@@ -128,20 +128,20 @@ ordered_json decode_json(const DecodeRow& row) {
 std::string calibration_line(const topologies::Topology& topology) {
   const auto& calibration = topology.spec().calibration;
   // SHARP's costs are NCCL's tuning constants: no public measurement was found to check them against.
-  std::string sharp = topology.spec().network.in_network_reduction
+  std::string notes = topology.spec().network.in_network_reduction
                           ? "\nin-network reduction (SHARP): NCCL's CollNet and NVLS constants, not checked against a measurement"
                           : "";
   // Across domains the collective costs take NCCL's constants for the cluster's GPUs and hosts: say which were assumed.
   const model::NcclRows rows = model::nccl_rows_of(topology.spec());
   if (topology.domain_count() > 1 && (rows.gpu_assumed || rows.host_assumed)) {
-    sharp += "\nNCCL " + topologies::to_string(topology.spec().nccl_version) + " constants for " + model::describe(rows, topology.spec().nccl_version);
+    notes += "\nNCCL " + topologies::to_string(topology.spec().nccl_version) + " constants for " + model::describe(rows, topology.spec().nccl_version);
   }
-  if (!calibration) return "calibration: none (nominal bandwidths x default efficiencies)" + sharp;
+  if (!calibration) return "calibration: none (nominal bandwidths x default efficiencies)" + notes;
   std::string inputs;
   for (const std::string& input : calibration->provenance.inputs) inputs += (inputs.empty() ? "" : ", ") + input;
   return "calibration: " + (inputs.empty() ? std::string("(inputs not named)") : inputs) +
          (calibration->provenance.date.empty() ? "" : " (" + calibration->provenance.date + ")") +
-         "; rows marked OUTSIDE extrapolate beyond what it measured" + sharp;
+         "; rows marked OUTSIDE extrapolate beyond what it measured" + notes;
 }
 
 std::string calibration_marker(const DecodeRow& row) {

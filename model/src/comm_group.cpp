@@ -7,7 +7,6 @@
 #include <map>
 #include <set>
 #include <numeric>
-#include <optional>
 #include <stdexcept>
 
 namespace treering::model {
@@ -116,15 +115,12 @@ void apply_release(LatencyTable& table, const topo::NcclVersion& version) {
 std::pair<NcclRows, double> nccl_rows_of(const topo::Topology& topology, const std::vector<int>& gpus) {
   std::set<int> groups;
   for (int gpu : gpus) groups.insert(topology.node(topology.node_of_gpu(gpu)).group);
-  std::optional<NcclRows> rows;
   double nic_Bps = kNone;
   for (int index : groups) {
     const topo::NodeGroup& group = topology.spec().groups[index];
-    const NcclRows these = nccl_rows(topology.spec().gpu_models.at(group.gpu_model).architecture, group.host_cpu);
-    rows = rows ? combine(*rows, these) : these;
     if (group.nics.count > 0) nic_Bps = std::min(nic_Bps, group.nics.bandwidth_Bps);
   }
-  return {rows.value_or(NcclRows{}), std::isfinite(nic_Bps) ? nic_Bps : 0.0};
+  return {model::nccl_rows_of(topology.spec(), std::vector<int>(groups.begin(), groups.end())), std::isfinite(nic_Bps) ? nic_Bps : 0.0};
 }
 
 }  // namespace

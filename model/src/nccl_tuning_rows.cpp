@@ -102,10 +102,12 @@ NcclRows combine(const NcclRows& a, const NcclRows& b) {
   return rows;
 }
 
-NcclRows nccl_rows_of(const topo::ClusterSpec& spec) {
+NcclRows nccl_rows_of(const topo::ClusterSpec& spec, const std::vector<int>& groups) {
   NcclRows rows;
   bool first = true;
-  for (const topo::NodeGroup& group : spec.groups) {
+  for (size_t index = 0; index < spec.groups.size(); ++index) {
+    if (!groups.empty() && std::find(groups.begin(), groups.end(), static_cast<int>(index)) == groups.end()) continue;
+    const topo::NodeGroup& group = spec.groups[index];
     const NcclRows these = nccl_rows(spec.gpu_models.at(group.gpu_model).architecture, group.host_cpu);
     rows = first ? these : combine(rows, these);
     first = false;

@@ -60,8 +60,8 @@ struct NcclRows {
 NcclRows nccl_rows(topologies::GpuArchitecture architecture, topologies::HostCpu cpu);
 // A communicator of GPUs with rows `a` and `b`: the older GPU's row, the vendors of both.
 NcclRows combine(const NcclRows& a, const NcclRows& b);
-// Every node group of a cluster together.
-NcclRows nccl_rows_of(const topologies::ClusterSpec& spec);
+// The node groups `groups` of a cluster together (indices into spec.groups; empty: every group).
+NcclRows nccl_rows_of(const topologies::ClusterSpec& spec, const std::vector<int>& groups = {});
 // Whether LL's cap across nodes takes NCCL's AMD row in `version`.
 bool amd_ll_row(const NcclRows& rows, const topologies::NcclVersion& version);
 // "Hopper GPUs, Intel hosts", with "(assumed: ...)" where the cluster file does not say.
