@@ -1,48 +1,50 @@
-// simulate_flows: builds the platform and runs the flows in a child process, results back through a pipe.
+// simulate_flows: the flows as a client of SimGrid's flow network (simgrid_network.hpp), in a child process.
 #include "treering/sim/flows.hpp"
-
-#include <simgrid/s4u.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
-#include "platform.hpp"
+#include "simgrid_network.hpp"
+#include "simulated_units.hpp"
 
 namespace treering::sim {
 namespace {
 
-namespace sg4 = simgrid::s4u;
 namespace topo = treering::topologies;
 
-int flow_payload = 0;  // what every flow carries (its size is simulated)
-
-// In the child: build the platform, run every flow as a sender and a receiver actor (through a mailbox of its
-// own: SimGrid 3.32 honours Comm::set_rate on mailbox transfers, not on host-to-host ones), return the finish
-// times.
-std::vector<double> run_flows(const topo::Topology& topology, const std::vector<Flow>& flows) {
-  SimulatedPlatform platform(topology);
-  std::vector<double> finish(flows.size(), 0.0);
-  for (size_t i = 0; i < flows.size(); ++i) {
-    const bool moves = flows[i].bytes > 0 && flows[i].src_gpu != flows[i].dst_gpu;
-    sg4::Mailbox* box = sg4::Mailbox::by_name("flow" + std::to_string(i));
-    sg4::Actor::create("flow" + std::to_string(i), platform.host(flows[i].src_gpu), [&, i, moves, box] {
-      const Flow& flow = flows[i];
-      sg4::this_actor::sleep_until(flow.start_s);
-      sg4::this_actor::sleep_for(flow.latency_s);
-      if (moves) {
-        sg4::CommPtr comm = box->put_init(&flow_payload, simulated_size(flow.bytes));
-        if (flow.max_rate_Bps > 0) comm->set_rate(flow.max_rate_Bps * kSizeUnitsPerByte);
-        comm->start()->wait();
-      }
-      finish[i] = sg4::Engine::get_clock();
-    });
-    if (moves) sg4::Actor::create("sink" + std::to_string(i), platform.host(flows[i].dst_gpu), [box] { box->get<int>(); });
+// Each flow leaves at its start + latency; one that moves nothing (no bytes, or to its own GPU) arrives then.
+class FlowsClient final : public detail::FlowClient {
+ public:
+  FlowsClient(const topo::Topology& topology, const std::vector<Flow>& flows, detail::FlowNetwork& network)
+      : topology_(topology), flows_(flows), network_(network), routes_(flows.size()), finish_s(flows.size(), 0.0) {}
+  void begin() override {
+    for (size_t i = 0; i < flows_.size(); ++i) network_.at(flows_[i].start_s + flows_[i].latency_s, {0, static_cast<int>(i)});
   }
-  platform.run();
-  return finish;
-}
+  void on_wakeup(detail::Wakeup wakeup) override {
+    const size_t i = static_cast<size_t>(wakeup.index);
+    const Flow& flow = flows_[i];
+    if (!(flow.bytes > 0) || flow.src_gpu == flow.dst_gpu) {
+      finish_s[i] = network_.now();
+      return;
+    }
+    routes_[i] = topology_.route(flow.src_gpu, flow.dst_gpu).links;
+    network_.start_flow(flow.src_gpu, flow.dst_gpu, routes_[i], static_cast<double>(simulated_size(flow.bytes)),
+                        flow.max_rate_Bps * kSizeUnitsPerByte, wakeup.index);
+  }
+  void on_flow_done(int tag) override { finish_s[static_cast<size_t>(tag)] = network_.now(); }
+
+ private:
+  const topo::Topology& topology_;
+  const std::vector<Flow>& flows_;
+  detail::FlowNetwork& network_;
+  std::vector<std::vector<topo::LinkId>> routes_;
+
+ public:
+  std::vector<double> finish_s;
+};
 
 }  // namespace
 
@@ -65,8 +67,15 @@ FlowSimulation simulate_flows(const topo::Topology& topology, const std::vector<
     }
   }
   if (flows.empty()) return result;
-  result.finish_s = run_in_child([&] { return run_flows(topology, flows); });
-  if (result.finish_s.size() != flows.size()) throw std::runtime_error("simulator: truncated results");
+  const std::string bytes = run_in_child([&] {
+    detail::SimGridNetwork network(topology, nullptr, 1 + 2.0 * static_cast<double>(flows.size()));
+    FlowsClient client(topology, flows, network);
+    network.run(client);
+    return std::string(reinterpret_cast<const char*>(client.finish_s.data()), client.finish_s.size() * sizeof(double));
+  });
+  if (bytes.size() != flows.size() * sizeof(double)) throw std::runtime_error("simulator: truncated results");
+  result.finish_s.resize(flows.size());
+  std::memcpy(result.finish_s.data(), bytes.data(), bytes.size());
   for (double finish : result.finish_s) result.makespan_s = std::max(result.makespan_s, finish);
   return result;
 }

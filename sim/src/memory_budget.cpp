@@ -10,10 +10,10 @@
 
 namespace treering::sim {
 
-double replay_memory_bytes(const model::DecodePlan& plan, double collective_flows, bool in_simgrid) {
-  constexpr double kPerFlow_bytes = 256, kBase_bytes = 64e6;
-  const double per_rank_bytes = in_simgrid ? 64e3 : 16e3;
-  return kBase_bytes + per_rank_bytes * static_cast<double>(plan.gpus.size()) + kPerFlow_bytes * collective_flows;
+double replay_memory_bytes(int ranks, double collective_flows, double concurrent_flows, bool in_simgrid) {
+  constexpr double kPerFlow_bytes = 256, kBase_bytes = 64e6, kPerRank_bytes = 16e3, kPerFlowUnderWay_bytes = 40e3;
+  return kBase_bytes + kPerRank_bytes * ranks + kPerFlow_bytes * collective_flows +
+         (in_simgrid ? kPerFlowUnderWay_bytes * concurrent_flows : 0.0);
 }
 
 double available_memory_bytes() {
@@ -35,11 +35,11 @@ double available_memory_bytes() {
   return available;
 }
 
-void check_replay_memory(const model::DecodePlan& plan, double collective_flows, bool in_simgrid) {
-  const double needed = replay_memory_bytes(plan, collective_flows, in_simgrid);
+void check_replay_memory(int ranks, double collective_flows, double concurrent_flows, bool in_simgrid) {
+  const double needed = replay_memory_bytes(ranks, collective_flows, concurrent_flows, in_simgrid);
   const double available = available_memory_bytes();
   if (available > 0 && needed > available) {
-    throw std::invalid_argument("the simulation of " + std::to_string(plan.gpus.size()) + " GPUs would need about " +
+    throw std::invalid_argument("the simulation of " + std::to_string(ranks) + " GPUs would need about " +
                                 topologies::format_bytes(needed) + " of memory and " + topologies::format_bytes(available) +
                                 " is available: simulate fewer GPUs, or use the model (treering predict)");
   }

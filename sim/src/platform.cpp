@@ -49,14 +49,14 @@ std::string read_all(int fd) {
   }
 }
 
-// Child: a status byte (0 results, 1 std::invalid_argument, 2 any other error), then the doubles or the
+// Child: a status byte (0 results, 1 std::invalid_argument, 2 any other error), then the results or the
 // error's message.
-[[noreturn]] void child(int fd, const std::function<std::vector<double>()>& simulation) {
+[[noreturn]] void child(int fd, const std::function<std::string()>& simulation) {
   try {
-    const std::vector<double> values = simulation();
+    const std::string values = simulation();
     const char ok = 0;
     write_all(fd, &ok, 1);
-    write_all(fd, values.data(), values.size() * sizeof(double));
+    write_all(fd, values.data(), values.size());
   } catch (const std::invalid_argument& error) {
     const char bad_input = 1;
     write_all(fd, &bad_input, 1);
@@ -82,15 +82,15 @@ constexpr int kActorStack_KiB = 16;
 #endif
 constexpr int kMostGuardedActors = 8192;
 
-int actor_guard_pages(int gpus) { return gpus <= kMostGuardedActors ? 1 : 0; }
+int actor_guard_pages(double actors) { return actors <= kMostGuardedActors ? 1 : 0; }
 
-SimulatedPlatform::SimulatedPlatform(const topo::Topology& topology, const Degradation* degradation)
+SimulatedPlatform::SimulatedPlatform(const topo::Topology& topology, const Degradation* degradation, double actors)
     : engine_(std::make_unique<sg4::Engine>(&fake_argc, fake_argv)) {
   xbt_log_control_set("root.thres:critical");
   engine_->set_config("network/model:CM02");     // exactly latency + size / bandwidth
   engine_->set_config("network/crosstraffic:0");  // no acknowledgement traffic
   engine_->set_config("network/TCP-gamma:0");     // no TCP window cap
-  engine_->set_config("contexts/guard-size:" + std::to_string(actor_guard_pages(topology.gpu_count())));
+  engine_->set_config("contexts/guard-size:" + std::to_string(actor_guard_pages(actors > 0 ? actors : topology.gpu_count())));
   engine_->set_config("contexts/stack-size:" + std::to_string(kActorStack_KiB));  // per actor (8 MiB by default)
   auto* zone = new TreeringZone("treering", topology,
                                 degradation && !degradation->cables_down.empty() ? &degradation->cables_down : nullptr);
@@ -112,7 +112,7 @@ SimulatedPlatform::~SimulatedPlatform() = default;
 
 void SimulatedPlatform::run() { engine_->run(); }
 
-std::vector<double> run_in_child(const std::function<std::vector<double>()>& simulation) {
+std::string run_in_child(const std::function<std::string()>& simulation) {
   // The child inherits copies of unwritten stdio buffers; flush them first or output would appear twice.
   std::fflush(nullptr);
   int pipe_fds[2];
@@ -152,10 +152,7 @@ std::vector<double> run_in_child(const std::function<std::vector<double>()>& sim
   }
   if (data[0] == 1) throw std::invalid_argument(data.substr(1));
   if (data[0] != 0) throw std::runtime_error("simulator: " + data.substr(1));
-  if ((data.size() - 1) % sizeof(double) != 0) throw std::runtime_error("simulator: truncated results");
-  std::vector<double> values((data.size() - 1) / sizeof(double));
-  std::memcpy(values.data(), data.data() + 1, values.size() * sizeof(double));
-  return values;
+  return data.substr(1);
 }
 
 }  // namespace treering::sim

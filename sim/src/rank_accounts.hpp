@@ -1,6 +1,5 @@
-// What a replay books per rank, whichever engine runs it (SimGrid's, replayer.hpp, or our own event loop,
-// plan_events.hpp): its kernels' times, where its time went, its timeline, and the numbers a replay hands
-// back to replay_plan. Private to sim.
+// What a replay books per rank (rank_programs.hpp): its kernels' times, where its time went stage by stage, and
+// its timeline. Private to sim.
 #pragma once
 
 #include <array>
@@ -12,16 +11,24 @@
 
 namespace treering::sim::detail {
 
-// How long `step` (a compute step) runs on `rank`: a host step its fixed time, an empty shard's attention no
-// kernel, else launches + max(bytes / HBM, FLOPs / peak), times the GPU's slowdown. E.g. an H100 (3.35 TB/s)
-// reading 335 MB in one kernel of 5 us launch: 5 us + 100 us = 105 us; twice that at slowdown 2.
+// How long `step` (a compute step) runs on `rank` (a rank of `plan`): a host step its fixed time, an empty
+// shard's attention no kernel, else launches + max(bytes / HBM, FLOPs / peak), times the GPU's slowdown. E.g.
+// an H100 (3.35 TB/s) reading 335 MB in one kernel of 5 us launch: 5 us + 100 us = 105 us; twice that at
+// slowdown 2.
 double kernel_time_s(const model::DecodeModel& model, const model::DecodePlan& plan, const Degradation& degradation,
                      int rank, const model::Step& step);
 
 class RankAccounts {
  public:
-  RankAccounts(const model::DecodeModel& model, size_t ranks, bool record)
-      : totals(ranks), last_send(ranks), recent_kernels_(ranks), model_(model), record_(record) {}
+  // `domain_of_rank`: each rank's scale-up domain (a wait for a peer of another domain is inter-node).
+  RankAccounts(std::vector<int> domain_of_rank, int stages, bool record);
+
+  // From now on `rank`'s time counts towards `stage`.
+  void set_stage(int rank, int stage) { stage_[static_cast<size_t>(rank)] = stage; }
+  RankTimes& current(int rank) {
+    return totals_[static_cast<size_t>(stage_[static_cast<size_t>(rank)])][static_cast<size_t>(rank)];
+  }
+  const RankTimes& at(int stage, int rank) const { return totals_[static_cast<size_t>(stage)][static_cast<size_t>(rank)]; }
 
   // A span on a rank's timeline: added to its totals (sends are counted by busy_sending), kept if recording.
   void note(const Activity& activity);
@@ -36,29 +43,24 @@ class RankAccounts {
   // [0, 30] and [30, 60]: 20 + 10 = 30 us under compute.
   void busy_sending(int rank, double start_s, double end_s);
 
-  std::vector<RankTimes> totals;                     // per rank
   std::vector<std::pair<double, double>> last_send;  // per rank: its last transfer's duration, and under compute
   std::vector<Activity> activities;                  // when recording
 
  private:
+  std::vector<int> domain_of_rank_;
+  std::vector<int> stage_;
+  std::vector<std::vector<RankTimes>> totals_;  // [stage][rank]
   // Per rank, its last four kernels, newest last (zero-length ones at one instant can push out the two wanted).
   std::vector<std::array<std::pair<double, double>, 4>> recent_kernels_;
-  const model::DecodeModel& model_;
   bool record_;
 };
 
 // A rank of a steady ring goes from round `round` straight to its last at last_round_s (ring_steady.hpp): the
 // skipped rounds booked as they would have run, each the same attention, the rest of the period waiting for
-// the block from the previous rank, and its last send's time and overlap once per round. E.g. 3 rounds skipped
-// of 10 us attention each, from 100 us to 160 us: 30 us compute, 30 us waiting.
-void book_skipped_rounds(RankAccounts& accounts, const model::DecodeModel& model, const model::DecodePlan& plan,
-                         const Degradation& degradation, int rank, int round, double now_s, double last_round_s);
-
-// What a replay hands back, as doubles (it may run in a child process): the transfer count, every rank's
-// finish, the critical (last) rank's totals and per-phase times, then 6 numbers per activity (rank, kind,
-// start, end, peer, phase). `phase_s`: per rank, per phase. Throws std::runtime_error naming the GPUs of the
-// ranks that never finished (finish_s < 0: a deadlock).
-std::vector<double> replay_values(double transfers, const std::vector<double>& finish_s, const RankAccounts& accounts,
-                                  const std::vector<double>& phase_s, const model::DecodePlan& plan);
+// the block from the previous rank, and its last send's time and overlap once per round. `local`: the rank in
+// `plan`, `rank`: in the accounts. E.g. 3 rounds skipped of 10 us attention each, from 100 us to 160 us: 30 us
+// compute, 30 us waiting.
+void book_skipped_rounds(RankAccounts& accounts, int rank, const model::DecodeModel& model, const model::DecodePlan& plan,
+                         const Degradation& degradation, int local, int round, double now_s, double last_round_s);
 
 }  // namespace treering::sim::detail

@@ -1,28 +1,21 @@
+// replay_plan and replay_groups (replay.hpp): checks, bytes per link, the groups as the ranks' programs take
+// them, and the network that runs them: our event loop here, or SimGrid in a child process.
 #include "treering/sim/replay.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
+#include "event_network.hpp"
+#include "group_symmetry.hpp"
 #include "memory_budget.hpp"
-#include "treering/sim/engine_info.hpp"
 #include "plan_traffic.hpp"
-#include "platform.hpp"
-#include "replayer.hpp"
-#include "plan_events.hpp"
+#include "rank_programs.hpp"
+#include "replay_codec.hpp"
+#include "simgrid_network.hpp"
+#include "simulated_units.hpp"
 
 namespace treering::sim {
-namespace {
-
-void count_link_bytes(const topologies::Topology& topology, const model::DecodePlan& plan, int from_rank, int to_rank,
-                      double bytes, const std::vector<bool>* down, std::vector<double>& link_bytes) {
-  for (topologies::LinkId id : topology.route(plan.gpus[static_cast<size_t>(from_rank)], plan.gpus[static_cast<size_t>(to_rank)], down).links) {
-    link_bytes[static_cast<size_t>(id)] += bytes;
-  }
-}
-
-}  // namespace
-
 namespace {
 
 // A plan made by this model (its GPUs, in its order), whose transfers name its ranks.
@@ -37,7 +30,7 @@ void check_plan(const model::DecodeModel& model, const model::DecodePlan& plan) 
                                     std::to_string(t.from) + " to rank " + std::to_string(t.to) + " (of " +
                                     std::to_string(ranks) + ")");
       }
-      if (t.from == t.to) {  // no route: SimGrid would abort
+      if (t.from == t.to) {  // no route
         throw std::invalid_argument("replay: the plan's phase '" + phase.label + "' sends from rank " +
                                     std::to_string(t.from) + " to itself");
       }
@@ -61,51 +54,120 @@ void check_degradation(const topologies::Topology& topology, const Degradation& 
   }
 }
 
-}  // namespace
+std::vector<double> link_rates(const topologies::Topology& topology, const Degradation& degradation) {
+  const model::LinkEfficiency efficiency = model::link_efficiency(topology);
+  std::vector<double> units_per_s(static_cast<size_t>(topology.link_count()));
+  for (topologies::LinkId id = 0; id < topology.link_count(); ++id) {
+    units_per_s[static_cast<size_t>(id)] = link_units_per_s(topology, efficiency, &degradation, id);
+  }
+  return units_per_s;
+}
 
-ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePlan& plan, const ReplayOptions& options) {
-  check_plan(model, plan);
-  check_degradation(model.topology(), options.degradation);
-  ReplayResult result;
-  const topologies::Topology& topology = model.topology();
-  result.link_bytes.assign(static_cast<size_t>(topology.link_count()), 0.0);
-  const std::vector<bool>* down = options.degradation.cables_down.empty() ? nullptr : &options.degradation.cables_down;
-  std::vector<model::CollectiveSchedule> schedules;
-  for (const model::Phase& phase : plan.phases) {
-    if (phase.kind != model::PhaseKind::collective) continue;
-    schedules.push_back(model.collective_schedule(phase));
-    for (const model::CollectiveFlow& flow : schedules.back().flows) {
-      count_link_bytes(topology, plan, flow.from, flow.to, flow.bytes, down, result.link_bytes);
+// Bytes over every link: each group's point-to-point sends and collective flows along their routes.
+std::vector<double> link_bytes(const std::vector<detail::GroupRun>& groups, const std::vector<bool>* down) {
+  const topologies::Topology& topology = groups.front().model->topology();
+  std::vector<double> bytes(static_cast<size_t>(topology.link_count()), 0.0);
+  for (const detail::GroupRun& group : groups) {
+    auto add = [&](int from, int to, double moved) {
+      for (topologies::LinkId id : topology.route(group.plan->gpus[static_cast<size_t>(from)],
+                                                  group.plan->gpus[static_cast<size_t>(to)], down).links) {
+        bytes[static_cast<size_t>(id)] += moved;
+      }
+    };
+    for (const model::CollectiveSchedule& schedule : group.schedules) {
+      for (const model::CollectiveFlow& flow : schedule.flows) add(flow.from, flow.to, flow.bytes);
+    }
+    for (const auto& [pair, moved] : point_to_point_bytes(*group.plan)) add(pair.first, pair.second, moved);
+  }
+  return bytes;
+}
+
+std::vector<detail::GroupRun> group_runs(const std::vector<GroupPlan>& groups) {
+  std::vector<detail::GroupRun> runs;
+  for (const GroupPlan& group : groups) {
+    if (!group.model || !group.plan) throw std::invalid_argument("replay: a group without its model or plan");
+    check_plan(*group.model, *group.plan);
+    detail::GroupRun run{group.model, group.plan, group.stage, {}, {}};
+    for (const model::Phase& phase : group.plan->phases) {
+      if (phase.kind == model::PhaseKind::collective) run.schedules.push_back(group.model->collective_schedule(phase));
+    }
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
+// The replay in this process on our event loop, or in a child process on SimGrid's network.
+ReplayResult run_programs(const detail::ReplayRun& run, const ReplayOptions& options, double most_flows) {
+  const topologies::Topology& topology = run.topology();
+  if (!options.in_simgrid) {
+    detail::EventNetwork network(link_rates(topology, options.degradation));
+    ReplayResult result = detail::RankPrograms(run, options, network).run();
+    result.engine = network.name();
+    return result;
+  }
+  return detail::decode_replay(run_in_child([&] {
+    detail::SimGridNetwork network(topology, &options.degradation, 1 + 2 * most_flows);
+    ReplayResult result = detail::RankPrograms(run, options, network).run();
+    result.engine = network.name();
+    return detail::encode(result);
+  }));
+}
+
+// The first group's outcome given to every group (they are alike: group_symmetry.hpp), rank by rank.
+ReplayResult as_every_group(const detail::ReplayRun& all, const ReplayResult& first) {
+  ReplayResult result = first;
+  result.gpus = all.gpus();
+  const std::vector<int>& members = all.group(0).members;
+  result.rank_finish_s.assign(all.gpus().size(), 0.0);
+  for (StageOutcome& stage : result.stages) stage.finish_s.assign(all.gpus().size(), -1.0);
+  for (const detail::GroupRun& group : all.groups()) {
+    for (size_t local = 0; local < group.members.size(); ++local) {
+      const size_t rank = static_cast<size_t>(group.members[local]);
+      result.rank_finish_s[rank] = first.rank_finish_s[static_cast<size_t>(members[local])];
+      result.stages[0].finish_s[rank] = first.stages[0].finish_s[static_cast<size_t>(members[local])];
     }
   }
-  for (const auto& [pair, bytes] : point_to_point_bytes(plan)) {
-    count_link_bytes(topology, plan, pair.first, pair.second, bytes, down, result.link_bytes);
-  }
-  double flows = 0;
-  for (const model::CollectiveSchedule& schedule : schedules) flows += static_cast<double>(schedule.flows.size());
-  // Our event loop replays it (plan_events.hpp), unless asked for SimGrid's actors, which keep one engine per
-  // process and whose clock does not restart: SimGrid runs in a child process.
-  const bool events = !options.in_simgrid && detail::plan_events_replay(plan);
-  check_replay_memory(plan, flows, !events);
-  const std::vector<double> values =
-      events ? detail::replay_plan_events(model, plan, schedules, options)
-             : run_in_child([&] { return detail::Replayer(model, plan, schedules, options).run(); });
-  const size_t ranks = plan.gpus.size();
-  const size_t header = 1 + ranks + 7 + plan.phases.size();
-  if (values.size() < header || (values.size() - header) % 6 != 0) throw std::runtime_error("simulator: truncated results");
-  result.transfers_simulated = static_cast<long long>(values.front());
-  result.engine = events ? "event loop" : "SimGrid " + simgrid_version();
-  result.rank_finish_s.assign(values.begin() + 1, values.begin() + 1 + static_cast<std::ptrdiff_t>(ranks));
-  const double* critical = values.data() + 1 + ranks;
-  result.critical = {static_cast<int>(critical[0]), critical[1], critical[2], critical[3], critical[4], critical[5],
-                     critical[6], std::vector<double>(critical + 7, critical + 7 + plan.phases.size())};
-  for (size_t i = header; i < values.size(); i += 6) {
-    result.activities.push_back({static_cast<int>(values[i]), static_cast<ActivityKind>(static_cast<int>(values[i + 1])),
-                                 values[i + 2], values[i + 3], static_cast<int>(values[i + 4]),
-                                 static_cast<int>(values[i + 5])});
-  }
-  result.latency_s = *std::max_element(result.rank_finish_s.begin(), result.rank_finish_s.end());
+  result.groups = static_cast<int>(all.groups().size());
+  result.groups_replayed = 1;
   return result;
+}
+
+}  // namespace
+
+ReplayResult replay_groups(const std::vector<GroupPlan>& groups, const ReplayOptions& options) {
+  if (groups.empty()) throw std::invalid_argument("replay: no plan to replay");
+  const topologies::Topology& topology = groups.front().model->topology();
+  check_degradation(topology, options.degradation);
+  const detail::ReplayRun run(group_runs(groups));
+  const std::vector<bool>* down = options.degradation.cables_down.empty() ? nullptr : &options.degradation.cables_down;
+  double flows = 0, most_flows = 0;  // collective flows in all; flows that may be under way at once
+  for (const detail::GroupRun& group : run.groups()) {
+    double most = static_cast<double>(group.plan->gpus.size());
+    for (const model::CollectiveSchedule& schedule : group.schedules) {
+      flows += static_cast<double>(schedule.flows.size());
+      most = std::max(most, static_cast<double>(schedule.flows.size()));
+    }
+    for (const model::Phase& phase : group.plan->phases) most = std::max(most, static_cast<double>(phase.sends.size()));
+    most_flows += most;
+  }
+  const bool one_for_all = options.one_of_identical && !options.record_activities && options.degradation.empty() &&
+                           detail::groups_alike_and_apart(run.groups(), link_rates(topology, options.degradation));
+  ReplayResult result;
+  if (one_for_all) {
+    const detail::ReplayRun first({run.group(0)});
+    check_replay_memory(first.ranks(), flows / static_cast<double>(run.groups().size()),
+                        most_flows / static_cast<double>(run.groups().size()), options.in_simgrid);
+    result = as_every_group(run, run_programs(first, options, most_flows / static_cast<double>(run.groups().size())));
+  } else {
+    check_replay_memory(run.ranks(), flows, most_flows, options.in_simgrid);
+    result = run_programs(run, options, most_flows);
+  }
+  result.link_bytes = link_bytes(run.groups(), down);
+  return result;
+}
+
+ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePlan& plan, const ReplayOptions& options) {
+  return replay_groups({{&model, &plan, 0}}, options);
 }
 
 }  // namespace treering::sim

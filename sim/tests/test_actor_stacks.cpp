@@ -40,7 +40,7 @@ TEST_CASE("an actor that overflows its stack kills the simulation process, which
       sim::SimulatedPlatform platform(topology);
       simgrid::s4u::Actor::create("deep", platform.host(0), [] { deep(2048); });
       platform.run();
-      return std::vector<double>{};
+      return std::string();
     });
   } catch (const std::runtime_error& error) {
     message = error.what();

@@ -1,9 +1,11 @@
-// Replaying a decode plan on the simulated cluster: every rank runs its own steps (model::steps_of) and every
-// transfer crosses the links of its route, sharing them max-min fairly with the others under way (SimGrid's
-// CM02 model on the platform of the topology). Two engines give the same results (tested to 1e-9): an event
-// loop of our own (the default) and SimGrid 3.32's actors (ReplayOptions::in_simgrid).
+// Replaying decode plans on the simulated cluster: every GPU runs its own steps (model::steps_of) of its
+// group's plan, and every transfer crosses the links of its route, sharing them max-min fairly with every
+// other transfer under way, of its group or any other (SimGrid's CM02 model on the platform of the topology).
+// One program per rank, run on one of two network engines that give the same results (tested to 1e-9): an
+// event loop of our own (the default) and SimGrid 3.32 (ReplayOptions::in_simgrid).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -16,12 +18,13 @@ namespace treering::sim {
 // receive, or taking part in a collective (from its arrival to the last flow's).
 enum class ActivityKind { compute, send, wait, collective };
 struct Activity {
-  int rank = 0;
+  int rank = 0;    // of the replay (ReplayResult::gpus)
   ActivityKind kind = ActivityKind::compute;
   double start_s = 0;
   double end_s = 0;
   int peer = -1;   // send: to; wait: from
   int phase = -1;  // the plan's phase it belongs to (-1: not known, a ring channel's send)
+  int group = 0;   // the plan (GroupPlan) it belongs to
 };
 
 // Where one rank's time went (spans can overlap: a ring's sends run during its compute).
@@ -36,20 +39,42 @@ struct RankTimes {
   std::vector<double> phase_s;  // per plan phase: from its first step to its last, on this rank
 };
 
+// One stage of a replay (GroupPlan::stage): every GPU's plan at that stage.
+struct StageOutcome {
+  std::vector<double> finish_s;  // per rank: when it finished its plan of the stage (-1: it had none)
+  RankTimes critical;            // the rank that finished the stage last: its time in it, its plan's phases
+  int critical_group = 0;        // its plan
+};
+
 struct ReplayResult {
   std::vector<Activity> activities;    // every rank's timeline, for traces
   double latency_s = 0;                // when the last rank finished
+  std::vector<int> gpus;               // rank -> GPU (one plan: its GPUs, in its rank order)
   std::vector<double> rank_finish_s;   // per rank
-  std::vector<double> link_bytes;      // per topology link (LinkId): bytes of the plan's sends that crossed it
-  RankTimes critical;                  // the rank that finished last
+  std::vector<double> link_bytes;      // per topology link (LinkId): bytes of the plans' sends that crossed it
+  RankTimes critical;                  // the rank that finished last: its time over every stage, its phases stage
+                                       // after stage
+  std::vector<StageOutcome> stages;
   long long transfers_simulated = 0;   // point-to-point transfers the simulator moved (fewer than the plan's when
-                                       // the ring's repeated rounds were skipped)
+                                       // the ring's repeated rounds were skipped or one group stood for others)
   std::string engine;                  // what replayed it: "event loop" or "SimGrid 3.32.0" (ReplayOptions::in_simgrid)
+  int groups = 1;                      // the plans of the replay
+  int groups_replayed = 1;             // fewer when identical groups that share no link were replayed as one
 };
 
 
+// One plan of a replay of several: the model that made it (its GPUs, in its rank order), and when it runs: each
+// GPU runs its plan of stage 0, then of stage 1, ... (a TP x CP layer: every CP group's combine, then every TP
+// group's all-reduces). The groups of one stage have no GPU in common.
+struct GroupPlan {
+  const model::DecodeModel* model = nullptr;
+  const model::DecodePlan* plan = nullptr;
+  int stage = 0;
+};
+
 // A Chrome / Perfetto trace (JSON, "traceEvents"): one track per GPU with its compute and wait spans, and
 // its sends as async spans (several can be in flight at once). Needs a replay run with record_activities.
+std::string chrome_trace(const std::vector<GroupPlan>& groups, const ReplayResult& replay);
 std::string chrome_trace(const model::DecodePlan& plan, const ReplayResult& replay);
 
 // What goes wrong in a what-if replay: slow GPUs (stragglers), links at a fraction of their bandwidth, cables
@@ -72,9 +97,12 @@ struct ReplayOptions {
   bool skip_steady_rounds = true;  // with equal blocks, stop replaying ring rounds once they repeat exactly
                                    // (ring_steady.hpp); off: every round, to check it or time the full replay
   Degradation degradation = {};    // none: the cluster as described
-  bool in_simgrid = false;         // plans are replayed by an event loop of our own (sim/src/plan_events.hpp),
-                                   // 10-30x faster than SimGrid's actors with the same results (tested to 1e-9);
-                                   // true: by SimGrid's actors all the same, to check one by the other
+  bool in_simgrid = false;         // the network is an event loop of our own (sim/src/event_network.hpp), 10-30x
+                                   // faster than SimGrid with the same results (tested to 1e-9); true: SimGrid's,
+                                   // in a child process, to check one by the other
+  bool one_of_identical = true;    // groups that share no link and are alike (GPUs, routes, link rates) are
+                                   // replayed as one, the others given its times; false: every group
+  std::function<void(double)> progress;  // hears the share of the replay done, now and then (empty: nothing)
 };
 // Compute steps take the compute model's time (attention at the rank's own rates, small kernels at the
 // slowest rank's, as the model does). A send waits the model's point-to-point latency for its pair, then its
@@ -85,9 +113,14 @@ struct ReplayOptions {
 // every round is alike, and once two consecutive rounds start exactly one period after the previous on every
 // rank, the rest repeat it: each rank goes straight to its last round at the time it would have reached it (the
 // same result as replaying them, tested; traces replay every round). Runs in this process (the event loop) or,
-// with in_simgrid, in a child process (SimGrid's actors). Throws std::invalid_argument for a plan made for other
+// with in_simgrid, in a child process (SimGrid). Throws std::invalid_argument for a plan made for other
 // GPUs, naming ranks it does not have or sending from a rank to itself, or a degradation outside its ranges,
 // and std::runtime_error naming the GPUs when the replay deadlocks (some rank never finished) or a rank failed.
 ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePlan& plan, const ReplayOptions& options = {});
+
+// Several plans at once on one cluster (GroupPlan), their transfers sharing links: every CP group of a layout
+// side by side, and the TP groups after them. As replay_plan for each, and besides: throws
+// std::invalid_argument for no plan, two plans of one stage on one GPU, or plans of different clusters.
+ReplayResult replay_groups(const std::vector<GroupPlan>& groups, const ReplayOptions& options = {});
 
 }  // namespace treering::sim
