@@ -70,26 +70,40 @@ DecodeRow predict_row(const LayoutChoice& layout, const GenerationChoice& genera
 
 namespace {
 
-SimulatedCase simulate_case(const ReplayChoice& replay, const model::DecodeModel& decode, const model::Workload& workload,
-                            model::DecodeAlgorithm algorithm, long long seq_len, const model::PlanOptions& options,
-                            bool check_memory) {
-  SimulatedCase c = simulate_decode(decode, workload, algorithm, seq_len,
-                                    {replay.record_activities, !replay.full_ring, replay.degradation, replay.in_simgrid},
-                                    check_memory, options);
-  if (!replay.degradation.empty()) {
-    c.healthy_s = sim::replay_plan(decode, c.plan, {false, !replay.full_ring, {}, replay.in_simgrid}).latency_s;
-  }
-  return c;
+sim::ReplayOptions replay_options(const ReplayChoice& replay, bool degraded = true) {
+  sim::ReplayOptions options{replay.record_activities, !replay.full_ring, degraded ? replay.degradation : sim::Degradation{},
+                             replay.in_simgrid};
+  options.one_of_identical = !replay.every_group;
+  options.progress = replay.progress;
+  return options;
+}
+
+// The model's layer or step around the simulated attention: the parts' times are the model's, the attention,
+// the TP communication (with whatever waited for the slowest CP group), the layer and the step the replay's.
+void add_simulated_step(const model::StepResult& predicted, const sim::LayoutReplay& replay, const model::Workload& workload,
+                        DecodeRow& row) {
+  model::StepResult step = predicted;
+  const bool whole = step.scope == model::Scope::step;
+  const double layers = whole ? workload.layers : 1.0;
+  step.breakdown.attention_s = layers * (replay.attention_s - row.result.first_call_s);
+  step.breakdown.tp_communication_s = replay.tp_communication_s;
+  step.layer_s = *replay.layer_s;
+  step.step_s = whole ? *replay.step_s : *replay.layer_s;
+  step.tokens_per_s = whole ? workload.batch / step.step_s : 0.0;
+  row.step = step;
 }
 
 // tokens: the simulated token time at both ends of the generation, by the trapezoid rule (as the model).
-void add_generation(const GenerationChoice& generation, const ReplayChoice& replay, const model::DecodeModel& decode,
-                    const model::Workload& workload, const model::PlanOptions& options, bool check_memory, SimulatedCase& c) {
-  if (generation.prefill || generation.tokens) c.row.prefill_s = generation.prefill ? decode.prefill_s(workload, c.plan.seq_len, options) : 0.0;
+void add_generation(const GenerationChoice& generation, const ReplayChoice& replay, const model::LayoutModel& layouts,
+                    const model::Workload& workload, model::DecodeAlgorithm algorithm, const model::PlanOptions& options,
+                    bool check_memory, SimulatedCase& c) {
+  const model::Workload slice = model::head_slice(workload, layouts.groups().layout.tp);
+  const model::DecodeModel& decode = layouts.cp_model(c.layout->slowest_group);
+  if (generation.prefill || generation.tokens) c.row.prefill_s = generation.prefill ? decode.prefill_s(slice, c.plan.seq_len, options) : 0.0;
   if (generation.tokens) {
     const long long tokens = *generation.tokens;
-    const SimulatedCase end =
-        simulate_case(replay, decode, workload, c.plan.algorithm, c.plan.seq_len + tokens - 1, options, check_memory);
+    const SimulatedCase end = simulate_layout(layouts, workload, algorithm, c.plan.seq_len + tokens - 1, replay_options(replay),
+                                              check_memory, options, std::nullopt);
     c.row.generation_s = *c.row.prefill_s + model::generation_from_ends_s(tokens, c.row.result.token_s, end.row.result.token_s,
                                                                           c.row.result.first_call_s);
     set_generation_band(c.row, workload.layers, tokens);
@@ -102,24 +116,28 @@ void add_generation(const GenerationChoice& generation, const ReplayChoice& repl
 SimulatedCase simulate_row(const LayoutChoice& layout, const GenerationChoice& generation, const ReplayChoice& replay,
                            const model::LayoutModel& layouts, const model::Workload& workload, long long seq_len,
                            model::DecodeAlgorithm algorithm, const model::PlanOptions& options, bool check_memory) {
-  const model::Workload slice = model::head_slice(workload, layouts.groups().layout.tp);
-  std::optional<SimulatedCase> slowest;
-  int slowest_group = 0;
-  model::DecodeVolume volume;
-  for (int t = 0; t < layouts.groups().layout.tp; ++t) {
-    SimulatedCase c = simulate_case(replay, layouts.cp_model(t), slice, algorithm, seq_len, options, check_memory);
-    add_generation(generation, replay, layouts.cp_model(t), slice, options, check_memory, c);
-    volume.per_gpu = std::max(volume.per_gpu, c.row.result.volume.per_gpu);
-    volume.intra_node += c.row.result.volume.intra_node;
-    volume.inter_node += c.row.result.volume.inter_node;
-    volume.total += c.row.result.volume.total;
-    if (!slowest || c.row.result.latency_s > slowest->row.result.latency_s) slowest = std::move(c), slowest_group = t;
+  const model::LayoutAttention predicted = layouts.attention(algorithm, workload, seq_len, options);
+  std::optional<model::StepResult> step;
+  if (model::parse_scope(layout.scope) != model::Scope::attention) {
+    DecodeRow model_row;  // the model's step: its parts' times, and whether it fits
+    model_row.result = predicted.slowest;
+    model_row.layout = layouts.groups().layout;
+    model_row.result.volume = predicted.volume;
+    add_step(layout, layouts, workload, predicted.slowest_group, model_row);
+    step = model_row.step;
   }
-  slowest->row.result.volume = volume;
-  set_layout(slowest->row, layouts.groups(), layouts.topology());
-  slowest->row.workload = workload.name;
-  add_step(layout, layouts, workload, slowest_group, slowest->row);
-  return std::move(*slowest);
+  SimulatedCase c = simulate_layout(layouts, workload, algorithm, seq_len, replay_options(replay), check_memory, options, step);
+  c.row.model_latency_s = predicted.slowest.latency_s;
+  c.row.result.volume = predicted.volume;  // every CP group's
+  set_layout(c.row, layouts.groups(), layouts.topology());
+  c.row.workload = workload.name;
+  if (step) add_simulated_step(*step, *c.layout, workload, c.row);
+  add_generation(generation, replay, layouts, workload, algorithm, options, check_memory, c);
+  if (!replay.degradation.empty()) {
+    c.healthy_s = simulate_layout(layouts, workload, algorithm, seq_len, replay_options(replay, false), false, options, std::nullopt)
+                      .row.result.latency_s;
+  }
+  return c;
 }
 
 }  // namespace treering::cli

@@ -3,6 +3,7 @@
 // so that both give the same rows.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,12 +30,15 @@ struct GenerationChoice {
   bool prefill = false;
 };
 
-// How the simulator replays: a timeline for a trace, every ring round, SimGrid's actors, a degraded cluster.
+// How the simulator replays: a timeline for a trace, every ring round, SimGrid's network, a degraded cluster,
+// every group even where one stands for identical others, progress to show.
 struct ReplayChoice {
   bool record_activities = false;
   bool full_ring = false;
   bool in_simgrid = false;
   sim::Degradation degradation;
+  bool every_group = false;
+  std::function<void(double)> progress;
 };
 
 // The layout on the GPUs of `gpus` (all when empty): tp and cp as given; one of them alone takes the rest of the
@@ -55,9 +59,9 @@ DecodeRow predict_row(const LayoutChoice& layout, const GenerationChoice& genera
                       const model::Workload& workload, long long seq_len, model::DecodeAlgorithm algorithm,
                       const model::PlanOptions& options, bool check_memory = true);
 
-// The simulator's: every CP group replayed on its own (links two groups share are not contended: the model's
-// assumption too), the slowest reported with the volume of all of them; with a degradation, its healthy latency.
-// check_memory as predict_row's.
+// The simulator's: every CP group replayed at once, their transfers sharing links (with --scope layer|step the TP
+// groups' collectives after them: sim/layout_replay.hpp), the slowest reported with the volume of all of them;
+// with a degradation, its healthy latency. check_memory as predict_row's.
 SimulatedCase simulate_row(const LayoutChoice& layout, const GenerationChoice& generation, const ReplayChoice& replay,
                            const model::LayoutModel& layouts, const model::Workload& workload, long long seq_len,
                            model::DecodeAlgorithm algorithm, const model::PlanOptions& options, bool check_memory = true);

@@ -5,7 +5,7 @@
 
 #include "treering/model/layout_model.hpp"
 #include "treering/model/step.hpp"
-#include "treering/sim/replay.hpp"
+#include "treering/sim/layout_replay.hpp"
 #include "workload_files.hpp"
 
 namespace treering::cli {
@@ -14,18 +14,12 @@ using nlohmann::ordered_json;
 
 namespace {
 
-// The simulator's time per output token of a choice: each CP group's attention replayed, the slowest kept.
+// The simulator's time per output token of a choice: every CP group's attention and every TP group's
+// all-reduces of a layer replayed at once (sim/layout_replay.hpp), the parts between them the model's.
 double simulated_step_s(const topologies::Topology& topology, const model::PlannedLayout& choice, const model::Workload& workload,
                         long long seq_len, const model::PlanOptions& options) {
   const model::LayoutModel layouts(topology, model::place_layout(topology, choice.layout));
-  model::LayoutAttention attention = choice.attention;
-  double slowest_s = 0;
-  for (int t = 0; t < choice.layout.tp; ++t) {
-    const model::DecodePlan plan = layouts.plan(t, choice.algorithm, workload, seq_len, options);
-    slowest_s = std::max(slowest_s, sim::replay_plan(layouts.cp_model(t), plan).latency_s);
-  }
-  attention.slowest.latency_s = slowest_s;
-  return model::evaluate_step(layouts, attention, choice.algorithm, workload, seq_len, model::Scope::step).step_s;
+  return *sim::replay_layout(layouts, choice.algorithm, workload, seq_len, options, choice.step, {}).step_s;
 }
 
 ordered_json choice_json(const model::PlannedLayout& c, const std::optional<double>& simulated_s) {

@@ -11,7 +11,9 @@
 #include "degradation_args.hpp"
 #include "layout_args.hpp"
 #include "treering/model/layout_model.hpp"
+#include "replay_progress.hpp"
 #include "simulated_decode.hpp"
+#include "treering/sim/layout_replay.hpp"
 #include "table.hpp"
 #include "treering/sim/replay.hpp"
 #include "treering/topologies/output_file.hpp"
@@ -28,9 +30,25 @@ struct SimulateArgs : DecodeArgs {
   std::string trace;
   bool full_ring = false;
   bool in_simgrid = false;
+  bool every_group = false;
   DegradationArgs degraded;
   sim::Degradation degradation;  // made from `degraded` once the topology is loaded
 };
+
+ordered_json link_json(const topologies::Topology& topology, topologies::LinkId id, double bytes, double utilisation) {
+  const topologies::Link& link = topology.link(id);
+  return {{"from", topology.device(link.from).name}, {"to", topology.device(link.to).name},
+          {"tier", topologies::to_string(link.tier)}, {"bytes", bytes}, {"utilisation", utilisation}};
+}
+
+// The links the replay loaded most, busiest first.
+ordered_json busiest_json(const topologies::Topology& topology, const sim::ReplayResult& simulated) {
+  ordered_json links = ordered_json::array();
+  for (const sim::LinkLoad& load : sim::busiest_links(topology, simulated, 5)) {
+    links.push_back(link_json(topology, load.link, load.bytes, load.utilisation));
+  }
+  return links;
+}
 
 ordered_json links_json(const topologies::Topology& topology, const sim::ReplayResult& simulated) {
   ordered_json links = ordered_json::array();
@@ -40,18 +58,14 @@ ordered_json links_json(const topologies::Topology& topology, const sim::ReplayR
     if (bytes <= 0) continue;
     const topologies::Link& link = topology.link(id);
     const double capacity = link.bandwidth_Bps * efficiency.of(link) * simulated.latency_s;
-    links.push_back({{"from", topology.device(link.from).name},
-                     {"to", topology.device(link.to).name},
-                     {"tier", topologies::to_string(link.tier)},
-                     {"bytes", bytes},
-                     {"utilisation", capacity > 0 ? bytes / capacity : 0.0}});
+    links.push_back(link_json(topology, id, bytes, capacity > 0 ? bytes / capacity : 0.0));
   }
   return links;
 }
 
 std::vector<SimulatedCase> run_cases(const SimulateArgs& args, const topologies::Topology& topology) {
   const model::LayoutModel layouts(topology, layout_groups(args.layout, topology, args.gpus));
-  const ReplayChoice replay{!args.trace.empty(), args.full_ring, args.in_simgrid, args.degradation};
+  ReplayChoice replay{!args.trace.empty(), args.full_ring, args.in_simgrid, args.degradation, args.every_group, {}};
   const model::PlanOptions options = plan_options(args);
   std::vector<SimulatedCase> cases;
   const std::vector<long long> lengths = topologies::parse_token_counts(args.seq_len);
@@ -62,6 +76,7 @@ std::vector<SimulatedCase> run_cases(const SimulateArgs& args, const topologies:
         if (args.format == "table" && workloads.size() * lengths.size() * args.algorithms.size() > 1) {
           std::cerr << "simulating " << name << " at " << seq_len << " tokens, batch " << workload.batch << "...\n";
         }
+        replay.progress = terminal_progress(name + " at " + std::to_string(seq_len) + " tokens");
         cases.push_back(simulate_row(args.layout, {args.tokens, args.prefill}, replay, layouts, workload, seq_len,
                                      model::parse_decode_algorithm(name), options));
       }
@@ -89,10 +104,28 @@ std::string engines(const std::vector<SimulatedCase>& cases) {
   return text;
 }
 
+// Under the table: each case's busiest links, "ring at 1000000: dgx-h100-0/nic0 -> leaf0 99.7 % (24.6 GB), ...".
+void print_busiest_links(const std::vector<SimulatedCase>& cases, const topologies::Topology& topology) {
+  std::cout << "\nbusiest links (bytes / (rate x latency)):\n";
+  for (const SimulatedCase& c : cases) {
+    std::cout << "  " << model::to_string(c.row.result.algorithm) << " at " << c.row.result.seq_len << ":";
+    const char* separator = " ";
+    for (const sim::LinkLoad& load : sim::busiest_links(topology, c.simulated, 3)) {
+      const topologies::Link& link = topology.link(load.link);
+      char share[32];
+      std::snprintf(share, sizeof share, "%.1f %%", 100 * load.utilisation);
+      std::cout << separator << topology.device(link.from).name << " -> " << topology.device(link.to).name << " " << share
+                << " (" << topologies::format_bytes(load.bytes) << ")";
+      separator = ", ";
+    }
+    std::cout << '\n';
+  }
+}
+
 void print_table(const std::vector<SimulatedCase>& cases, const topologies::Topology& topology, bool compare) {
   std::cout << (compare ? "model vs simulator" : "simulator") << " (" << engines(cases)
-            << ", links shared max-min) on " << topology.spec().name
-            << ", " << (cases.empty() ? 0 : cases.front().predicted.gpus) << " GPUs, one attention layer\n"
+            << ", links shared max-min) on " << topology.spec().name << ", "
+            << (cases.empty() ? "no case" : replay_summary(cases.front().simulated)) << ", one attention layer\n"
             << calibration_line(topology) << "\n\n";
   const bool calibrated = topology.spec().calibration.has_value();
   std::vector<const DecodeRow*> listed;
@@ -127,6 +160,7 @@ void print_table(const std::vector<SimulatedCase>& cases, const topologies::Topo
   }
   table.print(std::cout);
   print_extrapolation_notes(std::cout, listed);
+  print_busiest_links(cases, topology);
 }
 
 void print_simulation(SimulateArgs& args, bool compare) {
@@ -139,7 +173,8 @@ void print_simulation(SimulateArgs& args, bool compare) {
   args.degradation = make_degradation(args.degraded, topology);
   std::vector<SimulatedCase> cases = run_cases(args, topology);
   if (!args.trace.empty()) {
-    trace->stream() << sim::chrome_trace(cases.front().plan, cases.front().simulated);
+    const SimulatedCase& c = cases.front();
+    trace->stream() << (c.layout ? sim::chrome_trace(c.layout->groups, c.simulated) : sim::chrome_trace(c.plan, c.simulated));
     trace->commit();
     std::cerr << "wrote " << args.trace << " (open it in ui.perfetto.dev or chrome://tracing)\n";
   }
@@ -154,6 +189,10 @@ void print_simulation(SimulateArgs& args, bool compare) {
   for (size_t i = 0; i < rows.size(); ++i) {
     list.push_back(decode_json(rows[i]));
     list.back()["simulator"] = cases[i].simulated.engine;  // "event loop" or "SimGrid 3.32.0" (--simgrid)
+    list.back()["groups"] = cases[i].simulated.groups;
+    list.back()["groups_replayed"] = cases[i].simulated.groups_replayed;
+    list.back()["gpus_replayed"] = cases[i].simulated.gpus.size();
+    list.back()["busiest_links"] = busiest_json(topology, cases[i].simulated);
     if (cases[i].healthy_s) list.back()["healthy_latency_s"] = *cases[i].healthy_s;
   }
   std::cout << list.dump(2) << '\n';
@@ -167,8 +206,11 @@ void add_common(CLI::App& command, SimulateArgs& args) {
   command.add_flag("--full-ring", args.full_ring,
                    "Replay every ring round, even once they repeat exactly (slower; the same latency)");
   command.add_flag("--simgrid", args.in_simgrid,
-                   "Replay in SimGrid's actors, not treering's event loop (the same results to 1e-9, 10-30x slower: "
+                   "Replay on SimGrid's network, not treering's event loop (the same results to 1e-9, 10-30x slower: "
                    "to check one by the other)");
+  command.add_flag("--every-group", args.every_group,
+                   "Replay every CP group even where they are alike and share no link (by default one stands for "
+                   "them all: the same figures, faster)");
 }
 
 }  // namespace

@@ -27,9 +27,10 @@ bool phase_crosses(const model::DecodeModel& decode, const model::DecodePlan& pl
 model::DecodeResult simulated_result(const model::DecodeModel& decode, const model::DecodePlan& plan,
                                      const model::DecodeResult& predicted, const ReplayResult& replay) {
   model::DecodeResult r = predicted;
-  const RankTimes& t = replay.critical;
+  const StageOutcome& attention = replay.stages.front();
+  const RankTimes& t = attention.critical;
   const bool across = decode.group().domains > 1;
-  r.latency_s = replay.latency_s;
+  r.latency_s = *std::max_element(attention.finish_s.begin(), attention.finish_s.end());
   r.breakdown.compute_s = t.compute_s;
   r.breakdown.intra_node_s = t.wait_intra_s + (across ? 0.0 : t.collective_s);
   r.breakdown.inter_node_s = t.wait_inter_s + (across ? t.collective_s : 0.0);

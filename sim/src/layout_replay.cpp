@@ -1,0 +1,130 @@
+// replay_layout (layout_replay.hpp): a layout's groups as one replay, and the layer and step around it.
+#include "treering/sim/layout_replay.hpp"
+
+#include <algorithm>
+
+namespace treering::sim {
+namespace {
+
+model::Phase host_phase(const std::string& label, double time_s) {
+  model::Phase phase;
+  phase.kind = model::PhaseKind::host;
+  phase.label = label;
+  phase.time_s = time_s;
+  return phase;
+}
+
+model::Phase collective_phase(const std::string& label, model::CollectiveOp op, double bytes, int element_bytes) {
+  model::Phase phase;
+  phase.kind = model::PhaseKind::collective;
+  phase.label = label;
+  phase.op = op;
+  phase.bytes = bytes;
+  phase.element_bytes = element_bytes;
+  return phase;
+}
+
+// A post-attention group's plan: no KV cache, the step model's parts as fixed times, its collectives replayed.
+model::DecodePlan post_plan(model::DecodeAlgorithm algorithm, const model::Workload& workload, long long seq_len,
+                            const std::vector<int>& gpus, std::vector<model::Phase> phases) {
+  model::DecodePlan plan;
+  plan.algorithm = algorithm;
+  plan.workload = workload;
+  plan.seq_len = seq_len;
+  plan.gpus = gpus;
+  plan.shards.assign(gpus.size(), {});
+  plan.phases = std::move(phases);
+  return plan;
+}
+
+// Stage 1 (a layer's parts after the combine) and, for a step, stage 2 (the LM head and its logits), as the
+// step model times the parts: per layer, its breakdown divided by the layers where it is a step's.
+std::vector<std::vector<model::Phase>> post_stages(const model::StepResult& step, const model::Workload& workload) {
+  const double per_layer = step.scope == model::Scope::step ? 1.0 / workload.layers : 1.0;
+  const model::StepBreakdown& b = step.breakdown;
+  const model::StepCollectives bytes = model::step_collectives(workload, step.tokens_per_gpu);
+  const int element = workload.dtype_bytes;
+  std::vector<std::vector<model::Phase>> stages;
+  stages.push_back({host_phase("QKV and output projections", b.projections_s * per_layer),
+                    collective_phase("all-reduce of the hidden state (attention output)", model::CollectiveOp::allreduce,
+                                     bytes.hidden_allreduce_bytes, element),
+                    host_phase("MLP", b.mlp_s * per_layer),
+                    collective_phase("all-reduce of the hidden state (MLP output)", model::CollectiveOp::allreduce,
+                                     bytes.hidden_allreduce_bytes, element),
+                    host_phase("norms, rotary embedding, KV append", b.other_s * per_layer)});
+  if (step.scope == model::Scope::step) {
+    stages.push_back({host_phase("LM head", b.lm_head_s),
+                      collective_phase("all-gather of the logits", model::CollectiveOp::allgather,
+                                       bytes.logits_allgather_bytes, element)});
+  }
+  return stages;
+}
+
+double last_finish(const StageOutcome& stage) { return *std::max_element(stage.finish_s.begin(), stage.finish_s.end()); }
+
+}  // namespace
+
+LayoutReplay replay_layout(const model::LayoutModel& layouts, model::DecodeAlgorithm algorithm, const model::Workload& workload,
+                           long long seq_len, const model::PlanOptions& options, const std::optional<model::StepResult>& step,
+                           const ReplayOptions& replay) {
+  LayoutReplay out;
+  const model::LayoutGroups& groups = layouts.groups();
+  out.cp_groups = groups.layout.tp;
+  for (int t = 0; t < out.cp_groups; ++t) out.plans.push_back(layouts.plan(t, algorithm, workload, seq_len, options));
+  std::vector<std::vector<int>> post_gpus = groups.tp_groups;  // the output split by head: every GPU at once
+  if (model::output_split(algorithm) == model::OutputSplit::by_head) post_gpus = {groups.gpus};
+  std::vector<std::vector<model::Phase>> stages;
+  if (step) {
+    stages = post_stages(*step, workload);
+    for (const std::vector<int>& gpus : post_gpus) out.post_models.emplace_back(layouts.topology(), gpus);
+    for (const std::vector<model::Phase>& phases : stages) {
+      for (const std::vector<int>& gpus : post_gpus) out.plans.push_back(post_plan(algorithm, workload, seq_len, gpus, phases));
+    }
+  }
+  for (size_t i = 0; i < out.plans.size(); ++i) {
+    const bool cp = static_cast<int>(i) < out.cp_groups;
+    const size_t post = cp ? 0 : (i - static_cast<size_t>(out.cp_groups)) % post_gpus.size();
+    const int stage = cp ? 0 : 1 + static_cast<int>((i - static_cast<size_t>(out.cp_groups)) / post_gpus.size());
+    out.groups.push_back({cp ? &layouts.cp_model(static_cast<int>(i)) : &out.post_models[post], &out.plans[i], stage});
+  }
+  out.replay = replay_groups(out.groups, replay);
+  const StageOutcome& attention = out.replay.stages.front();
+  out.attention_s = last_finish(attention);
+  out.slowest_group = attention.critical_group;
+  if (!step) return out;
+  // A first call's cost (a host phase paid once per call) is in the replayed layer once, and once per step.
+  double first_call_s = 0;
+  for (const model::Phase& phase : out.plans.front().phases) first_call_s += phase.once_per_call ? phase.time_s : 0.0;
+  // The TP communication: what the layer (the step) takes beyond the combine and the parts' fixed times.
+  const double per_layer = step->scope == model::Scope::step ? 1.0 / workload.layers : 1.0;
+  const model::StepBreakdown& b = step->breakdown;
+  const double parts_s = (b.projections_s + b.mlp_s + b.other_s) * per_layer;
+  const double layer_end_s = last_finish(out.replay.stages[1]);
+  out.layer_s = layer_end_s - first_call_s;
+  out.tp_communication_s = std::max(0.0, *out.layer_s - (out.attention_s - first_call_s) - parts_s);
+  if (step->scope == model::Scope::step) {
+    const double head_s = last_finish(out.replay.stages[2]) - layer_end_s;
+    out.step_s = workload.layers * *out.layer_s + head_s + first_call_s;
+    out.tp_communication_s = workload.layers * out.tp_communication_s + std::max(0.0, head_s - b.lm_head_s);
+  }
+  return out;
+}
+
+std::vector<LinkLoad> busiest_links(const topologies::Topology& topology, const ReplayResult& replay, size_t count) {
+  const model::LinkEfficiency efficiency = model::link_efficiency(topology);
+  std::vector<LinkLoad> loads;
+  for (topologies::LinkId id = 0; id < topology.link_count(); ++id) {
+    const double bytes = replay.link_bytes[static_cast<size_t>(id)];
+    if (!(bytes > 0)) continue;
+    const topologies::Link& link = topology.link(id);
+    const double capacity_bytes = link.bandwidth_Bps * efficiency.of(link) * replay.latency_s;
+    loads.push_back({id, bytes, capacity_bytes > 0 ? bytes / capacity_bytes : 0.0});
+  }
+  const size_t kept = std::min(count, loads.size());
+  std::partial_sort(loads.begin(), loads.begin() + static_cast<std::ptrdiff_t>(kept), loads.end(),
+                    [](const LinkLoad& a, const LinkLoad& b) { return a.utilisation != b.utilisation ? a.utilisation > b.utilisation : a.link < b.link; });
+  loads.resize(kept);
+  return loads;
+}
+
+}  // namespace treering::sim
