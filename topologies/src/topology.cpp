@@ -51,6 +51,7 @@ Topology::Topology(ClusterSpec spec) : impl_(std::make_unique<Impl>()) {
   build_nodes(*impl_);
   build_network(*impl_);
   check_connected(*impl_);
+  index_switch_hops(*impl_);
 }
 
 Topology::~Topology() = default;

@@ -42,6 +42,11 @@ struct Topology::Impl {
   std::vector<DeviceId> switches;         // network switches by index
 
   std::vector<LeafRange> leaves_below;    // switch index -> the leaf ordinals reachable going down from it
+  // switch index -> its switch neighbours one level up (down), by device id, with the link to each: D-mod-k's
+  // candidates when every cable is in service (index_switch_hops fills them once the network is built)
+  std::vector<std::vector<std::pair<DeviceId, LinkId>>> up_hops, down_hops;
+  std::vector<LinkId> nic_uplink, nic_downlink;  // device -> a NIC's link to its leaf and back (-1 otherwise)
+  std::vector<std::vector<LinkId>> gpu_to_nic, nic_to_gpu;  // GPU -> the links to its NIC and back (empty: none)
 
   DeviceId add_device(Device device);
   // Adds both directions of a full-duplex cable with the same bandwidth and latency.
@@ -53,5 +58,6 @@ struct Topology::Impl {
 void build_nodes(Topology::Impl& impl);
 void build_network(Topology::Impl& impl);
 void check_connected(const Topology::Impl& impl);
+void index_switch_hops(Topology::Impl& impl);
 
 }  // namespace treering::topologies
