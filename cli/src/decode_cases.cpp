@@ -127,6 +127,7 @@ SimulatedCase simulate_row(const LayoutChoice& layout, const GenerationChoice& g
     step = model_row.step;
   }
   SimulatedCase c = simulate_layout(layouts, workload, algorithm, seq_len, replay_options(replay), check_memory, options, step);
+  c.predicted = predicted.slowest;  // the model's layout: its slowest group, with the links it shares
   c.row.model_latency_s = predicted.slowest.latency_s;
   c.row.result.volume = predicted.volume;  // every CP group's
   set_layout(c.row, layouts.groups(), layouts.topology());

@@ -12,7 +12,7 @@
 namespace treering::cli {
 
 struct SimulatedCase {
-  model::DecodeResult predicted;   // the model's, for `plan`
+  model::DecodeResult predicted;   // the model's: for `plan` (one group), or the layout's slowest group
   sim::ReplayResult simulated;     // the replay: every group of the layout
   model::DecodePlan plan;          // the slowest CP group's
   std::shared_ptr<const sim::LayoutReplay> layout;  // every plan replayed (a layout's; none for one plan)

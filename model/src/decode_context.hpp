@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "treering/model/decode.hpp"
+#include "treering/model/link_sharing.hpp"
 
 namespace treering::model::detail {
 
@@ -18,7 +19,14 @@ struct Context {
   // Set by a phase whose ranks end at different times (pass-q's ring): how long before the phase's end each
   // rank was done (<= 0). A transfers phase that follows starts each rank's sends then; any other clears it.
   std::vector<double> ready_offset_s;
+  const GroupSharing* sharing = nullptr;  // links shared with other groups of a layout (none: alone)
+  size_t phase = 0;                       // the phase being evaluated
   int ranks() const { return static_cast<int>(plan.gpus.size()); }
+  // The share of the most shared link rank's ring edge crosses in this phase (0: none shared).
+  double edge_share_Bps(int rank) const;
+  // Everything the shared links of this phase carry / their rate (0: none shared), and whether that link is scale-out.
+  double shared_bound_s() const;
+  bool shared_bound_scale_out() const;
 };
 
 // `latency_bound`: its latency is at least its transfer (counted in inter_node_latency_bound_s across domains).
@@ -32,7 +40,9 @@ void evaluate_ring(Context& c, const Phase& phase);
 void evaluate_q_ring(Context& c, const Phase& phase);  // decode_q_ring.cpp
 // The time of one ring step's transfer of `bytes` on `edge`: one latency per separately synchronised exchange
 // (DecodePlan::ring_exchanges_per_step) and the bytes at the band's rate.
-double ring_transfer_s(const Context& c, const DecodeModel::PairCost& edge, double bytes);
+// Where the edge of `rank` shares a link with other groups, at least its bytes (as the simulator sizes them) at
+// its share of that link.
+double ring_transfer_s(const Context& c, int rank, const DecodeModel::PairCost& edge, double bytes);
 void finish_ring(Context& c, const Phase& phase, double compute_s, double overlapped_s, double exposed_network_s,
                  double exposed_fabric_s);
 

@@ -30,6 +30,18 @@ void count_send(Context& c, int from, int to, double bytes) {
   (c.model.crosses_domains(from, to) ? c.result.volume.inter_node : c.result.volume.intra_node) += bytes;
 }
 
+double Context::edge_share_Bps(int rank) const {
+  if (!sharing || sharing->edge_share_Bps.size() <= phase) return 0.0;
+  const std::vector<double>& shares = sharing->edge_share_Bps[phase];
+  return shares.empty() ? 0.0 : shares[static_cast<size_t>(rank)];
+}
+
+double Context::shared_bound_s() const { return sharing && sharing->bound_s.size() > phase ? sharing->bound_s[phase] : 0.0; }
+
+bool Context::shared_bound_scale_out() const {
+  return sharing && sharing->bound_scale_out.size() > phase && sharing->bound_scale_out[phase] != 0;
+}
+
 }  // namespace detail
 
 namespace {
@@ -57,6 +69,9 @@ void evaluate_collective(Context& c, const Phase& phase) {
   if (inter_s > 0) {
     add_communication(c, phase.label + " (network part)", inter_s, true, how, estimate.chosen.latency_s >= estimate.chosen.transfer_s);
   }
+  // Links shared with other groups: the flows move no faster than everything crossing the busiest of them.
+  const double shared_s = c.shared_bound_s() - estimate.chosen.transfer_s;
+  if (shared_s > 0) add_communication(c, phase.label + " (links shared with other groups)", shared_s, c.shared_bound_scale_out(), how);
   for (double& bytes : c.sent) bytes += estimate.scale_up_bytes_per_gpu + estimate.scale_out_bytes_per_gpu;
   c.result.volume.intra_node += estimate.scale_up_bytes_per_gpu * c.ranks();
   c.result.volume.inter_node += estimate.scale_out_bytes_per_gpu * c.ranks();
@@ -99,7 +114,8 @@ void evaluate_transfers(Context& c, const Phase& phase) {
     count_send(c, send.from, send.to, send.bytes);
   }
   c.ready_offset_s.clear();
-  double slowest = 0;
+  const double shared_s = c.shared_bound_s();  // links shared with other groups: everything they carry
+  double slowest = shared_s > 0 ? latency_s + shared_s : 0.0;
   for (auto& [link, arrivals] : port) {
     std::sort(arrivals.begin(), arrivals.end(), [](const Arrival& a, const Arrival& b) { return a.at_s < b.at_s; });
     double free_s = arrivals.front().at_s;
@@ -154,17 +170,18 @@ void fill_memory(Context& c) {
 
 }  // namespace
 
-DecodeResult DecodeModel::evaluate(const DecodePlan& plan) const {
+DecodeResult DecodeModel::evaluate(const DecodePlan& plan, const GroupSharing* sharing) const {
   DecodeResult result;
   result.algorithm = plan.algorithm;
   result.seq_len = plan.seq_len;
   result.gpus = static_cast<int>(plan.gpus.size());
   result.domains = group_.domains;
   result.impl = plan.impl;
-  Context c{*this, plan, result, std::vector<double>(plan.gpus.size(), 0.0), {}, plan_rates(slowest_, plan), {}};
+  Context c{*this, plan, result, std::vector<double>(plan.gpus.size(), 0.0), {}, plan_rates(slowest_, plan), {}, sharing, 0};
   for (const ComputeRates& rates : rates_) c.rates.push_back(plan_rates(rates, plan));
   double once_s = 0;
   for (const Phase& phase : plan.phases) {
+    c.phase = static_cast<size_t>(&phase - plan.phases.data());
     if (phase.kind != PhaseKind::transfers) c.ready_offset_s.clear();
     switch (phase.kind) {
       case PhaseKind::attend: evaluate_attend(c, phase); break;

@@ -53,7 +53,7 @@ void evaluate_q_ring(Context& c, const Phase& phase) {
         } else if (step.kind == StepKind::send) {
           const double start_s = std::max(clock.now_s, clock.channel_free_s);
           const DecodeModel::PairCost& edge = c.model.p2p(rank, step.peer);
-          sent_s = ring_transfer_s(c, edge, step.bytes);
+          sent_s = ring_transfer_s(c, rank, edge, step.bytes);
           latency_bound[static_cast<size_t>(step.peer)] = edge.at(step.bytes).latency_s >= step.bytes / edge.at(step.bytes).bandwidth_Bps;
           clock.channel_free_s = start_s + sent_s;
           arrival_s[static_cast<size_t>(step.peer)] = clock.channel_free_s;

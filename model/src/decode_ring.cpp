@@ -68,7 +68,7 @@ void evaluate_ring_any_split(Context& c, const Phase& phase) {
     int sender = -1;
     for (int rank = 0; rank < p; ++rank) {
       attention = std::max(attention, attention_time_s(c.rates[static_cast<size_t>(rank)], c.plan.workload, c.plan.sizes, block(rank, round), merge_bytes));
-      const double t = ring_transfer_s(c, c.model.p2p(rank, (rank + 1) % p), static_cast<double>(block(rank, round)) * kv);
+      const double t = ring_transfer_s(c, rank, c.model.p2p(rank, (rank + 1) % p), static_cast<double>(block(rank, round)) * kv);
       if (t > transfer) transfer = t, sender = rank;
     }
     compute_s += attention;
@@ -86,9 +86,12 @@ void evaluate_ring_any_split(Context& c, const Phase& phase) {
 
 }  // namespace
 
-double ring_transfer_s(const Context& c, const DecodeModel::PairCost& edge, double bytes) {
+double ring_transfer_s(const Context& c, int rank, const DecodeModel::PairCost& edge, double bytes) {
   if (!(bytes > 0)) return 0.0;
-  return edge.time_s(bytes) + (c.plan.ring_exchanges_per_step - 1) * edge.at(bytes).latency_s;
+  double time_s = edge.time_s(bytes);
+  const double share_Bps = c.edge_share_Bps(rank);
+  if (share_Bps > 0) time_s = std::max(time_s, edge.at(bytes).latency_s + bytes * edge.size_factor(bytes) / share_Bps);
+  return time_s + (c.plan.ring_exchanges_per_step - 1) * edge.at(bytes).latency_s;
 }
 
 void finish_ring(Context& c, const Phase& phase, double compute_s, double overlapped_s, double exposed_network_s,
@@ -114,8 +117,8 @@ void evaluate_ring(Context& c, const Phase& phase) {
     compute_small[rank] = attention_time_s(rates, c.plan.workload, c.plan.sizes, base, merge_bytes);
     if (p > 1) {
       const auto& edge = c.model.p2p(rank, (rank + 1) % p);
-      transfer_big[rank] = ring_transfer_s(c, edge, (base + 1) * kv);
-      transfer_small[rank] = ring_transfer_s(c, edge, base * kv);
+      transfer_big[rank] = ring_transfer_s(c, rank, edge, (base + 1) * kv);
+      transfer_small[rank] = ring_transfer_s(c, rank, edge, base * kv);
     }
   }
   const int rounds = p - 1;

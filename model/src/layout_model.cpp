@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "treering/model/link_sharing.hpp"
+
 namespace treering::model {
 
 LayoutModel::LayoutModel(const topologies::Topology& topology, LayoutGroups groups)
@@ -21,20 +23,28 @@ DecodePlan LayoutModel::plan(int t, DecodeAlgorithm algorithm, const Workload& w
   return cp_model(t).plan(algorithm, head_slice(workload, groups_.layout.tp), seq_len, options);
 }
 
-// The groups run on different GPUs at once; each is timed alone (the model counts no link two groups share;
-// the simulator replays them together). Example: tp 8 x cp 2 on 2 DGX H100: 8 pairs {t, 8 + t}, each on its
-// own NIC, all alike.
+// The groups run on different GPUs at once: each is timed with what the links it shares with the others cost it
+// (link_sharing.hpp; none when no link is shared). Example: tp 8 x cp 2 on 2 DGX H100: 8 pairs {t, 8 + t}, each
+// on its own NIC, all alike, nothing shared; with one NIC a node the 8 pairs' transfers share it, each 1/8.
 LayoutAttention LayoutModel::attention(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,
                                        const PlanOptions& options) const {
   LayoutAttention result;
   const Workload slice = head_slice(workload, groups_.layout.tp);
+  std::vector<DecodePlan> plans;
+  std::vector<const DecodeModel*> models;
+  for (const DecodeModel& model : cp_models_) {
+    plans.push_back(model.plan(algorithm, slice, seq_len, options));
+    models.push_back(&model);
+  }
+  const std::vector<GroupSharing> sharing = layout_sharing(models, plans);
   for (int t = 0; t < static_cast<int>(cp_models_.size()); ++t) {
     const DecodeModel& model = cp_models_[static_cast<size_t>(t)];
-    DecodeResult r = model.evaluate(model.plan(algorithm, slice, seq_len, options));
+    DecodeResult r = model.evaluate(plans[static_cast<size_t>(t)], sharing[static_cast<size_t>(t)].shares ? &sharing[static_cast<size_t>(t)] : nullptr);
     result.volume.per_gpu = std::max(result.volume.per_gpu, r.volume.per_gpu);
     result.volume.intra_node += r.volume.intra_node;
     result.volume.inter_node += r.volume.inter_node;
     result.volume.total += r.volume.total;
+    result.group_latency_s.push_back(r.latency_s);
     if (t == 0 || r.latency_s > result.slowest.latency_s) {
       result.slowest = std::move(r);
       result.slowest_group = t;

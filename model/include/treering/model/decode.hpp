@@ -15,6 +15,8 @@
 
 namespace treering::model {
 
+struct GroupSharing;  // link_sharing.hpp
+
 struct DecodeBreakdown {
   double compute_s = 0;                   // kernels on the critical path
   double intra_node_s = 0;                // exposed communication inside scale-up domains
@@ -73,7 +75,9 @@ class DecodeModel {
 
   DecodePlan plan(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,
                   const PlanOptions& options = {}) const;
-  DecodeResult evaluate(const DecodePlan& plan) const;
+  // `sharing`: what the links this group shares with the other groups of a layout cost it (link_sharing.hpp;
+  // none: a group alone).
+  DecodeResult evaluate(const DecodePlan& plan, const GroupSharing* sharing = nullptr) const;
   DecodeResult predict(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,
                        const PlanOptions& options = {}) const {
     return evaluate(plan(algorithm, workload, seq_len, options));

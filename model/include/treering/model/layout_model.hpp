@@ -14,6 +14,7 @@ struct LayoutAttention {
   DecodeResult slowest;   // one layer's attention in the slowest CP group (its heads, its phases and memory)
   DecodeVolume volume;    // bytes sent by all CP groups together (per_gpu: the most any GPU sends)
   int slowest_group = 0;  // its TP index t
+  std::vector<double> group_latency_s;  // every CP group's, by TP index
 };
 
 class LayoutModel {
