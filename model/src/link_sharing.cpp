@@ -85,6 +85,50 @@ std::vector<PhaseFlow> phase_flows(const DecodeModel& model, const DecodePlan& p
   return flows;
 }
 
+double concurrent_collective_s(const topologies::Topology& topology, const std::vector<std::vector<int>>& groups,
+                               CollectiveOp op, double bytes) {
+  std::vector<CollectiveSchedule> schedules;
+  std::vector<CollectiveCandidate> chosen;
+  for (const std::vector<int>& gpus : groups) {
+    if (gpus.size() < 2 || !(bytes > 0)) return 0.0;
+    const CommGroup group = describe_group(topology, gpus);
+    CollectiveRequest request;
+    request.op = op;
+    request.bytes = bytes;
+    chosen.push_back(estimate_collective(group, request).chosen);
+    if (groups.size() < 2) return chosen.back().time_s;
+    std::vector<int> domains;
+    for (int gpu : gpus) domains.push_back(topology.domain_of_gpu(gpu));
+    schedules.push_back(collective_schedule(group, domains, op, bytes, chosen.back()));
+  }
+  const LinkEfficiency efficiency = link_efficiency(topology);
+  std::unordered_map<topologies::LinkId, LinkUse> uses;
+  std::vector<std::vector<std::vector<topologies::LinkId>>> routes(groups.size());
+  for (size_t g = 0; g < groups.size(); ++g) {
+    for (const CollectiveFlow& flow : schedules[g].flows) {
+      routes[g].push_back(topology.route(groups[g][static_cast<size_t>(flow.from)], groups[g][static_cast<size_t>(flow.to)]).links);
+      for (topologies::LinkId id : routes[g].back()) {
+        LinkUse& use = uses[id];
+        use.bytes += flow.wire_bytes;
+        if (use.group < 0) use.group = static_cast<int>(g);
+        use.shared = use.shared || use.group != static_cast<int>(g);
+      }
+    }
+  }
+  double slowest_s = 0;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    double bound_s = 0;
+    for (const std::vector<topologies::LinkId>& route : routes[g]) {
+      for (topologies::LinkId id : route) {
+        const LinkUse& use = uses.at(id);
+        if (use.shared) bound_s = std::max(bound_s, use.bytes / (topology.link(id).bandwidth_Bps * efficiency.of(topology.link(id))));
+      }
+    }
+    slowest_s = std::max(slowest_s, chosen[g].latency_s + std::max(chosen[g].transfer_s, bound_s));
+  }
+  return slowest_s;
+}
+
 std::vector<GroupSharing> layout_sharing(const std::vector<const DecodeModel*>& models, const std::vector<DecodePlan>& plans) {
   std::vector<GroupSharing> out(plans.size());
   if (plans.size() < 2) return out;
@@ -95,6 +139,12 @@ std::vector<GroupSharing> layout_sharing(const std::vector<const DecodeModel*>& 
     rate_Bps[static_cast<size_t>(id)] = topology.link(id).bandwidth_Bps * efficiency.of(topology.link(id));
   }
   const size_t phases = plans.front().phases.size();
+  for (const DecodePlan& plan : plans) {
+    if (plan.phases.size() != phases) return out;
+    for (size_t phase = 0; phase < phases; ++phase) {
+      if (plan.phases[phase].kind != plans.front().phases[phase].kind) return out;
+    }
+  }
   for (GroupSharing& sharing : out) {
     sharing.bound_s.assign(phases, 0.0);
     sharing.bound_scale_out.assign(phases, 0);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "treering/model/link_sharing.hpp"
 #include "treering/model/weights.hpp"
 
 namespace treering::model {
@@ -70,14 +71,33 @@ struct CollectiveTime {
   double network_latency_s = 0;  // time_s when the group spans domains and the latency is at least the transfer
 };
 
-CollectiveTime collective_time(const CommGroup& group, double bytes, CollectiveOp op = CollectiveOp::allreduce) {
-  if (group.ranks < 2 || bytes <= 0) return {};
+// Whether groups of GPUs may share a link: some group spans scale-up domains or sits in a PCIe box (whose
+// switch uplinks its members share with others); groups inside NVSwitch or mesh domains have ports of their own.
+bool may_share_links(const topologies::Topology& topology, const std::vector<std::vector<int>>& groups) {
+  for (const std::vector<int>& gpus : groups) {
+    const int domain = topology.domain_of_gpu(gpus.front());
+    for (int gpu : gpus) {
+      if (topology.domain_of_gpu(gpu) != domain) return true;
+    }
+    const topologies::Fabric& fabric = topology.spec().groups[topology.node(topology.node_of_gpu(gpus.front())).group].fabric;
+    if (fabric.type == topologies::FabricType::pcie) return true;
+  }
+  return false;
+}
+
+// `post`'s collective, run by every post-attention group at once (`groups`): where they may share links, the
+// slowest with what they share (link_sharing.hpp).
+CollectiveTime collective_time(const topologies::Topology& topology, const CommGroup& post, const std::vector<std::vector<int>>& groups,
+                               double bytes, CollectiveOp op = CollectiveOp::allreduce) {
+  if (post.ranks < 2 || bytes <= 0) return {};
   CollectiveRequest request;
   request.op = op;
   request.bytes = bytes;
-  const CollectiveCandidate chosen = estimate_collective(group, request).chosen;
-  const bool network_latency = group.domains > 1 && chosen.latency_s >= chosen.transfer_s;
-  return {chosen.time_s, network_latency ? chosen.time_s : 0.0};
+  const CollectiveCandidate chosen = estimate_collective(post, request).chosen;
+  const bool network_latency = post.domains > 1 && chosen.latency_s >= chosen.transfer_s;
+  double time_s = chosen.time_s;
+  if (groups.size() > 1 && may_share_links(topology, groups)) time_s = concurrent_collective_s(topology, groups, op, bytes);
+  return {time_s, network_latency ? time_s : 0.0};
 }
 
 }  // namespace
@@ -192,7 +212,9 @@ StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& atte
                                               attention_time_s(rates, slice, slowest_plan.sizes, largest_shard), attention_flops, b);
   const StepCollectives collectives = step_collectives(w, tokens);
   const double hidden_bytes = collectives.hidden_allreduce_bytes;
-  const CollectiveTime hidden = collective_time(post, hidden_bytes);
+  const std::vector<std::vector<int>> post_groups =
+      output_split(algorithm) == OutputSplit::by_head ? std::vector<std::vector<int>>{layouts.groups().gpus} : layouts.groups().tp_groups;
+  const CollectiveTime hidden = collective_time(layouts.topology(), post, post_groups, hidden_bytes);
   b.tp_communication_s = 2 * hidden.time_s;
   b.tp_network_latency_s = 2 * hidden.network_latency_s;
   r.layer_s = b.attention_s + b.projections_s + b.mlp_s + b.other_s + b.tp_communication_s;
@@ -210,7 +232,8 @@ StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& atte
     for (double* part : {&r.part_bytes.attention, &r.part_bytes.projections, &r.part_bytes.mlp, &r.part_bytes.other}) {
       *part *= w.layers;
     }
-    const CollectiveTime logits = collective_time(post, collectives.logits_allgather_bytes, CollectiveOp::allgather);
+    const CollectiveTime logits =
+        collective_time(layouts.topology(), post, post_groups, collectives.logits_allgather_bytes, CollectiveOp::allgather);
     b.tp_communication_s += logits.time_s;
     b.tp_network_latency_s += logits.network_latency_s;
     r.step_s = w.layers * r.layer_s + b.lm_head_s + logits.time_s +

@@ -32,7 +32,16 @@ struct PhaseFlow {
 };
 std::vector<PhaseFlow> phase_flows(const DecodeModel& model, const DecodePlan& plan, size_t phase);
 
-// One per group (`models[g]` made `plans[g]`; the plans alike but for their GPUs).
+// One per group (`models[g]` made `plans[g]`; the plans alike but for their GPUs). Plans of different phases
+// (tree-lse over groups of different domains) are left alone (no sharing counted).
 std::vector<GroupSharing> layout_sharing(const std::vector<const DecodeModel*>& models, const std::vector<DecodePlan>& plans);
+
+// Each group of `groups` (GPU lists) running the collective `op` of `bytes` at once in a communicator of its own,
+// as NCCL would pick it: the time the slowest of them takes, its latency plus the larger of its transfer and what
+// the links it shares with other groups carry / their rate. Example: two TP groups of 8 GPUs whose all-reduces
+// cross the same NIC take twice its transfer. One group, or groups that share no link: the collective model's
+// time of the first.
+double concurrent_collective_s(const topologies::Topology& topology, const std::vector<std::vector<int>>& groups,
+                               CollectiveOp op, double bytes);
 
 }  // namespace treering::model
