@@ -23,9 +23,25 @@ struct CollectiveArgs : CollectiveChoice {
   std::string format = "table";
 };
 
+// "+12.34 %" (the difference from `reference`), or "87.5 %" (a share).
+std::string percent_of(double value, double reference = 0) {
+  char text[32];
+  if (reference > 0) {
+    std::snprintf(text, sizeof text, "%+.2f %%", 100 * (value - reference) / reference);
+  } else {
+    std::snprintf(text, sizeof text, "%.1f %%", 100 * value);
+  }
+  return text;
+}
+
 void print_table(const std::vector<BandedEstimate>& estimates, const model::CommGroup& group, const CollectiveArgs& args) {
+  const bool simulated = !estimates.empty() && estimates.front().simulated;
   std::cout << args.op << " over " << group.ranks << " GPUs in " << group.domains << " scale-up domain(s) of "
             << args.cluster.cluster << " (model, " << nccl_constants(group) << ")\n";
+  if (simulated) {
+    std::cout << "simulated: the model's pick replayed flow by flow on the routes (" << estimates.front().simulated->engine
+              << ", links shared max-min)\n";
+  }
   if (!estimates.empty()) {
     std::vector<double> told;  // each error once, named by the first size that has it
     for (const auto* e = estimates.data(); e != estimates.data() + estimates.size(); ++e) {
@@ -38,8 +54,9 @@ void print_table(const std::vector<BandedEstimate>& estimates, const model::Comm
     }
   }
   std::cout << '\n';
-  Table table({"bytes", "time", "band", "algbw", "busbw", "algorithm", "protocol", "latency", "transfer"});
-  for (const auto& [estimate, band, errors] : estimates) {
+  Table table({"bytes", "time", "band", "algbw", "busbw", "algorithm", "protocol", "latency", "transfer",
+               simulated ? "simulated" : "", simulated ? "vs model" : "", simulated ? "busiest link" : ""});
+  for (const auto& [estimate, band, errors, replay] : estimates) {
     char bytes[32];
     std::snprintf(bytes, sizeof bytes, "%.0f", estimate.bytes);
     const std::string high = std::isfinite(band.high_s) ? topologies::format_duration(band.high_s) : "unbounded";
@@ -48,7 +65,9 @@ void print_table(const std::vector<BandedEstimate>& estimates, const model::Comm
                    topologies::format_bandwidth(estimate.bus_bandwidth_Bps),
                    model::to_string(estimate.chosen.algorithm), model::to_string(estimate.chosen.protocol),
                    topologies::format_duration(estimate.chosen.latency_s),
-                   topologies::format_duration(estimate.chosen.transfer_s)});
+                   topologies::format_duration(estimate.chosen.transfer_s),
+                   replay ? topologies::format_duration(replay->time_s) : "", replay ? percent_of(replay->time_s, estimate.chosen.time_s) : "",
+                   replay ? percent_of(replay->busiest_utilisation) : ""});
   }
   table.print(std::cout);
 }
@@ -81,6 +100,12 @@ void add_collective_command(CLI::App& app) {
   command->add_option("--algorithms", args->algorithms, "Pick from NCCL's algorithms or all that the model knows")
       ->check(CLI::IsMember({"nccl", "all"}))
       ->capture_default_str();
+  command->add_option("--engine", args->engines, "model (NCCL's algorithms costed from the tiers), sim (the model's pick "
+                                                 "replayed flow by flow on the routes, links shared: sees an oversubscribed "
+                                                 "spine), or model,sim")
+      ->delimiter(',')
+      ->capture_default_str();
+  command->add_flag("--simgrid", args->in_simgrid, "With --engine sim: on SimGrid's network, not treering's event loop");
   add_format_option(*command, args->format, {"table", "json"});
   command->callback([args] { run(*args); });
 }

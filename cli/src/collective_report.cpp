@@ -40,7 +40,7 @@ ordered_json estimate_json(const BandedEstimate& banded, const model::CommGroup&
                           {"protocol", model::to_string(candidate.protocol)},
                           {"time_s", candidate.time_s}});
   }
-  return {{"op", model::to_string(estimate.op)},
+  ordered_json json = {{"op", model::to_string(estimate.op)},
           {"bytes", estimate.bytes},
           {"gpus", group.ranks},
           {"domains", group.domains},
@@ -56,6 +56,13 @@ ordered_json estimate_json(const BandedEstimate& banded, const model::CommGroup&
           {"scale_out_bytes_per_gpu", estimate.scale_out_bytes_per_gpu},
           {"candidates", candidates},
           {"nccl_constants", nccl_constants(group)}};
+  if (banded.simulated) {
+    json["simulated_time_s"] = banded.simulated->time_s;
+    json["simulated_flows"] = banded.simulated->flows;
+    json["busiest_link_utilisation"] = banded.simulated->busiest_utilisation;
+    json["simulator"] = banded.simulated->engine;
+  }
+  return json;
 }
 
 
@@ -70,6 +77,11 @@ CollectiveReport collective_report(const topologies::Topology& topology, const C
   request.allowed = choice.algorithms == "all" ? model::AlgorithmSet::all : model::AlgorithmSet::nccl;
   std::vector<int> gpus = choice.gpus;
   if (gpus.empty() && request.op == model::CollectiveOp::sendrecv) gpus = default_pair(topology);
+  bool simulate = false;
+  for (const std::string& engine : choice.engines) {
+    if (engine != "model" && engine != "sim") throw std::invalid_argument("unknown engine '" + engine + "' (model, sim)");
+    simulate = simulate || engine == "sim";
+  }
   CollectiveReport report{model::describe_group(topology, gpus), {}, {}};
   const model::CommGroup& group = report.group;
   for (double bytes : topologies::parse_message_sizes(choice.bytes)) {
@@ -96,7 +108,12 @@ CollectiveReport collective_report(const topologies::Topology& topology, const C
     if (model::reduces_in_network(estimate.chosen.algorithm, group.domains)) {
       errors.source += "; reduced in the network (SHARP): NCCL's constants, not checked against a measurement";
     }
-    report.estimates.push_back({estimate, model::band_of(0.0, estimate.chosen.time_s, errors), errors});
+    report.estimates.push_back({estimate, model::band_of(0.0, estimate.chosen.time_s, errors), errors, std::nullopt});
+    if (simulate) {
+      sim::ReplayOptions options;
+      options.in_simgrid = choice.in_simgrid;
+      report.estimates.back().simulated = sim::simulate_collective(topology, group, request.op, bytes, estimate.chosen, options);
+    }
   }
   return report;
 }

@@ -2,12 +2,14 @@
 // `treering collective` prints and the Python module's collective() returns.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "treering/model/collectives.hpp"
+#include "treering/sim/collective_replay.hpp"
 #include "treering/model/uncertainty.hpp"
 #include "treering/topologies/topology.hpp"
 
@@ -20,6 +22,8 @@ struct CollectiveChoice {
   std::string algorithm;         // empty: the fastest (NCCL's pick)
   std::string protocol;          // empty: the fastest
   std::string algorithms = "nccl";  // nccl | all (also what NCCL does not implement)
+  std::vector<std::string> engines = {"model"};  // model, sim (the flows replayed on their routes), or both
+  bool in_simgrid = false;          // sim: on SimGrid's network, not the event loop
 };
 
 // A prediction with its band: the calibration's error when the cluster is calibrated (doubled outside what it
@@ -28,6 +32,7 @@ struct BandedEstimate {
   model::CollectiveEstimate estimate;
   model::Band band;
   model::RelativeErrors errors;
+  std::optional<sim::SimulatedCollective> simulated;  // engine sim: the model's pick replayed flow by flow
 };
 
 struct CollectiveReport {

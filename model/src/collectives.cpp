@@ -287,7 +287,9 @@ Cost alltoall(const Terms& t, CollectiveAlgorithm algorithm, double S) {
   if (across) {
     const double network_latency_s =
         t.base(LatencyRow::p2p) + t.out(LatencyRow::p2p) + network_clear_to_send_s(t.group) + outside_peers * 3 * t.group.nccl.network_post_s;
-    const double network_s = outside_peers * per_peer / t.group.scale_out_nic_Bps;
+    // Every rank sends at once: GPUs that share a NIC share its rate (scale_out_gpu_Bps: the domain's NICs over
+    // its ranks). Example: 8 GPUs on 4 NICs of 46 GB/s: 23 GB/s each.
+    const double network_s = outside_peers * per_peer / std::min(t.group.scale_out_nic_Bps, t.group.scale_out_gpu_Bps);
     cost.latency_s = std::max(inside_latency_s, network_latency_s);
     cost.transfer_s = std::max(inside_s, network_s);
     cost.network_latency_s = network_latency_s;

@@ -78,8 +78,8 @@ void evaluate_collective(Context& c, const Phase& phase) {
 }
 
 // Point-to-point sends, all at once: sends that leave a GPU by the same link (its port) go one after another,
-// and so do sends that enter a GPU by the same link, each after its latency; the busiest port sets the phase's
-// time. (In a full mesh each peer has its own link: nothing waits.) Then each receiver merges.
+// and so do sends that enter a GPU by the same link, and sends across domains through the same NIC (GPUs that
+// share one), each after its latency; the busiest port sets the phase's time. (In a full mesh each peer has its own link: nothing waits.) Then each receiver merges.
 // Each port is a queue: sends arrive at their start + latency and take bytes / bandwidth in turn, so sends that
 // start together take the latency plus all their transfers, and sends that start apart (after pass-q's ring,
 // where ranks finish hops apart: Context::ready_offset_s) wait only for what is still ahead of them.
@@ -104,10 +104,11 @@ void evaluate_transfers(Context& c, const Phase& phase) {
     const double link_Bps = pair.bands.empty() ? pair.bandwidth_Bps : cost.bandwidth_Bps;
     const double start_s = c.ready_offset_s.empty() ? 0.0 : c.ready_offset_s[static_cast<size_t>(send.from)];
     const auto [out, in] = c.model.ports(send.from, send.to);
-    int keys = out == in ? 1 : 2;  // a mesh pair's own link is both its ports
-    for (long long key : {out, in}) {
-      if (keys-- == 0) break;
-      port[key].push_back({start_s + cost.latency_s, send.bytes / link_Bps, send.bytes / cost.bandwidth_Bps});
+    const auto [nic_out, nic_in] = c.model.nic_ports(send.from, send.to);  // NICs the GPUs may share
+    const long long keys[4] = {out, in, nic_out, nic_in};  // a mesh pair's own link (a key < 0) is both its ports
+    for (int k = 0; k < 4; ++k) {
+      if ((k >= 2 && keys[k] < 0) || std::find(keys, keys + k, keys[k]) != keys + k) continue;
+      port[keys[k]].push_back({start_s + cost.latency_s, send.bytes / link_Bps, send.bytes / cost.bandwidth_Bps});
     }
     crosses = crosses || c.model.crosses_domains(send.from, send.to);
     latency_s = std::max(latency_s, cost.latency_s);

@@ -36,22 +36,45 @@ DecodeModel::DecodeModel(const topologies::Topology& topology, std::vector<int> 
 void DecodeModel::add_ports() {
   const int p = static_cast<int>(gpus_.size());
   ports_.assign(static_cast<size_t>(p), {});
+  std::map<int, std::vector<int>> members;  // domain -> its first two ranks
+  for (int rank = 0; rank < p; ++rank) {
+    std::vector<int>& first = members[domain_of_rank_[static_cast<size_t>(rank)]];
+    if (first.size() < 2) first.push_back(rank);
+  }
   for (int rank = 0; rank < p; ++rank) {
     RankPorts& port = ports_[static_cast<size_t>(rank)];
     const topologies::NodeGroup& group = topology_->spec().groups[static_cast<size_t>(node_group_of_rank_[static_cast<size_t>(rank)])];
     port.mesh = group.fabric.type == topologies::FabricType::mesh;
-    for (int peer = 0; peer < p; ++peer) {
-      if (peer == rank) continue;
-      const bool cross = crosses_domains(rank, peer);
-      long long& out = cross ? port.out_cross : port.out_intra;
-      if (out >= 0) continue;
+    const int domain = domain_of_rank_[static_cast<size_t>(rank)];
+    for (const auto& [other, first] : members) {
+      const int peer = other != domain ? first.front() : first.front() != rank ? first.front() : first.size() > 1 ? first[1] : -1;
+      const bool cross = other != domain;
+      if (peer < 0 || (cross ? port.out_cross : port.out_intra) >= 0) continue;
       const topologies::Route there = topology_->route(gpus_[static_cast<size_t>(rank)], gpus_[static_cast<size_t>(peer)]);
       const topologies::Route back = topology_->route(gpus_[static_cast<size_t>(peer)], gpus_[static_cast<size_t>(rank)]);
-      out = there.links.front();
+      (cross ? port.out_cross : port.out_intra) = there.links.front();
       (cross ? port.in_cross : port.in_intra) = back.links.back();
-      if (port.out_intra >= 0 && port.out_cross >= 0) break;
+      if (!cross) continue;
+      for (topologies::LinkId id : there.links) {  // its NIC's link into the network, and back
+        if (topology_->link(id).tier == topologies::Tier::scale_out) {
+          port.nic_out = id;
+          break;
+        }
+      }
+      for (auto it = back.links.rbegin(); it != back.links.rend(); ++it) {
+        if (topology_->link(*it).tier == topologies::Tier::scale_out) {
+          port.nic_in = *it;
+          break;
+        }
+      }
+      if (port.out_intra >= 0 || members.at(domain).size() < 2) break;
     }
   }
+}
+
+std::pair<long long, long long> DecodeModel::nic_ports(int from_rank, int to_rank) const {
+  if (!crosses_domains(from_rank, to_rank)) return {-1, -1};
+  return {ports_[static_cast<size_t>(from_rank)].nic_out, ports_[static_cast<size_t>(to_rank)].nic_in};
 }
 
 std::pair<long long, long long> DecodeModel::ports(int from_rank, int to_rank) const {

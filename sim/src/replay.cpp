@@ -88,9 +88,16 @@ std::vector<detail::GroupRun> group_runs(const std::vector<GroupPlan>& groups) {
     if (!group.model || !group.plan) throw std::invalid_argument("replay: a group without its model or plan");
     check_plan(*group.model, *group.plan);
     detail::GroupRun run{group.model, group.plan, group.stage, {}, {}};
-    for (const model::Phase& phase : group.plan->phases) {
-      if (phase.kind == model::PhaseKind::collective) run.schedules.push_back(group.model->collective_schedule(phase));
+    if (group.schedules) {
+      run.schedules = *group.schedules;
+    } else {
+      for (const model::Phase& phase : group.plan->phases) {
+        if (phase.kind == model::PhaseKind::collective) run.schedules.push_back(group.model->collective_schedule(phase));
+      }
     }
+    size_t collectives = 0;
+    for (const model::Phase& phase : group.plan->phases) collectives += phase.kind == model::PhaseKind::collective ? 1 : 0;
+    if (run.schedules.size() != collectives) throw std::invalid_argument("replay: a plan's collectives and their flows do not match");
     runs.push_back(std::move(run));
   }
   return runs;

@@ -152,6 +152,9 @@ class DecodeModel {
   // The links a send from one rank to another leaves its GPU by and enters the other by (its ports), as keys:
   // sends sharing a key share that link. Inside a full mesh each pair has a link of its own.
   std::pair<long long, long long> ports(int from_rank, int to_rank) const;
+  // Across domains, the sender's NIC's link into the network and the receiver's NIC's link out of it, as keys
+  // (GPUs that share a NIC share them); (-1, -1) inside a domain.
+  std::pair<long long, long long> nic_ports(int from_rank, int to_rank) const;
   const ComputeRates& rates(int rank) const { return rates_[static_cast<size_t>(rank)]; }
   // The slowest figures over the ranks (lowest bandwidth, peak and memory, highest launch overhead): what
   // steps every rank runs in lock-step (small kernels, reading the weights) wait for.
@@ -171,6 +174,7 @@ class DecodeModel {
   std::vector<int> node_group_of_rank_;
   struct RankPorts {  // first / last link of a route to (from) a GPU of the same domain, and of another
     long long out_intra = -1, in_intra = -1, out_cross = -1, in_cross = -1;
+    long long nic_out = -1, nic_in = -1;  // its NIC's link into the network and back (GPUs may share the NIC)
     bool mesh = false;  // intra-domain routes are direct links, one per peer
   };
   std::vector<RankPorts> ports_;

@@ -70,6 +70,8 @@ struct GroupPlan {
   const model::DecodeModel* model = nullptr;
   const model::DecodePlan* plan = nullptr;
   int stage = 0;
+  // Its collective phases' flows, in order (none: the model's pick for each, DecodeModel::collective_schedule).
+  const std::vector<model::CollectiveSchedule>* schedules = nullptr;
 };
 
 // A Chrome / Perfetto trace (JSON, "traceEvents"): one track per GPU with its compute and wait spans, and
