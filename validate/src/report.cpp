@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "treering/model/collective_flows.hpp"
-#include "treering/sim/flows.hpp"
+#include "treering/sim/collective_replay.hpp"
 #include "treering/model/statistics.hpp"
 
 namespace treering::validate {
@@ -21,14 +21,10 @@ Engine parse_engine(const std::string& name) {
 
 namespace {
 
-double simulated_s(const topologies::Topology& topology, const model::CommGroup& group, const std::vector<int>& domains,
-                   const CollectiveMeasurement& m, const model::CollectiveCandidate& chosen) {
-  const model::CollectiveSchedule schedule = model::collective_schedule(group, domains, m.op, m.bytes, chosen);
-  std::vector<sim::Flow> flows;
-  for (const model::CollectiveFlow& f : schedule.flows) {
-    flows.push_back({group.gpus[static_cast<size_t>(f.from)], group.gpus[static_cast<size_t>(f.to)], f.wire_bytes, 0, 0, f.max_rate_Bps});
-  }
-  return chosen.latency_s + (flows.empty() ? 0.0 : sim::simulate_flows(topology, flows).makespan_s);
+// The collective as the simulator replays it (sim/collective_replay.hpp): the latency, then every flow on its route.
+double simulated_s(const topologies::Topology& topology, const model::CommGroup& group, const CollectiveMeasurement& m,
+                   const model::CollectiveCandidate& chosen) {
+  return sim::simulate_collective(topology, group, m.op, m.bytes, chosen).time_s;
 }
 
 }  // namespace
@@ -38,10 +34,9 @@ std::vector<CaseResult> predict_cases(const topologies::Topology& topology, cons
   std::vector<CaseResult> results;
   for (const CollectiveMeasurement& m : measured) {
     check_ranks_fit(m.ranks, topology.gpu_count(), m.file);
-    std::vector<int> gpus(static_cast<size_t>(m.ranks)), domains;
+    std::vector<int> gpus(static_cast<size_t>(m.ranks));
     std::iota(gpus.begin(), gpus.end(), 0);
     if (m.op == model::CollectiveOp::sendrecv && m.ranks > 2) gpus = {0, m.ranks - 1};  // a ring of sends: its slowest pair
-    for (int gpu : gpus) domains.push_back(topology.domain_of_gpu(gpu));
     const model::CommGroup group = model::describe_group(topology, gpus);
     model::CollectiveRequest request;
     request.op = m.op;
@@ -51,7 +46,7 @@ std::vector<CaseResult> predict_cases(const topologies::Topology& topology, cons
     const model::CollectiveEstimate estimate = model::estimate_collective(group, request);
     CaseResult result{m, {}, std::string(model::to_string(estimate.chosen.algorithm)) + "/" + model::to_string(estimate.chosen.protocol)};
     for (Engine engine : engines) {
-      result.predicted_s[engine] = engine == Engine::model ? estimate.chosen.time_s : simulated_s(topology, group, domains, m, estimate.chosen);
+      result.predicted_s[engine] = engine == Engine::model ? estimate.chosen.time_s : simulated_s(topology, group, m, estimate.chosen);
     }
     results.push_back(std::move(result));
   }
