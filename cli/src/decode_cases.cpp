@@ -1,12 +1,28 @@
 #include "decode_cases.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <stdexcept>
 
 #include "treering/model/step.hpp"
 #include "treering/topologies/units.hpp"
 
 namespace treering::cli {
+
+namespace {
+
+// --replicas: a whole number from 1, or "all" (`fit`: as many as the GPUs hold, at least 1).
+int replica_count(const std::string& text, int fit) {
+  if (text == "all") return std::max(1, fit);
+  int count = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), count);
+  if (error != std::errc() || end != text.data() + text.size() || count < 1) {
+    throw std::invalid_argument("--replicas " + text + ": a whole number from 1, or all");
+  }
+  return count;
+}
+
+}  // namespace
 
 model::LayoutGroups layout_groups(const LayoutChoice& layout, const topologies::Topology& topology, const std::vector<int>& gpus) {
   const int available = gpus.empty() ? topology.gpu_count() : static_cast<int>(gpus.size());
@@ -21,6 +37,7 @@ model::LayoutGroups layout_groups(const LayoutChoice& layout, const topologies::
   if (layout.tp && !layout.cp) counts.cp = rest(*layout.tp, "--tp");
   if (layout.cp && !layout.tp) counts.tp = rest(*layout.cp, "--cp");
   if (!layout.tp && !layout.cp) counts.cp = available;
+  counts.replicas = replica_count(layout.replicas, available / counts.gpus());
   return model::place_layout(topology, counts, gpus, model::parse_layout_order(layout.placement), layout.tp_in_domain);
 }
 

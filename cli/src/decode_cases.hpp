@@ -19,6 +19,7 @@ namespace treering::cli {
 struct LayoutChoice {
   std::optional<int> tp;
   std::optional<int> cp;
+  std::string replicas = "1";  // copies of the layout side by side (data parallelism): a count, or "all" that fit
   std::string placement = "tp-inner";
   bool tp_in_domain = false;
   std::string scope = "attention";

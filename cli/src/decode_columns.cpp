@@ -47,6 +47,7 @@ std::vector<DecodeColumn> make_columns() {
       {"host_s", "breakdown.host_s", "s", C::always, [](R r) -> Cell { return r.result.breakdown.host_s; }},
       {"tp", "tp", "GPUs", C::always, [](R r) -> Cell { return static_cast<long long>(r.layout.tp); }},
       {"cp", "cp", "GPUs", C::always, [](R r) -> Cell { return static_cast<long long>(r.layout.cp); }},
+      {"replicas", "replicas", "", C::always, [](R r) -> Cell { return static_cast<long long>(r.layout.replicas); }},
       {"placement", "placement", "", C::always, [](R r) -> Cell { return r.placement; }},
       {"cluster_nodes", "cluster_nodes", "nodes", C::always, [](R r) -> Cell { return static_cast<long long>(r.cluster_nodes); }},
       {"first_call_s", "first_call_s", "s", C::always, [](R r) -> Cell { return r.result.first_call_s; }},

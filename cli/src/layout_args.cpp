@@ -7,6 +7,10 @@ void add_layout_options(CLI::App& command, LayoutArgs& args) {
       ->check(CLI::Range(1, 1 << 30));
   command.add_option("--cp", args.cp, "Context parallel: GPUs each sequence's KV cache splits over (default: the GPUs over --tp)")
       ->check(CLI::Range(1, 1 << 30));
+  command.add_option("--replicas", args.replicas,
+                     "Copies of the tp x cp layout side by side on the next GPUs, each serving its own requests (data "
+                     "parallelism; 'all': as many as the GPUs hold): their transfers share NICs and spines")
+      ->capture_default_str();
   command.add_option("--placement", args.placement,
                      "tp-inner: a TP group on consecutive GPUs of the list (inside a node); cp-inner: a CP group on them")
       ->check(CLI::IsMember({"tp-inner", "cp-inner"}))->capture_default_str();

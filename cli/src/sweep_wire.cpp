@@ -14,7 +14,7 @@ namespace {
 #if defined(__GLIBCXX__) && defined(__x86_64__)
 // Worked out field by field, e.g. DecodeResult: algorithm 4 + pad 4, seq_len 8, gpus 4, domains 4, impl 32,
 // latency_s 8, breakdown 6 x 8, volume 4 x 8, memory 6 x 8, weights_s + token_s + first_call_s 24, phases 24 = 240.
-static_assert(sizeof(DecodeRow) == 848, "DecodeRow changed: update fields(DecodeRow) in sweep_wire.cpp, then this size");
+static_assert(sizeof(DecodeRow) == 856, "DecodeRow changed: update fields(DecodeRow) in sweep_wire.cpp, then this size");
 static_assert(sizeof(model::DecodeResult) == 240, "DecodeResult changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::DecodeBreakdown) == 48, "DecodeBreakdown changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::DecodeVolume) == 32, "DecodeVolume changed: update sweep_wire.cpp, then this size");
@@ -22,7 +22,7 @@ static_assert(sizeof(model::DecodeMemory) == 48, "DecodeMemory changed: update s
 static_assert(sizeof(model::PhaseTime) == 80, "PhaseTime changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::RelativeErrors) == 64, "RelativeErrors changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::Band) == 16, "Band changed: update sweep_wire.cpp, then this size");
-static_assert(sizeof(model::Layout) == 8, "Layout changed: update sweep_wire.cpp, then this size");
+static_assert(sizeof(model::Layout) == 12, "Layout changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::StepResult) == 200, "StepResult changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::StepPartBytes) == 40, "StepPartBytes changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::StepBreakdown) == 56, "StepBreakdown changed: update sweep_wire.cpp, then this size");
@@ -64,7 +64,7 @@ void fields(A& a, T& b) {
 }
 template <class A, Of<model::Layout> T>
 void fields(A& a, T& l) {
-  a(l.tp, l.cp);
+  a(l.tp, l.cp, l.replicas);
 }
 template <class A, Of<model::StepBreakdown> T>
 void fields(A& a, T& b) {

@@ -46,10 +46,13 @@ void DecodeModel::add_ports() {
     const topologies::NodeGroup& group = topology_->spec().groups[static_cast<size_t>(node_group_of_rank_[static_cast<size_t>(rank)])];
     port.mesh = group.fabric.type == topologies::FabricType::mesh;
     const int domain = domain_of_rank_[static_cast<size_t>(rank)];
-    for (const auto& [other, first] : members) {
-      const int peer = other != domain ? first.front() : first.front() != rank ? first.front() : first.size() > 1 ? first[1] : -1;
-      const bool cross = other != domain;
-      if (peer < 0 || (cross ? port.out_cross : port.out_intra) >= 0) continue;
+    const std::vector<int>& own = members.at(domain);
+    const auto other = members.begin()->first != domain ? members.begin() : std::next(members.begin());
+    const int intra_peer = own.front() != rank ? own.front() : own.size() > 1 ? own[1] : -1;
+    const int cross_peer = other != members.end() ? other->second.front() : -1;
+    for (const int peer : {intra_peer, cross_peer}) {
+      if (peer < 0) continue;
+      const bool cross = peer == cross_peer;
       const topologies::Route there = topology_->route(gpus_[static_cast<size_t>(rank)], gpus_[static_cast<size_t>(peer)]);
       const topologies::Route back = topology_->route(gpus_[static_cast<size_t>(peer)], gpus_[static_cast<size_t>(rank)]);
       (cross ? port.out_cross : port.out_intra) = there.links.front();
@@ -67,7 +70,6 @@ void DecodeModel::add_ports() {
           break;
         }
       }
-      if (port.out_intra >= 0 || members.at(domain).size() < 2) break;
     }
   }
 }

@@ -18,7 +18,10 @@ LayoutOrder parse_layout_order(const std::string& text) {
 
 namespace {
 
-std::string layout_text(Layout layout) { return "tp " + std::to_string(layout.tp) + " x cp " + std::to_string(layout.cp); }
+std::string layout_text(Layout layout) {
+  return "tp " + std::to_string(layout.tp) + " x cp " + std::to_string(layout.cp) +
+         (layout.replicas > 1 ? " x " + std::to_string(layout.replicas) + " replicas" : "");
+}
 
 void check_tp_domains(const topologies::Topology& topology, LayoutGroups& groups, bool tp_in_domain) {
   for (const std::vector<int>& group : groups.tp_groups) {
@@ -40,7 +43,8 @@ void check_tp_domains(const topologies::Topology& topology, LayoutGroups& groups
 LayoutGroups place_layout(const topologies::Topology& topology, Layout layout, std::vector<int> gpus, LayoutOrder order,
                           bool tp_in_domain) {
   if (layout.tp < 1 || layout.cp < 1) throw std::invalid_argument("--tp and --cp must be at least 1");
-  const long long wanted = static_cast<long long>(layout.tp) * layout.cp;
+  if (layout.replicas < 1) throw std::invalid_argument("--replicas must be at least 1");
+  const long long wanted = static_cast<long long>(layout.tp) * layout.cp * layout.replicas;
   if (gpus.empty()) {
     if (wanted > topology.gpu_count()) {
       throw std::invalid_argument(layout_text(layout) + " needs " + std::to_string(wanted) + " GPUs; the cluster has " +
@@ -58,14 +62,17 @@ LayoutGroups place_layout(const topologies::Topology& topology, Layout layout, s
     }
   }
   LayoutGroups groups{layout, order, gpus, {}, {}, false};
-  groups.cp_groups.assign(static_cast<size_t>(layout.tp), {});
-  groups.tp_groups.assign(static_cast<size_t>(layout.cp), {});
-  for (int t = 0; t < layout.tp; ++t) {
-    for (int c = 0; c < layout.cp; ++c) {
-      const int index = order == LayoutOrder::tp_inner ? c * layout.tp + t : t * layout.cp + c;
-      const int gpu = gpus[static_cast<size_t>(index)];
-      groups.cp_groups[static_cast<size_t>(t)].push_back(gpu);
-      groups.tp_groups[static_cast<size_t>(c)].push_back(gpu);
+  groups.cp_groups.assign(static_cast<size_t>(layout.tp) * layout.replicas, {});
+  groups.tp_groups.assign(static_cast<size_t>(layout.cp) * layout.replicas, {});
+  for (int r = 0; r < layout.replicas; ++r) {
+    const size_t first = static_cast<size_t>(r) * layout.tp * layout.cp;
+    for (int t = 0; t < layout.tp; ++t) {
+      for (int c = 0; c < layout.cp; ++c) {
+        const int index = order == LayoutOrder::tp_inner ? c * layout.tp + t : t * layout.cp + c;
+        const int gpu = gpus[first + static_cast<size_t>(index)];
+        groups.cp_groups[static_cast<size_t>(r * layout.tp + t)].push_back(gpu);
+        groups.tp_groups[static_cast<size_t>(r * layout.cp + c)].push_back(gpu);
+      }
     }
   }
   check_tp_domains(topology, groups, tp_in_domain);

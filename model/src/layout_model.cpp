@@ -7,11 +7,20 @@
 
 namespace treering::model {
 
+std::vector<std::vector<int>> post_attention_groups(const LayoutGroups& groups, DecodeAlgorithm algorithm) {
+  if (output_split(algorithm) != OutputSplit::by_head) return groups.tp_groups;
+  std::vector<std::vector<int>> replicas;
+  const auto size = static_cast<std::ptrdiff_t>(groups.layout.tp) * groups.layout.cp;
+  for (auto first = groups.gpus.begin(); first != groups.gpus.end(); first += size) replicas.emplace_back(first, first + size);
+  return replicas;
+}
+
 LayoutModel::LayoutModel(const topologies::Topology& topology, LayoutGroups groups)
     : topology_(&topology), groups_(std::move(groups)) {
   for (const std::vector<int>& group : groups_.cp_groups) cp_models_.emplace_back(topology, group);
   tp_group_ = describe_group(topology, groups_.tp_groups.front());
-  all_group_ = describe_group(topology, groups_.gpus);
+  const Layout& layout = groups_.layout;  // one replica's GPUs: where a combine split by head runs its layer
+  all_group_ = describe_group(topology, std::vector<int>(groups_.gpus.begin(), groups_.gpus.begin() + layout.tp * layout.cp));
 }
 
 const CommGroup& LayoutModel::post_attention_group(DecodeAlgorithm algorithm) const {

@@ -212,8 +212,7 @@ StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& atte
                                               attention_time_s(rates, slice, slowest_plan.sizes, largest_shard), attention_flops, b);
   const StepCollectives collectives = step_collectives(w, tokens);
   const double hidden_bytes = collectives.hidden_allreduce_bytes;
-  const std::vector<std::vector<int>> post_groups =
-      output_split(algorithm) == OutputSplit::by_head ? std::vector<std::vector<int>>{layouts.groups().gpus} : layouts.groups().tp_groups;
+  const std::vector<std::vector<int>> post_groups = post_attention_groups(layouts.groups(), algorithm);
   const CollectiveTime hidden = collective_time(layouts.topology(), post, post_groups, hidden_bytes);
   b.tp_communication_s = 2 * hidden.time_s;
   b.tp_network_latency_s = 2 * hidden.network_latency_s;

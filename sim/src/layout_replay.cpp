@@ -69,10 +69,9 @@ LayoutReplay replay_layout(const model::LayoutModel& layouts, model::DecodeAlgor
                            const ReplayOptions& replay) {
   LayoutReplay out;
   const model::LayoutGroups& groups = layouts.groups();
-  out.cp_groups = groups.layout.tp;
+  out.cp_groups = static_cast<int>(groups.cp_groups.size());
   for (int t = 0; t < out.cp_groups; ++t) out.plans.push_back(layouts.plan(t, algorithm, workload, seq_len, options));
-  std::vector<std::vector<int>> post_gpus = groups.tp_groups;  // the output split by head: every GPU at once
-  if (model::output_split(algorithm) == model::OutputSplit::by_head) post_gpus = {groups.gpus};
+  const std::vector<std::vector<int>> post_gpus = model::post_attention_groups(groups, algorithm);
   std::vector<std::vector<model::Phase>> stages;
   if (step) {
     stages = post_stages(*step, workload);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "event_network.hpp"
 #include "group_symmetry.hpp"
@@ -63,21 +64,26 @@ std::vector<double> link_rates(const topologies::Topology& topology, const Degra
   return units_per_s;
 }
 
-// Bytes over every link: each group's point-to-point sends and collective flows along their routes.
+// Bytes over every link: each group's point-to-point sends and collective flows along their routes, each pair
+// of GPUs routed once (a plan's all-reduces move between the same pairs).
 std::vector<double> link_bytes(const std::vector<detail::GroupRun>& groups, const std::vector<bool>* down) {
   const topologies::Topology& topology = groups.front().model->topology();
-  std::vector<double> bytes(static_cast<size_t>(topology.link_count()), 0.0);
+  std::unordered_map<long long, double> by_pair;  // from GPU x GPUs + to GPU -> bytes
+  const long long gpus = topology.gpu_count();
   for (const detail::GroupRun& group : groups) {
     auto add = [&](int from, int to, double moved) {
-      for (topologies::LinkId id : topology.route(group.plan->gpus[static_cast<size_t>(from)],
-                                                  group.plan->gpus[static_cast<size_t>(to)], down).links) {
-        bytes[static_cast<size_t>(id)] += moved;
-      }
+      by_pair[group.plan->gpus[static_cast<size_t>(from)] * gpus + group.plan->gpus[static_cast<size_t>(to)]] += moved;
     };
     for (const model::CollectiveSchedule& schedule : group.schedules) {
       for (const model::CollectiveFlow& flow : schedule.flows) add(flow.from, flow.to, flow.bytes);
     }
     for (const auto& [pair, moved] : point_to_point_bytes(*group.plan)) add(pair.first, pair.second, moved);
+  }
+  std::vector<double> bytes(static_cast<size_t>(topology.link_count()), 0.0);
+  for (const auto& [pair, moved] : by_pair) {
+    for (topologies::LinkId id : topology.route(static_cast<int>(pair / gpus), static_cast<int>(pair % gpus), down).links) {
+      bytes[static_cast<size_t>(id)] += moved;
+    }
   }
   return bytes;
 }

@@ -97,6 +97,21 @@ void SharedLinks::push_link(LinkId id) {
   std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
 }
 
+// Whether every transfer of the component has a cap and every link carries the sum of its transfers' caps: a
+// collective's flows held to NCCL's rates below the links' (collective_flows.hpp), say.
+bool SharedLinks::caps_fit() const {
+  for (LinkId id : component_links_) {
+    double sum = 0;
+    for (int t : on_link_[static_cast<size_t>(id)]) {
+      const double cap = moving_[static_cast<size_t>(t)].cap_units_per_s;
+      if (!(cap > 0)) return false;
+      sum += cap;
+    }
+    if (sum > link_units_per_s_[static_cast<size_t>(id)]) return false;
+  }
+  return true;
+}
+
 // Progressive filling over the component (a closed set: every live transfer on its links).
 void SharedLinks::fill_progressively(double now_s) {
   previous_units_per_s_.clear();
@@ -106,6 +121,10 @@ void SharedLinks::fill_progressively(double now_s) {
     transfer.updated_s = now_s;
     previous_units_per_s_.push_back(transfer.units_per_s);
     transfer.units_per_s = -1;  // not fixed yet
+  }
+  if (caps_fit()) {  // every transfer runs at its cap: the max-min fair shares, without the heap
+    for (int t : component_transfers_) moving_[static_cast<size_t>(t)].units_per_s = moving_[static_cast<size_t>(t)].cap_units_per_s;
+    return;
   }
   heap_.clear();
   for (LinkId id : component_links_) {

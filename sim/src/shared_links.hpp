@@ -44,6 +44,7 @@ class SharedLinks {
   // progressive filling: the link with the least rate per unfixed transfer fixes its transfers at that share,
   // until all are fixed; a transfer's cap is a link of its own. E.g. transfers A and B on a 10 GB/s link, B
   // also on a 4 GB/s one alone: B gets 4, A the 6 left; with A capped at 3 GB/s instead, A gets 3 and B 4.
+  // Where every transfer is capped and every link carries the sum of its transfers' caps, each simply gets its cap.
   // Appends when each of them would end, at now_s.
   void settle(double now_s, std::vector<Due>& due);
 
@@ -66,6 +67,7 @@ class SharedLinks {
   void drop_ended(topologies::LinkId id);
   void gather_affected();  // component_links_ and component_transfers_: what the marked links connect
   void fill_progressively(double now_s);
+  bool caps_fit() const;
   void push_link(topologies::LinkId id);
   void fix(int transfer, double units_per_s, topologies::LinkId except);
 

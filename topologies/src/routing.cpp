@@ -36,8 +36,8 @@ void intra_domain_links(const Topology::Impl& impl, int src, int dst, std::vecto
   const Fabric& fabric = impl.spec.groups[node.group].fabric;
   switch (fabric.type) {
     case FabricType::nvswitch:
-      append(impl, links, a, impl.gpu_switch[src]);
-      append(impl, links, impl.gpu_switch[src], b);
+      links.push_back(impl.gpu_to_switch[static_cast<size_t>(src)]);
+      links.push_back(impl.switch_to_gpu[static_cast<size_t>(dst)]);
       return;
     case FabricType::mesh: append(impl, links, a, b); return;
     case FabricType::pcie: {
@@ -184,6 +184,14 @@ void index_switch_hops(Topology::Impl& impl) {
     }
     std::sort(impl.up_hops[index].begin(), impl.up_hops[index].end());
     std::sort(impl.down_hops[index].begin(), impl.down_hops[index].end());
+  }
+  impl.gpu_to_switch.assign(impl.gpu_device.size(), -1);
+  impl.switch_to_gpu.assign(impl.gpu_device.size(), -1);
+  for (size_t gpu = 0; gpu < impl.gpu_device.size(); ++gpu) {
+    const NodeInfo& node = impl.nodes[static_cast<size_t>(impl.gpu_node[gpu])];
+    if (impl.spec.groups[static_cast<size_t>(node.group)].fabric.type != FabricType::nvswitch) continue;
+    impl.gpu_to_switch[gpu] = impl.find_link(impl.gpu_device[gpu], impl.gpu_switch[gpu]);
+    impl.switch_to_gpu[gpu] = impl.find_link(impl.gpu_switch[gpu], impl.gpu_device[gpu]);
   }
   impl.gpu_to_nic.assign(impl.gpu_device.size(), {});
   impl.nic_to_gpu.assign(impl.gpu_device.size(), {});

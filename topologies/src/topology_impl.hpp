@@ -47,6 +47,7 @@ struct Topology::Impl {
   std::vector<std::vector<std::pair<DeviceId, LinkId>>> up_hops, down_hops;
   std::vector<LinkId> nic_uplink, nic_downlink;  // device -> a NIC's link to its leaf and back (-1 otherwise)
   std::vector<std::vector<LinkId>> gpu_to_nic, nic_to_gpu;  // GPU -> the links to its NIC and back (empty: none)
+  std::vector<LinkId> gpu_to_switch, switch_to_gpu;         // GPU -> its links to its NVSwitch and back (-1: none)
 
   DeviceId add_device(Device device);
   // Adds both directions of a full-duplex cable with the same bandwidth and latency.

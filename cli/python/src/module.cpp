@@ -138,14 +138,14 @@ struct CaseChoice {
   cli::GenerationChoice generation;
 };
 
-CaseChoice case_choice(std::optional<int> tp, std::optional<int> cp, const std::string& placement, bool tp_in_domain,
-                       const std::string& scope, std::optional<long long> tokens, bool prefill) {
+CaseChoice case_choice(std::optional<int> tp, std::optional<int> cp, const std::string& replicas, const std::string& placement,
+                       bool tp_in_domain, const std::string& scope, std::optional<long long> tokens, bool prefill) {
   if (tp && *tp < 1) throw std::invalid_argument("tp must be at least 1, got " + std::to_string(*tp));
   if (cp && *cp < 1) throw std::invalid_argument("cp must be at least 1, got " + std::to_string(*cp));
   if (tokens && *tokens < 1) throw std::invalid_argument("tokens must be at least 1, got " + std::to_string(*tokens));
   model::parse_scope(scope);              // refuses a name that is not a scope
   model::parse_layout_order(placement);  // likewise a placement
-  return {{tp, cp, placement, tp_in_domain, scope}, {tokens, prefill}};
+  return {{tp, cp, replicas, placement, tp_in_domain, scope}, {tokens, prefill}};
 }
 
 // The analytical model, lengths outer and algorithms inner (as `treering predict`); with check_memory a case
@@ -476,25 +476,27 @@ PYBIND11_MODULE(_treering, m) {
         name,
         [rows_of](const Cluster& cluster, const std::vector<long long>& seq_lens, const std::vector<std::string>& algos,
                   const std::string& workload, std::optional<int> batch, const std::string& split, bool check_memory,
-                  const std::string& impl, std::optional<int> tp, std::optional<int> cp, const std::string& placement,
-                  bool tp_in_domain, const std::string& scope, std::optional<long long> tokens, bool prefill) {
+                  const std::string& impl, std::optional<int> tp, std::optional<int> cp, const std::string& replicas,
+                  const std::string& placement, bool tp_in_domain, const std::string& scope, std::optional<long long> tokens,
+                  bool prefill) {
           return rows_of(cluster, seq_lens, algos, workload, batch, split, check_memory, impl,
-                         case_choice(tp, cp, placement, tp_in_domain, scope, tokens, prefill));
+                         case_choice(tp, cp, replicas, placement, tp_in_domain, scope, tokens, prefill));
         },
         py::arg("cluster"), py::arg("seq_lens"), py::arg("algos"), py::arg("workload"), py::arg("batch"), py::arg("split"),
-        py::arg("check_memory"), py::arg("impl"), py::arg("tp"), py::arg("cp"), py::arg("placement"), py::arg("tp_in_domain"),
-        py::arg("scope"), py::arg("tokens"), py::arg("prefill"));
+        py::arg("check_memory"), py::arg("impl"), py::arg("tp"), py::arg("cp"), py::arg("replicas"), py::arg("placement"),
+        py::arg("tp_in_domain"), py::arg("scope"), py::arg("tokens"), py::arg("prefill"));
   };
   decode_rows("predict", &predict);
   decode_rows("simulate", &simulate);
   m.def(
       "collective",
       [](const Cluster& cluster, const std::string& op, const std::string& bytes, const std::vector<int>& gpus,
-         const std::string& algorithm, const std::string& protocol, const std::string& algorithms) {
-        return collective(cluster, {op, bytes, gpus, algorithm, protocol, algorithms});
+         const std::string& algorithm, const std::string& protocol, const std::string& algorithms,
+         const std::vector<std::string>& engines) {
+        return collective(cluster, {op, bytes, gpus, algorithm, protocol, algorithms, engines, false});
       },
       py::arg("cluster"), py::arg("op"), py::arg("bytes"), py::arg("gpus"), py::arg("algorithm"), py::arg("protocol"),
-      py::arg("algorithms"));
+      py::arg("algorithms"), py::arg("engines"));
   m.def("validate", &validate_files, py::arg("cluster"), py::arg("files"), py::arg("engines"));
   m.def("calibrate", &calibrate_files, py::arg("cluster"), py::arg("files"), py::arg("output"));
   m.def(

@@ -91,7 +91,7 @@ def load_cluster(cluster, nodes=None, gpus_per_node=None, set=None, scale=None):
 
 def predict(cluster, seq_len, algos=None, workload="paper-mha16", batch=None, split="equal", check_memory=True,
             impl="efficient", tp=None, cp=None, placement="tp-inner", tp_in_domain=False, scope="attention", tokens=None,
-            prefill=False):
+            prefill=False, replicas=1):
     """The analytical model: one record per (length, algorithm), lengths outer, as ``treering predict``.
 
     cluster: a Cluster, or a preset name / YAML file loaded as it is. seq_len: an int, a string in the
@@ -106,25 +106,27 @@ def predict(cluster, seq_len, algos=None, workload="paper-mha16", batch=None, sp
 
     The deployed layout, as the command's options: tp (heads over a tensor-parallel group) and cp (each
     sequence's KV cache over a context-parallel group; one alone takes the rest of the GPUs, neither: cp over
-    all), placement ("tp-inner" or "cp-inner"), tp_in_domain (refuse a TP group across scale-up domains), scope
+    all), replicas (copies of the tp x cp layout side by side, each serving its own requests: an int, or "all"
+    that the GPUs hold; their groups share the network), placement ("tp-inner" or "cp-inner"), tp_in_domain
+    (refuse a TP group across scale-up domains), scope
     ("attention", "layer" or "step": the layer or the whole step around the attention, with layer_s, step_s,
     tokens_per_s, step_memory_bytes and max_seq_len). tokens: also the time to generate that many tokens
     (generation_s and its band); prefill: add the prompt's estimate (prefill_s).
     """
     return _treering.predict(_cluster(cluster), _lengths(seq_len), _algos(algos), str(workload), batch, str(split),
-                             check_memory, str(impl), tp, cp, str(placement), bool(tp_in_domain), str(scope), tokens,
-                             bool(prefill))
+                             check_memory, str(impl), tp, cp, str(replicas), str(placement), bool(tp_in_domain), str(scope),
+                             tokens, bool(prefill))
 
 
 def simulate(cluster, seq_len, algos=None, workload="paper-mha16", batch=None, split="equal", check_memory=True,
              impl="efficient", tp=None, cp=None, placement="tp-inner", tp_in_domain=False, scope="attention", tokens=None,
-             prefill=False):
-    """The simulation of the same plans (links shared max-min, as SimGrid shares them), arguments as predict().
-    Records as predict()'s with engine "sim", plus model_latency_s (the model's figure for the same case) and
-    transfers_simulated."""
+             prefill=False, replicas=1):
+    """The simulation of the same plans (every group of the layout at once, links shared max-min, as SimGrid
+    shares them), arguments as predict(). Records as predict()'s with engine "sim", plus model_latency_s (the
+    model's figure for the same case) and transfers_simulated."""
     return _treering.simulate(_cluster(cluster), _lengths(seq_len), _algos(algos), str(workload), batch, str(split),
-                              check_memory, str(impl), tp, cp, str(placement), bool(tp_in_domain), str(scope), tokens,
-                              bool(prefill))
+                              check_memory, str(impl), tp, cp, str(replicas), str(placement), bool(tp_in_domain),
+                              str(scope), tokens, bool(prefill))
 
 
 def sweep(cluster, seq_len, nodes=None, workloads=None, batches=None, algos=None, engines=None, set=None, split="equal",
@@ -152,7 +154,8 @@ def tune(cluster, seq_len, workload="paper-mha16", batch=None, impl="efficient")
     return _treering.tune(_cluster(cluster), _one_length(seq_len), str(workload), batch, str(impl))
 
 
-def collective(cluster, op="allreduce", bytes="8:1G:x4", gpus=None, algorithm=None, protocol=None, algorithms="nccl"):
+def collective(cluster, op="allreduce", bytes="8:1G:x4", gpus=None, algorithm=None, protocol=None, algorithms="nccl",
+               engines="model"):
     """The collective model over message sizes, as ``treering collective --format json``: one dict per size with
     time_s, its band time_s_low / time_s_high (None: unbounded), the algorithm and protocol NCCL would pick, algbw_Bps,
     busbw_Bps, the latency and transfer parts and every candidate's time.
@@ -160,13 +163,17 @@ def collective(cluster, op="allreduce", bytes="8:1G:x4", gpus=None, algorithm=No
     op: allreduce, allgather, reducescatter, broadcast, sendrecv or alltoall. bytes: an int, a string in the
     command's syntax ("8:16G:x8", "1M,4M") or a list of ints. gpus: the ranks (None: all GPUs; send/recv: GPU 0
     and the first GPU of another scale-up domain). algorithm, protocol: force one (None: the fastest).
-    algorithms: "nccl" (what NCCL implements) or "all" (recursive doubling too). A size outside what a calibrated
-    cluster measured warns (warnings.warn), as the command does.
+    algorithms: "nccl" (what NCCL implements) or "all" (recursive doubling too). engines: "model", "sim" (the
+    model's pick replayed flow by flow on the routes: simulated_time_s, simulated_flows, busiest_link_utilisation)
+    or both, as a list or "model,sim". A size outside what a calibrated cluster measured warns (warnings.warn), as
+    the command does.
     """
+    if isinstance(engines, str):
+        engines = engines.split(",")
     if isinstance(bytes, (list, tuple)):
         bytes = ",".join(str(int(b)) for b in bytes)
     return _treering.collective(_cluster(cluster), str(op), str(bytes), _ints(gpus, "gpus"), str(algorithm or ""),
-                                str(protocol or ""), str(algorithms))
+                                str(protocol or ""), str(algorithms), [str(e) for e in engines])
 
 
 def plan(cluster, seq_len, workload="llama3.1-8b", batch=None, gpus_max=None, algos=None, impl="efficient", confirm=3):

@@ -7,6 +7,9 @@
 // consecutive GPUs (`tp_inner`, the default: a TP group sits inside a node while tp fits in one) or into TP
 // slices of cp consecutive GPUs (`cp_inner`). Example: tp 8, cp 2 on 2 DGX H100 (GPUs 0-15), tp_inner: TP groups
 // {0..7} and {8..15}; CP group t = {t, 8 + t}: each pair crosses the network on its own rail.
+// Replicas (data parallelism): `replicas` copies of the layout side by side, each on the next tp x cp GPUs of the
+// list, each serving requests of its own; their groups run at once and share the network. Example: tp 8 x cp 16
+// on 16,384 GPUs: 128 replicas, 1,024 CP groups of 16 GPUs.
 #pragma once
 
 #include <vector>
@@ -19,7 +22,8 @@ namespace treering::model {
 struct Layout {
   int tp = 1;
   int cp = 1;
-  int gpus() const { return tp * cp; }
+  int replicas = 1;
+  int gpus() const { return tp * cp * replicas; }
 };
 
 enum class LayoutOrder { tp_inner, cp_inner };
@@ -30,13 +34,13 @@ struct LayoutGroups {
   Layout layout;
   LayoutOrder order = LayoutOrder::tp_inner;
   std::vector<int> gpus;                    // all of them, in the list's order
-  std::vector<std::vector<int>> cp_groups;  // [t][c]: the GPU holding head slice t and sequence shard c
-  std::vector<std::vector<int>> tp_groups;  // [c][t]
+  std::vector<std::vector<int>> cp_groups;  // [r x tp + t][c]: replica r's GPU holding head slice t and shard c
+  std::vector<std::vector<int>> tp_groups;  // [r x cp + c][t]
   bool tp_crosses_domains = false;          // some TP group spans scale-up domains
 };
 
-// Throws std::invalid_argument with the reason: tp or cp below 1; more GPUs than the cluster has; a GPU list of
-// another size than tp x cp; a TP group across scale-up domains when `tp_in_domain` asks for none.
+// Throws std::invalid_argument with the reason: tp, cp or replicas below 1; more GPUs than the cluster has; a GPU
+// list of another size than tp x cp x replicas; a TP group across scale-up domains when `tp_in_domain` asks for none.
 LayoutGroups place_layout(const topologies::Topology& topology, Layout layout, std::vector<int> gpus = {},
                           LayoutOrder order = LayoutOrder::tp_inner, bool tp_in_domain = false);
 

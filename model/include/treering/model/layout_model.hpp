@@ -13,22 +13,27 @@ namespace treering::model {
 struct LayoutAttention {
   DecodeResult slowest;   // one layer's attention in the slowest CP group (its heads, its phases and memory)
   DecodeVolume volume;    // bytes sent by all CP groups together (per_gpu: the most any GPU sends)
-  int slowest_group = 0;  // its TP index t
-  std::vector<double> group_latency_s;  // every CP group's, by TP index
+  int slowest_group = 0;  // its index in LayoutGroups::cp_groups (replica x tp + its head slice)
+  std::vector<double> group_latency_s;  // every CP group's, in LayoutGroups::cp_groups' order
 };
+
+// The groups the output projection and the MLP of every replica run in after `algorithm`'s combine: the TP
+// groups, or each replica's tp x cp GPUs when the combine leaves the output split by head.
+std::vector<std::vector<int>> post_attention_groups(const LayoutGroups& groups, DecodeAlgorithm algorithm);
 
 class LayoutModel {
  public:
   LayoutModel(const topologies::Topology& topology, LayoutGroups groups);
 
-  // The plan CP group t runs: `algorithm` over its cp GPUs, on the heads of one TP slice (head_slice).
+  // The plan CP group t (LayoutGroups::cp_groups[t]) runs: `algorithm` over its cp GPUs, on the heads of one TP
+  // slice (head_slice).
   DecodePlan plan(int t, DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,
                   const PlanOptions& options = {}) const;
   LayoutAttention attention(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,
                             const PlanOptions& options = {}) const;
 
   // The GPUs the output projection and the MLP split over after `algorithm`'s combine (step.hpp): a TP group,
-  // or all of them when the combine leaves the output split by head.
+  // or a replica's tp x cp GPUs when the combine leaves the output split by head.
   const CommGroup& post_attention_group(DecodeAlgorithm algorithm) const;
 
   const LayoutGroups& groups() const { return groups_; }
@@ -38,7 +43,7 @@ class LayoutModel {
  private:
   const topologies::Topology* topology_;
   LayoutGroups groups_;
-  std::vector<DecodeModel> cp_models_;  // one per TP slice
+  std::vector<DecodeModel> cp_models_;  // one per CP group
   CommGroup tp_group_;                  // the first TP group (all alike on a regular cluster)
   CommGroup all_group_;
 };
