@@ -10,6 +10,15 @@ void EventNetwork::start_flow(int, int, const std::vector<topologies::LinkId>& l
   tag_of_flow_[static_cast<size_t>(id)] = tag;
 }
 
+void EventNetwork::schedule(double at_s, Wakeup wakeup, int flow, std::uint64_t version) {
+  auto [bucket, added] = buckets_.try_emplace(at_s);
+  if (added && !spare_.empty()) {
+    bucket->second.swap(spare_.back());
+    spare_.pop_back();
+  }
+  bucket->second.push_back({wakeup, flow, version});
+}
+
 // The rates of what started and ended this instant, and when each changed flow now arrives.
 void EventNetwork::settle() {
   due_.clear();
@@ -21,12 +30,15 @@ void EventNetwork::run(FlowClient& client) {
   client.begin();
   settle();
   std::vector<Event> instant;
-  while (!events_.empty()) {
-    now_s_ = events_.top().at_s;
+  while (!buckets_.empty()) {  // an instant: every bucket within kSameInstant_s of the first, in time order
+    now_s_ = buckets_.begin()->first;
     instant.clear();
-    while (!events_.empty() && events_.top().at_s - now_s_ < kSameInstant_s) {
-      instant.push_back(events_.top());
-      events_.pop();
+    while (!buckets_.empty() && buckets_.begin()->first - now_s_ < kSameInstant_s) {
+      std::vector<Event>& events = buckets_.begin()->second;
+      instant.insert(instant.end(), events.begin(), events.end());
+      events.clear();
+      spare_.push_back(std::move(events));
+      buckets_.erase(buckets_.begin());
     }
     for (const Event& event : instant) {
       if (event.flow < 0) {

@@ -8,10 +8,13 @@ double kernel_time_s(const model::DecodeModel& model, const model::DecodePlan& p
                      int rank, const model::Step& step) {
   if (step.fixed_s >= 0) return step.fixed_s;          // host time: no kernel
   if (step.attention && step.flops == 0) return 0.0;  // an empty shard runs no kernel
-  const model::ComputeRates rates = model::plan_rates(step.attention ? model.rates(rank) : model.slowest_rates(), plan);
-  const auto slow = degradation.gpu_slowdown.find(plan.gpus[static_cast<size_t>(rank)]);
-  return (step.kernels * rates.launch_s + std::max(step.bytes / rates.hbm_Bps, step.flops / rates.peak_flops)) *
-         (slow == degradation.gpu_slowdown.end() ? 1.0 : slow->second);
+  const model::ComputeRates& rates = step.attention ? model.rates(rank) : model.slowest_rates();
+  const double launch_s = plan.kernel_launch_s ? *plan.kernel_launch_s : rates.launch_s;  // model::plan_rates's
+  const double slowdown = degradation.gpu_slowdown.empty() ? 1.0 : [&] {
+    const auto slow = degradation.gpu_slowdown.find(plan.gpus[static_cast<size_t>(rank)]);
+    return slow == degradation.gpu_slowdown.end() ? 1.0 : slow->second;
+  }();
+  return (step.kernels * launch_s + std::max(step.bytes / rates.hbm_Bps, step.flops / rates.peak_flops)) * slowdown;
 }
 
 RankAccounts::RankAccounts(std::vector<int> domain_of_rank, int stages, bool record)

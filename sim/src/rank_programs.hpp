@@ -33,6 +33,7 @@
 #include "rank_accounts.hpp"
 #include "replay_run.hpp"
 #include "ring_steady.hpp"
+#include "simulated_units.hpp"
 #include "treering/sim/replay.hpp"
 
 namespace treering::sim::detail {
@@ -53,6 +54,15 @@ struct RingChannel {
   std::deque<double> queued_bytes;
   int exchanges = 1;  // latencies per block (DecodePlan::ring_exchanges_per_step)
   bool busy = false;  // a block in its latency or moving
+  // The pair cost at the last block's size (a ring's blocks have one or two sizes): latency, units, rate cap.
+  double sized_bytes = -1, latency_s = 0, units = 0, cap_Bps = 0;
+  void size_for(double bytes) {
+    if (bytes == sized_bytes) return;
+    sized_bytes = bytes;
+    latency_s = exchanges * cost->at(bytes).latency_s;
+    units = static_cast<double>(simulated_size(bytes * cost->size_factor(bytes)));
+    cap_Bps = cost->rate_cap_Bps(bytes);
+  }
 };
 
 // A transfers phase's send waiting out its latency.

@@ -54,20 +54,19 @@ RingChannel& RankPrograms::channel(int from, int to) {
 void RankPrograms::start_block(RingChannel& path) {
   if (path.queued_bytes.empty()) return;
   path.busy = true;
-  const double latency_s = path.exchanges * path.cost->at(path.queued_bytes.front()).latency_s;
-  if (latency_s > 0) {
-    schedule(network_.now() + latency_s, channel_latency_over, static_cast<int>(&path - channels_.data()));
+  path.size_for(path.queued_bytes.front());
+  if (path.latency_s > 0) {
+    schedule(network_.now() + path.latency_s, channel_latency_over, static_cast<int>(&path - channels_.data()));
   } else {
     move_block(path);
   }
 }
 
 void RankPrograms::move_block(RingChannel& path) {
-  const double bytes = path.queued_bytes.front();
+  path.size_for(path.queued_bytes.front());
   path.queued_bytes.pop_front();
   const int index = static_cast<int>(&path - channels_.data());
-  start_transfer({TransferKind::ring_block, path.from, path.to, -1, index, path.queue}, *path.links,
-                 static_cast<double>(simulated_size(bytes * path.cost->size_factor(bytes))), path.cost->rate_cap_Bps(bytes));
+  start_transfer({TransferKind::ring_block, path.from, path.to, -1, index, path.queue}, *path.links, path.units, path.cap_Bps);
 }
 
 void RankPrograms::post_send(const PendingSend& send) {
