@@ -2,6 +2,7 @@
 // the ring's transfers with its compute, inside its pass).
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include "decode_context.hpp"
 
@@ -88,18 +89,19 @@ void evaluate_collective(Context& c, const Phase& phase) {
 // takes 4096 / 15e9 = 273 ns after the 11.7 us latency, all at once (7 x 15 GB/s fit in the port).
 // A rank's sends across domains leave one proxy post apart (DecodeModel::group_send_latencies_s).
 void evaluate_transfers(Context& c, const Phase& phase) {
-  std::map<int, int> network_posted;  // per sender: its network sends so far
+  std::vector<int> network_posted(static_cast<size_t>(c.ranks()), 0);  // per sender: its network sends so far
 
   struct Arrival {
     double at_s, port_s, alone_s;  // when it reaches the port; its bytes at the link's rate; at its own cap
   };
-  std::map<long long, std::vector<Arrival>> port;
+  std::unordered_map<long long, std::vector<Arrival>> port;  // by port key (the slowest port counts, in any order)
+  port.reserve(2 * static_cast<size_t>(c.ranks()));
   bool crosses = false;
   double latency_s = 0;  // the longest of the sends' latencies
   for (const Transfer& send : phase.sends) {
     const DecodeModel::PairCost& pair = c.model.p2p(send.from, send.to);
     topologies::SizeBand cost = pair.at(send.bytes);
-    cost.latency_s = c.model.group_send_latency_s(send.from, send.to, send.bytes, network_posted[send.from]);
+    cost.latency_s = c.model.group_send_latency_s(send.from, send.to, send.bytes, network_posted[static_cast<size_t>(send.from)]);
     // A send held below its link by its NCCL channels leaves the rest of the port to the others.
     const double link_Bps = pair.bands.empty() ? pair.bandwidth_Bps : cost.bandwidth_Bps;
     const double start_s = c.ready_offset_s.empty() ? 0.0 : c.ready_offset_s[static_cast<size_t>(send.from)];

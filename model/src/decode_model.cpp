@@ -172,6 +172,13 @@ void DecodeModel::add_pair_costs() {
       }
     }
   }
+  node_groups_ = static_cast<int>(topology_->spec().groups.size());
+  pair_cost_of_.assign(static_cast<size_t>(node_groups_) * static_cast<size_t>(node_groups_) * 2, nullptr);
+  for (const auto& [key, cost] : pair_costs_) {
+    const auto [from_group, to_group, across] = key;
+    pair_cost_of_[(static_cast<size_t>(from_group) * static_cast<size_t>(node_groups_) + static_cast<size_t>(to_group)) * 2 +
+                  (across ? 1 : 0)] = &cost;
+  }
 }
 
 std::vector<double> DecodeModel::group_send_latencies_s(int from_rank, const std::vector<int>& peers,
@@ -188,8 +195,12 @@ double DecodeModel::group_send_latency_s(int from_rank, int to_rank, double byte
 }
 
 const DecodeModel::PairCost& DecodeModel::p2p(int from_rank, int to_rank) const {
-  return pair_costs_.at({node_group_of_rank_[static_cast<size_t>(from_rank)],
-                         node_group_of_rank_[static_cast<size_t>(to_rank)], crosses_domains(from_rank, to_rank)});
+  const size_t index = (static_cast<size_t>(node_group_of_rank_[static_cast<size_t>(from_rank)]) * static_cast<size_t>(node_groups_) +
+                       static_cast<size_t>(node_group_of_rank_[static_cast<size_t>(to_rank)])) * 2 +
+                      (crosses_domains(from_rank, to_rank) ? 1 : 0);
+  const PairCost* cost = pair_cost_of_[index];
+  if (!cost) throw std::out_of_range("no pair cost for these ranks");
+  return *cost;
 }
 
 double DecodeModel::generation_s(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,

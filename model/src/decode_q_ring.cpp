@@ -12,6 +12,11 @@
 // Example: batch 1 on 2 H100s of a DGX (NVLink p2p ~ 11.7 us + 4 KiB / 360 GB/s), 2 x 64,000 tokens of
 // paper-mha16 (attention 198.6 us each): rank 0 attends 0-198.6 us and sends q at 0 (arrives 11.7 us); rank 1
 // attends 11.7-210.3 us: the ring takes 210.3 us.
+//
+// Only the blocks that hold sequences move: with b sequences on p ranks, min(b, p) blocks, so a round touches
+// the ranks that hold one (attend, send) and the ranks that receive one; a rank's other rounds only pay the
+// host's time per ring step (ring_step_host_s), added when the rank is next touched. O(p x min(b, p)), not p^2
+// (16,384 GPUs at batch 1: 32,768 rank-rounds).
 #include <algorithm>
 
 #include "decode_context.hpp"
@@ -39,17 +44,41 @@ void evaluate_q_ring(Context& c, const Phase& phase) {
   std::vector<RankClock> clocks(static_cast<size_t>(p));
   std::vector<double> arrival_s(static_cast<size_t>(p), 0.0);  // of the block each rank receives this round
   std::vector<char> latency_bound(static_cast<size_t>(p), 0);   // the hop into each rank: latency >= transfer
+  std::vector<int> rounds_paid(static_cast<size_t>(p), 0);     // rounds whose host time the rank's clock holds
+  const double host_s = c.plan.ring_step_host_s;
+  auto pay_host_until = [&](int rank, int round) {  // the host steps of the rounds before `round` it sat out
+    const int idle = round - rounds_paid[static_cast<size_t>(rank)];
+    if (idle > 0 && host_s > 0) {
+      clocks[static_cast<size_t>(rank)].now_s += idle * host_s;
+      clocks[static_cast<size_t>(rank)].host_s += idle * host_s;
+    }
+    rounds_paid[static_cast<size_t>(rank)] = std::max(rounds_paid[static_cast<size_t>(rank)], round);
+  };
+  std::vector<int> owners;  // the ranks whose blocks hold sequences
+  for (int owner = 0; owner < p; ++owner) {
+    if (owned_sequences(c.plan.workload.batch, p, owner).count > 0) owners.push_back(owner);
+  }
   std::vector<Step> steps;
+  std::vector<int> touched, receivers;
   for (int round = 0; round < p; ++round) {
-    std::vector<std::vector<Step>> receives(static_cast<size_t>(p));
-    for (int rank = 0; rank < p; ++rank) {  // everything before the receive, which ends each rank's round
+    touched.clear();
+    receivers.clear();
+    for (int owner : owners) {
+      touched.push_back((owner + round) % p);
+      if (round < p - 1) touched.push_back((owner + round + 1) % p);
+    }
+    std::sort(touched.begin(), touched.end());
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+    for (int rank : touched) {  // everything before the receive, which ends each rank's round
       RankClock& clock = clocks[static_cast<size_t>(rank)];
+      pay_host_until(rank, round);
+      rounds_paid[static_cast<size_t>(rank)] = round + 1;
       steps.clear();
       append_round_steps(c.plan, rank, round, steps);
       double sent_s = -1, attention_s = 0;
       for (const Step& step : steps) {
         if (step.kind == StepKind::receive) {
-          receives[static_cast<size_t>(rank)].push_back(step);
+          receivers.push_back(rank);
         } else if (step.kind == StepKind::send) {
           const double start_s = std::max(clock.now_s, clock.channel_free_s);
           const DecodeModel::PairCost& edge = c.model.p2p(rank, step.peer);
@@ -68,13 +97,12 @@ void evaluate_q_ring(Context& c, const Phase& phase) {
       }
       if (sent_s > 0 && c.plan.ring_overlap) clock.overlapped_s += std::min(sent_s, attention_s);
     }
-    for (int rank = 0; rank < p; ++rank) {
-      if (!receives[static_cast<size_t>(rank)].empty()) {
-        RankClock& clock = clocks[static_cast<size_t>(rank)];
-        clock.now_s = std::max(clock.now_s, arrival_s[static_cast<size_t>(rank)]);
-      }
+    for (int rank : receivers) {
+      RankClock& clock = clocks[static_cast<size_t>(rank)];
+      clock.now_s = std::max(clock.now_s, arrival_s[static_cast<size_t>(rank)]);
     }
   }
+  for (int rank = 0; rank < p; ++rank) pay_host_until(rank, p);
   const auto last = std::max_element(clocks.begin(), clocks.end(), [](const RankClock& a, const RankClock& b) { return a.now_s < b.now_s; });
   const int critical = static_cast<int>(last - clocks.begin());
   c.ready_offset_s.clear();

@@ -157,11 +157,21 @@ OutputSplit output_split(DecodeAlgorithm algorithm) {
   }
 }
 
-Shard owned_sequences(int batch, int ranks, int owner) {
-  return split_tokens(batch, ranks).at(static_cast<size_t>(owner));
+namespace {
+
+// Item `index` of split_tokens(items, ranks), in O(1): the first items mod ranks hold one more.
+// Example: 5 over 2: index 0 holds [0, 3), index 1 [3, 5).
+Shard share_of(long long items, int ranks, int index) {
+  if (ranks < 1 || index < 0 || index >= ranks) throw std::out_of_range("no such rank");
+  const long long base = items / ranks, extra = items % ranks;
+  return {index * base + std::min<long long>(index, extra), base + (index < extra ? 1 : 0)};
 }
 
-Shard owned_heads(int heads, int ranks, int owner) { return split_tokens(heads, ranks).at(static_cast<size_t>(owner)); }
+}  // namespace
+
+Shard owned_sequences(int batch, int ranks, int owner) { return share_of(batch, ranks, owner); }
+
+Shard owned_heads(int heads, int ranks, int owner) { return share_of(heads, ranks, owner); }
 
 const char* to_string(TokenSplit split) { return split == TokenSplit::equal ? "equal" : "by-speed"; }
 

@@ -171,6 +171,8 @@ class DecodeModel {
   // Pairs of GPUs cost the same when their node groups and their sharing a domain are the same: one cost
   // per such class, worked out once here so that evaluation only reads.
   std::map<std::tuple<int, int, bool>, PairCost> pair_costs_;
+  std::vector<const PairCost*> pair_cost_of_;  // [(from group x groups + to group) x 2 + across]: the map's, for lookups
+  int node_groups_ = 0;
   std::vector<int> node_group_of_rank_;
   struct RankPorts {  // first / last link of a route to (from) a GPU of the same domain, and of another
     long long out_intra = -1, in_intra = -1, out_cross = -1, in_cross = -1;
