@@ -37,10 +37,33 @@ void bench(int nodes, int lengths) {
               checksum);
 }
 
+// Each algorithm on its own, `lengths` uneven context lengths, on `nodes` DGX H100 nodes: ms per case.
+void bench_each(int nodes, int lengths) {
+  using clock = std::chrono::steady_clock;
+  topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
+  topologies::apply_overrides(spec, {nodes, std::nullopt});
+  const topologies::Topology topology(spec);
+  const auto start = clock::now();
+  const model::DecodeModel model(topology);
+  std::printf("dgx-h100 x %d nodes (%d GPUs): model set up in %.3f s; per case (plan and evaluate):", nodes,
+              topology.gpu_count(), std::chrono::duration<double>(clock::now() - start).count());
+  for (model::DecodeAlgorithm algorithm : model::all_decode_algorithms()) {
+    const auto begin = clock::now();
+    double checksum = 0;
+    for (int i = 0; i < lengths; ++i) {
+      checksum += model.predict(algorithm, model::find_workload("paper-mha16"), 1000001 + 2557LL * i).latency_s;
+    }
+    std::printf(" %s %.2f ms%s", model::to_string(algorithm),
+                1e3 * std::chrono::duration<double>(clock::now() - begin).count() / lengths, checksum > 0 ? "" : " (?)");
+  }
+  std::printf("\n");
+}
+
 }  // namespace
 
 int main() {
   bench(16, 2000);  // 10,000 configurations at the paper's largest scale (128 GPUs)
   bench(128, 200);  // 1,000 configurations on 1024 GPUs
+  bench_each(2048, 5);  // every algorithm on 16,384 GPUs
   return 0;
 }
