@@ -104,8 +104,19 @@ std::string engines(const std::vector<SimulatedCase>& cases) {
   return text;
 }
 
-// Under the table: each case's busiest links, "ring at 1000000: dgx-h100-0/nic0 -> leaf0 99.7 % (24.6 GB), ...".
+// Under the table: each case's busiest links, "ring at 1000000: dgx-h100-0/nic0 -> leaf0 99.7 % (24.6 GB), ...",
+// and what its replay took a shortcut through (the same figures, fewer events).
 void print_busiest_links(const std::vector<SimulatedCase>& cases, const topologies::Topology& topology) {
+  bool shortcuts = false;
+  for (const SimulatedCase& c : cases) shortcuts = shortcuts || !c.simulated.shortcuts.empty();
+  if (shortcuts) {
+    std::cout << "\nshortcuts (the same figures as replaying every event):\n";
+    for (const SimulatedCase& c : cases) {
+      std::string text;
+      for (const std::string& shortcut : c.simulated.shortcuts) text += (text.empty() ? "" : "; ") + shortcut;
+      if (!text.empty()) std::cout << "  " << model::to_string(c.row.result.algorithm) << " at " << c.row.result.seq_len << ": " << text << '\n';
+    }
+  }
   std::cout << "\nbusiest links (bytes / (rate x latency)):\n";
   for (const SimulatedCase& c : cases) {
     std::cout << "  " << model::to_string(c.row.result.algorithm) << " at " << c.row.result.seq_len << ":";
@@ -192,6 +203,7 @@ void print_simulation(SimulateArgs& args, bool compare) {
     list.back()["groups"] = cases[i].simulated.groups;
     list.back()["groups_replayed"] = cases[i].simulated.groups_replayed;
     list.back()["gpus_replayed"] = cases[i].simulated.gpus.size();
+    list.back()["shortcuts"] = cases[i].simulated.shortcuts;
     list.back()["busiest_links"] = busiest_json(topology, cases[i].simulated);
     if (cases[i].healthy_s) list.back()["healthy_latency_s"] = *cases[i].healthy_s;
   }

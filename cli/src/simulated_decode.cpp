@@ -44,12 +44,8 @@ SimulatedCase simulate_layout(const model::LayoutModel& layouts, const model::Wo
 }
 
 std::string replay_summary(const sim::ReplayResult& replay) {
-  const std::string gpus = std::to_string(replay.gpus.size()) + " GPUs";
-  if (replay.groups == 1) return "one group, " + gpus;
-  if (replay.groups_replayed < replay.groups) {
-    return "1 of " + std::to_string(replay.groups) + " identical groups replayed (they share no link), " + gpus;
-  }
-  return std::to_string(replay.groups) + " groups replayed together, " + gpus;
+  return std::to_string(replay.gpus.size()) + " GPUs, " +
+         (replay.groups == 1 ? std::string("one group") : std::to_string(replay.groups) + " groups at once");
 }
 
 }  // namespace treering::cli

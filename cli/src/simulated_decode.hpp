@@ -33,7 +33,7 @@ SimulatedCase simulate_layout(const model::LayoutModel& layouts, const model::Wo
                               long long seq_len, const sim::ReplayOptions& options, bool check_memory,
                               const model::PlanOptions& plan_options, const std::optional<model::StepResult>& step);
 
-// "8 CP groups replayed together, 32 GPUs" / "1 of 8 identical CP groups replayed (they share no link), 32 GPUs".
+// "32 GPUs, 8 groups at once" (or "one group").
 std::string replay_summary(const sim::ReplayResult& replay);
 
 }  // namespace treering::cli

@@ -74,6 +74,9 @@ RankPrograms::RankPrograms(const ReplayRun& run, const ReplayOptions& options, F
   }
   phase_s_.assign(offset, 0.0);
   channels_.reserve(static_cast<size_t>(run.ranks()) * static_cast<size_t>(run.stages()));
+  rings_alone_ = rings_alone();
+  ring_entry_s_.resize(run.groups().size());
+  ring_entered_.assign(run.groups().size(), 0);
 }
 
 // The progress callback hears the share done whenever another percent of the ranks' phases (a ring's rounds
@@ -115,6 +118,10 @@ bool RankPrograms::load_steps(int rank) {
     const int p = static_cast<int>(plan.gpus.size());
     while (state.phase < plan.phases.size()) {
       const bool ring = is_ring_phase(plan.phases[state.phase].kind);
+      if (ring && state.round < 0 && rings_alone_) {
+        park_in_ring(rank);
+        return true;
+      }
       if (ring && state.round + 1 < p) {
         if (state.round < 0) state.phase_start_s = network_.now();
         ++state.round;
@@ -169,7 +176,10 @@ void RankPrograms::run_rank(int rank) {
     }
     if (!state.phase_sends.empty() && !post_phase_sends(rank)) return;
     if (state.next == state.steps.size()) {
-      if (load_steps(rank)) continue;
+      if (load_steps(rank)) {
+        if (state.parked) return;
+        continue;
+      }
       state.done = true;
       finish_s_[static_cast<size_t>(rank)] = network_.now();
       return;
@@ -251,6 +261,7 @@ void RankPrograms::wake(int rank) {
       if (!run_step(rank, *step)) return;
       break;
     case Wait::host_call: arrive_at_collective(rank); return;
+    case Wait::ring_alone: state.parked = false; break;  // its ring computed, at the end of its last round
     case Wait::collective:
     case Wait::skip:
     case Wait::none: break;

@@ -94,7 +94,7 @@ struct CollectiveState {
   size_t flows_left = 0;
 };
 
-enum class Wait : std::uint8_t { none, kernel, delivery, arrival, drain, host_call, collective, skip };
+enum class Wait : std::uint8_t { none, kernel, delivery, arrival, drain, host_call, collective, skip, ring_alone };
 
 struct RankState {
   int stage = -1, group = -1, local = -1;  // where it is: its stage, its group there and its rank in it
@@ -117,6 +117,7 @@ struct RankState {
   int batch_left = 0;  // its phase sends still moving
   double batch_first_start_s = 0;
   bool done = false;
+  bool parked = false;  // waiting for its group to enter a ring computed without events (rank_programs_ring.cpp)
 };
 
 class RankPrograms final : public FlowClient {
@@ -145,6 +146,12 @@ class RankPrograms final : public FlowClient {
   void schedule(double at_s, WakeupKind kind, int index) { network_.at(at_s, {kind, index}); }
   void count_work(double units);
   ReplayResult result() const;
+
+  // rank_programs_ring.cpp: a ring whose blocks each cross links nothing else uses, round by round in order
+  // without events (the same times: each block alone on its route takes latency + units / its slowest link).
+  bool rings_alone() const;
+  void park_in_ring(int rank);
+  void run_ring_alone(int group);
 
   // rank_programs_transfers.cpp: what moves
   int run_rank_of(const RankState& state, int local) const { return group_of(state).members[static_cast<size_t>(local)]; }
@@ -179,6 +186,9 @@ class RankPrograms final : public FlowClient {
   std::vector<int> free_tags_;
   std::vector<CollectiveState> collectives_;
   RingSteadyState steady_;
+  bool rings_alone_ = false;                      // every group's ring computed without events
+  std::vector<std::vector<double>> ring_entry_s_; // per group: when each rank entered its ring
+  std::vector<int> ring_entered_;                 // per group: ranks that did
   double transfers_ = 0;
   std::vector<double> finish_s_;
   std::vector<double> stage_finish_s_;   // [stage][rank], -1: not in it

@@ -29,6 +29,8 @@ ReplayResult RankPrograms::result() const {
   r.latency_s = finish_s_.empty() ? 0.0 : *std::max_element(finish_s_.begin(), finish_s_.end());
   r.transfers_simulated = static_cast<long long>(transfers_);
   r.groups = r.groups_replayed = static_cast<int>(run_.groups().size());
+  if (steady_.detected_round() >= 0) r.shortcuts.push_back("steady ring rounds skipped");
+  if (rings_alone_) r.shortcuts.push_back("rings computed round by round (no block shares a link)");
   const size_t ranks = static_cast<size_t>(run_.ranks());
   auto phases_of = [&](size_t rank, int stage) {
     const int group = run_.group_at(static_cast<int>(rank), stage);

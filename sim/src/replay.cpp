@@ -142,6 +142,7 @@ ReplayResult as_every_group(const detail::ReplayRun& all, const ReplayResult& fi
   }
   result.groups = static_cast<int>(all.groups().size());
   result.groups_replayed = 1;
+  result.shortcuts.push_back("1 of " + std::to_string(result.groups) + " identical groups replayed (they share no link)");
   return result;
 }
 

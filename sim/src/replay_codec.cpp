@@ -89,6 +89,8 @@ std::string encode(const ReplayResult& result) {
   w.put(result.engine);
   w.put(result.groups);
   w.put(result.groups_replayed);
+  w.put(result.shortcuts.size());
+  for (const std::string& shortcut : result.shortcuts) w.put(shortcut);
   return std::move(w.out);
 }
 
@@ -114,6 +116,11 @@ ReplayResult decode_replay(const std::string& bytes) {
   r.get(result.engine);
   r.get(result.groups);
   r.get(result.groups_replayed);
+  size_t shortcuts = 0;
+  r.get(shortcuts);
+  if (shortcuts > bytes.size()) throw std::runtime_error("simulator: truncated results");
+  result.shortcuts.resize(shortcuts);
+  for (std::string& shortcut : result.shortcuts) r.get(shortcut);
   if (!r.at_end()) throw std::runtime_error("simulator: results run on");
   return result;
 }

@@ -60,6 +60,9 @@ struct ReplayResult {
   std::string engine;                  // what replayed it: "event loop" or "SimGrid 3.32.0" (ReplayOptions::in_simgrid)
   int groups = 1;                      // the plans of the replay
   int groups_replayed = 1;             // fewer when identical groups that share no link were replayed as one
+  std::vector<std::string> shortcuts;  // what the replay did not replay event by event, and why (empty: nothing):
+                                       // "steady ring rounds skipped", "rings computed round by round (no block
+                                       // shares a link)", "1 of 8 identical groups (they share no link)"
 };
 
 
