@@ -78,3 +78,21 @@ TEST_CASE("collective --op alltoall: NCCL's grouped send/recv over 2 DGX H100") 
   CHECK(json["algorithm"] == "p2p");
   CHECK(json["protocol"] == "Simple");
 }
+
+TEST_CASE("collective --engine sim: an all-to-all across a 3:1 spine takes longer than across 1:1; the model's pick replayed") {
+  const std::string fat_tree = std::string(TREERING_SOURCE_DIR) + "/topologies/examples/h100-fat-tree.yaml";
+  auto simulated_s = [&](const char* ratio) {
+    const auto result = run_treering("collective --cluster " + fat_tree + " --set network.oversubscription=" + ratio +
+                                     " --nodes 16 --op alltoall --bytes 256M --engine sim --format json");
+    REQUIRE_MESSAGE(result.exit_code == 0, result.err);
+    const auto row = nlohmann::json::parse(result.out)[0];
+    CHECK(row["simulator"] == "event loop");
+    CHECK(row["simulated_flows"] == 128 * 127);  // every rank to every other
+    return row["simulated_time_s"].get<double>();
+  };
+  CHECK(simulated_s("3") > 1.5 * simulated_s("1"));
+  const auto table = run_treering("collective --cluster dgx-h100 --nodes 2 --op allreduce --bytes 1M,1G --engine model,sim");
+  REQUIRE(table.exit_code == 0);
+  CHECK(table.out.find("simulated") != std::string::npos);
+  CHECK(run_treering("collective --cluster dgx-h100 --nodes 2 --op allreduce --bytes 1M --engine packets").exit_code == 2);
+}

@@ -131,3 +131,65 @@ TEST_CASE("compare refuses what it would ignore; simulate --tokens shows the gen
   REQUIRE_MESSAGE(table.exit_code == 0, table.err);
   CHECK(table.out.find("generation") != std::string::npos);
 }
+
+namespace {
+
+// dgx-h100 with one NIC a node, shared by its 8 GPUs.
+std::string one_nic() {
+  std::string flags = " --set nics.count=1";
+  for (int gpu = 1; gpu < 8; ++gpu) flags += " --set nics.gpu_to_nic." + std::to_string(gpu) + "=0";
+  return flags;
+}
+
+double latency_of(const std::string& command) {
+  const auto result = run_treering(command + " --format json");
+  REQUIRE_MESSAGE(result.exit_code == 0, result.err);
+  return nlohmann::json::parse(result.out)[0]["latency_s"].get<double>();
+}
+
+}  // namespace
+
+TEST_CASE("simulate and predict: eight CP rings that share one NIC a node take about 8x as long as on 8 NICs") {
+  // tp 8 x cp 4 on 4 DGX H100, 1M tokens: each ring round moves a block of 250,000 tokens x 1 KiB = 256 MB over
+  // the network edge; with its own NIC 256 MB / 46 GB/s = 5.57 ms, with one NIC for the 8 rings 44.5 ms. The 3
+  // rounds are transfer-bound (the attention is ~130 us), so the whole ring takes about 8x as long.
+  const std::string layout = " --nodes 4 --workload paper-mha16 --tp 8 --cp 4 --algo ring --seq-len 1M";
+  for (const char* command : {"simulate", "predict"}) {
+    CAPTURE(command);
+    const double eight_s = latency_of(std::string(command) + " --cluster dgx-h100" + layout);
+    const double one_s = latency_of(std::string(command) + " --cluster dgx-h100" + one_nic() + layout);
+    CHECK(one_s / eight_s > 7.5);
+    CHECK(one_s / eight_s < 8.0);
+  }
+  const auto table = run_treering("simulate --cluster dgx-h100" + one_nic() + layout);
+  REQUIRE(table.exit_code == 0);
+  CHECK(table.out.find("32 GPUs, 8 groups at once") != std::string::npos);  // what the row uses, not one group's 4
+  CHECK(table.out.find("busiest links") != std::string::npos);
+  CHECK(table.out.find("dgx-h100-0/nic0 -> ") != std::string::npos);  // the shared NIC, the busiest
+}
+
+TEST_CASE("simulate --format json: the groups and GPUs replayed, the shortcuts taken, the busiest links") {
+  const auto json = nlohmann::json::parse(
+      run_treering("simulate --cluster dgx-h100 --nodes 2 --tp 8 --cp 2 --algo ring --seq-len 1M --format json").out)[0];
+  CHECK(json["groups"] == 8);
+  CHECK(json["groups_replayed"] == 1);  // rail-optimised: the groups share no link, one stands for all
+  CHECK(json["gpus_replayed"] == 16);
+  CHECK(json["gpus"] == 16);
+  REQUIRE(json["shortcuts"].size() == 1);
+  CHECK(json["busiest_links"].size() == 5);
+  const auto every = nlohmann::json::parse(
+      run_treering("simulate --cluster dgx-h100 --nodes 2 --tp 8 --cp 2 --algo ring --seq-len 1M --every-group --format json").out)[0];
+  CHECK(every["groups_replayed"] == 8);
+  CHECK(every["latency_s"].get<double>() == doctest::Approx(json["latency_s"].get<double>()).scale(1e-12).epsilon(1e-12));
+  // Replicas: tp 8 x cp 2 copied over 8 nodes: 4 replicas, 32 CP groups, 64 GPUs.
+  const auto replicas = nlohmann::json::parse(
+      run_treering("simulate --cluster dgx-h100 --nodes 8 --tp 8 --cp 2 --replicas all --algo tree --seq-len 1M --format json").out)[0];
+  CHECK(replicas["replicas"] == 4);
+  CHECK(replicas["gpus"] == 64);
+  CHECK(replicas["groups"] == 32);
+  CHECK(run_treering("predict --cluster dgx-h100 --nodes 4 --tp 8 --cp 2 --replicas 2 --seq-len 1M").exit_code == 0);
+  const auto too_many = run_treering("predict --cluster dgx-h100 --nodes 2 --tp 8 --cp 2 --replicas 3 --seq-len 1M");
+  CHECK(too_many.exit_code == 2);
+  CHECK(too_many.err.find("48 GPUs") != std::string::npos);
+  CHECK(run_treering("predict --cluster dgx-h100 --nodes 2 --replicas zero --seq-len 1M").exit_code == 2);
+}
