@@ -44,13 +44,13 @@ TEST_CASE("k groups whose ring edges share one NIC: the transfer over it takes k
   const double alone_s = 512e6 / 46e9;
   const sim::LayoutReplay a = replay(apart, model::DecodeAlgorithm::ring, 1'000'000);
   const sim::LayoutReplay b = replay(shared, model::DecodeAlgorithm::ring, 1'000'000);
-  CHECK(b.attention_s - a.attention_s == doctest::Approx(7 * alone_s).epsilon(1e-9));
+  CHECK(b.attention_s - a.attention_s == doctest::Approx(7 * alone_s).scale(1e-12).epsilon(1e-9));
   CHECK(b.replay.transfers_simulated == 16);  // every group replayed: they share the NIC
   const model::Workload workload = model::find_workload("paper-mha16");
   const double model_a = apart.attention(model::DecodeAlgorithm::ring, workload, 1'000'000).slowest.latency_s;
   const double model_b = shared.attention(model::DecodeAlgorithm::ring, workload, 1'000'000).slowest.latency_s;
-  CHECK(model_b - model_a == doctest::Approx(7 * alone_s).epsilon(1e-9));
-  CHECK(model_b == doctest::Approx(b.attention_s).epsilon(1e-9));
+  CHECK(model_b - model_a == doctest::Approx(7 * alone_s).scale(1e-12).epsilon(1e-9));
+  CHECK(model_b == doctest::Approx(b.attention_s).scale(1e-12).epsilon(1e-9));
 }
 
 TEST_CASE("a rail-optimised cluster keeps the groups apart: one replayed for all, the same as alone") {
@@ -105,10 +105,10 @@ TEST_CASE("an r:1 spine: traffic across leaves r times slower when the uplinks p
     const double latency_s = model.p2p(0, static_cast<int>(count)).at(1e9).latency_s;
     return sim::replay_plan(model, plan).latency_s - latency_s;
   };
-  CHECK(transfer_s(1, 2, true) == doctest::Approx(1e9 / 46e9).epsilon(1e-9));
-  CHECK(transfer_s(3, 3, true) == doctest::Approx(3 * 1e9 / 46e9).epsilon(1e-9));
-  CHECK(transfer_s(1, 2, false) == doctest::Approx(1e9 / 46e9).epsilon(1e-9));
-  CHECK(transfer_s(3, 3, false) == doctest::Approx(1e9 / 46e9).epsilon(1e-9));
+  CHECK(transfer_s(1, 2, true) == doctest::Approx(1e9 / 46e9).scale(1e-12).epsilon(1e-9));
+  CHECK(transfer_s(3, 3, true) == doctest::Approx(3 * 1e9 / 46e9).scale(1e-12).epsilon(1e-9));
+  CHECK(transfer_s(1, 2, false) == doctest::Approx(1e9 / 46e9).scale(1e-12).epsilon(1e-9));
+  CHECK(transfer_s(3, 3, false) == doctest::Approx(1e9 / 46e9).scale(1e-12).epsilon(1e-9));
 }
 
 TEST_CASE("an all-to-all of 256 MB across the 16 nodes of a fat tree: slower at 3:1 than at 1:1, as the model is not") {
@@ -126,7 +126,7 @@ TEST_CASE("an all-to-all of 256 MB across the 16 nodes of a fat tree: slower at 
     simulated_s[i] = sim::simulate_collective(topology, group, request.op, request.bytes, estimate.chosen).time_s;
   }
   // At 1:1 the NICs pace it, each shared by two GPUs (the model counts that): the two engines agree.
-  CHECK(simulated_s[0] == doctest::Approx(predicted_s[0]).epsilon(0.01));
+  CHECK(simulated_s[0] == doctest::Approx(predicted_s[0]).scale(1e-12).epsilon(0.01));
   // At 3:1 the 4 uplinks of a leaf carry what its 12 NIC ports send to the other leaves: the simulator sees it.
   CHECK(predicted_s[1] == predicted_s[0]);
   CHECK(simulated_s[1] > 1.5 * simulated_s[0]);
