@@ -227,14 +227,26 @@ void add_common(CLI::App& command, SimulateArgs& args) {
 
 }  // namespace
 
+// What the simulator shares and what it leaves out, under both commands' --help.
+constexpr const char* kSharing =
+    "\nWhat is shared: every directed link of the cluster's graph (NVSwitch ports, PCIe switch uplinks, the GPU-NIC "
+    "and NIC-leaf links, leaf-spine cables) among all transfers under way, of every CP group of the layout (and its "
+    "TP groups with --scope layer|step, its replicas with --replicas), max-min fair as SimGrid's CM02 model shares "
+    "them (Velho and Legrand, SIMUTools 2009), each transfer no faster than its NCCL protocol's rate; routes are "
+    "D-mod-k, as InfiniBand's fat-tree routing (Zahavi, 2010). Not modelled: congestion control, packet loss and "
+    "retransmission, adaptive routing (routes are fixed), switch buffers and queueing delay (a transfer pays its "
+    "path's fixed latency), NIC message rates, and communication kernels slowing the GPU's compute.\n";
+
 void add_simulate_commands(CLI::App& app) {
   auto* simulate = app.add_subcommand("simulate", "Replay decode plans in the simulator (links shared max-min, as SimGrid shares them)");
+  simulate->footer(kSharing);
   auto simulate_args = std::make_shared<SimulateArgs>();
   add_common(*simulate, *simulate_args);
   simulate->add_option("--trace", simulate_args->trace, "Write a Chrome/Perfetto trace (one track per GPU) to FILE.json");
   add_degradation_options(*simulate, simulate_args->degraded);
   simulate->callback([simulate_args] { print_simulation(*simulate_args, false); });
   auto* compare = app.add_subcommand("compare", "The model and the simulator side by side, with their difference");
+  compare->footer(kSharing);
   auto compare_args = std::make_shared<SimulateArgs>();
   add_common(*compare, *compare_args);
   drop_options(*compare, {"--tokens", "--prefill", "--scope"});  // compare sets one attention layer's two times side by side

@@ -15,7 +15,7 @@ double replay_memory_bytes(int ranks, double collective_flows, double concurrent
 // TREERING_MEMORY_BYTES when set (to give the simulator a budget of its own). 0 when unknown.
 double available_memory_bytes();
 
-// Throws std::invalid_argument naming both figures when the estimate exceeds what is available.
+// Throws std::invalid_argument naming both figures when the estimate exceeds 80 % of what is available.
 void check_replay_memory(int ranks, double collective_flows, double concurrent_flows, bool in_simgrid);
 
 }  // namespace treering::sim
