@@ -44,7 +44,9 @@ void print_table(const std::vector<DecodeRow>& rows, const PredictArgs& args, co
   const bool step = !rows.empty() && rows.front().step.has_value();
   std::cout << workload.name << (batches ? "" : " (batch " + std::to_string(workload.batch) + ")") << " on "
             << topology.spec().name << ": " << count_of(topology.node_count(), "node") << ", " << (rows.empty() ? 0 : rows.front().result.gpus)
-            << " GPUs used (tp " << rows.front().layout.tp << " x cp " << rows.front().layout.cp << ") — analytical model, "
+            << " GPUs used (tp " << rows.front().layout.tp << " x cp " << rows.front().layout.cp
+            << (rows.front().layout.replicas > 1 ? " x " + std::to_string(rows.front().layout.replicas) + " replicas" : std::string())
+            << ") — analytical model, "
             << (step ? "attention columns: one layer's combine; then the " + args.layout.scope + " around it" : "one attention layer per row")
             << "\nimplementation: " << args.impl << band_line(rows) << '\n' << calibration_line(topology) << "\n\n";
   std::vector<std::string> header{"tokens"};
