@@ -37,6 +37,37 @@ struct RankClock {
   double compute_s = 0, host_s = 0, overlapped_s = 0;
 };
 
+// The ranks that hold a block with sequences in `round` (its owner + round) or receive one (the next rank), in order.
+void touched_in_round(const std::vector<int>& owners, int p, int round, std::vector<int>& touched) {
+  touched.clear();
+  for (int owner : owners) {
+    touched.push_back((owner + round) % p);
+    if (round < p - 1) touched.push_back((owner + round + 1) % p);
+  }
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+}
+
+// The phase's time is its last rank's: its attention, host time and the rest waiting for blocks; the ranks that
+// ended earlier start the next phase's sends that much earlier (Context::ready_offset_s).
+void book_q_ring(Context& c, const Phase& phase, const std::vector<RankClock>& clocks, const std::vector<char>& latency_bound) {
+  const int p = c.ranks();
+  const auto last = std::max_element(clocks.begin(), clocks.end(), [](const RankClock& a, const RankClock& b) { return a.now_s < b.now_s; });
+  const int critical = static_cast<int>(last - clocks.begin());
+  c.ready_offset_s.clear();
+  for (const RankClock& clock : clocks) c.ready_offset_s.push_back(clock.now_s - last->now_s);
+  add_compute(c, phase.label + " (attention)", last->compute_s);
+  if (last->host_s > 0) add_host(c, phase.label + " (host round trips)", last->host_s);
+  c.result.breakdown.overlapped_communication_s += last->overlapped_s;
+  const double waited_s = last->now_s - last->compute_s - last->host_s;
+  const int previous = (critical + p - 1) % p;
+  if (waited_s > 0) {
+    const bool network = p > 1 && c.model.crosses_domains(previous, critical);
+    add_communication(c, phase.label + (network ? " (waiting for blocks, network)" : " (waiting for blocks, fabric)"),
+                      waited_s, network, "p2p", latency_bound[static_cast<size_t>(critical)] != 0);
+  }
+}
+
 }  // namespace
 
 void evaluate_q_ring(Context& c, const Phase& phase) {
@@ -61,14 +92,8 @@ void evaluate_q_ring(Context& c, const Phase& phase) {
   std::vector<Step> steps;
   std::vector<int> touched, receivers;
   for (int round = 0; round < p; ++round) {
-    touched.clear();
+    touched_in_round(owners, p, round, touched);
     receivers.clear();
-    for (int owner : owners) {
-      touched.push_back((owner + round) % p);
-      if (round < p - 1) touched.push_back((owner + round + 1) % p);
-    }
-    std::sort(touched.begin(), touched.end());
-    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
     for (int rank : touched) {  // everything before the receive, which ends each rank's round
       RankClock& clock = clocks[static_cast<size_t>(rank)];
       pay_host_until(rank, round);
@@ -103,20 +128,7 @@ void evaluate_q_ring(Context& c, const Phase& phase) {
     }
   }
   for (int rank = 0; rank < p; ++rank) pay_host_until(rank, p);
-  const auto last = std::max_element(clocks.begin(), clocks.end(), [](const RankClock& a, const RankClock& b) { return a.now_s < b.now_s; });
-  const int critical = static_cast<int>(last - clocks.begin());
-  c.ready_offset_s.clear();
-  for (const RankClock& clock : clocks) c.ready_offset_s.push_back(clock.now_s - last->now_s);
-  add_compute(c, phase.label + " (attention)", last->compute_s);
-  if (last->host_s > 0) add_host(c, phase.label + " (host round trips)", last->host_s);
-  c.result.breakdown.overlapped_communication_s += last->overlapped_s;
-  const double waited_s = last->now_s - last->compute_s - last->host_s;
-  const int previous = (critical + p - 1) % p;
-  if (waited_s > 0) {
-    const bool network = p > 1 && c.model.crosses_domains(previous, critical);
-    add_communication(c, phase.label + (network ? " (waiting for blocks, network)" : " (waiting for blocks, fabric)"),
-                      waited_s, network, "p2p", latency_bound[static_cast<size_t>(critical)] != 0);
-  }
+  book_q_ring(c, phase, clocks, latency_bound);
 }
 
 }  // namespace treering::model::detail

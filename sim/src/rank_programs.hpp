@@ -120,7 +120,11 @@ struct RankState {
   bool parked = false;  // waiting for its group to enter a ring computed without events (rank_programs_ring.cpp)
 };
 
+class AloneRing;  // rank_programs_ring.cpp
+
 class RankPrograms final : public FlowClient {
+  friend class AloneRing;
+
  public:
   // `progress` (may be empty) hears the share of the work done, now and then.
   RankPrograms(const ReplayRun& run, const ReplayOptions& options, FlowNetwork& network);

@@ -65,105 +65,142 @@ struct BlockCost {
 
 }  // namespace
 
-void RankPrograms::run_ring_alone(int g) {
-  const GroupRun& group = run_.group(g);
-  const model::DecodePlan& plan = *group.plan;
-  const int p = static_cast<int>(plan.gpus.size());
-  const int phase = static_cast<int>(state_[static_cast<size_t>(group.members.front())].phase);
-  const model::LinkEfficiency efficiency = model::link_efficiency(run_.topology());
-  std::vector<double> start_s = ring_entry_s_[static_cast<size_t>(g)], end_s(static_cast<size_t>(p), 0.0);
-  std::vector<double> channel_free_s(static_cast<size_t>(p), 0.0), arrival_s(static_cast<size_t>(p), 0.0);
-  std::vector<std::deque<std::pair<double, double>>> moving(static_cast<size_t>(p));  // sends not yet booked
-  std::vector<std::array<BlockCost, 2>> costs(static_cast<size_t>(p));
-  std::vector<std::array<std::pair<long long, double>, 3>> attention(static_cast<size_t>(p), {{{-1, 0.0}, {-1, 0.0}, {-1, 0.0}}});
-  auto block = [&](int i, int round) { return plan.shards[static_cast<size_t>(((i - round) % p + p) % p)].count; };
-  auto rank_of = [&](int i) { return group.members[static_cast<size_t>((i + p) % p)]; };
-  // A send books its time under compute when it arrives: before any kernel starting then or later (busy_sending).
-  auto book_sends_until = [&](int i, double until_s) {
-    for (auto& queue = moving[static_cast<size_t>(i)]; !queue.empty() && queue.front().second <= until_s; queue.pop_front()) {
-      accounts_.busy_sending(rank_of(i), queue.front().first, queue.front().second);
+// One group's ring, round by round: per rank its round's start, its channel, its sends not yet booked.
+class AloneRing {
+ public:
+  AloneRing(RankPrograms& programs, int g)
+      : r_(programs), g_(g), group_(programs.run_.group(g)), plan_(*group_.plan), p_(static_cast<int>(plan_.gpus.size())),
+        phase_(static_cast<int>(programs.state_[static_cast<size_t>(group_.members.front())].phase)),
+        efficiency_(model::link_efficiency(programs.run_.topology())), start_s_(programs.ring_entry_s_[static_cast<size_t>(g)]),
+        end_s_(size(), 0.0), channel_free_s_(size(), 0.0), arrival_s_(size(), 0.0), moving_(size()), costs_(size()),
+        attention_(size(), {{{-1, 0.0}, {-1, 0.0}, {-1, 0.0}}}) {}
+
+  void run() {
+    for (int round = 0; round < p_; ++round) {
+      for (int i = 0; i < p_; ++i) steps_before_receive(i, round);
+      for (int i = 0; i < p_; ++i) receive(i, round);
     }
-  };
-  auto kernel = [&](int i, double& now_s, double duration_s) {
+    for (int i = 0; i < p_; ++i) finish(i);
+  }
+
+ private:
+  size_t size() const { return static_cast<size_t>(p_); }
+  long long block(int i, int round) const { return plan_.shards[static_cast<size_t>(((i - round) % p_ + p_) % p_)].count; }
+  int rank_of(int i) const { return group_.members[static_cast<size_t>((i + p_) % p_)]; }
+
+  // A send books its time under compute when it arrives: before any kernel starting then or later (busy_sending).
+  void book_sends_until(int i, double until_s) {
+    for (auto& queue = moving_[static_cast<size_t>(i)]; !queue.empty() && queue.front().second <= until_s; queue.pop_front()) {
+      r_.accounts_.busy_sending(rank_of(i), queue.front().first, queue.front().second);
+    }
+  }
+
+  void kernel(int i, double& now_s, double duration_s) {
     book_sends_until(i, now_s);
-    accounts_.kernel(rank_of(i), now_s, now_s + duration_s);
-    if (duration_s > 0) accounts_.note({rank_of(i), ActivityKind::compute, now_s, now_s + duration_s, -1, phase, g});
+    r_.accounts_.kernel(rank_of(i), now_s, now_s + duration_s);
+    if (duration_s > 0) r_.accounts_.note({rank_of(i), ActivityKind::compute, now_s, now_s + duration_s, -1, phase_, g_});
     now_s += duration_s;
-  };
-  auto attention_s = [&](int i, int round) {  // the round's attention on rank i: by its tokens, worked out once
+  }
+
+  // The round's attention on rank i: by its tokens (a ring has two block sizes and empty ones), worked out once.
+  double attention_s(int i, int round) {
     const long long tokens = block(i, round);
-    for (auto& [held, time_s] : attention[static_cast<size_t>(i)]) {
+    for (auto& [held, time_s] : attention_[static_cast<size_t>(i)]) {
       if (held == tokens) return time_s;
       if (held >= 0) continue;
       std::vector<model::Step> steps;
-      model::append_round_steps(plan, i, round, steps);
+      model::append_round_steps(plan_, i, round, steps);
       for (const model::Step& step : steps) {
-        if (step.attention) time_s = kernel_time_s(*group.model, plan, options_.degradation, i, step);
+        if (step.attention) time_s = kernel_time_s(*group_.model, plan_, r_.options_.degradation, i, step);
       }
       held = tokens;
       return time_s;
     }
     throw std::logic_error("ring: more than three block sizes");
-  };
-  auto send = [&](int i, double at_s, double bytes) {  // queued on the channel to i + 1: latency, then its units
-    BlockCost& cost = costs[static_cast<size_t>(i)][costs[static_cast<size_t>(i)][0].bytes == bytes || costs[static_cast<size_t>(i)][0].bytes < 0 ? 0 : 1];
-    if (cost.bytes != bytes) {
-      const model::DecodeModel::PairCost& pair = group.model->p2p(i, (i + 1) % p);
-      double rate = std::numeric_limits<double>::infinity();
-      for (topologies::LinkId id : route(rank_of(i), rank_of(i + 1))) {
-        rate = std::min(rate, link_units_per_s(run_.topology(), efficiency, &options_.degradation, id));
-      }
-      if (pair.rate_cap_Bps(bytes) > 0) rate = std::min(rate, pair.rate_cap_Bps(bytes) * kSizeUnitsPerByte);
-      cost = {bytes, plan.ring_exchanges_per_step * pair.at(bytes).latency_s,
-              static_cast<double>(simulated_size(bytes * pair.size_factor(bytes))) / rate};
+  }
+
+  const BlockCost& cost(int i, double bytes) {
+    auto& slots = costs_[static_cast<size_t>(i)];
+    BlockCost& cost = slots[slots[0].bytes == bytes || slots[0].bytes < 0 ? 0 : 1];
+    if (cost.bytes == bytes) return cost;
+    const model::DecodeModel::PairCost& pair = group_.model->p2p(i, (i + 1) % p_);
+    double rate = std::numeric_limits<double>::infinity();
+    for (topologies::LinkId id : r_.route(rank_of(i), rank_of(i + 1))) {
+      rate = std::min(rate, link_units_per_s(r_.run_.topology(), efficiency_, &r_.options_.degradation, id));
     }
-    const double moves_s = std::max(at_s, channel_free_s[static_cast<size_t>(i)]) + cost.latency_s;
-    arrival_s[static_cast<size_t>(i)] = channel_free_s[static_cast<size_t>(i)] = moves_s + cost.duration_s;
-    moving[static_cast<size_t>(i)].emplace_back(moves_s, arrival_s[static_cast<size_t>(i)]);
-    ++transfers_;
-    RankState& state = state_[static_cast<size_t>(rank_of(i))];
+    if (pair.rate_cap_Bps(bytes) > 0) rate = std::min(rate, pair.rate_cap_Bps(bytes) * kSizeUnitsPerByte);
+    cost = {bytes, plan_.ring_exchanges_per_step * pair.at(bytes).latency_s,
+            static_cast<double>(simulated_size(bytes * pair.size_factor(bytes))) / rate};
+    return cost;
+  }
+
+  // Queued on the channel to i + 1: when the channel is free, its latency, then its units alone on the route.
+  void send(int i, double at_s, double bytes) {
+    const BlockCost& block_cost = cost(i, bytes);
+    const double moves_s = std::max(at_s, channel_free_s_[static_cast<size_t>(i)]) + block_cost.latency_s;
+    arrival_s_[static_cast<size_t>(i)] = channel_free_s_[static_cast<size_t>(i)] = moves_s + block_cost.duration_s;
+    moving_[static_cast<size_t>(i)].emplace_back(moves_s, arrival_s_[static_cast<size_t>(i)]);
+    ++r_.transfers_;
+    RankState& state = r_.state_[static_cast<size_t>(rank_of(i))];
     ++state.issued;
     ++state.delivered;
-  };
-  const double kv = plan.sizes.kv_bytes_per_token;
-  for (int round = 0; round < p; ++round) {
-    for (int i = 0; i < p; ++i) {  // host step, send (beside the attention, or after it), attention
-      double now_s = start_s[static_cast<size_t>(i)];
-      if (plan.ring_step_host_s > 0) kernel(i, now_s, plan.ring_step_host_s);
-      const bool sends = round < p - 1 && block(i, round) > 0;
-      if (sends && plan.ring_overlap) send(i, now_s, static_cast<double>(block(i, round)) * kv);
-      kernel(i, now_s, attention_s(i, round));
-      if (sends && !plan.ring_overlap) {  // the rank copies the block itself: it waits until it has arrived
-        send(i, now_s, static_cast<double>(block(i, round)) * kv);
-        const double sent_s = arrival_s[static_cast<size_t>(i)];
-        if (sent_s > now_s) accounts_.note({rank_of(i), ActivityKind::wait, now_s, sent_s, rank_of(i + 1), phase, g});
-        book_sends_until(i, sent_s);
-        now_s = std::max(now_s, sent_s);
-      }
-      end_s[static_cast<size_t>(i)] = now_s;
-    }
-    for (int i = 0; i < p; ++i) {  // the receive of the next round's block, from i - 1
-      double now_s = end_s[static_cast<size_t>(i)];
-      if (round < p - 1 && block(i, round + 1) > 0) {
-        const double arrives_s = arrival_s[static_cast<size_t>((i + p - 1) % p)];
-        if (arrives_s > now_s) accounts_.note({rank_of(i), ActivityKind::wait, now_s, arrives_s, rank_of(i - 1), phase, g});
-        now_s = std::max(now_s, arrives_s);
-      }
-      start_s[static_cast<size_t>(i)] = now_s;
-    }
   }
-  for (int i = 0; i < p; ++i) {  // each rank goes on after its last round, at its own time
+
+  // The host step, the send (beside the attention, or after it), the attention.
+  void steps_before_receive(int i, int round) {
+    double now_s = start_s_[static_cast<size_t>(i)];
+    if (plan_.ring_step_host_s > 0) kernel(i, now_s, plan_.ring_step_host_s);
+    const bool sends = round < p_ - 1 && block(i, round) > 0;
+    const double bytes = static_cast<double>(block(i, round)) * plan_.sizes.kv_bytes_per_token;
+    if (sends && plan_.ring_overlap) send(i, now_s, bytes);
+    kernel(i, now_s, attention_s(i, round));
+    if (sends && !plan_.ring_overlap) {  // the rank copies the block itself: it waits until it has arrived
+      send(i, now_s, bytes);
+      const double sent_s = arrival_s_[static_cast<size_t>(i)];
+      if (sent_s > now_s) r_.accounts_.note({rank_of(i), ActivityKind::wait, now_s, sent_s, rank_of(i + 1), phase_, g_});
+      book_sends_until(i, sent_s);
+      now_s = std::max(now_s, sent_s);
+    }
+    end_s_[static_cast<size_t>(i)] = now_s;
+  }
+
+  // The receive of the next round's block, from i - 1.
+  void receive(int i, int round) {
+    double now_s = end_s_[static_cast<size_t>(i)];
+    if (round < p_ - 1 && block(i, round + 1) > 0) {
+      const double arrives_s = arrival_s_[static_cast<size_t>((i + p_ - 1) % p_)];
+      if (arrives_s > now_s) r_.accounts_.note({rank_of(i), ActivityKind::wait, now_s, arrives_s, rank_of(i - 1), phase_, g_});
+      now_s = std::max(now_s, arrives_s);
+    }
+    start_s_[static_cast<size_t>(i)] = now_s;
+  }
+
+  // The rank goes on after its last round, at its own time.
+  void finish(int i) {
     book_sends_until(i, std::numeric_limits<double>::infinity());
     const int rank = rank_of(i);
-    RankState& state = state_[static_cast<size_t>(rank)];
-    phase_s_[phase_offset_[static_cast<size_t>(rank)] + state.phase] = end_s[static_cast<size_t>(i)] - state.phase_start_s;
+    RankState& state = r_.state_[static_cast<size_t>(rank)];
+    r_.phase_s_[r_.phase_offset_[static_cast<size_t>(rank)] + state.phase] = end_s_[static_cast<size_t>(i)] - state.phase_start_s;
     ++state.phase;
     state.round = -1;
     state.steps.clear();
     state.next = 0;
     state.wait = Wait::ring_alone;
-    schedule(end_s[static_cast<size_t>(i)], rank_wakes, rank);
+    r_.schedule(end_s_[static_cast<size_t>(i)], RankPrograms::rank_wakes, rank);
   }
-}
+
+  RankPrograms& r_;
+  const int g_;
+  const GroupRun& group_;
+  const model::DecodePlan& plan_;
+  const int p_, phase_;
+  const model::LinkEfficiency efficiency_;
+  std::vector<double> start_s_, end_s_, channel_free_s_, arrival_s_;  // per rank of the group
+  std::vector<std::deque<std::pair<double, double>>> moving_;         // its sends not yet booked: moving, arrival
+  std::vector<std::array<BlockCost, 2>> costs_;
+  std::vector<std::array<std::pair<long long, double>, 3>> attention_;
+};
+
+void RankPrograms::run_ring_alone(int group) { AloneRing(*this, group).run(); }
 
 }  // namespace treering::sim::detail
