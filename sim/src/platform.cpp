@@ -73,12 +73,12 @@ std::string read_all(int fd) {
 }  // namespace
 
 
-// Every actor's stack is touched whole (RSS = actors x stack): 16 KiB keeps 16,384 GPUs' ranks at 256 MB. The
-// actors' own frames are small (steps live on the heap); AddressSanitizer's are several times larger.
+// The actors' stacks by default (the one that runs the ranks' programs, simgrid_network.hpp): room for the
+// programs' deepest chains of calls; AddressSanitizer's frames are several times larger.
 #if defined(__SANITIZE_ADDRESS__)
-constexpr int kActorStack_KiB = 512;
+constexpr int kActorStack_KiB = 2048;
 #else
-constexpr int kActorStack_KiB = 16;
+constexpr int kActorStack_KiB = 256;
 #endif
 constexpr int kMostGuardedActors = 8192;
 
@@ -91,7 +91,7 @@ SimulatedPlatform::SimulatedPlatform(const topo::Topology& topology, const Degra
   engine_->set_config("network/crosstraffic:0");  // no acknowledgement traffic
   engine_->set_config("network/TCP-gamma:0");     // no TCP window cap
   engine_->set_config("contexts/guard-size:" + std::to_string(actor_guard_pages(actors > 0 ? actors : topology.gpu_count())));
-  engine_->set_config("contexts/stack-size:" + std::to_string(kActorStack_KiB));  // per actor (8 MiB by default)
+  engine_->set_config("contexts/stack-size:" + std::to_string(kActorStack_KiB));  // 8 MiB by default
   auto* zone = new TreeringZone("treering", topology,
                                 degradation && !degradation->cables_down.empty() ? &degradation->cables_down : nullptr);
   sg4::NetZone* iface = zone->get_iface();

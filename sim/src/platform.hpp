@@ -24,6 +24,14 @@ namespace treering::sim {
 // extra memory mapping per actor would run into Linux's 65,530 (vm.max_map_count).
 int actor_guard_pages(double actors);
 
+// A flow's two actors (simgrid_network.hpp) only send or receive: small stacks, since every actor's stack is
+// touched whole (RSS = actors x stack: 16 KiB keeps 65,536 flows under way at 2 GB).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr unsigned kFlowActorStack_KiB = 128;
+#else
+constexpr unsigned kFlowActorStack_KiB = 16;
+#endif
+
 class SimulatedPlatform {
  public:
   // `degradation` (may be null) scales links and takes cables out of the routes; it must outlive the platform.

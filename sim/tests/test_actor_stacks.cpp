@@ -1,5 +1,6 @@
-// SimGrid actors' stacks: small (16 KiB), with a guard page under each up to 8,192 GPUs, so that an actor that
-// outgrows its stack crashes at once instead of writing over whatever memory lies below it.
+// SimGrid actors' stacks: small (256 KiB for the programs' driver, 16 KiB a flow's actor), with a guard page under
+// each up to 8,192 actors, so that an actor that outgrows its stack crashes at once instead of writing over
+// whatever memory lies below it.
 #include <doctest/doctest.h>
 
 #include <sys/resource.h>
@@ -14,7 +15,7 @@ using namespace treering;
 
 namespace {
 
-// 2,048 frames of 4 KiB: 8 MiB of stack, past the 16 KiB (and AddressSanitizer's 512 KiB) an actor has.
+// 2,048 frames of 4 KiB: 8 MiB of stack, past the 256 KiB (and AddressSanitizer's 2 MiB) an actor has.
 int deep(int depth) {
   volatile char frame[4096];
   frame[0] = static_cast<char>(depth);
