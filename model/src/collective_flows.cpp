@@ -143,11 +143,21 @@ void recursive_doubling(const Layout& layout, double S, double passes, Flows& fl
   }
 }
 
-// A chain through the ranks (ring), or a chain inside each domain from its first member and a binary tree over
-// the domains' first members (tree): S per edge either way.
-void broadcast(const Layout& layout, CollectiveAlgorithm algorithm, double S, Flows& flows) {
+// Chains through the ranks (ring: per channel, as the ring's, a chain that enters each domain at the channel's
+// member and carries S / C, so that across domains each NIC carries its share as NCCL's channels spread it), or a
+// chain inside each domain from its first member and a binary tree over the domains' first members (tree, S per
+// edge).
+void broadcast(const CommGroup& group, const Layout& layout, CollectiveAlgorithm algorithm, double S, Flows& flows) {
   if (algorithm == CollectiveAlgorithm::ring) {
-    for (size_t i = 1; i < layout.order.size(); ++i) flows.add(layout.order[i - 1], layout.order[i], S);
+    const int channels = channel_count(group, layout, S);
+    for (int c = 0; c < channels; ++c) {
+      std::vector<int> order;
+      for (const auto& members : layout.domains) {
+        const std::vector<int> turn = rotated(members, c, channels);
+        order.insert(order.end(), turn.begin(), turn.end());
+      }
+      for (size_t i = 1; i < order.size(); ++i) flows.add(order[i - 1], order[i], S / channels);
+    }
     return;
   }
   for (const auto& members : layout.domains) {
@@ -245,7 +255,7 @@ CollectiveSchedule collective_schedule(const CommGroup& group, const std::vector
       break;
     case CollectiveOp::broadcast:
       if (chosen.algorithm != CollectiveAlgorithm::ring && chosen.algorithm != CollectiveAlgorithm::tree) cannot(op, chosen.algorithm);
-      broadcast(layout, chosen.algorithm, bytes, flows);
+      broadcast(group, layout, chosen.algorithm, bytes, flows);
       break;
     case CollectiveOp::sendrecv:
       if (chosen.algorithm != CollectiveAlgorithm::p2p) cannot(op, chosen.algorithm);

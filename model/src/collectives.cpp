@@ -282,6 +282,9 @@ Cost alltoall(const Terms& t, CollectiveAlgorithm algorithm, double S) {
     inside_Bps = std::min(inside_Bps, std::min<double>(kNcclP2pChannels, inside_peers * channels) * p2p.channel_Bps);
   }
   const double inside_s = inside_peers * per_peer / inside_Bps;
+  // What the links alone would take: with fewer channels than the pair's link holds, the rest is NCCL's limit
+  // (the simulator then caps each flow at the model's rate: collective_flows.hpp).
+  const double inside_link_s = inside_peers * per_peer / (t.group.scale_up_pair_Bps * protocol_efficiency(inside_protocol));
   cost.latency_s = inside_latency_s;
   cost.transfer_s = inside_s;
   if (across) {
@@ -295,6 +298,8 @@ Cost alltoall(const Terms& t, CollectiveAlgorithm algorithm, double S) {
     cost.network_latency_s = network_latency_s;
     cost.network_bound = network_s >= inside_s;
   }
+  const double link_s = std::max(inside_link_s, across ? outside_peers * per_peer / std::min(t.group.scale_out_nic_Bps, t.group.scale_out_gpu_Bps) : 0.0);
+  if (cost.transfer_s > link_s && cost.transfer_s > 0) cost.efficiency = protocol_efficiency(t.protocol) * link_s / cost.transfer_s;
   cost.scale_up_bytes = inside_peers * per_peer;
   cost.scale_out_bytes = outside_peers * per_peer;
   return cost;
