@@ -36,7 +36,7 @@ void print_table(const model::DeploymentPlan& plan, const PlanArgs& args, const 
             << topology.spec().name << " (" << topology.gpu_count() << " GPUs) — time per output token, analytical "
             << "model\nimplementation: " << args.impl << "; band: " << errors_text(errors)
             << "; ~: within the best one's band; x-node lat: the share of the time that is communication across nodes "
-            << "at latency-bound sizes, where the model is least sure; simulated: the attention replayed with shared links"
+            << "at latency-bound sizes, where the model is least sure; simulated: a layer replayed (every CP group's combine and every TP group's all-reduces at once, links shared)"
             << (topology.spec().calibration ? "; *: outside what the calibration measured (listed below)" : "") << "\n"
             << calibration_line(topology) << "\n\n";
   Table table({"#", "tp x cp", "combine", "per token", "band", "", "x-node lat", "tokens/s", "attention", "memory/GPU", "headroom",
