@@ -136,7 +136,9 @@ void print_busiest_links(const std::vector<SimulatedCase>& cases, const topologi
 void print_table(const std::vector<SimulatedCase>& cases, const topologies::Topology& topology, bool compare) {
   std::cout << (compare ? "model vs simulator" : "simulator") << " (" << engines(cases)
             << ", links shared max-min) on " << topology.spec().name << ", "
-            << (cases.empty() ? "no case" : replay_summary(cases.front().simulated)) << ", one attention layer\n"
+            << (cases.empty() ? "no case" : replay_summary(cases.front().simulated)) << ", one attention layer"
+            << (!cases.empty() && cases.front().row.step ? " and the " + std::string(model::to_string(cases.front().row.step->scope)) + " around it" : "")
+            << "\n"
             << calibration_line(topology) << "\n\n";
   const bool calibrated = topology.spec().calibration.has_value();
   std::vector<const DecodeRow*> listed;
