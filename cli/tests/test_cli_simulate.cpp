@@ -96,7 +96,7 @@ TEST_CASE("simulate --trace writes a trace a person can open") {
   CHECK(run_treering("simulate --cluster dgx-h100 --seq-len 1M,2M --algo ring --trace " + path).exit_code == 2);
 }
 
-TEST_CASE("simulate --simgrid: SimGrid's actors replay the same plans to the same figures, and the table says which") {
+TEST_CASE("simulate --simgrid: SimGrid's network replay the same plans to the same figures, and the table says which") {
   const std::string args = "simulate --cluster rtx4090-pcie --nodes 2 --seq-len 160007 --algo ring,tree,tree-lse,pass-q";
   auto ours = run_treering(args + " --format json");
   auto simgrid = run_treering(args + " --simgrid --format json");

@@ -1,5 +1,5 @@
-// A phase's steps for one rank, as model::append_phase_steps gives them, for the replay engines (replayer.hpp,
-// plan_events.hpp): a transfers phase's are made for every rank in one pass over its sends the first time a
+// A phase's steps for one rank, as model::append_phase_steps gives them, for the ranks' programs
+// (rank_programs.hpp): a transfers phase's are made for every rank in one pass over its sends the first time a
 // rank asks (append_phase_steps scans them all per rank: 5e8 steps' worth for tree-lse on 16,384 GPUs).
 // Each rank asks once per phase. Private to sim.
 #pragma once

@@ -1,7 +1,7 @@
 // Transfers moving over shared links, as SimGrid's CM02 network model moves them on the platform of
 // platform.hpp (no latency on links, no TCP window, no cross traffic, equal weights): every transfer under way
 // gets the max-min fair share of its links' rates, recomputed when one starts or ends. The plan's own event
-// loop (plan_events.hpp) uses it in place of SimGrid's sharing solver. Private to sim.
+// loop (event_network.hpp) uses it in place of SimGrid's sharing solver. Private to sim.
 //
 // Changes are settled once per instant: transfers start and end during an instant, then settle() gives new
 // rates to those on links whose load changed (transitively: a change on one link moves the shares of

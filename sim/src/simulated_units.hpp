@@ -1,5 +1,5 @@
 // Sizes and rates as the simulators count them (SimGrid's platform, platform.hpp, and our own event loop,
-// plan_events.hpp): both must turn a transfer into the same number of units at the same rate. Private to sim.
+// event_network.hpp): both must turn a transfer into the same number of units at the same rate. Private to sim.
 #pragma once
 
 #include <cmath>

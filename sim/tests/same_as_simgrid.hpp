@@ -1,4 +1,4 @@
-// Replaying a plan with the event loop (sim/src/plan_events.hpp) and with SimGrid's actors, and requiring the
+// Replaying a plan on the event loop (sim/src/event_network.hpp) and on SimGrid's network, and requiring the
 // same transfers, every rank's finish, the last rank's breakdown and phases, and the same timeline, to 1e-9.
 #pragma once
 

@@ -56,7 +56,7 @@ double estimated_bytes(const model::DecodeModel& model, const model::DecodePlan&
 }
 
 // The peak resident bytes of the process that simulated `plan`, measured from a fresh process of ours: in
-// SimGrid's actors, replay_plan's child (getrusage(RUSAGE_CHILDREN) there sees only that one); in the event
+// SimGrid's network, replay_plan's child (getrusage(RUSAGE_CHILDREN) there sees only that one); in the event
 // loop, that process itself (its pages from this one count in both sizes alike: the growth is the replay's).
 double measured_peak_bytes(const model::DecodeModel& model, const model::DecodePlan& plan, bool in_simgrid) {
   int fds[2];

@@ -1,4 +1,4 @@
-// The event loop (sim/src/plan_events.hpp) replaying collectives and transfer phases against SimGrid's actors
+// The event loop (sim/src/event_network.hpp) replaying collectives and transfer phases against SimGrid's network
 // (same_as_simgrid.hpp): every algorithm, on clusters whose flows share links (PCIe uplinks, one NIC per box, a
 // fat tree) and whose flows do not (NVSwitch nodes on a rail network), with host call times and degradations.
 #include <doctest/doctest.h>

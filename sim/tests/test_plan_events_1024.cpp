@@ -1,5 +1,5 @@
 // The event loop at 1,024 GPUs, its ring skip ON (sim/src/ring_steady.hpp: once the ring is steady every rank
-// goes straight to its last round), against SimGrid's actors replaying every round: every algorithm the model
+// goes straight to its last round), against SimGrid's network replaying every round: every algorithm the model
 // plans gives the same latency, every rank's finish and the last rank's breakdown, to 1e-9. 128 DGX H100 nodes
 // on their rail network; 1,024,000 tokens, 1,000 a GPU, so that the ring's blocks are equal and the skip applies
 // (pass-q's query blocks differ round to round: it never skips, and is replayed whole by both).

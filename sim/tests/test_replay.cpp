@@ -176,7 +176,7 @@ TEST_CASE("the ring's steady state: skipping the repeated rounds gives the full 
     const model::DecodeModel model(topology);
     const model::DecodePlan plan = model.plan(DecodeAlgorithm::ring, mha16(), c.tokens_per_gpu * topology.gpu_count());
     const sim::ReplayResult full = sim::replay_plan(model, plan, {false, false, {}, true});  // SimGrid, every round
-    for (bool in_simgrid : {true, false}) {  // skipping in SimGrid's actors and in the event loop
+    for (bool in_simgrid : {true, false}) {  // skipping in SimGrid's network and in the event loop
       const sim::ReplayResult skipped = sim::replay_plan(model, plan, {false, true, {}, in_simgrid});
       CAPTURE(std::string(c.cluster));
       CAPTURE(in_simgrid);

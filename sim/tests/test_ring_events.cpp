@@ -1,4 +1,4 @@
-// The event loop (sim/src/plan_events.hpp) replaying rings against SimGrid's actors replaying every round of
+// The event loop (sim/src/event_network.hpp) replaying rings against SimGrid's network replaying every round of
 // the same plan (same_as_simgrid.hpp), on clusters with and without links shared between ring edges.
 #include <doctest/doctest.h>
 
