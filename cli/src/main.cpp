@@ -4,6 +4,8 @@
 
 #include "commands.hpp"
 #include "treering/topologies/input_error.hpp"
+#include "treering/topologies/input_files_read.hpp"
+#include "treering/topologies/output_file.hpp"
 
 namespace {
 
@@ -47,6 +49,8 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  treering::topologies::remove_unfinished_outputs_on_signals();  // Ctrl-C leaves every output file as it was
+  const treering::topologies::InputFilesScope inputs;  // no output of the command may replace one of its inputs
   try {
     return run(argc, argv);
   } catch (const treering::cli::ExitWith& exit) {

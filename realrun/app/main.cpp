@@ -15,6 +15,8 @@
 #include "step_command.hpp"
 #include "treering/realrun/build_info.hpp"
 #include "treering/topologies/input_error.hpp"
+#include "treering/topologies/input_files_read.hpp"
+#include "treering/topologies/output_file.hpp"
 
 using namespace treering::realrun;
 
@@ -141,6 +143,8 @@ int run(int argc, char** argv, app::MpiTransport& transport) {
 int main(int argc, char** argv) {
   app::MpiSession session(argc, argv);
   app::MpiTransport transport;
+  treering::topologies::remove_unfinished_outputs_on_signals();  // an interrupted run leaves its -o file as it was
+  const treering::topologies::InputFilesScope inputs;  // and -o may not name one of its inputs
   int code = 1;
   try {
     code = run(argc, argv, transport);

@@ -1,7 +1,7 @@
 #include "step_command.hpp"
 
 #include <cstdio>
-#include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -11,6 +11,7 @@
 #include "treering/realrun/cuda_attention.hpp"
 #include "treering/realrun/step_run.hpp"
 #include "treering/topologies/load.hpp"
+#include "treering/topologies/output_file.hpp"
 #include "treering/topologies/units.hpp"
 
 namespace treering::realrun::app {
@@ -75,6 +76,8 @@ int run_step(const StepOptions& options, MpiTransport& transport) {
   for (const model::Workload& w : workloads) {  // every point's shape is checked before the first runs
     for (int tp : options.tp) step_shape(w, options.batch.front(), lengths.front(), tp);
   }
+  std::optional<topologies::OutputFile> out;  // opened before the runs: a bad path fails at once
+  if (!options.output.empty()) out.emplace(options.output);
   ordered_json results = ordered_json::array();
   int code = 0;
   for (const model::Workload& w : workloads) {
@@ -103,15 +106,14 @@ int run_step(const StepOptions& options, MpiTransport& transport) {
       }
     }
   }
-  ordered_json out{{"kind", "treering-step"},
+  ordered_json report{{"kind", "treering-step"},
                    {"implementation", "treering-realrun step: cuBLASLt bf16 GEMMs, the split-KV attention kernel, one CUDA graph"},
                    {"provenance", provenance(options.argv, "cuda", transport)}, {"results", results}};
-  if (!options.output.empty()) {
-    std::ofstream file(options.output);
-    if (!file) throw std::runtime_error("cannot write " + options.output);
-    file << out.dump(1) << '\n';
+  if (out) {
+    out->stream() << report.dump(1) << '\n';
+    out->commit();
   } else {
-    std::printf("%s\n", out.dump(1).c_str());
+    std::printf("%s\n", report.dump(1).c_str());
   }
   return code;
 }

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "treering/topologies/input_error.hpp"
+#include "treering/topologies/input_files_read.hpp"
 
 namespace treering::topologies {
 
@@ -20,6 +21,7 @@ void check_input_file(const std::string& path) {
     throw InputError({path, 0, 0}, "is " + std::to_string(bytes) + " bytes, more than an input file may hold (" +
                                        std::to_string(kMostInputFileBytes >> 20) + " MiB)");
   }
+  note_input_file(path);  // from here on no output of this process may replace it
 }
 
 std::string read_input_file(const std::string& path) {

@@ -29,6 +29,7 @@
 #include "treering/validate/compute_fit.hpp"
 #include "treering/validate/decode_timings.hpp"
 #include "treering/validate/step_fit.hpp"
+#include "treering/topologies/input_files_read.hpp"
 #include "treering/topologies/output_file.hpp"
 #include "simulated_decode.hpp"
 #include "sensitivity.hpp"
@@ -413,6 +414,8 @@ py::object validate_files(const Cluster& cluster, const std::vector<std::string>
 // the calibrated cluster written to `output` (its node counts written in, as the command does); what was fitted.
 py::dict calibrate_files(const Cluster& cluster, const std::vector<std::string>& files, const std::string& output) {
   if (files.empty()) throw std::invalid_argument("no measurement file given");
+  const topologies::InputFilesScope inputs;  // `output` may be none of the files read here, nor the cluster's file
+  if (!cluster.source_name().starts_with("preset:")) topologies::note_input_file(cluster.source_name());
   refuse_other_measurements(files, false, "calibrate");
   std::vector<validate::CollectiveMeasurement> measured, sends;
   for (const std::string& file : files) {

@@ -339,6 +339,24 @@ class CalibrateAndValidateTest(unittest.TestCase):
             # The file holds the fitted values rounded to their printed digits: within 1e-5 of the fit's own error.
             self.assertAlmostEqual(medians[0], result["median_abs_rel_error_after"], delta=1e-5)
 
+    def test_calibrate_refuses_to_write_onto_a_file_the_session_read(self):
+        with tempfile.TemporaryDirectory() as folder:
+            log, cluster = pathlib.Path(folder) / "g2.log", pathlib.Path(folder) / "in.yaml"
+            log.write_text(self.LOG.read_text())
+            cluster.write_text((SOURCE_DIR / "topologies" / "clusters" / "dgx-h100.yaml").read_text())
+            cluster_text = cluster.read_text()
+            loaded = treering.load_cluster(str(cluster), nodes=2)  # read here, written below: refused
+            for output in (log, cluster, pathlib.Path(folder) / "." / "in.yaml"):
+                with self.assertRaisesRegex(treering.InputError, "is also an input of this run"):
+                    treering.calibrate(loaded, log, output)
+            self.assertEqual(log.read_text(), self.LOG.read_text())
+            self.assertEqual(cluster.read_text(), cluster_text)
+            self.assertEqual(sorted(p.name for p in pathlib.Path(folder).iterdir()), ["g2.log", "in.yaml"])
+            # A cell run again writes its output again: the file the first call wrote (and loaded) is no input here.
+            out = pathlib.Path(folder) / "cal.yaml"
+            for _ in range(2):
+                self.assertEqual(treering.calibrate(loaded, log, out)["cluster"].gpus, 16)
+
     def test_what_only_the_command_reads(self):
         attention = SOURCE_DIR / "validate" / "data" / "measured" / "h100-80gb-hbm3-2026-11-25" / "attention-llama3.1-8b.json"
         self.assertTrue(attention.exists())
