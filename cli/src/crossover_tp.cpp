@@ -35,7 +35,7 @@ Contest contest(const topologies::Topology& topology, const model::Workload& wor
   Contest c{topology.gpu_count(), workload.batch, seq_len, std::nullopt, std::nullopt};
   for (const model::PlannedLayout& choice : model::plan_deployment(topology, workload, seq_len, options).ranked) {
     std::optional<model::PlannedLayout>& slot = choice.layout.cp > 1 ? c.cp : c.tp;
-    if (!slot) slot = choice;  // ranked fastest first
+    if (!slot || choice.step.step_s < slot->step.step_s) slot = choice;  // the fastest (ranked puts a tie first)
   }
   return c;
 }

@@ -2,6 +2,7 @@
 // cluster at a context length and batch (model::plan_deployment), with memory headroom, the longest context
 // each fits, '~' where a choice's band meets the best one's, and the best few confirmed by the simulator
 // (every CP group's attention replayed, the step rebuilt around the slowest).
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -29,26 +30,41 @@ struct PlanArgs : PlanChoice {
   std::string format = "table";
 };
 
+// "#1-#74 are a tie within the model's uncertainty (their bands meet the fastest's, #3, 25.81 ms)".
+void print_tie(const model::DeploymentPlan& plan) {
+  const auto tied = std::count_if(plan.ranked.begin(), plan.ranked.end(), [](const model::PlannedLayout& c) { return c.within_best_band; });
+  const int fastest = fastest_rank(plan);
+  const std::string best = "#" + std::to_string(fastest) + ", " + units::format_duration(plan.ranked[static_cast<size_t>(fastest - 1)].step.step_s);
+  if (tied == 1) {
+    std::cout << "#1 is the fastest, and no other choice's band meets its own\n";
+  } else {
+    std::cout << "#1-#" << tied << " are a tie within the model's uncertainty (their bands meet the fastest's, " << best
+              << "): ordered by their time across nodes, least first\n";
+  }
+}
+
 void print_table(const model::DeploymentPlan& plan, const PlanArgs& args, const model::Workload& workload, long long seq_len,
                  const topologies::Topology& topology, const std::vector<std::optional<double>>& simulated,
                  const model::RelativeErrors& errors) {
   std::cout << workload.name << ", batch " << workload.batch << ", " << seq_len << " tokens of context on "
             << topology.spec().name << " (" << topology.gpu_count() << " GPUs) — time per output token, analytical "
             << "model\nimplementation: " << args.impl << "; band: " << errors_text(errors)
-            << "; ~: within the best one's band; x-node lat: the share of the time that is communication across nodes "
-            << "at latency-bound sizes, where the model is least sure; simulated: a layer replayed (every CP group's combine and every TP group's all-reduces at once, links shared)"
+            << "; " << kRankingRule << "; ~: in that tie; x-node: the share of the time that is communication across "
+            << "nodes, and its calls a step; x-node lat: its part at latency-bound sizes, where the model is least sure; simulated: a layer replayed (every CP group's combine and every TP group's all-reduces at once, links shared)"
             << (topology.spec().calibration ? "; *: outside what the calibration measured (listed below)" : "") << "\n"
             << calibration_line(topology) << "\n\n";
-  Table table({"#", "tp x cp", "combine", "per token", "band", "", "x-node lat", "tokens/s", "attention", "memory/GPU", "headroom",
+  Table table({"#", "tp x cp", "combine", "per token", "band", "", "x-node", "calls", "x-node lat", "tokens/s", "attention", "memory/GPU", "headroom",
                "max context", "simulated", ""});
   std::vector<std::string> notes;
   for (size_t i = 0; i < plan.ranked.size() && static_cast<int>(i) < args.top; ++i) {
     const model::PlannedLayout& c = plan.ranked[i];
-    char tokens[32], network[32];
+    char tokens[32], network[32], across[32];
     std::snprintf(tokens, sizeof tokens, "%.1f", c.step.tokens_per_s);
     std::snprintf(network, sizeof network, "%.0f %%", 100 * c.network_latency_s / c.step.step_s);
+    std::snprintf(across, sizeof across, "%.0f %%", 100 * c.cross_node.time_s / c.step.step_s);
     table.add_row({std::to_string(i + 1), std::to_string(c.layout.tp) + " x " + std::to_string(c.layout.cp), combine_name(c),
                    units::format_duration(c.step.step_s), format_band(c.band), c.within_best_band ? "~" : "",
+                   c.cross_node.calls > 0 ? across : "", c.cross_node.calls > 0 ? std::to_string(c.cross_node.calls) : "",
                    c.network_latency_s > 0 ? network : "", tokens,
                    units::format_duration(c.attention.slowest.latency_s), units::format_bytes(c.step.memory.total),
                    units::format_bytes(c.step.memory.capacity - c.step.memory.total), std::to_string(c.step.memory.max_seq_len),
@@ -57,6 +73,7 @@ void print_table(const model::DeploymentPlan& plan, const PlanArgs& args, const 
     if (!c.extrapolation.empty()) notes.push_back("* #" + std::to_string(i + 1) + ": " + c.extrapolation);
   }
   table.print(std::cout);
+  print_tie(plan);
   for (const std::string& note : notes) std::cout << note << '\n';
   std::cout << plan.ranked.size() << " choices fit";
   if (static_cast<int>(plan.ranked.size()) > args.top) std::cout << " (" << args.top << " shown: --top)";
@@ -84,7 +101,8 @@ void run(const PlanArgs& args) {
   if (args.format == "table") return print_table(plan, args, report.workload, lengths.front(), topology, simulated, report.errors);
   if (args.format == "csv") {
     std::cout << "rank,tp,cp,gpus,combine,step_s,step_s_low,step_s_high,within_best_band,tokens_per_s,attention_layer_s,"
-                 "memory_bytes,capacity_bytes,max_seq_len,fits,simulated_step_s,extrapolation\n";
+                 "memory_bytes,capacity_bytes,max_seq_len,fits,simulated_step_s,extrapolation,cross_node_time_s,"
+                 "cross_node_calls,cross_node_bytes\n";
     auto line = [&](size_t rank, const model::PlannedLayout& c, const std::optional<double>& sim_s) {
       CsvRecord record;
       record.integer(static_cast<long long>(rank)).integer(c.layout.tp).integer(c.layout.cp).integer(c.layout.gpus());
@@ -96,7 +114,7 @@ void run(const PlanArgs& args) {
       } else {
         record.empty();
       }
-      record.text(c.extrapolation);
+      record.text(c.extrapolation).number(c.cross_node.time_s).integer(c.cross_node.calls).number(c.cross_node.bytes);
       std::cout << record.line();
     };
     for (size_t i = 0; i < plan.ranked.size(); ++i) line(i + 1, plan.ranked[i], simulated[i]);

@@ -25,9 +25,10 @@ double simulated_step_s(const topologies::Topology& topology, const model::Plann
 ordered_json choice_json(const model::PlannedLayout& c, const std::optional<double>& simulated_s) {
   const model::StepResult& s = c.step;
   ordered_json json = {{"tp", c.layout.tp}, {"cp", c.layout.cp}, {"gpus", c.layout.gpus()}, {"combine", combine_name(c)},
-                       {"algo", model::to_string(c.algorithm)}, {"tp_only", c.tp_only}, {"step_s", s.step_s},
+                       {"algo", c.tp_only ? "none" : model::to_string(c.algorithm)}, {"tp_only", c.tp_only}, {"step_s", s.step_s},
                        {"step_s_low", c.band.low_s}, {"step_s_high", c.band.high_s}, {"within_best_band", c.within_best_band},
                        {"network_latency_s", c.network_latency_s},
+                       {"cross_node", {{"time_s", c.cross_node.time_s}, {"calls", c.cross_node.calls}, {"bytes", c.cross_node.bytes}}},
                        {"tokens_per_s", s.tokens_per_s}, {"attention_layer_s", c.attention.slowest.latency_s},
                        {"breakdown", {{"attention_s", s.breakdown.attention_s}, {"projections_s", s.breakdown.projections_s},
                                       {"mlp_s", s.breakdown.mlp_s}, {"tp_communication_s", s.breakdown.tp_communication_s},
@@ -41,6 +42,11 @@ ordered_json choice_json(const model::PlannedLayout& c, const std::optional<doub
 }
 
 }  // namespace
+
+int fastest_rank(const model::DeploymentPlan& plan) {
+  const model::PlannedLayout* fastest = model::fastest_choice(plan);
+  return fastest == nullptr ? 0 : static_cast<int>(fastest - plan.ranked.data()) + 1;
+}
 
 std::string combine_name(const model::PlannedLayout& choice) {
   return choice.tp_only ? "none (tp only)" : model::to_string(choice.algorithm);
@@ -82,7 +88,7 @@ ordered_json plan_json(const topologies::Topology& topology, const PlanChoice& c
           {"batch", report.workload.batch}, {"seq_len", choice.seq_len}, {"impl", choice.impl},
           {"uncertainty", {{"compute", errors.compute}, {"communication", errors.communication},
                            {"network_latency", errors.network_latency}, {"source", errors.source}}},
-          {"ranked", ranked}, {"not_fitting", not_fitting}, {"skipped", report.plan.skipped}};
+          {"ranking", kRankingRule}, {"fastest_rank", fastest_rank(report.plan)}, {"ranked", ranked}, {"not_fitting", not_fitting}, {"skipped", report.plan.skipped}};
 }
 
 }  // namespace treering::cli

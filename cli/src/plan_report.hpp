@@ -35,6 +35,14 @@ struct PlanReport {
 PlanReport plan_report(const topologies::Topology& topology, const PlanChoice& choice,
                        const std::function<void(int, int)>& progress = {});
 
+// How `ranked` is ordered, in words (the table's header and the JSON's "ranking").
+inline constexpr const char* kRankingRule =
+    "ranked by the bands: the choices whose band meets the fastest one's are a tie within the model's uncertainty and "
+    "come first, least time across nodes first (then fewest cross-node calls and bytes); the rest follow, fastest first";
+
+// The fastest choice's place in plan.ranked, from 1 (0: none fits).
+int fastest_rank(const model::DeploymentPlan& plan);
+
 // "none (tp only)" or the combine's name.
 std::string combine_name(const model::PlannedLayout& choice);
 

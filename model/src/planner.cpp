@@ -51,10 +51,59 @@ PlannedLayout evaluate_choice(const LayoutModel& layouts, DecodeAlgorithm algori
   choice.network_latency_s = step_network_latency_s(choice.step, choice.attention.slowest, workload.layers);
   choice.fits = choice.step.memory.total <= choice.step.memory.capacity;
   choice.extrapolation = extrapolation(layouts, algorithm, workload, seq_len, options, choice.step);
+  choice.cross_node = cross_node_traffic(layouts, choice, workload, seq_len, options.plan);
   return choice;
 }
 
+bool is_communication(const Phase& phase) {
+  return phase.kind == PhaseKind::collective || phase.kind == PhaseKind::transfers || phase.kind == PhaseKind::ring_pass ||
+         phase.kind == PhaseKind::q_ring;
+}
+
+// The tie with the fastest first (least cross-node time, then calls, then bytes), then the rest by time.
+bool ranks_before(const PlannedLayout& a, const PlannedLayout& b) {
+  if (a.within_best_band != b.within_best_band) return a.within_best_band;
+  if (a.within_best_band) {
+    if (a.cross_node.time_s != b.cross_node.time_s) return a.cross_node.time_s < b.cross_node.time_s;
+    if (a.cross_node.calls != b.cross_node.calls) return a.cross_node.calls < b.cross_node.calls;
+    if (a.cross_node.bytes != b.cross_node.bytes) return a.cross_node.bytes < b.cross_node.bytes;
+  }
+  return a.step.step_s < b.step.step_s;
+}
+
 }  // namespace
+
+const PlannedLayout* fastest_choice(const DeploymentPlan& plan) {
+  const auto fastest = std::min_element(plan.ranked.begin(), plan.ranked.end(), [](const PlannedLayout& a, const PlannedLayout& b) {
+    return a.step.step_s < b.step.step_s;
+  });
+  return fastest == plan.ranked.end() ? nullptr : &*fastest;
+}
+
+CrossNodeTraffic cross_node_traffic(const LayoutModel& layouts, const PlannedLayout& choice, const Workload& workload,
+                                    long long seq_len, const PlanOptions& options) {
+  CrossNodeTraffic traffic;
+  const DecodeResult& attention = choice.attention.slowest;
+  if (!choice.tp_only && attention.domains > 1) {
+    const DecodePlan plan = layouts.plan(choice.attention.slowest_group, choice.algorithm, workload, seq_len, options);
+    const auto calls = std::count_if(plan.phases.begin(), plan.phases.end(), is_communication);
+    traffic.calls += static_cast<long long>(calls) * workload.layers;
+    traffic.time_s += attention.breakdown.inter_node_s * workload.layers;
+    traffic.bytes += choice.attention.volume.inter_node * workload.layers;
+  }
+  const CommGroup& group = layouts.post_attention_group(choice.algorithm);
+  if (group.domains > 1) {
+    const StepCollectives collectives = step_collectives(workload, choice.step.tokens_per_gpu);
+    const double p = group.ranks;
+    const double groups = static_cast<double>(layouts.groups().gpus.size()) / p;
+    const double per_group = group.domains * ((p - 1) / p) *
+                             (2 * collectives.hidden_allreduce_bytes * collectives.hidden_allreduces + collectives.logits_allgather_bytes);
+    traffic.calls += collectives.hidden_allreduces + 1;
+    traffic.time_s += choice.step.breakdown.tp_communication_s;
+    traffic.bytes += groups * per_group;
+  }
+  return traffic;
+}
 
 Band step_band(const StepResult& step, const DecodeResult& attention, int layers, const RelativeErrors& errors) {
   const double exposed = attention.breakdown.intra_node_s + attention.breakdown.inter_node_s;
@@ -86,11 +135,13 @@ DeploymentPlan plan_deployment(const topologies::Topology& topology, const Workl
       }
     }
   }
-  std::sort(plan.ranked.begin(), plan.ranked.end(),
-            [](const PlannedLayout& a, const PlannedLayout& b) { return a.step.step_s < b.step.step_s; });
   std::sort(plan.not_fitting.begin(), plan.not_fitting.end(),
             [](const PlannedLayout& a, const PlannedLayout& b) { return a.step.memory.total < b.step.memory.total; });
-  for (PlannedLayout& choice : plan.ranked) choice.within_best_band = bands_overlap(choice.band, plan.ranked.front().band);
+  if (const PlannedLayout* fastest = fastest_choice(plan)) {
+    const Band best = fastest->band;
+    for (PlannedLayout& choice : plan.ranked) choice.within_best_band = bands_overlap(choice.band, best);
+  }
+  std::stable_sort(plan.ranked.begin(), plan.ranked.end(), ranks_before);
   return plan;
 }
 

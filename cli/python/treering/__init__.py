@@ -177,9 +177,11 @@ def collective(cluster, op="allreduce", bytes="8:1G:x4", gpus=None, algorithm=No
 
 
 def plan(cluster, seq_len, workload="llama3.1-8b", batch=None, gpus_max=None, algos=None, impl="efficient", confirm=3):
-    """Every feasible TP x CP layout and combine ranked by time per output token, as ``treering plan --format
-    json``: a dict with "ranked" (best first: tp, cp, combine, step_s with its band, within_best_band,
-    tokens_per_s, memory, max_seq_len, extrapolation, and simulated_step_s for the best `confirm`),
+    """Every feasible TP x CP layout and combine ranked by time per output token and its band, as ``treering
+    plan --format json``: a dict with "ranked" (the choices whose band meets the fastest's first, as a tie, least
+    time across nodes first; then the rest, fastest first: tp, cp, combine, algo ("none" for TP only), step_s
+    with its band, within_best_band, cross_node time_s, calls and bytes, tokens_per_s, memory, max_seq_len,
+    extrapolation, and simulated_step_s for the first `confirm`), "fastest_rank", "ranking" (the rule in words),
     "not_fitting", "skipped" and the uncertainty behind the bands.
 
     seq_len: one context length. workload: a preset, a YAML file or a Hugging Face config.json; batch replaces

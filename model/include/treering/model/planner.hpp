@@ -2,6 +2,12 @@
 // time per output token (step.hpp), with memory headroom, the longest context each fits, and which choices
 // lie within the best one's error band. Pure.
 //
+// Ranked by the bands, not the bare figures: the choices whose band meets the fastest one's are a tie within
+// the model's uncertainty, and come first ordered by how much of the prediction crosses nodes (the seconds of
+// communication across nodes, then the cross-node calls and bytes: least first), as communication across nodes is what the model predicts least well (TP across
+// nodes: 20-42 % low against Meta's published Llama 3.1 405B decode, README "Deployed decode"); the rest follow,
+// fastest first.
+//
 // Tried: tp a power of two that splits the heads (head_slice), cp a power of two or what fills the GPUs up,
 // tp x cp at most `gpus_max`; with cp 1 there is nothing to combine (plain tensor parallelism, `tp_only`),
 // else every combine of `combines`. The paper's layout (tp 1, cp = all GPUs, tree) and plain TP are among
@@ -23,6 +29,22 @@ struct PlannerOptions {
   RelativeErrors errors;                    // for the bands (uncertainty.hpp)
 };
 
+// What a step sends across scale-up domains (nodes). time_s: the part of step_s that is communication across
+// them (the combine's exposed inter-node time each layer, and the TP collectives when their group spans domains).
+// calls: the communication calls a token waits on that cross
+// them, one group's (the groups run at once): the combine's collectives and point-to-point phases in each layer
+// (when its CP group spans domains) and the TP group's two all-reduces a layer plus the logits' all-gather (when
+// it spans them). bytes: all groups together, through the NICs: the combine's inter-node volume, and a ring's
+// for each TP collective (NCCL's ring: each of the k edges between domains carries 2 (p - 1) / p of an all-reduce's
+// bytes, (p - 1) / p of an all-gather's output). Example: llama3.1-70b at tp 16 on 2 DGX H100, batch 1: 2 x 80 + 1
+// = 161 calls; each all-reduce of 16 KiB puts 2 x 2 x 15/16 x 16 KiB = 60 KiB across, 80 x 2 x 60 KiB = 9,600 KiB a
+// step, plus the logits' all-gather (128,256 x 2 B: 2 x 15/16 x 250.5 KiB = 470 KiB).
+struct CrossNodeTraffic {
+  double time_s = 0;
+  long long calls = 0;
+  double bytes = 0;
+};
+
 struct PlannedLayout {
   Layout layout;
   DecodeAlgorithm algorithm = DecodeAlgorithm::tree;  // a2a when tp_only (one CP rank: it only attends)
@@ -32,19 +54,28 @@ struct PlannedLayout {
   Band band;                      // of step_s: the attention's exposed and the TP communication vs the rest
   double network_latency_s = 0;   // of step_s: communication across nodes at latency-bound sizes (its band's widest part)
   bool fits = true;               // weights, KV cache and buffers within every GPU's memory
-  bool within_best_band = false;  // its band meets the best one's: the model cannot tell them apart
+  bool within_best_band = false;  // its band meets the fastest one's: the model cannot tell them apart (a tie)
+  CrossNodeTraffic cross_node;    // what orders a tie
   std::string extrapolation;      // where it leaves the cluster's calibration (extrapolation.hpp; empty: inside it,
                                   // or no calibration): its combine's plan and its TP collectives
 };
 
 struct DeploymentPlan {
-  std::vector<PlannedLayout> ranked;      // those that fit, fastest first
+  std::vector<PlannedLayout> ranked;      // those that fit: the tie with the fastest (within_best_band) first,
+                                          // fewest cross-node calls and bytes first, then the rest fastest first
   std::vector<PlannedLayout> not_fitting; // by how much they need
   std::vector<std::string> skipped;       // layouts that cannot split the workload, with the reason
 };
 
 DeploymentPlan plan_deployment(const topologies::Topology& topology, const Workload& workload, long long seq_len,
                                const PlannerOptions& options);
+
+// The fastest choice that fits (by step_s), or nullptr when none does.
+const PlannedLayout* fastest_choice(const DeploymentPlan& plan);
+
+// A step's traffic across domains (CrossNodeTraffic) for a choice evaluated on `layouts`.
+CrossNodeTraffic cross_node_traffic(const LayoutModel& layouts, const PlannedLayout& choice, const Workload& workload,
+                                    long long seq_len, const PlanOptions& options);
 
 // The band of a step: its communication (the attention's exposed communication, layers times, and the TP
 // collectives) with the communication error, the rest with the compute error.
