@@ -6,6 +6,7 @@
 
 #include "treering/topologies/load.hpp"
 #include "treering/topologies/impl_profile.hpp"
+#include "treering/topologies/units.hpp"
 
 namespace treering::cli {
 namespace {
@@ -48,7 +49,7 @@ void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& 
   add_cluster_option(command, args.cluster);
   command.add_option("--workload", args.workload, "A workload preset (treering workload list) or a YAML file")
       ->capture_default_str();
-  command.add_option("--seq-len", args.seq_len, "Context lengths: 80k, 5.12M, lists 80k,1M and ranges 80k:5.12M:x2")
+  command.add_option("--seq-len", args.seq_len, std::string("Context lengths: 80k, 5.12M, lists 80k,1M and ranges 80k:5.12M:x2; ") + topologies::kTokenCountRule)
       ->required();
   command.add_option("--algo", args.algorithms, algorithms_help)->delimiter(',')->capture_default_str();
   command.add_option("--gpus", args.gpus, "The GPUs to use, in ring order (default: all, node by node)")->delimiter(',');

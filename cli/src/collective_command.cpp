@@ -90,7 +90,7 @@ void add_collective_command(CLI::App& app) {
   add_cluster_option(*command, args->cluster);
   command->add_option("--op", args->op, "allreduce, allgather, reducescatter, broadcast, sendrecv or alltoall (--bytes: each rank's send buffer, S / n per peer)")
       ->capture_default_str();
-  command->add_option("--bytes", args->bytes, "Sizes: 8K, 1G, lists 8,1M and ranges 8:1G (doubling) or 8:1G:x4")
+  command->add_option("--bytes", args->bytes, std::string("Sizes: 8K, 1G, lists 8,1M and ranges 8:1G (doubling) or 8:1G:x4; ") + topologies::kMessageSizeRule)
       ->required();
   command->add_option("--gpus", args->gpus, "The group's GPUs, e.g. 0,8 (default: all; sendrecv: 0 and the next domain's first)")
       ->delimiter(',');

@@ -208,7 +208,7 @@ void add_crossover_command(CLI::App& app) {
   command->add_option("--workload", args->workload, "A workload preset or YAML file")->capture_default_str();
   command->add_option("--batch", args->batches, "Sequences decoded together (default: the workload's; a list with --vs tp)")
       ->delimiter(',')->check(CLI::Range(1, 1 << 30));
-  command->add_option("--seq-len", args->seq_len, "Context lengths: lists 80k,1M and ranges 80k:5.12M:x2")->capture_default_str();
+  command->add_option("--seq-len", args->seq_len, std::string("Context lengths: lists 80k,1M and ranges 80k:5.12M:x2; ") + topologies::kTokenCountRule)->capture_default_str();
   command->add_option("--algo", args->algorithms, "The two algorithms compared, the first's speedup shown (--vs tp: the combines tried)")->delimiter(',')->capture_default_str();
   command->add_option("--engine", args->engine, "model or sim")->check(CLI::IsMember({"model", "sim"}))->capture_default_str();
   add_impl_option(*command, args->impl);

@@ -131,7 +131,7 @@ void add_plan_command(CLI::App& app) {
   auto args = std::make_shared<PlanArgs>();
   add_cluster_option(*command, args->cluster);
   command->add_option("--workload", args->workload, "A workload preset, YAML file or Hugging Face config.json")->capture_default_str();
-  command->add_option("--seq-len", args->seq_len_text, "The context length: 128k, 1M")->required();
+  command->add_option("--seq-len", args->seq_len_text, std::string("The context length: 128k, 1M; ") + topologies::kTokenCountRule)->required();
   command->add_option("--batch", args->batch, "Sequences decoded together (default: the workload's)")->check(CLI::Range(1, 1 << 30));
   command->add_option("--gpus-max", args->gpus_max, "Use at most this many GPUs (default: all)")->check(CLI::Range(1, 1 << 30));
   command->add_option("--algo", args->combines, "Combines to try (default: all): ring, tree, tree-fused, tree-lse, "

@@ -92,7 +92,7 @@ void add_sensitivity_command(CLI::App& app) {
   auto args = std::make_shared<SensitivityArgs>();
   add_decode_options(*command, *args, "Algorithms: ring, tree, tree-fused, tree-lse, allgather-merge", {"table", "json"});
   drop_options(*command, {"--tokens", "--prefill"});  // the elasticities are of the per-token latency
-  command->get_option("--seq-len")->description("One context length: 80k, 5.12M");
+  command->get_option("--seq-len")->description(std::string("One context length: 80k, 5.12M; ") + topologies::kTokenCountRule);
   command->add_option("--param", args->parameters, "Paths to vary (default: NIC, fabric, HBM, launch, network figures the file has)")
       ->delimiter(',');
   command->callback([args] { run(*args); });

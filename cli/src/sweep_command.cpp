@@ -109,7 +109,7 @@ void add_sweep_command(CLI::App& app) {
   add_set_option(*command, args->settings);
   command->add_option("--workload", args->workloads, "Workload presets or YAML files, comma-separated")->delimiter(',')->capture_default_str();
   command->add_option("--batch", args->batches, "Batch sizes, e.g. 1,8 (default: each workload's)")->delimiter(',')->check(CLI::Range(1, 1 << 30));
-  command->add_option("--seq-len", args->seq_len, "Context lengths: 80k, lists 80k,1M and ranges 80k:5.12M:x2")->required();
+  command->add_option("--seq-len", args->seq_len, std::string("Context lengths: 80k, lists 80k,1M and ranges 80k:5.12M:x2; ") + topologies::kTokenCountRule)->required();
   command->add_option("--algo", args->algorithms, "Algorithms: ring, tree, tree-fused, tree-lse, allgather-merge")->delimiter(',')->capture_default_str();
   command->add_option("--engine", args->engines, "model, sim or both (comma-separated)")->delimiter(',')->capture_default_str();
   command->add_option("-o,--output", args->output, "Write the rows to FILE.csv or FILE.json (rank 0 under mpirun)");

@@ -213,7 +213,7 @@ void add_tune_command(CLI::App& app) {
   auto args = std::make_shared<TuneArgs>();
   add_decode_options(*command, *args, "", {"table", "csv", "json"});
   drop_options(*command, {"--algo", "--tokens", "--prefill"});  // tune tries every combine and ranks their per-token latency
-  command->get_option("--seq-len")->description("One context length: 80k, 5.12M");
+  command->get_option("--seq-len")->description(std::string("One context length: 80k, 5.12M; ") + topologies::kTokenCountRule);
   command->footer("Table: '~' in the ~best column marks a strategy whose latency band meets the best one's: the model cannot "
                   "tell it from the best. CSV/JSON: latency_s_low/high (the band) and within_best_band for every strategy.");
   command->add_option("--top", args->top, "Strategies shown")->check(CLI::Range(1, 100000))->capture_default_str();

@@ -17,6 +17,7 @@
 #include "treering/topologies/input_error.hpp"
 #include "treering/topologies/input_files_read.hpp"
 #include "treering/topologies/output_file.hpp"
+#include "treering/topologies/units.hpp"
 
 using namespace treering::realrun;
 
@@ -59,7 +60,7 @@ int run(int argc, char** argv, app::MpiTransport& transport) {
   decode->add_option("--backend", options.backend, "cpu (host kernels, MPI) or cuda (one GPU per rank, NCCL)")->capture_default_str();
   decode->add_option("--algo", options.algorithms, "ring, tree, tree-fused, tree-lse, allgather-merge (cpu also: pass-q, a2a, ag-rs)")->delimiter(',')->capture_default_str();
   decode->add_option("--workload", options.workload, "A workload preset (16-bit)")->capture_default_str();
-  decode->add_option("--seq-len", options.seq_len, "Context lengths: 10000, lists 1k,10k and ranges 1k:64k:x2")->capture_default_str();
+  decode->add_option("--seq-len", options.seq_len, std::string("Context lengths: 10000, lists 1k,10k and ranges 1k:64k:x2; ") + treering::topologies::kTokenCountRule)->capture_default_str();
   decode->add_option("--batch", options.batch, "Sequences decoded together (default: the workload's)")->check(CLI::Range(1, 1 << 20));
   decode->add_option("--repeats", options.repeats, "Timed runs per case")->capture_default_str();
   decode->add_option("--warmup", options.warmup, "Untimed runs first (cuda: at least 1)")->capture_default_str();

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "treering/topologies/units.hpp"
 
@@ -70,6 +71,16 @@ std::vector<Value> parse_list(std::string_view text, const std::function<Value(s
   }
 }
 
+// "128Ki" = 128 x 1024: IEC prefixes are powers of 1024, for tokens as for bytes.
+double binary_scaled_number(std::string_view text, const char* what) {
+  for (const auto& [symbol, factor] : {std::pair<std::string_view, double>{"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}}) {
+    if (text.size() > symbol.size() && text.substr(text.size() - symbol.size()) == symbol) {
+      return scaled_number(text.substr(0, text.size() - symbol.size()), "", 1, what) * factor;
+    }
+  }
+  return scaled_number(text, "kMG", 1000, what);
+}
+
 constexpr double kMostTokens = 1e15;
 constexpr double kMostMessageBytes = 1125899906842624.0;  // 1 PiB: beyond any memory a collective could hold
 
@@ -78,7 +89,7 @@ constexpr double kMostMessageBytes = 1125899906842624.0;  // 1 PiB: beyond any m
 double parse_message_size_bytes(std::string_view text) {
   double bytes = 0;
   try {
-    bytes = scaled_number(text, "KMGT", 1024, "message size");
+    bytes = scaled_number(text, "KMGTP", 1024, "message size");
   } catch (const std::invalid_argument&) {
     bytes = parse_bytes(text);  // "8KB", "8KiB": its own message when that fails too
   }
@@ -87,7 +98,7 @@ double parse_message_size_bytes(std::string_view text) {
 }
 
 long long parse_token_count(std::string_view text) {
-  const double tokens = scaled_number(text, "kMG", 1000, "token count (e.g. 80k or 5.12M)");
+  const double tokens = binary_scaled_number(text, "token count (e.g. 80k, 5.12M or 128Ki)");
   if (tokens > kMostTokens) {
     throw std::invalid_argument("'" + std::string(text) + "' tokens is more than treering takes (1e15)");
   }

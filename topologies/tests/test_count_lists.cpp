@@ -50,3 +50,26 @@ TEST_CASE("too large or fractional: said as such, never rounded or run") {
   CHECK(parse_message_sizes("1.5K") == std::vector<double>{1536});  // 1.5 x 1024: whole
   CHECK(parse_message_sizes("1024T") == std::vector<double>{1125899906842624.0});  // 2^50: the largest taken
 }
+
+TEST_CASE("one rule for prefixes: SI decimal, IEC binary, a bare letter on a message size binary as nccl-tests") {
+  // Tokens: 128k = 128 x 1000, 128Ki = 128 x 1024 (a model card's "128k context", 2^17 tokens).
+  CHECK(parse_token_count("128k") == 128000);
+  CHECK(parse_token_count("128Ki") == 131072);
+  CHECK(parse_token_count("4Mi") == 4194304);
+  CHECK(parse_token_count("1Gi") == 1073741824);
+  // A doubling range from 128Ki reaches 4Mi exactly: 2^17 .. 2^22, six values.
+  CHECK(parse_token_counts("128Ki:4Mi:x2") ==
+        std::vector<long long>{131072, 262144, 524288, 1048576, 2097152, 4194304});
+  // From 128k (decimal) it stops below 4M: 128000 x 2^5 = 4096000 > 4000000, so the last is 2048000.
+  CHECK(parse_token_counts("128k:4M:x2").back() == 2048000);
+  CHECK_THROWS_AS(parse_token_count("128K"), std::invalid_argument);  // K is no SI prefix (k is)
+  CHECK(parse_token_count("1.5Ki") == 1536);
+  CHECK_THROWS_AS(parse_token_count("1.0001Ki"), std::invalid_argument);  // 1024.1024 tokens: not whole
+  // Message sizes: bare letters are nccl-tests' powers of 1024; with B, SI and IEC as everywhere.
+  CHECK(parse_message_size_bytes("16G") == 17179869184.0);    // 16 x 2^30 = 2^34
+  CHECK(parse_message_size_bytes("16GB") == 16e9);
+  CHECK(parse_message_size_bytes("16GiB") == 17179869184.0);
+  CHECK(parse_message_size_bytes("1PB") == 1e15);
+  CHECK(parse_message_size_bytes("1P") == 1125899906842624.0);  // 2^50
+  CHECK(parse_message_size_bytes("1PiB") == 1125899906842624.0);
+}

@@ -22,17 +22,30 @@ double parse_bytes(std::string_view text);
 double parse_duration_s(std::string_view text);
 double parse_flops(std::string_view text);
 
-// Message sizes as nccl-tests writes them: a plain number of bytes, or K M G T as powers of 1024
-// ("8K" = 8192, "1G" = 2^30), or any form parse_bytes accepts ("8kB" = 8000, "8KiB" = 8192). Must be >= 0.
+// One rule for every count on the command line: SI prefixes (k M G T P) are powers of 1000, IEC prefixes (Ki Mi Gi
+// Ti Pi) powers of 1024; the one exception is a bare K M G T P on a message size, a power of 1024 as nccl-tests
+// reads its -b/-e sizes ("16G" = 2^34 B, where "16GB" = 1.6e10 B and "16GiB" = 2^34 B).
+//
+// Message sizes: a plain number of bytes, a bare K M G T P (powers of 1024: "8K" = 8192, "1G" = 2^30), or any form
+// parse_bytes accepts ("8kB" = 8000, "8KiB" = 8192, "1PB" = 1e15). Must be >= 0.
 double parse_message_size_bytes(std::string_view text);
 
-// Token counts as papers write them: a plain integer, or k M G as powers of 1000 ("80k" = 80000,
-// "5.12M" = 5120000); the result must be a whole number from 1 to 1e15.
+// Token counts: a plain integer, k M G as powers of 1000 as papers write them ("80k" = 80000, "5.12M" =
+// 5120000), or Ki Mi Gi as powers of 1024 ("128Ki" = 131072, what model cards call a 128k context); the result
+// must be a whole number from 1 to 1e15.
 long long parse_token_count(std::string_view text);
+
+// The rule above in a line, for the options' --help.
+inline constexpr const char* kTokenCountRule =
+    "k M G = 1000^n (80k = 80000), Ki Mi Gi = 1024^n (128Ki = 131072); a range stops at the last value <= LAST "
+    "(128k:4M:x2 ends at 2.048M, 128Ki:4Mi:x2 at 4Mi)";
+inline constexpr const char* kMessageSizeRule =
+    "bare K M G T P = 1024^n as nccl-tests reads them (16G = 2^34 B); with B, SI is 1000^n and IEC 1024^n "
+    "(16GB = 1.6e10 B, 16GiB = 2^34 B)";
 
 // Lists and ranges of either: "a,b,c", "FIRST:LAST" (doubling) or "FIRST:LAST:xF" (times F) or
 // "FIRST:LAST:+S" (plus S), combinable with commas: "80k:5.12M:x2,10M". The range includes LAST when a step
-// lands on it. Throws std::invalid_argument on a malformed item, an empty or descending range, or more
+// lands on it, and stops at the last value below it otherwise ("128k:4M:x2" ends at 2048000: 4096000 > 4M). Throws std::invalid_argument on a malformed item, an empty or descending range, or more
 // than 100000 values. Message sizes must be whole numbers of bytes up to 1 PiB ("1.5" and "1e30" are refused).
 std::vector<double> parse_message_sizes(std::string_view text);
 std::vector<long long> parse_token_counts(std::string_view text);
