@@ -122,9 +122,11 @@ std::string model_name(const std::string& path, const json& root) {
   if (root.contains("_name_or_path") && root["_name_or_path"].is_string() && !root["_name_or_path"].get<std::string>().empty()) {
     return std::filesystem::path(root["_name_or_path"].get<std::string>()).filename().string();
   }
+  // A model's folder names it when the file is its config.json (~/models/Llama-3.1-8B/config.json); a file of
+  // another name is named by itself (configs/qwen2-7b.json is "qwen2-7b", not "configs").
   const std::filesystem::path file(path);
   const std::string parent = file.parent_path().filename().string();
-  return parent.empty() ? file.stem().string() : parent;
+  return file.filename() != "config.json" || parent.empty() || parent == "." || parent == ".." ? file.stem().string() : parent;
 }
 
 Workload read_config(const ConfigText& config, const json& root) {

@@ -56,6 +56,10 @@ std::string error_of(const std::string& path) {
 TEST_CASE("Llama 3.1 405B FP8's config.json: the shape, fp8 feed-forward weights, bf16 attention") {
   const Workload w = load_hf_config_file(config_file("llama405", kLlama405Fp8));
   CHECK(w.name == "treering-hf-llama405");  // the directory the config sits in
+  // The same file under another name is named by itself, not by its folder.
+  const fs::path renamed = fs::path(config_file("llama405", kLlama405Fp8)).parent_path() / "llama-405b-fp8.json";
+  fs::copy_file(fs::path(renamed).replace_filename("config.json"), renamed, fs::copy_options::overwrite_existing);
+  CHECK(load_hf_config_file(renamed.string()).name == "llama-405b-fp8");
   CHECK(w.layers == 126);
   CHECK(w.query_heads == 128);
   CHECK(w.kv_heads == 8);
