@@ -1,5 +1,6 @@
 #include "cluster_args.hpp"
 
+#include <iostream>
 #include <stdexcept>
 
 #include "commands.hpp"
@@ -41,7 +42,9 @@ void add_cluster_option(CLI::App& command, ClusterArgs& args, bool required) {
 }
 
 topologies::Topology load_topology(const ClusterArgs& args) {
-  return topologies::build_topology(args.cluster, overrides_of(args));
+  topologies::Topology topology = topologies::build_topology(args.cluster, overrides_of(args));
+  for (const std::string& warning : topologies::cluster_warnings(topology.spec())) std::cerr << "warning: " << warning << '\n';
+  return topology;
 }
 
 void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& algorithms_help,

@@ -174,3 +174,14 @@ TEST_CASE("counts of zero and sizes out of range: a short message, exit 2") {
     CHECK(result.exit_code == 2);  // was exit 0: 3.7e18 s for 1e30 B, and 1.5 rounded to 2 B
   }
 }
+
+TEST_CASE("a node count that leaves the last NVLink domain partial is run, with a warning that says so") {
+  // gb200-nvl72: 18 trays a domain. 20 trays = one full domain and 2 trays of a second; 36 = two full ones.
+  auto partial = run_treering("predict --cluster gb200-nvl72 --nodes 20 --seq-len 1M --algo tree");
+  CHECK(partial.exit_code == 0);
+  CHECK(partial.err.find("warning: node group 'gb200-tray': 20 nodes fill 1 NVLink domain of 18 nodes and leave a "
+                         "partial one of 2") != std::string::npos);
+  auto full = run_treering("predict --cluster gb200-nvl72 --nodes 36 --seq-len 1M --algo tree");
+  CHECK(full.exit_code == 0);
+  CHECK(full.err.find("warning") == std::string::npos);
+}

@@ -87,4 +87,18 @@ const char* to_string(NetworkTopology topology) {
   return "?";
 }
 
+std::vector<std::string> cluster_warnings(const ClusterSpec& spec) {
+  std::vector<std::string> warnings;
+  for (const NodeGroup& group : spec.groups) {
+    const int domain = group.fabric.domain_nodes;
+    if (group.fabric.type != FabricType::nvswitch || domain <= 1 || group.count % domain == 0) continue;
+    const int full = group.count / domain;
+    warnings.push_back("node group '" + group.name + "': " + std::to_string(group.count) + " nodes fill " +
+                       std::to_string(full) + " NVLink domain" + (full == 1 ? "" : "s") + " of " + std::to_string(domain) +
+                       " nodes and leave a partial one of " + std::to_string(group.count % domain) +
+                       " (fabric.domain_nodes)");
+  }
+  return warnings;
+}
+
 }  // namespace treering::topologies

@@ -230,6 +230,11 @@ constexpr long long kMaxClusterGpus = 1'048'576;
 constexpr long long kMaxClusterNicPorts = 1'048'576;
 void check_size_limits(const ClusterSpec& spec, const InputLocation& where);
 
+// What is legal but likely not meant, one sentence each, for the commands to print as warnings: a node group whose
+// nodes do not fill its last multi-node NVLink domain. Example: gb200-nvl72 (18 trays a domain) at 20 nodes gives
+// "node group 'tray': 20 nodes fill 1 NVLink domain of 18 nodes and leave a partial one of 2 (fabric.domain_nodes)".
+std::vector<std::string> cluster_warnings(const ClusterSpec& spec);
+
 const char* to_string(FabricType type);
 const char* to_string(GpuArchitecture architecture);  // "hopper"; "unknown"
 const char* to_string(HostCpu cpu);                    // "intel"; "unknown"
