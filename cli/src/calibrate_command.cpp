@@ -143,6 +143,7 @@ void run_benchmarks(const CalibrateArgs& args) {
     std::cout << "\n" << measured.size() << " collective measurements, " << fit.iterations << " iterations; median |error| "
               << percent(model::median_abs(fit.rel_errors_before)) << " before, " << percent(*c.provenance.median_abs_rel_error)
               << " after (max " << percent(*c.provenance.max_abs_rel_error) << "), R^2 of log times " << *c.provenance.r_squared << '\n';
+    for (const validate::KeptPrior& kept : fit.kept_priors) std::cout << validate::describe(kept) << '\n';
   }
   if (!attention_fits.empty()) {
     std::cout << '\n';

@@ -65,14 +65,17 @@ void print_report(const validate::OverheadFit& fit, const topologies::ImplProfil
   Table overheads({"overhead", "prior", "fitted", "+- (1 sigma)", "share of measured time"});
   for (const validate::OverheadEstimate& e : fit.estimates) {
     overheads.add_row({to_string(e.overhead), e.prior_s ? topologies::format_duration(*e.prior_s) : "the cluster's",
-                       topologies::format_duration(e.fitted_s), e.at_bound ? "at 0 (bound)" : topologies::format_duration(e.std_error_s),
+                       topologies::format_duration(e.fitted_s) + (e.kept_prior ? " (prior kept)" : ""), e.at_bound ? "at 0 (bound)" : topologies::format_duration(e.std_error_s),
                        percent(e.share)});
   }
   overheads.add_row({"the rest of the model", "", "", "", percent(fit.base_share)});
   overheads.add_row({"unexplained (measured - fitted)", "", "", "", percent(fit.unexplained_share)});
   overheads.print(std::cout);
   for (const validate::OverheadEstimate& e : fit.estimates) {
-    if (!e.at_bound && e.std_error_s > e.fitted_s) {
+    if (e.kept_prior) {
+      std::cout << to_string(e.overhead) << ": the prior kept (fitted " << topologies::format_duration(e.fitted_s) << ": median |error| "
+                << percent(e.median_fitted) << ", " << percent(e.median_prior) << " with the prior)\n";
+    } else if (!e.at_bound && e.std_error_s > e.fitted_s) {
       std::cout << to_string(e.overhead) << ": its 1-sigma error is larger than its value: the timings do not tell it from 0\n";
     }
   }
@@ -97,7 +100,8 @@ ordered_json report_json(const validate::OverheadFit& fit, const topologies::Imp
   json["overheads"] = ordered_json::array();
   for (const validate::OverheadEstimate& e : fit.estimates) {
     json["overheads"].push_back({{"overhead", to_string(e.overhead)}, {"prior_s", e.prior_s ? ordered_json(*e.prior_s) : ordered_json()},
-                                 {"fitted_s", e.fitted_s}, {"std_error_s", e.std_error_s}, {"at_bound", e.at_bound}, {"share", e.share}});
+                                 {"fitted_s", e.fitted_s}, {"std_error_s", e.std_error_s}, {"at_bound", e.at_bound}, {"share", e.share},
+                                 {"kept_prior", e.kept_prior}});
   }
   json["base_share"] = fit.base_share;
   json["unexplained_share"] = fit.unexplained_share;

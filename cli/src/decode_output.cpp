@@ -29,7 +29,10 @@ int nodes_used(const topologies::Topology& topology, const std::vector<int>& gpu
 
 void set_context(DecodeRow& row, const model::DecodeModel& decode, const model::DecodePlan& plan) {
   const model::Workload& workload = plan.workload;
-  row.extrapolation = model::join_reasons(model::extrapolations(decode.topology(), plan));
+  const model::ExtrapolationParts parts = model::extrapolation_parts(decode.topology(), plan);
+  std::vector<std::string> reasons = parts.compute;
+  reasons.insert(reasons.end(), parts.communication.begin(), parts.communication.end());
+  row.extrapolation = model::join_reasons(reasons);
   row.calibration = !decode.topology().spec().calibration ? "none" : row.extrapolation.empty() ? "inside" : "extrapolated";
   row.cluster = decode.topology().spec().name;
   row.cluster_nodes = decode.topology().node_count();
@@ -38,7 +41,8 @@ void set_context(DecodeRow& row, const model::DecodeModel& decode, const model::
   row.batch = workload.batch;
   row.layout = {1, static_cast<int>(plan.gpus.size())};  // the K/V split over every GPU, until set_layout says otherwise
   const topologies::ImplProfile& profile = plan.impl_profile ? *plan.impl_profile : topologies::default_impl_profile();
-  row.errors = model::prediction_errors(decode.topology(), profile, row.calibration == "extrapolated");
+  // Each part's band from what the calibration measured of it: communication inside it at its residuals there.
+  row.errors = model::prediction_errors(decode.topology(), profile, {!parts.compute.empty(), !parts.communication.empty(), parts.collective_bytes});
   row.latency_band = model::latency_band(row.result, row.errors);
 }
 
@@ -79,8 +83,16 @@ std::string errors_legend(const std::vector<model::RelativeErrors>& errors) {
 
 std::string band_line(const std::vector<DecodeRow>& rows) {
   if (rows.empty()) return "";
-  return "; band: " + errors_text(rows.front().errors) + " (" +
-         (rows.front().calibration == "none" ? "the profile's validation" : "the calibration's residuals") + ")";
+  const bool calibrated = rows.front().calibration != "none";
+  std::string text = "; band: " + errors_text(rows.front().errors) + " (" + (calibrated ? "the calibration's residuals" : "the profile's validation") + ")";
+  // Calibrated, each row's band comes from the residuals at the sizes it uses (doubled where it extrapolates).
+  double least = 1e300, most = 0;
+  for (const DecodeRow& row : rows) least = std::min(least, row.errors.communication), most = std::max(most, row.errors.communication);
+  if (!calibrated || least == most) return text;
+  char range[160];
+  std::snprintf(range, sizeof range, "; band: communication +-%.1f %% to +-%.1f %% by row (the calibration's residuals at the sizes each uses, "
+                "doubled where it extrapolates), compute +-%.1f %%", 100 * least, 100 * most, 100 * rows.front().errors.compute);
+  return range;
 }
 
 std::string format_band(const model::Band& band) {

@@ -93,30 +93,37 @@ std::string unmeasured_shape(const topo::Calibration& calibration, const Workloa
 
 }  // namespace
 
-std::vector<std::string> extrapolations(const topo::Topology& topology, const DecodePlan& plan) {
-  std::vector<std::string> reasons;
+ExtrapolationParts extrapolation_parts(const topo::Topology& topology, const DecodePlan& plan) {
+  ExtrapolationParts parts;
   const auto& calibration = topology.spec().calibration;
-  if (!calibration) return reasons;
+  if (!calibration) return parts;
   const topo::CalibrationProvenance& p = calibration->provenance;
   const PlanUse use = use_of(topology, plan);
   if (use.tokens.seen()) {
-    if (!calibration->hbm_efficiency && !calibration->launch_overhead_s) add(reasons, "attention not calibrated (default HBM efficiency)");
-    else if (p.tokens) add(reasons, outside("attention over", use.tokens, static_cast<double>(p.tokens->first), static_cast<double>(p.tokens->second), true));
-    add(reasons, unmeasured_shape(*calibration, plan.workload));
+    if (!calibration->hbm_efficiency && !calibration->launch_overhead_s) add(parts.compute, "attention not calibrated (default HBM efficiency)");
+    else if (p.tokens) add(parts.compute, outside("attention over", use.tokens, static_cast<double>(p.tokens->first), static_cast<double>(p.tokens->second), true));
+    add(parts.compute, unmeasured_shape(*calibration, plan.workload));
   }
   for (int tier = 0; tier < 2; ++tier) {
     if (!use.sends[tier].seen()) continue;
     const auto& bands = tier == 0 ? calibration->p2p_scale_up : calibration->p2p_scale_out;
     const std::string what = tier == 0 ? "sends inside a domain" : "sends across domains";
-    if (bands.empty()) add(reasons, what + " not measured (priced from the collectives' fit)");
-    else if (p.p2p_sizes_bytes) add(reasons, outside(what + " of", use.sends[tier], p.p2p_sizes_bytes->first, p.p2p_sizes_bytes->second, false));
+    if (bands.empty()) add(parts.communication, what + " not measured (priced from the collectives' fit)");
+    else if (p.p2p_sizes_bytes) add(parts.communication, outside(what + " of", use.sends[tier], p.p2p_sizes_bytes->first, p.p2p_sizes_bytes->second, false));
   }
   if (use.collective_bytes.seen()) {
+    parts.collective_bytes = std::pair{use.collective_bytes.low, use.collective_bytes.high};
     for (const std::string& reason : collective_extrapolations(topology, use.collective_bytes.low, use.collective_bytes.high, use.collective_ranks)) {
-      add(reasons, reason);
+      add(parts.communication, reason);
     }
   }
-  return reasons;
+  return parts;
+}
+
+std::vector<std::string> extrapolations(const topo::Topology& topology, const DecodePlan& plan) {
+  ExtrapolationParts parts = extrapolation_parts(topology, plan);
+  parts.compute.insert(parts.compute.end(), parts.communication.begin(), parts.communication.end());
+  return parts.compute;
 }
 
 std::vector<std::string> collective_extrapolations(const topo::Topology& topology, double low_bytes, double high_bytes, int ranks) {

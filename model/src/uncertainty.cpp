@@ -27,6 +27,21 @@ bool stages_through_host(const topologies::Topology& topology) {
 
 RelativeErrors prediction_errors(const topologies::Topology& topology, const topologies::ImplProfile& profile,
                                  bool extrapolated) {
+  return prediction_errors(topology, profile, CalibrationUse{extrapolated, extrapolated, std::nullopt});
+}
+
+double calibration_residual(const topologies::CalibrationProvenance& provenance, double low_bytes, double high_bytes) {
+  const auto& r = provenance.residuals;
+  if (r.empty()) return provenance.max_abs_rel_error.value_or(0.0);
+  size_t first = 0, last = r.size() - 1;
+  while (first + 1 < r.size() && r[first + 1].first <= low_bytes) ++first;
+  while (last > 0 && r[last - 1].first >= high_bytes) --last;
+  double worst = 0;
+  for (size_t i = std::min(first, last); i <= std::max(first, last); ++i) worst = std::max(worst, r[i].second);
+  return worst;
+}
+
+RelativeErrors prediction_errors(const topologies::Topology& topology, const topologies::ImplProfile& profile, const CalibrationUse& use) {
   const auto& calibration = topology.spec().calibration;
   RelativeErrors errors{profile.uncertainty.compute, profile.uncertainty.communication, profile.uncertainty.network_latency,
                         "implementation profile '" + profile.name + "': " + profile.uncertainty.source};
@@ -39,22 +54,25 @@ RelativeErrors prediction_errors(const topologies::Topology& topology, const top
   if (!calibration) return errors;
   const topologies::CalibrationProvenance& p = calibration->provenance;
   if (!p.max_abs_rel_error && !p.attention_max_abs_rel_error) return errors;
-  const double scale = extrapolated ? 2.0 : 1.0;
-  std::string compute = "from the profile";
+  const double compute_scale = use.compute_extrapolated ? 2.0 : 1.0;
+  std::string compute = "from the profile", communication = "the calibration's largest |error|";
   if (p.max_abs_rel_error) {
-    errors.communication = errors.network_latency = *p.max_abs_rel_error * scale;
+    const bool local = use.collective_bytes && !use.communication_extrapolated;
+    errors.communication = errors.network_latency =
+        local ? calibration_residual(p, use.collective_bytes->first, use.collective_bytes->second)
+              : *p.max_abs_rel_error * (use.communication_extrapolated ? 2.0 : 1.0);
+    if (local) communication = "the calibration's residuals at the sizes used";
+    else if (use.communication_extrapolated) communication += " doubled: extrapolated";
     errors.host_staged = false;
-    if (calibration->hbm_efficiency || calibration->launch_overhead_s) errors.compute = errors.communication, compute = "fitted";
+    if (calibration->hbm_efficiency || calibration->launch_overhead_s) errors.compute = *p.max_abs_rel_error * compute_scale, compute = "fitted";
   }
   if (p.attention_max_abs_rel_error) {  // the attention fitted by kernel shape: its own worst error
-    errors.compute = *p.attention_max_abs_rel_error * scale;
+    errors.compute = *p.attention_max_abs_rel_error * compute_scale;
     compute = "the attention fit's";
   }
-  errors.source = std::string("the calibration's largest |error| (") + (extrapolated ? "doubled: extrapolated, " : "") +
-                  "compute " + compute + ")";
-  if (!p.max_abs_rel_error) {
-    errors.source += errors.host_staged ? std::string("; ") + kHostStagedSource : std::string("; communication from the profile");
-  }
+  if (use.compute_extrapolated && compute != "from the profile") compute += ", doubled: extrapolated";
+  errors.source = "communication: " + (p.max_abs_rel_error ? communication : std::string("from the profile")) + "; compute: " + compute;
+  if (!p.max_abs_rel_error && errors.host_staged) errors.source += std::string("; ") + kHostStagedSource;
   return errors;
 }
 

@@ -103,3 +103,28 @@ TEST_CASE("attention fitted by kernel shape gives the compute band its own worst
   CHECK(alone.compute == doctest::Approx(0.05).scale(1.0));
   CHECK(alone.communication == 0.23);
 }
+
+TEST_CASE("a calibrated band at the sizes a prediction uses comes from the residuals around them") {
+  // The worked example of uncertainty.hpp: residuals {4 KiB: 0.9 %, 8 KiB: 5.3 %, 16 KiB: 6.9 %}.
+  topologies::CalibrationProvenance p;
+  p.max_abs_rel_error = 0.2;
+  CHECK(model::calibration_residual(p, 4096, 8192) == 0.2);  // no residuals listed: the largest |error|
+  p.residuals = {{4096, 0.009}, {8192, 0.053}, {16384, 0.069}};
+  CHECK(model::calibration_residual(p, 4096, 8192) == 0.053);   // the two sizes it spans
+  CHECK(model::calibration_residual(p, 4096, 4096) == 0.009);   // a measured size: its own
+  CHECK(model::calibration_residual(p, 5000, 9000) == 0.069);   // 4 KiB (below 5,000) to 16 KiB (above 9,000)
+  CHECK(model::calibration_residual(p, 6000, 7000) == 0.053);   // between 4 and 8 KiB: the larger of the two
+  // Inside the calibration, communication carries the residual there; outside it, twice the largest |error|.
+  topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
+  topologies::Calibration calibration;
+  calibration.provenance = p;
+  spec.calibration = calibration;
+  const topologies::Topology topology(spec);
+  const topologies::ImplProfile& profile = topologies::default_impl_profile();
+  const model::RelativeErrors inside = model::prediction_errors(topology, profile, {true, false, std::pair{4096.0, 4096.0}});
+  CHECK(inside.communication == 0.009);
+  CHECK(inside.network_latency == 0.009);
+  CHECK(inside.compute == 0.125);  // the attention not calibrated: the profile's, not doubled
+  const model::RelativeErrors outside = model::prediction_errors(topology, profile, {false, true, std::pair{4096.0, 4096.0}});
+  CHECK(outside.communication == 0.4);
+}

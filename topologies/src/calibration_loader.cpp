@@ -21,10 +21,23 @@ std::optional<double> optional_duration(const StrictMap& map, std::string_view k
   return map.duration_s(key);
 }
 
+// [{size: 8B, error: 0.056}, ...]: the collective fit's largest |error| at each size it measured, sizes increasing.
+std::vector<std::pair<double, double>> read_residuals(const std::string& file, const YAML::Node& node) {
+  yaml::require_sequence(file, node, "residuals");
+  std::vector<std::pair<double, double>> residuals;
+  for (const YAML::Node& entry : node) {
+    StrictMap map(entry, file, "a residual of the calibration", {"size", "error"});
+    const double bytes = map.bytes("size");
+    if (!residuals.empty() && bytes <= residuals.back().first) yaml::fail(file, map.required("size"), "residuals must list increasing sizes");
+    residuals.emplace_back(bytes, map.number("error", 0.0, kUnbounded));
+  }
+  return residuals;
+}
+
 CalibrationProvenance read_provenance(const std::string& file, const YAML::Node& node) {
   StrictMap map(node, file, "calibration provenance",
                 {"inputs", "date", "tool", "r_squared", "median_abs_rel_error", "max_abs_rel_error", "sizes", "ranks",
-                 "p2p_sizes", "tokens", "attention_max_abs_rel_error"});
+                 "p2p_sizes", "tokens", "attention_max_abs_rel_error", "residuals", "kept_prior"});
   CalibrationProvenance provenance;
   YAML::Node inputs = map.required("inputs");
   yaml::require_sequence(file, inputs, "inputs");
@@ -50,6 +63,11 @@ CalibrationProvenance read_provenance(const std::string& file, const YAML::Node&
   if (YAML::Node ranks = map.optional("ranks")) {  // {min: 16, max: 16}
     StrictMap range(ranks, file, "calibration provenance ranks", {"min", "max"});
     provenance.ranks = std::pair{range.integer("min", 1, 1 << 20), range.integer("max", 1, 1 << 20)};
+  }
+  if (YAML::Node residuals = map.optional("residuals")) provenance.residuals = read_residuals(file, residuals);
+  if (YAML::Node kept = map.optional("kept_prior")) {
+    yaml::require_sequence(file, kept, "kept_prior");
+    for (const YAML::Node& line : kept) provenance.kept_priors.push_back(yaml::scalar_string(file, line, "kept_prior"));
   }
   return provenance;
 }

@@ -5,6 +5,9 @@
 #include <Eigen/Dense>
 
 #include <algorithm>
+#include <array>
+#include <limits>
+#include <map>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -23,28 +26,62 @@ topologies::TierCalibration& tier(std::optional<topologies::TierCalibration>& sl
   return *slot;
 }
 
-// A fitted quantity: its name, where the fit starts, and where its value goes in the calibration.
+// A fitted quantity: its name, where the fit starts, the least value it may take, and where its value goes in
+// the calibration. Left out of the calibration, the model keeps its prior (NCCL's or the preset's figure).
 struct Parameter {
   const char* name;
   double start;
+  double floor;
   void (*set)(topologies::Calibration&, double);
 };
 
+// No rate below 1 B/s (a bandwidth's floor; the fit never nears it).
+constexpr double kBandwidthFloor_Bps = 1.0;
+// Inside one domain the measurements need not be NCCL's (the calibration loop times MPI-like rings between CPU
+// processes: 0.5 us in all), so NCCL's figures are no floor there; 1 ns keeps the logarithm finite.
+constexpr double kInDomainLatencyFloor_s = 1e-9;
+
+double least_finite(const std::array<double, model::kProtocols>& cells) {
+  double least = std::numeric_limits<double>::infinity();
+  for (double cell : cells) {
+    if (std::isfinite(cell)) least = std::min(least, cell);
+  }
+  return least;
+}
+
+// The least physical value of a latency the fit sets across domains, where NCCL's tuning rows are what it fits:
+// NCCL's own figure for it (src/graph/tuning.cc, the smallest over its protocols: the tree row's base 6.8 us;
+// model::nccl_latency_defaults), and never below one step over the fastest link of the cluster's fabric (NCCL's
+// least hardware latency there, 0.6 us on NVLink), which also floors the rows whose base NCCL sets to 0
+// (NVLS-tree: its fixed cost is all hardware latency).
+struct LatencyFloors {
+  double tree_base_s, nvls_tree_base_s;
+};
+LatencyFloors latency_floors(const topologies::ClusterSpec& base) {
+  const bool pcie = base.groups.front().fabric.type == topologies::FabricType::pcie;
+  const model::LatencyTable nccl = model::nccl_latency_defaults(pcie, base.nccl_version);
+  const auto row = [](model::LatencyRow r) { return static_cast<size_t>(r); };
+  const double step_s = least_finite(nccl.scale_up_step[row(model::LatencyRow::ring)]);
+  return {std::max(step_s, least_finite(nccl.base[row(model::LatencyRow::tree)])),
+          std::max(step_s, least_finite(nccl.base[row(model::LatencyRow::nvls_tree)]))};
+}
+
 // Across scale-up domains: the tree's base latency (small all-reduces), NVLS-tree's (large ones; NCCL: 0, the
-// fit starts at 1 us), the NICs' rate and the LL and LL128 protocols' bus bandwidth caps (mid sizes). Inside one domain: the ring's base latency, the fabric's step latency
+// fit starts at its floor), the NICs' rate and the LL and LL128 protocols' bus bandwidth caps (mid sizes). Inside one domain: the ring's base latency, the fabric's step latency
 // and its bus rate. Starting points: NCCL's LL bases (6.8 and 6.6 us), the fabric's latency, and the rated
 // figures times the model's efficiencies.
 std::vector<Parameter> parameters_for(const topologies::ClusterSpec& base, const std::vector<CollectiveMeasurement>& measured) {
   int most = 0;
   for (const CollectiveMeasurement& m : measured) most = std::max(most, m.ranks);
   const topologies::NodeGroup& group = base.groups.front();
+  const LatencyFloors floors = latency_floors(base);
   if (most <= group.gpus_per_node * std::max(1, group.fabric.domain_nodes)) {
     const double bus_Bps = group.fabric.type == topologies::FabricType::mesh ? group.fabric.link_bandwidth_Bps * (group.gpus_per_node - 1)
                                                                              : group.fabric.bandwidth_Bps;
-    return {{"ring base latency", 6.6e-6, [](topologies::Calibration& c, double v) { c.collectives["ring"].base_latency_s = v; }},
-            {"scale-up step latency", std::max(group.fabric.latency_s, 1e-7),
+    return {{"ring base latency", 6.6e-6, kInDomainLatencyFloor_s, [](topologies::Calibration& c, double v) { c.collectives["ring"].base_latency_s = v; }},
+            {"scale-up step latency", std::max(group.fabric.latency_s, 1e-7), kInDomainLatencyFloor_s,
              [](topologies::Calibration& c, double v) { tier(c.scale_up).latency_s = v; }},
-            {"scale-up bus bandwidth", std::max(bus_Bps, 1e9) * model::kScaleUpEfficiency,
+            {"scale-up bus bandwidth", std::max(bus_Bps, 1e9) * model::kScaleUpEfficiency, kBandwidthFloor_Bps,
              [](topologies::Calibration& c, double v) { tier(c.scale_up).bandwidth_Bps = v; }}};
   }
   // Across domains also NCCL's protocol caps (model::NcclChannels), from NCCL's own figures for the cluster's GPUs
@@ -57,24 +94,30 @@ std::vector<Parameter> parameters_for(const topologies::ClusterSpec& base, const
   const double ll_start_Bps = caps.ll_max_bus_Bps;
   const double ll128_start_Bps = caps.ll128_bus_Bps;
   std::vector<Parameter> across{
-      {"tree base latency", 6.8e-6, [](topologies::Calibration& c, double v) { c.collectives["tree"].base_latency_s = v; }},
-      {"nvls-tree base latency", 1e-6, [](topologies::Calibration& c, double v) { c.collectives["nvls-tree"].base_latency_s = v; }},
-      {"scale-out bandwidth per NIC", nic_Bps * model::kScaleOutEfficiency,
+      {"tree base latency", std::max(6.8e-6, floors.tree_base_s), floors.tree_base_s, [](topologies::Calibration& c, double v) { c.collectives["tree"].base_latency_s = v; }},
+      {"nvls-tree base latency", floors.nvls_tree_base_s, floors.nvls_tree_base_s, [](topologies::Calibration& c, double v) { c.collectives["nvls-tree"].base_latency_s = v; }},
+      {"scale-out bandwidth per NIC", nic_Bps * model::kScaleOutEfficiency, kBandwidthFloor_Bps,
        [](topologies::Calibration& c, double v) { tier(c.scale_out).bandwidth_Bps = v; }},
-      {"LL bus bandwidth", ll_start_Bps, [](topologies::Calibration& c, double v) { c.ll_bus_Bps = v; }},
-      {"LL128 bus bandwidth", ll128_start_Bps, [](topologies::Calibration& c, double v) { c.ll128_bus_Bps = v; }}};
+      {"LL bus bandwidth", ll_start_Bps, kBandwidthFloor_Bps, [](topologies::Calibration& c, double v) { c.ll_bus_Bps = v; }},
+      {"LL128 bus bandwidth", ll128_start_Bps, kBandwidthFloor_Bps, [](topologies::Calibration& c, double v) { c.ll128_bus_Bps = v; }}};
   // With in-switch reduction, NVLS-tree's large all-reduces run at the switch's reduction rate on two nodes
   // (2 (k-1)/k of the data crosses the NICs: 8 x 46 GB/s there against 450 x 0.60 = 270 GB/s in the switch).
   if (group.fabric.in_switch_reduction) {
-    across.push_back({"in-switch bandwidth", group.fabric.bandwidth_Bps * model::kInSwitchEfficiency,
+    across.push_back({"in-switch bandwidth", group.fabric.bandwidth_Bps * model::kInSwitchEfficiency, kBandwidthFloor_Bps,
                       [](topologies::Calibration& c, double v) { c.in_switch_Bps = v; }});
   }
   return across;
 }
 
-topologies::Calibration calibration_of(const std::vector<Parameter>& parameters, const Eigen::VectorXd& log_theta) {
+// A tier's calibration needs its bandwidth: where the scale-up step latency is fitted and the bus bandwidth kept at
+// its prior, the tier takes the prior's figure (the rated bus bandwidth x the model's efficiency, the fit's start).
+topologies::Calibration calibration_of(const std::vector<Parameter>& parameters, const Eigen::VectorXd& log_theta,
+                                       const std::vector<Parameter>& left = {}) {
   topologies::Calibration c;
   for (size_t i = 0; i < parameters.size(); ++i) parameters[i].set(c, std::exp(log_theta[static_cast<Eigen::Index>(i)]));
+  for (const Parameter& p : left) {
+    if (std::string(p.name) == "scale-up bus bandwidth" && c.scale_up && c.scale_up->bandwidth_Bps <= 0) p.set(c, p.start);
+  }
   return c;
 }
 
@@ -82,9 +125,15 @@ struct Problem {
   const topologies::ClusterSpec& base;
   const std::vector<CollectiveMeasurement>& measured;
   std::vector<Parameter> parameters;
+  std::vector<Parameter> left = {};  // kept at their priors
+  Eigen::VectorXd log_floors() const {
+    Eigen::VectorXd floors(static_cast<Eigen::Index>(parameters.size()));
+    for (size_t i = 0; i < parameters.size(); ++i) floors[static_cast<Eigen::Index>(i)] = std::log(parameters[i].floor);
+    return floors;
+  }
   Eigen::VectorXd relative_errors(const Eigen::VectorXd& log_theta) const {
     topologies::ClusterSpec spec = base;
-    spec.calibration = calibration_of(parameters, log_theta);
+    spec.calibration = calibration_of(parameters, log_theta, left);
     const std::vector<double> predicted = predict_collectives(spec, measured);
     Eigen::VectorXd r(static_cast<Eigen::Index>(measured.size()));
     for (size_t i = 0; i < measured.size(); ++i) r[static_cast<Eigen::Index>(i)] = (predicted[i] - measured[i].time_s) / measured[i].time_s;
@@ -113,8 +162,8 @@ int levenberg_marquardt(const Problem& problem, Eigen::VectorXd& theta) {
       Eigen::MatrixXd damped = normal;
       damped.diagonal() += lambda * normal.diagonal().cwiseMax(1e-12);
       const Eigen::VectorXd delta = damped.ldlt().solve(-gradient);
-      // At most e^3 per step; nothing below 1 ns or 1 B/s (log 1e-9 = -20.7).
-      const Eigen::VectorXd candidate = (theta + delta.cwiseMax(-3.0).cwiseMin(3.0)).cwiseMax(std::log(1e-9));
+      // At most e^3 per step; nothing below a parameter's floor.
+      const Eigen::VectorXd candidate = (theta + delta.cwiseMax(-3.0).cwiseMin(3.0)).cwiseMax(problem.log_floors());
       const Eigen::VectorXd r_candidate = problem.relative_errors(candidate);
       if (squared(r_candidate) < squared(r)) {
         const double gain = (squared(r) - squared(r_candidate)) / std::max(squared(r), 1e-300);
@@ -151,7 +200,50 @@ double log_r_squared(const std::vector<double>& predicted, const std::vector<Col
 
 std::vector<double> to_vector(const Eigen::VectorXd& v) { return {v.data(), v.data() + v.size()}; }
 
+double median_error(const Problem& problem, const Eigen::VectorXd& theta) { return model::median_abs(to_vector(problem.relative_errors(theta))); }
+
+Eigen::VectorXd without(const Eigen::VectorXd& v, Eigen::Index i) {
+  Eigen::VectorXd out(v.size() - 1);
+  out << v.head(i), v.tail(v.size() - i - 1);
+  return out;
+}
+
+// Leaves out of the fit, one at a time, each parameter the data do not favour over its prior: with it at its prior
+// (left out of the calibration) and the others as fitted, the median |error| is smaller. The others are fitted
+// again after each one left out. Returns the iterations those refits took.
+int keep_priors(Problem& problem, Eigen::VectorXd& theta, std::vector<KeptPrior>& kept) {
+  int iterations = 0;
+  for (bool dropped = true; dropped && !problem.parameters.empty();) {
+    dropped = false;
+    const double fitted = median_error(problem, theta);
+    for (size_t i = 0; i < problem.parameters.size() && !dropped; ++i) {
+      const auto index = static_cast<Eigen::Index>(i);
+      Problem trial = problem;
+      trial.parameters.erase(trial.parameters.begin() + static_cast<std::ptrdiff_t>(i));
+      trial.left.push_back(problem.parameters[i]);
+      const Eigen::VectorXd rest = without(theta, index);
+      const double prior = median_error(trial, rest);
+      if (prior >= fitted) continue;  // worse with the fit: only then the prior
+      kept.push_back({problem.parameters[i].name, std::exp(theta[index]), fitted, prior});
+      problem.parameters = trial.parameters;
+      problem.left = trial.left;
+      theta = rest;
+      if (theta.size() > 0) iterations += levenberg_marquardt(problem, theta);
+      dropped = true;
+    }
+  }
+  return iterations;
+}
+
 }  // namespace
+
+std::string describe(const KeptPrior& kept) {
+  const bool rate = std::string(kept.name).find("bandwidth") != std::string::npos;
+  char text[256];
+  std::snprintf(text, sizeof text, "%s: the prior kept (fitted %.4g %s: median |error| %.1f %%, %.1f %% with the prior)", kept.name.c_str(),
+                rate ? kept.fitted / 1e9 : kept.fitted * 1e6, rate ? "GB/s" : "us", 100 * kept.median_fitted, 100 * kept.median_prior);
+  return text;
+}
 
 std::vector<double> predict_collectives(const topologies::ClusterSpec& spec, const std::vector<CollectiveMeasurement>& measured) {
   const topologies::Topology topology(spec);
@@ -183,11 +275,13 @@ CalibrationFit calibrate_collectives(const topologies::ClusterSpec& base, const 
   uncalibrated.calibration.reset();
   const std::vector<double> before = predict_collectives(uncalibrated, measured);
   for (size_t i = 0; i < measured.size(); ++i) fit.rel_errors_before.push_back((before[i] - measured[i].time_s) / measured[i].time_s);
-  const Problem problem{base, measured, parameters_for(base, measured)};
+  Problem problem{base, measured, parameters_for(base, measured)};
   Eigen::VectorXd theta(static_cast<Eigen::Index>(problem.parameters.size()));
   for (size_t i = 0; i < problem.parameters.size(); ++i) theta[static_cast<Eigen::Index>(i)] = std::log(problem.parameters[i].start);
   fit.iterations = levenberg_marquardt(problem, theta);
-  fit.calibration = calibration_of(problem.parameters, theta);
+  fit.iterations += keep_priors(problem, theta, fit.kept_priors);
+  fit.calibration = calibration_of(problem.parameters, theta, problem.left);
+  for (const KeptPrior& k : fit.kept_priors) fit.calibration.provenance.kept_priors.push_back(describe(k));
   fit.rel_errors_after = to_vector(problem.relative_errors(theta));
   for (size_t i = 0; i < problem.parameters.size(); ++i) {
     fit.fitted.emplace_back(problem.parameters[i].name, std::exp(theta[static_cast<Eigen::Index>(i)]));
@@ -205,6 +299,9 @@ CalibrationFit calibrate_collectives(const topologies::ClusterSpec& base, const 
   auto [fewest, most] = std::minmax_element(measured.begin(), measured.end(), [](const auto& a, const auto& b) { return a.ranks < b.ranks; });
   p.sizes_bytes = std::pair{smallest->bytes, largest->bytes};
   p.ranks = std::pair{fewest->ranks, most->ranks};
+  std::map<double, double> worst;  // by size: the largest |error| there
+  for (size_t i = 0; i < measured.size(); ++i) worst[measured[i].bytes] = std::max(worst[measured[i].bytes], std::abs(fit.rel_errors_after[i]));
+  p.residuals.assign(worst.begin(), worst.end());
   return fit;
 }
 

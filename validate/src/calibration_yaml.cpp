@@ -55,6 +55,14 @@ std::string section(const topologies::Calibration& c) {
   if (p.sizes_bytes) {  // whole bytes, exactly
     out << "    sizes: {min: " << std::llround(p.sizes_bytes->first) << "B, max: " << std::llround(p.sizes_bytes->second) << "B}\n";
   }
+  if (!p.residuals.empty()) {
+    out << "    residuals:                   # the fit's largest |error| at each size it measured: the band there\n";
+    for (const auto& [bytes, error] : p.residuals) out << "      - {size: " << std::llround(bytes) << "B, error: " << number(error) << "}\n";
+  }
+  if (!p.kept_priors.empty()) {
+    out << "    kept_prior:                  # parameters the fit did not improve on, left at their priors\n";
+    for (const std::string& line : p.kept_priors) out << "      - \"" << line << "\"\n";
+  }
   if (p.ranks) out << "    ranks: {min: " << p.ranks->first << ", max: " << p.ranks->second << "}\n";
   if (p.p2p_sizes_bytes) {
     out << "    p2p_sizes: {min: " << std::llround(p.p2p_sizes_bytes->first) << "B, max: " << std::llround(p.p2p_sizes_bytes->second)

@@ -44,10 +44,13 @@ struct Problem {
   const ImplProfile& prior;
   const std::vector<Overhead>& free;
   VectorXd measured_s;
+  std::vector<bool> at_prior = std::vector<bool>(free.size(), false);  // left at the prior's value (or its absence)
 
   VectorXd predict(const VectorXd& x) const {
     ImplProfile profile = prior;
-    for (size_t k = 0; k < free.size(); ++k) set(profile, free[k], x[static_cast<Eigen::Index>(k)]);
+    for (size_t k = 0; k < free.size(); ++k) {
+      if (!at_prior[k]) set(profile, free[k], x[static_cast<Eigen::Index>(k)]);
+    }
     VectorXd t(measured_s.size());
     for (Eigen::Index i = 0; i < t.size(); ++i) t[i] = models.predict_s(static_cast<size_t>(i), profile);
     return t;
@@ -160,8 +163,17 @@ ImplProfile fitted_profile(const ImplProfile& prior, const std::vector<OverheadE
   profile.description = prior.description + "; overheads fitted to " + std::to_string(timings) + " timings";
   profile.origin.clear();
   for (const OverheadEstimate& e : estimates) {
-    set(profile, e.overhead, e.fitted_s);
     std::ostringstream source;
+    if (e.kept_prior) {
+      source << "the prior kept: fitting it to " << timings << " timings (" << provenance << ") gave " << topologies::format_duration(e.fitted_s)
+             << ", median |error| " << std::round(e.median_fitted * 1000) / 10 << " % against " << std::round(e.median_prior * 1000) / 10
+             << " % with the prior";
+      const auto cited = prior.sources.find(to_string(e.overhead));
+      if (cited != prior.sources.end()) source << "; " << cited->second;
+      profile.sources[to_string(e.overhead)] = source.str();
+      continue;
+    }
+    set(profile, e.overhead, e.fitted_s);
     source << "fitted by treering calibrate to " << timings << " timings (" << provenance << "): "
            << topologies::format_duration(e.fitted_s);
     if (e.at_bound) source << " (held at its bound: the timings wanted less than 0)";
@@ -216,6 +228,33 @@ std::vector<Overhead> depended_on(const TimingModels& models, const ImplProfile&
   return used;
 }
 
+std::vector<double> to_std(const VectorXd& v) { return {v.data(), v.data() + v.size()}; }
+
+double median_error(const Problem& problem, const VectorXd& x) {
+  return model::median_abs(to_std((problem.predict(x) - problem.measured_s).cwiseQuotient(problem.measured_s)));
+}
+
+// Leaves at its prior, one at a time, each overhead whose fitted value gives a larger median |error| over the
+// timings than the prior's (the others as fitted). Returns, per overhead, {median fitted, median with the prior}
+// for those left at the prior.
+std::vector<std::optional<std::pair<double, double>>> keep_priors(Problem& problem, VectorXd& x) {
+  std::vector<std::optional<std::pair<double, double>>> kept(problem.free.size());
+  for (size_t k = 0; k < problem.free.size(); ++k) {
+    const double fitted = median_error(problem, x);
+    Problem trial = problem;
+    VectorXd y = x;
+    const std::optional<double> prior = prior_of(problem.prior, problem.free[k]);
+    if (prior) y[static_cast<Eigen::Index>(k)] = *prior;
+    else trial.at_prior[k] = true;
+    const double with_prior = median_error(trial, y);
+    if (with_prior >= fitted) continue;  // worse with the fit: only then the prior
+    kept[k] = std::pair{fitted, with_prior};
+    problem.at_prior = trial.at_prior;
+    x = y;
+  }
+  return kept;
+}
+
 }  // namespace
 
 OverheadFit fit_overheads(const ImplProfile& prior, const std::vector<TimedDecode>& timings, const std::vector<Overhead>& chosen,
@@ -251,6 +290,9 @@ OverheadFit fit_overheads(const ImplProfile& prior, const std::vector<TimedDecod
                                   (max_iterations == 1 ? " iteration" : " iterations") + " (the values still moved by more than 1e-9 of themselves): nothing written");
     }
   }
+  const VectorXd fitted_x = x;
+  const auto kept = keep_priors(problem, x);
+  t = problem.predict(x);
   const VectorXd residual = weight.asDiagonal() * (t - problem.measured_s);
   const std::vector<double> std_errors_s = standard_errors_s(a, residual, at_bound);
   const double measured_sum_s = problem.measured_s.sum();
@@ -260,6 +302,10 @@ OverheadFit fit_overheads(const ImplProfile& prior, const std::vector<TimedDecod
     const auto kk = static_cast<size_t>(k);
     fit.estimates.push_back({free[kk], prior_of(prior, free[kk]), x[k], std_errors_s[kk], at_bound[kk],
                              (t - problem.predict(without)).sum() / measured_sum_s});
+    if (kept[kk]) {
+      OverheadEstimate& e = fit.estimates.back();
+      e.kept_prior = true, e.fitted_s = fitted_x[k], e.median_fitted = kept[kk]->first, e.median_prior = kept[kk]->second;
+    }
   }
   fit.base_share = problem.predict(VectorXd::Zero(p)).sum() / measured_sum_s;
   fit.unexplained_share = (problem.measured_s - t).sum() / measured_sum_s;

@@ -13,8 +13,10 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "treering/model/plan.hpp"
@@ -24,6 +26,14 @@ namespace treering::model {
 
 // The reasons, each a short phrase; empty when the plan stays inside the calibration, or the cluster has none.
 std::vector<std::string> extrapolations(const topologies::Topology& topology, const DecodePlan& plan);
+
+// The same reasons by the part of the prediction they concern: the attention's (compute) and the sends' and
+// collectives' (communication), with the sizes of the plan's collectives (none: it runs none).
+struct ExtrapolationParts {
+  std::vector<std::string> compute, communication;
+  std::optional<std::pair<double, double>> collective_bytes;  // smallest, largest
+};
+ExtrapolationParts extrapolation_parts(const topologies::Topology& topology, const DecodePlan& plan);
 
 // What a plan uses that a calibration should measure, to be timed at those very sizes (treering-realrun bench
 // --for-plan): the distinct token counts of its attention kernels (shards and ring blocks), the bytes of its

@@ -8,7 +8,9 @@
 //   low = 100 / 1.125 + 50 / 1.36 = 88.9 + 36.8 = 125.6 us; high = 100 / 0.875 + 50 / 0.64 = 114.3 + 78.1 = 192.4 us.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "treering/model/decode.hpp"
 #include "treering/topologies/impl_profile.hpp"
@@ -35,6 +37,24 @@ struct RelativeErrors {
 //   communication errors are at least kHostStagedError.
 RelativeErrors prediction_errors(const topologies::Topology& topology, const topologies::ImplProfile& profile,
                                  bool extrapolated);
+
+// What a prediction uses of its cluster's calibration, part by part: a part outside what the calibration measured
+// gets twice the calibration's largest |error|; communication inside it, where the prediction's collectives run
+// from `collective_bytes.first` to `.second` bytes, the calibration's residuals at those sizes
+// (calibration_residual). Example: a decode whose attention was not calibrated (compute extrapolated) and whose
+// all-reduces of 64 B-4 KiB lie inside the measured 8 B-16 GiB: compute carries the profile's error (not doubled),
+// communication the fit's largest |error| at the measured sizes 64 B-4 KiB.
+struct CalibrationUse {
+  bool compute_extrapolated = false;
+  bool communication_extrapolated = false;
+  std::optional<std::pair<double, double>> collective_bytes;  // none: the calibration's largest |error|
+};
+RelativeErrors prediction_errors(const topologies::Topology& topology, const topologies::ImplProfile& profile, const CalibrationUse& use);
+
+// The collective fit's largest |error| over the sizes it measured from the last at or below `low_bytes` to the first
+// at or above `high_bytes` (provenance.residuals); the calibration's largest |error| where it lists none. Example:
+// residuals {4 KiB: 0.9 %, 8 KiB: 5.3 %, 16 KiB: 6.9 %}: 4-8 KiB -> 5.3 %; exactly 4 KiB -> 0.9 %; 5-9 KiB -> 6.9 %.
+double calibration_residual(const topologies::CalibrationProvenance& provenance, double low_bytes, double high_bytes);
 
 // The model's worst |error| on GPU-to-GPU traffic staged through host memory (NCCL's SHM transport, PCIe without
 // P2P), uncalibrated: the rtx4090-pcie preset against public all-reduces of two RTX 4090s in one host

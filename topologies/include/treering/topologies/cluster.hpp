@@ -135,6 +135,11 @@ struct CalibrationProvenance {
   std::optional<std::pair<double, double>> p2p_sizes_bytes;  // point-to-point messages measured
   std::optional<std::pair<long long, long long>> tokens;    // attention kernels measured (tokens per call)
   std::optional<double> attention_max_abs_rel_error;         // >= 0: the attention fit by shape's worst |error|
+  // The collective fit's largest |error| at each message size it measured, by increasing size (YAML `residuals:
+  // [{size: 8B, error: 0.056}, ...]`): a prediction's band at the sizes it uses (model/uncertainty.hpp).
+  std::vector<std::pair<double, double>> residuals;  // bytes, |relative error|
+  // The fitted parameters left at their priors, and why (YAML `kept_prior: ["..."]`).
+  std::vector<std::string> kept_priors;
 };
 
 // A decode step's part as a real step measured it (treering-realrun step; treering calibrate): per layer (the LM

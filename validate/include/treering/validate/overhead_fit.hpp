@@ -9,6 +9,10 @@
 // Example: one layer of 10 kernels measured at 60 us, with t(0) = 20 us; fitting kernel_launch alone gives
 // 20 us + 10 x = 60 us -> x = 4 us, which explains 40 / 60 = 67 % of the measured time.
 //
+// Each overhead whose fitted value gives a larger median |error| over the timings than its prior (the others as
+// fitted) keeps the prior, one at a time in the order fitted: a fit never writes a value the timings do
+// not favour.
+//
 // A fit is refused (std::invalid_argument, saying why) when it is not identifiable: no more timings than
 // overheads; an overhead no timing depends on; or overheads whose counts are (nearly) proportional across the
 // timings, so that they trade off against each other (the smallest singular value of the count matrix, columns
@@ -40,6 +44,10 @@ struct OverheadEstimate {
   double std_error_s = 0;         // 0 when at the bound (fitted 0)
   bool at_bound = false;          // the unconstrained fit wanted it below 0
   double share = 0;               // of the summed measured time: sum_i (t_i(x) - t_i(x without it)) / sum_i m_i
+  // Fitted, the median |error| over the timings was larger than with the prior: the profile keeps the prior (fitted_s
+  // is what the fit gave; the profile's source for it says so).
+  bool kept_prior = false;
+  double median_fitted = 0, median_prior = 0;  // when kept: median |error| with it fitted, with the prior
 };
 
 struct FittedTiming {
