@@ -69,6 +69,7 @@ void keep_first_gpus(NodeGroup& group, int gpus) {
 }  // namespace
 
 Topology build_topology(const std::string& name_or_path, const ClusterOverrides& overrides) {
+  check_setting_conflicts(overrides.settings, overrides.nodes, overrides.gpus_per_node);
   ClusterSpec spec;
   if (overrides.settings.empty()) {
     spec = load_cluster(name_or_path);

@@ -91,8 +91,72 @@ std::string as_yaml_scalar(const std::string& value) {
   return quoted + "\"";
 }
 
-// Optional top-level cluster keys that --set may add where a file leaves them out (the loader checks them as any).
+// Optional top-level scalars --set may add where a file leaves them out (the loader checks them as any).
 bool is_addable(const std::string& path) { return path == "nccl_version" || path == "description"; }
+
+// The node at parts[from..] below `node` (any kind), or an undefined node.
+YAML::Node find_node(const YAML::Node& node, const std::vector<std::string>& parts, size_t from) {
+  if (from == parts.size()) return node;
+  const std::string& part = parts[from];
+  if (node.IsMap()) {
+    for (const auto& entry : node) {
+      if (entry.first.IsScalar() && entry.first.Scalar() == part) return find_node(entry.second, parts, from + 1);
+    }
+  } else if (node.IsSequence() && !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit)) {
+    const size_t index = std::stoul(part);
+    if (index < node.size()) return find_node(node[index], parts, from + 1);
+  }
+  return YAML::Node(YAML::NodeType::Undefined);
+}
+
+// The maps a new key KEY of PATH = PARENT.KEY goes into: PARENT from the top, else in every node group, GPU
+// model and the network that has it (as resolve finds scalars), where KEY is not there yet.
+std::vector<YAML::Node> parent_maps(const YAML::Node& root, const std::vector<std::string>& parts) {
+  const std::vector<std::string> parent(parts.begin(), parts.end() - 1);
+  std::vector<YAML::Node> candidates;
+  if (YAML::Node top = find_node(root, parent, 0); top && top.IsMap()) {
+    candidates.push_back(top);
+  } else if (root.IsMap()) {
+    std::vector<YAML::Node> places;
+    if (root["nodes"] && root["nodes"].IsSequence()) {
+      for (const YAML::Node& group : root["nodes"]) places.push_back(group);
+    }
+    if (root["gpu_models"] && root["gpu_models"].IsMap()) {
+      for (const auto& entry : root["gpu_models"]) places.push_back(entry.second);
+    }
+    if (root["network"]) places.push_back(root["network"]);
+    for (const YAML::Node& place : places) {
+      if (YAML::Node map = find_node(place, parent, 0); map && map.IsMap()) candidates.push_back(map);
+    }
+  }
+  std::vector<YAML::Node> maps;
+  for (const YAML::Node& map : candidates) {
+    if (!find_node(map, {parts.back()}, 0)) maps.push_back(map);
+  }
+  return maps;
+}
+
+// TEXT with KEY: VALUE added to each map, as its first key (block style: on a line of its own at the keys'
+// indentation; flow style: "{KEY: VALUE, ..."), so that the loader checks it as any key of the file: an unknown one
+// is its error. Example: `fabric.domain_nodes=9` in a group whose fabric is "      type: nvswitch" adds the line
+// "      domain_nodes: 9" above it. Throws for an empty map ("{}": no key to stand beside).
+std::string with_added_key(std::string text, const std::vector<YAML::Node>& maps, const Setting& setting, const std::string& source) {
+  const std::string key = split_path(setting.path).back();
+  const std::string entry = key + ": " + as_yaml_scalar(setting.value);
+  std::vector<std::pair<size_t, std::string>> inserts;  // (position of the map's first key, what goes there)
+  for (const YAML::Node& map : maps) {
+    if (map.size() == 0) {
+      throw InputError({}, "--set " + setting.path + "=" + setting.value + ": " + source + " has an empty map where '" + key +
+                               "' would go: add it to the file");
+    }
+    const YAML::Mark first = map.begin()->first.Mark();
+    const bool flow = map.Style() == YAML::EmitterStyle::Flow;
+    inserts.emplace_back(first.pos, flow ? entry + ", " : entry + "\n" + std::string(static_cast<size_t>(first.column), ' '));
+  }
+  std::sort(inserts.rbegin(), inserts.rend());  // from the end: earlier positions stay valid
+  for (const auto& [position, added] : inserts) text.insert(position, added);
+  return text;
+}
 
 }  // namespace
 
@@ -109,6 +173,8 @@ std::string apply_settings(std::string_view yaml_text, const std::string& source
   for (const Setting& setting : settings) {
     const YAML::Node root = parse(text, source);
     const std::vector<YAML::Node> scalars = resolve(root, setting.path);
+    const std::vector<std::string> parts = split_path(setting.path);
+    const bool well_formed = !parts.empty() && std::none_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); });
     if (scalars.empty() && is_addable(setting.path) && root.IsMap() && !root[setting.path]) {
       if (root.Style() == YAML::EmitterStyle::Flow) {
         throw InputError({}, "--set " + setting.path + "=" + setting.value + ": " + source + " is one flow-style map ({...}); "
@@ -116,6 +182,12 @@ std::string apply_settings(std::string_view yaml_text, const std::string& source
       }
       text += (text.empty() || text.back() == '\n' ? "" : "\n") + setting.path + ": " + as_yaml_scalar(setting.value) + "\n";
       continue;
+    }
+    if (scalars.empty() && well_formed && parts.size() > 1) {
+      if (const std::vector<YAML::Node> maps = parent_maps(root, parts); !maps.empty()) {
+        text = with_added_key(text, maps, setting, source);
+        continue;
+      }
     }
     if (scalars.empty() && setting.path.find('.') == std::string::npos && root.IsMap() && root[setting.path] &&
         root[setting.path].IsNull()) {
@@ -132,6 +204,26 @@ std::string apply_settings(std::string_view yaml_text, const std::string& source
     for (const auto& [start, end] : spans) text.replace(start, end - start, as_yaml_scalar(setting.value));
   }
   return text;
+}
+
+void check_setting_conflicts(const std::vector<Setting>& settings, std::optional<int> nodes, std::optional<int> gpus_per_node) {
+  // "count" or "nodes.N.count" (not "nodes.N.nics.count"): a group's node count; likewise gpus_per_node.
+  const auto names = [](const std::string& path, const std::string& key) {
+    const std::vector<std::string> parts = split_path(path);
+    return (parts.size() == 1 && parts[0] == key) ||
+           (parts.size() == 3 && parts[0] == "nodes" && !parts[1].empty() &&
+            std::all_of(parts[1].begin(), parts[1].end(), ::isdigit) && parts[2] == key);
+  };
+  for (const Setting& setting : settings) {
+    const std::string given = "--set " + setting.path + "=" + setting.value;
+    if (nodes && names(setting.path, "count")) {
+      throw InputError({}, given + " and --nodes " + std::to_string(*nodes) + " both set the node count: give one");
+    }
+    if (gpus_per_node && names(setting.path, "gpus_per_node")) {
+      throw InputError({}, given + " and --gpus-per-node " + std::to_string(*gpus_per_node) +
+                               " both set the GPUs per node: give one");
+    }
+  }
 }
 
 std::string scale_setting(std::string_view yaml_text, const std::string& source, const std::string& path, double factor) {

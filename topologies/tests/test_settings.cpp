@@ -49,8 +49,11 @@ TEST_CASE("a setting reaches the loaded cluster: dgx-h100 with 800 Gb/s NICs and
 TEST_CASE("bad settings: no '=', a path that names no value, a value the loader refuses") {
   CHECK_THROWS_WITH_AS(parse_setting("nics.bandwidth"), doctest::Contains("expected PATH=VALUE"), InputError);
   CHECK_THROWS_WITH_AS(parse_setting("=3"), doctest::Contains("expected PATH=VALUE"), InputError);
-  CHECK_THROWS_WITH_AS(apply_settings(kTwoGroups, "two.yaml", {{"nics.speed", "1"}}), doctest::Contains("has no value at 'nics.speed'"),
-                       InputError);
+  CHECK_THROWS_WITH_AS(apply_settings(kTwoGroups, "two.yaml", {{"nodes.0.nics.speed.x", "1"}}),
+                       doctest::Contains("has no value at 'nodes.0.nics.speed.x'"), InputError);
+  // A key the schema lacks is added, and the loader names it unknown at the map's line.
+  CHECK_THROWS_WITH_AS(build_topology("dgx-h100", {std::nullopt, std::nullopt, {parse_setting("nics.speed=1")}}),
+                       doctest::Contains("speed"), InputError);
   CHECK_THROWS_WITH_AS(apply_settings(kTwoGroups, "two.yaml", {{"nodes.7.count", "1"}}), doctest::Contains("has no value"), InputError);
   CHECK_THROWS_WITH_AS(apply_settings(kTwoGroups, "two.yaml", {{"nodes.0.nics", "1"}}), doctest::Contains("has no value"), InputError);
   ClusterOverrides overrides;
@@ -101,4 +104,29 @@ TEST_CASE("--set adds only the optional top-level keys, and says why it cannot e
                        doctest::Contains("'nccl_version' is empty in null.yaml"), InputError);
   // A file without a final newline gets one before the added key.
   CHECK(apply_settings("name: x", "x.yaml", {{"nccl_version", "2.26"}}) == "name: x\nnccl_version: 2.26\n");
+}
+
+TEST_CASE("--set adds a key the schema allows to the maps that lack it, block or flow style") {
+  // fabric.domain_nodes is optional (default 1), and dgx-h100's fabric leaves it out.
+  ClusterOverrides overrides;
+  overrides.settings = {parse_setting("fabric.domain_nodes=2")};
+  const Topology topology = build_topology("dgx-h100", overrides);
+  CHECK(topology.spec().groups[0].fabric.domain_nodes == 2);
+  // Into a flow map: "{count: 8, ...}" becomes "{latency: 2us, count: 8, ...}"; into a block map, a line above
+  // its first key at the same indentation.
+  const std::string text = apply_settings(kTwoGroups, "two.yaml", {{"nics.latency", "2us"}});
+  CHECK(text.find("nics: {latency: 2us, count: 8, bandwidth: 400Gb/s}   # NDR") != std::string::npos);
+  CHECK(text.find("    nics:\n      latency: 2us\n      count: 8\n") != std::string::npos);
+  CHECK(setting_values(text, "two.yaml", "nics.latency") == std::vector<std::string>{"2us", "2us"});
+}
+
+TEST_CASE("--set of the node count or GPUs per node beside --nodes or --gpus-per-node is a conflict") {
+  CHECK_THROWS_WITH_AS(build_topology("dgx-h100", {8, std::nullopt, {parse_setting("nodes.0.count=4")}}),
+                       "error: --set nodes.0.count=4 and --nodes 8 both set the node count: give one", InputError);
+  CHECK_THROWS_WITH_AS(build_topology("dgx-h100", {8, std::nullopt, {parse_setting("count=4")}}),
+                       doctest::Contains("both set the node count"), InputError);
+  CHECK_THROWS_WITH_AS(build_topology("dgx-h100", {std::nullopt, 4, {parse_setting("gpus_per_node=2")}}),
+                       doctest::Contains("both set the GPUs per node"), InputError);
+  // A NIC setting is no node count.
+  CHECK(build_topology("dgx-h100", {2, std::nullopt, {parse_setting("nodes.0.nics.bandwidth=200Gb/s")}}).node_count() == 2);
 }

@@ -24,6 +24,11 @@ Cluster::Cluster(ClusterRecipe recipe) : recipe_(std::move(recipe)) {
   // its errors still naming the file and line (as build_topology does for --set).
   topologies::ClusterSpec spec = recipe_.edits.empty() ? topologies::load_cluster(recipe_.source)
                                                        : topologies::load_cluster_text(text_, source_name_);
+  std::vector<topologies::Setting> sets;
+  for (const Edit& edit : recipe_.edits) {
+    if (edit.factor == 0) sets.push_back({edit.path, edit.value});
+  }
+  topologies::check_setting_conflicts(sets, recipe_.nodes, recipe_.gpus_per_node);  // as build_topology does
   topologies::apply_overrides(spec, {recipe_.nodes, recipe_.gpus_per_node, {}});
   topology_ = std::make_unique<topologies::Topology>(std::move(spec));
   decode_ = std::make_unique<model::DecodeModel>(*topology_);

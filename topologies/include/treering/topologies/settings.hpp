@@ -8,6 +8,7 @@
 // sets every group's NICs, `hbm_bandwidth=4.8TB/s` every GPU model's.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,9 +23,19 @@ struct Setting {
 // "PATH=VALUE". Throws InputError ("--set TEXT: ...") without PATH, '=' or VALUE.
 Setting parse_setting(const std::string& text);
 
-// The text with every setting applied in turn. Throws InputError naming the setting when its path names no
-// scalar of the file (a missing key, a map or list where a value should be, an index out of range).
+// The text with every setting applied in turn. A path whose last key a map of the file lacks adds it there
+// (`fabric.domain_nodes=9` to every group's fabric; `nodes.0.nics.count=4`): the loader then checks it as any key
+// of the file, so a key the schema does not have is its "unknown key" error, at the map's line. Throws InputError
+// naming the setting when its path names no scalar and no map to add to (a missing map, a list where a value
+// should be, an index out of range), or the map is written in flow style.
+//
+// With --nodes / --gpus-per-node (ClusterOverrides), a setting of the same count (`nodes.0.count`, `count`,
+// `nodes.0.gpus_per_node`, `gpus_per_node`) is a conflict: check_setting_conflicts refuses it.
 std::string apply_settings(std::string_view yaml_text, const std::string& source, const std::vector<Setting>& settings);
+
+// Throws InputError "--set nodes.0.count=4 and --nodes 8 both set the node count: give one" when a setting sets what
+// an override (nodes, gpus_per_node; unset: std::nullopt) sets too.
+void check_setting_conflicts(const std::vector<Setting>& settings, std::optional<int> nodes, std::optional<int> gpus_per_node);
 
 // The scalars PATH names (shorthand included), as written in the file: what `treering sensitivity` scales.
 std::vector<std::string> setting_values(std::string_view yaml_text, const std::string& source, const std::string& path);
