@@ -50,14 +50,18 @@ void add_step(const LayoutChoice& layout, const model::LayoutModel& layouts, con
   const model::StepMemory& m = row.step->memory;
   if (m.total > m.capacity) {
     namespace units = treering::topologies;
-    throw std::invalid_argument(std::string(model::to_string(row.result.algorithm)) + " at " + std::to_string(row.result.seq_len) +
-                                " tokens, tp " + std::to_string(row.layout.tp) + " x cp " + std::to_string(row.layout.cp) +
-                                ", batch " + std::to_string(workload.batch) + " does not fit: it needs " +
-                                units::format_bytes(m.total) + " per GPU (weights " + units::format_bytes(m.weights) +
-                                ", KV cache " + units::format_bytes(m.kv_cache) + "), a GPU has " +
-                                units::format_bytes(m.capacity) + "; the longest context that fits is " +
-                                std::to_string(m.max_seq_len) + " tokens");
+    row.memory_shortfall = "needs " + units::format_bytes(m.total) + " per GPU (weights " + units::format_bytes(m.weights) +
+                           ", KV cache " + units::format_bytes(m.kv_cache) + "), a GPU has " + units::format_bytes(m.capacity) +
+                           "; the longest context that fits is " + std::to_string(m.max_seq_len) + " tokens";
   }
+}
+
+// With check_memory (Python's check_memory=True), a row that does not fit is an error instead of a mark.
+static void refuse_unless_fits(const DecodeRow& row, const model::Workload& workload, bool check_memory) {
+  if (!check_memory || row.memory_shortfall.empty()) return;
+  throw std::invalid_argument(std::string(model::to_string(row.result.algorithm)) + " at " + std::to_string(row.result.seq_len) +
+                              " tokens, tp " + std::to_string(row.layout.tp) + " x cp " + std::to_string(row.layout.cp) +
+                              ", batch " + std::to_string(workload.batch) + " does not fit: it " + row.memory_shortfall);
 }
 
 DecodeRow predict_row(const LayoutChoice& layout, const GenerationChoice& generation, const model::LayoutModel& layouts,
@@ -73,15 +77,19 @@ DecodeRow predict_row(const LayoutChoice& layout, const GenerationChoice& genera
   set_layout(row, layouts.groups(), layouts.topology());
   row.workload = workload.name;
   add_step(layout, layouts, workload, attention.slowest_group, row);
-  if (!row.step && check_memory) model::check_fits(row.result, decode);
+  if (!row.step) row.memory_shortfall = model::memory_shortfall(row.result, decode);
   if (generation.prefill || generation.tokens) row.prefill_s = generation.prefill ? decode.prefill_s(slice, seq_len, options) : 0.0;
   if (generation.tokens) {
     const long long tokens = *generation.tokens;
     row.generation_s = *row.prefill_s + decode.generation_s(algorithm, slice, seq_len, tokens, options);
     set_generation_band(row, workload.layers, tokens);
-    if (check_memory) model::check_fits(decode.predict(algorithm, slice, seq_len + tokens - 1, options), decode);  // the last token
+    if (row.memory_shortfall.empty()) {  // the last token's context is the longest
+      const std::string last = model::memory_shortfall(decode.predict(algorithm, slice, seq_len + tokens - 1, options), decode);
+      if (!last.empty()) row.memory_shortfall = "at its last token " + last;
+    }
   }
   if (!generation.prefill) row.prefill_s.reset();
+  refuse_unless_fits(row, workload, check_memory);
   return row;
 }
 
@@ -120,7 +128,7 @@ void add_generation(const GenerationChoice& generation, const ReplayChoice& repl
   if (generation.tokens) {
     const long long tokens = *generation.tokens;
     const SimulatedCase end = simulate_layout(layouts, workload, algorithm, c.plan.seq_len + tokens - 1, replay_options(replay),
-                                              check_memory, options, std::nullopt);
+                                              false, options, std::nullopt);
     c.row.generation_s = *c.row.prefill_s + model::generation_from_ends_s(tokens, c.row.result.token_s, end.row.result.token_s,
                                                                           c.row.result.first_call_s);
     set_generation_band(c.row, workload.layers, tokens);
@@ -135,6 +143,7 @@ SimulatedCase simulate_row(const LayoutChoice& layout, const GenerationChoice& g
                            model::DecodeAlgorithm algorithm, const model::PlanOptions& options, bool check_memory) {
   const model::LayoutAttention predicted = layouts.attention(algorithm, workload, seq_len, options);
   std::optional<model::StepResult> step;
+  std::string shortfall;
   if (model::parse_scope(layout.scope) != model::Scope::attention) {
     DecodeRow model_row;  // the model's step: its parts' times, and whether it fits
     model_row.result = predicted.slowest;
@@ -142,8 +151,19 @@ SimulatedCase simulate_row(const LayoutChoice& layout, const GenerationChoice& g
     model_row.result.volume = predicted.volume;
     add_step(layout, layouts, workload, predicted.slowest_group, model_row);
     step = model_row.step;
+    shortfall = model_row.memory_shortfall;
+  } else {
+    shortfall = model::memory_shortfall(predicted.slowest, layouts.cp_model(predicted.slowest_group));
   }
-  SimulatedCase c = simulate_layout(layouts, workload, algorithm, seq_len, replay_options(replay), check_memory, options, step);
+  if (check_memory && !shortfall.empty()) {  // before the replay
+    DecodeRow refused;
+    refused.result = predicted.slowest;
+    refused.layout = layouts.groups().layout;
+    refused.memory_shortfall = shortfall;
+    refuse_unless_fits(refused, workload, true);
+  }
+  SimulatedCase c = simulate_layout(layouts, workload, algorithm, seq_len, replay_options(replay), false, options, step);
+  c.row.memory_shortfall = shortfall;
   c.predicted = predicted.slowest;  // the model's layout: its slowest group, with the links it shares
   c.row.model_latency_s = predicted.slowest.latency_s;
   c.row.result.volume = predicted.volume;  // every CP group's

@@ -48,23 +48,24 @@ struct ReplayChoice {
 model::LayoutGroups layout_groups(const LayoutChoice& layout, const topologies::Topology& topology, const std::vector<int>& gpus);
 
 // scope layer|step: the whole layer or step around the row's attention (row.result: CP group `slowest_group`'s,
-// the slowest), in row.step; throws std::invalid_argument when it does not fit in memory.
+// the slowest), in row.step; row.memory_shortfall says what it needs when it does not fit in memory.
 void add_step(const LayoutChoice& layout, const model::LayoutModel& layouts, const model::Workload& workload,
               int slowest_group, DecodeRow& row);
 
 // The model's row: the layout's combine (every CP group on its heads, the slowest reported, the volume of all),
-// the scope and generation asked for; with check_memory, std::invalid_argument when the case does not fit in a
-// GPU's memory (without, computed all the same: peak_memory_bytes says so; a layer or step that does not fit is
-// refused either way).
+// the scope and generation asked for. A case that does not fit in a GPU's memory (its attention's, its layer's or
+// step's, or its last generated token's) is computed all the same, and marked: row.memory_shortfall says what it
+// needs (the `fits` and `does_not_fit` columns). With check_memory (Python's check_memory=True) it is
+// std::invalid_argument instead.
 DecodeRow predict_row(const LayoutChoice& layout, const GenerationChoice& generation, const model::LayoutModel& layouts,
                       const model::Workload& workload, long long seq_len, model::DecodeAlgorithm algorithm,
-                      const model::PlanOptions& options, bool check_memory = true);
+                      const model::PlanOptions& options, bool check_memory = false);
 
 // The simulator's: every CP group replayed at once, their transfers sharing links (with --scope layer|step the TP
 // groups' collectives after them: sim/layout_replay.hpp), the slowest reported with the volume of all of them;
 // with a degradation, its healthy latency. check_memory as predict_row's.
 SimulatedCase simulate_row(const LayoutChoice& layout, const GenerationChoice& generation, const ReplayChoice& replay,
                            const model::LayoutModel& layouts, const model::Workload& workload, long long seq_len,
-                           model::DecodeAlgorithm algorithm, const model::PlanOptions& options, bool check_memory = true);
+                           model::DecodeAlgorithm algorithm, const model::PlanOptions& options, bool check_memory = false);
 
 }  // namespace treering::cli

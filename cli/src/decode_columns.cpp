@@ -51,6 +51,8 @@ std::vector<DecodeColumn> make_columns() {
       {"placement", "placement", "", C::always, [](R r) -> Cell { return r.placement; }},
       {"cluster_nodes", "cluster_nodes", "nodes", C::always, [](R r) -> Cell { return static_cast<long long>(r.cluster_nodes); }},
       {"first_call_s", "first_call_s", "s", C::always, [](R r) -> Cell { return r.result.first_call_s; }},
+      {"fits", "fits", "", C::always, [](R r) -> Cell { return r.memory_shortfall.empty() ? 1LL : 0LL; }},
+      {"does_not_fit", "does_not_fit", "", C::always, [](R r) -> Cell { return r.memory_shortfall; }},
       {"scope", "scope", "", C::always,
        [](R r) -> Cell { return std::string(r.step ? model::to_string(r.step->scope) : "attention"); }},
       {"prefill_s", "prefill_s", "s", C::prefill, [](R r) -> Cell { return optional_number(r.prefill_s); }},

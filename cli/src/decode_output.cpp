@@ -165,6 +165,15 @@ void print_extrapolation_notes(std::ostream& out, const std::vector<const Decode
     if (row->extrapolation.empty()) continue;
     out << "* " << model::to_string(row->result.algorithm) << " at " << row->result.seq_len << " tokens: " << row->extrapolation << '\n';
   }
+  for (const DecodeRow* row : rows) {
+    if (row->memory_shortfall.empty()) continue;
+    out << "! " << model::to_string(row->result.algorithm) << " at " << row->result.seq_len << " tokens, batch " << row->batch
+        << " does not fit: it " << row->memory_shortfall << '\n';
+  }
+}
+
+bool any_does_not_fit(const std::vector<const DecodeRow*>& rows) {
+  return std::any_of(rows.begin(), rows.end(), [](const DecodeRow* row) { return !row->memory_shortfall.empty(); });
 }
 
 std::string decode_csv_header(const DecodeRow& first) {

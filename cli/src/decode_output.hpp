@@ -40,6 +40,9 @@ struct DecodeRow {
   model::Layout layout;
   std::string placement = "tp-inner";
   std::optional<model::StepResult> step;  // --scope layer|step
+  // Empty when the case fits in every GPU's memory, else what it needs (model::memory_shortfall's words, or the
+  // step's): the row is still computed, and marked.
+  std::string memory_shortfall;
 };
 
 // Sets the row's layout, GPU count and nodes used from the layout's groups.
@@ -67,7 +70,10 @@ std::string errors_legend(const std::vector<model::RelativeErrors>& errors);
 // "88.9 us - 192 us" (or "... - unbounded").
 std::string format_band(const model::Band& band);
 std::string calibration_marker(const DecodeRow& row);
+// The notes under a table: "* ..." per extrapolated row, then "! ring at 128000 tokens, batch 1 does not fit: it
+// needs 143.9 GB per GPU (...), a GPU has 80 GB" per row that does not fit (marked "!" in its `fits` column).
 void print_extrapolation_notes(std::ostream& out, const std::vector<const DecodeRow*>& rows);
+bool any_does_not_fit(const std::vector<const DecodeRow*>& rows);
 
 // CSV: a header, then one line per row; the optional columns appear when `first` (the first row) has them.
 std::string decode_csv_header(const DecodeRow& first);

@@ -67,8 +67,11 @@ void print_table(const std::vector<DecodeRow>& rows, const PredictArgs& args, co
   if (args.tokens) header.push_back("generation");
   const bool calibrated = topology.spec().calibration.has_value();
   if (calibrated) header.push_back("calibration");
-  Table table(header);
   std::vector<const DecodeRow*> listed;
+  for (const DecodeRow& row : rows) listed.push_back(&row);
+  const bool marks = any_does_not_fit(listed);
+  if (marks) header.push_back("fits");
+  Table table(header);
   for (const DecodeRow& row : rows) {
     const model::DecodeResult& r = row.result;
     std::vector<std::string> cells{std::to_string(r.seq_len)};
@@ -83,8 +86,8 @@ void print_table(const std::vector<DecodeRow>& rows, const PredictArgs& args, co
     if (step) add_step_cells(row, cells);
     if (args.tokens) cells.push_back(topologies::format_duration(row.generation_s.value_or(0)));
     if (calibrated) cells.push_back(calibration_marker(row));
+    if (marks) cells.push_back(row.memory_shortfall.empty() ? "" : "no !");
     table.add_row(cells);
-    listed.push_back(&row);
   }
   table.print(std::cout);
   print_extrapolation_notes(std::cout, listed);

@@ -73,7 +73,7 @@ std::vector<SimulatedCase> run_cases(const SimulateArgs& args, const topologies:
   for (const model::Workload& workload : workloads) {
     for (long long seq_len : lengths) {
       for (const std::string& name : args.algorithms) {
-        if (args.format == "table" && workloads.size() * lengths.size() * args.algorithms.size() > 1) {
+        if (args.format == "table" && workloads.size() * lengths.size() * args.algorithms.size() > 1 && progress_shown()) {
           std::cerr << "simulating " << name << " at " << seq_len << " tokens, batch " << workload.batch << "...\n";
         }
         replay.progress = terminal_progress(name + " at " + std::to_string(seq_len) + " tokens");
@@ -143,12 +143,14 @@ void print_table(const std::vector<SimulatedCase>& cases, const topologies::Topo
   const bool calibrated = topology.spec().calibration.has_value();
   std::vector<const DecodeRow*> listed;
   for (const SimulatedCase& c : cases) listed.push_back(&c.row);
+  const bool marks = any_does_not_fit(listed);  // a "fits" column only where some row does not
+  const auto fits = [&](const SimulatedCase& c) { return marks && !c.row.memory_shortfall.empty() ? "no !" : ""; };
   if (compare) {
-    Table table({"tokens", "algorithm", "model", "simulated", "difference", calibrated ? "calibration" : ""});
+    Table table({"tokens", "algorithm", "model", "simulated", "difference", calibrated ? "calibration" : "", marks ? "fits" : ""});
     for (const SimulatedCase& c : cases) {
       table.add_row({std::to_string(c.predicted.seq_len), model::to_string(c.predicted.algorithm),
                      topologies::format_duration(c.predicted.latency_s), topologies::format_duration(c.simulated.latency_s),
-                     percent(c.simulated.latency_s, c.predicted.latency_s), calibration_marker(c.row)});
+                     percent(c.simulated.latency_s, c.predicted.latency_s), calibration_marker(c.row), fits(c)});
     }
     table.print(std::cout);
     return print_extrapolation_notes(std::cout, listed);
@@ -158,7 +160,7 @@ void print_table(const std::vector<SimulatedCase>& cases, const topologies::Topo
   const bool generation = !cases.empty() && cases.front().row.generation_s.has_value();  // --tokens
   Table table({"tokens", "algorithm", "latency", "compute", "comm intra", "comm inter", "sent/GPU", "inter-node",
                "transfers", degraded ? "healthy" : "vs model", degraded ? "slowdown" : "", step ? "layer" : "",
-               step ? "per token" : "", generation ? "generation" : "", calibrated ? "calibration" : ""});
+               step ? "per token" : "", generation ? "generation" : "", calibrated ? "calibration" : "", marks ? "fits" : ""});
   for (const SimulatedCase& c : cases) {
     const model::DecodeResult& r = c.row.result;
     const bool whole = step && c.row.step->scope == model::Scope::step;
@@ -169,7 +171,7 @@ void print_table(const std::vector<SimulatedCase>& cases, const topologies::Topo
                    degraded ? topologies::format_duration(*c.healthy_s) : percent(r.latency_s, c.predicted.latency_s),
                    degraded ? percent(r.latency_s, *c.healthy_s) : "", step ? topologies::format_duration(c.row.step->layer_s) : "",
                    whole ? topologies::format_duration(c.row.step->step_s) : "",
-                   generation ? topologies::format_duration(c.row.generation_s.value_or(0)) : "", calibration_marker(c.row)});
+                   generation ? topologies::format_duration(c.row.generation_s.value_or(0)) : "", calibration_marker(c.row), fits(c)});
   }
   table.print(std::cout);
   print_extrapolation_notes(std::cout, listed);
@@ -217,6 +219,7 @@ void add_common(CLI::App& command, SimulateArgs& args) {
                      "Algorithms: ring (pass-KV), tree, tree-fused, tree-lse, allgather-merge, pass-q, a2a, ag-rs",
                      {"table", "json", "csv"});
   add_layout_options(command, args.layout);
+  add_progress_flag(command);
   command.add_flag("--full-ring", args.full_ring,
                    "Replay every ring round, even once they repeat exactly (slower; the same latency)");
   command.add_flag("--simgrid", args.in_simgrid,

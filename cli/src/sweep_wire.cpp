@@ -14,7 +14,7 @@ namespace {
 #if defined(__GLIBCXX__) && defined(__x86_64__)
 // Worked out field by field, e.g. DecodeResult: algorithm 4 + pad 4, seq_len 8, gpus 4, domains 4, impl 32,
 // latency_s 8, breakdown 6 x 8, volume 4 x 8, memory 6 x 8, weights_s + token_s + first_call_s 24, phases 24 = 240.
-static_assert(sizeof(DecodeRow) == 856, "DecodeRow changed: update fields(DecodeRow) in sweep_wire.cpp, then this size");
+static_assert(sizeof(DecodeRow) == 888, "DecodeRow changed: update fields(DecodeRow) in sweep_wire.cpp, then this size");
 static_assert(sizeof(model::DecodeResult) == 240, "DecodeResult changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::DecodeBreakdown) == 48, "DecodeBreakdown changed: update sweep_wire.cpp, then this size");
 static_assert(sizeof(model::DecodeVolume) == 32, "DecodeVolume changed: update sweep_wire.cpp, then this size");
@@ -87,7 +87,7 @@ template <class A, Of<DecodeRow> T>
 void fields(A& a, T& row) {
   a(row.result, row.engine, row.cluster, row.cluster_nodes, row.nodes_used, row.workload, row.batch, row.prefill_s,
     row.generation_s, row.model_latency_s, row.transfers_simulated, row.links, row.calibration, row.extrapolation,
-    row.errors, row.latency_band, row.generation_band, row.layout, row.placement, row.step);
+    row.errors, row.latency_band, row.generation_band, row.layout, row.placement, row.step, row.memory_shortfall);
 }
 
 template <class T>

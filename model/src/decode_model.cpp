@@ -217,15 +217,19 @@ double generation_from_ends_s(long long tokens, double first_token_s, double las
   return static_cast<double>(tokens) * (first_token_s + last_token_s) / 2.0 - static_cast<double>(tokens - 1) * first_call_s;
 }
 
-void check_fits(const DecodeResult& result, const DecodeModel& model) {
+std::string memory_shortfall(const DecodeResult& result, const DecodeModel& model) {
   const double smallest = model.slowest_rates().hbm_capacity_bytes;
-  if (result.memory.total > smallest) {
-    throw std::invalid_argument(
-        std::string(to_string(result.algorithm)) + " at " + std::to_string(result.seq_len) + " tokens on " +
-        std::to_string(result.gpus) + " GPUs does not fit: it needs " + topologies::format_bytes(result.memory.total) +
-        " per GPU (KV cache " + topologies::format_bytes(result.memory.kv_cache) + ", weights " +
-        topologies::format_bytes(result.memory.weights) + "), a GPU has " + topologies::format_bytes(smallest));
-  }
+  if (result.memory.total <= smallest) return "";
+  return "needs " + topologies::format_bytes(result.memory.total) + " per GPU (KV cache " +
+         topologies::format_bytes(result.memory.kv_cache) + ", weights " + topologies::format_bytes(result.memory.weights) +
+         "), a GPU has " + topologies::format_bytes(smallest);
+}
+
+void check_fits(const DecodeResult& result, const DecodeModel& model) {
+  const std::string shortfall = memory_shortfall(result, model);
+  if (shortfall.empty()) return;
+  throw std::invalid_argument(std::string(to_string(result.algorithm)) + " at " + std::to_string(result.seq_len) +
+                              " tokens on " + std::to_string(result.gpus) + " GPUs does not fit: it " + shortfall);
 }
 
 }  // namespace treering::model

@@ -195,10 +195,13 @@ class PredictTest(unittest.TestCase):
     def test_check_memory(self):
         # 1G tokens over 16 GPUs: 62.5M x 8192 B = 512 GB of KV per GPU; an H100 has 80 GB.
         with self.assertRaises(treering.InputError) as caught:
-            treering.predict(self.cluster, "1000M", algos="tree")
+            treering.predict(self.cluster, "1000M", algos="tree", check_memory=True)
         self.assertIn("does not fit", str(caught.exception))
-        row = treering.predict(self.cluster, "1000M", algos="tree", check_memory=False)[0]
+        row = treering.predict(self.cluster, "1000M", algos="tree")[0]  # as the command: computed, and marked
         self.assertGreater(row["peak_memory_bytes"], 512e9)
+        self.assertEqual(row["fits"], 0)
+        self.assertIn("a GPU has 80 GB", row["does_not_fit"])
+        self.assertEqual(treering.predict(self.cluster, "1M", algos="tree")[0]["fits"], 1)
 
 
 class SimulateTest(unittest.TestCase):

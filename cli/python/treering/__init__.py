@@ -89,7 +89,7 @@ def load_cluster(cluster, nodes=None, gpus_per_node=None, set=None, scale=None):
     return Cluster(_treering.load_cluster(str(cluster), nodes, gpus_per_node, _edits(set, scale)))
 
 
-def predict(cluster, seq_len, algos=None, workload="paper-mha16", batch=None, split="equal", check_memory=True,
+def predict(cluster, seq_len, algos=None, workload="paper-mha16", batch=None, split="equal", check_memory=False,
             impl="efficient", tp=None, cp=None, placement="tp-inner", tp_in_domain=False, scope="attention", tokens=None,
             prefill=False, replicas=1):
     """The analytical model: one record per (length, algorithm), lengths outer, as ``treering predict``.
@@ -99,7 +99,8 @@ def predict(cluster, seq_len, algos=None, workload="paper-mha16", batch=None, sp
     None for the paper's five (``algorithms()`` lists all eight). workload: a preset, a YAML file or a Hugging
     Face config.json; batch replaces its batch. split: how the KV cache is shared out, "equal" or "by-speed" (in
     proportion to each GPU's speed: for mixed clusters), as ``--split``. check_memory: a case that does not fit in
-    a GPU's memory raises InputError (False: computed all the same, peak_memory_bytes says so). impl: the
+    a GPU's memory is computed all the same and marked, as the command marks it ("fits": 0 and "does_not_fit":
+    what it needs); True raises InputError for it instead. impl: the
     implementation predicted, a profile preset ("efficient", "meta-cp-decode", "paper-jax-microbench",
     "paper-torch-llama", "treering-realrun-cpu") or a YAML file, as ``--impl``; each record's latency_s_low /
     latency_s_high are its band (math.inf: unbounded).

@@ -193,7 +193,11 @@ constexpr double kPrefillEfficiency = 0.5;
 // call: 100 x 1.1 ms - 99 x 0.1 ms = 100.1 ms.
 double generation_from_ends_s(long long tokens, double first_token_s, double last_token_s, double first_call_s);
 
-// Throws std::invalid_argument when the workload does not fit in a GPU's memory (naming both figures).
+// Empty when the workload fits in a GPU's memory, else what it needs: "needs 143.9 GB per GPU (KV cache 2.621 GB,
+// weights 141.2 GB), a GPU has 80 GB".
+std::string memory_shortfall(const DecodeResult& result, const DecodeModel& model);
+// Throws std::invalid_argument when the workload does not fit in a GPU's memory: "ring at 128000 tokens on 16 GPUs
+// does not fit: " and memory_shortfall's words.
 void check_fits(const DecodeResult& result, const DecodeModel& model);
 
 // A token's time from one layer's result (the model's or a replay's): layers x (latency - first call) + first call
