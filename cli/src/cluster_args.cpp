@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "commands.hpp"
+#include "replay_progress.hpp"
 
 #include "treering/topologies/load.hpp"
 #include "treering/topologies/impl_profile.hpp"
@@ -65,6 +66,11 @@ void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& 
   command.add_flag("--prefill", args.prefill, "Add the prompt's prefill: the --impl profile's schedule where it has one, else a balanced estimate (JSON prefill_s; in generation_s)");
   add_impl_option(command, args.impl);
   add_format_option(command, args.format, std::move(formats));
+}
+
+void add_progress_flag(CLI::App& command) {
+  command.add_flag_callback("--progress", ask_for_progress,
+                            "Show progress on stderr even when it is not a terminal (default: on a terminal only)");
 }
 
 void drop_options(CLI::App& command, const std::vector<std::string>& names) {

@@ -54,6 +54,9 @@ void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& 
 // error ("The following arguments were not expected"), not silently ignored.
 void drop_options(CLI::App& command, const std::vector<std::string>& names);
 
+// --progress: progress lines on stderr even when it is not a terminal (replay_progress.hpp).
+void add_progress_flag(CLI::App& command);
+
 // The workload of --workload with --batch applied (one value: a list is an error for commands that take one).
 model::Workload load_workload(const DecodeArgs& args);
 // The same for each --batch value (the workload's own batch when none is given).

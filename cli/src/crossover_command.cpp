@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "replay_progress.hpp"
 #include "cluster_args.hpp"
 #include "commands.hpp"
 #include "crossover_tp.hpp"
@@ -216,6 +217,7 @@ void add_crossover_command(CLI::App& app) {
   command->add_option("--vs", args->vs, "tp: the best context-parallel layout and combine against plain tensor parallelism, by "
                                         "context length and batch (time per output token)")->check(CLI::IsMember({"tp"}));
   add_format_option(*command, args->format, {"table", "csv", "json"});
+  add_progress_flag(*command);
   command->callback([args, command] { run(*args, *command); });
 }
 

@@ -1,4 +1,5 @@
 // crossover --vs tp (crossover_tp.hpp).
+#include "replay_progress.hpp"
 #include "crossover_tp.hpp"
 
 #include <cstdio>
@@ -152,7 +153,7 @@ void print_cp_vs_tp(const CpVsTpRequest& r) {
     errors = options.errors = model::prediction_errors(topology, *options.plan.impl, false);
     for (long long seq_len : r.seq_lens) {
       for (int batch : batches) {
-        if (r.format == "table") std::cerr << "planning " << topology.gpu_count() << " GPUs, " << seq_len << " tokens, batch " << batch << "...\r";
+        if (r.format == "table" && progress_shown()) std::cerr << "planning " << topology.gpu_count() << " GPUs, " << seq_len << " tokens, batch " << batch << "...\r";
         model::Workload workload = base;
         workload.batch = batch;
         contests.push_back(contest(topology, workload, seq_len, options));
@@ -160,7 +161,7 @@ void print_cp_vs_tp(const CpVsTpRequest& r) {
     }
   }
   if (r.format == "table") {
-    std::cerr << std::string(60, ' ') << '\r';
+    if (progress_shown()) std::cerr << std::string(60, ' ') << '\r';
     return print_table(contests, r, batches, errors);
   }
   print_data(contests, r.format);

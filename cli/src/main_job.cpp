@@ -7,6 +7,7 @@
 #include <iostream>
 #include <thread>
 
+#include "replay_progress.hpp"
 #include "commands.hpp"
 #include "line_chart.hpp"
 #include "sweep.hpp"
@@ -85,7 +86,7 @@ void run_main_job() {
   auto progress = [](std::size_t done, std::size_t total) {
     std::cerr << "\rcomputing " << done << '/' << total << " cases" << (done == total ? "\n" : "") << std::flush;
   };
-  const std::vector<DecodeRow> rows = run_sweep(spec, all, jobs, ::isatty(STDERR_FILENO) ? progress : std::function<void(std::size_t, std::size_t)>{});
+  const std::vector<DecodeRow> rows = run_sweep(spec, all, jobs, progress_shown() ? progress : std::function<void(std::size_t, std::size_t)>{});
   print_sweep_table(std::cout, rows);
   std::filesystem::create_directories(kOutputDir);
   std::vector<std::string> lines;

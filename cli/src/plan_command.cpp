@@ -7,6 +7,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "replay_progress.hpp"
 #include "cluster_args.hpp"
 #include "commands.hpp"
 #include "decode_output.hpp"
@@ -94,7 +95,7 @@ void run(const PlanArgs& args) {
   PlanChoice choice = args;
   choice.seq_len = lengths.front();
   const PlanReport report = plan_report(topology, choice, [&](int i, int n) {
-    if (args.format == "table") std::cerr << "simulating choice " << i + 1 << " of " << n << "...\n";
+    if (args.format == "table" && progress_shown()) std::cerr << "simulating choice " << i + 1 << " of " << n << "...\n";
   });
   const model::DeploymentPlan& plan = report.plan;
   const std::vector<std::optional<double>>& simulated = report.simulated_step_s;
@@ -141,6 +142,7 @@ void add_plan_command(CLI::App& app) {
   command->add_option("--confirm", args->confirm, "Replay the best this many in the simulator (0: none)")
       ->check(CLI::Range(0, 1 << 30))->capture_default_str();
   add_format_option(*command, args->format, {"table", "json", "csv"});
+  add_progress_flag(*command);
   command->callback([args] { run(*args); });
 }
 

@@ -8,8 +8,16 @@
 
 namespace treering::cli {
 
+namespace {
+bool progress_asked = false;  // --progress on the command line (one command a process)
+}  // namespace
+
+bool progress_shown() { return progress_asked || ::isatty(STDERR_FILENO); }
+
+void ask_for_progress() { progress_asked = true; }
+
 std::function<void(double)> terminal_progress(const std::string& what) {
-  if (!::isatty(STDERR_FILENO)) return {};
+  if (!progress_shown()) return {};
   struct State {
     std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
     bool shown = false;

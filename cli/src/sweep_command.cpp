@@ -6,6 +6,7 @@
 #include <iostream>
 #include <numeric>
 
+#include "replay_progress.hpp"
 #include "cluster_args.hpp"
 #include "commands.hpp"
 #include "sweep.hpp"
@@ -56,7 +57,7 @@ void run_sweep_on_ranks(const SweepArgs& args, const SweepSpec& spec, const std:
   const std::size_t total = sweep_cases(spec).size();
   std::vector<std::size_t> mine;
   for (std::size_t i = static_cast<std::size_t>(ranks.rank()); i < total; i += static_cast<std::size_t>(ranks.size())) mine.push_back(i);
-  const bool terminal = ranks.rank() == 0 && ::isatty(STDERR_FILENO);
+  const bool terminal = ranks.rank() == 0 && progress_shown();
   const std::vector<DecodeRow> rows = run_sweep(spec, mine, args.jobs, terminal ? show_progress : std::function<void(std::size_t, std::size_t)>{});
   if (format == "table") {
     return print_sweep_table(std::cout, rows);
@@ -123,6 +124,7 @@ void add_sweep_command(CLI::App& app) {
                       "Under mpirun/srun: the id every rank's part files carry (default: the launcher's job id)");
   command->add_option("--rank-timeout", args->rendezvous.timeout_s, "Under mpirun/srun: seconds rank 0 waits for the others")
       ->check(CLI::Range(0.001, 1e6))->capture_default_str();
+  add_progress_flag(*command);
   command->callback([args] { run(*args); });
 }
 

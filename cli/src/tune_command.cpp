@@ -8,6 +8,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "replay_progress.hpp"
 #include "cluster_args.hpp"
 #include "commands.hpp"
 #include "decode_output.hpp"
@@ -109,7 +110,7 @@ TuneReport tune_report(const TuneArgs& args, const topologies::Topology& topolog
   }
   for (size_t i = 0; i < report.shown.size() && static_cast<int>(i) < args.confirm; ++i) {
     const model::Strategy& strategy = report.shown[i].first->strategy;
-    std::cerr << "simulating " << strategy.describe() << "...\n";
+    if (progress_shown()) std::cerr << "simulating " << strategy.describe() << "...\n";
     report.confirmed.push_back({report.shown[i].first, simulate(topology, args.gpus, strategy, workload, seq_len)});
   }
   report.swaps = discordant_pairs(report.confirmed);
@@ -218,6 +219,7 @@ void add_tune_command(CLI::App& app) {
                   "tell it from the best. CSV/JSON: latency_s_low/high (the band) and within_best_band for every strategy.");
   command->add_option("--top", args->top, "Strategies shown")->check(CLI::Range(1, 100000))->capture_default_str();
   command->add_option("--confirm", args->confirm, "The best this many replayed in the simulator")->check(CLI::Range(1, 1000))->capture_default_str();
+  add_progress_flag(*command);
   command->callback([args] { run(*args); });
 }
 
