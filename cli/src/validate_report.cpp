@@ -77,6 +77,25 @@ void warn_of_nccl_releases(const topologies::NcclVersion& cluster, const std::ve
   }
 }
 
+// A decode run on the cpu backend (processes on CPU cores standing in for GPUs) predicted with a cluster whose
+// attention no calibration measured: the cluster's figures are its GPUs' (an H100's 3.35 TB/s), not the CPU's,
+// and the errors say how far a CPU is from them. Say so once per file.
+void warn_of_backends(const topologies::ClusterSpec& spec, const std::vector<validate::DecodeMeasurement>& decodes,
+                      std::vector<std::string>& warnings) {
+  const bool attention_calibrated = spec.calibration && spec.calibration->provenance.tokens.has_value();
+  if (attention_calibrated) return;
+  std::set<std::string> told;
+  for (const auto& m : decodes) {
+    if (m.backend != "cpu" || !told.insert(m.file).second) continue;
+    std::string gpus;
+    for (const auto& [name, model] : spec.gpu_models) gpus += (gpus.empty() ? "" : ", ") + name;
+    warnings.push_back(m.file + " ran on the cpu backend (CPU processes standing in for GPUs), and " + spec.name +
+                       " describes GPUs (" + gpus + ") its attention was not calibrated on: the errors compare that CPU "
+                       "with them. Validate against a cluster calibrated on the same run's benchmarks (treering "
+                       "calibrate BENCH.json --cluster ... -o local.yaml; make validate-local does it)");
+  }
+}
+
 }  // namespace
 
 ValidateReport validate_measurements(const topologies::Topology& topology, const std::vector<std::string>& files,
@@ -104,6 +123,7 @@ ValidateReport validate_measurements(const topologies::Topology& topology, const
     }
   }
   warn_of_nccl_releases(topology.spec().nccl_version, measured, report.warnings);
+  warn_of_backends(topology.spec(), decodes, report.warnings);
   report.summary = validate::summarise(report.cases, engines);
   const auto decode_summary = validate::summarise(report.decodes, engines);
   report.summary.insert(report.summary.end(), decode_summary.begin(), decode_summary.end());

@@ -90,3 +90,15 @@ TEST_CASE("validate: decodes on an uncalibrated preset say 'none', not 'inside' 
   REQUIRE(parsed["cases"].size() > 0);
   for (const auto& row : parsed["cases"]) CHECK(row["calibration"] == "none");
 }
+
+TEST_CASE("validate: a decode run on the cpu backend against a GPU cluster never calibrated on it is warned of") {
+  // realrun-decode.json ran 2 CPU processes (backend cpu); dgx-h100's figures are an H100's.
+  auto result = run_treering("validate --cluster dgx-h100 --nodes 1 validate/tests/data/realrun-decode.json");
+  REQUIRE_MESSAGE(result.exit_code == 0, result.err);
+  CHECK(result.err.find("warning: validate/tests/data/realrun-decode.json ran on the cpu backend") != std::string::npos);
+  CHECK(result.err.find("H100-SXM5-80GB") != std::string::npos);
+  // A GPU log has no backend to doubt.
+  auto log = run_treering("validate --cluster dgx-h100 --nodes 2 validate/data/nccl-tests-allreduce-h100-2node-ndr.log");
+  REQUIRE(log.exit_code == 0);
+  CHECK(log.err.find("cpu backend") == std::string::npos);
+}
