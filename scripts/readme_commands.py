@@ -48,9 +48,6 @@ SKIPS = [
     ("plan=", "a shell variable for the srun lines"),
     ("~/models/", "a Hugging Face config.json of the reader's own"),
     ("jupyter-nbconvert", "the notebooks run under make test (notebooks/*)"),
-    ("cat > timings.csv", "a file the reader writes ('...' stands for their rows)"),
-    ("timings.csv", "reads the reader's timings above"),
-    ("mine.yaml", "reads the profile fitted from them"),
 ]
 
 
