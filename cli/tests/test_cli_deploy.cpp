@@ -168,3 +168,15 @@ TEST_CASE("plan: layouts whose bands meet the fastest's are a tie, shown as one,
   CHECK(table.out.find("#1-#" + std::to_string(tied) + " are a tie within the model's uncertainty") != std::string::npos);
   CHECK(table.out.find(" ms - ") != std::string::npos);  // each row shows its band
 }
+
+TEST_CASE("progress lines go to stderr only on a terminal, or with --progress") {
+  // The tests' stderr is a pipe: plan's "simulating choice 1 of 1..." only when asked for.
+  const std::string command = "plan --cluster dgx-h100 --nodes 1 --workload llama3.1-8b --seq-len 32k --confirm 1 --top 1";
+  auto quiet = run_treering(command);
+  REQUIRE_MESSAGE(quiet.exit_code == 0, quiet.err);
+  CHECK(quiet.err.find("simulating") == std::string::npos);
+  auto asked = run_treering(command + " --progress");
+  REQUIRE(asked.exit_code == 0);
+  CHECK(asked.err.find("simulating choice 1 of 1...") != std::string::npos);
+  CHECK(asked.out == quiet.out);  // progress never enters the output
+}
