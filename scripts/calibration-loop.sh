@@ -6,8 +6,9 @@
 #   2. fit a one-node cluster to them (treering calibrate: size bands where the rate changes);
 #   3. run the decodes for real, twice (treering-realrun decode);
 #   4. compare (treering validate --engine model,sim) with the bound the caller gives.
-# ctest's loop/calibrate-and-validate runs it with --max-factor 3 (a check of the machinery: every step runs,
-# every error is finite, no algorithm's median case is off by 3x); `make validate-local` with --max-error 0.2 (the accuracy report).
+# ctest's loop/calibrate-and-validate runs it with --max-factor 20 (a check of the machinery: every step runs,
+# every error is finite, no algorithm's median case is off by 20x: a unit or a missing phase is 1000x or 2x per
+# layer, while other work loading the machine between the benchmarks and the decodes can move it by several times); `make validate-local` with --max-error 0.2 (the accuracy report).
 #
 # Usage: scripts/calibration-loop.sh BIN_DIR OUT_DIR [treering validate flags...]
 # Environment: LOOP_RANKS (2), LOOP_SEQ_LEN (2000,8000), LOOP_ALGOS (tree,tree-lse,ring), MPIRUN (mpirun),
