@@ -8,6 +8,7 @@
 
 #include "cluster_args.hpp"
 #include "commands.hpp"
+#include "layout_args.hpp"
 #include "sweep.hpp"
 #include "sweep_ranks.hpp"
 #include "sweep_table.hpp"
@@ -32,6 +33,7 @@ struct SweepArgs {
   std::string format;  // default: from -o's extension, else table
   int jobs = 1;
   RendezvousOptions rendezvous;
+  LayoutArgs layout;
 };
 
 std::string output_format(const SweepArgs& args) {
@@ -88,6 +90,7 @@ void run(const SweepArgs& args) {
   for (const std::string& text : args.settings) spec.settings.push_back(topologies::parse_setting(text));
   spec.split = model::parse_token_split(args.split);
   spec.impl = args.impl;
+  spec.layout = args.layout;
   const std::string format = output_format(args);
   sweep_cases(spec);  // bad axes fail before any case runs
   const SweepRanks ranks(args.output, args.rendezvous);
@@ -118,6 +121,7 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("--split", args->split, "KV cache per GPU: equal, or by-speed (mixed GPUs)")
       ->check(CLI::IsMember({"equal", "by-speed"}))->capture_default_str();
   add_impl_option(*command, args->impl);
+  add_layout_options(*command, args->layout);
   command->add_option("--jobs", args->jobs, "Worker processes (per rank under mpirun/srun)")->check(CLI::Range(1, 1024))->capture_default_str();
   command->add_option("--launch-id", args->rendezvous.launch_id,
                       "Under mpirun/srun: the id every rank's part files carry (default: the launcher's job id)");
