@@ -134,16 +134,18 @@ std::vector<DecodeRow> run_sweep(const SweepSpec& spec, const std::vector<std::s
 
 namespace {
 
-DecodeRow sweep_columns() {
+// A row with what every row of the sweep carries: model_latency_s, and the step's columns with --scope layer|step.
+DecodeRow sweep_columns(const SweepSpec& spec) {
   DecodeRow first;
   first.model_latency_s = 0;
+  if (model::parse_scope(spec.layout.scope) != model::Scope::attention) first.step = model::StepResult{};
   return first;
 }
 
 }  // namespace
 
-std::string format_row(const DecodeRow& row, const std::string& format) {
-  if (format == "csv") return decode_csv_line(row, sweep_columns());
+std::string format_row(const DecodeRow& row, const std::string& format, const SweepSpec& spec) {
+  if (format == "csv") return decode_csv_line(row, sweep_columns(spec));
   std::string text = decode_json(row).dump(2);
   std::string indented = "  ";  // one level deeper: an element of the top-level array
   for (char ch : text) {
@@ -153,10 +155,10 @@ std::string format_row(const DecodeRow& row, const std::string& format) {
   return indented;
 }
 
-std::string join_rows(const std::vector<std::string>& formatted, const std::string& format) {
+std::string join_rows(const std::vector<std::string>& formatted, const std::string& format, const SweepSpec& spec) {
   std::string out;
   if (format == "csv") {
-    out = decode_csv_header(sweep_columns());
+    out = decode_csv_header(sweep_columns(spec));
     for (const std::string& line : formatted) out += line;
     return out;
   }

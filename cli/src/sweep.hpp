@@ -54,8 +54,9 @@ std::vector<DecodeRow> run_sweep(const SweepSpec& spec, const std::vector<std::s
 
 // The rows as text: a CSV line or a JSON array element (two-space indented, as the whole file's), so that pieces
 // computed apart join into the same file as one serial run. Every sweep row has model_latency_s (the model's
-// rows their own latency), so the CSV columns are the same whoever computes the first row.
-std::string format_row(const DecodeRow& row, const std::string& format);
-std::string join_rows(const std::vector<std::string>& formatted, const std::string& format);
+// rows their own latency), and with --scope layer|step the step's columns, so the CSV columns are the same whoever
+// computes the first row.
+std::string format_row(const DecodeRow& row, const std::string& format, const SweepSpec& spec);
+std::string join_rows(const std::vector<std::string>& formatted, const std::string& format, const SweepSpec& spec);
 
 }  // namespace treering::cli

@@ -64,12 +64,12 @@ void run_sweep_on_ranks(const SweepArgs& args, const SweepSpec& spec, const std:
     return print_sweep_table(std::cout, rows);
   }
   std::vector<std::string> formatted;
-  for (const DecodeRow& row : rows) formatted.push_back(format_row(row, format));
+  for (const DecodeRow& row : rows) formatted.push_back(format_row(row, format, spec));
   const std::vector<std::vector<std::string>> pieces = ranks.gather(formatted);
   if (ranks.rank() != 0) return;
   std::vector<std::string> ordered(total);
   for (std::size_t i = 0; i < total; ++i) ordered[i] = pieces.at(i % pieces.size()).at(i / pieces.size());
-  const std::string text = join_rows(ordered, format);
+  const std::string text = join_rows(ordered, format, spec);
   if (args.output.empty()) {
     std::cout << text;
     return;

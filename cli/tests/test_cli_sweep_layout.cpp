@@ -82,6 +82,7 @@ TEST_CASE("sweep's worker processes and its table carry the layout") {
   CHECK(serial.find(",tp,cp,replicas,placement,cluster_nodes,first_call_s,scope,") != std::string::npos);
   CHECK(serial.find(",8,4,1,tp-inner,4,") != std::string::npos);  // 4 nodes: 32 GPUs, tp 8 leaves cp 4
   CHECK(serial.find(",layer,") != std::string::npos);
+  CHECK(serial.find(",model_latency_s,layer_s,step_s,tokens_per_s,") != std::string::npos);  // the step's columns
   CHECK(serial == read_file(dir + "sweep-layout-jobs.csv"));
 
   const auto table = run_treering("sweep --cluster dgx-h100 --nodes 2 --tp 8 --cp 2 --scope step --seq-len 80k --algo tree");
