@@ -45,7 +45,11 @@ bool drawable(double value, bool logarithmic) { return std::isfinite(value) && (
 // "algo=tree engine=sim": the row's values of the series columns.
 std::string series_name(const DataTable& table, const std::vector<std::size_t>& columns, const std::vector<TableCell>& row) {
   std::string name;
-  for (std::size_t c : columns) name += (name.empty() ? "" : " ") + table.columns[c] + "=" + row[c].text;
+  for (std::size_t c : columns) {
+    const bool tokens = row[c].number && unit_of(table.columns[c]) == "tokens";  // seq_len=128k
+    const std::string value = tokens ? topologies::format_token_count(std::llround(*row[c].number)) : row[c].text;
+    name += (name.empty() ? "" : " ") + table.columns[c] + "=" + value;
+  }
   return name;
 }
 

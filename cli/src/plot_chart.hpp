@@ -18,11 +18,11 @@ struct PlotSpec {
 };
 
 // One series per distinct value of the series columns (none: one series of every row), in the order the rows
-// first show them, named "algo=tree" ("algo=tree engine=sim" for several columns); each series' points sorted by
-// x; a row with an empty x or y is left out. Colours cycle through ten, solid, then the same ten dashed. Tick
-// labels by the column's unit (decode_columns.hpp, else the name's ending): seconds as "20 µs", bytes as "80 GB",
-// tokens as "80k". Throws topologies::InputError "SOURCE: error: ..." for a missing or non-numeric column, or
-// when no row has a point to draw (both values, positive on a log axis).
+// first show them, named "algo=tree" ("algo=tree seq_len=128k" for several; token counts as 80k, 1M); each
+// series' points sorted by x; a row with an empty x or y is left out. Colours cycle through ten, solid, then the
+// same ten dashed. Tick labels by the column's unit (decode_columns.hpp, else the name's ending): seconds as
+// "20 µs", bytes as "80 GB", others as "80k". Throws topologies::InputError "SOURCE: error: ..." for a missing or
+// non-numeric column, or when no row has a point to draw (both values, positive on a log axis).
 LineChart plot_chart(const DataTable& table, const PlotSpec& spec);
 
 // ".png" or ".svg" from the path; throws std::invalid_argument "-o PATH: name a .png or .svg file" otherwise.

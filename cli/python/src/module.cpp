@@ -23,6 +23,7 @@
 #include "decode_columns.hpp"
 #include "decode_output.hpp"
 #include "plan_report.hpp"
+#include "plot.hpp"
 #include "network_calibration.hpp"
 #include "validate_report.hpp"
 #include "treering/model/statistics.hpp"
@@ -457,6 +458,7 @@ PYBIND11_MODULE(_treering, m) {
   m.doc() = "treering's compiled core; use the package `treering`, which wraps it.";
   add_input_error(m);
   add_cluster(m);
+  add_plot(m);
   m.def("presets", &preset_names);
   m.def("workloads", &workload_names);
   m.def("algorithms", &algorithm_names);

@@ -19,7 +19,7 @@ from . import _treering
 from ._treering import InputError
 
 __all__ = ["InputError", "COLUMNS", "UNITS", "Cluster", "load_cluster", "presets", "workloads", "algorithms", "predict", "simulate",
-           "sweep", "tune", "sensitivity", "collective", "plan", "validate", "calibrate"]
+           "sweep", "tune", "sensitivity", "collective", "plan", "validate", "calibrate", "plot"]
 
 # The columns every predict/simulate/sweep record has, in the CSV's order: the command's own list (one list feeds
 # the CSV, the JSON and these records). Records add the optional ones they carry: prefill_s; generation_s and its
@@ -150,6 +150,25 @@ def sweep(cluster, seq_len, nodes=None, workloads=None, batches=None, algos=None
     return _treering.sweep(str(cluster), _ints(nodes, "nodes"), _lengths(seq_len), _names(workloads, ["paper-mha16"]),
                            _ints(batches, "batches"), _algos(algos), _names(engines, ["model"]), settings, str(split),
                            int(jobs), str(impl), tp, cp, str(replicas), str(placement), bool(tp_in_domain), str(scope))
+
+
+def plot(rows, x, y, output, series=None, log_x=False, log_y=False, title=None):
+    """Draw rows as a line chart, as ``treering plot`` draws them (the main job's chart code, cairo), to output
+    (a .png or .svg path); returns output.
+
+    rows: a CSV or JSON file a command wrote (``treering sweep ... -o sweep.csv``; a JSON file's nested columns
+    also under their CSV names), or a list of records as predict(), simulate() and sweep() return. x, y: numeric
+    columns. series: a column or list of columns whose values make one line each ("algo", ["algo", "engine"]).
+    log_x, log_y: logarithmic axes. title: None for "Y against X, by SERIES". A missing or non-numeric column, an
+    empty file or a file that is neither .csv nor .json raises InputError, naming the columns there are.
+    """
+    args = (str(x), str(y), _names(series, []), bool(log_x), bool(log_y), "" if title is None else str(title),
+            os.fspath(output))
+    if isinstance(rows, (list, tuple)):
+        _treering.plot_records(list(rows), *args)
+    else:
+        _treering.plot_file(os.fspath(rows), *args)
+    return output
 
 
 def tune(cluster, seq_len, workload="paper-mha16", batch=None, impl="efficient"):
