@@ -25,6 +25,7 @@ void add_crossover_command(CLI::App& app);
 void add_sensitivity_command(CLI::App& app);
 void add_tune_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
+void add_plot_command(CLI::App& app);
 
 // `treering` with no arguments: the default comparison, with its files in treering-out/.
 void run_main_job();

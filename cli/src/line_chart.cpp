@@ -174,6 +174,12 @@ std::string format_general(double value) {
   return text;
 }
 
+std::string format_duration_label(double seconds) {
+  std::string text = topologies::format_duration(seconds);
+  if (text.ends_with(" us")) text.replace(text.size() - 2, 1, "\xC2\xB5");
+  return text;
+}
+
 ChartLayout lay_out_chart(const LineChart& chart) {
   detail::check_chart_size(chart.width_px, chart.height_px);
   ChartLayout layout;

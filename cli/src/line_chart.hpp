@@ -76,6 +76,9 @@ ChartLayout lay_out_chart(const LineChart& chart);
 // printf's "%g": "0.002", "150", "1e-05".
 std::string format_general(double value);
 
+// Seconds as a figure writes them: topologies::format_duration with the micro sign, "20 µs", "1.5 ms".
+std::string format_duration_label(double seconds);
+
 // The layout drawn with cairo (line_chart_cairo.cpp): anti-aliased text in the system's sans-serif font, the plot
 // framed, a grid at the ticks, the legend to the right of the plot. A tick label that would overlap its
 // neighbour is left out (its tick stays). Throws std::invalid_argument when the layout leaves no room for the plot

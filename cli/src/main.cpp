@@ -26,6 +26,7 @@ int run(int argc, char** argv) {
   treering::cli::add_sensitivity_command(app);
   treering::cli::add_tune_command(app);
   treering::cli::add_plan_command(app);
+  treering::cli::add_plot_command(app);
   treering::cli::add_calibrate_command(app);
   treering::cli::add_validate_command(app);
   treering::cli::add_collective_command(app);

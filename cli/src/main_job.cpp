@@ -63,11 +63,7 @@ LineChart latency_chart(const std::vector<DecodeRow>& rows) {
     }
   }
   chart.format_x = [](double tokens) { return topologies::format_token_count(static_cast<long long>(tokens + 0.5)); };
-  chart.format_y = [](double seconds) {  // "20 us" as a figure writes it: "20 µs"
-    std::string text = topologies::format_duration(seconds);
-    if (text.ends_with(" us")) text.replace(text.size() - 2, 1, "\xC2\xB5");
-    return text;
-  };
+  chart.format_y = format_duration_label;  // "20 µs"
   return chart;
 }
 
@@ -90,11 +86,11 @@ void run_main_job() {
   print_sweep_table(std::cout, rows);
   std::filesystem::create_directories(kOutputDir);
   std::vector<std::string> lines;
-  for (const DecodeRow& row : rows) lines.push_back(format_row(row, "csv"));
+  for (const DecodeRow& row : rows) lines.push_back(format_row(row, "csv", spec));
   const std::string csv = std::string(kOutputDir) + "/default-comparison.csv";
   const std::string png = std::string(kOutputDir) + "/latency.png";
   const std::string svg = std::string(kOutputDir) + "/latency.svg";
-  write_text(csv, join_rows(lines, "csv"));
+  write_text(csv, join_rows(lines, "csv", spec));
   const ChartLayout figure = lay_out_chart(latency_chart(rows));
   write_png(figure, png);
   write_svg(figure, svg);

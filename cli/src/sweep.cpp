@@ -39,11 +39,11 @@ std::vector<SweepCase> sweep_cases(const SweepSpec& spec) {
 
 namespace {
 
-// What the cases share, built once before the workers start: a topology and a decode model per node count, a
+// What the cases share, built once before the workers start: a topology and the layout's model per node count, a
 // workload per (name, batch).
 struct SweepContext {
   std::map<int, std::unique_ptr<topologies::Topology>> topologies;
-  std::map<int, std::unique_ptr<model::DecodeModel>> models;
+  std::map<int, std::unique_ptr<model::LayoutModel>> layouts;
   std::map<std::pair<std::string, int>, model::Workload> workloads;
   std::shared_ptr<const topologies::ImplProfile> impl;
 
@@ -51,13 +51,7 @@ struct SweepContext {
       : impl(load_impl(spec.impl)) {
     for (std::size_t index : indices) {
       const SweepCase& c = cases.at(index);
-      if (!topologies.count(c.nodes)) {
-        topologies::ClusterOverrides overrides;
-        if (c.nodes > 0) overrides.nodes = c.nodes;
-        overrides.settings = spec.settings;
-        topologies[c.nodes] = std::make_unique<topologies::Topology>(topologies::build_topology(spec.cluster, overrides));
-        models[c.nodes] = std::make_unique<model::DecodeModel>(*topologies[c.nodes]);
-      }
+      if (!topologies.count(c.nodes)) add_nodes(spec, c.nodes);
       if (!workloads.count({c.workload, c.batch})) {
         model::Workload workload = load_workload(c.workload);
         if (c.batch < 0) throw std::invalid_argument("--batch must be at least 1");
@@ -66,19 +60,36 @@ struct SweepContext {
       }
     }
   }
+
+  // The cluster at `nodes` nodes (0: the file's count) and the layout placed on its GPUs; a layout that does not
+  // fit them is an error naming the node count.
+  void add_nodes(const SweepSpec& spec, int nodes) {
+    topologies::ClusterOverrides overrides;
+    if (nodes > 0) overrides.nodes = nodes;
+    overrides.settings = spec.settings;
+    auto topology = std::make_unique<topologies::Topology>(topologies::build_topology(spec.cluster, overrides));
+    try {
+      layouts[nodes] = std::make_unique<model::LayoutModel>(*topology, layout_groups(spec.layout, *topology, {}));
+    } catch (const std::invalid_argument& error) {
+      const std::string where = nodes > 0 ? std::to_string(nodes) + (nodes == 1 ? " node" : " nodes") : "the cluster's nodes";
+      throw std::invalid_argument("at " + where + " (" + std::to_string(topology->gpu_count()) + " GPUs): " + error.what());
+    }
+    topologies[nodes] = std::move(topology);
+  }
 };
 
-DecodeRow run_case(const SweepContext& context, const SweepCase& c, model::TokenSplit split) {
-  const model::DecodeModel& decode = *context.models.at(c.nodes);
+// predict's row, or simulate's, for the case on the sweep's layout (check_memory off: a case that does not fit is
+// computed all the same).
+DecodeRow run_case(const SweepContext& context, const SweepSpec& spec, const SweepCase& c) {
+  const model::LayoutModel& layouts = *context.layouts.at(c.nodes);
   const model::Workload& workload = context.workloads.at({c.workload, c.batch});
   model::PlanOptions options;
-  options.split = split;
+  options.split = spec.split;
   options.impl = context.impl;
-  if (c.engine == "sim") return simulate_decode(decode, workload, c.algorithm, c.seq_len, {}, false, options).row;
-  DecodeRow row;
-  const model::DecodePlan plan = decode.plan(c.algorithm, workload, c.seq_len, options);
-  row.result = decode.evaluate(plan);
-  set_context(row, decode, plan);
+  if (c.engine == "sim") {
+    return simulate_row(spec.layout, {}, {}, layouts, workload, c.seq_len, c.algorithm, options, false).row;
+  }
+  DecodeRow row = predict_row(spec.layout, {}, layouts, workload, c.seq_len, c.algorithm, options, false);
   row.model_latency_s = row.result.latency_s;  // every sweep row has the column (the simulator's rows need it)
   return row;
 }
@@ -108,13 +119,13 @@ std::vector<DecodeRow> run_sweep(const SweepSpec& spec, const std::vector<std::s
     if (progress) progress(done, indices.size());
   };
   if (jobs <= 1 || indices.size() <= 1) {
-    for (std::size_t i = 0; i < indices.size(); ++i) keep(i, run_case(context, cases.at(indices[i]), spec.split));
+    for (std::size_t i = 0; i < indices.size(); ++i) keep(i, run_case(context, spec, cases.at(indices[i])));
     return rows;
   }
   WorkerItems items;
   items.count = indices.size();
   items.workers = jobs;
-  items.compute = [&](std::size_t i) { return encode_row(run_case(context, cases.at(indices[i]), spec.split)); };
+  items.compute = [&](std::size_t i) { return encode_row(run_case(context, spec, cases.at(indices[i]))); };
   items.receive = [&](std::size_t i, const std::string& bytes) { keep(i, decode_row(bytes)); };
   items.describe = [&](std::size_t i) { return describe_case(indices[i], cases.at(indices[i])); };
   run_in_worker_processes(items);
@@ -123,16 +134,18 @@ std::vector<DecodeRow> run_sweep(const SweepSpec& spec, const std::vector<std::s
 
 namespace {
 
-DecodeRow sweep_columns() {
+// A row with what every row of the sweep carries: model_latency_s, and the step's columns with --scope layer|step.
+DecodeRow sweep_columns(const SweepSpec& spec) {
   DecodeRow first;
   first.model_latency_s = 0;
+  if (model::parse_scope(spec.layout.scope) != model::Scope::attention) first.step = model::StepResult{};
   return first;
 }
 
 }  // namespace
 
-std::string format_row(const DecodeRow& row, const std::string& format) {
-  if (format == "csv") return decode_csv_line(row, sweep_columns());
+std::string format_row(const DecodeRow& row, const std::string& format, const SweepSpec& spec) {
+  if (format == "csv") return decode_csv_line(row, sweep_columns(spec));
   std::string text = decode_json(row).dump(2);
   std::string indented = "  ";  // one level deeper: an element of the top-level array
   for (char ch : text) {
@@ -142,10 +155,10 @@ std::string format_row(const DecodeRow& row, const std::string& format) {
   return indented;
 }
 
-std::string join_rows(const std::vector<std::string>& formatted, const std::string& format) {
+std::string join_rows(const std::vector<std::string>& formatted, const std::string& format, const SweepSpec& spec) {
   std::string out;
   if (format == "csv") {
-    out = decode_csv_header(sweep_columns());
+    out = decode_csv_header(sweep_columns(spec));
     for (const std::string& line : formatted) out += line;
     return out;
   }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "decode_cases.hpp"
 #include "decode_output.hpp"
 #include "treering/topologies/settings.hpp"
 
@@ -23,6 +24,9 @@ struct SweepSpec {
   std::vector<topologies::Setting> settings;  // --set PATH=VALUE on the cluster file
   model::TokenSplit split = model::TokenSplit::equal;
   std::string impl = "efficient";             // --impl: the implementation profile, a preset or a YAML file
+  // --tp, --cp, --replicas, --placement, --tp-in-domain, --scope: one layout for every case, placed on each node
+  // count's GPUs as predict places it (one of tp, cp alone takes the rest of the GPUs; neither: cp over all).
+  LayoutChoice layout;
 };
 
 struct SweepCase {
@@ -42,15 +46,17 @@ std::vector<SweepCase> sweep_cases(const SweepSpec& spec);
 // one after another); the rows come back in the order of `indices`, each exactly as computed here. Starts no
 // thread: called from a single-threaded process, every fork (workers, simulations) is from a single-threaded
 // one. `progress(done, total)` is called here, after each case. A case whose plan does not fit in memory is
-// computed all the same (its peak_memory_bytes says so). Throws the error of the first case (in `indices`'
+// computed all the same (its peak_memory_bytes says so); a layer or step that does not fit is an error, as in
+// predict. Every row is predict's (or simulate's) row for the same layout and case. Throws the error of the first case (in `indices`'
 // order) that fails, as sweep_workers.hpp passes it on.
 std::vector<DecodeRow> run_sweep(const SweepSpec& spec, const std::vector<std::size_t>& indices, int jobs,
                                  const std::function<void(std::size_t, std::size_t)>& progress = {});
 
 // The rows as text: a CSV line or a JSON array element (two-space indented, as the whole file's), so that pieces
 // computed apart join into the same file as one serial run. Every sweep row has model_latency_s (the model's
-// rows their own latency), so the CSV columns are the same whoever computes the first row.
-std::string format_row(const DecodeRow& row, const std::string& format);
-std::string join_rows(const std::vector<std::string>& formatted, const std::string& format);
+// rows their own latency), and with --scope layer|step the step's columns, so the CSV columns are the same whoever
+// computes the first row.
+std::string format_row(const DecodeRow& row, const std::string& format, const SweepSpec& spec);
+std::string join_rows(const std::vector<std::string>& formatted, const std::string& format, const SweepSpec& spec);
 
 }  // namespace treering::cli

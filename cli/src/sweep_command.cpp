@@ -9,6 +9,7 @@
 #include "replay_progress.hpp"
 #include "cluster_args.hpp"
 #include "commands.hpp"
+#include "layout_args.hpp"
 #include "sweep.hpp"
 #include "sweep_ranks.hpp"
 #include "sweep_table.hpp"
@@ -33,6 +34,7 @@ struct SweepArgs {
   std::string format;  // default: from -o's extension, else table
   int jobs = 1;
   RendezvousOptions rendezvous;
+  LayoutArgs layout;
 };
 
 std::string output_format(const SweepArgs& args) {
@@ -63,12 +65,12 @@ void run_sweep_on_ranks(const SweepArgs& args, const SweepSpec& spec, const std:
     return print_sweep_table(std::cout, rows);
   }
   std::vector<std::string> formatted;
-  for (const DecodeRow& row : rows) formatted.push_back(format_row(row, format));
+  for (const DecodeRow& row : rows) formatted.push_back(format_row(row, format, spec));
   const std::vector<std::vector<std::string>> pieces = ranks.gather(formatted);
   if (ranks.rank() != 0) return;
   std::vector<std::string> ordered(total);
   for (std::size_t i = 0; i < total; ++i) ordered[i] = pieces.at(i % pieces.size()).at(i / pieces.size());
-  const std::string text = join_rows(ordered, format);
+  const std::string text = join_rows(ordered, format, spec);
   if (args.output.empty()) {
     std::cout << text;
     return;
@@ -89,6 +91,7 @@ void run(const SweepArgs& args) {
   for (const std::string& text : args.settings) spec.settings.push_back(topologies::parse_setting(text));
   spec.split = model::parse_token_split(args.split);
   spec.impl = args.impl;
+  spec.layout = args.layout;
   const std::string format = output_format(args);
   sweep_cases(spec);  // bad axes fail before any case runs
   const SweepRanks ranks(args.output, args.rendezvous);
@@ -119,6 +122,7 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("--split", args->split, "KV cache per GPU: equal, or by-speed (mixed GPUs)")
       ->check(CLI::IsMember({"equal", "by-speed"}))->capture_default_str();
   add_impl_option(*command, args->impl);
+  add_layout_options(*command, args->layout);
   command->add_option("--jobs", args->jobs, "Worker processes (per rank under mpirun/srun)")->check(CLI::Range(1, 1024))->capture_default_str();
   command->add_option("--launch-id", args->rendezvous.launch_id,
                       "Under mpirun/srun: the id every rank's part files carry (default: the launcher's job id)");

@@ -1,5 +1,6 @@
 // A sweep's rows as a table for people: latency per engine side by side, the speedup over ring, the volume per
-// tier and the peak memory.
+// tier and the peak memory; with a layout (--tp, --cp, --replicas, --placement) a layout column, with --scope
+// layer|step the layer's or the step's time per engine.
 #pragma once
 
 #include <ostream>

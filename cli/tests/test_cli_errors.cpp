@@ -30,7 +30,7 @@ TEST_CASE("every subcommand has --help") {
   std::vector<std::string> commands{"--help", "topo list --help", "topo check --help", "topo show --help", "topo dot --help",
                                     "workload list --help", "workload show --help", "impl list --help", "impl show --help"};
   for (const std::string& name : listed_subcommands(top.out)) commands.push_back(name + " --help");
-  CHECK(commands.size() == 9 + 15);  // topo, workload, impl, predict, ..., info: the 15 commands treering has
+  CHECK(commands.size() == 9 + 16);  // topo, workload, impl, predict, ..., plot, info: the 16 commands treering has
   for (const std::string& command : commands) {
     CAPTURE(command);
     auto result = run_treering(command);

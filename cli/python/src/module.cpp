@@ -23,6 +23,7 @@
 #include "decode_columns.hpp"
 #include "decode_output.hpp"
 #include "plan_report.hpp"
+#include "plot.hpp"
 #include "network_calibration.hpp"
 #include "validate_report.hpp"
 #include "treering/model/statistics.hpp"
@@ -191,13 +192,13 @@ py::list simulate(const Cluster& cluster, const std::vector<long long>& seq_lens
   return records(rows);
 }
 
-// A whole sweep (cli::run_sweep: every case, in its fixed order, in `jobs` worker processes). Empty nodes or batches:
-// the cluster file's count, each workload's own batch.
+// A whole sweep (cli::run_sweep: every case, in its fixed order, in `jobs` worker processes) on one layout (tp x cp,
+// placement, scope: predict's). Empty nodes or batches: the cluster file's count, each workload's own batch.
 py::list sweep(const std::string& cluster, const std::vector<int>& nodes, const std::vector<long long>& seq_lens,
                const std::vector<std::string>& workloads, const std::vector<int>& batches,
                const std::vector<std::string>& algos, const std::vector<std::string>& engines,
                const std::vector<std::pair<std::string, std::string>>& settings, const std::string& split, int jobs,
-               const std::string& impl) {
+               const std::string& impl, const CaseChoice& choice) {
   if (jobs < 1) throw std::invalid_argument("jobs must be at least 1, got " + std::to_string(jobs));
   // The sweep reads 0 as "the file's own": a 0 given on purpose is a mistake, not a default.
   for (int n : nodes) {
@@ -217,6 +218,7 @@ py::list sweep(const std::string& cluster, const std::vector<int>& nodes, const 
   spec.engines = engines;
   spec.split = model::parse_token_split(split);
   spec.impl = impl;
+  spec.layout = choice.layout;
   for (const auto& [path, value] : settings) spec.settings.push_back({path, value});
   std::vector<std::size_t> indices(cli::sweep_cases(spec).size());
   std::iota(indices.begin(), indices.end(), std::size_t{0});
@@ -459,6 +461,7 @@ PYBIND11_MODULE(_treering, m) {
   m.doc() = "treering's compiled core; use the package `treering`, which wraps it.";
   add_input_error(m);
   add_cluster(m);
+  add_plot(m);
   m.def("presets", &preset_names);
   m.def("workloads", &workload_names);
   m.def("algorithms", &algorithm_names);
@@ -511,8 +514,19 @@ PYBIND11_MODULE(_treering, m) {
       },
       py::arg("cluster"), py::arg("seq_len"), py::arg("workload"), py::arg("batch"), py::arg("gpus_max"), py::arg("combines"),
       py::arg("impl"), py::arg("confirm"));
-  m.def("sweep", &sweep, py::arg("cluster"), py::arg("nodes"), py::arg("seq_lens"), py::arg("workloads"), py::arg("batches"),
-        py::arg("algos"), py::arg("engines"), py::arg("settings"), py::arg("split"), py::arg("jobs"), py::arg("impl"));
+  m.def(
+      "sweep",
+      [](const std::string& cluster, const std::vector<int>& nodes, const std::vector<long long>& seq_lens,
+         const std::vector<std::string>& workloads, const std::vector<int>& batches, const std::vector<std::string>& algos,
+         const std::vector<std::string>& engines, const std::vector<std::pair<std::string, std::string>>& settings,
+         const std::string& split, int jobs, const std::string& impl, std::optional<int> tp, std::optional<int> cp,
+         const std::string& replicas, const std::string& placement, bool tp_in_domain, const std::string& scope) {
+        return sweep(cluster, nodes, seq_lens, workloads, batches, algos, engines, settings, split, jobs, impl,
+                     case_choice(tp, cp, replicas, placement, tp_in_domain, scope, std::nullopt, false));
+      },
+      py::arg("cluster"), py::arg("nodes"), py::arg("seq_lens"), py::arg("workloads"), py::arg("batches"), py::arg("algos"),
+      py::arg("engines"), py::arg("settings"), py::arg("split"), py::arg("jobs"), py::arg("impl"), py::arg("tp"), py::arg("cp"),
+      py::arg("replicas"), py::arg("placement"), py::arg("tp_in_domain"), py::arg("scope"));
   m.def("tune", &tune, py::arg("cluster"), py::arg("seq_len"), py::arg("workload"), py::arg("batch"), py::arg("impl"));
   m.def("sensitivity", &sensitivity, py::arg("cluster"), py::arg("seq_len"), py::arg("parameters"), py::arg("algos"),
         py::arg("workload"), py::arg("batch"), py::arg("step"), py::arg("split"), py::arg("impl"));

@@ -23,7 +23,7 @@ assert rows[0]["tp"] == 8 and rows[0]["cp"] == 2 and rows[0]["step_s"] > 0, rows
 assert treering.simulate(two, "128k", workload="llama3.1-8b", algos="tree", tp=8, cp=2)[0]["engine"] == "sim"
 assert treering.collective(two, "allreduce", "1M")[0]["time_s"] > 0
 assert treering.plan(two, "128k", confirm=0)["ranked"]
-for name in ("calibrate", "validate", "sweep", "tune", "sensitivity"):
+for name in ("calibrate", "validate", "sweep", "tune", "sensitivity", "plot"):
     assert callable(getattr(treering, name)), name
 print("installed:", treering.__file__)
 PY

@@ -417,6 +417,32 @@ class SweepTest(unittest.TestCase):
         rows = treering.sweep("dgx-h100", "80k", nodes=1, workloads=["paper-mha16", "llama3.1-8b"], algos="tree")
         self.assertEqual([r["workload"] for r in rows], ["paper-mha16", "llama3.1-8b"])
 
+    def test_a_deployed_layout_is_predicts_and_simulates(self):
+        # TP 8 inside each DGX H100 x CP 2 across two of them, the whole step: each swept record is predict()'s (or
+        # simulate()'s) for the same layout, in worker processes too; a 4-node sweep uses the same 16 GPUs.
+        kwargs = dict(workload="llama3.1-8b", algos=["tree", "ring"], tp=8, cp=2, scope="step")
+        swept = treering.sweep("dgx-h100", "128k", nodes=[2, 4], engines=["model", "sim"], workloads="llama3.1-8b",
+                               algos=["tree", "ring"], tp=8, cp=2, scope="step", jobs=2)
+        self.assertEqual(len(swept), 2 * 2 * 2)
+        two = treering.load_cluster("dgx-h100", nodes=2)
+        predicted = treering.predict(two, "128k", **kwargs)
+        simulated = treering.simulate(two, "128k", **kwargs)
+        for i in range(2):
+            self.assertEqual(swept[2 * i], dict(predicted[i], model_latency_s=predicted[i]["latency_s"]))
+            self.assertEqual(swept[2 * i + 1], simulated[i])
+        for row in swept:
+            self.assertEqual((row["tp"], row["cp"], row["gpus"], row["placement"], row["scope"]), (8, 2, 16, "tp-inner", "step"))
+        self.assertEqual([r["cluster_nodes"] for r in swept], [2] * 4 + [4] * 4)
+        self.assertEqual([r["step_s"] for r in swept[:4]], [r["step_s"] for r in swept[4:]])
+
+    def test_a_layout_that_does_not_fit_a_node_count(self):
+        # tp 8 x cp 2 needs 16 GPUs; one DGX H100 has 8.
+        with self.assertRaisesRegex(treering.InputError, r"at 1 node \(8 GPUs\)"):
+            treering.sweep("dgx-h100", "80k", nodes=[1, 2], tp=8, cp=2)
+        for kwargs in (dict(tp=0), dict(scope="token"), dict(placement="outer")):
+            with self.assertRaises(treering.InputError, msg=str(kwargs)):
+                treering.sweep("dgx-h100", "80k", nodes=2, **kwargs)
+
 
 class TuneTest(unittest.TestCase):
     def test_best_first(self):

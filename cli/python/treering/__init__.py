@@ -19,7 +19,7 @@ from . import _treering
 from ._treering import InputError
 
 __all__ = ["InputError", "COLUMNS", "UNITS", "Cluster", "load_cluster", "presets", "workloads", "algorithms", "predict", "simulate",
-           "sweep", "tune", "sensitivity", "collective", "plan", "validate", "calibrate"]
+           "sweep", "tune", "sensitivity", "collective", "plan", "validate", "calibrate", "plot"]
 
 # The columns every predict/simulate/sweep record has, in the CSV's order: the command's own list (one list feeds
 # the CSV, the JSON and these records). Records add the optional ones they carry: prefill_s; generation_s and its
@@ -131,21 +131,45 @@ def simulate(cluster, seq_len, algos=None, workload="paper-mha16", batch=None, s
 
 
 def sweep(cluster, seq_len, nodes=None, workloads=None, batches=None, algos=None, engines=None, set=None, split="equal",
-          jobs=1, impl="efficient"):
+          jobs=1, impl="efficient", tp=None, cp=None, placement="tp-inner", tp_in_domain=False, scope="attention", replicas=1):
     """Every combination of nodes x workloads x batches x seq_len x algos x engines, as ``treering sweep``:
     rows in that order (the last varying fastest), each with model_latency_s.
 
     cluster: a preset name or a YAML file (not a Cluster: each node count is built afresh). nodes: an int or
     a list (None: the file's count). workloads: a name or list (None: paper-mha16). batches: an int or list
     (None: each workload's own). engines: "model", "sim" or both (None: model). set: as load_cluster's.
-    split, impl: as predict's. jobs: worker processes (forked from this interpreter). Cases that do not fit in memory are computed all the same.
+    split, impl: as predict's. jobs: worker processes (forked from this interpreter). Cases that do not fit in
+    memory are computed all the same (a layer or step that does not fit raises InputError, as in predict).
+
+    tp, cp, replicas, placement, tp_in_domain, scope: the layout, as predict's, placed on each node count's GPUs
+    (one of tp, cp alone takes the rest of them: tp=8 sweeps CP across nodes); each record is predict()'s (or
+    simulate()'s) for that layout and case, with the same tp, cp, placement and scope columns.
     """
     if isinstance(cluster, Cluster):
         raise TypeError("sweep takes a preset name or a YAML file (with nodes= and set=), not a Cluster")
     settings = [(path, value) for path, value, _ in _edits(set, None)]
     return _treering.sweep(str(cluster), _ints(nodes, "nodes"), _lengths(seq_len), _names(workloads, ["paper-mha16"]),
                            _ints(batches, "batches"), _algos(algos), _names(engines, ["model"]), settings, str(split),
-                           int(jobs), str(impl))
+                           int(jobs), str(impl), tp, cp, str(replicas), str(placement), bool(tp_in_domain), str(scope))
+
+
+def plot(rows, x, y, output, series=None, log_x=False, log_y=False, title=None):
+    """Draw rows as a line chart, as ``treering plot`` draws them (the main job's chart code, cairo), to output
+    (a .png or .svg path); returns output.
+
+    rows: a CSV or JSON file a command wrote (``treering sweep ... -o sweep.csv``; a JSON file's nested columns
+    also under their CSV names), or a list of records as predict(), simulate() and sweep() return. x, y: numeric
+    columns. series: a column or list of columns whose values make one line each ("algo", ["algo", "engine"]).
+    log_x, log_y: logarithmic axes. title: None for "Y against X, by SERIES". A missing or non-numeric column, an
+    empty file or a file that is neither .csv nor .json raises InputError, naming the columns there are.
+    """
+    args = (str(x), str(y), _names(series, []), bool(log_x), bool(log_y), "" if title is None else str(title),
+            os.fspath(output))
+    if isinstance(rows, (list, tuple)):
+        _treering.plot_records(list(rows), *args)
+    else:
+        _treering.plot_file(os.fspath(rows), *args)
+    return output
 
 
 def tune(cluster, seq_len, workload="paper-mha16", batch=None, impl="efficient"):
