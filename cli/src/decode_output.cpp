@@ -165,10 +165,14 @@ void print_extrapolation_notes(std::ostream& out, const std::vector<const Decode
     if (row->extrapolation.empty()) continue;
     out << "* " << model::to_string(row->result.algorithm) << " at " << row->result.seq_len << " tokens: " << row->extrapolation << '\n';
   }
+  print_memory_notes(out, rows);
+}
+
+void print_memory_notes(std::ostream& out, const std::vector<const DecodeRow*>& rows) {
   for (const DecodeRow* row : rows) {
     if (row->memory_shortfall.empty()) continue;
-    out << "! " << model::to_string(row->result.algorithm) << " at " << row->result.seq_len << " tokens, batch " << row->batch
-        << " does not fit: it " << row->memory_shortfall << '\n';
+    out << "! " << model::to_string(row->result.algorithm) << " at " << row->result.seq_len << " tokens on "
+        << row->result.gpus << " GPUs, batch " << row->batch << " does not fit: it " << row->memory_shortfall << '\n';
   }
 }
 

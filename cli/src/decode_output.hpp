@@ -74,6 +74,8 @@ std::string calibration_marker(const DecodeRow& row);
 // needs 143.9 GB per GPU (...), a GPU has 80 GB" per row that does not fit (marked "!" in its `fits` column).
 void print_extrapolation_notes(std::ostream& out, const std::vector<const DecodeRow*>& rows);
 bool any_does_not_fit(const std::vector<const DecodeRow*>& rows);
+// The "!" notes alone.
+void print_memory_notes(std::ostream& out, const std::vector<const DecodeRow*>& rows);
 
 // CSV: a header, then one line per row; the optional columns appear when `first` (the first row) has them.
 std::string decode_csv_header(const DecodeRow& first);

@@ -74,6 +74,12 @@ void print_sweep_table(std::ostream& out, const std::vector<DecodeRow>& rows) {
   if (!scope.empty() && model) header.push_back(scope + (sim ? " (model)" : ""));
   if (!scope.empty() && sim) header.push_back(scope + (model ? " (sim)" : ""));
   header.insert(header.end(), {"sent/GPU", "intra-node", "inter-node", "memory/GPU"});
+  std::vector<const DecodeRow*> listed;
+  for (const DecodeRow& row : rows) {
+    if (row.engine == rows.front().engine) listed.push_back(&row);  // one note per case, not per engine
+  }
+  const bool marks = any_does_not_fit(listed);
+  if (marks) header.push_back("fits");
   Table table(header);
   for (const CaseKey& key : order) {
     const auto& engines = by_case.at(key);
@@ -101,9 +107,11 @@ void print_sweep_table(std::ostream& out, const std::vector<DecodeRow>& rows) {
     }
     cells.insert(cells.end(), {fmt::format_bytes(any.result.volume.per_gpu), fmt::format_bytes(any.result.volume.intra_node),
                                fmt::format_bytes(any.result.volume.inter_node), fmt::format_bytes(any.result.memory.total)});
+    if (marks) cells.push_back(any.memory_shortfall.empty() ? "" : "no !");
     table.add_row(cells);
   }
   table.print(out);
+  print_memory_notes(out, listed);
 }
 
 }  // namespace treering::cli

@@ -65,6 +65,13 @@ TEST_CASE("an input is refused as output by another spelling, a hard link and a 
   REQUIRE(::symlink(in.c_str(), soft.c_str()) == 0);
   check_refused("topo dot " + in + " -o " + hard, hard, in);
   check_refused("sweep --cluster " + in + " --seq-len 80k --format csv -o " + soft, soft, in);
+  // plot reads a CSV and writes a figure: a figure's name linked to the rows' file is refused too.
+  const std::string rows = kDir + "output-files-rows.csv";
+  const std::string figure = kDir + "output-files-fig.svg";
+  std::ofstream(rows) << "algo,seq_len,latency_s\ntree,80000,1e-4\ntree,160000,2e-4\n";
+  std::remove(figure.c_str());
+  REQUIRE(::symlink(rows.c_str(), figure.c_str()) == 0);
+  check_refused("plot " + rows + " --x seq_len --y latency_s -o " + figure, figure, rows);
   // A file that is not an input is written (the refusal is by identity, not by a similar name).
   CHECK(run_treering("topo dot " + in + " -o " + kDir + "output-files-names.dot").exit_code == 0);
 }

@@ -189,7 +189,7 @@ TEST_CASE("predict: a case that does not fit in memory is computed and marked, w
   auto table = run_treering("predict --cluster dgx-h100 --nodes 1 --workload llama3.1-70b --seq-len 1k --algo tree,ring");
   REQUIRE_MESSAGE(table.exit_code == 0, table.err);
   CHECK(table.out.find("no !") != std::string::npos);
-  CHECK(table.out.find("! tree at 1000 tokens, batch 1 does not fit: it needs") != std::string::npos);
+  CHECK(table.out.find("! tree at 1000 tokens on 8 GPUs, batch 1 does not fit: it needs") != std::string::npos);
   CHECK(table.out.find("a GPU has 80 GB") != std::string::npos);
   auto json = run_treering("predict --cluster dgx-h100 --nodes 1 --workload llama3.1-70b --seq-len 1k --algo tree --format json");
   REQUIRE(json.exit_code == 0);

@@ -79,7 +79,7 @@ TEST_CASE("sweep's worker processes and its table carry the layout") {
   REQUIRE(run_treering(axes + dir + "sweep-layout-serial.csv").exit_code == 0);
   REQUIRE(run_treering(axes + dir + "sweep-layout-jobs.csv --jobs 2").exit_code == 0);
   const std::string serial = read_file(dir + "sweep-layout-serial.csv");
-  CHECK(serial.find(",tp,cp,replicas,placement,cluster_nodes,first_call_s,scope,") != std::string::npos);
+  CHECK(serial.find(",tp,cp,replicas,placement,cluster_nodes,first_call_s,fits,does_not_fit,scope,") != std::string::npos);
   CHECK(serial.find(",8,4,1,tp-inner,4,") != std::string::npos);  // 4 nodes: 32 GPUs, tp 8 leaves cp 4
   CHECK(serial.find(",layer,") != std::string::npos);
   CHECK(serial.find(",model_latency_s,layer_s,step_s,tokens_per_s,") != std::string::npos);  // the step's columns
@@ -99,4 +99,21 @@ TEST_CASE("sweep: a layout that does not fit a node count is an error naming it,
   CHECK(result.err.find("at 1 node (8 GPUs)") != std::string::npos);
   CHECK(run_treering("sweep --cluster dgx-h100 --seq-len 80k --scope token").exit_code == 2);
   CHECK(run_treering("sweep --cluster dgx-h100 --seq-len 80k --placement sideways").exit_code == 2);
+}
+
+TEST_CASE("sweep: cases that do not fit in memory are computed and marked, the others unaffected") {
+  // llama3.1-70b without TP: 141.2 GB of bf16 weights on every 80 GB GPU, at 1 and 2 nodes alike; with --tp 8
+  // --scope step the weights split 8 ways and the step fits.
+  const auto table = run_treering("sweep --cluster dgx-h100 --nodes 1,2 --workload llama3.1-70b --seq-len 128k --algo tree");
+  REQUIRE_MESSAGE(table.exit_code == 0, table.err);
+  CHECK(table.out.find("no !") != std::string::npos);
+  CHECK(table.out.find("! tree at 128000 tokens on 8 GPUs, batch 1 does not fit: it needs") != std::string::npos);
+  const json rows = json::parse(run_treering("sweep --cluster dgx-h100 --nodes 1,2 --workload llama3.1-70b --seq-len 128k "
+                                             "--algo tree --format json").out);
+  REQUIRE(rows.size() == 2);
+  for (const json& row : rows) CHECK(row["fits"] == 0);
+  const auto step = run_treering("sweep --cluster dgx-h100 --nodes 1,2 --workload llama3.1-70b --seq-len 128k --algo tree "
+                                 "--tp 8 --scope step --format json");
+  REQUIRE_MESSAGE(step.exit_code == 0, step.err);
+  for (const json& row : json::parse(step.out)) CHECK(row["fits"] == 1);
 }

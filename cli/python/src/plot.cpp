@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "plot_chart.hpp"
+#include "treering/topologies/input_files_read.hpp"
 
 namespace py = pybind11;
 
@@ -61,6 +62,7 @@ void add_plot(py::module_& m) {
       "plot_file",
       [](const std::string& file, const std::string& x, const std::string& y, const std::vector<std::string>& series,
          bool log_x, bool log_y, const std::string& title, const std::string& output) {
+        const topologies::InputFilesScope inputs;  // `output` may not be `file`, by any name
         cli::plot_file(file, plot_spec(x, y, series, log_x, log_y, title), output);
       },
       py::arg("file"), py::arg("x"), py::arg("y"), py::arg("series"), py::arg("log_x"), py::arg("log_y"), py::arg("title"),

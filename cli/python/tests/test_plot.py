@@ -75,6 +75,17 @@ class PlotTest(unittest.TestCase):
             treering.plot([], "a", "b", self.path("a.png"))
         self.assertFalse(os.path.exists(self.path("a.png")))
 
+    def test_the_output_is_never_the_input(self):
+        csv_path = self.path("rows.csv")
+        text = "algo,seq_len,latency_s\ntree,80000,1e-4\ntree,160000,2e-4\n"
+        pathlib.Path(csv_path).write_text(text)
+        os.symlink(csv_path, self.path("fig.svg"))  # the figure's name, the rows' file
+        with self.assertRaisesRegex(treering.InputError, r"fig.svg: error: is also an input of this run"):
+            treering.plot(csv_path, "seq_len", "latency_s", self.path("fig.svg"))
+        self.assertEqual(pathlib.Path(csv_path).read_text(), text)
+        treering.plot(csv_path, "seq_len", "latency_s", self.path("other.svg"))  # and a later call may write elsewhere
+        self.assertTrue(pathlib.Path(self.path("other.svg")).read_text().startswith("<?xml"))
+
 
 if __name__ == "__main__":
     unittest.main()
