@@ -38,4 +38,11 @@ CliResult run_treering(const std::string& arguments) {
   return result;
 }
 
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 }  // namespace treering::cli::testing

@@ -9,41 +9,35 @@
 
 #include "run_cli.hpp"
 
+using treering::cli::testing::read_file;
 using treering::cli::testing::run_treering;
 
 namespace {
 
 const std::string kDir = std::string(TREERING_BINARY_DIR) + "/tests/";
 
-std::string read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // A cluster file of our own: the shipped DGX H100 preset, copied.
 std::string fresh_cluster_copy(const std::string& name) {
   const std::string path = kDir + name;
-  std::ofstream(path, std::ios::binary) << read(std::string(TREERING_SOURCE_DIR) + "/topologies/clusters/dgx-h100.yaml");
+  std::ofstream(path, std::ios::binary) << read_file(std::string(TREERING_SOURCE_DIR) + "/topologies/clusters/dgx-h100.yaml");
   return path;
 }
 
 // Runs ARGUMENTS, which must be refused for writing onto OUTPUT (an input of the run); INPUT must be unchanged.
 void check_refused(const std::string& arguments, const std::string& output, const std::string& input) {
   CAPTURE(arguments);
-  const std::string before = read(input);
+  const std::string before = read_file(input);
   const auto result = run_treering(arguments);
   CHECK(result.exit_code == 2);
   CHECK(result.err.find(output + ": error: is also an input of this run") != std::string::npos);
-  CHECK(read(input) == before);
+  CHECK(read_file(input) == before);
 }
 
 }  // namespace
 
 TEST_CASE("every output flag refuses a file the same run reads, and the file is left as it was") {
   const std::string log = kDir + "output-files-g2.log";
-  std::ofstream(log, std::ios::binary) << read(std::string(TREERING_SOURCE_DIR) +
+  std::ofstream(log, std::ios::binary) << read_file(std::string(TREERING_SOURCE_DIR) +
                                                 "/validate/data/nccl-tests-allreduce-h100-2node-ndr.log");
   const std::string in = fresh_cluster_copy("output-files-in.yaml");
   check_refused("calibrate " + log + " --cluster dgx-h100 --nodes 2 -o " + log, log, log);
@@ -85,11 +79,11 @@ TEST_CASE("an output that cannot be written is bad input (exit 2) naming the pat
 
 TEST_CASE("calibrate whose fit fails leaves the output file as it was") {
   const std::string cal = fresh_cluster_copy("output-files-keep.yaml");
-  const std::string before = read(cal);
+  const std::string before = read_file(cal);
   auto result = run_treering("calibrate validate/tests/data/sendrecv-one-size.json --cluster " + cal + " -o " + cal);
   CHECK(result.exit_code != 0);
   CHECK(result.err.find("needs at least two different sizes") != std::string::npos);
-  CHECK(read(cal) == before);
+  CHECK(read_file(cal) == before);
 }
 
 TEST_CASE("an output path in a missing directory fails before any work, naming the path") {

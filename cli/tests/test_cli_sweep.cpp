@@ -12,18 +12,8 @@
 
 #include "run_cli.hpp"
 
+using treering::cli::testing::read_file;
 using treering::cli::testing::run_treering;
-
-namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-}  // namespace
 
 TEST_CASE("sweep: one row per case, nodes slowest and engine fastest") {
   // 2 node counts x 2 batches x 2 lengths x 2 algorithms x 2 engines = 32 rows.

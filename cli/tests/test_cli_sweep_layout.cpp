@@ -9,6 +9,7 @@
 #include "run_cli.hpp"
 
 using nlohmann::json;
+using treering::cli::testing::read_file;
 using treering::cli::testing::run_treering;
 
 namespace {
@@ -17,13 +18,6 @@ json rows_of(const std::string& arguments) {
   const auto result = run_treering(arguments + " --format json");
   REQUIRE_MESSAGE(result.exit_code == 0, arguments, "\n", result.err);
   return json::parse(result.out);
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 }  // namespace

@@ -20,19 +20,39 @@ std::vector<std::string> split_path(const std::string& path) {
   return parts;
 }
 
-// The scalar at parts[from..] below `node`, or an undefined node.
-YAML::Node find_scalar(const YAML::Node& node, const std::vector<std::string>& parts, size_t from) {
-  if (from == parts.size()) return node.IsScalar() ? node : YAML::Node(YAML::NodeType::Undefined);
+// The node at parts[from..] below `node` (any kind), or an undefined node.
+YAML::Node find_node(const YAML::Node& node, const std::vector<std::string>& parts, size_t from) {
+  if (from == parts.size()) return node;
   const std::string& part = parts[from];
   if (node.IsMap()) {
     for (const auto& entry : node) {
-      if (entry.first.IsScalar() && entry.first.Scalar() == part) return find_scalar(entry.second, parts, from + 1);
+      if (entry.first.IsScalar() && entry.first.Scalar() == part) return find_node(entry.second, parts, from + 1);
     }
   } else if (node.IsSequence() && !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit)) {
     const size_t index = std::stoul(part);
-    if (index < node.size()) return find_scalar(node[index], parts, from + 1);
+    if (index < node.size()) return find_node(node[index], parts, from + 1);
   }
   return YAML::Node(YAML::NodeType::Undefined);
+}
+
+// The scalar at parts[from..] below `node`, or an undefined node.
+YAML::Node find_scalar(const YAML::Node& node, const std::vector<std::string>& parts, size_t from) {
+  const YAML::Node found = find_node(node, parts, from);
+  return found && found.IsScalar() ? found : YAML::Node(YAML::NodeType::Undefined);
+}
+
+// Where a path that does not start at the top may apply: every node group, GPU model and the network.
+std::vector<YAML::Node> shorthand_places(const YAML::Node& root) {
+  std::vector<YAML::Node> places;
+  if (!root.IsMap()) return places;
+  if (root["nodes"] && root["nodes"].IsSequence()) {
+    for (const YAML::Node& group : root["nodes"]) places.push_back(group);
+  }
+  if (root["gpu_models"] && root["gpu_models"].IsMap()) {
+    for (const auto& entry : root["gpu_models"]) places.push_back(entry.second);
+  }
+  if (root["network"]) places.push_back(root["network"]);
+  return places;
 }
 
 // The scalars a path names: from the top, else in every node group, GPU model and the network.
@@ -40,18 +60,8 @@ std::vector<YAML::Node> resolve(const YAML::Node& root, const std::string& path)
   const std::vector<std::string> parts = split_path(path);
   if (parts.empty() || std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); })) return {};
   if (YAML::Node top = find_scalar(root, parts, 0)) return {top};
-  std::vector<YAML::Node> places;
-  if (root.IsMap()) {
-    if (root["nodes"] && root["nodes"].IsSequence()) {
-      for (const YAML::Node& group : root["nodes"]) places.push_back(group);
-    }
-    if (root["gpu_models"] && root["gpu_models"].IsMap()) {
-      for (const auto& entry : root["gpu_models"]) places.push_back(entry.second);
-    }
-    if (root["network"]) places.push_back(root["network"]);
-  }
   std::vector<YAML::Node> found;
-  for (const YAML::Node& place : places) {
+  for (const YAML::Node& place : shorthand_places(root)) {
     if (YAML::Node scalar = find_scalar(place, parts, 0)) found.push_back(scalar);
   }
   return found;
@@ -94,21 +104,6 @@ std::string as_yaml_scalar(const std::string& value) {
 // Optional top-level scalars --set may add where a file leaves them out (the loader checks them as any).
 bool is_addable(const std::string& path) { return path == "nccl_version" || path == "description"; }
 
-// The node at parts[from..] below `node` (any kind), or an undefined node.
-YAML::Node find_node(const YAML::Node& node, const std::vector<std::string>& parts, size_t from) {
-  if (from == parts.size()) return node;
-  const std::string& part = parts[from];
-  if (node.IsMap()) {
-    for (const auto& entry : node) {
-      if (entry.first.IsScalar() && entry.first.Scalar() == part) return find_node(entry.second, parts, from + 1);
-    }
-  } else if (node.IsSequence() && !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit)) {
-    const size_t index = std::stoul(part);
-    if (index < node.size()) return find_node(node[index], parts, from + 1);
-  }
-  return YAML::Node(YAML::NodeType::Undefined);
-}
-
 // The maps a new key KEY of PATH = PARENT.KEY goes into: PARENT from the top, else in every node group, GPU
 // model and the network that has it (as resolve finds scalars), where KEY is not there yet.
 std::vector<YAML::Node> parent_maps(const YAML::Node& root, const std::vector<std::string>& parts) {
@@ -116,16 +111,8 @@ std::vector<YAML::Node> parent_maps(const YAML::Node& root, const std::vector<st
   std::vector<YAML::Node> candidates;
   if (YAML::Node top = find_node(root, parent, 0); top && top.IsMap()) {
     candidates.push_back(top);
-  } else if (root.IsMap()) {
-    std::vector<YAML::Node> places;
-    if (root["nodes"] && root["nodes"].IsSequence()) {
-      for (const YAML::Node& group : root["nodes"]) places.push_back(group);
-    }
-    if (root["gpu_models"] && root["gpu_models"].IsMap()) {
-      for (const auto& entry : root["gpu_models"]) places.push_back(entry.second);
-    }
-    if (root["network"]) places.push_back(root["network"]);
-    for (const YAML::Node& place : places) {
+  } else {
+    for (const YAML::Node& place : shorthand_places(root)) {
       if (YAML::Node map = find_node(place, parent, 0); map && map.IsMap()) candidates.push_back(map);
     }
   }

@@ -9,27 +9,15 @@
 
 #include "treering/topologies/input_error.hpp"
 #include "treering/topologies/output_file.hpp"
+#include "scratch_files.hpp"
 
 namespace topo = treering::topologies;
 namespace fs = std::filesystem;
+using treering::topologies::testing::read;
+using treering::topologies::testing::write;
 
 namespace {
-
-fs::path scratch_dir() {
-  const fs::path dir = fs::temp_directory_path() / ("treering-output-file-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void write(const fs::path& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
-
+fs::path scratch_dir() { return treering::topologies::testing::scratch_dir("output-file"); }
 }  // namespace
 
 TEST_CASE("output file: the old content stays readable until commit, then the new content replaces it") {

@@ -13,27 +13,15 @@
 #include "treering/topologies/input_error.hpp"
 #include "treering/topologies/input_files_read.hpp"
 #include "treering/topologies/output_file.hpp"
+#include "scratch_files.hpp"
 
 namespace topo = treering::topologies;
 namespace fs = std::filesystem;
+using treering::topologies::testing::read;
+using treering::topologies::testing::scratch_dir;
+using treering::topologies::testing::write;
 
 namespace {
-
-fs::path scratch_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("treering-refusals-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void write(const fs::path& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
 long files_in(const fs::path& dir) { return std::distance(fs::directory_iterator(dir), fs::directory_iterator{}); }
 
@@ -51,7 +39,7 @@ std::string refusal(const std::string& path) {
 }  // namespace
 
 TEST_CASE("output file: an input of this process is refused by its own name, another spelling and any link") {
-  const fs::path dir = scratch_dir("names");
+  const fs::path dir = scratch_dir("refusals-names");
   const fs::path input = dir / "in.yaml";
   write(input, "old\n");
   const topo::InputFilesScope run;
@@ -73,7 +61,7 @@ TEST_CASE("output file: an input of this process is refused by its own name, ano
 }
 
 TEST_CASE("output file: a new file where a removed input was is not that input (its inode may be reused)") {
-  const fs::path dir = scratch_dir("reused");
+  const fs::path dir = scratch_dir("refusals-reused");
   const fs::path path = dir / "in.yaml";
   write(path, "old\n");
   const topo::InputFilesScope run;
@@ -86,7 +74,7 @@ TEST_CASE("output file: a new file where a removed input was is not that input (
 }
 
 TEST_CASE("output file: an input read after the output was opened is refused at commit, the file untouched") {
-  const fs::path dir = scratch_dir("late");
+  const fs::path dir = scratch_dir("refusals-late");
   const fs::path path = dir / "late.yaml";
   write(path, "old\n");
   const topo::InputFilesScope run;
@@ -105,7 +93,7 @@ TEST_CASE("output file: an input read after the output was opened is refused at 
 }
 
 TEST_CASE("output file: an input is refused while its run lasts, in nested runs too, and written after it") {
-  const fs::path dir = scratch_dir("scopes");
+  const fs::path dir = scratch_dir("refusals-scopes");
   const fs::path path = dir / "cal.yaml";
   write(path, "old\n");
   topo::read_input_file(path.string());  // outside every run: not on record
@@ -129,7 +117,7 @@ TEST_CASE("output file: a full device is bad input naming the path, not an inter
 }
 
 TEST_CASE("output file: a run stopped by SIGINT leaves the old file and removes its temporary") {
-  const fs::path dir = scratch_dir("signal");
+  const fs::path dir = scratch_dir("refusals-signal");
   const fs::path path = dir / "out.json";
   write(path, "old\n");
   const pid_t child = ::fork();
