@@ -18,7 +18,7 @@ void bench(int nodes, const char* workload, long long seq_len) {
   const model::DeploymentPlan plan = model::plan_deployment(topology, model::find_workload(workload), seq_len, {});
   const auto done = clock::now();
   const size_t choices = plan.ranked.size() + plan.not_fitting.size();
-  const model::PlannedLayout& best = plan.ranked.front();
+  const model::PlannedLayout& best = *model::fastest_choice(plan);  // ranked puts a tie first
   std::printf("plan dgx-h100 x %d nodes (%d GPUs), %s at %lld tokens: topology %.3f s, %zu choices ranked in %.3f s "
               "(best: tp %d x cp %d %s, %.2f ms per token)\n",
               nodes, topology.gpu_count(), workload, seq_len, std::chrono::duration<double>(built - start).count(), choices,
