@@ -137,7 +137,7 @@ void run_overhead_calibration(const OverheadCalibrationArgs& args) {
   try {
     fit = validate::fit_overheads(prior, in.timings, free, joined(args.files) + ", " + today_utc());
   } catch (const std::invalid_argument& error) {
-    throw std::invalid_argument(std::string(error.what()) + " (choose the overheads with --fit NAME,...)");
+    throw topologies::InputError(std::string(error.what()) + " (choose the overheads with --fit NAME,...)");
   }
   const std::string text = topologies::impl_profile_yaml(fit.profile);
   topologies::load_impl_profile_text(text, args.output);  // what is written must load

@@ -108,6 +108,8 @@ struct ReplayOptions {
   bool one_of_identical = true;    // groups that share no link and are alike (GPUs, routes, link rates) are
                                    // replayed as one, the others given its times; false: every group
   std::function<void(double)> progress;  // hears the share of the replay done, now and then (empty: nothing)
+  double memory_budget_bytes = 0;        // the memory the replay may use (80 % of it); 0: what this machine has
+                                         // available (MemAvailable, capped by the cgroup's limit)
 };
 // Compute steps take the compute model's time (attention at the rank's own rates, small kernels at the
 // slowest rank's, as the model does). A send waits the model's point-to-point latency for its pair, then its
