@@ -94,7 +94,7 @@ int run_step(const StepOptions& options, MpiTransport& transport) {
             if (!bytes_equal || m.non_finite > 0) code = 1;
             std::fprintf(stderr, "step %s batch %d seq %lld tp %d: %.3f ms%s\n", w.name.c_str(), batch, seq_len, tp,
                          1e3 * row["step_s"].get<double>(), bytes_equal ? "" : " (collective bytes differ from the model's)");
-          } catch (const std::invalid_argument& skipped) {  // does not fit
+          } catch (const topologies::InputError& skipped) {  // does not fit
             row["skipped"] = skipped.what();
             std::fprintf(stderr, "step %s batch %d seq %lld tp %d: skipped: %s\n", w.name.c_str(), batch, seq_len, tp, skipped.what());
           } catch (const std::runtime_error& failed) {
