@@ -215,7 +215,7 @@ TEST_CASE("layouts that cannot be drawn are refused") {
   CHECK_THROWS_AS(render_svg(bad), std::invalid_argument);
   bad = layout;
   bad.legend.push_back(5);  // no series 5
-  CHECK_THROWS_AS(render_svg(bad), std::invalid_argument);
+  CHECK_THROWS_AS(render_svg(bad), std::logic_error);
   bad = layout;
   bad.width_px = 100;
   CHECK_THROWS_AS(render_png(bad), std::invalid_argument);
