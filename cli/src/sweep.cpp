@@ -71,7 +71,8 @@ struct SweepContext {
     auto topology = std::make_unique<topologies::Topology>(topologies::build_topology(spec.cluster, overrides));
     try {
       layouts[nodes] = std::make_unique<model::LayoutModel>(*topology, layout_groups(spec.layout, *topology, {}));
-    } catch (const std::invalid_argument& error) {
+    } catch (const topologies::InputError& error) {
+      if (error.located()) throw;  // a file's error, as it was
       const std::string where = nodes > 0 ? std::to_string(nodes) + (nodes == 1 ? " node" : " nodes") : "the cluster's nodes";
       throw topologies::InputError("at " + where + " (" + std::to_string(topology->gpu_count()) + " GPUs): " + error.what());
     }
