@@ -520,7 +520,7 @@ PYBIND11_MODULE(_treering, m) {
       "plan",
       [](const Cluster& cluster, long long seq_len, const std::string& workload, int batch, int gpus_max,
          const std::vector<std::string>& combines, const std::string& impl, int confirm) {
-        if (batch < 0 || gpus_max < 0 || confirm < 0) throw topologies::InputError("batch, gpus_max and confirm must be at least 0 (0: the default)");
+        if (batch < 0 || gpus_max < 0 || confirm < 0) throw treering::topologies::InputError("batch, gpus_max and confirm must be at least 0 (0: the default)");
         return plan(cluster, {workload, seq_len, batch, gpus_max, combines, impl, confirm});
       },
       py::arg("cluster"), py::arg("seq_len"), py::arg("workload"), py::arg("batch"), py::arg("gpus_max"), py::arg("combines"),
