@@ -58,9 +58,9 @@ TEST_CASE("calibration yaml: written into a cluster file, it loads back to the s
   CHECK(c.provenance.inputs == std::vector<std::string>{"runs/a.log"});
   CHECK(c.provenance.date == "2026-11-28");
   CHECK(c.scale_out->latency_s.value() == doctest::Approx(2.5e-6).scale(1e-12));
-  CHECK(c.scale_out->bandwidth_Bps == doctest::Approx(45e9));
+  CHECK(c.scale_out->bandwidth_Bps == doctest::Approx(45e9).scale(1e9));
   CHECK(c.collectives.at("ring").base_latency_s.value() == doctest::Approx(6.8e-6).scale(1e-12));
   REQUIRE(c.p2p_scale_out.size() == 2);
   CHECK(c.p2p_scale_out[1].from_bytes == 65536);
-  CHECK(c.p2p_scale_out[1].bandwidth_Bps == doctest::Approx(2.2e10));
+  CHECK(c.p2p_scale_out[1].bandwidth_Bps == doctest::Approx(2.2e10).scale(1e9));
 }
