@@ -14,7 +14,8 @@ namespace {
 
 constexpr int kExitBadInput = topologies::kExitBadInput;
 
-int run(int argc, char** argv, const std::function<void(CLI::App&)>& add_commands, const std::function<void()>& main_job) {
+int run(int argc, char** argv, const std::function<void(CLI::App&)>& add_commands,
+        const std::function<void()>& main_job) {
   CLI::App app{"treering: predict, simulate and measure tree vs ring attention decoding on GPU clusters", "treering"};
   app.set_version_flag("--version", "treering 0.1.0");
   app.set_help_all_flag("--help-all", "Show the help of every subcommand");
@@ -40,7 +41,7 @@ int run(int argc, char** argv, const std::function<void(CLI::App&)>& add_command
 int command_line_main(int argc, char** argv, const std::function<void(CLI::App&)>& add_commands,
                       const std::function<void()>& main_job) {
   topologies::remove_unfinished_outputs_on_signals();  // Ctrl-C leaves every output file as it was
-  const topologies::InputFilesScope inputs;  // no output of the command may replace one of its inputs
+  const topologies::InputFilesScope inputs;            // no output of the command may replace one of its inputs
   try {
     return run(argc, argv, add_commands, main_job);
   } catch (const ExitWith& exit) {

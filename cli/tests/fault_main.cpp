@@ -14,5 +14,6 @@ int main(int argc, char** argv) {
       throw treering::topologies::InputError("--batch must be at least 1, got 0");
     });
   };
-  return treering::cli::command_line_main(argc, argv, add_commands, [] { throw std::logic_error("injected in the main job"); });
+  return treering::cli::command_line_main(argc, argv, add_commands,
+                                          [] { throw std::logic_error("injected in the main job"); });
 }

@@ -9,8 +9,9 @@ using treering::cli::testing::run_program;
 TEST_CASE("cli: an injected broken invariant exits 1 as an internal error to report") {
   const auto result = run_program(TREERING_FAULT, "broken-invariant");
   CHECK(result.exit_code == 1);
-  CHECK(result.err == "internal error: injected: a phase without its operand (please report it: a bug in treering, with "
-                      "the command that led to it)\n");
+  CHECK(result.err ==
+        "internal error: injected: a phase without its operand (please report it: a bug in treering, with "
+        "the command that led to it)\n");
 }
 
 TEST_CASE("cli: an internal error in the main job (no arguments) exits 1 too") {

@@ -50,7 +50,8 @@ void min_max(YAML::Emitter& out, const std::string& key, const Value& low, const
 
 // The figures of a fit, each when it has one.
 void fit_figures(YAML::Emitter& out, const CalibrationProvenance& p) {
-  for (const auto& [key, value] : {std::pair{"r_squared", p.r_squared}, {"median_abs_rel_error", p.median_abs_rel_error},
+  for (const auto& [key, value] : {std::pair{"r_squared", p.r_squared},
+                                   {"median_abs_rel_error", p.median_abs_rel_error},
                                    {"max_abs_rel_error", p.max_abs_rel_error},
                                    {"attention_max_abs_rel_error", p.attention_max_abs_rel_error}}) {
     if (value) out << YAML::Key << key << YAML::Value << number(*value);
@@ -58,8 +59,8 @@ void fit_figures(YAML::Emitter& out, const CalibrationProvenance& p) {
 }
 
 void provenance(YAML::Emitter& out, const CalibrationProvenance& p) {
-  out << YAML::Key << "provenance" << YAML::Value << YAML::BeginMap << YAML::Key << "inputs" << YAML::Value << YAML::Flow
-      << YAML::BeginSeq;
+  out << YAML::Key << "provenance" << YAML::Value << YAML::BeginMap << YAML::Key << "inputs" << YAML::Value
+      << YAML::Flow << YAML::BeginSeq;
   for (const std::string& input : p.inputs) out << YAML::DoubleQuoted << input;
   out << YAML::EndSeq << YAML::Key << "date" << YAML::Value << YAML::DoubleQuoted << p.date << YAML::Key << "tool"
       << YAML::Value << YAML::DoubleQuoted << p.tool;
@@ -69,8 +70,8 @@ void provenance(YAML::Emitter& out, const CalibrationProvenance& p) {
     key_with_comment(out, 4, "residuals", "the fit's largest |error| at each size it measured: the band there");
     out << YAML::BeginSeq;
     for (const auto& [bytes, error] : p.residuals) {
-      out << YAML::Flow << YAML::BeginMap << YAML::Key << "size" << YAML::Value << whole_bytes(bytes) << YAML::Key << "error"
-          << YAML::Value << number(error) << YAML::EndMap;
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "size" << YAML::Value << whole_bytes(bytes) << YAML::Key
+          << "error" << YAML::Value << number(error) << YAML::EndMap;
     }
     out << YAML::EndSeq;
   }
@@ -81,7 +82,8 @@ void provenance(YAML::Emitter& out, const CalibrationProvenance& p) {
     out << YAML::EndSeq;
   }
   if (p.ranks) min_max(out, "ranks", p.ranks->first, p.ranks->second);
-  if (p.p2p_sizes_bytes) min_max(out, "p2p_sizes", whole_bytes(p.p2p_sizes_bytes->first), whole_bytes(p.p2p_sizes_bytes->second));
+  if (p.p2p_sizes_bytes)
+    min_max(out, "p2p_sizes", whole_bytes(p.p2p_sizes_bytes->first), whole_bytes(p.p2p_sizes_bytes->second));
   if (p.tokens) min_max(out, "tokens", p.tokens->first, p.tokens->second);
   out << YAML::EndMap;
 }
@@ -97,8 +99,8 @@ void bands(YAML::Emitter& out, const char* name, const std::vector<SizeBand>& li
   for (size_t i = 0; i < list.size(); ++i) {
     out << YAML::Flow << YAML::BeginMap;
     if (i > 0) out << YAML::Key << "from" << YAML::Value << whole_bytes(list[i].from_bytes);
-    out << YAML::Key << "latency" << YAML::Value << microseconds(list[i].latency_s) << YAML::Key << "bandwidth" << YAML::Value
-        << gigabytes_per_second(list[i].bandwidth_Bps) << YAML::EndMap;
+    out << YAML::Key << "latency" << YAML::Value << microseconds(list[i].latency_s) << YAML::Key << "bandwidth"
+        << YAML::Value << gigabytes_per_second(list[i].bandwidth_Bps) << YAML::EndMap;
   }
   out << YAML::EndSeq;
 }
@@ -152,22 +154,24 @@ void network(YAML::Emitter& out, const Calibration& c) {
 }
 
 void step(YAML::Emitter& out, const Calibration& c) {
-  key_with_comment(out, 2, "step", "a decode step's parts as measured: per layer fixed + bytes / (rated HBM x efficiency)");
+  key_with_comment(out, 2, "step",
+                   "a decode step's parts as measured: per layer fixed + bytes / (rated HBM x efficiency)");
   out << YAML::BeginMap;
   for (int i = 0; i < kStepCalibrationPartCount; ++i) {
     const StepPartCalibration& part = c.step[static_cast<std::size_t>(i)];
     if (part.efficiency <= 0) continue;
     out << YAML::Key << kStepCalibrationParts[i] << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "fixed"
-        << YAML::Value << microseconds(part.fixed_s) << YAML::Key << "efficiency" << YAML::Value << number(part.efficiency)
-        << YAML::EndMap;
+        << YAML::Value << microseconds(part.fixed_s) << YAML::Key << "efficiency" << YAML::Value
+        << number(part.efficiency) << YAML::EndMap;
   }
   if (!c.step_attention_shapes.empty()) {
     key_with_comment(out, 4, "attention_by_shape", "the attention kernel's line for each shape it measured");
     out << YAML::BeginSeq;
     for (const StepAttentionShape& shape : c.step_attention_shapes) {
-      out << YAML::Flow << YAML::BeginMap << YAML::Key << "head_dim" << YAML::Value << shape.head_dim << YAML::Key << "group"
-          << YAML::Value << shape.group << YAML::Key << "fixed" << YAML::Value << microseconds(shape.line.fixed_s) << YAML::Key
-          << "efficiency" << YAML::Value << number(shape.line.efficiency) << YAML::EndMap;
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "head_dim" << YAML::Value << shape.head_dim << YAML::Key
+          << "group" << YAML::Value << shape.group << YAML::Key << "fixed" << YAML::Value
+          << microseconds(shape.line.fixed_s) << YAML::Key << "efficiency" << YAML::Value
+          << number(shape.line.efficiency) << YAML::EndMap;
     }
     out << YAML::EndSeq;
   }
@@ -183,13 +187,14 @@ void compute(YAML::Emitter& out, const Calibration& c) {
     out << YAML::EndMap;
   }
   if (!c.attention_shapes.empty()) {
-    key_with_comment(out, 2, "attention", "the split-KV kernel by shape: fixed + split per chunk x chunks + bytes / bandwidth");
+    key_with_comment(out, 2, "attention",
+                     "the split-KV kernel by shape: fixed + split per chunk x chunks + bytes / bandwidth");
     out << YAML::BeginSeq;
     for (const AttentionShapeCalibration& shape : c.attention_shapes) {
-      out << YAML::Flow << YAML::BeginMap << YAML::Key << "head_dim" << YAML::Value << shape.head_dim << YAML::Key << "group"
-          << YAML::Value << shape.group << YAML::Key << "fixed" << YAML::Value << microseconds(shape.fixed_s) << YAML::Key
-          << "split_per_chunk" << YAML::Value << microseconds(shape.split_per_chunk_s) << YAML::Key << "bandwidth"
-          << YAML::Value << gigabytes_per_second(shape.bandwidth_Bps) << YAML::EndMap;
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "head_dim" << YAML::Value << shape.head_dim << YAML::Key
+          << "group" << YAML::Value << shape.group << YAML::Key << "fixed" << YAML::Value << microseconds(shape.fixed_s)
+          << YAML::Key << "split_per_chunk" << YAML::Value << microseconds(shape.split_per_chunk_s) << YAML::Key
+          << "bandwidth" << YAML::Value << gigabytes_per_second(shape.bandwidth_Bps) << YAML::EndMap;
     }
     out << YAML::EndSeq;
   }
