@@ -13,6 +13,7 @@
 #include "treering/model/statistics.hpp"
 #include "treering/model/workload.hpp"
 #include "treering/topologies/units.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
 namespace {
@@ -39,7 +40,7 @@ std::vector<validate::AttentionMeasurement> read_attention_files(const std::vect
       if (tokens.empty() || std::find(tokens.begin(), tokens.end(), m.tokens) != tokens.end()) kept.push_back(m);
     }
   }
-  if (kept.empty() && !tokens.empty()) throw std::invalid_argument("no attention measurement at the --tokens given");
+  if (kept.empty() && !tokens.empty()) throw topologies::InputError("no attention measurement at the --tokens given");
   return kept;
 }
 

@@ -19,6 +19,7 @@
 #include "treering/validate/decodes.hpp"
 #include "treering/validate/p2p_fit.hpp"
 #include "treering/model/statistics.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
 namespace {
@@ -67,9 +68,9 @@ std::vector<validate::AttentionShapeFit> fit_attention_by_shape(const topologies
 // Collective measurements fit the network (send/recv ones its point-to-point bands); attention benchmarks fit the
 // compute model.
 void run_benchmarks(const CalibrateArgs& args) {
-  if (args.cluster.cluster.empty()) throw std::invalid_argument("calibrating from benchmarks needs --cluster (the cluster they ran on)");
+  if (args.cluster.cluster.empty()) throw topologies::InputError("calibrating from benchmarks needs --cluster (the cluster they ran on)");
   if (!args.impl.empty() || !args.fit.empty() || args.format != "table") {
-    throw std::invalid_argument("--impl, --fit and --format are for timed decodes (a timings CSV, treering-realrun decode JSON)");
+    throw topologies::InputError("--impl, --fit and --format are for timed decodes (a timings CSV, treering-realrun decode JSON)");
   }
   std::vector<validate::CollectiveMeasurement> measured, sends;  // collectives; point-to-point
   std::vector<validate::AttentionMeasurement> kernels;
@@ -85,7 +86,7 @@ void run_benchmarks(const CalibrateArgs& args) {
       (row.op == model::CollectiveOp::sendrecv ? sends : measured).push_back(row);
     }
   }
-  if (!args.tokens.empty() && attention_files.empty()) throw std::invalid_argument("--tokens selects attention benchmarks, and none was given");
+  if (!args.tokens.empty() && attention_files.empty()) throw topologies::InputError("--tokens selects attention benchmarks, and none was given");
   if (!attention_files.empty()) kernels = read_attention_files(attention_files, args.tokens.empty() ? std::vector<long long>{} : topologies::parse_token_counts(args.tokens));
   // Opened first, so that a bad path fails before the fit; the file is replaced only once everything succeeded
   // (the output may be the cluster file read below).
@@ -161,10 +162,10 @@ void run(const CalibrateArgs& args) {
   const auto timings = std::count_if(args.files.begin(), args.files.end(), is_timings_file);
   if (timings == 0) return run_benchmarks(args);
   if (timings != static_cast<long>(args.files.size())) {
-    throw std::invalid_argument("calibrate timed decodes (they fit a profile) and benchmarks (they fit a cluster) in separate runs");
+    throw topologies::InputError("calibrate timed decodes (they fit a profile) and benchmarks (they fit a cluster) in separate runs");
   }
   if (args.cluster.nodes || args.cluster.gpus_per_node || !args.cluster.settings.empty()) {
-    throw std::invalid_argument("timings name their GPUs: --nodes, --gpus-per-node and --set are for benchmarks");
+    throw topologies::InputError("timings name their GPUs: --nodes, --gpus-per-node and --set are for benchmarks");
   }
   OverheadCalibrationArgs overheads{args.files, {}, args.impl, args.fit, args.output, args.format};
   if (!args.cluster.cluster.empty()) overheads.cluster = args.cluster.cluster;

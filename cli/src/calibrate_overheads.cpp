@@ -136,8 +136,9 @@ void run_overhead_calibration(const OverheadCalibrationArgs& args) {
   validate::OverheadFit fit;
   try {
     fit = validate::fit_overheads(prior, in.timings, free, joined(args.files) + ", " + today_utc());
-  } catch (const std::invalid_argument& error) {
-    throw std::invalid_argument(std::string(error.what()) + " (choose the overheads with --fit NAME,...)");
+  } catch (const topologies::InputError& error) {
+    if (error.located()) throw;  // a file's error, as it was
+    throw topologies::InputError(std::string(error.what()) + " (choose the overheads with --fit NAME,...)");
   }
   const std::string text = topologies::impl_profile_yaml(fit.profile);
   topologies::load_impl_profile_text(text, args.output);  // what is written must load

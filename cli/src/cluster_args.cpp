@@ -9,6 +9,7 @@
 #include "treering/topologies/load.hpp"
 #include "treering/topologies/impl_profile.hpp"
 #include "treering/topologies/units.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
 namespace {
@@ -99,7 +100,7 @@ std::vector<model::Workload> load_workloads(const DecodeArgs& args) {
   if (args.batches.empty()) return {workload};
   std::vector<model::Workload> batched;
   for (int batch : args.batches) {
-    if (batch < 1) throw std::invalid_argument("--batch must be at least 1");
+    if (batch < 1) throw topologies::InputError("--batch must be at least 1");
     batched.push_back(workload);
     batched.back().batch = batch;
   }
@@ -107,7 +108,7 @@ std::vector<model::Workload> load_workloads(const DecodeArgs& args) {
 }
 
 model::Workload load_workload(const DecodeArgs& args) {
-  if (args.batches.size() > 1) throw std::invalid_argument("--batch takes one value for this command");
+  if (args.batches.size() > 1) throw topologies::InputError("--batch takes one value for this command");
   return load_workloads(args).front();
 }
 

@@ -6,6 +6,7 @@
 
 #include "treering/topologies/units.hpp"
 #include "treering/validate/calibrate.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
 
@@ -15,7 +16,7 @@ namespace {
 
 // send/recv without --gpus: GPU 0 and the first GPU of the next scale-up domain (or GPU 1 in one domain).
 std::vector<int> default_pair(const topologies::Topology& topology) {
-  if (topology.gpu_count() < 2) throw std::invalid_argument("send/recv needs two GPUs; the cluster has one");
+  if (topology.gpu_count() < 2) throw topologies::InputError("send/recv needs two GPUs; the cluster has one");
   for (int gpu = 1; gpu < topology.gpu_count(); ++gpu) {
     if (topology.domain_of_gpu(gpu) != topology.domain_of_gpu(0)) return {0, gpu};
   }
@@ -72,14 +73,14 @@ CollectiveReport collective_report(const topologies::Topology& topology, const C
   if (!choice.algorithm.empty()) request.algorithm = model::parse_collective_algorithm(choice.algorithm);
   if (!choice.protocol.empty()) request.protocol = model::parse_protocol(choice.protocol);
   if (choice.algorithms != "nccl" && choice.algorithms != "all") {
-    throw std::invalid_argument("algorithms: nccl or all, not " + choice.algorithms);
+    throw topologies::InputError("algorithms: nccl or all, not " + choice.algorithms);
   }
   request.allowed = choice.algorithms == "all" ? model::AlgorithmSet::all : model::AlgorithmSet::nccl;
   std::vector<int> gpus = choice.gpus;
   if (gpus.empty() && request.op == model::CollectiveOp::sendrecv) gpus = default_pair(topology);
   bool simulate = false;
   for (const std::string& engine : choice.engines) {
-    if (engine != "model" && engine != "sim") throw std::invalid_argument("unknown engine '" + engine + "' (model, sim)");
+    if (engine != "model" && engine != "sim") throw topologies::InputError("unknown engine '" + engine + "' (model, sim)");
     simulate = simulate || engine == "sim";
   }
   CollectiveReport report{model::describe_group(topology, gpus), {}, {}};

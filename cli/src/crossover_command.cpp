@@ -19,6 +19,7 @@
 #include "table.hpp"
 #include "treering/model/uncertainty.hpp"
 #include "treering/topologies/units.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
 namespace {
@@ -158,15 +159,15 @@ void run_vs_tp(const CrossoverArgs& args, const CLI::App& command) {
                         args.impl, args.format};
   for (const std::string& text : args.settings) request.settings.push_back(topologies::parse_setting(text));
   if (command.count("--algo") > 0) request.combines = args.algorithms;  // the combines to try (default: all)
-  if (args.engine != "model") throw std::invalid_argument("--vs tp runs the model only (treering plan --confirm replays the best)");
+  if (args.engine != "model") throw topologies::InputError("--vs tp runs the model only (treering plan --confirm replays the best)");
   print_cp_vs_tp(request);
 }
 
 void run(const CrossoverArgs& args, const CLI::App& command) {
   if (args.vs == "tp") return run_vs_tp(args, command);
-  if (args.batches.size() > 1) throw std::invalid_argument("--batch takes one value here (several with --vs tp)");
+  if (args.batches.size() > 1) throw topologies::InputError("--batch takes one value here (several with --vs tp)");
   if (args.algorithms.size() != 2 || args.algorithms[0] == args.algorithms[1]) {
-    throw std::invalid_argument("--algo takes two different algorithms, e.g. tree,ring");
+    throw topologies::InputError("--algo takes two different algorithms, e.g. tree,ring");
   }
   SweepSpec spec;
   spec.cluster = args.cluster;

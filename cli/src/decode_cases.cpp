@@ -6,6 +6,7 @@
 
 #include "treering/model/step.hpp"
 #include "treering/topologies/units.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
 
@@ -17,7 +18,7 @@ int replica_count(const std::string& text, int fit) {
   int count = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), count);
   if (error != std::errc() || end != text.data() + text.size() || count < 1) {
-    throw std::invalid_argument("--replicas " + text + ": a whole number from 1, or all");
+    throw topologies::InputError("--replicas " + text + ": a whole number from 1, or all");
   }
   return count;
 }
@@ -29,7 +30,7 @@ model::LayoutGroups layout_groups(const LayoutChoice& layout, const topologies::
   model::Layout counts{layout.tp.value_or(1), layout.cp.value_or(1)};
   auto rest = [&](int given, const char* option) {
     if (available % given != 0) {
-      throw std::invalid_argument(std::string(option) + " " + std::to_string(given) + " does not divide the " +
+      throw topologies::InputError(std::string(option) + " " + std::to_string(given) + " does not divide the " +
                                   std::to_string(available) + " GPUs (give both --tp and --cp, or --gpus)");
     }
     return available / given;
@@ -59,7 +60,7 @@ void add_step(const LayoutChoice& layout, const model::LayoutModel& layouts, con
 // With check_memory (Python's check_memory=True), a row that does not fit is an error instead of a mark.
 static void refuse_unless_fits(const DecodeRow& row, const model::Workload& workload, bool check_memory) {
   if (!check_memory || row.memory_shortfall.empty()) return;
-  throw std::invalid_argument(std::string(model::to_string(row.result.algorithm)) + " at " + std::to_string(row.result.seq_len) +
+  throw topologies::InputError(std::string(model::to_string(row.result.algorithm)) + " at " + std::to_string(row.result.seq_len) +
                               " tokens, tp " + std::to_string(row.layout.tp) + " x cp " + std::to_string(row.layout.cp) +
                               ", batch " + std::to_string(workload.batch) + " does not fit: it " + row.memory_shortfall);
 }

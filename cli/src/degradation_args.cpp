@@ -1,4 +1,5 @@
 #include "degradation_args.hpp"
+#include "treering/topologies/input_error.hpp"
 
 #include <stdexcept>
 
@@ -10,13 +11,13 @@ std::pair<int, double> gpu_and_value(const std::string& text, const char* option
   const size_t colon = text.find(':');
   try {
     size_t used_gpu = 0, used_value = 0;
-    if (colon == std::string::npos) throw std::invalid_argument("no colon");
+    if (colon == std::string::npos) throw topologies::InputError("no colon");
     const int gpu = std::stoi(text.substr(0, colon), &used_gpu);
     const double value = std::stod(text.substr(colon + 1), &used_value);
-    if (used_gpu != colon || used_value != text.size() - colon - 1) throw std::invalid_argument("trailing text");
+    if (used_gpu != colon || used_value != text.size() - colon - 1) throw topologies::InputError("trailing text");
     return {gpu, value};
   } catch (const std::exception&) {
-    throw std::invalid_argument(std::string(option) + " " + text + ": expected GPU:NUMBER, e.g. 3:2");
+    throw topologies::InputError(std::string(option) + " " + text + ": expected GPU:NUMBER, e.g. 3:2");
   }
 }
 
@@ -35,8 +36,8 @@ sim::Degradation make_degradation(const DegradationArgs& args, const topologies:
   sim::Degradation degradation;
   for (const std::string& text : args.slow_gpus) {
     const auto [gpu, factor] = gpu_and_value(text, "--slow-gpu");
-    if (gpu < 0 || gpu >= topology.gpu_count()) throw std::invalid_argument("--slow-gpu " + text + ": no GPU " + std::to_string(gpu));
-    if (!(factor >= 1)) throw std::invalid_argument("--slow-gpu " + text + ": the factor is how many times slower, at least 1");
+    if (gpu < 0 || gpu >= topology.gpu_count()) throw topologies::InputError("--slow-gpu " + text + ": no GPU " + std::to_string(gpu));
+    if (!(factor >= 1)) throw topologies::InputError("--slow-gpu " + text + ": the factor is how many times slower, at least 1");
     degradation.gpu_slowdown[gpu] = factor;
   }
   for (const std::string& text : args.slow_nics) {
@@ -45,7 +46,7 @@ sim::Degradation make_degradation(const DegradationArgs& args, const topologies:
   }
   for (const std::string& text : args.links_down) {
     const size_t comma = text.find(',');
-    if (comma == std::string::npos) throw std::invalid_argument("--link-down " + text + ": expected DEVICE,DEVICE");
+    if (comma == std::string::npos) throw topologies::InputError("--link-down " + text + ": expected DEVICE,DEVICE");
     sim::take_down(topology, text.substr(0, comma), text.substr(comma + 1), degradation);
   }
   return degradation;

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "treering/topologies/units.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
 namespace {
@@ -31,7 +32,7 @@ std::vector<SeriesLayout> drawable_series(const LineChart& chart) {
   std::size_t total = 0;
   for (const ChartSeries& series : chart.series) {
     if (series.x.size() != series.y.size()) {
-      throw std::invalid_argument("line chart: series '" + series.name + "' has " + std::to_string(series.x.size()) +
+      throw std::logic_error("line chart: series '" + series.name + "' has " + std::to_string(series.x.size()) +
                                   " x values but " + std::to_string(series.y.size()) + " y values");
     }
     SeriesLayout kept{series.name, {}, series.rgb, series.dashed, series.markers};
@@ -43,7 +44,7 @@ std::vector<SeriesLayout> drawable_series(const LineChart& chart) {
     total += kept.points.size();
     laid_out.push_back(std::move(kept));
   }
-  if (total == 0) throw std::invalid_argument("line chart: no point to draw (log axes leave out values <= 0)");
+  if (total == 0) throw topologies::InputError("line chart: no point to draw (log axes leave out values <= 0)");
   return laid_out;
 }
 
@@ -163,7 +164,7 @@ ChartAxis lay_out_axis(const std::string& title, Range range, bool log, std::siz
 void detail::check_chart_size(int width_px, int height_px) {
   constexpr int kMinWidthPx = 200, kMinHeightPx = 150, kMaxSidePx = 16384;
   if (width_px < kMinWidthPx || height_px < kMinHeightPx || width_px > kMaxSidePx || height_px > kMaxSidePx) {
-    throw std::invalid_argument("line chart: " + std::to_string(width_px) + "x" + std::to_string(height_px) +
+    throw topologies::InputError("line chart: " + std::to_string(width_px) + "x" + std::to_string(height_px) +
                                 " px is outside 200x150 to 16384x16384 px");
   }
 }

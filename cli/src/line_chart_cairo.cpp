@@ -2,6 +2,7 @@
 // (text measured in the font cairo draws with), then draws them. The same routine draws onto an image surface
 // (the PNG) and an SVG surface (line_chart_files.cpp).
 #include "line_chart_cairo.hpp"
+#include "treering/topologies/input_error.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -129,11 +130,11 @@ void place_frame(cairo_t* cr, const ChartLayout& layout, ChartPlacement& place) 
   const double legend_room_px = place.legend_width_px > 0 ? place.legend_width_px + pad_px : 0;
   place.right_px = layout.width_px - pad_px - std::max(legend_room_px, last_x_half_px);
   if (place.right_px - place.left_px < kMinPlotPx * s || place.bottom_px - place.top_px < kMinPlotPx * s) {
-    throw std::invalid_argument("line chart: no room left for the plot at " + std::to_string(layout.width_px) + "x" +
+    throw topologies::InputError("line chart: no room left for the plot at " + std::to_string(layout.width_px) + "x" +
                                 std::to_string(layout.height_px) + " px");
   }
   if (place.legend_height_px > layout.height_px - place.top_px - pad_px) {
-    throw std::invalid_argument("line chart: " + std::to_string(layout.legend.size()) +
+    throw topologies::InputError("line chart: " + std::to_string(layout.legend.size()) +
                                 " legend entries do not fit in " + std::to_string(layout.height_px) + " px");
   }
 }

@@ -12,6 +12,7 @@
 #include "line_chart.hpp"
 #include "line_chart_cairo.hpp"
 #include "treering/topologies/output_file.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
 namespace {
@@ -28,7 +29,7 @@ void check_cairo(cairo_status_t status, const char* doing) {
 void check_axis(const ChartAxis& axis, const char* name) {
   const bool ordered = std::isfinite(axis.min) && std::isfinite(axis.max) && axis.min < axis.max;
   if (!ordered || (axis.logarithmic && axis.min <= 0)) {
-    throw std::invalid_argument(std::string("line chart: the ") + name + " axis' range [" + std::to_string(axis.min) +
+    throw topologies::InputError(std::string("line chart: the ") + name + " axis' range [" + std::to_string(axis.min) +
                                 ", " + std::to_string(axis.max) + "] cannot be drawn" +
                                 (axis.logarithmic ? " on a log scale" : ""));
   }
@@ -41,7 +42,7 @@ void check_layout(const ChartLayout& layout) {
   check_axis(layout.y_axis, "y");
   for (std::size_t index : layout.legend) {
     if (index >= layout.series.size()) {
-      throw std::invalid_argument("line chart: legend entry " + std::to_string(index) + " names no series");
+      throw std::logic_error("line chart: legend entry " + std::to_string(index) + " names no series");
     }
   }
 }

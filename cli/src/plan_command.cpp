@@ -17,6 +17,7 @@
 #include "treering/model/planner.hpp"
 #include "treering/sim/replay.hpp"
 #include "treering/topologies/units.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
 namespace {
@@ -91,7 +92,7 @@ void print_table(const model::DeploymentPlan& plan, const PlanArgs& args, const 
 void run(const PlanArgs& args) {
   const topologies::Topology topology = load_topology(args.cluster);
   const std::vector<long long> lengths = units::parse_token_counts(args.seq_len_text);
-  if (lengths.size() != 1) throw std::invalid_argument("--seq-len takes one length (sweep or crossover take several)");
+  if (lengths.size() != 1) throw topologies::InputError("--seq-len takes one length (sweep or crossover take several)");
   PlanChoice choice = args;
   choice.seq_len = lengths.front();
   const PlanReport report = plan_report(topology, choice, [&](int i, int n) {

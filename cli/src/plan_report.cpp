@@ -7,6 +7,7 @@
 #include "treering/model/step.hpp"
 #include "treering/sim/layout_replay.hpp"
 #include "workload_files.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
 
@@ -56,9 +57,9 @@ PlanReport plan_report(const topologies::Topology& topology, const PlanChoice& c
                        const std::function<void(int, int)>& progress) {
   PlanReport report;
   report.workload = load_workload(choice.workload);
-  if (choice.batch < 0) throw std::invalid_argument("batch must be at least 1, got " + std::to_string(choice.batch));
+  if (choice.batch < 0) throw topologies::InputError("batch must be at least 1, got " + std::to_string(choice.batch));
   if (choice.batch > 0) report.workload.batch = choice.batch;
-  if (choice.seq_len < 1) throw std::invalid_argument("a context length must be at least 1 token");
+  if (choice.seq_len < 1) throw topologies::InputError("a context length must be at least 1 token");
   model::PlannerOptions options;
   options.gpus_max = choice.gpus_max;
   for (const std::string& name : choice.combines) options.combines.push_back(model::parse_decode_algorithm(name));
@@ -67,7 +68,7 @@ PlanReport plan_report(const topologies::Topology& topology, const PlanChoice& c
   report.errors = options.errors;
   report.plan = model::plan_deployment(topology, report.workload, choice.seq_len, options);
   if (report.plan.ranked.empty()) {
-    throw std::invalid_argument("no layout fits: " + std::to_string(report.plan.not_fitting.size()) + " tried");
+    throw topologies::InputError("no layout fits: " + std::to_string(report.plan.not_fitting.size()) + " tried");
   }
   report.simulated_step_s.resize(report.plan.ranked.size());
   const int replays = std::min(choice.confirm, static_cast<int>(report.plan.ranked.size()));

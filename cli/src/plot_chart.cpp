@@ -110,7 +110,7 @@ LineChart plot_chart(const DataTable& table, const PlotSpec& spec) {
 std::string chart_kind(const std::string& path) {
   if (path.ends_with(".png")) return ".png";
   if (path.ends_with(".svg")) return ".svg";
-  throw std::invalid_argument("-o " + path + ": name a .png or .svg file");
+  throw topologies::InputError("-o " + path + ": name a .png or .svg file");
 }
 
 void write_chart(const LineChart& chart, const std::string& path) {

@@ -7,6 +7,7 @@
 
 #include "treering/topologies/load.hpp"
 #include "treering/topologies/settings.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
 
@@ -46,7 +47,7 @@ const std::vector<std::string>& default_sensitivity_parameters() {
 
 SensitivityResult sensitivity(const SensitivityRequest& request) {
   const double step = request.step;
-  if (!(step > 0 && step < 1)) throw std::invalid_argument("the step must be between 0 and 1, got " + std::to_string(step));
+  if (!(step > 0 && step < 1)) throw topologies::InputError("the step must be between 0 and 1, got " + std::to_string(step));
   std::vector<std::string> parameters = request.parameters;
   if (parameters.empty()) {
     for (const std::string& path : default_sensitivity_parameters()) {

@@ -13,6 +13,7 @@
 #include "treering/model/decode.hpp"
 #include "treering/topologies/load.hpp"
 #include "treering/topologies/units.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
 namespace {
@@ -40,7 +41,7 @@ void run(const SensitivityArgs& args) {
   request.gpus = args.gpus;
   request.workload = load_workload(args);
   const std::vector<long long> lengths = topologies::parse_token_counts(args.seq_len);
-  if (lengths.size() != 1) throw std::invalid_argument("--seq-len takes one length here");
+  if (lengths.size() != 1) throw topologies::InputError("--seq-len takes one length here");
   request.seq_len = lengths[0];
   for (const std::string& name : args.algorithms) request.algorithms.push_back(model::parse_decode_algorithm(name));
   request.options = plan_options(args);

@@ -18,6 +18,7 @@
 #include "treering/sim/replay.hpp"
 #include "treering/topologies/output_file.hpp"
 #include "treering/topologies/units.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
 namespace {
@@ -180,7 +181,7 @@ void print_table(const std::vector<SimulatedCase>& cases, const topologies::Topo
 
 void print_simulation(SimulateArgs& args, bool compare) {
   if (!args.trace.empty() && topologies::parse_token_counts(args.seq_len).size() * args.algorithms.size() != 1) {
-    throw std::invalid_argument("--trace needs one algorithm and one sequence length");
+    throw topologies::InputError("--trace needs one algorithm and one sequence length");
   }
   std::optional<topologies::OutputFile> trace;  // opened before simulating, so that a bad path fails at once
   if (!args.trace.empty()) trace.emplace(args.trace);

@@ -11,6 +11,7 @@
 #include "table.hpp"
 #include "treering/model/statistics.hpp"
 #include "treering/topologies/units.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
 namespace {
@@ -32,7 +33,7 @@ std::vector<validate::StepPoint> read_calibration_steps(const std::vector<std::s
     }
   }
   if (step_files > 0 && points.empty()) {
-    throw std::invalid_argument("no one-GPU steps to calibrate on (" + std::to_string(loopback) +
+    throw topologies::InputError("no one-GPU steps to calibrate on (" + std::to_string(loopback) +
                                 " loopback steps, tp > 1, time all their ranks on one GPU)");
   }
   if (loopback > 0) std::cerr << "note: " << loopback << " loopback steps (tp > 1) left out: they time all their ranks on one GPU\n";
@@ -82,7 +83,7 @@ double print_step_validation(std::ostream& out, const topologies::ClusterSpec& s
       else ++loopback;
     }
   }
-  if (points.empty()) throw std::invalid_argument("no one-GPU steps to validate (loopback steps time all their ranks on one GPU)");
+  if (points.empty()) throw topologies::InputError("no one-GPU steps to validate (loopback steps time all their ranks on one GPU)");
   if (loopback > 0) std::cerr << "note: " << loopback << " loopback steps (tp > 1) left out: they time all their ranks on one GPU\n";
   std::vector<std::string> header{"workload", "batch", "tokens", "tp", "measured", "model", "error"};
   for (const char* part : topologies::kStepCalibrationParts) header.emplace_back(part);

@@ -10,15 +10,16 @@
 #include "sweep_wire.hpp"
 #include "sweep_workers.hpp"
 #include "treering/topologies/load.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
 
 std::vector<SweepCase> sweep_cases(const SweepSpec& spec) {
   if (spec.workloads.empty() || spec.seq_lens.empty() || spec.algorithms.empty() || spec.engines.empty()) {
-    throw std::invalid_argument("a sweep needs at least one workload, length, algorithm and engine");
+    throw topologies::InputError("a sweep needs at least one workload, length, algorithm and engine");
   }
   for (const std::string& engine : spec.engines) {
-    if (engine != "model" && engine != "sim") throw std::invalid_argument("unknown engine '" + engine + "' (model or sim)");
+    if (engine != "model" && engine != "sim") throw topologies::InputError("unknown engine '" + engine + "' (model or sim)");
   }
   const std::vector<int> nodes = spec.nodes.empty() ? std::vector<int>{0} : spec.nodes;
   const std::vector<int> batches = spec.batches.empty() ? std::vector<int>{0} : spec.batches;
@@ -54,7 +55,7 @@ struct SweepContext {
       if (!topologies.count(c.nodes)) add_nodes(spec, c.nodes);
       if (!workloads.count({c.workload, c.batch})) {
         model::Workload workload = load_workload(c.workload);
-        if (c.batch < 0) throw std::invalid_argument("--batch must be at least 1");
+        if (c.batch < 0) throw topologies::InputError("--batch must be at least 1");
         if (c.batch > 0) workload.batch = c.batch;
         workloads[{c.workload, c.batch}] = workload;
       }
@@ -70,9 +71,10 @@ struct SweepContext {
     auto topology = std::make_unique<topologies::Topology>(topologies::build_topology(spec.cluster, overrides));
     try {
       layouts[nodes] = std::make_unique<model::LayoutModel>(*topology, layout_groups(spec.layout, *topology, {}));
-    } catch (const std::invalid_argument& error) {
+    } catch (const topologies::InputError& error) {
+      if (error.located()) throw;  // a file's error, as it was
       const std::string where = nodes > 0 ? std::to_string(nodes) + (nodes == 1 ? " node" : " nodes") : "the cluster's nodes";
-      throw std::invalid_argument("at " + where + " (" + std::to_string(topology->gpu_count()) + " GPUs): " + error.what());
+      throw topologies::InputError("at " + where + " (" + std::to_string(topology->gpu_count()) + " GPUs): " + error.what());
     }
     topologies[nodes] = std::move(topology);
   }

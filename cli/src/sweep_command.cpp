@@ -15,6 +15,7 @@
 #include "sweep_table.hpp"
 #include "treering/topologies/output_file.hpp"
 #include "treering/topologies/units.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
 namespace {
@@ -42,7 +43,7 @@ std::string output_format(const SweepArgs& args) {
   if (args.output.empty()) return "table";
   if (args.output.ends_with(".csv")) return "csv";
   if (args.output.ends_with(".json")) return "json";
-  throw std::invalid_argument("-o " + args.output + ": name a .csv or .json file, or give --format csv|json");
+  throw topologies::InputError("-o " + args.output + ": name a .csv or .json file, or give --format csv|json");
 }
 
 // "[=======>            ] 12/140 cases" on a terminal, rewritten in place.

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "treering/topologies/output_file.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
 namespace {
@@ -71,13 +72,13 @@ SweepRanks::SweepRanks(std::string output, RendezvousOptions options)
     : output_(std::move(output)), job_(options.launch_id.empty() ? launched_job() : options.launch_id), timeout_s_(options.timeout_s) {
   std::tie(rank_, size_) = launched_rank();
   if (size_ < 1 || rank_ < 0 || rank_ >= size_) throw std::runtime_error("the launcher's rank and size do not make sense");
-  if (size_ > 1 && output_.empty()) throw std::invalid_argument("under mpirun or srun, write the sweep to a file: -o FILE.csv|FILE.json");
+  if (size_ > 1 && output_.empty()) throw topologies::InputError("under mpirun or srun, write the sweep to a file: -o FILE.csv|FILE.json");
   if (size_ > 1 && job_.empty()) {
-    throw std::invalid_argument("the launcher gives no launch id: pass every rank the same --launch-id ID (e.g. the date and time), "
+    throw topologies::InputError("the launcher gives no launch id: pass every rank the same --launch-id ID (e.g. the date and time), "
                                 "so that the parts of an earlier run are not read as this one's");
   }
-  if (job_.find('/') != std::string::npos) throw std::invalid_argument("--launch-id: no '/' in the id, got '" + job_ + "'");
-  if (!(timeout_s_ > 0)) throw std::invalid_argument("--rank-timeout must be positive");
+  if (job_.find('/') != std::string::npos) throw topologies::InputError("--launch-id: no '/' in the id, got '" + job_ + "'");
+  if (!(timeout_s_ > 0)) throw topologies::InputError("--rank-timeout must be positive");
 }
 
 std::string SweepRanks::part_path(int rank) const {

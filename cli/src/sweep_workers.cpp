@@ -92,8 +92,7 @@ Reply compute_reply(const WorkerItems& items, std::uint64_t item) {
     const topologies::InputLocation& where = error.location();
     reply.outcome = Outcome::input_error;
     reply.payload = where.file + '\0' + std::to_string(where.line) + '\0' + std::to_string(where.column) + '\0' + error.message();
-  } catch (const std::invalid_argument& error) {
-    reply = {item, Outcome::invalid_argument, error.what()};
+    if (!error.located()) reply = {item, Outcome::invalid_argument, error.what()};  // an input error without a place
   } catch (const std::bad_alloc&) {
     reply = {item, Outcome::out_of_memory, {}};
   } catch (const std::exception& error) {
@@ -140,7 +139,7 @@ std::string death_message(int status, const std::string& item) {
       throw topologies::InputError({parts[0], std::atoi(parts[1].c_str()), std::atoi(parts[2].c_str())}, parts[3]);
     }
     case Outcome::invalid_argument:
-      throw std::invalid_argument(failure.payload);
+      throw topologies::InputError(failure.payload);
     case Outcome::out_of_memory:
       throw std::bad_alloc();
     default:

@@ -18,6 +18,7 @@
 #include "treering/model/uncertainty.hpp"
 #include "treering/sim/replay.hpp"
 #include "treering/topologies/units.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
 namespace {
@@ -196,7 +197,7 @@ void run(const TuneArgs& args) {
   const topologies::Topology topology = load_topology(args.cluster);
   const model::Workload workload = load_workload(args);
   const std::vector<long long> lengths = topologies::parse_token_counts(args.seq_len);
-  if (lengths.size() != 1) throw std::invalid_argument("--seq-len takes one length here");
+  if (lengths.size() != 1) throw topologies::InputError("--seq-len takes one length here");
   const TuneReport report = tune_report(args, topology, workload, lengths[0]);
   if (args.format == "json") return print_json(report);
   if (args.format == "csv") return print_csv(report);

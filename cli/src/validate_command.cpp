@@ -20,6 +20,7 @@
 #include "treering/validate/report.hpp"
 #include "treering/validate/compute_fit.hpp"
 #include "treering/model/statistics.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
 namespace {
@@ -150,13 +151,13 @@ void check_max_error(const ValidateArgs& args, double median, const std::string&
 void run(const ValidateArgs& args) {
   const auto steps = std::count_if(args.files.begin(), args.files.end(), validate::is_step_file);
   if (steps > 0) {  // real decode steps: the model by part (the simulator replays no step)
-    if (steps != static_cast<long>(args.files.size())) throw std::invalid_argument("validate decode steps apart from other measurements");
+    if (steps != static_cast<long>(args.files.size())) throw topologies::InputError("validate decode steps apart from other measurements");
     check_max_error(args, print_step_validation(std::cout, load_topology(args.cluster).spec(), args.files, args.format), "decode steps");
     return;
   }
   const auto kernels = std::count_if(args.files.begin(), args.files.end(), validate::is_attention_file);
   if (kernels > 0) {  // attention benchmarks: the compute model, kernel by kernel
-    if (kernels != static_cast<long>(args.files.size())) throw std::invalid_argument("validate attention benchmarks apart from other measurements");
+    if (kernels != static_cast<long>(args.files.size())) throw topologies::InputError("validate attention benchmarks apart from other measurements");
     check_max_error(args, print_attention_validation(std::cout, load_topology(args.cluster).spec(), args.files, args.format),
                     "attention kernels");
     return;

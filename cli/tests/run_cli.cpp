@@ -19,14 +19,16 @@ std::string slurp(const std::filesystem::path& path) {
 
 }  // namespace
 
-CliResult run_treering(const std::string& arguments) {
+CliResult run_treering(const std::string& arguments) { return run_program(TREERING_CLI, arguments); }
+
+CliResult run_program(const std::string& program, const std::string& arguments) {
   static int counter = 0;
   const auto directory = std::filesystem::path(TREERING_BINARY_DIR) / "tests" / "cli-output";
   std::filesystem::create_directories(directory);
   const std::string stem = std::to_string(::getpid()) + "-" + std::to_string(counter++);
   const auto out_path = directory / (stem + ".out");
   const auto err_path = directory / (stem + ".err");
-  const std::string command = "cd '" TREERING_SOURCE_DIR "' && '" TREERING_CLI "' " + arguments + " >'" +
+  const std::string command = "cd '" TREERING_SOURCE_DIR "' && '" + program + "' " + arguments + " >'" +
                               out_path.string() + "' 2>'" + err_path.string() + "' </dev/null";
   const int status = std::system(command.c_str());
   CliResult result;

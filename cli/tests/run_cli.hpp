@@ -13,6 +13,8 @@ struct CliResult {
 
 // `arguments` is appended to the binary's path in a shell command run from TREERING_SOURCE_DIR.
 CliResult run_treering(const std::string& arguments);
+// The same for another program (a path).
+CliResult run_program(const std::string& program, const std::string& arguments);
 
 // The whole text of a file a command wrote ("" when it cannot be read).
 std::string read_file(const std::string& path);

@@ -18,6 +18,7 @@
 
 #include "line_chart.hpp"
 #include "svg_reader.hpp"
+#include "treering/topologies/input_error.hpp"
 
 using treering::cli::ChartLayout;
 using treering::cli::ChartSeries;
@@ -215,7 +216,7 @@ TEST_CASE("layouts that cannot be drawn are refused") {
   CHECK_THROWS_AS(render_svg(bad), std::invalid_argument);
   bad = layout;
   bad.legend.push_back(5);  // no series 5
-  CHECK_THROWS_AS(render_svg(bad), std::invalid_argument);
+  CHECK_THROWS_AS(render_svg(bad), std::logic_error);
   bad = layout;
   bad.width_px = 100;
   CHECK_THROWS_AS(render_png(bad), std::invalid_argument);
@@ -243,7 +244,7 @@ TEST_CASE("write_png and write_svg write the rendering, and name the path they c
   const std::string bad_png = "/nonexistent-directory-for-treering/chart.png";
   const std::string bad_svg = "/nonexistent-directory-for-treering/chart.svg";
   CHECK_THROWS_WITH_AS(treering::cli::write_png(layout, bad_png), doctest::Contains(bad_png.c_str()),
-                       std::runtime_error);
+                       treering::topologies::InputError);
   CHECK_THROWS_WITH_AS(treering::cli::write_svg(layout, bad_svg), doctest::Contains(bad_svg.c_str()),
-                       std::runtime_error);
+                       treering::topologies::InputError);
 }

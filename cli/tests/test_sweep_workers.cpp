@@ -75,8 +75,10 @@ TEST_CASE("worker processes: an item's error comes back as it was thrown") {
       if (item == 3) thrower();
     });
   };
-  CHECK_THROWS_WITH_AS(run_in_worker_processes(fail_at_3([] { throw std::invalid_argument("bad length 3"); })), "bad length 3",
-                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(run_in_worker_processes(fail_at_3([] { throw treering::topologies::InputError("bad length 3"); })),
+                       "bad length 3", treering::topologies::InputError);
+  // A std::invalid_argument that is not an InputError is a bug, as any other exception: it comes back as one.
+  CHECK_THROWS_WITH_AS(run_in_worker_processes(fail_at_3([] { throw std::invalid_argument("stoi"); })), "stoi", std::runtime_error);
   CHECK_THROWS_WITH_AS(run_in_worker_processes(fail_at_3([] { throw std::logic_error("past the last round"); })),
                        "past the last round", std::runtime_error);
   CHECK_THROWS_AS(run_in_worker_processes(fail_at_3([] { throw std::bad_alloc(); })), std::bad_alloc);
@@ -98,9 +100,9 @@ TEST_CASE("worker processes: the lowest failed item's error, as one process goin
   // computed are waited for: 5's error is always among those seen, and the lowest.
   std::map<std::size_t, std::string> received;
   auto items = squares(12, 3, received, [](std::size_t item) {
-    if (item >= 5) throw std::invalid_argument("item " + std::to_string(item) + " failed");
+    if (item >= 5) throw treering::topologies::InputError("item " + std::to_string(item) + " failed");
   });
-  CHECK_THROWS_WITH_AS(run_in_worker_processes(items), "item 5 failed", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(run_in_worker_processes(items), "item 5 failed", treering::topologies::InputError);
   for (std::size_t item = 0; item < 5; ++item) CHECK(received.count(item) == 1);
 }
 

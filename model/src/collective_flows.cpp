@@ -1,5 +1,6 @@
 // The flows of a collective algorithm (see collective_flows.hpp for the patterns and why).
 #include "treering/model/collective_flows.hpp"
+#include "treering/topologies/input_error.hpp"
 
 #include <algorithm>
 #include <map>
@@ -188,7 +189,7 @@ void in_network_rails(const CommGroup& group, const Layout& layout, double S, do
 }
 
 [[noreturn]] void cannot(CollectiveOp op, CollectiveAlgorithm algorithm) {
-  throw std::invalid_argument(std::string("no flows for ") + to_string(algorithm) + " " + to_string(op));
+  throw topologies::InputError(std::string("no flows for ") + to_string(algorithm) + " " + to_string(op));
 }
 
 void allreduce(const CommGroup& group, const Layout& layout, CollectiveAlgorithm algorithm, double S, double efficiency,
@@ -235,7 +236,7 @@ void allreduce(const CommGroup& group, const Layout& layout, CollectiveAlgorithm
 CollectiveSchedule collective_schedule(const CommGroup& group, const std::vector<int>& domain_of_rank,
                                        CollectiveOp op, double bytes, const CollectiveCandidate& chosen) {
   if (static_cast<int>(domain_of_rank.size()) != group.ranks) {
-    throw std::invalid_argument("collective_schedule: " + std::to_string(domain_of_rank.size()) +
+    throw std::logic_error("collective_schedule: " + std::to_string(domain_of_rank.size()) +
                                 " domain labels for a group of " + std::to_string(group.ranks));
   }
   CollectiveSchedule schedule{chosen, {}};

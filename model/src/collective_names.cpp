@@ -4,6 +4,7 @@
 #include <string>
 
 #include "treering/model/collectives.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::model {
 namespace {
@@ -23,7 +24,7 @@ int index_of(const std::array<const char*, N>& names, const std::string& text, c
     if (text == names[i]) return static_cast<int>(i);
     known += (i ? ", " : "") + std::string(names[i]);
   }
-  throw std::invalid_argument("unknown " + std::string(what) + " '" + text + "' (expected one of: " + known + ")");
+  throw topologies::InputError("unknown " + std::string(what) + " '" + text + "' (expected one of: " + known + ")");
 }
 
 }  // namespace

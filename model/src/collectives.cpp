@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "nccl_rates.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::model {
 namespace {
@@ -355,9 +356,9 @@ double protocol_efficiency(Protocol protocol) {
 }
 
 CollectiveEstimate estimate_collective(const CommGroup& group, const CollectiveRequest& request) {
-  if (!(request.bytes >= 0) || !std::isfinite(request.bytes)) throw std::invalid_argument("the size must be a non-negative number of bytes");
+  if (!(request.bytes >= 0) || !std::isfinite(request.bytes)) throw topologies::InputError("the size must be a non-negative number of bytes");
   if (request.op == CollectiveOp::sendrecv && group.ranks != 2) {
-    throw std::invalid_argument("send/recv needs a group of exactly 2 GPUs, got " + std::to_string(group.ranks));
+    throw topologies::InputError("send/recv needs a group of exactly 2 GPUs, got " + std::to_string(group.ranks));
   }
   CollectiveEstimate estimate;
   estimate.op = request.op;
@@ -387,7 +388,7 @@ CollectiveEstimate estimate_collective(const CommGroup& group, const CollectiveR
     }
   }
   if (estimate.candidates.empty()) {
-    throw std::invalid_argument(std::string("no ") + (request.algorithm ? to_string(*request.algorithm) : "") +
+    throw topologies::InputError(std::string("no ") + (request.algorithm ? to_string(*request.algorithm) : "") +
                                 (request.protocol ? std::string("/") + to_string(*request.protocol) : "") + " " +
                                 to_string(request.op) + " can run on this group of GPUs" +
                                 (request.algorithm ? requirements(*request.algorithm) : ""));

@@ -1,4 +1,5 @@
 #include "treering/model/comm_group.hpp"
+#include "treering/topologies/input_error.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -167,7 +168,7 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
   }
   std::map<int, std::vector<int>> by_domain;
   for (int gpu : gpus) {
-    if (gpu < 0 || gpu >= topology.gpu_count()) throw std::invalid_argument("GPU " + std::to_string(gpu) + " does not exist");
+    if (gpu < 0 || gpu >= topology.gpu_count()) throw topologies::InputError("GPU " + std::to_string(gpu) + " does not exist");
     by_domain[topology.domain_of_gpu(gpu)].push_back(gpu);
   }
   CommGroup group;
@@ -184,7 +185,7 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
     std::vector<int> sorted = members;
     std::sort(sorted.begin(), sorted.end());
     if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
-      throw std::invalid_argument("GPU " + std::to_string(*std::adjacent_find(sorted.begin(), sorted.end())) +
+      throw topologies::InputError("GPU " + std::to_string(*std::adjacent_find(sorted.begin(), sorted.end())) +
                                   " appears twice in the group");
     }
     const topo::Fabric& fabric = topology.spec().groups[topology.node(topology.node_of_gpu(members.front())).group].fabric;

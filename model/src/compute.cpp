@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "treering/model/attention_kernel.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::model {
 
@@ -83,7 +84,7 @@ long long tokens_within(const ComputeRates& rates, const Workload& workload, con
 
 std::vector<long long> split_by_speed(long long tokens, const std::vector<ComputeRates>& rates, const Workload& workload,
                                       const PlanSizes& sizes) {
-  if (rates.empty()) throw std::invalid_argument("at least one GPU is needed");
+  if (rates.empty()) throw topologies::InputError("at least one GPU is needed");
   double low_s = 0, high_s = 0;  // all tokens on the fastest-starting rank bounds T from above
   for (const ComputeRates& r : rates) high_s = std::max(high_s, attention_time_s(r, workload, sizes, tokens));
   std::vector<long long> counts(rates.size());

@@ -5,6 +5,7 @@
 
 #include "treering/model/decode.hpp"
 #include "treering/topologies/units.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::model {
 
@@ -205,8 +206,8 @@ const DecodeModel::PairCost& DecodeModel::p2p(int from_rank, int to_rank) const 
 
 double DecodeModel::generation_s(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,
                                  long long tokens, const PlanOptions& options) const {
-  if (tokens < 1) throw std::invalid_argument("--tokens must be at least 1");
-  if (tokens > 1'000'000'000'000LL - seq_len) throw std::invalid_argument("--tokens is too large (context over 1e12 tokens)");
+  if (tokens < 1) throw topologies::InputError("--tokens must be at least 1");
+  if (tokens > 1'000'000'000'000LL - seq_len) throw topologies::InputError("--tokens is too large (context over 1e12 tokens)");
   const DecodeResult first = predict(algorithm, workload, seq_len, options);
   if (tokens == 1) return first.token_s;
   const double last = predict(algorithm, workload, seq_len + tokens - 1, options).token_s;
@@ -228,7 +229,7 @@ std::string memory_shortfall(const DecodeResult& result, const DecodeModel& mode
 void check_fits(const DecodeResult& result, const DecodeModel& model) {
   const std::string shortfall = memory_shortfall(result, model);
   if (shortfall.empty()) return;
-  throw std::invalid_argument(std::string(to_string(result.algorithm)) + " at " + std::to_string(result.seq_len) +
+  throw topologies::InputError(std::string(to_string(result.algorithm)) + " at " + std::to_string(result.seq_len) +
                               " tokens on " + std::to_string(result.gpus) + " GPUs does not fit: it " + shortfall);
 }
 

@@ -1,5 +1,6 @@
 // Placing a TP x CP layout on a cluster's GPUs (layout.hpp).
 #include "treering/model/layout.hpp"
+#include "treering/topologies/input_error.hpp"
 
 #include <numeric>
 #include <set>
@@ -13,7 +14,7 @@ const char* to_string(LayoutOrder order) { return order == LayoutOrder::tp_inner
 LayoutOrder parse_layout_order(const std::string& text) {
   if (text == "tp-inner") return LayoutOrder::tp_inner;
   if (text == "cp-inner") return LayoutOrder::cp_inner;
-  throw std::invalid_argument("unknown placement '" + text + "' (tp-inner or cp-inner)");
+  throw topologies::InputError("unknown placement '" + text + "' (tp-inner or cp-inner)");
 }
 
 namespace {
@@ -30,7 +31,7 @@ void check_tp_domains(const topologies::Topology& topology, LayoutGroups& groups
     if (domains.size() < 2) continue;
     groups.tp_crosses_domains = true;
     if (tp_in_domain) {
-      throw std::invalid_argument(layout_text(groups.layout) + ": a TP group of " + std::to_string(group.size()) +
+      throw topologies::InputError(layout_text(groups.layout) + ": a TP group of " + std::to_string(group.size()) +
                                   " GPUs (GPU " + std::to_string(group.front()) + " to " + std::to_string(group.back()) +
                                   ") spans " + std::to_string(domains.size()) +
                                   " scale-up domains (lower --tp, or let TP cross domains)");
@@ -42,23 +43,23 @@ void check_tp_domains(const topologies::Topology& topology, LayoutGroups& groups
 
 LayoutGroups place_layout(const topologies::Topology& topology, Layout layout, std::vector<int> gpus, LayoutOrder order,
                           bool tp_in_domain) {
-  if (layout.tp < 1 || layout.cp < 1) throw std::invalid_argument("--tp and --cp must be at least 1");
-  if (layout.replicas < 1) throw std::invalid_argument("--replicas must be at least 1");
+  if (layout.tp < 1 || layout.cp < 1) throw topologies::InputError("--tp and --cp must be at least 1");
+  if (layout.replicas < 1) throw topologies::InputError("--replicas must be at least 1");
   const long long wanted = static_cast<long long>(layout.tp) * layout.cp * layout.replicas;
   if (gpus.empty()) {
     if (wanted > topology.gpu_count()) {
-      throw std::invalid_argument(layout_text(layout) + " needs " + std::to_string(wanted) + " GPUs; the cluster has " +
+      throw topologies::InputError(layout_text(layout) + " needs " + std::to_string(wanted) + " GPUs; the cluster has " +
                                   std::to_string(topology.gpu_count()));
     }
     gpus.resize(static_cast<size_t>(wanted));
     std::iota(gpus.begin(), gpus.end(), 0);
   } else if (static_cast<long long>(gpus.size()) != wanted) {
-    throw std::invalid_argument(layout_text(layout) + " needs " + std::to_string(wanted) + " GPUs; --gpus names " +
+    throw topologies::InputError(layout_text(layout) + " needs " + std::to_string(wanted) + " GPUs; --gpus names " +
                                 std::to_string(gpus.size()));
   }
   for (int gpu : gpus) {
     if (gpu < 0 || gpu >= topology.gpu_count()) {
-      throw std::invalid_argument("no GPU " + std::to_string(gpu) + " (the cluster has " + std::to_string(topology.gpu_count()) + ")");
+      throw topologies::InputError("no GPU " + std::to_string(gpu) + " (the cluster has " + std::to_string(topology.gpu_count()) + ")");
     }
   }
   LayoutGroups groups{layout, order, gpus, {}, {}, false};
@@ -81,13 +82,13 @@ LayoutGroups place_layout(const topologies::Topology& topology, Layout layout, s
 
 Workload head_slice(const Workload& workload, int tp) {
   validate(workload);
-  if (tp < 1) throw std::invalid_argument("--tp must be at least 1");
+  if (tp < 1) throw topologies::InputError("--tp must be at least 1");
   if (workload.query_heads % tp != 0) {
-    throw std::invalid_argument(workload.name + ": its " + std::to_string(workload.query_heads) +
+    throw topologies::InputError(workload.name + ": its " + std::to_string(workload.query_heads) +
                                 " query heads do not split over tp " + std::to_string(tp));
   }
   if (workload.kv_heads >= tp ? workload.kv_heads % tp != 0 : tp % workload.kv_heads != 0) {
-    throw std::invalid_argument(workload.name + ": its " + std::to_string(workload.kv_heads) +
+    throw topologies::InputError(workload.name + ": its " + std::to_string(workload.kv_heads) +
                                 " KV heads neither split over tp " + std::to_string(tp) + " nor replicate evenly on it");
   }
   Workload slice = workload;

@@ -1,5 +1,6 @@
 // Building decode plans (plan.hpp).
 #include "treering/model/plan.hpp"
+#include "treering/topologies/input_error.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -132,7 +133,7 @@ DecodeAlgorithm parse_decode_algorithm(const std::string& text) {
     if (text == kNames[i]) return static_cast<DecodeAlgorithm>(i);
     known += (i ? ", " : "") + std::string(kNames[i]);
   }
-  throw std::invalid_argument("unknown algorithm '" + text + "' (expected one of: " + known + ")");
+  throw topologies::InputError("unknown algorithm '" + text + "' (expected one of: " + known + ")");
 }
 
 const std::vector<DecodeAlgorithm>& all_decode_algorithms() {
@@ -178,30 +179,30 @@ const char* to_string(TokenSplit split) { return split == TokenSplit::equal ? "e
 TokenSplit parse_token_split(const std::string& text) {
   if (text == "equal") return TokenSplit::equal;
   if (text == "by-speed") return TokenSplit::by_speed;
-  throw std::invalid_argument("unknown split '" + text + "' (equal or by-speed)");
+  throw topologies::InputError("unknown split '" + text + "' (equal or by-speed)");
 }
 
 namespace {
 
 // Given counts per rank, checked: one per rank, none negative, summing to the length.
 std::vector<Shard> shards_of(const std::vector<long long>& counts, long long seq_len, size_t ranks) {
-  if (counts.size() != ranks) throw std::invalid_argument("shard_tokens needs one count per GPU");
+  if (counts.size() != ranks) throw topologies::InputError("shard_tokens needs one count per GPU");
   std::vector<Shard> shards;
   long long first = 0;
   for (long long count : counts) {
-    if (count < 0) throw std::invalid_argument("a shard cannot hold a negative number of tokens");
+    if (count < 0) throw topologies::InputError("a shard cannot hold a negative number of tokens");
     shards.push_back({first, count});
     first += count;
   }
-  if (first != seq_len) throw std::invalid_argument("shard_tokens must add up to the sequence length");
+  if (first != seq_len) throw topologies::InputError("shard_tokens must add up to the sequence length");
   return shards;
 }
 
 }  // namespace
 
 std::vector<Shard> split_tokens(long long tokens, int ranks) {
-  if (ranks < 1) throw std::invalid_argument("at least one GPU is needed");
-  if (tokens < 0) throw std::invalid_argument("the number of tokens must not be negative");
+  if (ranks < 1) throw topologies::InputError("at least one GPU is needed");
+  if (tokens < 0) throw topologies::InputError("the number of tokens must not be negative");
   std::vector<Shard> shards(static_cast<size_t>(ranks));
   const long long base = tokens / ranks;
   const long long extra = tokens % ranks;
@@ -244,9 +245,9 @@ DecodePlan make_plan(DecodeAlgorithm algorithm, const Workload& workload, long l
                      const std::vector<int>& domain_of_rank, const PlanOptions& given) {
   const PlanOptions options = with_impl(given);
   validate(workload);
-  if (gpus.empty()) throw std::invalid_argument("a plan needs at least one GPU");
-  if (seq_len < 1) throw std::invalid_argument("the sequence must hold at least one token");
-  if (domain_of_rank.size() != gpus.size()) throw std::invalid_argument("one domain per rank is needed");
+  if (gpus.empty()) throw topologies::InputError("a plan needs at least one GPU");
+  if (seq_len < 1) throw topologies::InputError("the sequence must hold at least one token");
+  if (domain_of_rank.size() != gpus.size()) throw std::logic_error("one domain per rank is needed");
   DecodePlan plan;
   plan.algorithm = algorithm;
   plan.workload = workload;
@@ -255,7 +256,7 @@ DecodePlan make_plan(DecodeAlgorithm algorithm, const Workload& workload, long l
                                              : shards_of(options.shard_tokens, seq_len, gpus.size());
   plan.gpus = std::move(gpus);
   plan.ring_overlap = options.ring_overlap;
-  if (options.stats_bytes < 1 || options.partial_o_bytes < 0) throw std::invalid_argument("element sizes must be positive");
+  if (options.stats_bytes < 1 || options.partial_o_bytes < 0) throw topologies::InputError("element sizes must be positive");
   plan.sizes = plan_sizes(workload, options.stats_bytes, options.partial_o_bytes);
   const PlanSizes& s = plan.sizes;
   const double p = static_cast<double>(plan.gpus.size());

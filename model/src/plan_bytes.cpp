@@ -4,6 +4,7 @@
 
 #include "treering/model/plan.hpp"
 #include "treering/model/ring_chunks.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::model {
 namespace {
@@ -16,7 +17,7 @@ long long chunk(long long total, int parts, int index) {
 // Reduce-scatter steps send chunks r, r-1, ..., r-(n-2); all-gather steps chunks r+1, r, ..., r+1-(n-2).
 void ring_allreduce(const Phase& phase, std::vector<double>& sent) {
   const int n = static_cast<int>(sent.size());
-  if (phase.element_bytes <= 0) throw std::invalid_argument("'" + phase.label + "': an all-reduce of mixed element sizes");
+  if (phase.element_bytes <= 0) throw topologies::InputError("'" + phase.label + "': an all-reduce of mixed element sizes");
   const auto elements = static_cast<long long>(phase.bytes) / phase.element_bytes;
   for (int r = 0; r < n; ++r) {
     long long values = 0;
@@ -28,7 +29,7 @@ void ring_allreduce(const Phase& phase, std::vector<double>& sent) {
 // A ring reduce-scatter that leaves chunk r on rank r: rank r sends every chunk but its own, once.
 void ring_reduce_scatter(const Phase& phase, std::vector<double>& sent) {
   const int n = static_cast<int>(sent.size());
-  if (phase.element_bytes <= 0) throw std::invalid_argument("'" + phase.label + "': a reduce-scatter of mixed element sizes");
+  if (phase.element_bytes <= 0) throw topologies::InputError("'" + phase.label + "': a reduce-scatter of mixed element sizes");
   const auto elements = static_cast<long long>(phase.bytes) / phase.element_bytes;
   for (int r = 0; r < n; ++r) {
     sent[static_cast<size_t>(r)] += static_cast<double>(elements - chunk(elements, n, r)) * phase.element_bytes;
@@ -62,7 +63,7 @@ std::vector<double> bytes_sent_per_rank(const DecodePlan& plan) {
       case PhaseKind::collective:
         if (n < 2) break;
         if (phase.algorithm != CollectiveAlgorithm::ring) {
-          throw std::invalid_argument("'" + phase.label + "': per-rank bytes are known for ring collectives only");
+          throw topologies::InputError("'" + phase.label + "': per-rank bytes are known for ring collectives only");
         }
         if (phase.op == CollectiveOp::allreduce) ring_allreduce(phase, sent);
         else if (phase.op == CollectiveOp::allgather) {
@@ -70,7 +71,7 @@ std::vector<double> bytes_sent_per_rank(const DecodePlan& plan) {
         } else if (phase.op == CollectiveOp::reduce_scatter) {
           ring_reduce_scatter(phase, sent);
         } else {
-          throw std::invalid_argument("'" + phase.label + "': per-rank bytes of this collective are not worked out");
+          throw topologies::InputError("'" + phase.label + "': per-rank bytes of this collective are not worked out");
         }
         break;
       default: break;

@@ -7,7 +7,7 @@ namespace treering::model {
 
 std::vector<ValueSpan> output_held(const DecodePlan& plan, int rank) {
   const int p = static_cast<int>(plan.gpus.size());
-  if (rank < 0 || rank >= p) throw std::invalid_argument("no such rank");
+  if (rank < 0 || rank >= p) throw std::logic_error("no such rank");
   const Workload& w = plan.workload;
   const long long head_values = w.head_dim;
   const long long sequence_values = static_cast<long long>(w.query_heads) * head_values;

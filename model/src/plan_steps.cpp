@@ -127,7 +127,7 @@ void transfer_steps(const DecodePlan& plan, size_t index, StepsFor steps_for) {
 }  // namespace
 
 void append_phase_steps(const DecodePlan& plan, int rank, size_t index, std::vector<Step>& steps) {
-  if (rank < 0 || rank >= static_cast<int>(plan.gpus.size())) throw std::invalid_argument("no such rank");
+  if (rank < 0 || rank >= static_cast<int>(plan.gpus.size())) throw std::logic_error("no such rank");
   const Phase& phase = plan.phases.at(index);
   const size_t first = steps.size();
   switch (phase.kind) {
@@ -156,7 +156,7 @@ void append_phase_steps(const DecodePlan& plan, int rank, size_t index, std::vec
 }
 
 std::vector<std::vector<Step>> transfers_phase_steps(const DecodePlan& plan, size_t phase) {
-  if (plan.phases.at(phase).kind != PhaseKind::transfers) throw std::invalid_argument("not a transfers phase");
+  if (plan.phases.at(phase).kind != PhaseKind::transfers) throw std::logic_error("not a transfers phase");
   std::vector<std::vector<Step>> steps(plan.gpus.size());
   transfer_steps(plan, phase, [&](int rank) {
     return rank >= 0 && rank < static_cast<int>(steps.size()) ? &steps[static_cast<size_t>(rank)] : nullptr;

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "treering/model/extrapolation.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::model {
 namespace {
@@ -123,7 +124,7 @@ DeploymentPlan plan_deployment(const topologies::Topology& topology, const Workl
   for (int tp : powers_of_two_to(gpus_max)) {
     try {
       head_slice(workload, tp);
-    } catch (const std::invalid_argument& why) {
+    } catch (const topologies::InputError& why) {
       plan.skipped.push_back("tp " + std::to_string(tp) + ": " + why.what());
       continue;
     }

@@ -1,4 +1,5 @@
 #include "treering/model/realrun_plans.hpp"
+#include "treering/topologies/input_error.hpp"
 
 #include <stdexcept>
 
@@ -8,7 +9,7 @@ RealrunBackend parse_realrun_backend(const std::string& name) {
   if (name == "cpu") return RealrunBackend::cpu;
   if (name == "cuda") return RealrunBackend::cuda;
   if (name == "cuda-loopback") return RealrunBackend::cuda_loopback;
-  throw std::invalid_argument("unknown backend '" + name + "' (cpu, cuda or cuda-loopback)");
+  throw topologies::InputError("unknown backend '" + name + "' (cpu, cuda or cuda-loopback)");
 }
 
 const char* to_string(RealrunBackend backend) {

@@ -7,6 +7,7 @@
 
 #include "treering/model/link_sharing.hpp"
 #include "treering/model/weights.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::model {
 
@@ -18,7 +19,7 @@ Scope parse_scope(const std::string& text) {
   if (text == "attention") return Scope::attention;
   if (text == "layer") return Scope::layer;
   if (text == "step") return Scope::step;
-  throw std::invalid_argument("unknown scope '" + text + "' (attention, layer or step)");
+  throw topologies::InputError("unknown scope '" + text + "' (attention, layer or step)");
 }
 
 namespace {
@@ -185,7 +186,7 @@ StepCollectives step_collectives(const Workload& w, int tokens) {
 
 StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& attention, DecodeAlgorithm algorithm,
                          const Workload& w, long long seq_len, Scope scope) {
-  if (scope == Scope::attention) throw std::invalid_argument("evaluate_step: the attention scope has nothing to add");
+  if (scope == Scope::attention) throw std::logic_error("evaluate_step: the attention scope has nothing to add");
   const Layout layout = layouts.groups().layout;
   const CommGroup& post = layouts.post_attention_group(algorithm);
   const ComputeRates& rates = layouts.cp_model(attention.slowest_group).slowest_rates();

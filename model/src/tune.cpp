@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "treering/model/extrapolation.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::model {
 
@@ -87,7 +88,8 @@ std::vector<TunedStrategy> tune(const topologies::Topology& topology, const Work
         t.extrapolated = !extrapolations(topology, model->plan(strategy.algorithm, workload, seq_len, strategy.options)).empty();
       }
       tuned.push_back(std::move(t));
-    } catch (const std::invalid_argument&) {
+    } catch (const topologies::InputError& error) {
+      if (error.located()) throw;  // a file's error (the implementation profile's), not this strategy's
       // A forced collective algorithm this group cannot run (NVLS without in-switch reduction, recursive
       // doubling on a count that is not a power of two): not a strategy here.
     }

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "treering/model/weights.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::model {
 namespace {
@@ -94,7 +95,7 @@ bool known_weight_dtype(const std::string& dtype, double bytes) {
 
 void validate(const Workload& workload) {
   auto fail = [&](const std::string& what) {
-    throw std::invalid_argument("workload '" + workload.name + "': " + what);
+    throw topologies::InputError("workload '" + workload.name + "': " + what);
   };
   if (workload.layers < 1) fail("layers must be at least 1");
   if (workload.query_heads < 1 || workload.kv_heads < 1) fail("query_heads and kv_heads must be at least 1");
@@ -143,7 +144,7 @@ const Workload& find_workload(std::string_view name) {
   }
   std::string known;
   for (const Workload& workload : workload_presets()) known += (known.empty() ? "" : ", ") + workload.name;
-  throw std::invalid_argument("unknown workload '" + std::string(name) + "' (presets: " + known + ")");
+  throw topologies::InputError("unknown workload '" + std::string(name) + "' (presets: " + known + ")");
 }
 
 }  // namespace treering::model

@@ -164,7 +164,7 @@ TEST_CASE("in-switch reduction: wire stretched to the in-switch rate; bad input 
   // Alone, a flow takes wire / pair rate = S / in-switch rate, the model's transfer time.
   CHECK(s.flows.front().wire_bytes / g.group.scale_up_pair_Bps == doctest::Approx(1000 / g.group.in_switch_Bps).scale(1e-12));
   CHECK(s.flows.front().bytes == 1000);
-  CHECK_THROWS_AS(model::collective_schedule(g.group, {0, 0}, CollectiveOp::allreduce, 10, s.chosen), std::invalid_argument);
+  CHECK_THROWS_AS(model::collective_schedule(g.group, {0, 0}, CollectiveOp::allreduce, 10, s.chosen), std::logic_error);
   model::CollectiveCandidate p2p = s.chosen;
   p2p.algorithm = CollectiveAlgorithm::p2p;
   CHECK_THROWS_AS(model::collective_schedule(g.group, g.domains, CollectiveOp::allreduce, 10, p2p), std::invalid_argument);

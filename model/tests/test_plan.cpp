@@ -108,7 +108,7 @@ TEST_CASE("steps_of: every GPU's own sequence, consistent with the plan") {
   }
   CHECK(sends_to == std::vector<int>{0, 5, 6, 7});
   CHECK(receives == 4);  // 5, 6, 7 up; 0 down
-  CHECK_THROWS_AS(steps_of(lse, 8), std::invalid_argument);
+  CHECK_THROWS_AS(steps_of(lse, 8), std::logic_error);
 }
 
 TEST_CASE("plan options: fp32 partial outputs and a forced collective algorithm") {

@@ -129,5 +129,5 @@ TEST_CASE("max_seq_len: the longest context whose KV cache fits beside the weigh
   CHECK(beyond.total > beyond.capacity);
   CHECK_THROWS_AS(model::evaluate_step(layouts, layouts.attention(DecodeAlgorithm::tree, w, 4096), DecodeAlgorithm::tree, w,
                                        4096, Scope::attention),
-                  std::invalid_argument);
+                  std::logic_error);
 }

@@ -35,7 +35,7 @@ TEST_CASE("transfers_phase_steps: tree-lse over 2 domains of 4, by hand") {
   REQUIRE(steps[6].size() == 1);
   CHECK(steps[6][0].kind == StepKind::send);
   CHECK(steps[6][0].peer == 4);
-  CHECK_THROWS_AS(transfers_phase_steps(lse, 0), std::invalid_argument);  // the attention: not a transfers phase
+  CHECK_THROWS_AS(transfers_phase_steps(lse, 0), std::logic_error);  // the attention: not a transfers phase
 }
 
 TEST_CASE("transfers_phase_steps equals append_phase_steps rank by rank, for every plan with transfers") {

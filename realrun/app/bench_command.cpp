@@ -17,6 +17,7 @@
 #include "treering/topologies/output_file.hpp"
 #include "treering/topologies/units.hpp"
 #include "treering/model/statistics.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::realrun::app {
 namespace {
@@ -42,13 +43,13 @@ ordered_json collectives(const BenchOptions& options, const std::vector<double>&
   ordered_json rows = ordered_json::array();
   const bool nccl = options.backend == "cuda";
   std::string why;
-  if (nccl && options.loopback == 0 && !nccl_available(why)) throw std::invalid_argument("--backend cuda: " + why);
-  if (!nccl && options.backend != "cpu") throw std::invalid_argument("--backend " + options.backend + ": cpu or cuda");
+  if (nccl && options.loopback == 0 && !nccl_available(why)) throw topologies::InputError("--backend cuda: " + why);
+  if (!nccl && options.backend != "cpu") throw topologies::InputError("--backend " + options.backend + ": cpu or cuda");
   if (options.loopback != 0) {
-    if (!nccl) throw std::invalid_argument("--loopback runs the cuda backend (--backend cuda)");
-    if (options.loopback < 2 || options.loopback > 64) throw std::invalid_argument("--loopback takes 2 to 64 virtual ranks for a collective");
-    if (transport.ranks() > 1) throw std::invalid_argument("--loopback runs in one MPI rank (its virtual ranks are streams on one GPU)");
-    if (!cuda::decode_available(why)) throw std::invalid_argument("--loopback: " + why);
+    if (!nccl) throw topologies::InputError("--loopback runs the cuda backend (--backend cuda)");
+    if (options.loopback < 2 || options.loopback > 64) throw topologies::InputError("--loopback takes 2 to 64 virtual ranks for a collective");
+    if (transport.ranks() > 1) throw topologies::InputError("--loopback runs in one MPI rank (its virtual ranks are streams on one GPU)");
+    if (!cuda::decode_available(why)) throw topologies::InputError("--loopback: " + why);
     select_local_gpu(transport);
   }
   const int ranks = bench_ranks(options, transport);
@@ -74,9 +75,9 @@ ordered_json collectives(const BenchOptions& options, const std::vector<double>&
 
 bool on_gpu(const BenchOptions& options) {
   if (options.backend == "cpu") return false;
-  if (options.backend != "cuda") throw std::invalid_argument("--backend " + options.backend + ": cpu or cuda");
+  if (options.backend != "cuda") throw topologies::InputError("--backend " + options.backend + ": cpu or cuda");
   std::string why;
-  if (!cuda::available(why)) throw std::invalid_argument("--backend cuda: " + why);
+  if (!cuda::available(why)) throw topologies::InputError("--backend cuda: " + why);
   return true;
 }
 
@@ -131,8 +132,8 @@ ordered_json attention(const BenchOptions& options, const std::vector<long long>
 }  // namespace
 
 int run_bench(const BenchOptions& options, MpiTransport& transport) {
-  if (options.iterations < 1 || options.warmup < 0) throw std::invalid_argument("--iters must be at least 1, --warmup at least 0");
-  if (options.backend == "cuda" && options.warmup < 1) throw std::invalid_argument("--backend cuda needs --warmup 1 or more");
+  if (options.iterations < 1 || options.warmup < 0) throw topologies::InputError("--iters must be at least 1, --warmup at least 0");
+  if (options.backend == "cuda" && options.warmup < 1) throw topologies::InputError("--backend cuda needs --warmup 1 or more");
   BenchSizes sizes;
   if (options.for_plan) {
     sizes = sizes_for_plans(options, transport.ranks());

@@ -6,6 +6,7 @@
 #include "plan_maker.hpp"
 #include "treering/model/extrapolation.hpp"
 #include "treering/topologies/units.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::realrun::app {
 
@@ -16,7 +17,7 @@ std::vector<double> size_ladder(double largest_bytes) {
 }
 
 BenchSizes sizes_for_plans(const BenchOptions& options, int ranks) {
-  if (options.what == "hbm") throw std::invalid_argument("--for-plan sizes sendrecv, allreduce, allgather and attention; hbm takes --bytes");
+  if (options.what == "hbm") throw topologies::InputError("--for-plan sizes sendrecv, allreduce, allgather and attention; hbm takes --bytes");
   const PlanMaker plans(options.cluster, options.workload, options.batch, ranks, options.backend);
   model::PlanMeasures measures;
   for (const std::string& name : options.algorithms) {
@@ -25,7 +26,7 @@ BenchSizes sizes_for_plans(const BenchOptions& options, int ranks) {
   }
   BenchSizes out;
   if (options.what == "attention") {
-    if (measures.tokens.empty()) throw std::invalid_argument("--for-plan: the plans run no attention kernel");
+    if (measures.tokens.empty()) throw topologies::InputError("--for-plan: the plans run no attention kernel");
     std::set<long long> tokens = measures.tokens;
     if (tokens.size() == 1) tokens.insert(std::max(1LL, *tokens.begin() / 2));
     out.tokens.assign(tokens.begin(), tokens.end());
@@ -39,7 +40,7 @@ BenchSizes sizes_for_plans(const BenchOptions& options, int ranks) {
     if (measures.collective_bytes.count(op)) used = measures.collective_bytes.at(op);
   }
   if (used.empty()) {
-    throw std::invalid_argument("--for-plan: the plans (" + std::to_string(ranks) + " ranks) use no " + options.what +
+    throw topologies::InputError("--for-plan: the plans (" + std::to_string(ranks) + " ranks) use no " + options.what +
                                 (ranks < 2 ? " (one rank communicates nothing)" : ""));
   }
   for (double ladder : size_ladder(*used.rbegin())) used.insert(ladder);

@@ -4,9 +4,7 @@
 #include "provenance.hpp"
 
 #include <algorithm>
-#include <thread>
 #include <cstdlib>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -25,6 +23,7 @@
 #include "treering/topologies/output_file.hpp"
 #include "treering/topologies/units.hpp"
 #include "treering/model/statistics.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::realrun::app {
 namespace {
@@ -216,19 +215,15 @@ void print_row(const ordered_json& row) {
 }  // namespace
 
 int run_decode(const DecodeOptions& options, MpiTransport& transport) {
-  // Fault injection for the hang test (realrun/CMakeLists.txt): this rank stalls, the others must time out.
-  if (const char* stall = std::getenv("TREERING_TEST_STALL_RANK"); stall && std::atoi(stall) == transport.rank()) {
-    std::this_thread::sleep_for(std::chrono::hours(1));
-  }
-  if (options.backend != "cpu" && options.backend != "cuda") throw std::invalid_argument("--backend " + options.backend + ": cpu or cuda");
-  if (options.repeats < 1 || options.warmup < 0) throw std::invalid_argument("--repeats must be at least 1, --warmup at least 0");
+  if (options.backend != "cpu" && options.backend != "cuda") throw topologies::InputError("--backend " + options.backend + ": cpu or cuda");
+  if (options.repeats < 1 || options.warmup < 0) throw topologies::InputError("--repeats must be at least 1, --warmup at least 0");
   if (options.backend == "cuda" && options.warmup < 1) {
-    throw std::invalid_argument("--backend cuda needs --warmup 1 or more (the first run loads the kernels and sets up NCCL's connections)");
+    throw topologies::InputError("--backend cuda needs --warmup 1 or more (the first run loads the kernels and sets up NCCL's connections)");
   }
   if (options.loopback != 0) {
-    if (options.backend != "cuda") throw std::invalid_argument("--loopback runs the cuda backend (--backend cuda)");
-    if (options.loopback < 1 || options.loopback > 64) throw std::invalid_argument("--loopback takes 1 to 64 virtual ranks");
-    if (transport.ranks() > 1) throw std::invalid_argument("--loopback runs in one MPI rank (its virtual ranks are streams on one GPU)");
+    if (options.backend != "cuda") throw topologies::InputError("--loopback runs the cuda backend (--backend cuda)");
+    if (options.loopback < 1 || options.loopback > 64) throw topologies::InputError("--loopback takes 1 to 64 virtual ranks");
+    if (transport.ranks() > 1) throw topologies::InputError("--loopback runs in one MPI rank (its virtual ranks are streams on one GPU)");
   }
   // The flags first, the device after: a bad flag (or NCCL_ALGO) is named on any machine, with or without a GPU.
   const int ranks = options.loopback > 0 ? options.loopback : transport.ranks();
@@ -238,8 +233,8 @@ int run_decode(const DecodeOptions& options, MpiTransport& transport) {
   const std::vector<long long> lengths = topologies::parse_token_counts(options.seq_len);
   if (options.backend == "cuda") {
     std::string why;
-    if (!cuda::decode_available(why)) throw std::invalid_argument("--backend cuda: " + why);
-    if (transport.ranks() > 1 && options.loopback == 0 && !nccl_available(why)) throw std::invalid_argument("--backend cuda: " + why);
+    if (!cuda::decode_available(why)) throw topologies::InputError("--backend cuda: " + why);
+    if (transport.ranks() > 1 && options.loopback == 0 && !nccl_available(why)) throw topologies::InputError("--backend cuda: " + why);
   }
   ordered_json results = ordered_json::array();
   bool ok = true;

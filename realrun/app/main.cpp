@@ -14,7 +14,7 @@
 #include "nccl_bench.hpp"
 #include "step_command.hpp"
 #include "treering/realrun/build_info.hpp"
-#include "treering/topologies/input_error.hpp"
+#include "treering/topologies/error_exit.hpp"
 #include "treering/topologies/input_files_read.hpp"
 #include "treering/topologies/output_file.hpp"
 #include "treering/topologies/units.hpp"
@@ -31,20 +31,8 @@ void print_info(const app::MpiTransport& transport) {
               info.nccl_compiled ? info.nccl_version.c_str() : "not compiled in", info.cuda_device_status.c_str());
 }
 
-// FNV-1a over the arguments (the program's path left out): equal on every rank of one launch.
-unsigned long long fingerprint(int argc, char** argv) {
-  unsigned long long hash = 1469598103934665603ULL;
-  for (int i = 1; i < argc; ++i) {
-    for (const char* c = argv[i]; ; ++c) {  // the terminating zero too, so "a b" differs from "ab"
-      hash = (hash ^ static_cast<unsigned char>(*c)) * 1099511628211ULL;
-      if (*c == '\0') break;
-    }
-  }
-  return hash;
-}
-
 int run(int argc, char** argv, app::MpiTransport& transport) {
-  if (!transport.same_on_all_ranks(fingerprint(argc, argv))) {
+  if (!transport.same_on_all_ranks(app::arguments_fingerprint(argc, argv))) {
     if (transport.rank() == 0) {
       std::fprintf(stderr, "error: the ranks were started with different arguments; every rank must run the same command "
                            "(check the mpirun/srun line)\n");
@@ -149,15 +137,14 @@ int main(int argc, char** argv) {
   int code = 1;
   try {
     code = run(argc, argv, transport);
-  } catch (const treering::topologies::InputError& error) {
-    if (transport.rank() == 0) std::fprintf(stderr, "%s\n", error.what());
-    code = 2;
-  } catch (const std::invalid_argument& error) {
-    if (transport.rank() == 0) std::fprintf(stderr, "error: %s\n", error.what());
-    code = 2;
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "internal error (rank %d): %s\n", transport.rank(), error.what());
-    code = 1;
+  } catch (...) {  // bad input: every rank has it, rank 0 says it; an internal error: each rank says its own
+    const treering::topologies::ErrorExit exit = treering::topologies::error_exit(std::current_exception());
+    if (exit.bad_input()) {
+      if (transport.rank() == 0) std::fprintf(stderr, "%s\n", exit.message.c_str());
+    } else {
+      std::fprintf(stderr, "rank %d: %s\n", transport.rank(), exit.message.c_str());
+    }
+    code = exit.code;
   }
   app::close_nccl(code == 0);  // before MPI_Finalize (the session's end)
   return code;

@@ -1,4 +1,5 @@
 #include "mpi_transport.hpp"
+#include "treering/topologies/input_error.hpp"
 
 #include <cstdlib>
 
@@ -11,11 +12,22 @@ namespace treering::realrun::app {
 namespace {
 
 int count_of(std::size_t bytes) {
-  if (bytes > static_cast<std::size_t>(INT_MAX)) throw std::invalid_argument("a message over 2 GiB: MPI counts are int");
+  if (bytes > static_cast<std::size_t>(INT_MAX)) throw topologies::InputError("a message over 2 GiB: MPI counts are int");
   return static_cast<int>(bytes);
 }
 
 }  // namespace
+
+unsigned long long arguments_fingerprint(int argc, char** argv) {
+  unsigned long long hash = 1469598103934665603ULL;
+  for (int i = 1; i < argc; ++i) {
+    for (const char* c = argv[i]; ; ++c) {  // the terminating zero too, so "a b" differs from "ab"
+      hash = (hash ^ static_cast<unsigned char>(*c)) * 1099511628211ULL;
+      if (*c == '\0') break;
+    }
+  }
+  return hash;
+}
 
 MpiTransport::MpiTransport() {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);

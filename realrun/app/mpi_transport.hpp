@@ -48,6 +48,10 @@ class MpiTransport : public Transport {
   std::vector<int> free_;
 };
 
+// FNV-1a over the arguments (the program's path left out): equal on every rank of one launch, which
+// MpiTransport::same_on_all_ranks checks first.
+unsigned long long arguments_fingerprint(int argc, char** argv);
+
 // MPI_Init / MPI_Finalize around the program's life.
 struct MpiSession {
   MpiSession(int& argc, char**& argv) { MPI_Init(&argc, &argv); }

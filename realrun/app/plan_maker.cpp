@@ -8,6 +8,7 @@
 
 #include "treering/realrun/decode_run.hpp"
 #include "treering/topologies/load.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::realrun::app {
 namespace {
@@ -31,7 +32,7 @@ std::optional<model::CollectiveAlgorithm> nccl_algo_from_environment() {
   if (name == "nvlstree") return model::CollectiveAlgorithm::nvls_tree;
   if (name == "collnetdirect") return model::CollectiveAlgorithm::collnet_direct;
   if (name == "collnetchain") return model::CollectiveAlgorithm::collnet_chain;
-  throw std::invalid_argument("NCCL_ALGO=" + std::string(value) +
+  throw topologies::InputError("NCCL_ALGO=" + std::string(value) +
                               ": the plan follows a single algorithm NCCL_ALGO names (Ring, Tree, NVLS, NVLSTree, CollnetDirect or "
                               "CollnetChain); unset it to let NCCL "
                               "pick, as the model predicts");

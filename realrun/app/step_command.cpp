@@ -13,6 +13,7 @@
 #include "treering/topologies/load.hpp"
 #include "treering/topologies/output_file.hpp"
 #include "treering/topologies/units.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::realrun::app {
 namespace {
@@ -65,9 +66,9 @@ ordered_json point_json(const model::Workload& w, int batch, long long seq_len, 
 }  // namespace
 
 int run_step(const StepOptions& options, MpiTransport& transport) {
-  if (options.backend != "cuda") throw std::invalid_argument("step runs on the cuda backend only (a step's GEMMs need a GPU)");
-  if (options.cp != 1) throw std::invalid_argument("step --cp: context parallelism is not run yet (decode runs the combines)");
-  if (transport.ranks() != 1) throw std::invalid_argument("step runs as one process (tp > 1: loopback ranks on its GPU)");
+  if (options.backend != "cuda") throw topologies::InputError("step runs on the cuda backend only (a step's GEMMs need a GPU)");
+  if (options.cp != 1) throw topologies::InputError("step --cp: context parallelism is not run yet (decode runs the combines)");
+  if (transport.ranks() != 1) throw topologies::InputError("step runs as one process (tp > 1: loopback ranks on its GPU)");
   std::string why;
   if (!cuda::available(why)) throw std::runtime_error("no GPU to run the step on: " + why);
   std::vector<model::Workload> workloads;
@@ -93,7 +94,7 @@ int run_step(const StepOptions& options, MpiTransport& transport) {
             if (!bytes_equal || m.non_finite > 0) code = 1;
             std::fprintf(stderr, "step %s batch %d seq %lld tp %d: %.3f ms%s\n", w.name.c_str(), batch, seq_len, tp,
                          1e3 * row["step_s"].get<double>(), bytes_equal ? "" : " (collective bytes differ from the model's)");
-          } catch (const std::invalid_argument& skipped) {  // does not fit
+          } catch (const topologies::InputError& skipped) {  // does not fit
             row["skipped"] = skipped.what();
             std::fprintf(stderr, "step %s batch %d seq %lld tp %d: skipped: %s\n", w.name.c_str(), batch, seq_len, tp, skipped.what());
           } catch (const std::runtime_error& failed) {

@@ -8,13 +8,14 @@
 
 #include "treering/realrun/attention.hpp"
 #include "treering/realrun/merge.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::realrun {
 
 void check_shape(const AttentionShape& shape) {
   if (shape.batch < 1 || shape.query_heads < 1 || shape.kv_heads < 1 || shape.head_dim < 1 ||
       shape.query_heads % shape.kv_heads != 0) {
-    throw std::invalid_argument("attention shape: batch " + std::to_string(shape.batch) + ", " +
+    throw topologies::InputError("attention shape: batch " + std::to_string(shape.batch) + ", " +
                                 std::to_string(shape.query_heads) + " query heads, " + std::to_string(shape.kv_heads) +
                                 " KV heads, head dim " + std::to_string(shape.head_dim) +
                                 " (all positive, query heads a multiple of KV heads)");
@@ -82,7 +83,7 @@ void all_heads(const AttentionShape& s, const std::uint16_t* q, const std::uint1
 void partial_attention(const AttentionShape& shape, Dtype dtype, const std::uint16_t* q, const std::uint16_t* k,
                        const std::uint16_t* v, long long tokens, float* o, float* lse) {
   check_shape(shape);
-  if (tokens < 0) throw std::invalid_argument("partial_attention: a negative number of tokens");
+  if (tokens < 0) throw topologies::InputError("partial_attention: a negative number of tokens");
   if (dtype == Dtype::bf16) all_heads<Dtype::bf16>(shape, q, k, v, tokens, o, lse);
   else all_heads<Dtype::fp16>(shape, q, k, v, tokens, o, lse);
 }

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "ring_collectives.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::realrun {
 
@@ -18,7 +19,7 @@ BenchOp parse_bench_op(const std::string& name) {
   if (name == "allreduce") return BenchOp::allreduce;
   if (name == "allgather") return BenchOp::allgather;
   if (name == "sendrecv") return BenchOp::sendrecv;
-  throw std::invalid_argument("unknown benchmark '" + name + "' (allreduce, allgather, sendrecv, hbm, attention)");
+  throw topologies::InputError("unknown benchmark '" + name + "' (allreduce, allgather, sendrecv, hbm, attention)");
 }
 
 const char* to_string(BenchOp op) {
@@ -129,7 +130,7 @@ std::vector<double> time_attention(const AttentionShape& shape, Dtype dtype, lon
 GpuTimingPlan plan_gpu_timing(double bytes_per_call, double l2_bytes, double memory_budget_bytes, double estimated_call_s,
                               double min_sample_s) {
   if (!(bytes_per_call > 0) || !(l2_bytes >= 0) || !(estimated_call_s >= 0)) {
-    throw std::invalid_argument("plan_gpu_timing: a call's bytes must be positive, the L2 size and time not negative");
+    throw topologies::InputError("plan_gpu_timing: a call's bytes must be positive, the L2 size and time not negative");
   }
   const double wanted = std::ceil(2 * l2_bytes / bytes_per_call);
   const double fits = std::floor(memory_budget_bytes / bytes_per_call);

@@ -12,6 +12,7 @@
 #include "ring_collectives.hpp"
 #include "treering/realrun/input_hash.hpp"
 #include "treering/realrun/merge.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::realrun {
 
@@ -25,7 +26,7 @@ AttentionShape shape_of(const model::Workload& w) {
 }
 
 Dtype dtype_of(const model::Workload& w) {
-  if (w.dtype_bytes != 2) throw std::invalid_argument("the real run takes 16-bit workloads (bf16 or fp16)");
+  if (w.dtype_bytes != 2) throw topologies::InputError("the real run takes 16-bit workloads (bf16 or fp16)");
   return w.dtype == "fp16" ? Dtype::fp16 : Dtype::bf16;
 }
 
@@ -90,7 +91,7 @@ std::vector<double> hashed_reference(const AttentionShape& shape, Dtype dtype, s
   std::vector<bool> done(states.size(), false);
   std::vector<double> k(static_cast<size_t>(d)), v(static_cast<size_t>(d));
   for (size_t n = 0; n < states.size(); ++n) {
-    if (states[n] < 0 || states[n] >= shape.states()) throw std::invalid_argument("hashed_reference: no state " + std::to_string(states[n]));
+    if (states[n] < 0 || states[n] >= shape.states()) throw std::logic_error("hashed_reference: no state " + std::to_string(states[n]));
     if (done[n]) continue;
     const long long kv_row = states[n] / shape.query_heads * shape.kv_heads + states[n] % shape.query_heads / group;
     std::vector<std::pair<size_t, ReferenceState>> sharing;  // the states of this KV row: its values hashed once
@@ -208,7 +209,7 @@ struct Run {
     std::vector<std::vector<float>> received;
     std::vector<Transport::Request> receives;
     for (const model::Transfer& t : phase.sends) {
-      if (static_cast<double>(packed.size() * 4) != t.bytes) throw std::invalid_argument("transfer size differs from the plan's");
+      if (static_cast<double>(packed.size() * 4) != t.bytes) throw std::logic_error("transfer size differs from the plan's");
       if (t.from == rank) sends.push_back(link.isend(packed.data(), packed.size() * 4, t.to, tag(phase_index)));
       if (t.to == rank) {
         received.emplace_back(packed.size());
@@ -224,7 +225,7 @@ struct Run {
   }
 
   void allreduce(size_t phase, std::vector<float>& values, ReduceOp op) {
-    if (static_cast<double>(values.size() * 4) != plan.phases[phase].bytes) throw std::invalid_argument("all-reduce size differs from the plan's");
+    if (static_cast<double>(values.size() * 4) != plan.phases[phase].bytes) throw std::logic_error("all-reduce size differs from the plan's");
     detail::ring_allreduce(link, values.data(), values.size(), op, tag(phase));
   }
 
@@ -254,7 +255,7 @@ struct Run {
     std::vector<float> state(o);
     state.insert(state.end(), lse.begin(), lse.end());
     if (static_cast<double>(state.size() * 4 * static_cast<size_t>(ranks)) != plan.phases[1].bytes) {
-      throw std::invalid_argument("all-gather size differs from the plan's");
+      throw std::logic_error("all-gather size differs from the plan's");
     }
     const std::vector<float> all = detail::ring_allgather(link, state.data(), state.size(), tag(1));
     std::fill(o.begin(), o.end(), 0.0f);
@@ -301,12 +302,12 @@ RankResult run_plan(const model::DecodePlan& plan, Transport& transport, std::ui
   RingBuffers own;
   RingBuffers& ring = buffers != nullptr ? *buffers : own;
   if (static_cast<int>(plan.gpus.size()) != transport.ranks()) {
-    throw std::invalid_argument("the plan is for " + std::to_string(plan.gpus.size()) + " ranks, the run has " +
+    throw topologies::InputError("the plan is for " + std::to_string(plan.gpus.size()) + " ranks, the run has " +
                                 std::to_string(transport.ranks()));
   }
   const AttentionShape shape = shape_of(plan.workload);
   if (plan.sizes.o_bytes != static_cast<double>(shape.q_values() * 4) || plan.sizes.stats_bytes != static_cast<double>(shape.states() * 4)) {
-    throw std::invalid_argument("the cpu backend runs plans made with realrun::plan_options(Backend::cpu) (fp32 partial states)");
+    throw topologies::InputError("the cpu backend runs plans made with realrun::plan_options(Backend::cpu) (fp32 partial states)");
   }
   const int rank = transport.rank();
   const model::Shard& shard = plan.shards[static_cast<size_t>(rank)];

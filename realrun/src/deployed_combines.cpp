@@ -26,7 +26,7 @@ void keep_held(const RankView& view) {
 }
 
 void check_bytes(double bytes, double planned, const char* what) {
-  if (bytes != planned) throw std::invalid_argument(std::string(what) + ": size differs from the plan's");
+  if (bytes != planned) throw std::logic_error(std::string(what) + ": size differs from the plan's");
 }
 
 // The packed states [o of each state | lse of each state] of `count` (sequence, head) states given by `index`.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "treering/realrun/transport.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::realrun {
 namespace {
@@ -91,7 +92,7 @@ class LocalTransport : public Transport {
     int tag;
   };
   void check_peer(int peer) const {
-    if (peer < 0 || peer >= ranks_) throw std::invalid_argument("no rank " + std::to_string(peer));
+    if (peer < 0 || peer >= ranks_) throw std::logic_error("no rank " + std::to_string(peer));
   }
   PostOffice& office_;
   int rank_, ranks_;
@@ -101,7 +102,7 @@ class LocalTransport : public Transport {
 }  // namespace
 
 void run_local_ranks(int ranks, const std::function<void(Transport&)>& body) {
-  if (ranks < 1) throw std::invalid_argument("at least one rank");
+  if (ranks < 1) throw topologies::InputError("at least one rank");
   PostOffice office;
   std::vector<std::thread> threads;
   for (int rank = 0; rank < ranks; ++rank) {

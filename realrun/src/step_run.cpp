@@ -1,5 +1,6 @@
 // step_run.hpp: the shapes, bytes and collectives of a real decode step, without a GPU.
 #include "treering/realrun/step_run.hpp"
+#include "treering/topologies/input_error.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -11,7 +12,7 @@ namespace {
 
 void require_divides(int tp, int count, const char* what, const std::string& workload) {
   if (count % tp != 0) {
-    throw std::invalid_argument("tp " + std::to_string(tp) + " does not divide " + workload + "'s " + what + " (" +
+    throw topologies::InputError("tp " + std::to_string(tp) + " does not divide " + workload + "'s " + what + " (" +
                                 std::to_string(count) + ")");
   }
 }
@@ -27,19 +28,19 @@ std::string gigabytes(double bytes) {
 StepShape step_shape(const model::Workload& w, int batch, long long seq_len, int tp) {
   const std::string who = "workload '" + w.name + "'";
   if (w.intermediate_size <= 0 || w.vocab_size <= 0) {
-    throw std::invalid_argument(who + " gives no intermediate_size or vocab_size: a real step needs the whole model's shape");
+    throw topologies::InputError(who + " gives no intermediate_size or vocab_size: a real step needs the whole model's shape");
   }
-  if (w.experts > 0) throw std::invalid_argument(who + " has experts: the real step runs dense Llama-architecture models");
+  if (w.experts > 0) throw topologies::InputError(who + " has experts: the real step runs dense Llama-architecture models");
   if (w.dtype != "bf16" || w.weight_bytes != 2 || w.attention_weight_bytes != 2) {
-    throw std::invalid_argument(who + " is not bf16 throughout: the real step runs bf16 weights and activations");
+    throw topologies::InputError(who + " is not bf16 throughout: the real step runs bf16 weights and activations");
   }
   if (w.head_dim != 64 && w.head_dim != 128) {
-    throw std::invalid_argument(who + " has head dim " + std::to_string(w.head_dim) + ": the attention kernel has 64 and 128");
+    throw topologies::InputError(who + " has head dim " + std::to_string(w.head_dim) + ": the attention kernel has 64 and 128");
   }
-  if (w.hidden_size % 8 != 0) throw std::invalid_argument(who + " has a hidden size that is not a multiple of 8 (the kernels load 8 values at once)");
-  if (tp < 1 || tp > 8) throw std::invalid_argument("tp must be 1 to 8 (got " + std::to_string(tp) + ")");
-  if (batch < 1) throw std::invalid_argument("batch must be at least 1");
-  if (seq_len < 0) throw std::invalid_argument("seq_len must not be negative");
+  if (w.hidden_size % 8 != 0) throw topologies::InputError(who + " has a hidden size that is not a multiple of 8 (the kernels load 8 values at once)");
+  if (tp < 1 || tp > 8) throw topologies::InputError("tp must be 1 to 8 (got " + std::to_string(tp) + ")");
+  if (batch < 1) throw topologies::InputError("batch must be at least 1");
+  if (seq_len < 0) throw topologies::InputError("seq_len must not be negative");
   require_divides(tp, w.query_heads, "query heads", w.name);
   require_divides(tp, w.kv_heads, "KV heads", w.name);
   require_divides(tp, w.intermediate_size, "intermediate size", w.name);
@@ -83,7 +84,7 @@ void check_fits(const StepShape& shape, int ranks_on_device, double free_bytes) 
   const StepBytes b = step_bytes(shape);
   const double needed = ranks_on_device * b.total();
   if (needed > free_bytes) {
-    throw std::invalid_argument(shape.workload + " at batch " + std::to_string(shape.batch) + " and " +
+    throw topologies::InputError(shape.workload + " at batch " + std::to_string(shape.batch) + " and " +
                                 std::to_string(shape.seq_len) + " tokens needs " + gigabytes(needed) + " on the device (weights " +
                                 gigabytes(ranks_on_device * b.weights) + ", KV cache " + gigabytes(ranks_on_device * b.kv_cache) +
                                 "); " + gigabytes(free_bytes) + " are free");

@@ -9,6 +9,7 @@
 
 #include "simgrid_network.hpp"
 #include "simulated_units.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::sim {
 namespace {
@@ -54,12 +55,12 @@ FlowSimulation simulate_flows(const topo::Topology& topology, const std::vector<
   for (const Flow& flow : flows) {
     const int gpus = topology.gpu_count();
     if (flow.src_gpu < 0 || flow.src_gpu >= gpus || flow.dst_gpu < 0 || flow.dst_gpu >= gpus) {
-      throw std::invalid_argument("flow between GPUs " + std::to_string(flow.src_gpu) + " and " +
+      throw topologies::InputError("flow between GPUs " + std::to_string(flow.src_gpu) + " and " +
                                   std::to_string(flow.dst_gpu) + ": no such GPU");
     }
     for (double value : {flow.bytes, flow.start_s, flow.latency_s, flow.max_rate_Bps}) {
       if (!(value >= 0) || !std::isfinite(value)) {
-        throw std::invalid_argument("flow sizes, start times, latencies and rates must be finite and not negative");
+        throw topologies::InputError("flow sizes, start times, latencies and rates must be finite and not negative");
       }
     }
     for (topo::LinkId id : topology.route(flow.src_gpu, flow.dst_gpu).links) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "treering/topologies/units.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::sim {
 
@@ -17,7 +18,6 @@ double replay_memory_bytes(int ranks, double collective_flows, double concurrent
 }
 
 double available_memory_bytes() {
-  if (const char* budget = std::getenv("TREERING_MEMORY_BYTES")) return std::strtod(budget, nullptr);
   double available = 0;
   std::ifstream meminfo("/proc/meminfo");
   for (std::string key; meminfo >> key;) {
@@ -35,13 +35,13 @@ double available_memory_bytes() {
   return available;
 }
 
-void check_replay_memory(int ranks, double collective_flows, double concurrent_flows, bool in_simgrid) {
+void check_replay_memory(int ranks, double collective_flows, double concurrent_flows, bool in_simgrid, double budget_bytes) {
   const double needed = replay_memory_bytes(ranks, collective_flows, concurrent_flows, in_simgrid);
-  const double available = available_memory_bytes();
+  const double available = budget_bytes > 0 ? budget_bytes : available_memory_bytes();
   constexpr double kShare = 0.8;  // a fifth left to the system and the rest of the process: a replay that takes
                                  // it all swaps rather than fails
   if (available > 0 && needed > kShare * available) {
-    throw std::invalid_argument("the simulation of " + std::to_string(ranks) + " GPUs would need about " +
+    throw topologies::InputError("the simulation of " + std::to_string(ranks) + " GPUs would need about " +
                                 topologies::format_bytes(needed) + " of memory and " + topologies::format_bytes(available) +
                                 " is available (it may take 80 % of it): simulate fewer GPUs, or use the model (treering predict)");
   }

@@ -11,11 +11,13 @@ namespace treering::sim {
 // communication).
 double replay_memory_bytes(int ranks, double collective_flows, double concurrent_flows, bool in_simgrid);
 
-// Memory this process may still use: MemAvailable (/proc/meminfo), capped by the cgroup's memory.max, or
-// TREERING_MEMORY_BYTES when set (to give the simulator a budget of its own). 0 when unknown.
+// Memory this process may still use: MemAvailable (/proc/meminfo), capped by the cgroup's memory.max. 0 when
+// unknown.
 double available_memory_bytes();
 
-// Throws std::invalid_argument naming both figures when the estimate exceeds 80 % of what is available.
-void check_replay_memory(int ranks, double collective_flows, double concurrent_flows, bool in_simgrid);
+// Throws topologies::InputError naming both figures when the estimate exceeds 80 % of budget_bytes, the memory
+// the replay may use (ReplayOptions::memory_budget_bytes; 0: available_memory_bytes(), and no check when that is
+// unknown too).
+void check_replay_memory(int ranks, double collective_flows, double concurrent_flows, bool in_simgrid, double budget_bytes);
 
 }  // namespace treering::sim

@@ -15,6 +15,7 @@
 
 #include "treering/model/comm_group.hpp"
 #include "treering/sim/replay.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::sim {
 namespace {
@@ -49,18 +50,19 @@ std::string read_all(int fd) {
   }
 }
 
-// Child: a status byte (0 results, 1 std::invalid_argument, 2 any other error), then the results or the
-// error's message.
+// Child: a status byte (0 results, 1 an InputError, 2 any other error), then the results, the InputError as
+// topologies::encode_input_error writes it, or the error's message.
 [[noreturn]] void child(int fd, const std::function<std::string()>& simulation) {
   try {
     const std::string values = simulation();
     const char ok = 0;
     write_all(fd, &ok, 1);
     write_all(fd, values.data(), values.size());
-  } catch (const std::invalid_argument& error) {
+  } catch (const topologies::InputError& error) {
     const char bad_input = 1;
+    const std::string encoded = topologies::encode_input_error(error);
     write_all(fd, &bad_input, 1);
-    write_all(fd, error.what(), std::strlen(error.what()));
+    write_all(fd, encoded.data(), encoded.size());
   } catch (const std::exception& error) {
     const char failed = 2;
     write_all(fd, &failed, 1);
@@ -150,7 +152,7 @@ std::string run_in_child(const std::function<std::string()>& simulation) {
     throw std::runtime_error("simulator: the simulation process died" +
                              (WIFSIGNALED(status) ? " (signal " + std::to_string(WTERMSIG(status)) + ")" : std::string()));
   }
-  if (data[0] == 1) throw std::invalid_argument(data.substr(1));
+  if (data[0] == 1) throw topologies::decode_input_error(data.substr(1));
   if (data[0] != 0) throw std::runtime_error("simulator: " + data.substr(1));
   return data.substr(1);
 }

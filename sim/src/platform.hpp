@@ -47,7 +47,7 @@ class SimulatedPlatform {
 };
 
 // Runs `simulation` in a forked child (SimGrid keeps one engine per process and its clock does not restart)
-// and returns the bytes it produced; its exceptions come back as std::invalid_argument (those that were) or
+// and returns the bytes it produced; its exceptions come back as topologies::InputError (those that were) or
 // std::runtime_error. Call it from a single-threaded process: a child forked while another thread holds a lock
 // (the allocator's, stdio's) may deadlock on it (POSIX allows only async-signal-safe calls in such a child), so
 // `treering sweep` runs its cases in single-threaded worker processes (cli/src/sweep_workers.hpp), not threads.

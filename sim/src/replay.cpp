@@ -15,24 +15,25 @@
 #include "replay_codec.hpp"
 #include "simgrid_network.hpp"
 #include "simulated_units.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::sim {
 namespace {
 
 // A plan made by this model (its GPUs, in its order), whose transfers name its ranks.
 void check_plan(const model::DecodeModel& model, const model::DecodePlan& plan) {
-  if (plan.gpus != model.group().gpus) throw std::invalid_argument("replay: the plan was made for other GPUs than the model's");
-  if (plan.shards.size() != plan.gpus.size()) throw std::invalid_argument("replay: the plan has one shard per GPU");
+  if (plan.gpus != model.group().gpus) throw std::logic_error("replay: the plan was made for other GPUs than the model's");
+  if (plan.shards.size() != plan.gpus.size()) throw std::logic_error("replay: the plan has one shard per GPU");
   const int ranks = static_cast<int>(plan.gpus.size());
   for (const model::Phase& phase : plan.phases) {
     for (const model::Transfer& t : phase.sends) {
       if (t.from < 0 || t.from >= ranks || t.to < 0 || t.to >= ranks || !(t.bytes >= 0)) {
-        throw std::invalid_argument("replay: the plan's phase '" + phase.label + "' sends from rank " +
+        throw std::logic_error("replay: the plan's phase '" + phase.label + "' sends from rank " +
                                     std::to_string(t.from) + " to rank " + std::to_string(t.to) + " (of " +
                                     std::to_string(ranks) + ")");
       }
       if (t.from == t.to) {  // no route
-        throw std::invalid_argument("replay: the plan's phase '" + phase.label + "' sends from rank " +
+        throw std::logic_error("replay: the plan's phase '" + phase.label + "' sends from rank " +
                                     std::to_string(t.from) + " to itself");
       }
     }
@@ -43,13 +44,13 @@ void check_plan(const model::DecodeModel& model, const model::DecodePlan& plan) 
 void check_degradation(const topologies::Topology& topology, const Degradation& degradation) {
   for (const auto& [id, factor] : degradation.link_bandwidth_factor) {
     if (id < 0 || id >= topology.link_count() || !(factor > 0 && factor <= 1)) {
-      throw std::invalid_argument("replay: link " + std::to_string(id) + " at a bandwidth factor of " +
+      throw topologies::InputError("replay: link " + std::to_string(id) + " at a bandwidth factor of " +
                                   std::to_string(factor) + " (a link of the topology, factor in (0, 1])");
     }
   }
   for (const auto& [gpu, slowdown] : degradation.gpu_slowdown) {
     if (!(slowdown > 0) || !std::isfinite(slowdown)) {
-      throw std::invalid_argument("replay: GPU " + std::to_string(gpu) + " slowed by a factor of " +
+      throw topologies::InputError("replay: GPU " + std::to_string(gpu) + " slowed by a factor of " +
                                   std::to_string(slowdown) + " (more than 0)");
     }
   }
@@ -91,7 +92,7 @@ std::vector<double> link_bytes(const std::vector<detail::GroupRun>& groups, cons
 std::vector<detail::GroupRun> group_runs(const std::vector<GroupPlan>& groups) {
   std::vector<detail::GroupRun> runs;
   for (const GroupPlan& group : groups) {
-    if (!group.model || !group.plan) throw std::invalid_argument("replay: a group without its model or plan");
+    if (!group.model || !group.plan) throw std::logic_error("replay: a group without its model or plan");
     check_plan(*group.model, *group.plan);
     detail::GroupRun run{group.model, group.plan, group.stage, {}, {}};
     if (group.schedules) {
@@ -103,7 +104,7 @@ std::vector<detail::GroupRun> group_runs(const std::vector<GroupPlan>& groups) {
     }
     size_t collectives = 0;
     for (const model::Phase& phase : group.plan->phases) collectives += phase.kind == model::PhaseKind::collective ? 1 : 0;
-    if (run.schedules.size() != collectives) throw std::invalid_argument("replay: a plan's collectives and their flows do not match");
+    if (run.schedules.size() != collectives) throw std::logic_error("replay: a plan's collectives and their flows do not match");
     runs.push_back(std::move(run));
   }
   return runs;
@@ -149,7 +150,7 @@ ReplayResult as_every_group(const detail::ReplayRun& all, const ReplayResult& fi
 }  // namespace
 
 ReplayResult replay_groups(const std::vector<GroupPlan>& groups, const ReplayOptions& options) {
-  if (groups.empty()) throw std::invalid_argument("replay: no plan to replay");
+  if (groups.empty()) throw std::logic_error("replay: no plan to replay");
   const topologies::Topology& topology = groups.front().model->topology();
   check_degradation(topology, options.degradation);
   const detail::ReplayRun run(group_runs(groups));
@@ -170,10 +171,10 @@ ReplayResult replay_groups(const std::vector<GroupPlan>& groups, const ReplayOpt
   if (one_for_all) {
     const detail::ReplayRun first({run.group(0)});
     check_replay_memory(first.ranks(), flows / static_cast<double>(run.groups().size()),
-                        most_flows / static_cast<double>(run.groups().size()), options.in_simgrid);
+                        most_flows / static_cast<double>(run.groups().size()), options.in_simgrid, options.memory_budget_bytes);
     result = as_every_group(run, run_programs(first, options, most_flows / static_cast<double>(run.groups().size())));
   } else {
-    check_replay_memory(run.ranks(), flows, most_flows, options.in_simgrid);
+    check_replay_memory(run.ranks(), flows, most_flows, options.in_simgrid, options.memory_budget_bytes);
     result = run_programs(run, options, most_flows);
   }
   result.link_bytes = link_bytes(run.groups(), down);

@@ -1,5 +1,6 @@
 // A replay's GPUs and groups, stage by stage (replay_run.hpp).
 #include "replay_run.hpp"
+#include "treering/topologies/input_error.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -9,14 +10,14 @@
 namespace treering::sim::detail {
 
 ReplayRun::ReplayRun(std::vector<GroupRun> groups) : groups_(std::move(groups)) {
-  if (groups_.empty()) throw std::invalid_argument("replay: no plan to replay");
+  if (groups_.empty()) throw std::logic_error("replay: no plan to replay");
   std::unordered_map<int, int> rank_of_gpu;
   stages_ = 1;
   for (const GroupRun& group : groups_) {
     if (&group.model->topology() != &groups_.front().model->topology()) {
-      throw std::invalid_argument("replay: the plans were made for different clusters");
+      throw std::logic_error("replay: the plans were made for different clusters");
     }
-    if (group.stage < 0) throw std::invalid_argument("replay: a plan at a negative stage");
+    if (group.stage < 0) throw std::logic_error("replay: a plan at a negative stage");
     stages_ = std::max(stages_, group.stage + 1);
   }
   for (int stage = 0; stage < stages_; ++stage) {  // GPUs in order of first appearance
@@ -36,7 +37,7 @@ ReplayRun::ReplayRun(std::vector<GroupRun> groups) : groups_(std::move(groups)) 
       const int rank = rank_of_gpu.at(group.plan->gpus[local]);
       const size_t at = index(rank, group.stage);
       if (group_at_[at] >= 0) {
-        throw std::invalid_argument("replay: GPU " + std::to_string(group.plan->gpus[local]) + " is in two plans of stage " +
+        throw topologies::InputError("replay: GPU " + std::to_string(group.plan->gpus[local]) + " is in two plans of stage " +
                                     std::to_string(group.stage));
       }
       group_at_[at] = static_cast<int>(g);

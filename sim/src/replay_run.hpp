@@ -22,7 +22,7 @@ struct GroupRun {
 class ReplayRun {
  public:
   // The groups' GPUs in order of first appearance (stage by stage, group by group, rank by rank) are the run's.
-  // Throws std::invalid_argument when two groups of one stage share a GPU, or the groups' models are on
+  // Throws InputError when two groups of one stage share a GPU, std::logic_error when the groups' models are on
   // different topologies.
   explicit ReplayRun(std::vector<GroupRun> groups);
 

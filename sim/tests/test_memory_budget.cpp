@@ -16,6 +16,18 @@
 
 using namespace treering;
 
+namespace {
+
+// Options that give the replay a memory budget of its own (in SimGrid or the event loop), not the machine's.
+sim::ReplayOptions with_budget(double budget_bytes, bool in_simgrid) {
+  sim::ReplayOptions options;
+  options.in_simgrid = in_simgrid;
+  options.memory_budget_bytes = budget_bytes;
+  return options;
+}
+
+}  // namespace
+
 TEST_CASE("a replay over its memory budget is refused before it starts, naming both figures") {
   // One DGX H100, the ring: no collective flows; in the event loop 64 MB + 8 ranks x 16 kB = 64.13 MB
   // estimated, in SimGrid 40 kB more for each of the 8 ring transfers that may be under way at once:
@@ -23,29 +35,24 @@ TEST_CASE("a replay over its memory budget is refused before it starts, naming b
   const topologies::Topology topology = topologies::build_topology("dgx-h100", {1, {}});
   const model::DecodeModel model(topology);
   const model::DecodePlan plan = model.plan(model::DecodeAlgorithm::ring, model::find_workload("paper-mha16"), 80000);
-  ::setenv("TREERING_MEMORY_BYTES", "10e6", 1);
-  CHECK_THROWS_WITH_AS(sim::replay_plan(model, plan),
+  CHECK_THROWS_WITH_AS(sim::replay_plan(model, plan, with_budget(10e6, false)),
                        doctest::Contains("would need about 64.13 MB of memory and 10 MB is available"),
                        std::invalid_argument);
-  CHECK_THROWS_WITH_AS(sim::replay_plan(model, plan, {false, true, {}, true}),
+  CHECK_THROWS_WITH_AS(sim::replay_plan(model, plan, with_budget(10e6, true)),
                        doctest::Contains("would need about 64.45 MB"), std::invalid_argument);
-  ::setenv("TREERING_MEMORY_BYTES", "100e6", 1);
-  CHECK(sim::replay_plan(model, plan).latency_s > 0);
-  ::unsetenv("TREERING_MEMORY_BYTES");
+  CHECK(sim::replay_plan(model, plan, with_budget(100e6, false)).latency_s > 0);
 }
 
 namespace {
 
 // The replay's memory estimate, as the refusal states it ("would need about 130.1 MB"), in bytes.
 double estimated_bytes(const model::DecodeModel& model, const model::DecodePlan& plan, bool in_simgrid) {
-  ::setenv("TREERING_MEMORY_BYTES", "1", 1);
   std::string message;
   try {
-    sim::replay_plan(model, plan, {false, true, {}, in_simgrid});
+    sim::replay_plan(model, plan, with_budget(1, in_simgrid));
   } catch (const std::invalid_argument& error) {
     message = error.what();
   }
-  ::unsetenv("TREERING_MEMORY_BYTES");
   const std::size_t at = message.find("would need about ");
   REQUIRE(at != std::string::npos);
   char unit[8] = {};

@@ -224,18 +224,18 @@ TEST_CASE("plans that do not fit the model are refused before simulating") {
   const topologies::Topology topology = topologies::build_topology("dgx-h100", {1, {}});
   const model::DecodeModel model(topology);
   const model::DecodeModel four(topology, {0, 1, 2, 3});
-  CHECK_THROWS_AS(sim::replay_plan(model, four.plan(DecodeAlgorithm::ring, mha16(), 1000)), std::invalid_argument);
+  CHECK_THROWS_AS(sim::replay_plan(model, four.plan(DecodeAlgorithm::ring, mha16(), 1000)), std::logic_error);
   model::DecodePlan plan = model.plan(DecodeAlgorithm::tree_lse, mha16(), 1000);
   for (model::Phase& phase : plan.phases) {
     if (phase.kind == model::PhaseKind::transfers) phase.sends.push_back({0, 8, 64});  // rank 8 of 8
   }
-  CHECK_THROWS_WITH_AS(sim::replay_plan(model, plan), doctest::Contains("to rank 8 (of 8)"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(sim::replay_plan(model, plan), doctest::Contains("to rank 8 (of 8)"), std::logic_error);
   model::DecodePlan to_itself = model.plan(DecodeAlgorithm::tree_lse, mha16(), 1000);
   for (model::Phase& phase : to_itself.phases) {
     if (phase.kind == model::PhaseKind::transfers) phase.sends.push_back({3, 3, 64});  // no route: SimGrid aborts
   }
   CHECK_THROWS_WITH_AS(sim::replay_plan(model, to_itself), doctest::Contains("sends from rank 3 to itself"),
-                       std::invalid_argument);
+                       std::logic_error);
   // A link that never delivers, or a GPU whose kernels take no time, in a what-if: refused, not a hang.
   sim::ReplayOptions dead_link;
   dead_link.degradation.link_bandwidth_factor[0] = 0;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "treering/topologies/units.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::topologies {
 namespace {
@@ -19,13 +20,13 @@ double scaled_number(std::string_view text, std::string_view letters, double bas
   double number = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
   if (ec != std::errc() || end == text.data() || !std::isfinite(number)) {
-    throw std::invalid_argument("'" + std::string(text) + "' is not a " + what);
+    throw InputError("'" + std::string(text) + "' is not a " + what);
   }
   std::string_view rest = text.substr(static_cast<size_t>(end - text.data()));
   if (rest.empty()) return number;
   const size_t position = rest.size() == 1 ? letters.find(rest.front()) : std::string_view::npos;
   if (position == std::string_view::npos) {
-    throw std::invalid_argument("'" + std::string(text) + "' is not a " + what);
+    throw InputError("'" + std::string(text) + "' is not a " + what);
   }
   return number * std::pow(base, static_cast<double>(position + 1));
 }
@@ -44,15 +45,15 @@ std::vector<Value> parse_list(std::string_view text, const std::function<Value(s
       const Value first = parse_one(item.substr(0, first_colon));
       const Value last = parse_one(item.substr(first_colon + 1, second_colon - first_colon - 1));
       std::string_view step = second_colon == std::string_view::npos ? "x2" : item.substr(second_colon + 1);
-      if (!(first <= last)) throw std::invalid_argument("range '" + std::string(item) + "' must not descend");
+      if (!(first <= last)) throw InputError("range '" + std::string(item) + "' must not descend");
       const bool multiply = !step.empty() && step.front() == 'x';
       if (step.empty() || (step.front() != 'x' && step.front() != '+')) {
-        throw std::invalid_argument("range step '" + std::string(step) + "' must be xFACTOR or +STEP");
+        throw InputError("range step '" + std::string(step) + "' must be xFACTOR or +STEP");
       }
       const double amount = multiply ? scaled_number(step.substr(1), "", 1, "factor")
                                      : static_cast<double>(parse_one(step.substr(1)));
       if (multiply ? !(amount > 1) : !(amount > 0)) {
-        throw std::invalid_argument("range step '" + std::string(step) + "' must grow the value");
+        throw InputError("range step '" + std::string(step) + "' must grow the value");
       }
       for (double value = static_cast<double>(first); value <= static_cast<double>(last) * (1 + 1e-12);
            value = multiply ? value * amount : value + amount) {
@@ -65,7 +66,7 @@ std::vector<Value> parse_list(std::string_view text, const std::function<Value(s
         if (values.size() > kMaxValues) break;
       }
     }
-    if (values.size() > kMaxValues) throw std::invalid_argument("more than 100000 values");
+    if (values.size() > kMaxValues) throw InputError("more than 100000 values");
     if (comma == std::string_view::npos) return values;
     text.remove_prefix(comma + 1);
   }
@@ -93,17 +94,17 @@ double parse_message_size_bytes(std::string_view text) {
   } catch (const std::invalid_argument&) {
     bytes = parse_bytes(text);  // "8KB", "8KiB": its own message when that fails too
   }
-  if (bytes < 0) throw std::invalid_argument("a message size must not be negative: '" + std::string(text) + "'");
+  if (bytes < 0) throw InputError("a message size must not be negative: '" + std::string(text) + "'");
   return bytes;
 }
 
 long long parse_token_count(std::string_view text) {
   const double tokens = binary_scaled_number(text, "token count (e.g. 80k, 5.12M or 128Ki)");
   if (tokens > kMostTokens) {
-    throw std::invalid_argument("'" + std::string(text) + "' tokens is more than treering takes (1e15)");
+    throw InputError("'" + std::string(text) + "' tokens is more than treering takes (1e15)");
   }
   if (tokens < 1 || std::fabs(tokens - std::round(tokens)) > 1e-6) {
-    throw std::invalid_argument("'" + std::string(text) + "' is not a whole number of tokens >= 1");
+    throw InputError("'" + std::string(text) + "' is not a whole number of tokens >= 1");
   }
   return std::llround(tokens);
 }
@@ -112,10 +113,10 @@ std::vector<double> parse_message_sizes(std::string_view text) {
   return parse_list<double>(text, [](std::string_view item) {
     const double bytes = parse_message_size_bytes(item);
     if (bytes > kMostMessageBytes) {
-      throw std::invalid_argument("a message of '" + std::string(item) + "' is more than treering takes (1 PiB)");
+      throw InputError("a message of '" + std::string(item) + "' is more than treering takes (1 PiB)");
     }
     if (std::fabs(bytes - std::round(bytes)) > 1e-6) {
-      throw std::invalid_argument("'" + std::string(item) + "' is not a whole number of bytes");
+      throw InputError("'" + std::string(item) + "' is not a whole number of bytes");
     }
     return std::round(bytes);
   });

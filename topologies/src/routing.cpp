@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "topology_impl.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::topologies {
 namespace {
@@ -70,7 +71,7 @@ LinkId next_switch(const Topology::Impl& impl, DeviceId from, int level_step, un
       candidates.emplace_back(next, id);
     }
   }
-  if (candidates.empty()) throw std::invalid_argument("no route onwards from " + impl.graph[from].name + " (links down?)");
+  if (candidates.empty()) throw InputError("no route onwards from " + impl.graph[from].name + " (links down?)");
   std::sort(candidates.begin(), candidates.end());
   const LinkId chosen = candidates[key % candidates.size()].second;
   key /= candidates.size();
@@ -121,7 +122,7 @@ void network_links_in_service(const Topology::Impl& impl, DeviceId src_nic, Devi
   links.push_back(impl.nic_uplink[src_nic]);
   while (!below(current)) {
     const auto& hops = impl.up_hops[impl.switch_index[current]];
-    if (hops.empty()) throw std::invalid_argument("no route onwards from " + impl.graph[current].name);
+    if (hops.empty()) throw InputError("no route onwards from " + impl.graph[current].name);
     const auto& [next, id] = hops[key % hops.size()];
     key /= hops.size();
     links.push_back(id);
@@ -133,7 +134,7 @@ void network_links_in_service(const Topology::Impl& impl, DeviceId src_nic, Devi
     for (const auto& hop : impl.down_hops[impl.switch_index[current]]) {
       if (hop.first == target || below(hop.first)) candidates.push_back(hop);
     }
-    if (candidates.empty()) throw std::invalid_argument("no route onwards from " + impl.graph[current].name);
+    if (candidates.empty()) throw InputError("no route onwards from " + impl.graph[current].name);
     const auto& [next, id] = candidates[key % candidates.size()];
     key /= candidates.size();
     links.push_back(id);
@@ -224,7 +225,7 @@ Route Topology::route(int src_gpu, int dst_gpu, const std::vector<bool>* cables_
     intra_domain_links(impl, src_gpu, dst_gpu, route.links);
   } else {
     if (impl.gpu_nic[src_gpu] < 0 || impl.gpu_nic[dst_gpu] < 0) {
-      throw std::invalid_argument("no route from GPU " + std::to_string(src_gpu) + " to GPU " + std::to_string(dst_gpu) +
+      throw InputError("no route from GPU " + std::to_string(src_gpu) + " to GPU " + std::to_string(dst_gpu) +
                                   ": one of them has no NIC");
     }
     const std::vector<LinkId>& up = impl.gpu_to_nic[static_cast<size_t>(src_gpu)];
@@ -235,7 +236,7 @@ Route Topology::route(int src_gpu, int dst_gpu, const std::vector<bool>* cables_
   }
   for (LinkId id : route.links) {  // inside a node and to its NIC there is one way only
     if (!in_service(cables_down, id)) {
-      throw std::invalid_argument("no route from GPU " + std::to_string(src_gpu) + " to GPU " + std::to_string(dst_gpu) + ": " +
+      throw InputError("no route from GPU " + std::to_string(src_gpu) + " to GPU " + std::to_string(dst_gpu) + ": " +
                                   impl.graph[link(id).from].name + " - " + impl.graph[link(id).to].name + " is down and has no alternative");
     }
   }

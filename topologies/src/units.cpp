@@ -1,4 +1,5 @@
 #include "treering/topologies/units.hpp"
+#include "treering/topologies/input_error.hpp"
 
 #include <array>
 #include <charconv>
@@ -42,16 +43,16 @@ SplitQuantity split_number_and_unit(std::string_view text, std::string_view kind
   double number = 0.0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
   if (ec != std::errc() || end == text.data()) {
-    throw std::invalid_argument("'" + std::string(text) + "' is not a quantity (expected a number and a unit, e.g. " +
+    throw InputError("'" + std::string(text) + "' is not a quantity (expected a number and a unit, e.g. " +
                                 std::string(kind_example) + ")");
   }
   if (!std::isfinite(number)) {
-    throw std::invalid_argument("'" + std::string(text) + "' is not a finite number");
+    throw InputError("'" + std::string(text) + "' is not a finite number");
   }
   std::string_view unit = text.substr(static_cast<size_t>(end - text.data()));
   if (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
   if (unit.empty()) {
-    throw std::invalid_argument("'" + std::string(text) + "' has no unit (expected e.g. " + std::string(kind_example) +
+    throw InputError("'" + std::string(text) + "' has no unit (expected e.g. " + std::string(kind_example) +
                                 ")");
   }
   return {number, unit};
@@ -73,7 +74,7 @@ std::pair<double, std::string_view> split_prefix(std::string_view unit, std::str
 
 [[noreturn]] void throw_bad_unit(std::string_view text, std::string_view unit, std::string_view kind,
                                  std::string_view expected) {
-  throw std::invalid_argument("unknown " + std::string(kind) + " unit '" + std::string(unit) + "' in '" +
+  throw InputError("unknown " + std::string(kind) + " unit '" + std::string(unit) + "' in '" +
                               std::string(text) + "' (expected " + std::string(expected) + ")");
 }
 

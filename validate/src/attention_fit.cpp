@@ -12,6 +12,7 @@
 #include "treering/model/statistics.hpp"
 #include "treering/model/workload.hpp"
 #include "treering/topologies/topology.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::validate {
 namespace {
@@ -52,7 +53,7 @@ Solution constrained_fit(const Eigen::MatrixXd& a) {
     if (s.free.empty() || s.theta[0] < 0 || s.theta[1] < 0 || s.theta[2] <= 0) continue;
     if (!found || s.rss < best.rss - 1e-15) best = s, found = true;
   }
-  if (!found) throw std::invalid_argument("the attention points give no positive bandwidth");
+  if (!found) throw topologies::InputError("the attention points give no positive bandwidth");
   return best;
 }
 
@@ -76,7 +77,7 @@ AttentionShapeFit fit_shape(int head_dim, int group, const std::vector<KernelPoi
   std::set<long long> distinct;
   for (const KernelPoint& p : points) distinct.insert(p.tokens);
   if (distinct.size() < 2) {
-    throw std::invalid_argument("attention of head dim " + std::to_string(head_dim) + ", group " + std::to_string(group) +
+    throw topologies::InputError("attention of head dim " + std::to_string(head_dim) + ", group " + std::to_string(group) +
                                 " needs at least 2 different token counts to fit");
   }
   Eigen::MatrixXd a(static_cast<Eigen::Index>(points.size()), 3);
@@ -109,7 +110,7 @@ AttentionShapeFit fit_shape(int head_dim, int group, const std::vector<KernelPoi
 std::vector<AttentionShapeFit> fit_attention_shapes(const topologies::ClusterSpec& spec, const std::vector<AttentionMeasurement>& measured) {
   const topologies::GpuModel& gpu = spec.gpu_models.at(spec.groups.front().gpu_model);
   if (gpu.multiprocessors < 1) {
-    throw std::invalid_argument("fitting attention by shape needs the GPU's multiprocessors: gpu model '" + gpu.name +
+    throw topologies::InputError("fitting attention by shape needs the GPU's multiprocessors: gpu model '" + gpu.name +
                                 "' has no 'multiprocessors' (set it in the cluster file or with --set)");
   }
   std::map<std::pair<int, int>, std::vector<KernelPoint>> by_shape;

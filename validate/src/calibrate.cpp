@@ -17,6 +17,7 @@
 #include "treering/model/comm_group.hpp"
 #include "treering/topologies/topology.hpp"
 #include "treering/model/statistics.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::validate {
 namespace {
@@ -269,7 +270,7 @@ std::vector<double> predict_collectives(const topologies::ClusterSpec& spec, con
 
 CalibrationFit calibrate_collectives(const topologies::ClusterSpec& base, const std::vector<CollectiveMeasurement>& measured,
                                      const std::vector<std::string>& inputs, const std::string& date) {
-  if (measured.size() < 3) throw std::invalid_argument("calibration needs at least 3 measurements");
+  if (measured.size() < 3) throw topologies::InputError("calibration needs at least 3 measurements");
   CalibrationFit fit;
   topologies::ClusterSpec uncalibrated = base;
   uncalibrated.calibration.reset();

@@ -1,4 +1,5 @@
 #include "treering/validate/latency_bandwidth_fit.hpp"
+#include "treering/topologies/input_error.hpp"
 
 #include <Eigen/Dense>
 
@@ -9,11 +10,11 @@
 namespace treering::validate {
 
 LatencyBandwidthFit fit_latency_bandwidth(const std::vector<double>& sizes_bytes, const std::vector<double>& times_s) {
-  if (sizes_bytes.size() != times_s.size()) throw std::invalid_argument("sizes and times differ in length");
+  if (sizes_bytes.size() != times_s.size()) throw std::logic_error("sizes and times differ in length");
   const Eigen::Index count = static_cast<Eigen::Index>(sizes_bytes.size());
-  if (count < 2) throw std::invalid_argument("a latency-bandwidth fit needs at least two measurements");
+  if (count < 2) throw topologies::InputError("a latency-bandwidth fit needs at least two measurements");
   if (std::all_of(sizes_bytes.begin(), sizes_bytes.end(), [&](double n) { return n == sizes_bytes.front(); })) {
-    throw std::invalid_argument("a latency-bandwidth fit needs at least two different sizes");
+    throw topologies::InputError("a latency-bandwidth fit needs at least two different sizes");
   }
   // Dividing each row by t_i turns the relative residual into an ordinary one:
   // [1/t_i, n_i/t_i] . [alpha, beta] ~= 1.
@@ -21,12 +22,12 @@ LatencyBandwidthFit fit_latency_bandwidth(const std::vector<double>& sizes_bytes
   Eigen::VectorXd ones = Eigen::VectorXd::Ones(count);
   for (Eigen::Index i = 0; i < count; ++i) {
     const double time_s = times_s[static_cast<size_t>(i)];
-    if (!(time_s > 0) || !std::isfinite(time_s)) throw std::invalid_argument("measured times must be positive");
+    if (!(time_s > 0) || !std::isfinite(time_s)) throw topologies::InputError("measured times must be positive");
     design(i, 0) = 1.0 / time_s;
     design(i, 1) = sizes_bytes[static_cast<size_t>(i)] / time_s;
   }
   Eigen::Vector2d solution = design.colPivHouseholderQr().solve(ones);
-  if (!(solution(1) > 0)) throw std::invalid_argument("the fitted bandwidth is not positive");
+  if (!(solution(1) > 0)) throw topologies::InputError("the fitted bandwidth is not positive");
   LatencyBandwidthFit fit;
   fit.latency_s = solution(0);
   fit.bandwidth_Bps = 1.0 / solution(1);

@@ -11,6 +11,7 @@
 #include "timing_models.hpp"
 #include "treering/topologies/units.hpp"
 #include "treering/model/statistics.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::validate {
 namespace {
@@ -78,14 +79,14 @@ std::string names_of(const std::vector<Overhead>& overheads) {
 void check_identifiable(const MatrixXd& weighted, const std::vector<Overhead>& free) {
   const Eigen::Index n = weighted.rows(), p = weighted.cols();
   if (n <= p) {
-    throw std::invalid_argument(std::to_string(n) + " timing(s) cannot fit " + std::to_string(p) + " overhead(s) (" + names_of(free) +
+    throw topologies::InputError(std::to_string(n) + " timing(s) cannot fit " + std::to_string(p) + " overhead(s) (" + names_of(free) +
                                 ") and say how far off the fit is: give more timings than overheads, or fit fewer");
   }
   MatrixXd scaled = weighted;
   for (Eigen::Index k = 0; k < p; ++k) {
     const double norm = scaled.col(k).norm();
     if (!(norm > 1e-9)) {
-      throw std::invalid_argument(std::string("no timing depends on ") + to_string(free[static_cast<size_t>(k)]) +
+      throw topologies::InputError(std::string("no timing depends on ") + to_string(free[static_cast<size_t>(k)]) +
                                   " (the profile makes none in these decodes): leave it out of the fit");
     }
     scaled.col(k) /= norm;
@@ -98,7 +99,7 @@ void check_identifiable(const MatrixXd& weighted, const std::vector<Overhead>& f
   for (Eigen::Index k = 0; k < p; ++k) {
     if (std::abs(v[k]) > 0.2) tied.push_back(free[static_cast<size_t>(k)]);
   }
-  throw std::invalid_argument("not identifiable: " + names_of(tied) +
+  throw topologies::InputError("not identifiable: " + names_of(tied) +
                               " change the timings in (nearly) the same proportions, so the timings cannot tell them apart; "
                               "fit fewer of them, or add timings that differ in tokens generated, algorithm, model or GPUs");
 }
@@ -208,7 +209,7 @@ Overhead parse_overhead(const std::string& name) {
   for (Overhead o : all_overheads()) {
     if (name == to_string(o)) return o;
   }
-  throw std::invalid_argument("unknown overhead '" + name + "' (kernel_launch, collective_call, host_round_trip, first_call)");
+  throw topologies::InputError("unknown overhead '" + name + "' (kernel_launch, collective_call, host_round_trip, first_call)");
 }
 
 namespace {
@@ -224,7 +225,7 @@ std::vector<Overhead> depended_on(const TimingModels& models, const ImplProfile&
   for (size_t k = 0; k < all.size(); ++k) {
     if (dt_dx.col(static_cast<Eigen::Index>(k)).norm() > 1e-9) used.push_back(all[k]);
   }
-  if (used.empty()) throw std::invalid_argument("no timing depends on any of the profile's overheads");
+  if (used.empty()) throw topologies::InputError("no timing depends on any of the profile's overheads");
   return used;
 }
 
@@ -259,7 +260,7 @@ std::vector<std::optional<std::pair<double, double>>> keep_priors(Problem& probl
 
 OverheadFit fit_overheads(const ImplProfile& prior, const std::vector<TimedDecode>& timings, const std::vector<Overhead>& chosen,
                           const std::string& provenance, int max_iterations) {
-  if (chosen.size() > 4 || timings.empty()) throw std::invalid_argument("fit up to four overheads to at least one timing");
+  if (chosen.size() > 4 || timings.empty()) throw topologies::InputError("fit up to four overheads to at least one timing");
   const TimingModels models(timings);
   VectorXd measured_s(static_cast<Eigen::Index>(timings.size()));
   for (size_t i = 0; i < timings.size(); ++i) measured_s[static_cast<Eigen::Index>(i)] = timings[i].measured_s;
@@ -286,7 +287,7 @@ OverheadFit fit_overheads(const ImplProfile& prior, const std::vector<TimedDecod
     t = problem.predict(x);
     if (converged) break;
     if (fit.iterations >= max_iterations) {
-      throw std::invalid_argument("the overhead fit did not settle in " + std::to_string(max_iterations) +
+      throw topologies::InputError("the overhead fit did not settle in " + std::to_string(max_iterations) +
                                   (max_iterations == 1 ? " iteration" : " iterations") + " (the values still moved by more than 1e-9 of themselves): nothing written");
     }
   }

@@ -6,11 +6,12 @@
 #include "treering/topologies/topology.hpp"
 #include "treering/validate/banded_fit.hpp"
 #include "treering/validate/report.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::validate {
 
 P2pFit calibrate_p2p(const topologies::ClusterSpec& base, const std::vector<CollectiveMeasurement>& measured) {
-  if (measured.empty()) throw std::invalid_argument("no send/recv measurements to fit");
+  if (measured.empty()) throw topologies::InputError("no send/recv measurements to fit");
   const topologies::Topology topology(base);
   std::vector<size_t> of_tier[2];  // indices of the scale-up and scale-out measurements
   P2pFit fit;
@@ -18,7 +19,7 @@ P2pFit calibrate_p2p(const topologies::ClusterSpec& base, const std::vector<Coll
   for (size_t i = 0; i < measured.size(); ++i) {
     const CollectiveMeasurement& m = measured[i];
     if (m.op != model::CollectiveOp::sendrecv) {
-      throw std::invalid_argument(m.file + ": a " + model::to_string(m.op) + " is not a point-to-point measurement");
+      throw topologies::InputError(m.file + ": a " + model::to_string(m.op) + " is not a point-to-point measurement");
     }
     check_ranks_fit(m.ranks, topology.gpu_count(), m.file);
     const bool one_domain = m.ranks < 2 || topology.domain_of_gpu(0) == topology.domain_of_gpu(m.ranks - 1);

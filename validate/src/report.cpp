@@ -8,6 +8,7 @@
 #include "treering/model/collective_flows.hpp"
 #include "treering/sim/collective_replay.hpp"
 #include "treering/model/statistics.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::validate {
 
@@ -16,7 +17,7 @@ const char* to_string(Engine engine) { return engine == Engine::model ? "model" 
 Engine parse_engine(const std::string& name) {
   if (name == "model") return Engine::model;
   if (name == "sim") return Engine::sim;
-  throw std::invalid_argument("unknown engine '" + name + "' (model, sim)");
+  throw topologies::InputError("unknown engine '" + name + "' (model, sim)");
 }
 
 namespace {
@@ -55,7 +56,7 @@ std::vector<CaseResult> predict_cases(const topologies::Topology& topology, cons
 
 void check_ranks_fit(int ranks, int gpus, const std::string& file) {
   if (ranks > gpus) {
-    throw std::invalid_argument(file + ": " + std::to_string(ranks) + " ranks, the cluster has " + std::to_string(gpus) +
+    throw topologies::InputError(file + ": " + std::to_string(ranks) + " ranks, the cluster has " + std::to_string(gpus) +
                                 " GPUs (try --nodes)");
   }
 }

@@ -98,7 +98,7 @@ StepPrediction predict_step(const topologies::ClusterSpec& spec, const StepPoint
 }
 
 PartLine fit_part_line(const std::vector<double>& x, const std::vector<double>& y, double prior_slope, double min_slope) {
-  if (x.size() != y.size() || x.empty()) throw std::invalid_argument("fit_part_line: as many bytes as times, at least one");
+  if (x.size() != y.size() || x.empty()) throw topologies::InputError("fit_part_line: as many bytes as times, at least one");
   const auto [low, high] = std::minmax_element(x.begin(), x.end());
   PartLine line;
   if (*low > 0 && *high / *low >= kMinBytesSpread) {
@@ -119,14 +119,14 @@ PartLine fit_part_line(const std::vector<double>& x, const std::vector<double>& 
 }
 
 StepFit fit_step(const topologies::ClusterSpec& base, const std::vector<StepPoint>& points) {
-  if (points.size() < 2) throw std::invalid_argument("a step calibration needs at least 2 measured steps");
+  if (points.size() < 2) throw topologies::InputError("a step calibration needs at least 2 measured steps");
   topologies::ClusterSpec uncalibrated = base;
   if (uncalibrated.calibration) uncalibrated.calibration->step = {};
   const topologies::Topology topology(uncalibrated);
   const model::ComputeRates rates = model::compute_rates(topology, 0);
   std::vector<StepPrediction> before;
   for (const StepPoint& p : points) {
-    if (p.tp != 1) throw std::invalid_argument("a step calibration takes one-GPU steps (tp 1): a loopback step times all its ranks on one GPU");
+    if (p.tp != 1) throw topologies::InputError("a step calibration takes one-GPU steps (tp 1): a loopback step times all its ranks on one GPU");
     before.push_back(predict_step(uncalibrated, p));
   }
   StepFit fit;

@@ -40,7 +40,7 @@ TimingModels::TimingModels(const std::vector<TimedDecode>& timings) {
       auto& [topology, decode] = built[{t.cluster, t.gpus}];
       if (!decode) {
         topology = std::make_shared<const topologies::Topology>(topology_of(t));
-        if (topology->gpu_count() < t.gpus) throw std::invalid_argument("the cluster has " + std::to_string(topology->gpu_count()) + " GPUs, not " + std::to_string(t.gpus));
+        if (topology->gpu_count() < t.gpus) throw topologies::InputError("the cluster has " + std::to_string(topology->gpu_count()) + " GPUs, not " + std::to_string(t.gpus));
         std::vector<int> gpus(static_cast<size_t>(t.gpus));
         std::iota(gpus.begin(), gpus.end(), 0);
         decode = std::make_shared<const model::DecodeModel>(*topology, gpus);

@@ -77,7 +77,7 @@ TEST_CASE("a negative intercept is refused: the line goes through the origin ins
 
 TEST_CASE("bad input is refused") {
   CHECK_THROWS_AS(validate::fit_size_bands({8, 8}, {1e-6, 2e-6}), std::invalid_argument);          // one size
-  CHECK_THROWS_AS(validate::fit_size_bands({8, 64}, {1e-6}), std::invalid_argument);               // lengths
+  CHECK_THROWS_AS(validate::fit_size_bands({8, 64}, {1e-6}), std::logic_error);               // lengths
   CHECK_THROWS_AS(validate::fit_size_bands({8, 64}, {1e-6, -1.0}), std::invalid_argument);         // time
   CHECK_THROWS_AS(validate::fit_size_bands({8, 64, 512}, {3e-6, 2e-6, 1e-6}), std::invalid_argument);  // shrinking
 }

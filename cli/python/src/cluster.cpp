@@ -4,6 +4,7 @@
 
 #include "treering/topologies/load.hpp"
 #include "treering/topologies/settings.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::python {
 
@@ -17,7 +18,7 @@ Cluster::Cluster(ClusterRecipe recipe) : recipe_(std::move(recipe)) {
     } else if (edit.factor > 0) {
       text_ = topologies::scale_setting(text_, source_name_, edit.path, edit.factor);
     } else {
-      throw std::invalid_argument("scale " + edit.path + ": the factor must be positive, got " + std::to_string(edit.factor));
+      throw topologies::InputError("scale " + edit.path + ": the factor must be positive, got " + std::to_string(edit.factor));
     }
   }
   // Without edits, exactly what the command does (a file is read by its path); with them, the edited text,

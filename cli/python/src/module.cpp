@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <new>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
@@ -37,6 +38,7 @@
 #include "sweep.hpp"
 #include "treering/model/tune.hpp"
 #include "treering/model/workload.hpp"
+#include "treering/topologies/error_exit.hpp"
 #include "treering/topologies/input_error.hpp"
 #include "treering/topologies/load.hpp"
 #include "treering/topologies/settings.hpp"
@@ -61,14 +63,14 @@ std::vector<Edit> edits_of(const std::vector<EditTuple>& tuples) {
 model::Workload workload_of(const std::string& name, std::optional<int> batch) {
   model::Workload workload = cli::load_workload(name);
   if (batch) {
-    if (*batch < 1) throw std::invalid_argument("batch must be at least 1, got " + std::to_string(*batch));
+    if (*batch < 1) throw topologies::InputError("batch must be at least 1, got " + std::to_string(*batch));
     workload.batch = *batch;
   }
   return workload;
 }
 
 std::vector<model::DecodeAlgorithm> algorithms_of(const std::vector<std::string>& names) {
-  if (names.empty()) throw std::invalid_argument("no algorithm given (algos: ring, tree, tree-fused, tree-lse, allgather-merge, pass-q, a2a, ag-rs)");
+  if (names.empty()) throw topologies::InputError("no algorithm given (algos: ring, tree, tree-fused, tree-lse, allgather-merge, pass-q, a2a, ag-rs)");
   std::vector<model::DecodeAlgorithm> algorithms;
   for (const std::string& name : names) algorithms.push_back(model::parse_decode_algorithm(name));
   return algorithms;
@@ -83,9 +85,9 @@ model::PlanOptions plan_options(const std::string& split, const std::string& imp
 }
 
 void check_lengths(const std::vector<long long>& seq_lens) {
-  if (seq_lens.empty()) throw std::invalid_argument("no context length given (seq_len)");
+  if (seq_lens.empty()) throw topologies::InputError("no context length given (seq_len)");
   for (long long n : seq_lens) {
-    if (n < 1) throw std::invalid_argument("a context length must be at least 1 token, got " + std::to_string(n));
+    if (n < 1) throw topologies::InputError("a context length must be at least 1 token, got " + std::to_string(n));
   }
 }
 
@@ -142,9 +144,9 @@ struct CaseChoice {
 
 CaseChoice case_choice(std::optional<int> tp, std::optional<int> cp, const std::string& replicas, const std::string& placement,
                        bool tp_in_domain, const std::string& scope, std::optional<long long> tokens, bool prefill) {
-  if (tp && *tp < 1) throw std::invalid_argument("tp must be at least 1, got " + std::to_string(*tp));
-  if (cp && *cp < 1) throw std::invalid_argument("cp must be at least 1, got " + std::to_string(*cp));
-  if (tokens && *tokens < 1) throw std::invalid_argument("tokens must be at least 1, got " + std::to_string(*tokens));
+  if (tp && *tp < 1) throw topologies::InputError("tp must be at least 1, got " + std::to_string(*tp));
+  if (cp && *cp < 1) throw topologies::InputError("cp must be at least 1, got " + std::to_string(*cp));
+  if (tokens && *tokens < 1) throw topologies::InputError("tokens must be at least 1, got " + std::to_string(*tokens));
   model::parse_scope(scope);              // refuses a name that is not a scope
   model::parse_layout_order(placement);  // likewise a placement
   return {{tp, cp, replicas, placement, tp_in_domain, scope}, {tokens, prefill}};
@@ -199,13 +201,13 @@ py::list sweep(const std::string& cluster, const std::vector<int>& nodes, const 
                const std::vector<std::string>& algos, const std::vector<std::string>& engines,
                const std::vector<std::pair<std::string, std::string>>& settings, const std::string& split, int jobs,
                const std::string& impl, const CaseChoice& choice) {
-  if (jobs < 1) throw std::invalid_argument("jobs must be at least 1, got " + std::to_string(jobs));
+  if (jobs < 1) throw topologies::InputError("jobs must be at least 1, got " + std::to_string(jobs));
   // The sweep reads 0 as "the file's own": a 0 given on purpose is a mistake, not a default.
   for (int n : nodes) {
-    if (n < 1) throw std::invalid_argument("nodes must be at least 1, got " + std::to_string(n));
+    if (n < 1) throw topologies::InputError("nodes must be at least 1, got " + std::to_string(n));
   }
   for (int b : batches) {
-    if (b < 1) throw std::invalid_argument("batch must be at least 1, got " + std::to_string(b));
+    if (b < 1) throw topologies::InputError("batch must be at least 1, got " + std::to_string(b));
   }
   check_lengths(seq_lens);
   cli::SweepSpec spec;
@@ -326,13 +328,22 @@ void add_input_error(py::module_& m) {
       "treering.InputError", "Bad input: a cluster or workload file, a value or an argument. A ValueError.", PyExc_ValueError, nullptr);
   if (input_error == nullptr) throw py::error_already_set();
   m.add_object("InputError", py::handle(input_error));
+  // The command's mapping (topologies::error_exit): bad input raises InputError with its message (what(), as the
+  // command prints it less a bare "error: "); anything else but pybind11's own errors and out of memory (MemoryError)
+  // is a bug: RuntimeError("internal error: ... please report it").
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const topologies::InputError& e) {
       PyErr_SetString(input_error, e.what());
-    } catch (const std::invalid_argument& e) {
-      PyErr_SetString(input_error, e.what());
+    } catch (const py::builtin_exception&) {
+      throw;  // py::value_error, py::type_error, ...: pybind11's translator raises them as themselves
+    } catch (const py::error_already_set&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (...) {
+      PyErr_SetString(PyExc_RuntimeError, topologies::error_exit(std::current_exception()).message.c_str());
     }
   });
 }
@@ -390,7 +401,7 @@ void refuse_other_measurements(const std::vector<std::string>& files, bool decod
     const bool timings = validate::is_decode_file(file) || validate::is_decode_timings_csv(file);
     const bool other = validate::is_step_file(file) || validate::is_attention_file(file) || (timings && !decodes_allowed);
     if (other) {
-      throw std::invalid_argument(file + ": attention benchmarks, decode steps" + std::string(decodes_allowed ? "" : " and timed decodes") +
+      throw topologies::InputError(file + ": attention benchmarks, decode steps" + std::string(decodes_allowed ? "" : " and timed decodes") +
                                   " are for the command here: treering " + command + " " + file + " ...");
     }
   }
@@ -398,11 +409,11 @@ void refuse_other_measurements(const std::vector<std::string>& files, bool decod
 
 // `treering validate --format json` on collective measurements and timed decodes: cases and summary.
 py::object validate_files(const Cluster& cluster, const std::vector<std::string>& files, const std::vector<std::string>& engine_names) {
-  if (files.empty()) throw std::invalid_argument("no measurement file given");
+  if (files.empty()) throw topologies::InputError("no measurement file given");
   refuse_other_measurements(files, true, "validate");
   std::vector<validate::Engine> engines;
   for (const std::string& name : engine_names) engines.push_back(validate::parse_engine(name));
-  if (engines.empty()) throw std::invalid_argument("no engine given (model, sim)");
+  if (engines.empty()) throw topologies::InputError("no engine given (model, sim)");
   cli::ValidateReport report;
   {
     const py::gil_scoped_release release;
@@ -415,7 +426,7 @@ py::object validate_files(const Cluster& cluster, const std::vector<std::string>
 // `treering calibrate FILES --cluster ... -o OUTPUT` on collective and send/recv measurements: the network fitted,
 // the calibrated cluster written to `output` (its node counts written in, as the command does); what was fitted.
 py::dict calibrate_files(const Cluster& cluster, const std::vector<std::string>& files, const std::string& output) {
-  if (files.empty()) throw std::invalid_argument("no measurement file given");
+  if (files.empty()) throw topologies::InputError("no measurement file given");
   const topologies::InputFilesScope inputs;  // `output` may be none of the files read here, nor the cluster's file
   if (!cluster.source_name().starts_with("preset:")) topologies::note_input_file(cluster.source_name());
   refuse_other_measurements(files, false, "calibrate");
@@ -509,7 +520,7 @@ PYBIND11_MODULE(_treering, m) {
       "plan",
       [](const Cluster& cluster, long long seq_len, const std::string& workload, int batch, int gpus_max,
          const std::vector<std::string>& combines, const std::string& impl, int confirm) {
-        if (batch < 0 || gpus_max < 0 || confirm < 0) throw std::invalid_argument("batch, gpus_max and confirm must be at least 0 (0: the default)");
+        if (batch < 0 || gpus_max < 0 || confirm < 0) throw treering::topologies::InputError("batch, gpus_max and confirm must be at least 0 (0: the default)");
         return plan(cluster, {workload, seq_len, batch, gpus_max, combines, impl, confirm});
       },
       py::arg("cluster"), py::arg("seq_len"), py::arg("workload"), py::arg("batch"), py::arg("gpus_max"), py::arg("combines"),

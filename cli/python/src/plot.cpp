@@ -9,6 +9,7 @@
 
 #include "plot_chart.hpp"
 #include "treering/topologies/input_files_read.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace py = pybind11;
 
@@ -28,18 +29,18 @@ cli::TableCell cell_of(const py::handle& value) {
   if (py::isinstance<py::int_>(value) || py::isinstance<py::float_>(value)) {
     return {py::str(value).cast<std::string>(), value.cast<double>()};
   }
-  throw std::invalid_argument("plot: a record's value must be None, str, bool, int or float, not " +
+  throw topologies::InputError("plot: a record's value must be None, str, bool, int or float, not " +
                               py::str(py::type::of(value).attr("__name__")).cast<std::string>());
 }
 
 // The records as a table: the columns in the order they first appear, a record without one an empty cell there.
 cli::DataTable table_of(const py::list& records) {
-  if (records.empty()) throw std::invalid_argument("plot: no records");
+  if (records.empty()) throw topologies::InputError("plot: no records");
   cli::DataTable table{"records", {}, {}};
   std::map<std::string, std::size_t> index;
   std::vector<std::vector<std::pair<std::size_t, cli::TableCell>>> cells;
   for (const py::handle& record : records) {
-    if (!py::isinstance<py::dict>(record)) throw std::invalid_argument("plot: records are dicts (as predict() returns)");
+    if (!py::isinstance<py::dict>(record)) throw topologies::InputError("plot: records are dicts (as predict() returns)");
     auto& row = cells.emplace_back();
     for (const auto& [key, value] : record.cast<py::dict>()) {
       const std::string name = py::str(key).cast<std::string>();

@@ -10,6 +10,7 @@ Load a cluster (a preset or a YAML file, with what-if edits), then predict (the 
 
 Bad input (a file, a value, an argument) raises treering.InputError, a ValueError whose message is the
 command's: ``preset:dgx-h100:43:18: error: invalid bandwidth ...``.
+A bug raises RuntimeError("internal error: ... (please report it: ...)"), as the command exits 1 with it.
 """
 
 import numbers

@@ -14,6 +14,7 @@
 #include "graph_timing.hpp"
 #include "treering/realrun/cuda_attention.hpp"
 #include "treering/realrun/cuda_decode.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::realrun::cuda {
 namespace {
@@ -71,7 +72,7 @@ double elapsed_s(const Clock& clock) {
 // Warm-up (bytes counted on the last), one step alone, then the graph of N steps and its timed replays.
 GpuMeasurement measure(detail::DecodeStep& step, detail::Fabric& fabric, const GpuTiming& timing, const Waiter& wait_for,
                        const std::function<void()>& host_barrier, const std::function<double(double)>& max_over_ranks) {
-  if (timing.warmup < 1 || timing.samples < 1) throw std::invalid_argument("a GPU measurement needs at least one warm-up step and one sample");
+  if (timing.warmup < 1 || timing.samples < 1) throw topologies::InputError("a GPU measurement needs at least one warm-up step and one sample");
   Clock clock;
   GpuMeasurement m;
   auto barrier = [&] {
@@ -132,11 +133,11 @@ GpuMeasurement measure_on_gpu(const model::DecodePlan& plan, int rank, void* ncc
                               const std::function<void()>& host_barrier, const std::function<double(double)>& max_over_ranks) {
   detail::check_cuda_plan(plan);
   const int ranks = static_cast<int>(plan.gpus.size());
-  if (rank < 0 || rank >= ranks) throw std::invalid_argument("no rank " + std::to_string(rank) + " in the plan");
+  if (rank < 0 || rank >= ranks) throw std::logic_error("no rank " + std::to_string(rank) + " in the plan");
   if (ranks > 1) {
     int members = 0;
     if (nccl_comm == nullptr || ncclCommCount(static_cast<ncclComm_t>(nccl_comm), &members) != ncclSuccess || members != ranks) {
-      throw std::invalid_argument("a plan over " + std::to_string(ranks) + " GPUs needs an NCCL communicator of as many");
+      throw topologies::InputError("a plan over " + std::to_string(ranks) + " GPUs needs an NCCL communicator of as many");
     }
   }
   const auto fabric = detail::nccl_fabric(nccl_comm, rank, ranks);

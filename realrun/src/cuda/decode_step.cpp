@@ -14,6 +14,7 @@
 #include "treering/realrun/cuda_attention.hpp"
 #include "treering/realrun/decode_run.hpp"
 #include "treering/realrun/input_hash.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::realrun::cuda::detail {
 namespace {
@@ -50,18 +51,18 @@ std::pair<size_t, size_t> most_incoming(const model::DecodePlan& plan, int rank)
 
 void check_cuda_plan(const model::DecodePlan& plan) {
   if (model::output_split(plan.algorithm) != model::OutputSplit::replicated) {
-    throw std::invalid_argument(std::string("--backend cuda does not run ") + model::to_string(plan.algorithm) +
+    throw topologies::InputError(std::string("--backend cuda does not run ") + model::to_string(plan.algorithm) +
                                 " yet (ring, tree, tree-fused, tree-lse, allgather-merge); the cpu backend runs it");
   }
   const AttentionShape shape = shape_of(plan.workload);
   if (plan.sizes.o_bytes != static_cast<double>(shape.q_values() * 4) || plan.sizes.stats_bytes != static_cast<double>(shape.states() * 4)) {
-    throw std::invalid_argument("the cuda backend runs plans made with realrun::plan_options(Backend::cuda) (fp32 partial states)");
+    throw topologies::InputError("the cuda backend runs plans made with realrun::plan_options(Backend::cuda) (fp32 partial states)");
   }
   for (const model::Phase& phase : plan.phases) {
     const double state = static_cast<double>(shape.q_values() * 4) + (phase.merge_states > 0 ? static_cast<double>(shape.states() * 4) : 0.0);
     for (const model::Transfer& t : phase.sends) {
-      if (t.bytes != state) throw std::invalid_argument("the plan's transfer size differs from a state's");
-      if (t.from == t.to) throw std::invalid_argument("the plan sends from a rank to itself");
+      if (t.bytes != state) throw std::logic_error("the plan's transfer size differs from a state's");
+      if (t.from == t.to) throw std::logic_error("the plan sends from a rank to itself");
     }
   }
 }
@@ -231,7 +232,7 @@ struct DecodeStep::Impl {
 
 DecodeStep::DecodeStep(const model::DecodePlan& plan, Fabric& fabric, std::uint64_t seed) {
   check_cuda_plan(plan);
-  if (fabric.ranks() != static_cast<int>(plan.gpus.size())) throw std::invalid_argument("the fabric's ranks differ from the plan's");
+  if (fabric.ranks() != static_cast<int>(plan.gpus.size())) throw topologies::InputError("the fabric's ranks differ from the plan's");
   impl_ = std::make_unique<Impl>(plan, fabric, seed);
 }
 

@@ -11,6 +11,7 @@
 #include "treering/realrun/bench.hpp"
 #include "treering/realrun/cuda_attention.hpp"
 #include "treering/realrun/input_hash.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::realrun::cuda {
 namespace {
@@ -55,11 +56,11 @@ void partial_attention_from_host(const AttentionShape& shape, Dtype dtype, const
   check_shape(shape);
   const auto kv = static_cast<size_t>(tokens * shape.kv_values_per_token());
   if (q.size() != static_cast<size_t>(shape.q_values()) || k.size() != kv || v.size() != kv) {
-    throw std::invalid_argument("partial_attention_from_host: q, k or v does not have the shape's size");
+    throw std::logic_error("partial_attention_from_host: q, k or v does not have the shape's size");
   }
   const DeviceBuffer dq = upload(q), dk = upload(k), dv = upload(v);
   DeviceBuffer dout(static_cast<size_t>(shape.q_values()) * sizeof(float)), dlse(static_cast<size_t>(shape.states()) * sizeof(float));
-  if (calls < 1) throw std::invalid_argument("partial_attention_from_host: at least one call");
+  if (calls < 1) throw topologies::InputError("partial_attention_from_host: at least one call");
   check(cudaMemset(dout.pointer, 0xFF, static_cast<size_t>(shape.q_values()) * sizeof(float)), "cudaMemset");  // NaN: unwritten shows
   SplitKvAttention kernel;
   for (int call = 0; call < calls; ++call) {

@@ -10,12 +10,13 @@
 #include "device_memory.hpp"
 #include "graph_timing.hpp"
 #include "treering/realrun/cuda_decode.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::realrun::cuda {
 
 std::vector<double> time_loopback_collective(BenchOp op, double bytes, int ranks, int warmup, int iterations) {
   using namespace detail;
-  if (ranks < 2) throw std::invalid_argument("a loopback collective needs 2 or more virtual ranks");
+  if (ranks < 2) throw topologies::InputError("a loopback collective needs 2 or more virtual ranks");
   // The bench's sizes (bench.hpp's time_collective): all-reduce of `bytes`, all-gather of bytes / ranks from each
   // into `bytes`, send/recv of `bytes` to the next rank. Whole floats, at least one.
   const auto floats = static_cast<size_t>(std::max(1.0, bytes / 4));

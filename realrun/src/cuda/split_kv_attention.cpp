@@ -13,6 +13,7 @@
 #include "device_memory.hpp"
 #include "treering/realrun/cuda_attention.hpp"
 #include "treering/realrun/split_kv.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::realrun::cuda {
 namespace {
@@ -93,14 +94,14 @@ int SplitKvAttention::chunks_for(const AttentionShape& shape, Dtype dtype, long 
 void SplitKvAttention::run(const AttentionShape& shape, Dtype dtype, const std::uint16_t* q, const std::uint16_t* k,
                            const std::uint16_t* v, long long tokens, float* o, float* lse, int splits, void* stream) {
   check_shape(shape);
-  if (shape.head_dim != 64 && shape.head_dim != 128) throw std::invalid_argument("the CUDA kernel takes head dims 64 and 128");
-  if (tokens < 0) throw std::invalid_argument("partial_attention: a negative number of tokens");
+  if (shape.head_dim != 64 && shape.head_dim != 128) throw topologies::InputError("the CUDA kernel takes head dims 64 and 128");
+  if (tokens < 0) throw topologies::InputError("partial_attention: a negative number of tokens");
   if (!aligned16(q) || (tokens > 0 && (!aligned16(k) || !aligned16(v)))) {
-    throw std::invalid_argument("partial_attention: q, K and V must be 16-byte aligned (cp.async copies 16 bytes)");
+    throw std::logic_error("partial_attention: q, K and V must be 16-byte aligned (cp.async copies 16 bytes)");
   }
-  if (splits > split_kv::kMaxChunks) throw std::invalid_argument("at most 65,535 chunks per head (the grid's y dimension)");
+  if (splits > split_kv::kMaxChunks) throw topologies::InputError("at most 65,535 chunks per head (the grid's y dimension)");
   const long long rows = cta_rows(shape);
-  if (rows > 0x7FFFFFFFLL) throw std::invalid_argument("partial_attention: more than 2^31 - 1 CTAs in the grid's x dimension");
+  if (rows > 0x7FFFFFFFLL) throw topologies::InputError("partial_attention: more than 2^31 - 1 CTAs in the grid's x dimension");
   const int chunks = splits > 0 ? splits : chunks_for(shape, dtype, tokens);
   impl_->resident_for(dtype, shape.head_dim);  // the shared-memory limit, before the first launch
   if (chunks > 1) {

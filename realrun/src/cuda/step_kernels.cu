@@ -160,7 +160,7 @@ void fill_uniform(bf16_bits* values, std::size_t count, std::uint64_t stream_id,
 }
 
 void rms_norm(const bf16_bits* x, const bf16_bits* weight, bf16_bits* y, int rows, int hidden, cudaStream_t stream) {
-  if (hidden % 8 != 0) throw std::invalid_argument("rms_norm: hidden must be a multiple of 8 (16-byte loads)");
+  if (hidden % 8 != 0) throw std::logic_error("rms_norm: hidden must be a multiple of 8 (16-byte loads)");
   rms_norm_kernel<<<static_cast<unsigned>(rows), 256, 0, stream>>>(x, weight, y, hidden);
   launched("rms_norm");
 }
@@ -182,7 +182,7 @@ void silu_mul(const bf16_bits* gate_up, bf16_bits* a, int rows, int width, cudaS
 }
 
 void allreduce_add(const RankPointers& ranks, int rank_count, std::size_t count, cudaStream_t stream) {
-  if (rank_count < 1 || rank_count > kMaxLoopbackRanks) throw std::invalid_argument("allreduce_add: 1 to 8 ranks");
+  if (rank_count < 1 || rank_count > kMaxLoopbackRanks) throw std::logic_error("allreduce_add: 1 to 8 ranks");
   allreduce_add_kernel<<<blocks_for(count, 256), 256, 0, stream>>>(ranks, rank_count, count);
   launched("allreduce_add");
 }

@@ -8,6 +8,7 @@
 #include "step_device.hpp"
 #include "step_kernels.hpp"
 #include "treering/realrun/half.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::realrun::cuda::detail {
 
@@ -21,7 +22,7 @@ StepRunner::StepRunner(const StepShape& s, std::uint64_t seed)
       x0_(static_cast<std::size_t>(s.batch) * s.hidden),
       gathered_(s.tp > 1 ? static_cast<std::size_t>(s.batch) * s.full_vocab : 0),
       next_(static_cast<std::size_t>(s.batch)) {
-  if (s.tp > kMaxLoopbackRanks) throw std::invalid_argument("the loopback step runs at most 8 ranks");
+  if (s.tp > kMaxLoopbackRanks) throw topologies::InputError("the loopback step runs at most 8 ranks");
   fill_uniform(x0_.data, x0_.size, step_hidden_stream(seed), 1.0f, nullptr);
   for (int r = 0; r < s.tp; ++r) ranks_.push_back(std::make_unique<RankState>(s, seed, r));
 }

@@ -63,7 +63,7 @@ struct CollectiveSchedule {
 
 // The flows of `chosen` (a candidate estimate_collective returned for this group and request) for a group
 // whose rank r lies in domain `domain_of_rank[r]` (any labels; ranks of one domain in rank order).
-// Throws std::invalid_argument when the sizes disagree or the algorithm cannot run on the group.
+// Throws std::logic_error when the sizes disagree, InputError when the algorithm cannot run on the group.
 CollectiveSchedule collective_schedule(const CommGroup& group, const std::vector<int>& domain_of_rank,
                                        CollectiveOp op, double bytes, const CollectiveCandidate& chosen);
 

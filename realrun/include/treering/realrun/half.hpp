@@ -9,6 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::realrun {
 
@@ -17,7 +18,7 @@ enum class Dtype { bf16, fp16 };
 inline Dtype parse_dtype(const std::string& name) {
   if (name == "bf16" || name == "bfloat16") return Dtype::bf16;
   if (name == "fp16" || name == "float16" || name == "half") return Dtype::fp16;
-  throw std::invalid_argument("unknown 16-bit dtype '" + name + "' (bf16 or fp16)");
+  throw topologies::InputError("unknown 16-bit dtype '" + name + "' (bf16 or fp16)");
 }
 
 inline std::uint32_t bits_of(float value) {

@@ -108,6 +108,8 @@ struct ReplayOptions {
   bool one_of_identical = true;    // groups that share no link and are alike (GPUs, routes, link rates) are
                                    // replayed as one, the others given its times; false: every group
   std::function<void(double)> progress;  // hears the share of the replay done, now and then (empty: nothing)
+  double memory_budget_bytes = 0;        // the memory the replay may use (80 % of it); 0: what this machine has
+                                         // available (MemAvailable, capped by the cgroup's limit)
 };
 // Compute steps take the compute model's time (attention at the rank's own rates, small kernels at the
 // slowest rank's, as the model does). A send waits the model's point-to-point latency for its pair, then its
@@ -118,14 +120,14 @@ struct ReplayOptions {
 // every round is alike, and once two consecutive rounds start exactly one period after the previous on every
 // rank, the rest repeat it: each rank goes straight to its last round at the time it would have reached it (the
 // same result as replaying them, tested; traces replay every round). Runs in this process (the event loop) or,
-// with in_simgrid, in a child process (SimGrid). Throws std::invalid_argument for a plan made for other
-// GPUs, naming ranks it does not have or sending from a rank to itself, or a degradation outside its ranges,
+// with in_simgrid, in a child process (SimGrid). Throws std::logic_error (a bug) for a plan made for other
+// GPUs, naming ranks it does not have or sending from a rank to itself, InputError for a degradation outside its ranges,
 // and std::runtime_error naming the GPUs when the replay deadlocks (some rank never finished) or a rank failed.
 ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePlan& plan, const ReplayOptions& options = {});
 
 // Several plans at once on one cluster (GroupPlan), their transfers sharing links: every CP group of a layout
 // side by side, and the TP groups after them. As replay_plan for each, and besides: throws
-// std::invalid_argument for no plan, two plans of one stage on one GPU, or plans of different clusters.
+// std::logic_error for no plan or plans of different clusters, InputError for two plans of one stage on one GPU.
 ReplayResult replay_groups(const std::vector<GroupPlan>& groups, const ReplayOptions& options = {});
 
 }  // namespace treering::sim

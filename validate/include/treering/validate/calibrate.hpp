@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "treering/topologies/calibration_yaml.hpp"
 #include "treering/topologies/cluster.hpp"
 #include "treering/validate/measurements.hpp"
 
@@ -51,7 +52,8 @@ std::vector<double> predict_collectives(const topologies::ClusterSpec& spec, con
 // the sizes or ranks its measurements covered), or "" when it is not (or nothing says).
 std::string extrapolation(const topologies::Calibration& calibration, double bytes, int ranks);
 
-// `base_yaml` with its top-level `calibration:` block (if any) replaced by `calibration`'s.
-std::string with_calibration(const std::string& base_yaml, const topologies::Calibration& calibration);
+// `base_yaml` with its top-level `calibration:` block (if any) replaced by `calibration`'s: written in topologies,
+// next to the section's reader.
+using topologies::with_calibration;
 
 }  // namespace treering::validate
