@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "decode_context.hpp"
+#include "treering/model/decode_algorithms.hpp"
 
 namespace treering::model {
 namespace detail {
@@ -140,33 +141,11 @@ void fill_memory(Context& c) {
   for (const Shard& shard : c.plan.shards) largest = std::max(largest, shard.count);
   DecodeMemory& m = c.result.memory;
   m.kv_cache = w.layers * largest * s.kv_bytes_per_token / c.plan.kv_expansion;  // cached as the workload's heads
-  // The ring forwards the block it received last round while the next one arrives: two foreign blocks in
-  // flight with more than 2 GPUs (the paper's Mem_ring counts one), one with 2, none alone.
-  const int p = c.ranks();
-  const double in_flight = c.plan.algorithm == DecodeAlgorithm::ring ? (p > 2 ? 2.0 : p == 2 ? 1.0 : 0.0) : 0.0;
-  m.receive_buffers = in_flight * largest * s.kv_bytes_per_token;
-  m.partial_states = s.q_bytes + s.o_bytes + s.stats_bytes;  // q, o and lse (the ring's running state too)
-  switch (c.plan.algorithm) {
-    case DecodeAlgorithm::tree:
-    case DecodeAlgorithm::tree_fused: m.workspace = s.stats_bytes; break;  // max, then the denominator
-    case DecodeAlgorithm::tree_lse: {  // every state a receiver takes in at one level
-      int most = 0;
-      for (const Phase& phase : c.plan.phases) most = std::max(most, phase.merge_states - 1);
-      m.workspace = most * s.state_bytes;
-      break;
-    }
-    case DecodeAlgorithm::allgather_merge: m.workspace = c.ranks() * s.state_bytes; break;
-    case DecodeAlgorithm::pass_q:  // a partial state for every sequence, and the p - 1 coming back for its own
-    case DecodeAlgorithm::a2a: {   // the p - 1 partial states of its head slice that come in
-      double incoming = 0;
-      for (const Phase& phase : c.plan.phases) incoming = std::max(incoming, (phase.merge_states - 1) * phase.merge_fraction);
-      m.workspace = (c.plan.algorithm == DecodeAlgorithm::pass_q ? s.state_bytes : 0.0) + incoming * s.state_bytes;
-      if (c.plan.algorithm == DecodeAlgorithm::pass_q) m.receive_buffers = s.q_bytes;  // the query block in flight
-      break;
-    }
-    case DecodeAlgorithm::ag_rs: m.workspace = c.ranks() * s.stats_bytes + s.o_bytes; break;  // all lse, rescaled o
-    case DecodeAlgorithm::ring: break;
-  }
+  // q, o and lse (the ring's running state too); the rest is the combine's own (its descriptor's buffers).
+  m.partial_states = s.q_bytes + s.o_bytes + s.stats_bytes;
+  const CombineBuffers combine = algorithm_info(c.plan).buffers(c.plan, largest);
+  m.workspace = combine.workspace_bytes;
+  m.receive_buffers = combine.receive_bytes;
   m.weights = w.parameters * (w.mean_weight_bytes > 0 ? w.mean_weight_bytes : w.dtype_bytes);
   m.total = m.kv_cache + m.receive_buffers + m.partial_states + m.workspace + m.weights;
 }

@@ -45,9 +45,7 @@ long long largest_shard(const DecodePlan& plan, ExtraRanks ranks) {
 }
 
 Phase host_phase(const std::string& label, double time_s) {
-  Phase phase{PhaseKind::host, label, CollectiveOp::allreduce, 0, {}, 0, {}, 0};
-  phase.time_s = time_s;
-  return phase;
+  return {.kind = PhaseKind::host, .role = PhaseRole::implementation, .label = label, .time_s = time_s};
 }
 
 void add_extra(std::vector<Phase>& phases, const DecodePlan& plan, const ExtraWork& work, const ImplProfile& profile) {
@@ -60,16 +58,17 @@ void add_extra(std::vector<Phase>& phases, const DecodePlan& plan, const ExtraWo
     const CollectiveOp op = work.collective == "broadcast" ? CollectiveOp::broadcast : CollectiveOp::allreduce;
     const int element_bytes = work.collective_bytes == "stats" ? static_cast<int>(s.stats_bytes / (plan.workload.batch * plan.workload.query_heads))
                                                                : plan.workload.dtype_bytes;
-    if (plan.gpus.size() > 1) phases.push_back({PhaseKind::collective, work.what, op, bytes, {}, 0, {}, element_bytes});
+    if (plan.gpus.size() > 1) {
+      phases.push_back({.kind = PhaseKind::collective, .role = PhaseRole::implementation, .label = work.what, .op = op,
+                        .bytes = bytes, .element_bytes = element_bytes});
+    }
   } else {
     const double shard_tokens = static_cast<double>(largest_shard(plan, work.ranks));
     const double cached_per_token = s.kv_bytes_per_token / plan.kv_expansion;
-    Phase phase{PhaseKind::elementwise, work.what, CollectiveOp::allreduce,
-                work.kv_bytes * shard_tokens * cached_per_token + work.expanded_kv_bytes * shard_tokens * s.kv_bytes_per_token + work.bytes,
-                {}, 0, {}, 0};
-    phase.kernels = work.kernels;
-    phase.ranks = work.ranks;
-    phases.push_back(phase);
+    phases.push_back({.kind = PhaseKind::elementwise, .role = PhaseRole::implementation, .label = work.what,
+                      .bytes = work.kv_bytes * shard_tokens * cached_per_token +
+                               work.expanded_kv_bytes * shard_tokens * s.kv_bytes_per_token + work.bytes,
+                      .kernels = work.kernels, .ranks = work.ranks});
   }
   if (work.host_round_trips > 0) {
     phases.push_back(host_phase(work.what + ": host round trip", work.host_round_trips * profile.host_round_trip_s));

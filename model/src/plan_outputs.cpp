@@ -1,6 +1,8 @@
 // output_held (plan.hpp): the part of the attention's output each rank holds when a plan ends.
+#include <algorithm>
 #include <stdexcept>
 
+#include "treering/model/decode_algorithms.hpp"
 #include "treering/model/plan.hpp"
 
 namespace treering::model {
@@ -12,7 +14,7 @@ std::vector<ValueSpan> output_held(const DecodePlan& plan, int rank) {
   const long long head_values = w.head_dim;
   const long long sequence_values = static_cast<long long>(w.query_heads) * head_values;
   const long long all_values = w.batch * sequence_values;
-  switch (output_split(plan.algorithm)) {
+  switch (algorithm_info(plan).output_split) {
     case OutputSplit::replicated: return {{0, all_values}};
     case OutputSplit::by_sequence: {
       const Shard mine = owned_sequences(w.batch, p, rank);
@@ -21,7 +23,10 @@ std::vector<ValueSpan> output_held(const DecodePlan& plan, int rank) {
     }
     case OutputSplit::by_head: break;
   }
-  if (plan.algorithm == DecodeAlgorithm::ag_rs) {  // chunk `rank` of the reduce-scatter, cut as split_tokens cuts
+  const bool reduce_scattered = std::any_of(plan.phases.begin(), plan.phases.end(), [](const Phase& phase) {
+    return phase.role == PhaseRole::rescaled_reduce_scatter;
+  });
+  if (reduce_scattered) {  // ag-rs: chunk `rank` of the reduce-scatter, cut as split_tokens cuts
     const Shard chunk = split_tokens(all_values, p)[static_cast<size_t>(rank)];
     if (chunk.count == 0) return {};
     return {{chunk.first, chunk.count}};

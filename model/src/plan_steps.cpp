@@ -70,9 +70,16 @@ void append_q_round_steps(const DecodePlan& plan, int rank, int round, std::vect
 
 }  // namespace
 
+bool has_phase(const DecodePlan& plan, PhaseRole role) {
+  for (const Phase& phase : plan.phases) {
+    if (phase.role == role) return true;
+  }
+  return false;
+}
+
 // Round r: attend to block (rank - r) mod p while sending it on (both start together), then receive the next.
 void append_round_steps(const DecodePlan& plan, int rank, int round, std::vector<Step>& steps) {
-  if (plan.algorithm == DecodeAlgorithm::pass_q) return append_q_round_steps(plan, rank, round, steps);
+  if (has_phase(plan, PhaseRole::q_ring)) return append_q_round_steps(plan, rank, round, steps);
   const int p = static_cast<int>(plan.gpus.size());
   auto block = [&](int r) { return plan.shards[static_cast<size_t>(((rank - r) % p + p) % p)].count; };
   const size_t first = steps.size();

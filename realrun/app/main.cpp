@@ -13,6 +13,7 @@
 #include "mpi_transport.hpp"
 #include "nccl_bench.hpp"
 #include "step_command.hpp"
+#include "treering/model/decode_algorithms.hpp"
 #include "treering/realrun/build_info.hpp"
 #include "treering/topologies/error_exit.hpp"
 #include "treering/topologies/input_files_read.hpp"
@@ -46,7 +47,7 @@ int run(int argc, char** argv, app::MpiTransport& transport) {
   for (int i = 0; i < argc; ++i) options.argv.emplace_back(argv[i]);
   auto* decode = cli.add_subcommand("decode", "Run decode plans, check them against the reference, time them");
   decode->add_option("--backend", options.backend, "cpu (host kernels, MPI) or cuda (one GPU per rank, NCCL)")->capture_default_str();
-  decode->add_option("--algo", options.algorithms, "ring, tree, tree-fused, tree-lse, allgather-merge (cpu also: pass-q, a2a, ag-rs)")->delimiter(',')->capture_default_str();
+  decode->add_option("--algo", options.algorithms, treering::model::decode_algorithm_names(true) + " (cpu also: " + treering::model::decode_algorithm_names(false) + ")")->delimiter(',')->capture_default_str();
   decode->add_option("--workload", options.workload, "A workload preset (16-bit)")->capture_default_str();
   decode->add_option("--seq-len", options.seq_len, std::string("Context lengths: 10000, lists 1k,10k and ranges 1k:64k:x2; ") + treering::topologies::kTokenCountRule)->capture_default_str();
   decode->add_option("--batch", options.batch, "Sequences decoded together (default: the workload's)")->check(CLI::Range(1, 1 << 20));

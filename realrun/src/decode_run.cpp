@@ -12,6 +12,7 @@
 #include "ring_collectives.hpp"
 #include "treering/realrun/input_hash.hpp"
 #include "treering/realrun/merge.hpp"
+#include "treering/model/decode_algorithms.hpp"
 #include "treering/topologies/input_error.hpp"
 
 namespace treering::realrun {
@@ -131,6 +132,7 @@ struct Run {
   Inputs mine;                 // q and this rank's shard
   std::vector<float> o, lse;   // the rank's state
   std::vector<float> numerator, denominator, top;
+  std::vector<float> gathered;  // allgather-merge: every rank's (o, lse); ag-rs: every rank's lse
 
   size_t o_values() const { return static_cast<size_t>(shape.q_values()); }
   size_t states() const { return static_cast<size_t>(shape.states()); }
@@ -158,9 +160,10 @@ struct Run {
   detail::PassQInputs pass_q;  // pass-q: each owner's q and K/V, laid out before the clock
   detail::RankView view() { return {plan, link, shape, dtype, rank, ranks, mine, o, lse}; }
 
+
   void prepare() {
-    if (plan.algorithm == model::DecodeAlgorithm::pass_q) pass_q = detail::pass_q_inputs(view());
-    if (plan.algorithm != model::DecodeAlgorithm::ring) return;
+    if (model::has_phase(plan, model::PhaseRole::q_ring)) pass_q = detail::pass_q_inputs(view());
+    if (!model::has_phase(plan, model::PhaseRole::kv_ring)) return;
     long long largest = 0;
     for (const model::Shard& shard : plan.shards) largest = std::max(largest, shard.count);
     held.assign(2 * static_cast<size_t>(shape.kv_values_per_token()) * static_cast<size_t>(largest), 0);
@@ -201,7 +204,7 @@ struct Run {
 
   // tree-lse: send this rank's state (reduce) or o (broadcast) where the plan says, then merge what came in.
   void transfers(size_t phase_index) {
-    const model::Phase& phase = plan.phases[phase_index];
+    const model::Phase& phase = plan.phases.at(phase_index);
     const bool reduce = phase.merge_states > 0;
     std::vector<float> packed(o);
     if (reduce) packed.insert(packed.end(), lse.begin(), lse.end());
@@ -225,68 +228,84 @@ struct Run {
   }
 
   void allreduce(size_t phase, std::vector<float>& values, ReduceOp op) {
-    if (static_cast<double>(values.size() * 4) != plan.phases[phase].bytes) throw std::logic_error("all-reduce size differs from the plan's");
+    if (static_cast<double>(values.size() * 4) != plan.phases.at(phase).bytes) throw std::logic_error("all-reduce size differs from the plan's");
     detail::ring_allreduce(link, values.data(), values.size(), op, tag(phase));
   }
 
-  void tree(bool fused) {  // max of lse; numerators o e^(lse-m) and denominators e^(lse-m), summed; divided
-    top = lse;
-    allreduce(1, top, ReduceOp::max);
+  // The tree's rescale: numerators o e^(lse-m) and denominators e^(lse-m), m the all-reduced max (top).
+  void rescale_to_max() {
     numerator.assign(o_values(), 0.0f);
     denominator.assign(states(), 0.0f);
     for (size_t s = 0; s < states(); ++s) {
       denominator[s] = std::exp(lse[s] - top[s]);
       for (int i = 0; i < shape.head_dim; ++i) numerator[s * shape.head_dim + i] = o[s * shape.head_dim + i] * denominator[s];
     }
-    if (fused) {
-      numerator.insert(numerator.end(), denominator.begin(), denominator.end());
-      allreduce(3, numerator, ReduceOp::sum);
-      denominator.assign(numerator.begin() + static_cast<std::ptrdiff_t>(o_values()), numerator.end());
-    } else {
-      allreduce(3, numerator, ReduceOp::sum);
-      allreduce(4, denominator, ReduceOp::sum);
-    }
+  }
+
+  // tree-fused: one all-reduce over [numerator | denominator].
+  void sum_rescaled(size_t phase) {
+    numerator.insert(numerator.end(), denominator.begin(), denominator.end());
+    allreduce(phase, numerator, ReduceOp::sum);
+    denominator.assign(numerator.begin() + static_cast<std::ptrdiff_t>(o_values()), numerator.end());
+    numerator.resize(o_values());
+  }
+
+  void divide() {
     for (size_t s = 0; s < states(); ++s) {
       for (int i = 0; i < shape.head_dim; ++i) o[s * shape.head_dim + i] = numerator[s * shape.head_dim + i] / denominator[s];
     }
   }
 
-  void allgather_merge() {
+  void gather_states(size_t phase) {
     std::vector<float> state(o);
     state.insert(state.end(), lse.begin(), lse.end());
-    if (static_cast<double>(state.size() * 4 * static_cast<size_t>(ranks)) != plan.phases[1].bytes) {
+    if (static_cast<double>(state.size() * 4 * static_cast<size_t>(ranks)) != plan.phases.at(phase).bytes) {
       throw std::logic_error("all-gather size differs from the plan's");
     }
-    const std::vector<float> all = detail::ring_allgather(link, state.data(), state.size(), tag(1));
+    gathered = detail::ring_allgather(link, state.data(), state.size(), tag(phase));
+  }
+
+  void merge_gathered() {
+    const size_t state = o_values() + states();
     std::fill(o.begin(), o.end(), 0.0f);
     std::fill(lse.begin(), lse.end(), -std::numeric_limits<float>::infinity());
     for (int r = 0; r < ranks; ++r) {
-      const float* other = all.data() + static_cast<size_t>(r) * state.size();
+      const float* other = gathered.data() + static_cast<size_t>(r) * state;
       merge_into(other, other + o_values());
     }
   }
 
+  // One phase, by its role (model::PhaseRole): the plan's order is the run's.
+  void run_phase(size_t index) {
+    using model::PhaseRole;
+    detail::RankView rank_view = view();
+    switch (plan.phases.at(index).role) {
+      case PhaseRole::attention: return attend(mine.k, mine.v, plan.shards[static_cast<size_t>(rank)].count);
+      case PhaseRole::kv_ring: return ring_pass(index);
+      case PhaseRole::q_ring: return detail::run_q_ring(rank_view, pass_q, index);
+      case PhaseRole::normalise: return;  // the ring's merges keep o normalised
+      case PhaseRole::lse_max: top = lse; return allreduce(index, top, ReduceOp::max);
+      case PhaseRole::rescale: return rescale_to_max();
+      case PhaseRole::numerator_sum: return allreduce(index, numerator, ReduceOp::sum);
+      case PhaseRole::denominator_sum: return allreduce(index, denominator, ReduceOp::sum);
+      case PhaseRole::rescaled_sum: return sum_rescaled(index);
+      case PhaseRole::divide: return divide();
+      case PhaseRole::state_reduce:
+      case PhaseRole::output_broadcast: return transfers(index);
+      case PhaseRole::state_gather: return gather_states(index);
+      case PhaseRole::merge_gathered: return merge_gathered();
+      case PhaseRole::states_to_sequence_owners: return detail::exchange_with_sequence_owners(rank_view, index);
+      case PhaseRole::states_to_head_owners: return detail::exchange_with_head_owners(rank_view, index);
+      case PhaseRole::lse_gather: gathered = detail::gather_lse(rank_view, index); return;
+      case PhaseRole::rescale_to_global: return detail::rescale_to_global(rank_view, gathered);
+      case PhaseRole::rescaled_reduce_scatter: return detail::reduce_scatter_o(rank_view, index);
+      case PhaseRole::implementation: return;  // an implementation profile's own work: time, not data
+    }
+  }
+
   void execute() {
-    if (ranks == 1) return attend(mine.k, mine.v, plan.shards[0].count);  // nothing to combine (the plan: its attention)
-    if (plan.algorithm == model::DecodeAlgorithm::ring) return ring_pass(0);
-    if (plan.algorithm == model::DecodeAlgorithm::pass_q) {
-      detail::RankView mine_view = view();
-      return detail::run_pass_q(mine_view, pass_q);
-    }
-    attend(mine.k, mine.v, plan.shards[static_cast<size_t>(rank)].count);
-    detail::RankView after_attention = view();
-    switch (plan.algorithm) {
-      case model::DecodeAlgorithm::a2a: return detail::run_a2a(after_attention);
-      case model::DecodeAlgorithm::ag_rs: return detail::run_ag_rs(after_attention);
-      case model::DecodeAlgorithm::tree: return tree(false);
-      case model::DecodeAlgorithm::tree_fused: return tree(true);
-      case model::DecodeAlgorithm::allgather_merge: return allgather_merge();
-      case model::DecodeAlgorithm::tree_lse:
-        for (size_t phase = 1; phase < plan.phases.size(); ++phase) transfers(phase);
-        return;
-      case model::DecodeAlgorithm::ring:
-      case model::DecodeAlgorithm::pass_q: return;  // run above
-    }
+    for (size_t index = 0; index < plan.phases.size(); ++index) run_phase(index);
+    if (model::algorithm_info(plan).output_split != model::OutputSplit::replicated) detail::keep_held(view());
   }
 };
 
@@ -314,7 +333,7 @@ RankResult run_plan(const model::DecodePlan& plan, Transport& transport, std::ui
   Run run{plan, {transport, 0.0}, shape, dtype_of(plan.workload), seed, rank, transport.ranks(),
           make_inputs(shape, dtype_of(plan.workload), shard.first, shard.count, seed),
           std::vector<float>(static_cast<size_t>(shape.q_values())), std::vector<float>(static_cast<size_t>(shape.states())),
-          {}, {}, {}, ring.held, ring.next, {}};
+          {}, {}, {}, {}, ring.held, ring.next, {}};
   run.prepare();
   transport.barrier();
   const double start = transport.now_s();

@@ -16,15 +16,6 @@ constexpr float kNoTokens = -std::numeric_limits<float>::infinity();
 
 size_t sequence_values(const AttentionShape& s) { return static_cast<size_t>(s.query_heads) * static_cast<size_t>(s.head_dim); }
 
-// Zero every value of o outside the rank's part (model::output_held).
-void keep_held(const RankView& view) {
-  std::vector<float> held(view.o.size(), 0.0f);
-  for (const model::ValueSpan& span : model::output_held(view.plan, view.rank)) {
-    std::copy_n(view.o.begin() + span.first, span.count, held.begin() + span.first);
-  }
-  view.o.swap(held);
-}
-
 void check_bytes(double bytes, double planned, const char* what) {
   if (bytes != planned) throw std::logic_error(std::string(what) + ": size differs from the plan's");
 }
@@ -86,6 +77,15 @@ std::vector<size_t> states_of_sequences(const RankView& view, int owner) {
 
 }  // namespace
 
+// Zero every value of o outside the rank's part (model::output_held).
+void keep_held(const RankView& view) {
+  std::vector<float> held(view.o.size(), 0.0f);
+  for (const model::ValueSpan& span : model::output_held(view.plan, view.rank)) {
+    std::copy_n(view.o.begin() + span.first, span.count, held.begin() + span.first);
+  }
+  view.o.swap(held);
+}
+
 PassQInputs pass_q_inputs(const RankView& view) {
   PassQInputs inputs;
   const size_t per_sequence_kv = static_cast<size_t>(view.shape.kv_heads) * static_cast<size_t>(view.shape.head_dim);
@@ -108,9 +108,10 @@ PassQInputs pass_q_inputs(const RankView& view) {
 }
 
 // Round r: attend the held query block (owner (rank - r) mod p) to the shard, pass it to rank + 1 (after the
-// attention: the cpu backend's plans do not overlap), take the next from rank - 1. Then the all-to-all home.
-void run_pass_q(RankView& view, const PassQInputs& inputs) {
+// attention: the cpu backend's plans do not overlap), take the next from rank - 1.
+void run_q_ring(RankView& view, const PassQInputs& inputs, size_t phase) {
   const int p = view.ranks;
+  const int tag = static_cast<int>(phase) + 1;
   const long long tokens = view.plan.shards[static_cast<size_t>(view.rank)].count;
   const double q_per_sequence = view.plan.sizes.q_bytes / view.shape.batch;
   std::vector<std::uint16_t> held = inputs.q[static_cast<size_t>(view.rank)], next;
@@ -130,41 +131,45 @@ void run_pass_q(RankView& view, const PassQInputs& inputs) {
     Transport::Request sent = -1, received = -1;
     if (sequences.count > 0) {
       check_bytes(static_cast<double>(held.size() * 2), static_cast<double>(sequences.count) * q_per_sequence, "query block");
-      sent = view.link.isend(held.data(), held.size() * 2, (view.rank + 1) % p, 1);
+      sent = view.link.isend(held.data(), held.size() * 2, (view.rank + 1) % p, tag);
     }
     const model::Shard coming = model::owned_sequences(view.shape.batch, p, (owner - 1 + p) % p);
     next.assign(static_cast<size_t>(coming.count) * sequence_values(view.shape), 0);
-    if (coming.count > 0) received = view.link.irecv(next.data(), next.size() * 2, (view.rank + p - 1) % p, 1);
+    if (coming.count > 0) received = view.link.irecv(next.data(), next.size() * 2, (view.rank + p - 1) % p, tag);
     view.link.wait(received);
     view.link.wait(sent);
     held.swap(next);
   }
-  if (view.plan.phases.size() > 1) exchange_and_merge(view, 1, [&](int owner) { return states_of_sequences(view, owner); });
-  keep_held(view);
 }
 
-void run_a2a(RankView& view) {
-  if (view.plan.phases.size() > 1) {
-    exchange_and_merge(view, 1, [&](int owner) {
-      const model::Shard heads = model::owned_heads(view.shape.query_heads, view.ranks, owner);
-      std::vector<size_t> states;
-      for (int s = 0; s < view.shape.batch; ++s) {
-        for (long long h = heads.first; h < heads.first + heads.count; ++h) {
-          states.push_back(static_cast<size_t>(s) * static_cast<size_t>(view.shape.query_heads) + static_cast<size_t>(h));
-        }
+// Then the all-to-all home: each sequence's partial states to its owner, merged there.
+void exchange_with_sequence_owners(RankView& view, size_t phase) {
+  exchange_and_merge(view, phase, [&](int owner) { return states_of_sequences(view, owner); });
+}
+
+void exchange_with_head_owners(RankView& view, size_t phase) {
+  exchange_and_merge(view, phase, [&](int owner) {
+    const model::Shard heads = model::owned_heads(view.shape.query_heads, view.ranks, owner);
+    std::vector<size_t> states;
+    for (int s = 0; s < view.shape.batch; ++s) {
+      for (long long h = heads.first; h < heads.first + heads.count; ++h) {
+        states.push_back(static_cast<size_t>(s) * static_cast<size_t>(view.shape.query_heads) + static_cast<size_t>(h));
       }
-      return states;
-    });
-  }
-  keep_held(view);
+    }
+    return states;
+  });
 }
 
-// The global lse of each state from every rank's (all-gathered), each o weighted by exp(lse - global), summed
-// by a ring reduce-scatter that leaves chunk r of the buffer on rank r.
-void run_ag_rs(RankView& view) {
+// ag-rs: the global lse of each state from every rank's (all-gathered), each o weighted by exp(lse - global),
+// summed by a ring reduce-scatter that leaves chunk r of the buffer on rank r.
+std::vector<float> gather_lse(RankView& view, size_t phase) {
   const size_t states = view.lse.size();
-  check_bytes(static_cast<double>(states * 4 * static_cast<size_t>(view.ranks)), view.plan.phases.at(1).bytes, "all-gather of lse");
-  const std::vector<float> all = view.ranks > 1 ? ring_allgather(view.link, view.lse.data(), states, 2) : view.lse;
+  check_bytes(static_cast<double>(states * 4 * static_cast<size_t>(view.ranks)), view.plan.phases.at(phase).bytes, "all-gather of lse");
+  return view.ranks > 1 ? ring_allgather(view.link, view.lse.data(), states, static_cast<int>(phase) + 1) : view.lse;
+}
+
+void rescale_to_global(RankView& view, const std::vector<float>& all) {
+  const size_t states = view.lse.size();
   const auto d = static_cast<size_t>(view.shape.head_dim);
   for (size_t s = 0; s < states; ++s) {
     float top = kNoTokens;
@@ -174,9 +179,11 @@ void run_ag_rs(RankView& view) {
     const float weight = top == kNoTokens ? 0.0f : std::exp(view.lse[s] - (top + std::log(sum)));
     for (size_t i = 0; i < d; ++i) view.o[s * d + i] *= weight;
   }
-  check_bytes(static_cast<double>(view.o.size() * 4), view.plan.phases.at(3).bytes, "reduce-scatter");
-  if (view.ranks > 1) ring_reduce_scatter(view.link, view.o.data(), view.o.size(), 4);
-  keep_held(view);
+}
+
+void reduce_scatter_o(RankView& view, size_t phase) {
+  check_bytes(static_cast<double>(view.o.size() * 4), view.plan.phases.at(phase).bytes, "reduce-scatter");
+  if (view.ranks > 1) ring_reduce_scatter(view.link, view.o.data(), view.o.size(), static_cast<int>(phase) + 1);
 }
 
 }  // namespace treering::realrun::detail

@@ -37,7 +37,7 @@ inline bool equal_blocks(const model::DecodePlan& plan) {
 // to round), asked for, and no timeline to record.
 inline bool skips_steady_rounds(const model::DecodePlan& plan, const ReplayOptions& options) {
   return options.skip_steady_rounds && !options.record_activities && equal_blocks(plan) &&
-         plan.algorithm != model::DecodeAlgorithm::pass_q;
+         !model::has_phase(plan, model::PhaseRole::q_ring);
 }
 
 }  // namespace detail

@@ -120,7 +120,7 @@ GpuMeasurement measure(detail::DecodeStep& step, detail::Fabric& fabric, const G
 std::string waiting_for(const model::DecodePlan& plan, int rank) {
   const int ranks = static_cast<int>(plan.gpus.size());
   if (ranks == 1) return "one rank: a device fault or a kernel that does not end";
-  if (plan.algorithm == model::DecodeAlgorithm::ring) {
+  if (model::has_phase(plan, model::PhaseRole::kv_ring)) {
     return "waiting for rank " + std::to_string((rank + ranks - 1) % ranks) + "'s K/V block or rank " + std::to_string((rank + 1) % ranks) +
            " to take this one's";
   }

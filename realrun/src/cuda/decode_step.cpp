@@ -1,6 +1,7 @@
 // decode_step.hpp: the algorithms, each enqueued for all local ranks phase by phase (a phase's exchange needs every
 // rank's part of it), over a Fabric.
 #include "decode_step.hpp"
+#include "treering/model/decode_algorithms.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -50,8 +51,8 @@ std::pair<size_t, size_t> most_incoming(const model::DecodePlan& plan, int rank)
 }  // namespace
 
 void check_cuda_plan(const model::DecodePlan& plan) {
-  if (model::output_split(plan.algorithm) != model::OutputSplit::replicated) {
-    throw topologies::InputError(std::string("--backend cuda does not run ") + model::to_string(plan.algorithm) +
+  if (model::algorithm_info(plan).output_split != model::OutputSplit::replicated) {
+    throw topologies::InputError(std::string("--backend cuda does not run ") + model::algorithm_info(plan).name +
                                 " yet (ring, tree, tree-fused, tree-lse, allgather-merge); the cpu backend runs it");
   }
   const AttentionShape shape = shape_of(plan.workload);
@@ -102,7 +103,7 @@ struct DecodeStep::Impl {
     fill_hashed(rank->q.data, rank->q.size, q_stream(seed), 0, dtype, rank->compute.handle);
     fill_hashed(rank->own.data, kv, k_stream(seed), first, dtype, rank->compute.handle);
     fill_hashed(rank->own.data + kv, kv, v_stream(seed), first, dtype, rank->compute.handle);
-    if (plan.algorithm == model::DecodeAlgorithm::ring) {
+    if (model::has_phase(plan, model::PhaseRole::kv_ring)) {
       rank->ping = Device<std::uint16_t>(2 * per_token() * static_cast<size_t>(largest));
       rank->pong = Device<std::uint16_t>(2 * per_token() * static_cast<size_t>(largest));
     }
@@ -110,7 +111,7 @@ struct DecodeStep::Impl {
     for (Device<float>* stats : {&rank->lse, &rank->part_lse, &rank->top}) *stats = Device<float>(static_cast<size_t>(states()));
     rank->packed = Device<float>(o_floats() + static_cast<size_t>(states()));
     rank->mine = Device<float>(o_floats() + static_cast<size_t>(states()));
-    if (plan.algorithm == model::DecodeAlgorithm::allgather_merge) rank->all = Device<float>(rank->mine.size * static_cast<size_t>(ranks));
+    if (model::has_phase(plan, model::PhaseRole::state_gather)) rank->all = Device<float>(rank->mine.size * static_cast<size_t>(ranks));
     const auto [most, floats] = most_incoming(plan, r);
     for (size_t i = 0; i < most; ++i) rank->incoming.emplace_back(floats);
     return rank;
@@ -159,19 +160,19 @@ struct DecodeStep::Impl {
     }
   }
 
-  // As the paper's tree: the max of lse, then the sums (fused: one all-reduce over [numerator | denominator]).
-  void tree(bool fused) {
+  // The paper's tree by its phases: the max of lse, the numerators and denominators, their sums (tree-fused: one
+  // all-reduce over [numerator | denominator]), the division.
+  void lse_max() {
     for (auto& r : local) copy(*r, r->top.data, r->lse.data, static_cast<size_t>(states()));
     fabric.allreduce(buffers(&Rank::top, 0), static_cast<size_t>(states()), Reduce::max);
+  }
+  void rescale() {
     for (auto& r : local) {
       numerators(r->o.data, r->lse.data, r->top.data, states(), d(), r->packed.data, r->packed.data + o_floats(), r->compute.handle);
     }
-    if (fused) {
-      fabric.allreduce(buffers(&Rank::packed, 0), o_floats() + static_cast<size_t>(states()), Reduce::sum);
-    } else {
-      fabric.allreduce(buffers(&Rank::packed, 0), o_floats(), Reduce::sum);
-      fabric.allreduce(buffers(&Rank::packed, o_floats()), static_cast<size_t>(states()), Reduce::sum);
-    }
+  }
+  void sum(size_t offset, size_t floats) { fabric.allreduce(buffers(&Rank::packed, offset), floats, Reduce::sum); }
+  void divide_all() {
     for (auto& r : local) divide(r->packed.data, r->packed.data + o_floats(), states(), d(), r->o.data, r->compute.handle);
   }
 
@@ -200,7 +201,7 @@ struct DecodeStep::Impl {
     }
   }
 
-  void allgather_merge() {
+  void gather_states() {
     std::vector<float*> all;
     for (auto& r : local) {
       copy(*r, r->mine.data, r->o.data, o_floats());
@@ -208,25 +209,39 @@ struct DecodeStep::Impl {
       all.push_back(r->all.data);
     }
     fabric.allgather(buffers(&Rank::mine, 0), all, o_floats() + static_cast<size_t>(states()));
+  }
+  void merge_gathered() {
     for (auto& r : local) gathered_merge(r->all.data, ranks, states(), d(), r->o.data, r->compute.handle);
   }
 
-  void execute() {
-    if (plan.algorithm == model::DecodeAlgorithm::ring && ranks > 1) return ring_pass();
-    for (auto& r : local) attend(*r, r->own.data, plan.shards[static_cast<size_t>(r->rank)].count, r->o.data, r->lse.data);
-    if (ranks == 1) return;  // one rank holds the whole context: nothing to combine (the plan: its attention alone)
-    switch (plan.algorithm) {
-      case model::DecodeAlgorithm::tree: return tree(false);
-      case model::DecodeAlgorithm::tree_fused: return tree(true);
-      case model::DecodeAlgorithm::allgather_merge: return allgather_merge();
-      case model::DecodeAlgorithm::tree_lse:
-        for (size_t phase = 1; phase < plan.phases.size(); ++phase) transfers(plan.phases[phase]);
+
+  // One phase, by its role (model::PhaseRole), in the plan's order.
+  void run_phase(const model::Phase& phase) {
+    using model::PhaseRole;
+    const auto all_states = static_cast<size_t>(states());
+    switch (phase.role) {
+      case PhaseRole::attention:
+        for (auto& r : local) attend(*r, r->own.data, plan.shards[static_cast<size_t>(r->rank)].count, r->o.data, r->lse.data);
         return;
-      case model::DecodeAlgorithm::ring:
-      case model::DecodeAlgorithm::pass_q:
-      case model::DecodeAlgorithm::a2a:
-      case model::DecodeAlgorithm::ag_rs: return;  // refused by check_cuda_plan
+      case PhaseRole::kv_ring: return ring_pass();
+      case PhaseRole::normalise: return;  // the ring's merges keep o normalised
+      case PhaseRole::lse_max: return lse_max();
+      case PhaseRole::rescale: return rescale();
+      case PhaseRole::numerator_sum: return sum(0, o_floats());
+      case PhaseRole::denominator_sum: return sum(o_floats(), all_states);
+      case PhaseRole::rescaled_sum: return sum(0, o_floats() + all_states);
+      case PhaseRole::divide: return divide_all();
+      case PhaseRole::state_reduce:
+      case PhaseRole::output_broadcast: return transfers(phase);
+      case PhaseRole::state_gather: return gather_states();
+      case PhaseRole::merge_gathered: return merge_gathered();
+      case PhaseRole::implementation: return;  // an implementation profile's own work: time, not data
+      default: throw std::logic_error(std::string("the cuda backend has no kernels for a ") + model::to_string(phase.role) + " phase");
     }
+  }
+
+  void execute() {
+    for (const model::Phase& phase : plan.phases) run_phase(phase);
   }
 };
 

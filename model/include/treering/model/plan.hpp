@@ -24,9 +24,11 @@ namespace treering::model {
 // partial states return to their sequences' owners in one all-to-all; a2a: NVIDIA Helix (arXiv 2507.07120):
 // one all-to-all of each head slice's partial states to the rank that owns the slice; ag-rs: vLLM's decode
 // context parallel: all-gather of lse, local rescale, reduce-scatter of the outputs.
-enum class DecodeAlgorithm { ring, tree, tree_fused, tree_lse, allgather_merge, pass_q, a2a, ag_rs };
+enum class DecodeAlgorithm : int { ring, tree, tree_fused, tree_lse, allgather_merge, pass_q, a2a, ag_rs };
+// Each algorithm's facts are its descriptor in decode_algorithms.hpp's table; these read it.
+struct DecodeAlgorithmInfo;
 const char* to_string(DecodeAlgorithm algorithm);
-DecodeAlgorithm parse_decode_algorithm(const std::string& text);  // throws std::invalid_argument
+DecodeAlgorithm parse_decode_algorithm(const std::string& text);  // throws topologies::InputError
 const std::vector<DecodeAlgorithm>& all_decode_algorithms();
 // The paper's comparison (ring, tree, tree-fused, tree-lse, allgather-merge): what predict, simulate, the
 // main job and the Python API run when no algorithm is named; the engines' combines are asked for by name.
@@ -70,14 +72,33 @@ enum class PhaseKind {
                // sending it to rank + 1; the partial states stay on the rank that made them
 };
 
+// What a phase does with the partial states, so that an executor runs it by its role and not by its position in
+// the plan (an implementation profile puts its own work in front: apply_impl). The combines' roles:
+//   tree, tree-fused: lse_max, then rescale (numerator o e^(lse-m) and denominator e^(lse-m); tree-fused packs
+//     them as [numerator | denominator]), numerator_sum and denominator_sum (tree-fused: rescaled_sum), divide;
+//   ring: kv_ring, normalise;  tree-lse: state_reduce and output_broadcast transfers;
+//   allgather-merge: state_gather, merge_gathered;  pass-q: q_ring, states_to_sequence_owners;
+//   a2a: states_to_head_owners;  ag-rs: lse_gather, rescale_to_global, rescaled_reduce_scatter.
+// implementation: work an implementation profile adds (copies, host round trips): time, no data of the combine.
+enum class PhaseRole {
+  attention, kv_ring, q_ring, normalise,
+  lse_max, rescale, numerator_sum, denominator_sum, rescaled_sum, divide,
+  state_reduce, output_broadcast, state_gather, merge_gathered,
+  states_to_sequence_owners, states_to_head_owners,
+  lse_gather, rescale_to_global, rescaled_reduce_scatter,
+  implementation,
+};
+const char* to_string(PhaseRole role);
+
 struct Phase {
   PhaseKind kind = PhaseKind::attend;
-  std::string label;
+  PhaseRole role = PhaseRole::attention;
+  std::string label{};
   CollectiveOp op = CollectiveOp::allreduce;
   double bytes = 0;                // collective: its size; elementwise: bytes touched per rank
-  std::vector<Transfer> sends;     // transfers
+  std::vector<Transfer> sends{};   // transfers
   int merge_states = 0;            // transfers: states merged at each receiver (its own + received); merge: states
-  std::optional<CollectiveAlgorithm> algorithm;  // collective: run by this algorithm (else the fastest, NCCL's pick)
+  std::optional<CollectiveAlgorithm> algorithm{};  // collective: run by this algorithm (else the fastest, NCCL's pick)
   int element_bytes = 0;           // collective: bytes of one element (0: mixed sizes)
   int kernels = 1;                 // elementwise: kernels launched
   topologies::ExtraRanks ranks = topologies::ExtraRanks::all;  // elementwise: the ranks that run it
@@ -97,6 +118,7 @@ struct PlanSizes {
 
 struct DecodePlan {
   DecodeAlgorithm algorithm = DecodeAlgorithm::tree;
+  const DecodeAlgorithmInfo* info = nullptr;  // the algorithm's descriptor (decode_algorithms.hpp), set by make_plan
   Workload workload;
   long long seq_len = 0;
   std::vector<int> gpus;      // rank -> GPU; node-contiguous by default
@@ -190,6 +212,8 @@ std::vector<Step> steps_of(const DecodePlan& plan, int rank);
 // phase `phase` (all of a ring pass's rounds), or of one round of a ring pass. Appended to `steps`.
 void append_phase_steps(const DecodePlan& plan, int rank, size_t phase, std::vector<Step>& steps);
 void append_round_steps(const DecodePlan& plan, int rank, int round, std::vector<Step>& steps);
+// Whether a phase of the plan has that role (PhaseRole::q_ring: its ring moves query blocks, pass-q's, not K/V).
+bool has_phase(const DecodePlan& plan, PhaseRole role);
 // The steps of transfers phase `phase` for every rank, as append_phase_steps gives them one rank at a time, in
 // one pass over its sends (a rank at a time scans them all: p x sends, 5e8 for tree-lse on 16,384 GPUs).
 std::vector<std::vector<Step>> transfers_phase_steps(const DecodePlan& plan, size_t phase);
