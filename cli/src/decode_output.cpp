@@ -40,7 +40,7 @@ void set_context(DecodeRow& row, const model::DecodeModel& decode, const model::
   row.workload = workload.name;
   row.batch = workload.batch;
   row.layout = {1, static_cast<int>(plan.gpus.size())};  // the K/V split over every GPU, until set_layout says otherwise
-  const topologies::ImplProfile& profile = plan.impl_profile ? *plan.impl_profile : topologies::default_impl_profile();
+  const topologies::ImplProfile& profile = plan.costs.profile_or_default();
   // Each part's band from what the calibration measured of it: communication inside it at its residuals there.
   row.errors = model::prediction_errors(decode.topology(), profile, {!parts.compute.empty(), !parts.communication.empty(), parts.collective_bytes});
   row.latency_band = model::latency_band(row.result, row.errors);

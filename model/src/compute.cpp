@@ -63,7 +63,7 @@ double kernel_time_s(const ComputeRates& rates, double bytes) { return rates.lau
 
 ComputeRates plan_rates(const ComputeRates& rates, const DecodePlan& plan) {
   ComputeRates adjusted = rates;
-  if (plan.kernel_launch_s) adjusted.launch_s = *plan.kernel_launch_s;
+  if (plan.costs.kernel_launch_s) adjusted.launch_s = *plan.costs.kernel_launch_s;
   return adjusted;
 }
 

@@ -66,7 +66,7 @@ void evaluate_collective(Context& c, const Phase& phase) {
   const std::string how = std::string(to_string(estimate.chosen.algorithm)) + "/" + to_string(estimate.chosen.protocol);
   const double inter_s = estimate.chosen.inter_node_s;
   // The implementation's host-side cost per call (collective_call_s) comes first, with the base latency.
-  const double intra_s = estimate.chosen.time_s - inter_s + c.plan.collective_call_s;
+  const double intra_s = estimate.chosen.time_s - inter_s + c.plan.costs.collective_call_s;
   if (intra_s > 0) add_communication(c, phase.label, intra_s, false, how);
   if (inter_s > 0) {
     add_communication(c, phase.label + " (network part)", inter_s, true, how, estimate.chosen.latency_s >= estimate.chosen.transfer_s);
@@ -140,7 +140,7 @@ void fill_memory(Context& c) {
   long long largest = 0;
   for (const Shard& shard : c.plan.shards) largest = std::max(largest, shard.count);
   DecodeMemory& m = c.result.memory;
-  m.kv_cache = w.layers * largest * s.kv_bytes_per_token / c.plan.kv_expansion;  // cached as the workload's heads
+  m.kv_cache = w.layers * largest * s.kv_bytes_per_token / c.plan.costs.kv_expansion;  // cached as the workload's heads
   // q, o and lse (the ring's running state too); the rest is the combine's own (its descriptor's buffers).
   m.partial_states = s.q_bytes + s.o_bytes + s.stats_bytes;
   const CombineBuffers combine = algorithm_info(c.plan).buffers(c.plan, largest);
@@ -158,7 +158,7 @@ DecodeResult DecodeModel::evaluate(const DecodePlan& plan, const GroupSharing* s
   result.seq_len = plan.seq_len;
   result.gpus = static_cast<int>(plan.gpus.size());
   result.domains = group_.domains;
-  result.impl = plan.impl;
+  result.impl = plan.costs.profile_or_default().name;
   Context c{*this, plan, result, std::vector<double>(plan.gpus.size(), 0.0), {}, plan_rates(slowest_, plan), {}, sharing, 0};
   for (const ComputeRates& rates : rates_) c.rates.push_back(plan_rates(rates, plan));
   double once_s = 0;
@@ -189,7 +189,7 @@ DecodeResult DecodeModel::evaluate(const DecodePlan& plan, const GroupSharing* s
   // The weights are read once per token; the layer's other kernels (projections, norms, MLP) each pay a launch.
   const Workload& w = plan.workload;
   result.weights_s = w.parameters * (w.mean_weight_bytes > 0 ? w.mean_weight_bytes : w.dtype_bytes) / slowest_.hbm_Bps +
-                     plan.workload.layers * plan.other_kernels_per_layer * c.slowest.launch_s;
+                     plan.workload.layers * plan.costs.other_kernels_per_layer * c.slowest.launch_s;
   result.first_call_s = once_s;
   result.token_s = token_time_s(plan, result);
   return result;
@@ -198,11 +198,11 @@ DecodeResult DecodeModel::evaluate(const DecodePlan& plan, const GroupSharing* s
 double token_time_s(const DecodePlan& plan, const DecodeResult& layer) {
   const double once_s = layer.first_call_s;
   const double token_s = plan.workload.layers * (layer.latency_s - once_s) + once_s + layer.weights_s;
-  if (!plan.eager_dispatch_s) return token_s;
+  if (!plan.costs.eager_dispatch_s) return token_s;
   // An eager framework issues the token's kernels one by one from the host, and waits at each host round
   // trip: the step takes at least that long, however short the kernels. Example: 49 kernels per layer at
   // 25 us, 32 layers, one 5.8 us round trip per layer: 32 x (49 x 25 + 5.8) us = 39.4 ms.
-  const double host_per_layer_s = kernels_per_layer(plan) * *plan.eager_dispatch_s + (layer.breakdown.host_s - once_s);
+  const double host_per_layer_s = kernels_per_layer(plan) * *plan.costs.eager_dispatch_s + (layer.breakdown.host_s - once_s);
   return std::max(token_s, plan.workload.layers * host_per_layer_s + once_s);
 }
 

@@ -76,7 +76,7 @@ void evaluate_q_ring(Context& c, const Phase& phase) {
   std::vector<double> arrival_s(static_cast<size_t>(p), 0.0);  // of the block each rank receives this round
   std::vector<char> latency_bound(static_cast<size_t>(p), 0);   // the hop into each rank: latency >= transfer
   std::vector<int> rounds_paid(static_cast<size_t>(p), 0);     // rounds whose host time the rank's clock holds
-  const double host_s = c.plan.ring_step_host_s;
+  const double host_s = c.plan.costs.ring_step_host_s;
   auto pay_host_until = [&](int rank, int round) {  // the host steps of the rounds before `round` it sat out
     const int idle = round - rounds_paid[static_cast<size_t>(rank)];
     if (idle > 0 && host_s > 0) {

@@ -91,7 +91,7 @@ double ring_transfer_s(const Context& c, int rank, const DecodeModel::PairCost& 
   double time_s = edge.time_s(bytes);
   const double share_Bps = c.edge_share_Bps(rank);
   if (share_Bps > 0) time_s = std::max(time_s, edge.at(bytes).latency_s + bytes * edge.size_factor(bytes) / share_Bps);
-  return time_s + (c.plan.ring_exchanges_per_step - 1) * edge.at(bytes).latency_s;
+  return time_s + (c.plan.costs.ring_exchanges_per_step - 1) * edge.at(bytes).latency_s;
 }
 
 void finish_ring(Context& c, const Phase& phase, double compute_s, double overlapped_s, double exposed_network_s,
@@ -100,7 +100,7 @@ void finish_ring(Context& c, const Phase& phase, double compute_s, double overla
   c.result.breakdown.overlapped_communication_s += overlapped_s;
   if (exposed_network_s > 0) add_communication(c, phase.label + " (transfers not hidden, network)", exposed_network_s, true, "p2p");
   if (exposed_fabric_s > 0) add_communication(c, phase.label + " (transfers not hidden, fabric)", exposed_fabric_s, false, "p2p");
-  if (c.plan.ring_step_host_s > 0) add_host(c, phase.label + " (host round trips)", c.ranks() * c.plan.ring_step_host_s);
+  if (c.plan.costs.ring_step_host_s > 0) add_host(c, phase.label + " (host round trips)", c.ranks() * c.plan.costs.ring_step_host_s);
 }
 
 void evaluate_ring(Context& c, const Phase& phase) {

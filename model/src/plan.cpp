@@ -166,8 +166,7 @@ DecodePlan make_plan(const DecodeAlgorithmInfo& algorithm, const Workload& workl
     plan.phases = algorithm.phases({workload, plan.sizes, static_cast<int>(plan.gpus.size()), options.stats_bytes,
                                     o_element, domain_of_rank, options});
   }
-  if (options.impl) apply_impl(plan, *options.impl);
-  plan.impl_profile = options.impl;
+  if (options.impl) apply_impl(plan, options.impl);
   for (Phase& phase : plan.phases) {
     if (phase.kind == PhaseKind::collective) phase.algorithm = options.collective_algorithm;
   }

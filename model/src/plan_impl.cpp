@@ -64,7 +64,7 @@ void add_extra(std::vector<Phase>& phases, const DecodePlan& plan, const ExtraWo
     }
   } else {
     const double shard_tokens = static_cast<double>(largest_shard(plan, work.ranks));
-    const double cached_per_token = s.kv_bytes_per_token / plan.kv_expansion;
+    const double cached_per_token = s.kv_bytes_per_token / plan.costs.kv_expansion;
     phases.push_back({.kind = PhaseKind::elementwise, .role = PhaseRole::implementation, .label = work.what,
                       .bytes = work.kv_bytes * shard_tokens * cached_per_token +
                                work.expanded_kv_bytes * shard_tokens * s.kv_bytes_per_token + work.bytes,
@@ -77,19 +77,22 @@ void add_extra(std::vector<Phase>& phases, const DecodePlan& plan, const ExtraWo
 
 }  // namespace
 
-void apply_impl(DecodePlan& plan, const ImplProfile& profile) {
-  plan.impl = profile.name;
-  if (profile.kv_expansion && plan.kv_expansion == 1.0) {
-    plan.kv_expansion = static_cast<double>(plan.workload.query_heads) / plan.workload.kv_heads;
-    plan.sizes.kv_bytes_per_token *= plan.kv_expansion;
+const ImplProfile& ImplCosts::profile_or_default() const { return profile ? *profile : topologies::default_impl_profile(); }
+
+void apply_impl(DecodePlan& plan, std::shared_ptr<const ImplProfile> shared) {
+  const ImplProfile& profile = *shared;
+  plan.costs.profile = std::move(shared);
+  if (profile.kv_expansion && plan.costs.kv_expansion == 1.0) {
+    plan.costs.kv_expansion = static_cast<double>(plan.workload.query_heads) / plan.workload.kv_heads;
+    plan.sizes.kv_bytes_per_token *= plan.costs.kv_expansion;
   }
-  plan.kernel_launch_s = profile.kernel_launch_s;
-  plan.collective_call_s = profile.collective_call_s;
+  plan.costs.kernel_launch_s = profile.kernel_launch_s;
+  plan.costs.collective_call_s = profile.collective_call_s;
   plan.ring_overlap = plan.ring_overlap && profile.ring_overlap;
-  plan.ring_exchanges_per_step = profile.ring_exchanges_per_step;
-  plan.ring_step_host_s = profile.ring_host_round_trips_per_step * profile.host_round_trip_s;
-  plan.other_kernels_per_layer = profile.other_kernels_per_layer;
-  plan.eager_dispatch_s = profile.eager_dispatch_s;
+  plan.costs.ring_exchanges_per_step = profile.ring_exchanges_per_step;
+  plan.costs.ring_step_host_s = profile.ring_host_round_trips_per_step * profile.host_round_trip_s;
+  plan.costs.other_kernels_per_layer = profile.other_kernels_per_layer;
+  plan.costs.eager_dispatch_s = profile.eager_dispatch_s;
   std::vector<Phase> phases;
   if (profile.first_call_s > 0) {
     phases.push_back(host_phase("first call: tracing and compilation", profile.first_call_s));
@@ -104,7 +107,7 @@ void apply_impl(DecodePlan& plan, const ImplProfile& profile) {
 
 int kernels_per_layer(const DecodePlan& plan) {
   const int rounds = static_cast<int>(plan.gpus.size());
-  int kernels = plan.other_kernels_per_layer;
+  int kernels = plan.costs.other_kernels_per_layer;
   for (const Phase& phase : plan.phases) {
     switch (phase.kind) {
       case PhaseKind::attend:

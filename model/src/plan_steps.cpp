@@ -51,7 +51,7 @@ void append_q_round_steps(const DecodePlan& plan, int rank, int round, std::vect
   auto sequences = [&](int r) { return owned_sequences(batch, p, ((rank - r) % p + p) % p).count; };
   const double q_per_sequence = plan.sizes.q_bytes / batch;
   const size_t first = steps.size();
-  if (plan.ring_step_host_s > 0) steps.push_back(host_step("host round trips of a ring step", plan.ring_step_host_s));
+  if (plan.costs.ring_step_host_s > 0) steps.push_back(host_step("host round trips of a ring step", plan.costs.ring_step_host_s));
   const long long held = sequences(round);
   const bool sends = round < p - 1 && held > 0;
   const Step send{StepKind::send, "send query block", (rank + 1) % p, held * q_per_sequence, 0, CollectiveOp::sendrecv,
@@ -83,7 +83,7 @@ void append_round_steps(const DecodePlan& plan, int rank, int round, std::vector
   const int p = static_cast<int>(plan.gpus.size());
   auto block = [&](int r) { return plan.shards[static_cast<size_t>(((rank - r) % p + p) % p)].count; };
   const size_t first = steps.size();
-  if (plan.ring_step_host_s > 0) steps.push_back(host_step("host round trips of a ring step", plan.ring_step_host_s));
+  if (plan.costs.ring_step_host_s > 0) steps.push_back(host_step("host round trips of a ring step", plan.costs.ring_step_host_s));
   const long long tokens = block(round);
   const bool sends = round < p - 1 && tokens > 0;
   const Step send{StepKind::send, "send K/V block", (rank + 1) % p, tokens * plan.sizes.kv_bytes_per_token, 0,

@@ -28,11 +28,9 @@ bool same_phase(const model::Phase& a, const model::Phase& b) {
 // The same plan but for its GPUs.
 bool same_plan(const model::DecodePlan& a, const model::DecodePlan& b) {
   if (a.algorithm != b.algorithm || a.seq_len != b.seq_len || a.gpus.size() != b.gpus.size() ||
-      a.phases.size() != b.phases.size() || a.ring_overlap != b.ring_overlap || a.kv_expansion != b.kv_expansion ||
-      a.kernel_launch_s != b.kernel_launch_s || a.collective_call_s != b.collective_call_s ||
-      a.ring_exchanges_per_step != b.ring_exchanges_per_step || a.ring_step_host_s != b.ring_step_host_s ||
+      a.phases.size() != b.phases.size() || a.ring_overlap != b.ring_overlap || a.costs != b.costs ||
       a.sizes.kv_bytes_per_token != b.sizes.kv_bytes_per_token || a.sizes.state_bytes != b.sizes.state_bytes ||
-      a.sizes.q_bytes != b.sizes.q_bytes || a.sizes.stats_bytes != b.sizes.stats_bytes || a.impl != b.impl) {
+      a.sizes.q_bytes != b.sizes.q_bytes || a.sizes.stats_bytes != b.sizes.stats_bytes) {
     return false;
   }
   for (size_t i = 0; i < a.shards.size(); ++i) {

@@ -9,7 +9,7 @@ double kernel_time_s(const model::DecodeModel& model, const model::DecodePlan& p
   if (step.fixed_s >= 0) return step.fixed_s;          // host time: no kernel
   if (step.attention && step.flops == 0) return 0.0;  // an empty shard runs no kernel
   const model::ComputeRates& rates = step.attention ? model.rates(rank) : model.slowest_rates();
-  const double launch_s = plan.kernel_launch_s ? *plan.kernel_launch_s : rates.launch_s;  // model::plan_rates's
+  const double launch_s = plan.costs.kernel_launch_s ? *plan.costs.kernel_launch_s : rates.launch_s;  // model::plan_rates's
   const double slowdown = degradation.gpu_slowdown.empty() ? 1.0 : [&] {
     const auto slow = degradation.gpu_slowdown.find(plan.gpus[static_cast<size_t>(rank)]);
     return slow == degradation.gpu_slowdown.end() ? 1.0 : slow->second;

@@ -229,9 +229,9 @@ bool RankPrograms::run_step(int rank, const model::Step& step) {
       return false;
     }
     case model::StepKind::collective:
-      if (group.plan->collective_call_s > 0) {  // the host's call first
+      if (group.plan->costs.collective_call_s > 0) {  // the host's call first
         state.wait = Wait::host_call;
-        schedule(network_.now() + group.plan->collective_call_s, rank_wakes, rank);
+        schedule(network_.now() + group.plan->costs.collective_call_s, rank_wakes, rank);
       } else {
         arrive_at_collective(rank);
       }

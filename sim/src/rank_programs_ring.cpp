@@ -129,7 +129,7 @@ class AloneRing {
       rate = std::min(rate, link_units_per_s(r_.run_.topology(), efficiency_, &r_.options_.degradation, id));
     }
     if (pair.rate_cap_Bps(bytes) > 0) rate = std::min(rate, pair.rate_cap_Bps(bytes) * kSizeUnitsPerByte);
-    cost = {bytes, plan_.ring_exchanges_per_step * pair.at(bytes).latency_s,
+    cost = {bytes, plan_.costs.ring_exchanges_per_step * pair.at(bytes).latency_s,
             static_cast<double>(simulated_size(bytes * pair.size_factor(bytes))) / rate};
     return cost;
   }
@@ -149,7 +149,7 @@ class AloneRing {
   // The host step, the send (beside the attention, or after it), the attention.
   void steps_before_receive(int i, int round) {
     double now_s = start_s_[static_cast<size_t>(i)];
-    if (plan_.ring_step_host_s > 0) kernel(i, now_s, plan_.ring_step_host_s);
+    if (plan_.costs.ring_step_host_s > 0) kernel(i, now_s, plan_.costs.ring_step_host_s);
     const bool sends = round < p_ - 1 && block(i, round) > 0;
     const double bytes = static_cast<double>(block(i, round)) * plan_.sizes.kv_bytes_per_token;
     if (sends && plan_.ring_overlap) send(i, now_s, bytes);

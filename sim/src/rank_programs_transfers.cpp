@@ -43,7 +43,7 @@ RingChannel& RankPrograms::channel(int from, int to) {
   path.cost = &group.model->p2p(sender.local, run_.local_at(to, sender.stage));
   path.links = &route(from, to);
   path.queue = &pair(from, to);
-  path.exchanges = group.plan->ring_exchanges_per_step;
+  path.exchanges = group.plan->costs.ring_exchanges_per_step;
   channel_of_pair_[key] = channels_.size();
   sender.last_channel = static_cast<int>(channels_.size());
   channels_.push_back(std::move(path));

@@ -27,7 +27,7 @@ TEST_CASE("each preset profile: the model and the simulator replay the same plan
       CAPTURE(profile.name);
       CAPTURE(model::to_string(algorithm));
       const model::DecodePlan plan = decode.plan(algorithm, model::find_workload("llama3.1-8b"), 20000, with(profile.name.c_str()));
-      CHECK(plan.impl == profile.name);
+      CHECK(plan.costs.profile_or_default().name == profile.name);
       const double modelled_s = decode.evaluate(plan).latency_s;
       CHECK(sim::replay_plan(decode, plan).latency_s == doctest::Approx(modelled_s).scale(1e-12).epsilon(1e-9));
     }

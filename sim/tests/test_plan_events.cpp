@@ -59,7 +59,7 @@ TEST_CASE("event loop: double binary trees over 16 nodes, with the host's call b
   const model::DecodeModel model(topology);
   model::DecodePlan plan = model.plan(model::DecodeAlgorithm::tree, batched(1), 5'120'001);
   check_same_as_simgrid(model, plan);
-  plan.collective_call_s = 4e-6;
+  plan.costs.collective_call_s = 4e-6;
   check_same_as_simgrid(model, plan, {true});
 }
 

@@ -56,8 +56,8 @@ TEST_CASE("round by round: without overlap, with host round trips and two exchan
   no_overlap.ring_overlap = false;
   check_round_by_round(model, model.plan(model::DecodeAlgorithm::ring, mha16(), 900'001, no_overlap));
   model::DecodePlan busy_host = model.plan(model::DecodeAlgorithm::ring, mha16(), 900'001);
-  busy_host.ring_step_host_s = 7e-6;
-  busy_host.ring_exchanges_per_step = 2;
+  busy_host.costs.ring_step_host_s = 7e-6;
+  busy_host.costs.ring_exchanges_per_step = 2;
   check_round_by_round(model, busy_host);
   check_round_by_round(model, model.plan(model::DecodeAlgorithm::ring, mha16(), 11));  // 11 tokens on 16 GPUs
 }

@@ -42,8 +42,8 @@ TEST_CASE("event loop, ring: the timeline recorded, without overlap, with host r
   no_overlap.ring_overlap = false;
   check_same_as_simgrid(model, model.plan(model::DecodeAlgorithm::ring, mha16(), 900'001, no_overlap), {true});
   model::DecodePlan busy_host = model.plan(model::DecodeAlgorithm::ring, mha16(), 900'001);
-  busy_host.ring_step_host_s = 7e-6;
-  busy_host.ring_exchanges_per_step = 2;
+  busy_host.costs.ring_step_host_s = 7e-6;
+  busy_host.costs.ring_exchanges_per_step = 2;
   check_same_as_simgrid(model, busy_host, {true});
 }
 

@@ -116,6 +116,23 @@ struct PlanSizes {
   double state_bytes = 0;  // a partial state (o, lse)
 };
 
+// How an implementation runs a plan (an ImplProfile, applied by apply_impl), apart from the plan's dataflow: the
+// profile itself, K/V expanded to the query heads (the plan's sizes.kv_bytes_per_token is the expanded figure),
+// each kernel's launch cost when the profile sets it, a host-side cost per collective call, separate exchanges
+// and host time per ring step, the launches of the layer's other kernels, and host time per kernel dispatched.
+struct ImplCosts {
+  std::shared_ptr<const topologies::ImplProfile> profile;  // none: the default profile ("efficient")
+  const topologies::ImplProfile& profile_or_default() const;
+  double kv_expansion = 1;
+  std::optional<double> kernel_launch_s;
+  double collective_call_s = 0;
+  int ring_exchanges_per_step = 1;
+  double ring_step_host_s = 0;
+  int other_kernels_per_layer = 0;
+  std::optional<double> eager_dispatch_s;  // ImplProfile::eager_dispatch_s
+  bool operator==(const ImplCosts&) const = default;
+};
+
 struct DecodePlan {
   DecodeAlgorithm algorithm = DecodeAlgorithm::tree;
   const DecodeAlgorithmInfo* info = nullptr;  // the algorithm's descriptor (decode_algorithms.hpp), set by make_plan
@@ -126,19 +143,7 @@ struct DecodePlan {
   PlanSizes sizes;
   std::vector<Phase> phases;
   bool ring_overlap = true;   // PlanOptions::ring_overlap
-  // How the implementation runs it (ImplProfile, applied by apply_impl): the profile's name, K/V expanded to the
-  // query heads (sizes.kv_bytes_per_token is the expanded figure), each kernel's launch cost when the profile
-  // sets it, a host-side cost per collective call, separate exchanges and host time per ring step, and the
-  // launches of the layer's other kernels.
-  std::string impl = "efficient";
-  std::shared_ptr<const topologies::ImplProfile> impl_profile;  // PlanOptions::impl (none: the default profile's errors)
-  double kv_expansion = 1;
-  std::optional<double> kernel_launch_s;
-  double collective_call_s = 0;
-  int ring_exchanges_per_step = 1;
-  double ring_step_host_s = 0;
-  int other_kernels_per_layer = 0;
-  std::optional<double> eager_dispatch_s;  // host time per kernel dispatched (ImplProfile::eager_dispatch_s)
+  ImplCosts costs;            // how the implementation runs it (apply_impl)
 };
 
 // equal: N / p tokens each (split_tokens). by_speed: in proportion to each GPU's speed, the split that minimises
@@ -170,7 +175,7 @@ struct PlanOptions {
 // Example: llama3.1-8b (32 query, 8 KV heads), 20,000 tokens on 2 GPUs, kv_expansion, an entry "RoPE" with
 // kv_bytes 2.5: each shard caches 10,000 x 4 KiB = 40.96 MB per layer, so the entry moves 102.4 MB, and a ring
 // block is 4 x 40.96 = 163.8 MB. Throws topologies::InputError (at the entry) for an unknown algorithm name.
-void apply_impl(DecodePlan& plan, const topologies::ImplProfile& profile);
+void apply_impl(DecodePlan& plan, std::shared_ptr<const topologies::ImplProfile> profile);
 
 // The kernels one rank launches per layer as the plan counts them: an attention 1; a ring pass or q-ring p rounds
 // of attention and merge plus p - 1 sends; a collective 1; a transfers phase 1 (one NCCL group) and 1 more when it
