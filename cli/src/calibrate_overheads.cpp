@@ -1,6 +1,6 @@
 // treering calibrate on timed decodes (calibrate_overheads.hpp).
 #include "calibrate_overheads.hpp"
-#include "network_calibration.hpp"  // today_utc
+#include "treering/analysis/network_calibration.hpp"  // today_utc
 
 #include <ctime>
 #include <iostream>
@@ -15,6 +15,7 @@
 #include "treering/validate/overhead_fit.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 namespace {
 
 using nlohmann::ordered_json;

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster_args.hpp"
-#include "collective_report.hpp"
+#include "treering/analysis/collective_report.hpp"
 #include "commands.hpp"
 #include "table.hpp"
 #include "treering/model/collectives.hpp"
@@ -14,6 +14,7 @@
 #include "treering/topologies/units.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 namespace {
 
 using nlohmann::ordered_json;

@@ -13,14 +13,15 @@
 #include "cluster_args.hpp"
 #include "commands.hpp"
 #include "crossover_tp.hpp"
-#include "decode_output.hpp"
-#include "sweep.hpp"
-#include "csv.hpp"
+#include "treering/analysis/decode_output.hpp"
+#include "treering/analysis/sweep.hpp"
+#include "treering/analysis/csv.hpp"
 #include "table.hpp"
 #include "treering/model/uncertainty.hpp"
 #include "treering/topologies/units.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 namespace {
 
 struct CrossoverArgs {

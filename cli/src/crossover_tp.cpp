@@ -7,15 +7,16 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "decode_output.hpp"
-#include "csv.hpp"
+#include "treering/analysis/decode_output.hpp"
+#include "treering/analysis/csv.hpp"
 #include "table.hpp"
 #include "treering/model/planner.hpp"
 #include "treering/topologies/load.hpp"
 #include "treering/topologies/units.hpp"
-#include "workload_files.hpp"
+#include "treering/analysis/workload_files.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 namespace {
 
 namespace units = treering::topologies;

@@ -8,13 +8,14 @@
 
 #include "cluster_args.hpp"
 #include "commands.hpp"
-#include "sensitivity.hpp"
+#include "treering/analysis/sensitivity.hpp"
 #include "table.hpp"
 #include "treering/model/decode.hpp"
 #include "treering/topologies/load.hpp"
 #include "treering/topologies/units.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 namespace {
 
 constexpr double kStep = 0.05;

@@ -7,12 +7,12 @@
 
 #include "cluster_args.hpp"
 #include "commands.hpp"
-#include "decode_output.hpp"
+#include "treering/analysis/decode_output.hpp"
 #include "degradation_args.hpp"
 #include "layout_args.hpp"
 #include "treering/model/layout_model.hpp"
 #include "replay_progress.hpp"
-#include "simulated_decode.hpp"
+#include "treering/analysis/simulated_decode.hpp"
 #include "treering/sim/layout_replay.hpp"
 #include "table.hpp"
 #include "treering/sim/replay.hpp"
@@ -20,6 +20,7 @@
 #include "treering/topologies/units.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 namespace {
 
 using nlohmann::ordered_json;

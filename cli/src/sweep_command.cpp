@@ -10,13 +10,14 @@
 #include "cluster_args.hpp"
 #include "commands.hpp"
 #include "layout_args.hpp"
-#include "sweep.hpp"
+#include "treering/analysis/sweep.hpp"
 #include "sweep_ranks.hpp"
 #include "sweep_table.hpp"
 #include "treering/topologies/output_file.hpp"
 #include "treering/topologies/units.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 namespace {
 
 struct SweepArgs {

@@ -13,7 +13,7 @@
 #include "attention_reports.hpp"
 #include "step_reports.hpp"
 #include "table.hpp"
-#include "validate_report.hpp"
+#include "treering/analysis/validate_report.hpp"
 #include "treering/topologies/units.hpp"
 #include "treering/validate/calibrate.hpp"
 #include "treering/validate/decodes.hpp"
@@ -22,6 +22,7 @@
 #include "treering/model/statistics.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 namespace {
 
 using nlohmann::ordered_json;
