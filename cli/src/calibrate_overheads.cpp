@@ -20,11 +20,7 @@ namespace {
 
 using nlohmann::ordered_json;
 
-std::string percent(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f %%", 100 * value);
-  return text;
-}
+std::string percent(double value) { return format_percent(value); }
 
 struct Inputs {
   std::vector<validate::TimedDecode> timings;

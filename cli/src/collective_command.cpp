@@ -26,13 +26,7 @@ struct CollectiveArgs : CollectiveChoice {
 
 // "+12.34 %" (the difference from `reference`), or "87.5 %" (a share).
 std::string percent_of(double value, double reference = 0) {
-  char text[32];
-  if (reference > 0) {
-    std::snprintf(text, sizeof text, "%+.2f %%", 100 * (value - reference) / reference);
-  } else {
-    std::snprintf(text, sizeof text, "%.1f %%", 100 * value);
-  }
-  return text;
+  return reference > 0 ? format_change(value, reference) : format_percent(value);
 }
 
 void print_table(const std::vector<BandedEstimate>& estimates, const model::CommGroup& group, const CollectiveArgs& args) {

@@ -53,11 +53,7 @@ nlohmann::ordered_json bound_json(double seconds) {
   return std::isfinite(seconds) ? nlohmann::ordered_json(seconds) : nlohmann::ordered_json();
 }
 
-std::string ratio_text(double ratio) {
-  char text[32];
-  std::snprintf(text, sizeof text, ratio >= 100 ? "%.0fx" : "%.2fx", ratio);
-  return text;
-}
+std::string ratio_text(double ratio) { return format_ratio(ratio); }
 
 // The shortest length from which `first` wins at every longer length, per GPU count; `surely`: also outside the
 // other's band.

@@ -86,11 +86,7 @@ std::vector<SimulatedCase> run_cases(const SimulateArgs& args, const topologies:
   return cases;
 }
 
-std::string percent(double simulated, double predicted) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%+.2f %%", 100 * (simulated - predicted) / predicted);
-  return text;
-}
+std::string percent(double simulated, double predicted) { return format_change(simulated, predicted); }
 
 // What replayed the cases: "event loop", "SimGrid 3.32.0" (--simgrid), or both (the event loop leaves plans
 // with sends of no bytes to SimGrid).

@@ -33,11 +33,7 @@ struct Confirmed {
   double simulated_s;
 };
 
-std::string times(double ratio) {
-  char text[32];
-  std::snprintf(text, sizeof text, ratio >= 100 ? "%.0fx" : "%.2fx", ratio);
-  return text;
-}
+std::string times(double ratio) { return format_ratio(ratio); }
 
 double simulate(const topologies::Topology& topology, const std::vector<int>& gpus, const model::Strategy& s,
                 const model::Workload& workload, long long seq_len) {

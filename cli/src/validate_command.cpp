@@ -36,11 +36,7 @@ struct ValidateArgs {
   std::string format = "table";
 };
 
-std::string percent(double value, bool sign = true) {
-  char text[32];
-  std::snprintf(text, sizeof text, sign ? "%+.1f %%" : "%.1f %%", 100 * value);
-  return text;
-}
+std::string percent(double value, bool sign = true) { return format_percent(value, sign); }
 
 void print_table(const std::vector<validate::CaseResult>& cases, const std::vector<validate::ErrorSummary>& summary,
                  const std::vector<validate::Engine>& engines) {

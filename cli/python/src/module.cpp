@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "cluster.hpp"
-#include "cluster_args.hpp"
 #include "treering/analysis/collective_report.hpp"
 #include "treering/analysis/decode_cases.hpp"
 #include "treering/analysis/decode_columns.hpp"

@@ -15,13 +15,13 @@ namespace py = pybind11;
 namespace treering::python {
 namespace {
 
-analysis::PlotSpec plot_spec(const std::string& x, const std::string& y, const std::vector<std::string>& series, bool log_x,
+cli::PlotSpec plot_spec(const std::string& x, const std::string& y, const std::vector<std::string>& series, bool log_x,
                         bool log_y, const std::string& title) {
   return {x, y, series, log_x, log_y, title};
 }
 
 // A value of a record as a cell: None empty, str text, bool "true"/"false", int and float numbers.
-analysis::TableCell cell_of(const py::handle& value) {
+cli::TableCell cell_of(const py::handle& value) {
   if (value.is_none()) return {};
   if (py::isinstance<py::bool_>(value)) return {value.cast<bool>() ? "true" : "false", std::nullopt};
   if (py::isinstance<py::str>(value)) return {value.cast<std::string>(), std::nullopt};
@@ -33,11 +33,11 @@ analysis::TableCell cell_of(const py::handle& value) {
 }
 
 // The records as a table: the columns in the order they first appear, a record without one an empty cell there.
-analysis::DataTable table_of(const py::list& records) {
+cli::DataTable table_of(const py::list& records) {
   if (records.empty()) throw std::invalid_argument("plot: no records");
-  analysis::DataTable table{"records", {}, {}};
+  cli::DataTable table{"records", {}, {}};
   std::map<std::string, std::size_t> index;
-  std::vector<std::vector<std::pair<std::size_t, analysis::TableCell>>> cells;
+  std::vector<std::vector<std::pair<std::size_t, cli::TableCell>>> cells;
   for (const py::handle& record : records) {
     if (!py::isinstance<py::dict>(record)) throw std::invalid_argument("plot: records are dicts (as predict() returns)");
     auto& row = cells.emplace_back();
@@ -63,7 +63,7 @@ void add_plot(py::module_& m) {
       [](const std::string& file, const std::string& x, const std::string& y, const std::vector<std::string>& series,
          bool log_x, bool log_y, const std::string& title, const std::string& output) {
         const topologies::InputFilesScope inputs;  // `output` may not be `file`, by any name
-        analysis::plot_file(file, plot_spec(x, y, series, log_x, log_y, title), output);
+        cli::plot_file(file, plot_spec(x, y, series, log_x, log_y, title), output);
       },
       py::arg("file"), py::arg("x"), py::arg("y"), py::arg("series"), py::arg("log_x"), py::arg("log_y"), py::arg("title"),
       py::arg("output"));
@@ -71,8 +71,8 @@ void add_plot(py::module_& m) {
       "plot_records",
       [](const py::list& records, const std::string& x, const std::string& y, const std::vector<std::string>& series,
          bool log_x, bool log_y, const std::string& title, const std::string& output) {
-        analysis::chart_kind(output);
-        analysis::write_chart(analysis::plot_chart(table_of(records), plot_spec(x, y, series, log_x, log_y, title)), output);
+        cli::chart_kind(output);
+        cli::write_chart(cli::plot_chart(table_of(records), plot_spec(x, y, series, log_x, log_y, title)), output);
       },
       py::arg("records"), py::arg("x"), py::arg("y"), py::arg("series"), py::arg("log_x"), py::arg("log_y"), py::arg("title"),
       py::arg("output"));
