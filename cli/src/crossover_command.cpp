@@ -172,7 +172,7 @@ void run(const CrossoverArgs& args, const CLI::App& command) {
   if (!args.batches.empty()) spec.batches = args.batches;
   spec.seq_lens = topologies::parse_token_counts(args.seq_len);
   for (const std::string& name : args.algorithms) spec.algorithms.push_back(model::parse_decode_algorithm(name));
-  spec.engines = {args.engine};
+  spec.engines = {validate::parse_engine(args.engine)};
   spec.impl = args.impl;
   for (const std::string& text : args.settings) spec.settings.push_back(topologies::parse_setting(text));
   std::vector<std::size_t> all(sweep_cases(spec).size());

@@ -28,7 +28,7 @@ SweepSpec default_comparison() {
   spec.workloads = {"paper-mha16"};
   spec.seq_lens = topologies::parse_token_counts("80k:5.12M:x2");
   spec.algorithms = model::paper_decode_algorithms();
-  spec.engines = {"model", "sim"};
+  spec.engines = {validate::Engine::model, validate::Engine::sim};
   return spec;
 }
 

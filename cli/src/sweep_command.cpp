@@ -88,7 +88,8 @@ void run(const SweepArgs& args) {
   spec.batches = args.batches;
   spec.seq_lens = topologies::parse_token_counts(args.seq_len);
   for (const std::string& name : args.algorithms) spec.algorithms.push_back(model::parse_decode_algorithm(name));
-  spec.engines = args.engines;
+  spec.engines.clear();
+  for (const std::string& engine : args.engines) spec.engines.push_back(validate::parse_engine(engine));
   for (const std::string& text : args.settings) spec.settings.push_back(topologies::parse_setting(text));
   spec.split = model::parse_token_split(args.split);
   spec.impl = args.impl;

@@ -16,9 +16,6 @@ std::vector<SweepCase> sweep_cases(const SweepSpec& spec) {
   if (spec.workloads.empty() || spec.seq_lens.empty() || spec.algorithms.empty() || spec.engines.empty()) {
     throw std::invalid_argument("a sweep needs at least one workload, length, algorithm and engine");
   }
-  for (const std::string& engine : spec.engines) {
-    if (engine != "model" && engine != "sim") throw std::invalid_argument("unknown engine '" + engine + "' (model or sim)");
-  }
   const std::vector<int> nodes = spec.nodes.empty() ? std::vector<int>{0} : spec.nodes;
   const std::vector<int> batches = spec.batches.empty() ? std::vector<int>{0} : spec.batches;
   std::vector<SweepCase> cases;
@@ -27,7 +24,7 @@ std::vector<SweepCase> sweep_cases(const SweepSpec& spec) {
       for (int batch : batches) {
         for (long long seq_len : spec.seq_lens) {
           for (model::DecodeAlgorithm algorithm : spec.algorithms) {
-            for (const std::string& engine : spec.engines) cases.push_back({n, workload, batch, seq_len, algorithm, engine});
+            for (validate::Engine engine : spec.engines) cases.push_back({n, workload, batch, seq_len, algorithm, engine});
           }
         }
       }
@@ -85,7 +82,7 @@ DecodeRow run_case(const SweepContext& context, const SweepSpec& spec, const Swe
   model::PlanOptions options;
   options.split = spec.split;
   options.impl = context.impl;
-  if (c.engine == "sim") {
+  if (c.engine == validate::Engine::sim) {
     return simulate_row(spec.layout, {}, {}, layouts, workload, c.seq_len, c.algorithm, options, false).row;
   }
   DecodeRow row = predict_row(spec.layout, {}, layouts, workload, c.seq_len, c.algorithm, options, false);
@@ -101,7 +98,7 @@ namespace {
 std::string describe_case(std::size_t index, const SweepCase& c) {
   return "case " + std::to_string(index) + " (" + (c.nodes > 0 ? std::to_string(c.nodes) + (c.nodes == 1 ? " node" : " nodes") : "the cluster's nodes") +
          ", " + c.workload + ", " + (c.batch > 0 ? "batch " + std::to_string(c.batch) : "its batch") + ", " +
-         std::to_string(c.seq_len) + " tokens, " + model::to_string(c.algorithm) + ", " + c.engine + ")";
+         std::to_string(c.seq_len) + " tokens, " + model::to_string(c.algorithm) + ", " + validate::to_string(c.engine) + ")";
 }
 
 }  // namespace

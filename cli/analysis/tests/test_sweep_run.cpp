@@ -27,7 +27,7 @@ SweepSpec small_sweep() {
   spec.nodes = {1, 2};
   spec.seq_lens = {80'000, 160'000};
   spec.algorithms = {model::DecodeAlgorithm::ring, model::DecodeAlgorithm::tree};
-  spec.engines = {"model", "sim"};
+  spec.engines = {treering::validate::Engine::model, treering::validate::Engine::sim};
   return spec;
 }
 

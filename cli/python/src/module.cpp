@@ -214,7 +214,8 @@ py::list sweep(const std::string& cluster, const std::vector<int>& nodes, const 
   spec.batches = batches;
   spec.seq_lens = seq_lens;
   spec.algorithms = algorithms_of(algos);
-  spec.engines = engines;
+  spec.engines.clear();
+  for (const std::string& engine : engines) spec.engines.push_back(validate::parse_engine(engine));
   spec.split = model::parse_token_split(split);
   spec.impl = impl;
   spec.layout = choice.layout;

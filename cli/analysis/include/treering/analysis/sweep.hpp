@@ -10,6 +10,7 @@
 #include "treering/analysis/decode_cases.hpp"
 #include "treering/analysis/decode_output.hpp"
 #include "treering/topologies/settings.hpp"
+#include "treering/validate/report.hpp"
 
 namespace treering::analysis {
 
@@ -20,7 +21,7 @@ struct SweepSpec {
   std::vector<int> batches;                 // empty: each workload's own batch
   std::vector<long long> seq_lens;
   std::vector<model::DecodeAlgorithm> algorithms;
-  std::vector<std::string> engines{"model"};  // model | sim
+  std::vector<validate::Engine> engines{validate::Engine::model};
   std::vector<topologies::Setting> settings;  // --set PATH=VALUE on the cluster file
   model::TokenSplit split = model::TokenSplit::equal;
   std::string impl = "efficient";             // --impl: the implementation profile, a preset or a YAML file
@@ -35,11 +36,11 @@ struct SweepCase {
   int batch = 0;  // 0: the workload's own
   long long seq_len = 0;
   model::DecodeAlgorithm algorithm = model::DecodeAlgorithm::tree;
-  std::string engine;
+  validate::Engine engine = validate::Engine::model;
 };
 
 // In this order, the last varying fastest: nodes, workload, batch, seq_len, algorithm, engine. Throws
-// std::invalid_argument for an empty axis or an unknown engine.
+// std::invalid_argument for an empty axis.
 std::vector<SweepCase> sweep_cases(const SweepSpec& spec);
 
 // Runs the cases `indices` (into sweep_cases(spec)) in `jobs` worker processes (sweep_workers.hpp; jobs 1: here,
