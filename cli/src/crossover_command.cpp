@@ -15,6 +15,7 @@
 #include "crossover_tp.hpp"
 #include "treering/analysis/decode_output.hpp"
 #include "treering/analysis/sweep.hpp"
+#include "treering/analysis/crossover.hpp"
 #include "treering/analysis/csv.hpp"
 #include "table.hpp"
 #include "treering/model/uncertainty.hpp"
@@ -58,14 +59,13 @@ std::string ratio_text(double ratio) { return format_ratio(ratio); }
 // The shortest length from which `first` wins at every longer length, per GPU count; `surely`: also outside the
 // other's band.
 std::string wins_from(const std::vector<Cell>& cells, int gpus, bool surely) {
-  long long from = -1;
-  bool won_all = true;
-  for (auto it = cells.rbegin(); it != cells.rend(); ++it) {
-    if (it->gpus != gpus) continue;
-    if (it->speedup() > 1 && !(surely && it->uncertain()) && won_all) from = it->seq_len;
-    else won_all = false;
+  std::vector<LengthOutcome> by_length;
+  for (const Cell& c : cells) {
+    if (c.gpus != gpus) continue;
+    by_length.push_back({c.seq_len, c.speedup() > 1 && !(surely && c.uncertain()) ? Outcome::wins : Outcome::loses});
   }
-  return from < 0 ? "never" : topologies::format_token_count(from);
+  const std::optional<long long> from = analysis::wins_from(by_length);
+  return from ? topologies::format_token_count(*from) : "never";
 }
 
 // The lengths at which the two lie within each other's band, per GPU count, as runs of consecutive lengths:
