@@ -39,7 +39,7 @@ std::vector<DecodeColumn> make_columns() {
       {"volume_total_bytes", "volume_bytes.total", "bytes", C::always, [](R r) -> Cell { return r.result.volume.total; }},
       {"peak_memory_bytes", "peak_memory_bytes", "bytes", C::always, [](R r) -> Cell { return r.result.memory.total; }},
       {"token_s", "token_s", "s", C::always, [](R r) -> Cell { return r.result.token_s; }},
-      {"calibration", "calibration", "", C::always, [](R r) -> Cell { return r.calibration; }},
+      {"calibration", "calibration", "", C::always, [](R r) -> Cell { return std::string(to_string(r.calibration)); }},
       {"extrapolation", "extrapolation", "", C::always, [](R r) -> Cell { return r.extrapolation; }},
       {"impl", "impl", "", C::always, [](R r) -> Cell { return r.result.impl; }},
       {"latency_s_low", "latency_s_low", "s", C::always, [](R r) -> Cell { return r.latency_band.low_s; }},

@@ -14,6 +14,15 @@
 
 namespace treering::analysis {
 
+const char* to_string(CalibrationState state) {
+  switch (state) {
+    case CalibrationState::none: return "none";
+    case CalibrationState::inside: return "inside";
+    case CalibrationState::extrapolated: return "extrapolated";
+  }
+  return "none";
+}
+
 using nlohmann::ordered_json;
 
 namespace {
@@ -33,7 +42,9 @@ void set_context(DecodeRow& row, const model::DecodeModel& decode, const model::
   std::vector<std::string> reasons = parts.compute;
   reasons.insert(reasons.end(), parts.communication.begin(), parts.communication.end());
   row.extrapolation = model::join_reasons(reasons);
-  row.calibration = !decode.topology().spec().calibration ? "none" : row.extrapolation.empty() ? "inside" : "extrapolated";
+  row.calibration = !decode.topology().spec().calibration ? CalibrationState::none
+                    : row.extrapolation.empty()            ? CalibrationState::inside
+                                                           : CalibrationState::extrapolated;
   row.cluster = decode.topology().spec().name;
   row.cluster_nodes = decode.topology().node_count();
   row.nodes_used = nodes_used(decode.topology(), decode.group().gpus);
@@ -83,7 +94,7 @@ std::string errors_legend(const std::vector<model::RelativeErrors>& errors) {
 
 std::string band_line(const std::vector<DecodeRow>& rows) {
   if (rows.empty()) return "";
-  const bool calibrated = rows.front().calibration != "none";
+  const bool calibrated = rows.front().calibration != CalibrationState::none;
   std::string text = "; band: " + errors_text(rows.front().errors) + " (" + (calibrated ? "the calibration's residuals" : "the profile's validation") + ")";
   // Calibrated, each row's band comes from the residuals at the sizes it uses (doubled where it extrapolates).
   double least = 1e300, most = 0;
@@ -157,7 +168,12 @@ std::string calibration_line(const topologies::Topology& topology) {
 }
 
 std::string calibration_marker(const DecodeRow& row) {
-  return row.calibration == "none" ? "" : row.calibration == "inside" ? "inside" : "OUTSIDE *";
+  switch (row.calibration) {
+    case CalibrationState::none: return "";
+    case CalibrationState::inside: return "inside";
+    case CalibrationState::extrapolated: return "OUTSIDE *";
+  }
+  return "";
 }
 
 void print_extrapolation_notes(std::ostream& out, const std::vector<const DecodeRow*>& rows) {

@@ -77,7 +77,7 @@ TEST_CASE("a sweep row as bytes: every field comes back, doubles bit for bit") {
   CHECK(got.transfers_simulated == 9'000'000'000LL);
   CHECK(got.links == sent.links);
   CHECK(got.links.dump() == R"({"z":{"bytes":3.0000000000000004,"utilisation":0.5},"a":[1,-2,null]})");  // order kept
-  CHECK(got.calibration == "extrapolated");
+  CHECK(got.calibration == treering::analysis::CalibrationState::extrapolated);
   CHECK(got.extrapolation == "sends beyond 64 MiB");
   CHECK(got.errors.compute == 0.125);
   CHECK(got.errors.communication == 0.36);

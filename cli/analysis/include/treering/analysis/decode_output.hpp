@@ -15,6 +15,11 @@
 
 namespace treering::analysis {
 
+// Where a row's figures stand against the cluster's calibration: none (nominal figures), inside what it measured,
+// or extrapolated beyond it (the row's `extrapolation` says why).
+enum class CalibrationState { none, inside, extrapolated };
+const char* to_string(CalibrationState state);  // "none", "inside", "extrapolated": the `calibration` column
+
 struct DecodeRow {
   model::DecodeResult result;  // the model's, or the simulator's in the same form
   std::string engine = "model";
@@ -28,9 +33,9 @@ struct DecodeRow {
   std::optional<double> model_latency_s;        // simulate: the model's figure beside the simulated one
   std::optional<long long> transfers_simulated;  // simulate
   nlohmann::ordered_json links;                  // simulate: bytes and utilisation per link (JSON only)
-  // "none" (nominal figures), "inside" (the plan stays inside what the calibration measured) or "extrapolated",
-  // with the reasons (model/extrapolation.hpp).
-  std::string calibration = "none";
+  // none (nominal figures), inside (the plan stays inside what the calibration measured) or extrapolated, with
+  // the reasons (model/extrapolation.hpp).
+  CalibrationState calibration = CalibrationState::none;
   std::string extrapolation;
   // How sure: the errors of the implementation profile or the calibration, and the bands they give.
   model::RelativeErrors errors;
