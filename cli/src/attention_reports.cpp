@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "csv.hpp"
+#include "treering/analysis/csv.hpp"
 #include "table.hpp"
 #include "treering/model/attention_kernel.hpp"
 #include "treering/model/compute.hpp"
@@ -16,6 +16,7 @@
 #include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 namespace {
 
 // "11.5 us ± 0.4", or the value alone where the fit estimated no error (held at 0, or no points to spare).

@@ -8,7 +8,7 @@
 #include "calibrate_overheads.hpp"
 #include "cluster_args.hpp"
 #include "commands.hpp"
-#include "network_calibration.hpp"
+#include "treering/analysis/network_calibration.hpp"
 #include "step_reports.hpp"
 #include "table.hpp"
 #include "treering/topologies/load.hpp"
@@ -22,6 +22,7 @@
 #include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 namespace {
 
 struct CalibrateArgs {

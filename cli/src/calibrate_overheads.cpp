@@ -1,6 +1,6 @@
 // treering calibrate on timed decodes (calibrate_overheads.hpp).
 #include "calibrate_overheads.hpp"
-#include "network_calibration.hpp"  // today_utc
+#include "treering/analysis/network_calibration.hpp"  // today_utc
 
 #include <ctime>
 #include <iostream>
@@ -15,15 +15,12 @@
 #include "treering/validate/overhead_fit.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 namespace {
 
 using nlohmann::ordered_json;
 
-std::string percent(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f %%", 100 * value);
-  return text;
-}
+std::string percent(double value) { return format_percent(value); }
 
 struct Inputs {
   std::vector<validate::TimedDecode> timings;

@@ -11,11 +11,12 @@
 #include "treering/model/plan.hpp"
 #include "treering/model/workload.hpp"
 #include "treering/topologies/impl_profile.hpp"
-#include "workload_files.hpp"
+#include "treering/analysis/workload_files.hpp"
 #include "treering/topologies/load.hpp"
 #include "treering/topologies/topology.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 
 struct ClusterArgs {
   std::string cluster;
@@ -56,6 +57,8 @@ void drop_options(CLI::App& command, const std::vector<std::string>& names);
 
 // --progress: progress lines on stderr even when it is not a terminal (replay_progress.hpp).
 void add_progress_flag(CLI::App& command);
+
+using analysis::load_workload;  // a preset or a file by name, beside the one of the arguments below
 
 // The workload of --workload with --batch applied (one value: a list is an error for commands that take one).
 model::Workload load_workload(const DecodeArgs& args);

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster_args.hpp"
-#include "collective_report.hpp"
+#include "treering/analysis/collective_report.hpp"
 #include "commands.hpp"
 #include "table.hpp"
 #include "treering/model/collectives.hpp"
@@ -14,6 +14,7 @@
 #include "treering/topologies/units.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 namespace {
 
 using nlohmann::ordered_json;
@@ -25,13 +26,7 @@ struct CollectiveArgs : CollectiveChoice {
 
 // "+12.34 %" (the difference from `reference`), or "87.5 %" (a share).
 std::string percent_of(double value, double reference = 0) {
-  char text[32];
-  if (reference > 0) {
-    std::snprintf(text, sizeof text, "%+.2f %%", 100 * (value - reference) / reference);
-  } else {
-    std::snprintf(text, sizeof text, "%.1f %%", 100 * value);
-  }
-  return text;
+  return reference > 0 ? format_change(value, reference) : format_percent(value);
 }
 
 void print_table(const std::vector<BandedEstimate>& estimates, const model::CommGroup& group, const CollectiveArgs& args) {

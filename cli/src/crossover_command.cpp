@@ -13,15 +13,17 @@
 #include "cluster_args.hpp"
 #include "commands.hpp"
 #include "crossover_tp.hpp"
-#include "decode_output.hpp"
-#include "sweep.hpp"
-#include "csv.hpp"
+#include "treering/analysis/decode_output.hpp"
+#include "treering/analysis/sweep.hpp"
+#include "treering/analysis/crossover.hpp"
+#include "treering/analysis/csv.hpp"
 #include "table.hpp"
 #include "treering/model/uncertainty.hpp"
 #include "treering/topologies/units.hpp"
 #include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 namespace {
 
 struct CrossoverArgs {
@@ -53,23 +55,18 @@ nlohmann::ordered_json bound_json(double seconds) {
   return std::isfinite(seconds) ? nlohmann::ordered_json(seconds) : nlohmann::ordered_json();
 }
 
-std::string ratio_text(double ratio) {
-  char text[32];
-  std::snprintf(text, sizeof text, ratio >= 100 ? "%.0fx" : "%.2fx", ratio);
-  return text;
-}
+std::string ratio_text(double ratio) { return format_ratio(ratio); }
 
 // The shortest length from which `first` wins at every longer length, per GPU count; `surely`: also outside the
 // other's band.
 std::string wins_from(const std::vector<Cell>& cells, int gpus, bool surely) {
-  long long from = -1;
-  bool won_all = true;
-  for (auto it = cells.rbegin(); it != cells.rend(); ++it) {
-    if (it->gpus != gpus) continue;
-    if (it->speedup() > 1 && !(surely && it->uncertain()) && won_all) from = it->seq_len;
-    else won_all = false;
+  std::vector<LengthOutcome> by_length;
+  for (const Cell& c : cells) {
+    if (c.gpus != gpus) continue;
+    by_length.push_back({c.seq_len, c.speedup() > 1 && !(surely && c.uncertain()) ? Outcome::wins : Outcome::loses});
   }
-  return from < 0 ? "never" : topologies::format_token_count(from);
+  const std::optional<long long> from = analysis::wins_from(by_length);
+  return from ? topologies::format_token_count(*from) : "never";
 }
 
 // The lengths at which the two lie within each other's band, per GPU count, as runs of consecutive lengths:
@@ -176,7 +173,7 @@ void run(const CrossoverArgs& args, const CLI::App& command) {
   if (!args.batches.empty()) spec.batches = args.batches;
   spec.seq_lens = topologies::parse_token_counts(args.seq_len);
   for (const std::string& name : args.algorithms) spec.algorithms.push_back(model::parse_decode_algorithm(name));
-  spec.engines = {args.engine};
+  spec.engines = {validate::parse_engine(args.engine)};
   spec.impl = args.impl;
   for (const std::string& text : args.settings) spec.settings.push_back(topologies::parse_setting(text));
   std::vector<std::size_t> all(sweep_cases(spec).size());

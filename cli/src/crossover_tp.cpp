@@ -7,15 +7,17 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "decode_output.hpp"
-#include "csv.hpp"
+#include "treering/analysis/decode_output.hpp"
+#include "treering/analysis/crossover.hpp"
+#include "treering/analysis/csv.hpp"
 #include "table.hpp"
 #include "treering/model/planner.hpp"
 #include "treering/topologies/load.hpp"
 #include "treering/topologies/units.hpp"
-#include "workload_files.hpp"
+#include "treering/analysis/workload_files.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 namespace {
 
 namespace units = treering::topologies;
@@ -77,8 +79,7 @@ void print_table(const std::vector<Contest>& contests, const CpVsTpRequest& r, c
     for (int batch : batches) header.push_back(std::to_string(batch));
     Table table(header);
     std::vector<std::string> wins{"cp wins from"};
-    std::vector<long long> from(batches.size(), -1);
-    std::vector<bool> won_all(batches.size(), true);
+    std::vector<std::vector<LengthOutcome>> by_length(batches.size());  // per batch
     for (size_t row = first; row < contests.size() && contests[row].gpus == gpus; row += batches.size()) {
       std::vector<std::string> cells{units::format_token_count(contests[row].seq_len)};
       for (size_t b = 0; b < batches.size(); ++b) cells.push_back(cell_text(contests[row + b]));
@@ -86,15 +87,17 @@ void print_table(const std::vector<Contest>& contests, const CpVsTpRequest& r, c
     }
     size_t end = first;
     while (end < contests.size() && contests[end].gpus == gpus) ++end;
-    // Longest first: the shortest length from which cp wins at every longer one where a layout fits (where neither
-    // fits there is no contest: it neither breaks nor extends the run).
-    for (size_t i = end; i-- > first;) {
-      const size_t b = (i - first) % batches.size();
-      if (!contests[i].cp && !contests[i].tp) continue;
-      if (cp_wins(contests[i]) && won_all[b]) from[b] = contests[i].seq_len;
-      else won_all[b] = false;
+    // The shortest length from which cp wins at every longer one where a layout fits (where neither fits there is
+    // no contest: it neither breaks nor extends the run).
+    for (size_t i = first; i < end; ++i) {
+      const Contest& c = contests[i];
+      by_length[(i - first) % batches.size()].push_back(
+          {c.seq_len, !c.cp && !c.tp ? Outcome::no_contest : cp_wins(c) ? Outcome::wins : Outcome::loses});
     }
-    for (long long length : from) wins.push_back(length < 0 ? "never" : units::format_token_count(length));
+    for (const std::vector<LengthOutcome>& outcomes : by_length) {
+      const std::optional<long long> from = wins_from(outcomes);
+      wins.push_back(from ? units::format_token_count(*from) : "never");
+    }
     table.add_row(wins);
     table.print(std::cout);
     first = end;

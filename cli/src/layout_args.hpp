@@ -6,9 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "decode_cases.hpp"
+#include "treering/analysis/decode_cases.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 
 using LayoutArgs = LayoutChoice;  // decode_cases.hpp
 void add_layout_options(CLI::App& command, LayoutArgs& args);

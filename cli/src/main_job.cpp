@@ -10,12 +10,13 @@
 #include "replay_progress.hpp"
 #include "commands.hpp"
 #include "line_chart.hpp"
-#include "sweep.hpp"
+#include "treering/analysis/sweep.hpp"
 #include "sweep_table.hpp"
 #include "treering/topologies/output_file.hpp"
 #include "treering/topologies/units.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 namespace {
 
 constexpr const char* kOutputDir = "treering-out";
@@ -27,7 +28,7 @@ SweepSpec default_comparison() {
   spec.workloads = {"paper-mha16"};
   spec.seq_lens = topologies::parse_token_counts("80k:5.12M:x2");
   spec.algorithms = model::paper_decode_algorithms();
-  spec.engines = {"model", "sim"};
+  spec.engines = {validate::Engine::model, validate::Engine::sim};
   return spec;
 }
 

@@ -10,9 +10,9 @@
 #include "replay_progress.hpp"
 #include "cluster_args.hpp"
 #include "commands.hpp"
-#include "decode_output.hpp"
-#include "plan_report.hpp"
-#include "csv.hpp"
+#include "treering/analysis/decode_output.hpp"
+#include "treering/analysis/plan_report.hpp"
+#include "treering/analysis/csv.hpp"
 #include "table.hpp"
 #include "treering/model/planner.hpp"
 #include "treering/sim/replay.hpp"
@@ -20,6 +20,7 @@
 #include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 namespace {
 
 using nlohmann::ordered_json;

@@ -6,11 +6,12 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "decode_columns.hpp"
+#include "treering/analysis/decode_columns.hpp"
 #include "treering/topologies/input_error.hpp"
 #include "treering/topologies/units.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 namespace {
 
 using topologies::InputError;

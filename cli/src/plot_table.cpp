@@ -4,10 +4,11 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "decode_columns.hpp"
+#include "treering/analysis/decode_columns.hpp"
 #include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 namespace {
 
 using topologies::InputError;

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster_args.hpp"
-#include "decode_output.hpp"
+#include "treering/analysis/decode_output.hpp"
 #include "layout_args.hpp"
 #include "treering/model/layout_model.hpp"
 #include "commands.hpp"
@@ -14,6 +14,7 @@
 #include "treering/topologies/units.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 namespace {
 
 using nlohmann::ordered_json;

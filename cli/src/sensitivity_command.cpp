@@ -8,7 +8,7 @@
 
 #include "cluster_args.hpp"
 #include "commands.hpp"
-#include "sensitivity.hpp"
+#include "treering/analysis/sensitivity.hpp"
 #include "table.hpp"
 #include "treering/model/decode.hpp"
 #include "treering/topologies/load.hpp"
@@ -16,6 +16,7 @@
 #include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 namespace {
 
 constexpr double kStep = 0.05;

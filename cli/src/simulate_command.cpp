@@ -7,12 +7,12 @@
 
 #include "cluster_args.hpp"
 #include "commands.hpp"
-#include "decode_output.hpp"
+#include "treering/analysis/decode_output.hpp"
 #include "degradation_args.hpp"
 #include "layout_args.hpp"
 #include "treering/model/layout_model.hpp"
 #include "replay_progress.hpp"
-#include "simulated_decode.hpp"
+#include "treering/analysis/simulated_decode.hpp"
 #include "treering/sim/layout_replay.hpp"
 #include "table.hpp"
 #include "treering/sim/replay.hpp"
@@ -21,6 +21,7 @@
 #include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 namespace {
 
 using nlohmann::ordered_json;
@@ -86,11 +87,7 @@ std::vector<SimulatedCase> run_cases(const SimulateArgs& args, const topologies:
   return cases;
 }
 
-std::string percent(double simulated, double predicted) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%+.2f %%", 100 * (simulated - predicted) / predicted);
-  return text;
-}
+std::string percent(double simulated, double predicted) { return format_change(simulated, predicted); }
 
 // What replayed the cases: "event loop", "SimGrid 3.32.0" (--simgrid), or both (the event loop leaves plans
 // with sends of no bytes to SimGrid).

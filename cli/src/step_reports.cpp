@@ -7,13 +7,14 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "csv.hpp"
+#include "treering/analysis/csv.hpp"
 #include "table.hpp"
 #include "treering/model/statistics.hpp"
 #include "treering/topologies/units.hpp"
 #include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 namespace {
 
 std::string percent(double value) { return format_percent(value, true); }

@@ -10,7 +10,7 @@
 #include "cluster_args.hpp"
 #include "commands.hpp"
 #include "layout_args.hpp"
-#include "sweep.hpp"
+#include "treering/analysis/sweep.hpp"
 #include "sweep_ranks.hpp"
 #include "sweep_table.hpp"
 #include "treering/topologies/output_file.hpp"
@@ -18,6 +18,7 @@
 #include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 namespace {
 
 struct SweepArgs {
@@ -88,7 +89,8 @@ void run(const SweepArgs& args) {
   spec.batches = args.batches;
   spec.seq_lens = topologies::parse_token_counts(args.seq_len);
   for (const std::string& name : args.algorithms) spec.algorithms.push_back(model::parse_decode_algorithm(name));
-  spec.engines = args.engines;
+  spec.engines.clear();
+  for (const std::string& engine : args.engines) spec.engines.push_back(validate::parse_engine(engine));
   for (const std::string& text : args.settings) spec.settings.push_back(topologies::parse_setting(text));
   spec.split = model::parse_token_split(args.split);
   spec.impl = args.impl;

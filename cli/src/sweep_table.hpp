@@ -6,9 +6,10 @@
 #include <ostream>
 #include <vector>
 
-#include "decode_output.hpp"
+#include "treering/analysis/decode_output.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 
 void print_sweep_table(std::ostream& out, const std::vector<DecodeRow>& rows);
 

@@ -63,4 +63,16 @@ std::string format_percent(double fraction, bool sign) {
   return text;
 }
 
+std::string format_change(double value, double reference) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%+.2f %%", 100 * (value - reference) / reference);
+  return text;
+}
+
+std::string format_ratio(double ratio) {
+  char text[32];
+  std::snprintf(text, sizeof text, ratio >= 100 ? "%.0fx" : "%.2fx", ratio);
+  return text;
+}
+
 }  // namespace treering::cli

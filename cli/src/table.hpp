@@ -26,5 +26,9 @@ void print_fields(std::ostream& out, const std::vector<std::pair<std::string, st
 
 // A fraction as a percentage with one decimal: 0.0523 -> "5.2 %", or "+5.2 %" with `sign`.
 std::string format_percent(double fraction, bool sign = false);
+// The change from `reference`, in percent with two decimals: format_change(1.2, 1.0) is "+20.00 %".
+std::string format_change(double value, double reference);
+// "2.20x", or "1908x" from 100x on (the decimals no longer matter): format_ratio(207.9 / 94.65) is "2.20x".
+std::string format_ratio(double ratio);
 
 }  // namespace treering::cli

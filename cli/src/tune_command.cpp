@@ -11,8 +11,9 @@
 #include "replay_progress.hpp"
 #include "cluster_args.hpp"
 #include "commands.hpp"
-#include "decode_output.hpp"
-#include "csv.hpp"
+#include "treering/analysis/decode_output.hpp"
+#include "treering/analysis/tune.hpp"
+#include "treering/analysis/csv.hpp"
 #include "table.hpp"
 #include "treering/model/tune.hpp"
 #include "treering/model/uncertainty.hpp"
@@ -21,6 +22,7 @@
 #include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 namespace {
 
 struct TuneArgs : DecodeArgs {
@@ -33,31 +35,12 @@ struct Confirmed {
   double simulated_s;
 };
 
-std::string times(double ratio) {
-  char text[32];
-  std::snprintf(text, sizeof text, ratio >= 100 ? "%.0fx" : "%.2fx", ratio);
-  return text;
-}
+std::string times(double ratio) { return format_ratio(ratio); }
 
 double simulate(const topologies::Topology& topology, const std::vector<int>& gpus, const model::Strategy& s,
                 const model::Workload& workload, long long seq_len) {
   const model::DecodeModel decode(topology, s.leader == 0 ? gpus : model::rotated_gpus(topology, gpus, s.leader));
   return sim::replay_plan(decode, decode.plan(s.algorithm, workload, seq_len, s.options)).latency_s;
-}
-
-// The strategies with equivalents folded into the first of them (same algorithm, latency equal to 1e-9: a
-// leader that changes nothing on a symmetric cluster, fan-in 8 in an 8-GPU node = all at once), with their count.
-std::vector<std::pair<const model::TunedStrategy*, int>> distinct(const std::vector<model::TunedStrategy>& tuned) {
-  std::vector<std::pair<const model::TunedStrategy*, int>> out;
-  for (const model::TunedStrategy& t : tuned) {
-    if (!out.empty() && out.back().first->strategy.algorithm == t.strategy.algorithm &&
-        std::abs(out.back().first->result.latency_s - t.result.latency_s) <= 1e-9 * t.result.latency_s) {
-      ++out.back().second;
-      continue;
-    }
-    out.push_back({&t, 0});
-  }
-  return out;
 }
 
 // Pairs of confirmed strategies the two engines order differently.
@@ -103,7 +86,7 @@ TuneReport tune_report(const TuneArgs& args, const topologies::Topology& topolog
   const model::PlanOptions options = plan_options(args);
   report.tuned = model::tune(topology, workload, seq_len, args.gpus, options);
   report.bands = model::strategy_bands(topology, report.tuned, *options.impl);
-  report.shown = distinct(report.tuned);
+  report.shown = fold_equivalents(report.tuned);
   for (const auto& t : report.tuned) {
     const bool plain = !t.strategy.options.collective_algorithm && t.strategy.leader == 0;
     if (plain && t.strategy.algorithm == model::DecodeAlgorithm::tree && !report.tree) report.tree = &t;

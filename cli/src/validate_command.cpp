@@ -13,7 +13,7 @@
 #include "attention_reports.hpp"
 #include "step_reports.hpp"
 #include "table.hpp"
-#include "validate_report.hpp"
+#include "treering/analysis/validate_report.hpp"
 #include "treering/topologies/units.hpp"
 #include "treering/validate/calibrate.hpp"
 #include "treering/validate/decodes.hpp"
@@ -23,6 +23,7 @@
 #include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
+using namespace treering::analysis;  // the analysis library's requests and results
 namespace {
 
 using nlohmann::ordered_json;
@@ -36,11 +37,7 @@ struct ValidateArgs {
   std::string format = "table";
 };
 
-std::string percent(double value, bool sign = true) {
-  char text[32];
-  std::snprintf(text, sizeof text, sign ? "%+.1f %%" : "%.1f %%", 100 * value);
-  return text;
-}
+std::string percent(double value, bool sign = true) { return format_percent(value, sign); }
 
 void print_table(const std::vector<validate::CaseResult>& cases, const std::vector<validate::ErrorSummary>& summary,
                  const std::vector<validate::Engine>& engines) {

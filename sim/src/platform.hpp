@@ -50,7 +50,7 @@ class SimulatedPlatform {
 // and returns the bytes it produced; its exceptions come back as topologies::InputError (those that were) or
 // std::runtime_error. Call it from a single-threaded process: a child forked while another thread holds a lock
 // (the allocator's, stdio's) may deadlock on it (POSIX allows only async-signal-safe calls in such a child), so
-// `treering sweep` runs its cases in single-threaded worker processes (cli/src/sweep_workers.hpp), not threads.
+// `treering sweep` runs its cases in single-threaded worker processes (cli/analysis/include/treering/analysis/sweep_workers.hpp), not threads.
 // The child dies with the calling thread (PR_SET_PDEATHSIG).
 std::string run_in_child(const std::function<std::string()>& simulation);
 

@@ -18,24 +18,23 @@
 #include <vector>
 
 #include "cluster.hpp"
-#include "cluster_args.hpp"
-#include "collective_report.hpp"
-#include "decode_cases.hpp"
-#include "decode_columns.hpp"
-#include "decode_output.hpp"
-#include "plan_report.hpp"
+#include "treering/analysis/collective_report.hpp"
+#include "treering/analysis/decode_cases.hpp"
+#include "treering/analysis/decode_columns.hpp"
+#include "treering/analysis/decode_output.hpp"
+#include "treering/analysis/plan_report.hpp"
 #include "plot.hpp"
-#include "network_calibration.hpp"
-#include "validate_report.hpp"
+#include "treering/analysis/network_calibration.hpp"
+#include "treering/analysis/validate_report.hpp"
 #include "treering/model/statistics.hpp"
 #include "treering/validate/compute_fit.hpp"
 #include "treering/validate/decode_timings.hpp"
 #include "treering/validate/step_fit.hpp"
 #include "treering/topologies/input_files_read.hpp"
 #include "treering/topologies/output_file.hpp"
-#include "simulated_decode.hpp"
-#include "sensitivity.hpp"
-#include "sweep.hpp"
+#include "treering/analysis/simulated_decode.hpp"
+#include "treering/analysis/sensitivity.hpp"
+#include "treering/analysis/sweep.hpp"
 #include "treering/model/tune.hpp"
 #include "treering/model/workload.hpp"
 #include "treering/topologies/error_exit.hpp"
@@ -43,7 +42,7 @@
 #include "treering/topologies/load.hpp"
 #include "treering/topologies/settings.hpp"
 #include "treering/topologies/units.hpp"
-#include "workload_files.hpp"
+#include "treering/analysis/workload_files.hpp"
 
 namespace py = pybind11;
 
@@ -61,7 +60,7 @@ std::vector<Edit> edits_of(const std::vector<EditTuple>& tuples) {
 
 // A workload preset or file, with the batch replaced when one is given (as --batch).
 model::Workload workload_of(const std::string& name, std::optional<int> batch) {
-  model::Workload workload = cli::load_workload(name);
+  model::Workload workload = analysis::load_workload(name);
   if (batch) {
     if (*batch < 1) throw topologies::InputError("batch must be at least 1, got " + std::to_string(*batch));
     workload.batch = *batch;
@@ -80,7 +79,7 @@ std::vector<model::DecodeAlgorithm> algorithms_of(const std::vector<std::string>
 model::PlanOptions plan_options(const std::string& split, const std::string& impl) {
   model::PlanOptions options;
   options.split = model::parse_token_split(split);
-  options.impl = cli::load_impl(impl);
+  options.impl = analysis::load_impl(impl);
   return options;
 }
 
@@ -95,10 +94,10 @@ void check_lengths(const std::vector<long long>& seq_lens) {
 // Python values: text as str, whole numbers as int, seconds and bytes as float (the model's byte counts may be
 // fractional), nothing as None. A row has the optional columns it carries: model_latency_s for simulated and
 // swept rows, the step's columns with --scope.
-py::dict record(const cli::DecodeRow& row) {
+py::dict record(const analysis::DecodeRow& row) {
   py::dict d;
-  for (const cli::DecodeColumn* column : cli::columns_of(row)) {
-    const cli::Cell cell = column->cell(row);
+  for (const analysis::DecodeColumn* column : analysis::columns_of(row)) {
+    const analysis::Cell cell = column->cell(row);
     const std::string key(column->name);
     if (const auto* text = std::get_if<std::string>(&cell)) {
       d[key.c_str()] = *text;
@@ -116,30 +115,30 @@ py::dict record(const cli::DecodeRow& row) {
 // Every column's name and unit (treering.UNITS).
 std::vector<std::pair<std::string, std::string>> column_units() {
   std::vector<std::pair<std::string, std::string>> units;
-  for (const cli::DecodeColumn& column : cli::decode_columns()) units.emplace_back(column.name, column.unit);
+  for (const analysis::DecodeColumn& column : analysis::decode_columns()) units.emplace_back(column.name, column.unit);
   return units;
 }
 
 // The names of the columns every row has, in order (treering.COLUMNS).
 std::vector<std::string> always_columns() {
   std::vector<std::string> names;
-  for (const cli::DecodeColumn& column : cli::decode_columns()) {
-    if (column.carried == cli::Carried::always) names.emplace_back(column.name);
+  for (const analysis::DecodeColumn& column : analysis::decode_columns()) {
+    if (column.carried == analysis::Carried::always) names.emplace_back(column.name);
   }
   return names;
 }
 
-py::list records(const std::vector<cli::DecodeRow>& rows) {
+py::list records(const std::vector<analysis::DecodeRow>& rows) {
   py::list list;
-  for (const cli::DecodeRow& row : rows) list.append(record(row));
+  for (const analysis::DecodeRow& row : rows) list.append(record(row));
   return list;
 }
 
 // What predict and simulate take beyond the lengths and algorithms: the layout (tp x cp, placement, scope) and
 // the generation estimate, as the command's --tp, --cp, --placement, --tp-in-domain, --scope, --tokens, --prefill.
 struct CaseChoice {
-  cli::LayoutChoice layout;
-  cli::GenerationChoice generation;
+  analysis::LayoutChoice layout;
+  analysis::GenerationChoice generation;
 };
 
 CaseChoice case_choice(std::optional<int> tp, std::optional<int> cp, const std::string& replicas, const std::string& placement,
@@ -161,11 +160,11 @@ py::list predict(const Cluster& cluster, const std::vector<long long>& seq_lens,
   const model::PlanOptions options = plan_options(split, impl);
   const std::vector<model::DecodeAlgorithm> algorithms = algorithms_of(algos);
   check_lengths(seq_lens);
-  const model::LayoutModel layouts(cluster.topology(), cli::layout_groups(choice.layout, cluster.topology(), {}));
-  std::vector<cli::DecodeRow> rows;
+  const model::LayoutModel layouts(cluster.topology(), analysis::layout_groups(choice.layout, cluster.topology(), {}));
+  std::vector<analysis::DecodeRow> rows;
   for (long long seq_len : seq_lens) {
     for (model::DecodeAlgorithm algorithm : algorithms) {
-      rows.push_back(cli::predict_row(choice.layout, choice.generation, layouts, workload, seq_len, algorithm, options, check_memory));
+      rows.push_back(analysis::predict_row(choice.layout, choice.generation, layouts, workload, seq_len, algorithm, options, check_memory));
     }
   }
   return records(rows);
@@ -180,13 +179,13 @@ py::list simulate(const Cluster& cluster, const std::vector<long long>& seq_lens
   const model::PlanOptions options = plan_options(split, impl);
   const std::vector<model::DecodeAlgorithm> algorithms = algorithms_of(algos);
   check_lengths(seq_lens);
-  const model::LayoutModel layouts(cluster.topology(), cli::layout_groups(choice.layout, cluster.topology(), {}));
-  std::vector<cli::DecodeRow> rows;
+  const model::LayoutModel layouts(cluster.topology(), analysis::layout_groups(choice.layout, cluster.topology(), {}));
+  std::vector<analysis::DecodeRow> rows;
   {
     const py::gil_scoped_release release;
     for (long long seq_len : seq_lens) {
       for (model::DecodeAlgorithm algorithm : algorithms) {
-        rows.push_back(cli::simulate_row(choice.layout, choice.generation, {}, layouts, workload, seq_len, algorithm, options,
+        rows.push_back(analysis::simulate_row(choice.layout, choice.generation, {}, layouts, workload, seq_len, algorithm, options,
                                          check_memory).row);
       }
     }
@@ -194,7 +193,7 @@ py::list simulate(const Cluster& cluster, const std::vector<long long>& seq_lens
   return records(rows);
 }
 
-// A whole sweep (cli::run_sweep: every case, in its fixed order, in `jobs` worker processes) on one layout (tp x cp,
+// A whole sweep (analysis::run_sweep: every case, in its fixed order, in `jobs` worker processes) on one layout (tp x cp,
 // placement, scope: predict's). Empty nodes or batches: the cluster file's count, each workload's own batch.
 py::list sweep(const std::string& cluster, const std::vector<int>& nodes, const std::vector<long long>& seq_lens,
                const std::vector<std::string>& workloads, const std::vector<int>& batches,
@@ -210,24 +209,25 @@ py::list sweep(const std::string& cluster, const std::vector<int>& nodes, const 
     if (b < 1) throw topologies::InputError("batch must be at least 1, got " + std::to_string(b));
   }
   check_lengths(seq_lens);
-  cli::SweepSpec spec;
+  analysis::SweepSpec spec;
   spec.cluster = cluster;
   spec.nodes = nodes;
   spec.workloads = workloads;
   spec.batches = batches;
   spec.seq_lens = seq_lens;
   spec.algorithms = algorithms_of(algos);
-  spec.engines = engines;
+  spec.engines.clear();
+  for (const std::string& engine : engines) spec.engines.push_back(validate::parse_engine(engine));
   spec.split = model::parse_token_split(split);
   spec.impl = impl;
   spec.layout = choice.layout;
   for (const auto& [path, value] : settings) spec.settings.push_back({path, value});
-  std::vector<std::size_t> indices(cli::sweep_cases(spec).size());
+  std::vector<std::size_t> indices(analysis::sweep_cases(spec).size());
   std::iota(indices.begin(), indices.end(), std::size_t{0});
-  std::vector<cli::DecodeRow> rows;
+  std::vector<analysis::DecodeRow> rows;
   {
     const py::gil_scoped_release release;
-    rows = cli::run_sweep(spec, indices, jobs);
+    rows = analysis::run_sweep(spec, indices, jobs);
   }
   return records(rows);
 }
@@ -262,12 +262,12 @@ py::list tune(const Cluster& cluster, long long seq_len, const std::string& work
   return list;
 }
 
-// The elasticities of cli::sensitivity (`treering sensitivity`), one record per (parameter, algorithm) in the order
+// The elasticities of analysis::sensitivity (`treering sensitivity`), one record per (parameter, algorithm) in the order
 // of the parameters: parameter, value (as written), algo, latency_s (unscaled), elasticity.
 py::list sensitivity(const Cluster& cluster, long long seq_len, const std::vector<std::string>& parameters,
                      const std::vector<std::string>& algos, const std::string& workload_name, std::optional<int> batch,
                      double step, const std::string& split, const std::string& impl) {
-  cli::SensitivityRequest request;
+  analysis::SensitivityRequest request;
   request.cluster_text = cluster.text();
   request.source_name = cluster.source_name();
   request.nodes = cluster.recipe().nodes;
@@ -279,9 +279,9 @@ py::list sensitivity(const Cluster& cluster, long long seq_len, const std::vecto
   request.options = plan_options(split, impl);
   request.parameters = parameters;
   request.step = step;
-  const cli::SensitivityResult result = cli::sensitivity(request);
+  const analysis::SensitivityResult result = analysis::sensitivity(request);
   py::list records;
-  for (const cli::SensitivityRow& row : result.rows) {
+  for (const analysis::SensitivityRow& row : result.rows) {
     for (std::size_t a = 0; a < request.algorithms.size(); ++a) {
       py::dict d;
       d["parameter"] = row.parameter;
@@ -373,10 +373,10 @@ void add_cluster(py::module_& m) {
 py::object from_json(const nlohmann::ordered_json& json) { return py::module_::import("json").attr("loads")(json.dump()); }
 
 // The collective model over sizes, as `treering collective --format json`: one dict per size.
-py::object collective(const Cluster& cluster, const cli::CollectiveChoice& choice) {
-  const cli::CollectiveReport report = cli::collective_report(cluster.topology(), choice);
+py::object collective(const Cluster& cluster, const analysis::CollectiveChoice& choice) {
+  const analysis::CollectiveReport report = analysis::collective_report(cluster.topology(), choice);
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const cli::BandedEstimate& estimate : report.estimates) list.push_back(cli::estimate_json(estimate, report.group));
+  for (const analysis::BandedEstimate& estimate : report.estimates) list.push_back(analysis::estimate_json(estimate, report.group));
   py::object rows = from_json(list);
   if (!report.warnings.empty()) {
     py::module_::import("warnings").attr("warn")(report.warnings.front() +
@@ -386,13 +386,13 @@ py::object collective(const Cluster& cluster, const cli::CollectiveChoice& choic
 }
 
 // The deployment planner, as `treering plan --format json`: one dict with the ranked choices.
-py::object plan(const Cluster& cluster, const cli::PlanChoice& choice) {
-  cli::PlanReport report;
+py::object plan(const Cluster& cluster, const analysis::PlanChoice& choice) {
+  analysis::PlanReport report;
   {
     const py::gil_scoped_release release;
-    report = cli::plan_report(cluster.topology(), choice);
+    report = analysis::plan_report(cluster.topology(), choice);
   }
-  return from_json(cli::plan_json(cluster.topology(), choice, report));
+  return from_json(analysis::plan_json(cluster.topology(), choice, report));
 }
 
 // Attention benchmarks, decode steps and timed decodes have reports of their own that only the command prints.
@@ -414,13 +414,13 @@ py::object validate_files(const Cluster& cluster, const std::vector<std::string>
   std::vector<validate::Engine> engines;
   for (const std::string& name : engine_names) engines.push_back(validate::parse_engine(name));
   if (engines.empty()) throw topologies::InputError("no engine given (model, sim)");
-  cli::ValidateReport report;
+  analysis::ValidateReport report;
   {
     const py::gil_scoped_release release;
-    report = cli::validate_measurements(cluster.topology(), files, engines);
+    report = analysis::validate_measurements(cluster.topology(), files, engines);
   }
   for (const std::string& warning : report.warnings) py::module_::import("warnings").attr("warn")(warning);
-  return from_json(cli::validate_json(cluster.topology(), report));
+  return from_json(analysis::validate_json(cluster.topology(), report));
 }
 
 // `treering calibrate FILES --cluster ... -o OUTPUT` on collective and send/recv measurements: the network fitted,
@@ -441,7 +441,7 @@ py::dict calibrate_files(const Cluster& cluster, const std::vector<std::string>&
   if (cluster.recipe().nodes) sizes.push_back({"nodes.0.count", std::to_string(*cluster.recipe().nodes)});
   if (cluster.recipe().gpus_per_node) sizes.push_back({"gpus_per_node", std::to_string(*cluster.recipe().gpus_per_node)});
   const std::string base = topologies::apply_settings(cluster.text(), cluster.source_name(), sizes);
-  const cli::NetworkCalibration network = cli::calibrate_network(cluster.topology().spec(), measured, sends, files);
+  const analysis::NetworkCalibration network = analysis::calibrate_network(cluster.topology().spec(), measured, sends, files);
   const std::string text = validate::with_calibration(base, network.fit.calibration);
   topologies::load_cluster_text(text, output);  // what is written must load
   out.stream() << text;
@@ -541,5 +541,5 @@ PYBIND11_MODULE(_treering, m) {
   m.def("tune", &tune, py::arg("cluster"), py::arg("seq_len"), py::arg("workload"), py::arg("batch"), py::arg("impl"));
   m.def("sensitivity", &sensitivity, py::arg("cluster"), py::arg("seq_len"), py::arg("parameters"), py::arg("algos"),
         py::arg("workload"), py::arg("batch"), py::arg("step"), py::arg("split"), py::arg("impl"));
-  m.attr("SENSITIVITY_PARAMETERS") = py::tuple(py::cast(treering::cli::default_sensitivity_parameters()));
+  m.attr("SENSITIVITY_PARAMETERS") = py::tuple(py::cast(treering::analysis::default_sensitivity_parameters()));
 }
