@@ -3,7 +3,7 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test test-sanitize fuzz run bench docs figures validate-local gpu-check gpu-bundle clean
+.PHONY: all deps configure build test test-sanitize fuzz run bench docs figures validate-local gpu-check gpu-bundle clean format format-check
 
 all: build
 
@@ -19,6 +19,14 @@ build: configure
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure --no-tests=error -j $(JOBS)
+
+# The C++ style (.clang-format): `make format` rewrites the tracked sources in place; `make format-check` only
+# reports (make test runs the same check as the ctest style/clang-format).
+format: deps
+	bash scripts/format.sh
+
+format-check: deps
+	bash scripts/format.sh --check
 
 # Every test built with AddressSanitizer + UndefinedBehaviorSanitizer, in its own build tree. Left out: the
 # loop/* tests (they compare timings with predictions, and the sanitizers slow the code they time), the Python

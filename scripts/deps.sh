@@ -20,6 +20,7 @@ packages=(
   pybind11-dev python3-dev        # the Python module (cli/python)
   python3-venv python3-pip python3-setuptools python3-wheel  # pip install . (its test: python/pip-install)
   clang                           # make fuzz: libFuzzer comes with it
+  clang-format                    # make format, make format-check (and the ctest style/clang-format)
 )
 
 missing=()
