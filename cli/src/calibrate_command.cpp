@@ -29,10 +29,10 @@ struct CalibrateArgs {
   ClusterArgs cluster;
   std::vector<std::string> files;
   std::string output;
-  std::string impl;               // timings: the prior profile
-  std::vector<std::string> fit;   // timings: the overheads to fit
+  std::string impl;              // timings: the prior profile
+  std::vector<std::string> fit;  // timings: the overheads to fit
   std::string format = "table";
-  std::string tokens;             // attention benchmarks: fit only these token counts
+  std::string tokens;  // attention benchmarks: fit only these token counts
 };
 
 std::string percent(double value) { return format_percent(value); }
@@ -40,19 +40,22 @@ std::string percent(double value) { return format_percent(value); }
 // One row per band: "p2p scale-up, from 8 MiB" -> "100 us + n / 4.40 GB/s".
 void add_band_rows(Table& table, const std::string& what, const std::vector<topologies::SizeBand>& bands) {
   for (size_t i = 0; i < bands.size(); ++i) {
-    const std::string where = bands.size() == 1 ? "" : i == 0 ? ", below " + topologies::format_bytes(bands[1].from_bytes)
-                                                               : ", from " + topologies::format_bytes(bands[i].from_bytes);
-    table.add_row({what + where, topologies::format_duration(bands[i].latency_s) + " + n / " + topologies::format_bandwidth(bands[i].bandwidth_Bps)});
+    const std::string where = bands.size() == 1 ? ""
+                              : i == 0          ? ", below " + topologies::format_bytes(bands[1].from_bytes)
+                                                : ", from " + topologies::format_bytes(bands[i].from_bytes);
+    table.add_row({what + where, topologies::format_duration(bands[i].latency_s) + " + n / " +
+                                     topologies::format_bandwidth(bands[i].bandwidth_Bps)});
   }
 }
 
 // The attention by kernel shape, where the GPU's multiprocessors are known (the kernel's chunks depend on them).
-std::vector<validate::AttentionShapeFit> fit_attention_by_shape(const topologies::ClusterSpec& spec,
-                                                                const std::vector<validate::AttentionMeasurement>& kernels,
-                                                                topologies::Calibration& calibration) {
+std::vector<validate::AttentionShapeFit> fit_attention_by_shape(
+    const topologies::ClusterSpec& spec, const std::vector<validate::AttentionMeasurement>& kernels,
+    topologies::Calibration& calibration) {
   const topologies::GpuModel& gpu = spec.gpu_models.at(spec.groups.front().gpu_model);
   if (gpu.multiprocessors < 1) {
-    std::cerr << "note: attention not fitted by shape: gpu model '" << gpu.name << "' has no 'multiprocessors' (set it, e.g. --set "
+    std::cerr << "note: attention not fitted by shape: gpu model '" << gpu.name
+              << "' has no 'multiprocessors' (set it, e.g. --set "
               << "gpu_models." << gpu.name << ".multiprocessors=132)\n";
     return {};
   }
@@ -69,9 +72,11 @@ std::vector<validate::AttentionShapeFit> fit_attention_by_shape(const topologies
 // Collective measurements fit the network (send/recv ones its point-to-point bands); attention benchmarks fit the
 // compute model.
 void run_benchmarks(const CalibrateArgs& args) {
-  if (args.cluster.cluster.empty()) throw topologies::InputError("calibrating from benchmarks needs --cluster (the cluster they ran on)");
+  if (args.cluster.cluster.empty())
+    throw topologies::InputError("calibrating from benchmarks needs --cluster (the cluster they ran on)");
   if (!args.impl.empty() || !args.fit.empty() || args.format != "table") {
-    throw topologies::InputError("--impl, --fit and --format are for timed decodes (a timings CSV, treering-realrun decode JSON)");
+    throw topologies::InputError(
+        "--impl, --fit and --format are for timed decodes (a timings CSV, treering-realrun decode JSON)");
   }
   std::vector<validate::CollectiveMeasurement> measured, sends;  // collectives; point-to-point
   std::vector<validate::AttentionMeasurement> kernels;
@@ -87,8 +92,11 @@ void run_benchmarks(const CalibrateArgs& args) {
       (row.op == model::CollectiveOp::sendrecv ? sends : measured).push_back(row);
     }
   }
-  if (!args.tokens.empty() && attention_files.empty()) throw topologies::InputError("--tokens selects attention benchmarks, and none was given");
-  if (!attention_files.empty()) kernels = read_attention_files(attention_files, args.tokens.empty() ? std::vector<long long>{} : topologies::parse_token_counts(args.tokens));
+  if (!args.tokens.empty() && attention_files.empty())
+    throw topologies::InputError("--tokens selects attention benchmarks, and none was given");
+  if (!attention_files.empty())
+    kernels = read_attention_files(
+        attention_files, args.tokens.empty() ? std::vector<long long>{} : topologies::parse_token_counts(args.tokens));
   // Opened first, so that a bad path fails before the fit; the file is replaced only once everything succeeded
   // (the output may be the cluster file read below).
   topologies::OutputFile out(args.output);
@@ -107,7 +115,8 @@ void run_benchmarks(const CalibrateArgs& args) {
   validate::CalibrationFit fit = network.fit;
   Table table({"parameter", "fitted"});
   for (const auto& [name, value] : fit.fitted) {
-    table.add_row({name, name.find("bandwidth") != std::string::npos ? topologies::format_bandwidth(value) : topologies::format_duration(value)});
+    table.add_row({name, name.find("bandwidth") != std::string::npos ? topologies::format_bandwidth(value)
+                                                                     : topologies::format_duration(value)});
   }
   if (network.p2p) {
     const validate::P2pFit& p2p = *network.p2p;
@@ -119,7 +128,8 @@ void run_benchmarks(const CalibrateArgs& args) {
   std::vector<validate::AttentionShapeFit> attention_fits;
   if (!kernels.empty()) {
     const validate::ComputeFit compute = validate::fit_compute(spec, kernels);
-    const auto [fewest, most] = std::minmax_element(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) { return a.tokens < b.tokens; });
+    const auto [fewest, most] = std::minmax_element(kernels.begin(), kernels.end(),
+                                                    [](const auto& a, const auto& b) { return a.tokens < b.tokens; });
     fit.calibration.provenance.tokens = std::pair{fewest->tokens, most->tokens};
     fit.calibration.hbm_efficiency = compute.hbm_efficiency;
     fit.calibration.launch_overhead_s = compute.launch_overhead_s;
@@ -142,9 +152,11 @@ void run_benchmarks(const CalibrateArgs& args) {
   if (!fit.fitted.empty() || !sends.empty() || !kernels.empty()) table.print(std::cout);
   if (!measured.empty()) {
     const topologies::Calibration& c = fit.calibration;
-    std::cout << "\n" << measured.size() << " collective measurements, " << fit.iterations << " iterations; median |error| "
-              << percent(model::median_abs(fit.rel_errors_before)) << " before, " << percent(*c.provenance.median_abs_rel_error)
-              << " after (max " << percent(*c.provenance.max_abs_rel_error) << "), R^2 of log times " << *c.provenance.r_squared << '\n';
+    std::cout << "\n"
+              << measured.size() << " collective measurements, " << fit.iterations << " iterations; median |error| "
+              << percent(model::median_abs(fit.rel_errors_before)) << " before, "
+              << percent(*c.provenance.median_abs_rel_error) << " after (max "
+              << percent(*c.provenance.max_abs_rel_error) << "), R^2 of log times " << *c.provenance.r_squared << '\n';
     for (const validate::KeptPrior& kept : fit.kept_priors) std::cout << validate::describe(kept) << '\n';
   }
   if (!attention_fits.empty()) {
@@ -163,7 +175,8 @@ void run(const CalibrateArgs& args) {
   const auto timings = std::count_if(args.files.begin(), args.files.end(), is_timings_file);
   if (timings == 0) return run_benchmarks(args);
   if (timings != static_cast<long>(args.files.size())) {
-    throw topologies::InputError("calibrate timed decodes (they fit a profile) and benchmarks (they fit a cluster) in separate runs");
+    throw topologies::InputError(
+        "calibrate timed decodes (they fit a profile) and benchmarks (they fit a cluster) in separate runs");
   }
   if (args.cluster.nodes || args.cluster.gpus_per_node || !args.cluster.settings.empty()) {
     throw topologies::InputError("timings name their GPUs: --nodes, --gpus-per-node and --set are for benchmarks");
@@ -176,23 +189,37 @@ void run(const CalibrateArgs& args) {
 }  // namespace
 
 void add_calibrate_command(CLI::App& app) {
-  auto* command = app.add_subcommand("calibrate",
-                                     "Fit a cluster's model to measured collectives and attention kernels (writes the calibrated cluster file), "
-                                     "or an implementation profile's overheads to timed decodes (writes the fitted profile)");
+  auto* command = app.add_subcommand(
+      "calibrate",
+      "Fit a cluster's model to measured collectives and attention kernels (writes the calibrated cluster file), "
+      "or an implementation profile's overheads to timed decodes (writes the fitted profile)");
   auto args = std::make_shared<CalibrateArgs>();
-  command->add_option("measurements", args->files,
-                      "Benchmarks: nccl-tests output (.log), bytes,time CSVs, treering-realrun bench JSON (collectives, attention), treering-realrun step JSON. "
-                      "Timed decodes: a CSV with the header cluster,workload,algo,gpus,seq_len,batch,tokens,prefill,measured_s, "
-                      "treering-realrun decode JSON")
-      ->required()->check(CLI::ExistingFile);
+  command
+      ->add_option(
+          "measurements", args->files,
+          "Benchmarks: nccl-tests output (.log), bytes,time CSVs, treering-realrun bench JSON (collectives, "
+          "attention), treering-realrun step JSON. "
+          "Timed decodes: a CSV with the header cluster,workload,algo,gpus,seq_len,batch,tokens,prefill,measured_s, "
+          "treering-realrun decode JSON")
+      ->required()
+      ->check(CLI::ExistingFile);
   add_cluster_option(*command, args->cluster, false);
-  command->add_option("--tokens", args->tokens, "Attention benchmarks: fit only the points at these token counts, e.g. 1k,16k,128k "
-                                                "(validate the others with treering validate)");
-  command->add_option("--impl", args->impl, "Timed decodes: the profile whose overheads are fitted (default: treering-realrun-cpu for realrun cpu decodes, else efficient)");
-  command->add_option("--fit", args->fit, "Timed decodes: the overheads to fit: kernel_launch, collective_call, host_round_trip, first_call "
-                                          "(default: every one the timings depend on)")->delimiter(',');
+  command->add_option("--tokens", args->tokens,
+                      "Attention benchmarks: fit only the points at these token counts, e.g. 1k,16k,128k "
+                      "(validate the others with treering validate)");
+  command->add_option("--impl", args->impl,
+                      "Timed decodes: the profile whose overheads are fitted (default: treering-realrun-cpu for "
+                      "realrun cpu decodes, else efficient)");
+  command
+      ->add_option("--fit", args->fit,
+                   "Timed decodes: the overheads to fit: kernel_launch, collective_call, host_round_trip, first_call "
+                   "(default: every one the timings depend on)")
+      ->delimiter(',');
   add_format_option(*command, args->format);
-  command->add_option("-o,--output", args->output, "The file to write: the calibrated cluster (benchmarks) or the fitted profile (timed decodes), YAML")->required();
+  command
+      ->add_option("-o,--output", args->output,
+                   "The file to write: the calibrated cluster (benchmarks) or the fitted profile (timed decodes), YAML")
+      ->required();
   command->callback([args] { run(*args); });
 }
 

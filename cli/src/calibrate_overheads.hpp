@@ -10,11 +10,11 @@
 namespace treering::cli {
 
 struct OverheadCalibrationArgs {
-  std::vector<std::string> files;    // timings CSVs and realrun decode JSON
+  std::vector<std::string> files;      // timings CSVs and realrun decode JSON
   std::optional<std::string> cluster;  // the cluster realrun decode files ran on (CSV rows name their own)
-  std::string impl;                  // the prior profile; empty: treering-realrun-cpu for realrun cpu files, else efficient
-  std::vector<std::string> fit;      // overheads to fit; empty: every one the timings depend on
-  std::string output;                // the fitted profile (YAML)
+  std::string impl;              // the prior profile; empty: treering-realrun-cpu for realrun cpu files, else efficient
+  std::vector<std::string> fit;  // overheads to fit; empty: every one the timings depend on
+  std::string output;            // the fitted profile (YAML)
   std::string format = "table";
 };
 

@@ -23,7 +23,9 @@ void add_overrides(CLI::App& command, ClusterArgs& args) {
 }  // namespace
 
 void add_set_option(CLI::App& command, std::vector<std::string>& settings) {
-  command.add_option("--set", settings, "What-if: PATH=VALUE on the cluster file, e.g. nics.bandwidth=800Gb/s (repeatable)")
+  command
+      .add_option("--set", settings,
+                  "What-if: PATH=VALUE on the cluster file, e.g. nics.bandwidth=800Gb/s (repeatable)")
       ->allow_extra_args(false);
 }
 
@@ -39,13 +41,15 @@ void add_cluster_positional(CLI::App& command, ClusterArgs& args) {
 }
 
 void add_cluster_option(CLI::App& command, ClusterArgs& args, bool required) {
-  command.add_option("--cluster", args.cluster, "A preset name (treering topo list) or a YAML file")->required(required);
+  command.add_option("--cluster", args.cluster, "A preset name (treering topo list) or a YAML file")
+      ->required(required);
   add_overrides(command, args);
 }
 
 topologies::Topology load_topology(const ClusterArgs& args) {
   topologies::Topology topology = topologies::build_topology(args.cluster, overrides_of(args));
-  for (const std::string& warning : topologies::cluster_warnings(topology.spec())) std::cerr << "warning: " << warning << '\n';
+  for (const std::string& warning : topologies::cluster_warnings(topology.spec()))
+    std::cerr << "warning: " << warning << '\n';
   return topology;
 }
 
@@ -54,17 +58,28 @@ void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& 
   add_cluster_option(command, args.cluster);
   command.add_option("--workload", args.workload, "A workload preset (treering workload list) or a YAML file")
       ->capture_default_str();
-  command.add_option("--seq-len", args.seq_len, std::string("Context lengths: 80k, 5.12M, lists 80k,1M and ranges 80k:5.12M:x2; ") + topologies::kTokenCountRule)
+  command
+      .add_option("--seq-len", args.seq_len,
+                  std::string("Context lengths: 80k, 5.12M, lists 80k,1M and ranges 80k:5.12M:x2; ") +
+                      topologies::kTokenCountRule)
       ->required();
   command.add_option("--algo", args.algorithms, algorithms_help)->delimiter(',')->capture_default_str();
-  command.add_option("--gpus", args.gpus, "The GPUs to use, in ring order (default: all, node by node)")->delimiter(',');
-  command.add_option("--batch", args.batches, "Sequences decoded together (default: the workload's); predict and simulate take a list: 1,4")
+  command.add_option("--gpus", args.gpus, "The GPUs to use, in ring order (default: all, node by node)")
+      ->delimiter(',');
+  command
+      .add_option("--batch", args.batches,
+                  "Sequences decoded together (default: the workload's); predict and simulate take a list: 1,4")
       ->delimiter(',');
   command.add_option("--tokens", args.tokens, "Also estimate generating this many tokens (JSON generation_s)")
       ->check(CLI::Range(1LL, 1000000000000LL));
-  command.add_option("--split", args.split, "KV cache per GPU: equal, or by-speed (in proportion to each GPU's speed, for mixed GPUs)")
-      ->check(CLI::IsMember({"equal", "by-speed"}))->capture_default_str();
-  command.add_flag("--prefill", args.prefill, "Add the prompt's prefill: the --impl profile's schedule where it has one, else a balanced estimate (JSON prefill_s; in generation_s)");
+  command
+      .add_option("--split", args.split,
+                  "KV cache per GPU: equal, or by-speed (in proportion to each GPU's speed, for mixed GPUs)")
+      ->check(CLI::IsMember({"equal", "by-speed"}))
+      ->capture_default_str();
+  command.add_flag("--prefill", args.prefill,
+                   "Add the prompt's prefill: the --impl profile's schedule where it has one, else a balanced estimate "
+                   "(JSON prefill_s; in generation_s)");
   add_impl_option(command, args.impl);
   add_format_option(command, args.format, std::move(formats));
 }
@@ -84,7 +99,10 @@ void drop_options(CLI::App& command, const std::vector<std::string>& names) {
 void add_impl_option(CLI::App& command, std::string& impl) {
   std::string presets;
   for (const topologies::ImplProfile& profile : topologies::impl_presets()) presets += profile.name + ", ";
-  command.add_option("--impl", impl, "The implementation predicted: " + presets + "or a profile YAML file (treering impl list, impl show NAME)")
+  command
+      .add_option(
+          "--impl", impl,
+          "The implementation predicted: " + presets + "or a profile YAML file (treering impl list, impl show NAME)")
       ->capture_default_str();
 }
 

@@ -29,13 +29,14 @@ std::string percent_of(double value, double reference = 0) {
   return reference > 0 ? format_change(value, reference) : format_percent(value);
 }
 
-void print_table(const std::vector<BandedEstimate>& estimates, const model::CommGroup& group, const CollectiveArgs& args) {
+void print_table(const std::vector<BandedEstimate>& estimates, const model::CommGroup& group,
+                 const CollectiveArgs& args) {
   const bool simulated = !estimates.empty() && estimates.front().simulated;
   std::cout << args.op << " over " << group.ranks << " GPUs in " << group.domains << " scale-up domain(s) of "
             << args.cluster.cluster << " (model, " << nccl_constants(group) << ")\n";
   if (simulated) {
-    std::cout << "simulated: the model's pick replayed flow by flow on the routes (" << estimates.front().simulated->engine
-              << ", links shared max-min)\n";
+    std::cout << "simulated: the model's pick replayed flow by flow on the routes ("
+              << estimates.front().simulated->engine << ", links shared max-min)\n";
   }
   if (!estimates.empty()) {
     std::vector<double> told;  // each error once, named by the first size that has it
@@ -44,7 +45,9 @@ void print_table(const std::vector<BandedEstimate>& estimates, const model::Comm
       told.push_back(e->errors.communication);
       char error[32];
       std::snprintf(error, sizeof error, "%.1f %%", 100 * e->errors.communication);
-      std::cout << "band" << (estimates.size() > 1 ? std::string(" (") + topologies::format_bytes(e->estimate.bytes) + ")" : std::string())
+      std::cout << "band"
+                << (estimates.size() > 1 ? std::string(" (") + topologies::format_bytes(e->estimate.bytes) + ")"
+                                         : std::string())
                 << ": +-" << error << " (" << e->errors.source << ")\n";
     }
   }
@@ -55,13 +58,15 @@ void print_table(const std::vector<BandedEstimate>& estimates, const model::Comm
     char bytes[32];
     std::snprintf(bytes, sizeof bytes, "%.0f", estimate.bytes);
     const std::string high = std::isfinite(band.high_s) ? topologies::format_duration(band.high_s) : "unbounded";
-    table.add_row({bytes, topologies::format_duration(estimate.chosen.time_s), topologies::format_duration(band.low_s) + " - " + high,
+    table.add_row({bytes, topologies::format_duration(estimate.chosen.time_s),
+                   topologies::format_duration(band.low_s) + " - " + high,
                    topologies::format_bandwidth(estimate.algorithm_bandwidth_Bps),
                    topologies::format_bandwidth(estimate.bus_bandwidth_Bps),
                    model::to_string(estimate.chosen.algorithm), model::to_string(estimate.chosen.protocol),
                    topologies::format_duration(estimate.chosen.latency_s),
                    topologies::format_duration(estimate.chosen.transfer_s),
-                   replay ? topologies::format_duration(replay->time_s) : "", replay ? percent_of(replay->time_s, estimate.chosen.time_s) : "",
+                   replay ? topologies::format_duration(replay->time_s) : "",
+                   replay ? percent_of(replay->time_s, estimate.chosen.time_s) : "",
                    replay ? percent_of(replay->busiest_utilisation) : ""});
   }
   table.print(std::cout);
@@ -83,24 +88,36 @@ void add_collective_command(CLI::App& app) {
   auto* command = app.add_subcommand("collective", "Predict a collective's time on a cluster (like nccl-tests)");
   auto args = std::make_shared<CollectiveArgs>();
   add_cluster_option(*command, args->cluster);
-  command->add_option("--op", args->op, "allreduce, allgather, reducescatter, broadcast, sendrecv or alltoall (--bytes: each rank's send buffer, S / n per peer)")
+  command
+      ->add_option("--op", args->op,
+                   "allreduce, allgather, reducescatter, broadcast, sendrecv or alltoall (--bytes: each rank's send "
+                   "buffer, S / n per peer)")
       ->capture_default_str();
-  command->add_option("--bytes", args->bytes, std::string("Sizes: 8K, 1G, lists 8,1M and ranges 8:1G (doubling) or 8:1G:x4; ") + topologies::kMessageSizeRule)
+  command
+      ->add_option("--bytes", args->bytes,
+                   std::string("Sizes: 8K, 1G, lists 8,1M and ranges 8:1G (doubling) or 8:1G:x4; ") +
+                       topologies::kMessageSizeRule)
       ->required();
-  command->add_option("--gpus", args->gpus, "The group's GPUs, e.g. 0,8 (default: all; sendrecv: 0 and the next domain's first)")
+  command
+      ->add_option("--gpus", args->gpus,
+                   "The group's GPUs, e.g. 0,8 (default: all; sendrecv: 0 and the next domain's first)")
       ->delimiter(',');
-  command->add_option("--algo", args->algorithm, "Force an algorithm: ring, tree, nvls, nvls-tree, hierarchical, "
-                                                  "recursive-doubling, collnet-direct, collnet-chain (SHARP), p2p");
+  command->add_option("--algo", args->algorithm,
+                      "Force an algorithm: ring, tree, nvls, nvls-tree, hierarchical, "
+                      "recursive-doubling, collnet-direct, collnet-chain (SHARP), p2p");
   command->add_option("--protocol", args->protocol, "Force a protocol: LL, LL128, Simple");
   command->add_option("--algorithms", args->algorithms, "Pick from NCCL's algorithms or all that the model knows")
       ->check(CLI::IsMember({"nccl", "all"}))
       ->capture_default_str();
-  command->add_option("--engine", args->engines, "model (NCCL's algorithms costed from the tiers), sim (the model's pick "
-                                                 "replayed flow by flow on the routes, links shared: sees an oversubscribed "
-                                                 "spine), or model,sim")
+  command
+      ->add_option("--engine", args->engines,
+                   "model (NCCL's algorithms costed from the tiers), sim (the model's pick "
+                   "replayed flow by flow on the routes, links shared: sees an oversubscribed "
+                   "spine), or model,sim")
       ->delimiter(',')
       ->capture_default_str();
-  command->add_flag("--simgrid", args->in_simgrid, "With --engine sim: on SimGrid's network, not treering's event loop");
+  command->add_flag("--simgrid", args->in_simgrid,
+                    "With --engine sim: on SimGrid's network, not treering's event loop");
   add_format_option(*command, args->format, {"table", "json"});
   command->callback([args] { run(*args); });
 }

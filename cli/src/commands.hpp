@@ -31,7 +31,7 @@ void add_plot_command(CLI::App& app);
 void run_main_job();
 
 // --format table|json (or more choices), default "table".
-CLI::Option* add_format_option(CLI::App& command, std::string& format, std::vector<std::string> choices = {"table",
-                                                                                                         "json"});
+CLI::Option* add_format_option(CLI::App& command, std::string& format,
+                               std::vector<std::string> choices = {"table", "json"});
 
 }  // namespace treering::cli

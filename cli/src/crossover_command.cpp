@@ -83,8 +83,10 @@ std::string uncertain_lengths(const std::vector<Cell>& cells, int gpus) {
   };
   for (const Cell& c : cells) {
     if (c.gpus != gpus) continue;
-    if (!c.uncertain()) close_run();
-    else if (!run_start) run_start = &c;
+    if (!c.uncertain())
+      close_run();
+    else if (!run_start)
+      run_start = &c;
     previous = &c;
   }
   close_run();
@@ -129,7 +131,8 @@ void print_table(const CrossoverArgs& args, const std::vector<Cell>& cells, cons
 void print_data(const CrossoverArgs& args, const std::vector<Cell>& cells) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   if (args.format == "csv") {
-    std::cout << "gpus,seq_len,first,second,first_latency_s,second_latency_s,speedup,winner,first_latency_s_low,first_latency_s_high,"
+    std::cout << "gpus,seq_len,first,second,first_latency_s,second_latency_s,speedup,winner,first_latency_s_low,first_"
+                 "latency_s_high,"
                  "second_latency_s_low,second_latency_s_high,within_band\n";
   }
   for (const Cell& c : cells) {
@@ -142,21 +145,31 @@ void print_data(const CrossoverArgs& args, const std::vector<Cell>& cells) {
       std::cout << record.line();
       continue;
     }
-    rows.push_back({{"gpus", c.gpus}, {"seq_len", c.seq_len}, {"first", args.algorithms[0]}, {"second", args.algorithms[1]},
-                    {"first_latency_s", c.first_s}, {"second_latency_s", c.second_s}, {"speedup", c.speedup()}, {"winner", winner},
-                    {"first_latency_s_low", c.first_band.low_s}, {"first_latency_s_high", bound_json(c.first_band.high_s)},
-                    {"second_latency_s_low", c.second_band.low_s}, {"second_latency_s_high", bound_json(c.second_band.high_s)},
+    rows.push_back({{"gpus", c.gpus},
+                    {"seq_len", c.seq_len},
+                    {"first", args.algorithms[0]},
+                    {"second", args.algorithms[1]},
+                    {"first_latency_s", c.first_s},
+                    {"second_latency_s", c.second_s},
+                    {"speedup", c.speedup()},
+                    {"winner", winner},
+                    {"first_latency_s_low", c.first_band.low_s},
+                    {"first_latency_s_high", bound_json(c.first_band.high_s)},
+                    {"second_latency_s_low", c.second_band.low_s},
+                    {"second_latency_s_high", bound_json(c.second_band.high_s)},
                     {"within_band", c.uncertain()}});
   }
   if (args.format == "json") std::cout << rows.dump(2) << '\n';
 }
 
 void run_vs_tp(const CrossoverArgs& args, const CLI::App& command) {
-  CpVsTpRequest request{args.cluster, args.nodes, {}, args.workload, args.batches, topologies::parse_token_counts(args.seq_len), {},
-                        args.impl, args.format};
+  CpVsTpRequest request{
+      args.cluster, args.nodes, {},         args.workload, args.batches, topologies::parse_token_counts(args.seq_len),
+      {},           args.impl,  args.format};
   for (const std::string& text : args.settings) request.settings.push_back(topologies::parse_setting(text));
   if (command.count("--algo") > 0) request.combines = args.algorithms;  // the combines to try (default: all)
-  if (args.engine != "model") throw topologies::InputError("--vs tp runs the model only (treering plan --confirm replays the best)");
+  if (args.engine != "model")
+    throw topologies::InputError("--vs tp runs the model only (treering plan --confirm replays the best)");
   print_cp_vs_tp(request);
 }
 
@@ -182,8 +195,8 @@ void run(const CrossoverArgs& args, const CLI::App& command) {
   std::vector<Cell> cells;
   std::vector<int> gpus_list;
   for (std::size_t i = 0; i + 1 < rows.size(); i += 2) {
-    cells.push_back({rows[i].result.gpus, rows[i].result.seq_len, rows[i].result.latency_s, rows[i + 1].result.latency_s,
-                     rows[i].latency_band, rows[i + 1].latency_band});
+    cells.push_back({rows[i].result.gpus, rows[i].result.seq_len, rows[i].result.latency_s,
+                     rows[i + 1].result.latency_s, rows[i].latency_band, rows[i + 1].latency_band});
     if (gpus_list.empty() || gpus_list.back() != cells.back().gpus) gpus_list.push_back(cells.back().gpus);
   }
   std::vector<model::RelativeErrors> errors;
@@ -195,25 +208,47 @@ void run(const CrossoverArgs& args, const CLI::App& command) {
 }  // namespace
 
 void add_crossover_command(CLI::App& app) {
-  auto* command = app.add_subcommand("crossover", "Where one algorithm beats another over context length x GPU count, by how much, and "
-                                                  "where the two lie within each other's band (~: the model cannot say which wins)");
-  command->footer("Table: '~' marks a cell whose two latencies' bands overlap; the rows under it give the length from which the first "
-                  "wins, the lengths at which the choice is uncertain, and the length from which the first wins by more than the "
-                  "bands. CSV/JSON: both latencies' bands (first_/second_latency_s_low/high) and within_band.");
+  auto* command =
+      app.add_subcommand("crossover",
+                         "Where one algorithm beats another over context length x GPU count, by how much, and "
+                         "where the two lie within each other's band (~: the model cannot say which wins)");
+  command->footer(
+      "Table: '~' marks a cell whose two latencies' bands overlap; the rows under it give the length from which the "
+      "first "
+      "wins, the lengths at which the choice is uncertain, and the length from which the first wins by more than the "
+      "bands. CSV/JSON: both latencies' bands (first_/second_latency_s_low/high) and within_band.");
   auto args = std::make_shared<CrossoverArgs>();
   command->add_option("--cluster", args->cluster, "A preset name (treering topo list) or a YAML file")->required();
-  command->add_option("--nodes", args->nodes, "Node counts")->delimiter(',')->check(CLI::Range(1, 1 << 30))->capture_default_str();
+  command->add_option("--nodes", args->nodes, "Node counts")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1 << 30))
+      ->capture_default_str();
   add_set_option(*command, args->settings);
   command->add_option("--workload", args->workload, "A workload preset or YAML file")->capture_default_str();
-  command->add_option("--batch", args->batches, "Sequences decoded together (default: the workload's; a list with --vs tp)")
-      ->delimiter(',')->check(CLI::Range(1, 1 << 30));
-  command->add_option("--seq-len", args->seq_len, std::string("Context lengths: lists 80k,1M and ranges 80k:5.12M:x2; ") + topologies::kTokenCountRule)->capture_default_str();
-  command->add_option("--algo", args->algorithms, "The two algorithms compared, the first's speedup shown (--vs tp: the combines tried)")->delimiter(',')->capture_default_str();
-  command->add_option("--engine", args->engine, "model or sim")->check(CLI::IsMember({"model", "sim"}))->capture_default_str();
+  command
+      ->add_option("--batch", args->batches,
+                   "Sequences decoded together (default: the workload's; a list with --vs tp)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1 << 30));
+  command
+      ->add_option("--seq-len", args->seq_len,
+                   std::string("Context lengths: lists 80k,1M and ranges 80k:5.12M:x2; ") + topologies::kTokenCountRule)
+      ->capture_default_str();
+  command
+      ->add_option("--algo", args->algorithms,
+                   "The two algorithms compared, the first's speedup shown (--vs tp: the combines tried)")
+      ->delimiter(',')
+      ->capture_default_str();
+  command->add_option("--engine", args->engine, "model or sim")
+      ->check(CLI::IsMember({"model", "sim"}))
+      ->capture_default_str();
   add_impl_option(*command, args->impl);
   command->add_option("--jobs", args->jobs, "Worker processes")->check(CLI::Range(1, 1024))->capture_default_str();
-  command->add_option("--vs", args->vs, "tp: the best context-parallel layout and combine against plain tensor parallelism, by "
-                                        "context length and batch (time per output token)")->check(CLI::IsMember({"tp"}));
+  command
+      ->add_option("--vs", args->vs,
+                   "tp: the best context-parallel layout and combine against plain tensor parallelism, by "
+                   "context length and batch (time per output token)")
+      ->check(CLI::IsMember({"tp"}));
   add_format_option(*command, args->format, {"table", "csv", "json"});
   add_progress_flag(*command);
   command->callback([args, command] { run(*args, *command); });

@@ -27,8 +27,8 @@ struct Contest {
   int gpus = 0;
   int batch = 0;
   long long seq_len = 0;
-  std::optional<model::PlannedLayout> cp;  // the fastest with cp > 1 that fits
-  std::optional<model::PlannedLayout> tp;  // the fastest with cp = 1 that fits
+  std::optional<model::PlannedLayout> cp;                               // the fastest with cp > 1 that fits
+  std::optional<model::PlannedLayout> tp;                               // the fastest with cp = 1 that fits
   double speedup() const { return tp->step.step_s / cp->step.step_s; }  // > 1: context parallelism wins
   bool uncertain() const { return cp && tp && model::bands_overlap(cp->band, tp->band); }
 };
@@ -44,7 +44,8 @@ Contest contest(const topologies::Topology& topology, const model::Workload& wor
 }
 
 std::string layout_text(const model::PlannedLayout& c) {
-  return std::to_string(c.layout.tp) + "x" + std::to_string(c.layout.cp) + (c.tp_only ? "" : std::string(" ") + model::to_string(c.algorithm));
+  return std::to_string(c.layout.tp) + "x" + std::to_string(c.layout.cp) +
+         (c.tp_only ? "" : std::string(" ") + model::to_string(c.algorithm));
 }
 
 std::string cell_text(const Contest& c) {
@@ -54,7 +55,8 @@ std::string cell_text(const Contest& c) {
   char ratio[32];
   const double r = c.speedup();
   std::snprintf(ratio, sizeof ratio, "%.2fx", r >= 1 ? r : 1 / r);
-  return (r >= 1 ? std::string(ratio) + " " + layout_text(*c.cp) : "tp " + std::string(ratio) + " " + layout_text(*c.tp)) +
+  return (r >= 1 ? std::string(ratio) + " " + layout_text(*c.cp)
+                 : "tp " + std::string(ratio) + " " + layout_text(*c.tp)) +
          (c.uncertain() ? " ~" : "");
 }
 
@@ -62,8 +64,12 @@ bool cp_wins(const Contest& c) { return c.cp && (!c.tp || c.speedup() > 1); }
 
 ordered_json choice_json(const std::optional<model::PlannedLayout>& c) {
   if (!c) return nullptr;
-  return {{"tp", c->layout.tp}, {"cp", c->layout.cp}, {"combine", c->tp_only ? "none" : model::to_string(c->algorithm)},
-          {"step_s", c->step.step_s}, {"step_s_low", c->band.low_s}, {"step_s_high", c->band.high_s},
+  return {{"tp", c->layout.tp},
+          {"cp", c->layout.cp},
+          {"combine", c->tp_only ? "none" : model::to_string(c->algorithm)},
+          {"step_s", c->step.step_s},
+          {"step_s_low", c->band.low_s},
+          {"step_s_high", c->band.high_s},
           {"max_seq_len", c->step.memory.max_seq_len}};
 }
 
@@ -91,8 +97,9 @@ void print_table(const std::vector<Contest>& contests, const CpVsTpRequest& r, c
     // no contest: it neither breaks nor extends the run).
     for (size_t i = first; i < end; ++i) {
       const Contest& c = contests[i];
-      by_length[(i - first) % batches.size()].push_back(
-          {c.seq_len, !c.cp && !c.tp ? Outcome::no_contest : cp_wins(c) ? Outcome::wins : Outcome::loses});
+      by_length[(i - first) % batches.size()].push_back({c.seq_len, !c.cp && !c.tp ? Outcome::no_contest
+                                                                    : cp_wins(c)   ? Outcome::wins
+                                                                                   : Outcome::loses});
     }
     for (const std::vector<LengthOutcome>& outcomes : by_length) {
       const std::optional<long long> from = wins_from(outcomes);
@@ -113,7 +120,10 @@ void print_data(const std::vector<Contest>& contests, const std::string& format)
       CsvRecord record;
       record.integer(c.gpus).integer(c.batch).integer(c.seq_len);
       if (c.cp) {
-        record.integer(c.cp->layout.tp).integer(c.cp->layout.cp).text(model::to_string(c.cp->algorithm)).number(c.cp->step.step_s);
+        record.integer(c.cp->layout.tp)
+            .integer(c.cp->layout.cp)
+            .text(model::to_string(c.cp->algorithm))
+            .number(c.cp->step.step_s);
       } else {
         record.empty().empty().empty().empty();
       }
@@ -134,9 +144,16 @@ void print_data(const std::vector<Contest>& contests, const std::string& format)
   }
   ordered_json rows = ordered_json::array();
   for (const Contest& c : contests) {
-    rows.push_back({{"gpus", c.gpus}, {"batch", c.batch}, {"seq_len", c.seq_len}, {"cp_best", choice_json(c.cp)},
-                    {"tp_best", choice_json(c.tp)}, {"speedup", c.cp && c.tp ? ordered_json(c.speedup()) : ordered_json()},
-                    {"winner", cp_wins(c) ? "cp" : c.tp ? "tp" : "none"}, {"within_band", c.uncertain()}});
+    rows.push_back({{"gpus", c.gpus},
+                    {"batch", c.batch},
+                    {"seq_len", c.seq_len},
+                    {"cp_best", choice_json(c.cp)},
+                    {"tp_best", choice_json(c.tp)},
+                    {"speedup", c.cp && c.tp ? ordered_json(c.speedup()) : ordered_json()},
+                    {"winner", cp_wins(c) ? "cp"
+                               : c.tp     ? "tp"
+                                          : "none"},
+                    {"within_band", c.uncertain()}});
   }
   std::cout << rows.dump(2) << '\n';
 }
@@ -156,7 +173,9 @@ void print_cp_vs_tp(const CpVsTpRequest& r) {
     errors = options.errors = model::prediction_errors(topology, *options.plan.impl, false);
     for (long long seq_len : r.seq_lens) {
       for (int batch : batches) {
-        if (r.format == "table" && progress_shown()) std::cerr << "planning " << topology.gpu_count() << " GPUs, " << seq_len << " tokens, batch " << batch << "...\r";
+        if (r.format == "table" && progress_shown())
+          std::cerr << "planning " << topology.gpu_count() << " GPUs, " << seq_len << " tokens, batch " << batch
+                    << "...\r";
         model::Workload workload = base;
         workload.batch = batch;
         contests.push_back(contest(topology, workload, seq_len, options));

@@ -24,11 +24,17 @@ std::pair<int, double> gpu_and_value(const std::string& text, const char* option
 }  // namespace
 
 void add_degradation_options(CLI::App& command, DegradationArgs& args) {
-  command.add_option("--slow-gpu", args.slow_gpus, "What-if: a straggler, GPU:FACTOR (3:2 = GPU 3's kernels take twice as long); repeatable")
+  command
+      .add_option("--slow-gpu", args.slow_gpus,
+                  "What-if: a straggler, GPU:FACTOR (3:2 = GPU 3's kernels take twice as long); repeatable")
       ->allow_extra_args(false);
-  command.add_option("--slow-nic", args.slow_nics, "What-if: the NIC of GPU:FRACTION of its bandwidth (0:0.25); repeatable")
+  command
+      .add_option("--slow-nic", args.slow_nics,
+                  "What-if: the NIC of GPU:FRACTION of its bandwidth (0:0.25); repeatable")
       ->allow_extra_args(false);
-  command.add_option("--link-down", args.links_down, "What-if: the cable DEVICE,DEVICE out of service, traffic rerouted (rail0/leaf0,spine1); repeatable")
+  command
+      .add_option("--link-down", args.links_down,
+                  "What-if: the cable DEVICE,DEVICE out of service, traffic rerouted (rail0/leaf0,spine1); repeatable")
       ->allow_extra_args(false);
 }
 
@@ -36,8 +42,10 @@ sim::Degradation make_degradation(const DegradationArgs& args, const topologies:
   sim::Degradation degradation;
   for (const std::string& text : args.slow_gpus) {
     const auto [gpu, factor] = gpu_and_value(text, "--slow-gpu");
-    if (gpu < 0 || gpu >= topology.gpu_count()) throw topologies::InputError("--slow-gpu " + text + ": no GPU " + std::to_string(gpu));
-    if (!(factor >= 1)) throw topologies::InputError("--slow-gpu " + text + ": the factor is how many times slower, at least 1");
+    if (gpu < 0 || gpu >= topology.gpu_count())
+      throw topologies::InputError("--slow-gpu " + text + ": no GPU " + std::to_string(gpu));
+    if (!(factor >= 1))
+      throw topologies::InputError("--slow-gpu " + text + ": the factor is how many times slower, at least 1");
     degradation.gpu_slowdown[gpu] = factor;
   }
   for (const std::string& text : args.slow_nics) {

@@ -21,7 +21,8 @@ void add_list(CLI::App& parent) {
     if (*format == "json") {
       ordered_json list = ordered_json::array();
       for (const ImplProfile& profile : topologies::impl_presets()) {
-        list.push_back({{"name", profile.name}, {"description", profile.description}, {"implementation", profile.implementation}});
+        list.push_back(
+            {{"name", profile.name}, {"description", profile.description}, {"implementation", profile.implementation}});
       }
       std::cout << list.dump(2) << '\n';
       return;
@@ -29,13 +30,15 @@ void add_list(CLI::App& parent) {
     Table table({"profile", "description"});
     for (const ImplProfile& profile : topologies::impl_presets()) table.add_row({profile.name, profile.description});
     table.print(std::cout);
-    std::cout << "treering impl show NAME prints one with the source of each figure; --impl takes a name or a YAML file of "
-                 "the same form\n";
+    std::cout
+        << "treering impl show NAME prints one with the source of each figure; --impl takes a name or a YAML file of "
+           "the same form\n";
   });
 }
 
 void add_show(CLI::App& parent) {
-  auto* command = parent.add_subcommand("show", "Print one implementation profile as YAML, each figure with its source");
+  auto* command =
+      parent.add_subcommand("show", "Print one implementation profile as YAML, each figure with its source");
   auto name = std::make_shared<std::string>();
   command->add_option("profile", *name, "A profile name (treering impl list) or a YAML file")->required();
   command->callback([name] { std::cout << topologies::impl_profile_yaml(topologies::load_impl_profile(*name)); });

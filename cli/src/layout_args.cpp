@@ -3,22 +3,31 @@
 namespace treering::cli {
 
 void add_layout_options(CLI::App& command, LayoutArgs& args) {
-  command.add_option("--tp", args.tp, "Tensor parallel: GPUs the attention heads split over (default: 1, or the GPUs over --cp)")
+  command
+      .add_option("--tp", args.tp,
+                  "Tensor parallel: GPUs the attention heads split over (default: 1, or the GPUs over --cp)")
       ->check(CLI::Range(1, 1 << 30));
-  command.add_option("--cp", args.cp, "Context parallel: GPUs each sequence's KV cache splits over (default: the GPUs over --tp)")
+  command
+      .add_option("--cp", args.cp,
+                  "Context parallel: GPUs each sequence's KV cache splits over (default: the GPUs over --tp)")
       ->check(CLI::Range(1, 1 << 30));
-  command.add_option("--replicas", args.replicas,
-                     "Copies of the tp x cp layout side by side on the next GPUs, each serving its own requests (data "
-                     "parallelism; 'all': as many as the GPUs hold): their transfers share NICs and spines")
+  command
+      .add_option("--replicas", args.replicas,
+                  "Copies of the tp x cp layout side by side on the next GPUs, each serving its own requests (data "
+                  "parallelism; 'all': as many as the GPUs hold): their transfers share NICs and spines")
       ->capture_default_str();
-  command.add_option("--placement", args.placement,
-                     "tp-inner: a TP group on consecutive GPUs of the list (inside a node); cp-inner: a CP group on them")
-      ->check(CLI::IsMember({"tp-inner", "cp-inner"}))->capture_default_str();
+  command
+      .add_option("--placement", args.placement,
+                  "tp-inner: a TP group on consecutive GPUs of the list (inside a node); cp-inner: a CP group on them")
+      ->check(CLI::IsMember({"tp-inner", "cp-inner"}))
+      ->capture_default_str();
   command.add_flag("--tp-in-domain", args.tp_in_domain, "Refuse a layout whose TP group spans scale-up domains");
-  command.add_option("--scope", args.scope,
-                     "attention: one layer's attention (the combine); layer: plus projections, norms, MLP and TP "
-                     "collectives; step: all layers plus the LM head: time per output token")
-      ->check(CLI::IsMember({"attention", "layer", "step"}))->capture_default_str();
+  command
+      .add_option("--scope", args.scope,
+                  "attention: one layer's attention (the combine); layer: plus projections, norms, MLP and TP "
+                  "collectives; step: all layers plus the LM head: time per output token")
+      ->check(CLI::IsMember({"attention", "layer", "step"}))
+      ->capture_default_str();
 }
 
 }  // namespace treering::cli

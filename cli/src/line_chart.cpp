@@ -33,7 +33,7 @@ std::vector<SeriesLayout> drawable_series(const LineChart& chart) {
   for (const ChartSeries& series : chart.series) {
     if (series.x.size() != series.y.size()) {
       throw std::logic_error("line chart: series '" + series.name + "' has " + std::to_string(series.x.size()) +
-                                  " x values but " + std::to_string(series.y.size()) + " y values");
+                             " x values but " + std::to_string(series.y.size()) + " y values");
     }
     SeriesLayout kept{series.name, {}, series.rgb, series.dashed, series.markers};
     for (std::size_t i = 0; i < series.x.size(); ++i) {
@@ -165,7 +165,7 @@ void detail::check_chart_size(int width_px, int height_px) {
   constexpr int kMinWidthPx = 200, kMinHeightPx = 150, kMaxSidePx = 16384;
   if (width_px < kMinWidthPx || height_px < kMinHeightPx || width_px > kMaxSidePx || height_px > kMaxSidePx) {
     throw topologies::InputError("line chart: " + std::to_string(width_px) + "x" + std::to_string(height_px) +
-                                " px is outside 200x150 to 16384x16384 px");
+                                 " px is outside 200x150 to 16384x16384 px");
   }
 }
 
@@ -192,10 +192,10 @@ ChartLayout lay_out_chart(const LineChart& chart) {
   const TickFormatter format_y = chart.format_y ? chart.format_y : TickFormatter(format_general);
   const auto max_x_ticks = static_cast<std::size_t>(std::max(2, chart.width_px / kPxPerXTick));
   const auto max_y_ticks = static_cast<std::size_t>(std::max(2, chart.height_px / kPxPerYTick));
-  layout.x_axis = lay_out_axis(chart.x_label, axis_range(layout.series, true, chart.log_x), chart.log_x,
-                               max_x_ticks, format_x);
-  layout.y_axis = lay_out_axis(chart.y_label, axis_range(layout.series, false, chart.log_y), chart.log_y,
-                               max_y_ticks, format_y);
+  layout.x_axis =
+      lay_out_axis(chart.x_label, axis_range(layout.series, true, chart.log_x), chart.log_x, max_x_ticks, format_x);
+  layout.y_axis =
+      lay_out_axis(chart.y_label, axis_range(layout.series, false, chart.log_y), chart.log_y, max_y_ticks, format_y);
   for (std::size_t i = 0; i < layout.series.size(); ++i) {
     if (!layout.series[i].name.empty()) layout.legend.push_back(i);
   }

@@ -15,11 +15,11 @@ namespace treering::cli {
 using TickFormatter = std::function<std::string(double)>;
 
 struct ChartSeries {
-  std::string name;                 // legend text; a series without a name has no legend entry
-  std::vector<double> x, y;         // same size; points with non-positive values on a log axis are left out
-  std::uint32_t rgb = 0x1f77b4;     // line colour, 0xRRGGBB
-  bool dashed = false;              // e.g. the simulator's figures dashed beside the model's solid
-  bool markers = true;              // a small filled circle at each point
+  std::string name;              // legend text; a series without a name has no legend entry
+  std::vector<double> x, y;      // same size; points with non-positive values on a log axis are left out
+  std::uint32_t rgb = 0x1f77b4;  // line colour, 0xRRGGBB
+  bool dashed = false;           // e.g. the simulator's figures dashed beside the model's solid
+  bool markers = true;           // a small filled circle at each point
 };
 
 // What the caller asks for.
@@ -45,14 +45,14 @@ struct AxisTick {
 struct ChartAxis {
   std::string title;
   bool logarithmic = false;
-  double min = 0, max = 1;           // the range shown: the data's extent and 5 % of it either side
-  std::vector<AxisTick> ticks;       // labelled, ascending, inside [min, max]
-  std::vector<double> minor_ticks;   // unlabelled, ascending: 2..9 x 10^n (or the skipped powers) on a log axis
+  double min = 0, max = 1;          // the range shown: the data's extent and 5 % of it either side
+  std::vector<AxisTick> ticks;      // labelled, ascending, inside [min, max]
+  std::vector<double> minor_ticks;  // unlabelled, ascending: 2..9 x 10^n (or the skipped powers) on a log axis
 };
 
 struct SeriesLayout {
   std::string name;
-  std::vector<ChartPoint> points;    // the drawable points, in the caller's order
+  std::vector<ChartPoint> points;  // the drawable points, in the caller's order
   std::uint32_t rgb = 0;
   bool dashed = false, markers = true;
 };

@@ -15,9 +15,9 @@ namespace {
 // Where the layout goes on the image, in px from the top left corner.
 struct ChartPlacement {
   double scale = 1;  // of text and lines: 1 up to 960x600 px, more on larger images
-  double left_px = 0, top_px = 0, right_px = 0, bottom_px = 0;  // the plot's frame
+  double left_px = 0, top_px = 0, right_px = 0, bottom_px = 0;          // the plot's frame
   double legend_width_px = 0, legend_height_px = 0, legend_row_px = 0;  // 0 wide: no legend
-  std::vector<std::string> legend_names;  // the legend's names, cut to fit
+  std::vector<std::string> legend_names;                                // the legend's names, cut to fit
   double x_px(const ChartAxis& axis, double value) const;
   double y_px(const ChartAxis& axis, double value) const;
 };
@@ -125,17 +125,17 @@ void place_frame(cairo_t* cr, const ChartLayout& layout, ChartPlacement& place) 
   place.left_px = pad_px + (layout.y_axis.title.empty() ? 0 : axis_title_px) + y_labels_px + tick_room_px;
   place.left_px = std::max(place.left_px, pad_px + first_x_half_px);
   place.top_px = pad_px + title_px;
-  place.bottom_px = layout.height_px - pad_px - (layout.x_axis.title.empty() ? 0 : axis_title_px) - x_labels_px -
-                    tick_room_px;
+  place.bottom_px =
+      layout.height_px - pad_px - (layout.x_axis.title.empty() ? 0 : axis_title_px) - x_labels_px - tick_room_px;
   const double legend_room_px = place.legend_width_px > 0 ? place.legend_width_px + pad_px : 0;
   place.right_px = layout.width_px - pad_px - std::max(legend_room_px, last_x_half_px);
   if (place.right_px - place.left_px < kMinPlotPx * s || place.bottom_px - place.top_px < kMinPlotPx * s) {
     throw topologies::InputError("line chart: no room left for the plot at " + std::to_string(layout.width_px) + "x" +
-                                std::to_string(layout.height_px) + " px");
+                                 std::to_string(layout.height_px) + " px");
   }
   if (place.legend_height_px > layout.height_px - place.top_px - pad_px) {
     throw topologies::InputError("line chart: " + std::to_string(layout.legend.size()) +
-                                " legend entries do not fit in " + std::to_string(layout.height_px) + " px");
+                                 " legend entries do not fit in " + std::to_string(layout.height_px) + " px");
   }
 }
 

@@ -30,8 +30,8 @@ void check_axis(const ChartAxis& axis, const char* name) {
   const bool ordered = std::isfinite(axis.min) && std::isfinite(axis.max) && axis.min < axis.max;
   if (!ordered || (axis.logarithmic && axis.min <= 0)) {
     throw topologies::InputError(std::string("line chart: the ") + name + " axis' range [" + std::to_string(axis.min) +
-                                ", " + std::to_string(axis.max) + "] cannot be drawn" +
-                                (axis.logarithmic ? " on a log scale" : ""));
+                                 ", " + std::to_string(axis.max) + "] cannot be drawn" +
+                                 (axis.logarithmic ? " on a log scale" : ""));
   }
 }
 

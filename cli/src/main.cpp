@@ -25,4 +25,6 @@ void add_commands(CLI::App& app) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return treering::cli::command_line_main(argc, argv, add_commands, treering::cli::run_main_job); }
+int main(int argc, char** argv) {
+  return treering::cli::command_line_main(argc, argv, add_commands, treering::cli::run_main_job);
+}

@@ -74,16 +74,19 @@ void write_text(const std::string& path, const std::string& text) { topologies::
 
 void run_main_job() {
   const SweepSpec spec = default_comparison();
-  std::cout << "treering: tree vs ring attention decoding, the default comparison (run 'treering --help' for more)\n"
-            << "dgx-h100, 16 nodes (128 H100), paper-mha16 (16 heads x 128, bf16), one attention layer per decoded token;\n"
-            << "model = the analytical model, simulated = the replay with shared links (sim/); vs ring = ring's latency / this\n\n";
+  std::cout
+      << "treering: tree vs ring attention decoding, the default comparison (run 'treering --help' for more)\n"
+      << "dgx-h100, 16 nodes (128 H100), paper-mha16 (16 heads x 128, bf16), one attention layer per decoded token;\n"
+      << "model = the analytical model, simulated = the replay with shared links (sim/); vs ring = ring's latency / "
+         "this\n\n";
   std::vector<std::size_t> all(sweep_cases(spec).size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   const int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   auto progress = [](std::size_t done, std::size_t total) {
     std::cerr << "\rcomputing " << done << '/' << total << " cases" << (done == total ? "\n" : "") << std::flush;
   };
-  const std::vector<DecodeRow> rows = run_sweep(spec, all, jobs, progress_shown() ? progress : std::function<void(std::size_t, std::size_t)>{});
+  const std::vector<DecodeRow> rows =
+      run_sweep(spec, all, jobs, progress_shown() ? progress : std::function<void(std::size_t, std::size_t)>{});
   print_sweep_table(std::cout, rows);
   std::filesystem::create_directories(kOutputDir);
   std::vector<std::string> lines;

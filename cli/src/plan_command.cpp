@@ -35,9 +35,11 @@ struct PlanArgs : PlanChoice {
 
 // "#1-#74 are a tie within the model's uncertainty (their bands meet the fastest's, #3, 25.81 ms)".
 void print_tie(const model::DeploymentPlan& plan) {
-  const auto tied = std::count_if(plan.ranked.begin(), plan.ranked.end(), [](const model::PlannedLayout& c) { return c.within_best_band; });
+  const auto tied = std::count_if(plan.ranked.begin(), plan.ranked.end(),
+                                  [](const model::PlannedLayout& c) { return c.within_best_band; });
   const int fastest = fastest_rank(plan);
-  const std::string best = "#" + std::to_string(fastest) + ", " + units::format_duration(plan.ranked[static_cast<size_t>(fastest - 1)].step.step_s);
+  const std::string best = "#" + std::to_string(fastest) + ", " +
+                           units::format_duration(plan.ranked[static_cast<size_t>(fastest - 1)].step.step_s);
   if (tied == 1) {
     std::cout << "#1 is the fastest, and no other choice's band meets its own\n";
   } else {
@@ -46,18 +48,20 @@ void print_tie(const model::DeploymentPlan& plan) {
   }
 }
 
-void print_table(const model::DeploymentPlan& plan, const PlanArgs& args, const model::Workload& workload, long long seq_len,
-                 const topologies::Topology& topology, const std::vector<std::optional<double>>& simulated,
-                 const model::RelativeErrors& errors) {
-  std::cout << workload.name << ", batch " << workload.batch << ", " << seq_len << " tokens of context on "
-            << topology.spec().name << " (" << topology.gpu_count() << " GPUs) — time per output token, analytical "
-            << "model\nimplementation: " << args.impl << "; band: " << errors_text(errors)
-            << "; " << kRankingRule << "; ~: in that tie; x-node: the share of the time that is communication across "
-            << "nodes, and its calls a step; x-node lat: its part at latency-bound sizes, where the model is least sure; simulated: a layer replayed (every CP group's combine and every TP group's all-reduces at once, links shared)"
-            << (topology.spec().calibration ? "; *: outside what the calibration measured (listed below)" : "") << "\n"
-            << calibration_line(topology) << "\n\n";
-  Table table({"#", "tp x cp", "combine", "per token", "band", "", "x-node", "calls", "x-node lat", "tokens/s", "attention", "memory/GPU", "headroom",
-               "max context", "simulated", ""});
+void print_table(const model::DeploymentPlan& plan, const PlanArgs& args, const model::Workload& workload,
+                 long long seq_len, const topologies::Topology& topology,
+                 const std::vector<std::optional<double>>& simulated, const model::RelativeErrors& errors) {
+  std::cout
+      << workload.name << ", batch " << workload.batch << ", " << seq_len << " tokens of context on "
+      << topology.spec().name << " (" << topology.gpu_count() << " GPUs) — time per output token, analytical "
+      << "model\nimplementation: " << args.impl << "; band: " << errors_text(errors) << "; " << kRankingRule
+      << "; ~: in that tie; x-node: the share of the time that is communication across "
+      << "nodes, and its calls a step; x-node lat: its part at latency-bound sizes, where the model is least sure; "
+         "simulated: a layer replayed (every CP group's combine and every TP group's all-reduces at once, links shared)"
+      << (topology.spec().calibration ? "; *: outside what the calibration measured (listed below)" : "") << "\n"
+      << calibration_line(topology) << "\n\n";
+  Table table({"#", "tp x cp", "combine", "per token", "band", "", "x-node", "calls", "x-node lat", "tokens/s",
+               "attention", "memory/GPU", "headroom", "max context", "simulated", ""});
   std::vector<std::string> notes;
   for (size_t i = 0; i < plan.ranked.size() && static_cast<int>(i) < args.top; ++i) {
     const model::PlannedLayout& c = plan.ranked[i];
@@ -65,14 +69,15 @@ void print_table(const model::DeploymentPlan& plan, const PlanArgs& args, const 
     std::snprintf(tokens, sizeof tokens, "%.1f", c.step.tokens_per_s);
     std::snprintf(network, sizeof network, "%.0f %%", 100 * c.network_latency_s / c.step.step_s);
     std::snprintf(across, sizeof across, "%.0f %%", 100 * c.cross_node.time_s / c.step.step_s);
-    table.add_row({std::to_string(i + 1), std::to_string(c.layout.tp) + " x " + std::to_string(c.layout.cp), combine_name(c),
-                   units::format_duration(c.step.step_s), format_band(c.band), c.within_best_band ? "~" : "",
-                   c.cross_node.calls > 0 ? across : "", c.cross_node.calls > 0 ? std::to_string(c.cross_node.calls) : "",
-                   c.network_latency_s > 0 ? network : "", tokens,
-                   units::format_duration(c.attention.slowest.latency_s), units::format_bytes(c.step.memory.total),
-                   units::format_bytes(c.step.memory.capacity - c.step.memory.total), std::to_string(c.step.memory.max_seq_len),
-                   i < simulated.size() && simulated[i] ? units::format_duration(*simulated[i]) : "",
-                   c.extrapolation.empty() ? "" : "*"});
+    table.add_row(
+        {std::to_string(i + 1), std::to_string(c.layout.tp) + " x " + std::to_string(c.layout.cp), combine_name(c),
+         units::format_duration(c.step.step_s), format_band(c.band), c.within_best_band ? "~" : "",
+         c.cross_node.calls > 0 ? across : "", c.cross_node.calls > 0 ? std::to_string(c.cross_node.calls) : "",
+         c.network_latency_s > 0 ? network : "", tokens, units::format_duration(c.attention.slowest.latency_s),
+         units::format_bytes(c.step.memory.total), units::format_bytes(c.step.memory.capacity - c.step.memory.total),
+         std::to_string(c.step.memory.max_seq_len),
+         i < simulated.size() && simulated[i] ? units::format_duration(*simulated[i]) : "",
+         c.extrapolation.empty() ? "" : "*"});
     if (!c.extrapolation.empty()) notes.push_back("* #" + std::to_string(i + 1) + ": " + c.extrapolation);
   }
   table.print(std::cout);
@@ -97,21 +102,27 @@ void run(const PlanArgs& args) {
   PlanChoice choice = args;
   choice.seq_len = lengths.front();
   const PlanReport report = plan_report(topology, choice, [&](int i, int n) {
-    if (args.format == "table" && progress_shown()) std::cerr << "simulating choice " << i + 1 << " of " << n << "...\n";
+    if (args.format == "table" && progress_shown())
+      std::cerr << "simulating choice " << i + 1 << " of " << n << "...\n";
   });
   const model::DeploymentPlan& plan = report.plan;
   const std::vector<std::optional<double>>& simulated = report.simulated_step_s;
-  if (args.format == "table") return print_table(plan, args, report.workload, lengths.front(), topology, simulated, report.errors);
+  if (args.format == "table")
+    return print_table(plan, args, report.workload, lengths.front(), topology, simulated, report.errors);
   if (args.format == "csv") {
-    std::cout << "rank,tp,cp,gpus,combine,step_s,step_s_low,step_s_high,within_best_band,tokens_per_s,attention_layer_s,"
-                 "memory_bytes,capacity_bytes,max_seq_len,fits,simulated_step_s,extrapolation,cross_node_time_s,"
-                 "cross_node_calls,cross_node_bytes\n";
+    std::cout
+        << "rank,tp,cp,gpus,combine,step_s,step_s_low,step_s_high,within_best_band,tokens_per_s,attention_layer_s,"
+           "memory_bytes,capacity_bytes,max_seq_len,fits,simulated_step_s,extrapolation,cross_node_time_s,"
+           "cross_node_calls,cross_node_bytes\n";
     auto line = [&](size_t rank, const model::PlannedLayout& c, const std::optional<double>& sim_s) {
       CsvRecord record;
       record.integer(static_cast<long long>(rank)).integer(c.layout.tp).integer(c.layout.cp).integer(c.layout.gpus());
       record.text(combine_name(c)).number(c.step.step_s).number(c.band.low_s).number(c.band.high_s);
       record.integer(c.within_best_band ? 1 : 0).number(c.step.tokens_per_s).number(c.attention.slowest.latency_s);
-      record.number(c.step.memory.total).number(c.step.memory.capacity).integer(c.step.memory.max_seq_len).integer(c.fits ? 1 : 0);
+      record.number(c.step.memory.total)
+          .number(c.step.memory.capacity)
+          .integer(c.step.memory.max_seq_len)
+          .integer(c.fits ? 1 : 0);
       if (sim_s) {
         record.number(*sim_s);  // was std::to_string: 6 decimals, 0.000012 for 12.3 us
       } else {
@@ -133,16 +144,26 @@ void add_plan_command(CLI::App& app) {
   auto* command = app.add_subcommand("plan", "Rank every TP x CP layout and combine by time per output token");
   auto args = std::make_shared<PlanArgs>();
   add_cluster_option(*command, args->cluster);
-  command->add_option("--workload", args->workload, "A workload preset, YAML file or Hugging Face config.json")->capture_default_str();
-  command->add_option("--seq-len", args->seq_len_text, std::string("The context length: 128k, 1M; ") + topologies::kTokenCountRule)->required();
-  command->add_option("--batch", args->batch, "Sequences decoded together (default: the workload's)")->check(CLI::Range(1, 1 << 30));
-  command->add_option("--gpus-max", args->gpus_max, "Use at most this many GPUs (default: all)")->check(CLI::Range(1, 1 << 30));
-  command->add_option("--algo", args->combines, "Combines to try (default: all): ring, tree, tree-fused, tree-lse, "
-                                                "allgather-merge, pass-q, a2a, ag-rs")->delimiter(',');
+  command->add_option("--workload", args->workload, "A workload preset, YAML file or Hugging Face config.json")
+      ->capture_default_str();
+  command
+      ->add_option("--seq-len", args->seq_len_text,
+                   std::string("The context length: 128k, 1M; ") + topologies::kTokenCountRule)
+      ->required();
+  command->add_option("--batch", args->batch, "Sequences decoded together (default: the workload's)")
+      ->check(CLI::Range(1, 1 << 30));
+  command->add_option("--gpus-max", args->gpus_max, "Use at most this many GPUs (default: all)")
+      ->check(CLI::Range(1, 1 << 30));
+  command
+      ->add_option("--algo", args->combines,
+                   "Combines to try (default: all): ring, tree, tree-fused, tree-lse, "
+                   "allgather-merge, pass-q, a2a, ag-rs")
+      ->delimiter(',');
   add_impl_option(*command, args->impl);
   command->add_option("--top", args->top, "Rows shown")->check(CLI::Range(1, 1 << 30))->capture_default_str();
   command->add_option("--confirm", args->confirm, "Replay the best this many in the simulator (0: none)")
-      ->check(CLI::Range(0, 1 << 30))->capture_default_str();
+      ->check(CLI::Range(0, 1 << 30))
+      ->capture_default_str();
   add_format_option(*command, args->format, {"table", "json", "csv"});
   add_progress_flag(*command);
   command->callback([args] { run(*args); });

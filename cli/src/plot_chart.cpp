@@ -44,7 +44,8 @@ std::string default_title(const PlotSpec& spec) {
 bool drawable(double value, bool logarithmic) { return std::isfinite(value) && (!logarithmic || value > 0); }
 
 // "algo=tree engine=sim": the row's values of the series columns.
-std::string series_name(const DataTable& table, const std::vector<std::size_t>& columns, const std::vector<TableCell>& row) {
+std::string series_name(const DataTable& table, const std::vector<std::size_t>& columns,
+                        const std::vector<TableCell>& row) {
   std::string name;
   for (std::size_t c : columns) {
     const bool tokens = row[c].number && unit_of(table.columns[c]) == "tokens";  // seq_len=128k
@@ -117,8 +118,10 @@ std::string chart_kind(const std::string& path) {
 void write_chart(const LineChart& chart, const std::string& path) {
   const std::string kind = chart_kind(path);
   const ChartLayout layout = lay_out_chart(chart);
-  if (kind == ".png") write_png(layout, path);
-  else write_svg(layout, path);
+  if (kind == ".png")
+    write_png(layout, path);
+  else
+    write_svg(layout, path);
 }
 
 void plot_file(const std::string& input, const PlotSpec& spec, const std::string& output) {

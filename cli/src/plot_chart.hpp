@@ -14,7 +14,7 @@ struct PlotSpec {
   std::string x, y;                 // numeric columns
   std::vector<std::string> series;  // columns whose values group the rows: one line per distinct combination
   bool log_x = false, log_y = false;
-  std::string title;                // empty: "Y against X" (", by SERIES")
+  std::string title;  // empty: "Y against X" (", by SERIES")
 };
 
 // One series per distinct value of the series columns (none: one series of every row), in the order the rows

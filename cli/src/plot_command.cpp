@@ -9,14 +9,18 @@
 namespace treering::cli {
 
 void add_plot_command(CLI::App& app) {
-  auto* command = app.add_subcommand("plot", "Draw the rows a command wrote (predict, simulate, sweep ... -o FILE.csv|json) "
-                                             "as a line chart, PNG or SVG");
+  auto* command = app.add_subcommand("plot",
+                                     "Draw the rows a command wrote (predict, simulate, sweep ... -o FILE.csv|json) "
+                                     "as a line chart, PNG or SVG");
   auto spec = std::make_shared<PlotSpec>();
   auto input = std::make_shared<std::string>();
   auto output = std::make_shared<std::string>();
-  command->add_option("file", *input, "FILE.csv or FILE.json, as a command wrote it with --format csv|json -o")->required();
-  command->add_option("--x", spec->x, "The column along x (a numeric one: seq_len, nodes, gpus, batch, tp, ...)")->required();
-  command->add_option("--y", spec->y, "The column along y (a numeric one: latency_s, step_s, tokens_per_s, ...)")->required();
+  command->add_option("file", *input, "FILE.csv or FILE.json, as a command wrote it with --format csv|json -o")
+      ->required();
+  command->add_option("--x", spec->x, "The column along x (a numeric one: seq_len, nodes, gpus, batch, tp, ...)")
+      ->required();
+  command->add_option("--y", spec->y, "The column along y (a numeric one: latency_s, step_s, tokens_per_s, ...)")
+      ->required();
   command->add_option("--series", spec->series, "Columns whose values make one line each, e.g. algo or algo,engine")
       ->delimiter(',');
   command->add_flag("--log-x", spec->log_x, "A logarithmic x axis (rows at or below 0 left out)");

@@ -38,14 +38,19 @@ std::vector<std::pair<int, std::vector<std::string>>> csv_records(const std::str
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char ch = text[i];
     if (quoted) {
-      if (ch == '"' && i + 1 < text.size() && text[i + 1] == '"') fields.back() += text[++i];
-      else if (ch == '"') quoted = false;
-      else fields.back() += ch;
+      if (ch == '"' && i + 1 < text.size() && text[i + 1] == '"')
+        fields.back() += text[++i];
+      else if (ch == '"')
+        quoted = false;
+      else
+        fields.back() += ch;
       if (ch == '\n') ++line;
       continue;
     }
-    if (ch == '"' && fields.back().empty()) quoted = any = true;
-    else if (ch == ',') fields.emplace_back(), any = true;
+    if (ch == '"' && fields.back().empty())
+      quoted = any = true;
+    else if (ch == ',')
+      fields.emplace_back(), any = true;
     else if (ch == '\n' || (ch == '\r' && i + 1 < text.size() && text[i + 1] == '\n')) {
       if (ch == '\r') ++i;
       if (any) records.push_back({start, std::move(fields)});
@@ -70,10 +75,13 @@ TableCell json_cell(const nlohmann::ordered_json& value) {
 }
 
 // One row's cells by dotted name; arrays (links, phases) are left out.
-void flatten(const nlohmann::ordered_json& object, const std::string& prefix, std::vector<std::pair<std::string, TableCell>>& out) {
+void flatten(const nlohmann::ordered_json& object, const std::string& prefix,
+             std::vector<std::pair<std::string, TableCell>>& out) {
   for (const auto& [key, value] : object.items()) {
-    if (value.is_object()) flatten(value, prefix + key + ".", out);
-    else if (!value.is_array()) out.emplace_back(prefix + key, json_cell(value));
+    if (value.is_object())
+      flatten(value, prefix + key + ".", out);
+    else if (!value.is_array())
+      out.emplace_back(prefix + key, json_cell(value));
   }
 }
 
@@ -144,14 +152,17 @@ DataTable parse_json_table(const std::string& text, const std::string& source) {
     throw InputError({source, 0, 0}, std::string("not JSON: ") + error.what());
   }
   if (!json.is_array() || json.empty() || !json.front().is_object()) {
-    throw InputError({source, 0, 0}, std::string(json.is_array() && json.empty() ? "no rows (an empty list)" :
-                     "not a list of rows (what predict, simulate, sweep, crossover, collective and tune write with --format json)"));
+    throw InputError({source, 0, 0}, std::string(json.is_array() && json.empty()
+                                                     ? "no rows (an empty list)"
+                                                     : "not a list of rows (what predict, simulate, sweep, crossover, "
+                                                       "collective and tune write with --format json)"));
   }
   DataTable table{source, {}, {}};
   std::map<std::string, std::size_t> index;
   std::vector<std::vector<std::pair<std::string, TableCell>>> flat;
   for (const auto& object : json) {
-    if (!object.is_object()) throw InputError({source, 0, 0}, "row " + std::to_string(flat.size() + 1) + " is not an object");
+    if (!object.is_object())
+      throw InputError({source, 0, 0}, "row " + std::to_string(flat.size() + 1) + " is not an object");
     flatten(object, "", flat.emplace_back());
     for (const auto& [name, cell] : flat.back()) {
       if (index.emplace(name, table.columns.size()).second) table.columns.push_back(name);
@@ -168,8 +179,9 @@ DataTable parse_json_table(const std::string& text, const std::string& source) {
 DataTable read_table(const std::string& path) {
   const bool csv = path.ends_with(".csv"), json = path.ends_with(".json");
   if (!csv && !json) {
-    throw InputError({path, 0, 0}, "not a .csv or .json file: plot reads the rows that predict, simulate and sweep write "
-                                   "with -o FILE.csv or FILE.json");
+    throw InputError({path, 0, 0},
+                     "not a .csv or .json file: plot reads the rows that predict, simulate and sweep write "
+                     "with -o FILE.csv or FILE.json");
   }
   const std::string text = topologies::read_input_file(path);
   return csv ? parse_csv_table(text, path) : parse_json_table(text, path);

@@ -18,9 +18,9 @@ struct TableCell {
 };
 
 struct DataTable {
-  std::string source;                          // the file's path, for messages
-  std::vector<std::string> columns;            // in the file's order
-  std::vector<std::vector<TableCell>> rows;    // each as long as columns
+  std::string source;                        // the file's path, for messages
+  std::vector<std::string> columns;          // in the file's order
+  std::vector<std::vector<TableCell>> rows;  // each as long as columns
 
   // The column's index; throws topologies::InputError "SOURCE: error: no column 'NAME' (columns: a, b, ...)".
   std::size_t column(const std::string& name) const;

@@ -41,21 +41,28 @@ void add_step_cells(const DecodeRow& row, std::vector<std::string>& cells) {
 
 void print_table(const std::vector<DecodeRow>& rows, const PredictArgs& args, const topologies::Topology& topology,
                  const model::Workload& workload) {
-  const bool batches = std::any_of(rows.begin(), rows.end(), [&](const DecodeRow& row) { return row.batch != rows.front().batch; });
+  const bool batches =
+      std::any_of(rows.begin(), rows.end(), [&](const DecodeRow& row) { return row.batch != rows.front().batch; });
   const bool step = !rows.empty() && rows.front().step.has_value();
   std::cout << workload.name << (batches ? "" : " (batch " + std::to_string(workload.batch) + ")") << " on "
-            << topology.spec().name << ": " << count_of(topology.node_count(), "node") << ", " << (rows.empty() ? 0 : rows.front().result.gpus)
-            << " GPUs used (tp " << rows.front().layout.tp << " x cp " << rows.front().layout.cp
-            << (rows.front().layout.replicas > 1 ? " x " + std::to_string(rows.front().layout.replicas) + " replicas" : std::string())
+            << topology.spec().name << ": " << count_of(topology.node_count(), "node") << ", "
+            << (rows.empty() ? 0 : rows.front().result.gpus) << " GPUs used (tp " << rows.front().layout.tp << " x cp "
+            << rows.front().layout.cp
+            << (rows.front().layout.replicas > 1 ? " x " + std::to_string(rows.front().layout.replicas) + " replicas"
+                                                 : std::string())
             << ") — analytical model, "
-            << (step ? "attention columns: one layer's combine; then the " + args.layout.scope + " around it" : "one attention layer per row")
-            << "\nimplementation: " << args.impl << band_line(rows) << '\n' << calibration_line(topology) << "\n\n";
+            << (step ? "attention columns: one layer's combine; then the " + args.layout.scope + " around it"
+                     : "one attention layer per row")
+            << "\nimplementation: " << args.impl << band_line(rows) << '\n'
+            << calibration_line(topology) << "\n\n";
   std::vector<std::string> header{"tokens"};
   if (batches) header.push_back("batch");
-  for (const char* name : {"algorithm", "latency", "band", "compute", "comm intra", "comm inter", "overlapped", "sent/GPU", "inter-node"}) {
+  for (const char* name : {"algorithm", "latency", "band", "compute", "comm intra", "comm inter", "overlapped",
+                           "sent/GPU", "inter-node"}) {
     header.push_back(name);
   }
-  const bool host = std::any_of(rows.begin(), rows.end(), [](const DecodeRow& row) { return row.result.breakdown.host_s > 0; });
+  const bool host =
+      std::any_of(rows.begin(), rows.end(), [](const DecodeRow& row) { return row.result.breakdown.host_s > 0; });
   if (host) header.push_back("host");
   const bool per_token = !step && (workload.layers > 1 || workload.parameters > 0);
   if (!step) header.push_back("memory/GPU");
@@ -77,10 +84,13 @@ void print_table(const std::vector<DecodeRow>& rows, const PredictArgs& args, co
     const model::DecodeResult& r = row.result;
     std::vector<std::string> cells{std::to_string(r.seq_len)};
     if (batches) cells.push_back(std::to_string(row.batch));
-    cells.insert(cells.end(), {model::to_string(r.algorithm), topologies::format_duration(r.latency_s), format_band(row.latency_band),
-                               topologies::format_duration(r.breakdown.compute_s), topologies::format_duration(r.breakdown.intra_node_s),
-                               topologies::format_duration(r.breakdown.inter_node_s), topologies::format_duration(r.breakdown.overlapped_communication_s),
-                               topologies::format_bytes(r.volume.per_gpu), topologies::format_bytes(r.volume.inter_node)});
+    cells.insert(
+        cells.end(),
+        {model::to_string(r.algorithm), topologies::format_duration(r.latency_s), format_band(row.latency_band),
+         topologies::format_duration(r.breakdown.compute_s), topologies::format_duration(r.breakdown.intra_node_s),
+         topologies::format_duration(r.breakdown.inter_node_s),
+         topologies::format_duration(r.breakdown.overlapped_communication_s),
+         topologies::format_bytes(r.volume.per_gpu), topologies::format_bytes(r.volume.inter_node)});
     if (host) cells.push_back(topologies::format_duration(r.breakdown.host_s));
     if (!step) cells.push_back(topologies::format_bytes(r.memory.total));
     if (per_token) cells.push_back(topologies::format_duration(r.token_s));
@@ -105,7 +115,8 @@ void run(const PredictArgs& args) {
   for (const model::Workload& workload : workloads) {
     for (long long seq_len : topologies::parse_token_counts(args.seq_len)) {
       for (model::DecodeAlgorithm algorithm : algorithms) {
-        rows.push_back(predict_row(args.layout, {args.tokens, args.prefill}, layouts, workload, seq_len, algorithm, options));
+        rows.push_back(
+            predict_row(args.layout, {args.tokens, args.prefill}, layouts, workload, seq_len, algorithm, options));
       }
     }
   }

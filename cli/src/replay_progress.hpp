@@ -1,5 +1,5 @@
-// A long replay's progress on a terminal (or with --progress): "simulating ring at 1000000 tokens: 45 %", rewritten in place once the
-// replay has run two seconds (short ones print nothing), a line break at the end.
+// A long replay's progress on a terminal (or with --progress): "simulating ring at 1000000 tokens: 45 %", rewritten in
+// place once the replay has run two seconds (short ones print nothing), a line break at the end.
 #pragma once
 
 #include <functional>

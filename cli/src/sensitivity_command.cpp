@@ -58,9 +58,11 @@ void run(const SensitivityArgs& args) {
     for (double e : row.elasticities) m = std::max(m, std::abs(e));
     return m;
   };
-  std::stable_sort(rows.begin(), rows.end(), [&](const SensitivityRow& a, const SensitivityRow& b) { return largest(a) > largest(b); });
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](const SensitivityRow& a, const SensitivityRow& b) { return largest(a) > largest(b); });
   if (args.format == "json") {
-    nlohmann::ordered_json json = {{"cluster", source.name}, {"workload", workload.name}, {"seq_len", lengths[0]}, {"step", kStep}};
+    nlohmann::ordered_json json = {
+        {"cluster", source.name}, {"workload", workload.name}, {"seq_len", lengths[0]}, {"step", kStep}};
     for (size_t a = 0; a < algorithms.size(); ++a) json["latency_s"][model::to_string(algorithms[a])] = at_base[a];
     json["parameters"] = nlohmann::ordered_json::array();
     for (const SensitivityRow& row : rows) {
@@ -90,12 +92,17 @@ void run(const SensitivityArgs& args) {
 }  // namespace
 
 void add_sensitivity_command(CLI::App& app) {
-  auto* command = app.add_subcommand("sensitivity", "Which cluster parameters move the decode latency most (elasticities), per algorithm");
+  auto* command = app.add_subcommand(
+      "sensitivity", "Which cluster parameters move the decode latency most (elasticities), per algorithm");
   auto args = std::make_shared<SensitivityArgs>();
-  add_decode_options(*command, *args, "Algorithms: ring, tree, tree-fused, tree-lse, allgather-merge", {"table", "json"});
+  add_decode_options(*command, *args, "Algorithms: ring, tree, tree-fused, tree-lse, allgather-merge",
+                     {"table", "json"});
   drop_options(*command, {"--tokens", "--prefill"});  // the elasticities are of the per-token latency
-  command->get_option("--seq-len")->description(std::string("One context length: 80k, 5.12M; ") + topologies::kTokenCountRule);
-  command->add_option("--param", args->parameters, "Paths to vary (default: NIC, fabric, HBM, launch, network figures the file has)")
+  command->get_option("--seq-len")
+      ->description(std::string("One context length: 80k, 5.12M; ") + topologies::kTokenCountRule);
+  command
+      ->add_option("--param", args->parameters,
+                   "Paths to vary (default: NIC, fabric, HBM, launch, network figures the file has)")
       ->delimiter(',');
   command->callback([args] { run(*args); });
 }

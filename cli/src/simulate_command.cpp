@@ -39,8 +39,11 @@ struct SimulateArgs : DecodeArgs {
 
 ordered_json link_json(const topologies::Topology& topology, topologies::LinkId id, double bytes, double utilisation) {
   const topologies::Link& link = topology.link(id);
-  return {{"from", topology.device(link.from).name}, {"to", topology.device(link.to).name},
-          {"tier", topologies::to_string(link.tier)}, {"bytes", bytes}, {"utilisation", utilisation}};
+  return {{"from", topology.device(link.from).name},
+          {"to", topology.device(link.to).name},
+          {"tier", topologies::to_string(link.tier)},
+          {"bytes", bytes},
+          {"utilisation", utilisation}};
 }
 
 // The links the replay loaded most, busiest first.
@@ -75,7 +78,8 @@ std::vector<SimulatedCase> run_cases(const SimulateArgs& args, const topologies:
   for (const model::Workload& workload : workloads) {
     for (long long seq_len : lengths) {
       for (const std::string& name : args.algorithms) {
-        if (args.format == "table" && workloads.size() * lengths.size() * args.algorithms.size() > 1 && progress_shown()) {
+        if (args.format == "table" && workloads.size() * lengths.size() * args.algorithms.size() > 1 &&
+            progress_shown()) {
           std::cerr << "simulating " << name << " at " << seq_len << " tokens, batch " << workload.batch << "...\n";
         }
         replay.progress = terminal_progress(name + " at " + std::to_string(seq_len) + " tokens");
@@ -112,7 +116,9 @@ void print_busiest_links(const std::vector<SimulatedCase>& cases, const topologi
     for (const SimulatedCase& c : cases) {
       std::string text;
       for (const std::string& shortcut : c.simulated.shortcuts) text += (text.empty() ? "" : "; ") + shortcut;
-      if (!text.empty()) std::cout << "  " << model::to_string(c.row.result.algorithm) << " at " << c.row.result.seq_len << ": " << text << '\n';
+      if (!text.empty())
+        std::cout << "  " << model::to_string(c.row.result.algorithm) << " at " << c.row.result.seq_len << ": " << text
+                  << '\n';
     }
   }
   std::cout << "\nbusiest links (bytes / (rate x latency)):\n";
@@ -123,8 +129,8 @@ void print_busiest_links(const std::vector<SimulatedCase>& cases, const topologi
       const topologies::Link& link = topology.link(load.link);
       char share[32];
       std::snprintf(share, sizeof share, "%.1f %%", 100 * load.utilisation);
-      std::cout << separator << topology.device(link.from).name << " -> " << topology.device(link.to).name << " " << share
-                << " (" << topologies::format_bytes(load.bytes) << ")";
+      std::cout << separator << topology.device(link.from).name << " -> " << topology.device(link.to).name << " "
+                << share << " (" << topologies::format_bytes(load.bytes) << ")";
       separator = ", ";
     }
     std::cout << '\n';
@@ -132,10 +138,12 @@ void print_busiest_links(const std::vector<SimulatedCase>& cases, const topologi
 }
 
 void print_table(const std::vector<SimulatedCase>& cases, const topologies::Topology& topology, bool compare) {
-  std::cout << (compare ? "model vs simulator" : "simulator") << " (" << engines(cases)
-            << ", links shared max-min) on " << topology.spec().name << ", "
-            << (cases.empty() ? "no case" : replay_summary(cases.front().simulated)) << ", one attention layer"
-            << (!cases.empty() && cases.front().row.step ? " and the " + std::string(model::to_string(cases.front().row.step->scope)) + " around it" : "")
+  std::cout << (compare ? "model vs simulator" : "simulator") << " (" << engines(cases) << ", links shared max-min) on "
+            << topology.spec().name << ", " << (cases.empty() ? "no case" : replay_summary(cases.front().simulated))
+            << ", one attention layer"
+            << (!cases.empty() && cases.front().row.step
+                    ? " and the " + std::string(model::to_string(cases.front().row.step->scope)) + " around it"
+                    : "")
             << "\n"
             << calibration_line(topology) << "\n\n";
   const bool calibrated = topology.spec().calibration.has_value();
@@ -144,10 +152,12 @@ void print_table(const std::vector<SimulatedCase>& cases, const topologies::Topo
   const bool marks = any_does_not_fit(listed);  // a "fits" column only where some row does not
   const auto fits = [&](const SimulatedCase& c) { return marks && !c.row.memory_shortfall.empty() ? "no !" : ""; };
   if (compare) {
-    Table table({"tokens", "algorithm", "model", "simulated", "difference", calibrated ? "calibration" : "", marks ? "fits" : ""});
+    Table table({"tokens", "algorithm", "model", "simulated", "difference", calibrated ? "calibration" : "",
+                 marks ? "fits" : ""});
     for (const SimulatedCase& c : cases) {
       table.add_row({std::to_string(c.predicted.seq_len), model::to_string(c.predicted.algorithm),
-                     topologies::format_duration(c.predicted.latency_s), topologies::format_duration(c.simulated.latency_s),
+                     topologies::format_duration(c.predicted.latency_s),
+                     topologies::format_duration(c.simulated.latency_s),
                      percent(c.simulated.latency_s, c.predicted.latency_s), calibration_marker(c.row), fits(c)});
     }
     table.print(std::cout);
@@ -158,18 +168,22 @@ void print_table(const std::vector<SimulatedCase>& cases, const topologies::Topo
   const bool generation = !cases.empty() && cases.front().row.generation_s.has_value();  // --tokens
   Table table({"tokens", "algorithm", "latency", "compute", "comm intra", "comm inter", "sent/GPU", "inter-node",
                "transfers", degraded ? "healthy" : "vs model", degraded ? "slowdown" : "", step ? "layer" : "",
-               step ? "per token" : "", generation ? "generation" : "", calibrated ? "calibration" : "", marks ? "fits" : ""});
+               step ? "per token" : "", generation ? "generation" : "", calibrated ? "calibration" : "",
+               marks ? "fits" : ""});
   for (const SimulatedCase& c : cases) {
     const model::DecodeResult& r = c.row.result;
     const bool whole = step && c.row.step->scope == model::Scope::step;
     table.add_row({std::to_string(r.seq_len), model::to_string(r.algorithm), topologies::format_duration(r.latency_s),
-                   topologies::format_duration(r.breakdown.compute_s), topologies::format_duration(r.breakdown.intra_node_s),
+                   topologies::format_duration(r.breakdown.compute_s),
+                   topologies::format_duration(r.breakdown.intra_node_s),
                    topologies::format_duration(r.breakdown.inter_node_s), topologies::format_bytes(r.volume.per_gpu),
                    topologies::format_bytes(r.volume.inter_node), std::to_string(c.simulated.transfers_simulated),
                    degraded ? topologies::format_duration(*c.healthy_s) : percent(r.latency_s, c.predicted.latency_s),
-                   degraded ? percent(r.latency_s, *c.healthy_s) : "", step ? topologies::format_duration(c.row.step->layer_s) : "",
+                   degraded ? percent(r.latency_s, *c.healthy_s) : "",
+                   step ? topologies::format_duration(c.row.step->layer_s) : "",
                    whole ? topologies::format_duration(c.row.step->step_s) : "",
-                   generation ? topologies::format_duration(c.row.generation_s.value_or(0)) : "", calibration_marker(c.row), fits(c)});
+                   generation ? topologies::format_duration(c.row.generation_s.value_or(0)) : "",
+                   calibration_marker(c.row), fits(c)});
   }
   table.print(std::cout);
   print_extrapolation_notes(std::cout, listed);
@@ -187,7 +201,8 @@ void print_simulation(SimulateArgs& args, bool compare) {
   std::vector<SimulatedCase> cases = run_cases(args, topology);
   if (!args.trace.empty()) {
     const SimulatedCase& c = cases.front();
-    trace->stream() << (c.layout ? sim::chrome_trace(c.layout->groups, c.simulated) : sim::chrome_trace(c.plan, c.simulated));
+    trace->stream() << (c.layout ? sim::chrome_trace(c.layout->groups, c.simulated)
+                                 : sim::chrome_trace(c.plan, c.simulated));
     trace->commit();
     std::cerr << "wrote " << args.trace << " (open it in ui.perfetto.dev or chrome://tracing)\n";
   }
@@ -241,18 +256,21 @@ constexpr const char* kSharing =
     "path's fixed latency), NIC message rates, and communication kernels slowing the GPU's compute.\n";
 
 void add_simulate_commands(CLI::App& app) {
-  auto* simulate = app.add_subcommand("simulate", "Replay decode plans in the simulator (links shared max-min, as SimGrid shares them)");
+  auto* simulate = app.add_subcommand(
+      "simulate", "Replay decode plans in the simulator (links shared max-min, as SimGrid shares them)");
   simulate->footer(kSharing);
   auto simulate_args = std::make_shared<SimulateArgs>();
   add_common(*simulate, *simulate_args);
-  simulate->add_option("--trace", simulate_args->trace, "Write a Chrome/Perfetto trace (one track per GPU) to FILE.json");
+  simulate->add_option("--trace", simulate_args->trace,
+                       "Write a Chrome/Perfetto trace (one track per GPU) to FILE.json");
   add_degradation_options(*simulate, simulate_args->degraded);
   simulate->callback([simulate_args] { print_simulation(*simulate_args, false); });
   auto* compare = app.add_subcommand("compare", "The model and the simulator side by side, with their difference");
   compare->footer(kSharing);
   auto compare_args = std::make_shared<SimulateArgs>();
   add_common(*compare, *compare_args);
-  drop_options(*compare, {"--tokens", "--prefill", "--scope"});  // compare sets one attention layer's two times side by side
+  drop_options(*compare,
+               {"--tokens", "--prefill", "--scope"});  // compare sets one attention layer's two times side by side
   compare->callback([compare_args] { print_simulation(*compare_args, true); });
 }
 

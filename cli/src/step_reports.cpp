@@ -29,15 +29,18 @@ std::vector<validate::StepPoint> read_calibration_steps(const std::vector<std::s
     if (!validate::is_step_file(file)) continue;
     ++step_files;
     for (const validate::StepPoint& p : validate::read_step_points(file)) {
-      if (p.tp == 1) points.push_back(p);
-      else ++loopback;
+      if (p.tp == 1)
+        points.push_back(p);
+      else
+        ++loopback;
     }
   }
   if (step_files > 0 && points.empty()) {
     throw topologies::InputError("no one-GPU steps to calibrate on (" + std::to_string(loopback) +
-                                " loopback steps, tp > 1, time all their ranks on one GPU)");
+                                 " loopback steps, tp > 1, time all their ranks on one GPU)");
   }
-  if (loopback > 0) std::cerr << "note: " << loopback << " loopback steps (tp > 1) left out: they time all their ranks on one GPU\n";
+  if (loopback > 0)
+    std::cerr << "note: " << loopback << " loopback steps (tp > 1) left out: they time all their ranks on one GPU\n";
   return points;
 }
 
@@ -46,12 +49,17 @@ void print_step_fit(std::ostream& out, const validate::StepFit& fit, std::size_t
   for (int p = 0; p < validate::kStepParts; ++p) {
     const auto i = static_cast<std::size_t>(p);
     const topologies::StepPartCalibration& c = fit.parts[i];
-    const std::string line = topologies::format_duration(c.fixed_s) + " + bytes / (rated x " + std::to_string(c.efficiency).substr(0, 5) +
-                             ")" + (fit.slope_fitted[i] ? "" : " (efficiency: the prior's)");
+    const std::string line = topologies::format_duration(c.fixed_s) + " + bytes / (rated x " +
+                             std::to_string(c.efficiency).substr(0, 5) + ")" +
+                             (fit.slope_fitted[i] ? "" : " (efficiency: the prior's)");
     std::vector<double> after = fit.part_errors_after[i];
     for (double& e : after) e = std::fabs(e);
-    table.add_row({std::string(topologies::kStepCalibrationParts[p]) + (p == 4 ? " (per step)" : p == 0 && !fit.attention_shapes.empty() ? " (other shapes)" : ""), line,
-                   magnitude(model::median_abs(fit.part_errors_before[i])), magnitude(model::median_abs(fit.part_errors_after[i])),
+    table.add_row({std::string(topologies::kStepCalibrationParts[p]) + (p == 4 ? " (per step)"
+                                                                        : p == 0 && !fit.attention_shapes.empty()
+                                                                            ? " (other shapes)"
+                                                                            : ""),
+                   line, magnitude(model::median_abs(fit.part_errors_before[i])),
+                   magnitude(model::median_abs(fit.part_errors_after[i])),
                    magnitude(*std::max_element(after.begin(), after.end())), magnitude(fit.share[i])});
   }
   for (const topologies::StepAttentionShape& shape : fit.attention_shapes) {  // the attention by kernel shape
@@ -62,30 +70,36 @@ void print_step_fit(std::ostream& out, const validate::StepFit& fit, std::size_t
       after.push_back(std::fabs(fit.part_errors_after[0][i]));
     }
     table.add_row({"  head dim " + std::to_string(shape.head_dim) + ", group " + std::to_string(shape.group),
-                   topologies::format_duration(shape.line.fixed_s) + " + bytes / (rated x " + std::to_string(shape.line.efficiency).substr(0, 5) + ")",
+                   topologies::format_duration(shape.line.fixed_s) + " + bytes / (rated x " +
+                       std::to_string(shape.line.efficiency).substr(0, 5) + ")",
                    magnitude(model::median_abs(before)), magnitude(model::median_abs(after)),
                    magnitude(*std::max_element(after.begin(), after.end())), ""});
   }
   table.print(out);
   std::vector<double> worst = fit.step_errors_after;
   for (double& e : worst) e = std::fabs(e);
-  out << "decode steps: " << points << " measurements; median |error| of the step " << magnitude(model::median_abs(fit.step_errors_before))
-      << " before, " << magnitude(model::median_abs(fit.step_errors_after)) << " after (worst "
+  out << "decode steps: " << points << " measurements; median |error| of the step "
+      << magnitude(model::median_abs(fit.step_errors_before)) << " before, "
+      << magnitude(model::median_abs(fit.step_errors_after)) << " after (worst "
       << magnitude(*std::max_element(worst.begin(), worst.end())) << ")\n";
 }
 
-double print_step_validation(std::ostream& out, const topologies::ClusterSpec& spec, const std::vector<std::string>& files,
-                             const std::string& format) {
+double print_step_validation(std::ostream& out, const topologies::ClusterSpec& spec,
+                             const std::vector<std::string>& files, const std::string& format) {
   std::vector<validate::StepPoint> points;
   int loopback = 0;
   for (const std::string& file : files) {
     for (const validate::StepPoint& p : validate::read_step_points(file)) {
-      if (p.tp == 1) points.push_back(p);
-      else ++loopback;
+      if (p.tp == 1)
+        points.push_back(p);
+      else
+        ++loopback;
     }
   }
-  if (points.empty()) throw topologies::InputError("no one-GPU steps to validate (loopback steps time all their ranks on one GPU)");
-  if (loopback > 0) std::cerr << "note: " << loopback << " loopback steps (tp > 1) left out: they time all their ranks on one GPU\n";
+  if (points.empty())
+    throw topologies::InputError("no one-GPU steps to validate (loopback steps time all their ranks on one GPU)");
+  if (loopback > 0)
+    std::cerr << "note: " << loopback << " loopback steps (tp > 1) left out: they time all their ranks on one GPU\n";
   std::vector<std::string> header{"workload", "batch", "tokens", "tp", "measured", "model", "error"};
   for (const char* part : topologies::kStepCalibrationParts) header.emplace_back(part);
   Table table(header);
@@ -99,25 +113,41 @@ double print_step_validation(std::ostream& out, const topologies::ClusterSpec& s
     errors.push_back((predicted.step_s - p.step_s) / p.step_s);
     CsvRecord record;
     record.text(p.workload).integer(p.batch).integer(p.seq_len).integer(p.tp).number(p.step_s).number(predicted.step_s);
-    std::vector<std::string> row{p.workload, std::to_string(p.batch), std::to_string(p.seq_len), std::to_string(p.tp),
-                                 topologies::format_duration(p.step_s), topologies::format_duration(predicted.step_s), percent(errors.back())};
+    std::vector<std::string> row{p.workload,
+                                 std::to_string(p.batch),
+                                 std::to_string(p.seq_len),
+                                 std::to_string(p.tp),
+                                 topologies::format_duration(p.step_s),
+                                 topologies::format_duration(predicted.step_s),
+                                 percent(errors.back())};
     nlohmann::ordered_json parts = nlohmann::ordered_json::object();
     for (std::size_t i = 0; i < static_cast<std::size_t>(validate::kStepParts); ++i) {
       const double e = p.part_s[i] > 0 ? (predicted.part_s[i] - p.part_s[i]) / p.part_s[i] : 0.0;
       row.push_back(percent(e));
       if (i == 0) record.number(errors.back());
       record.number(e);
-      parts[topologies::kStepCalibrationParts[i]] = {{"measured_s", p.part_s[i]}, {"predicted_s", predicted.part_s[i]}, {"rel_error", e}};
+      parts[topologies::kStepCalibrationParts[i]] = {
+          {"measured_s", p.part_s[i]}, {"predicted_s", predicted.part_s[i]}, {"rel_error", e}};
     }
     table.add_row(row);
     csv += record.line();
-    rows.push_back({{"kind", "step"}, {"workload", p.workload}, {"batch", p.batch}, {"seq_len", p.seq_len}, {"tp", p.tp},
-                    {"measured_s", p.step_s}, {"predicted_s", predicted.step_s}, {"rel_error", errors.back()}, {"parts", parts},
+    rows.push_back({{"kind", "step"},
+                    {"workload", p.workload},
+                    {"batch", p.batch},
+                    {"seq_len", p.seq_len},
+                    {"tp", p.tp},
+                    {"measured_s", p.step_s},
+                    {"predicted_s", predicted.step_s},
+                    {"rel_error", errors.back()},
+                    {"parts", parts},
                     {"file", p.file}});
   }
   const double median = model::median_abs(errors);
   if (format == "json") {
-    out << nlohmann::ordered_json{{"cases", rows}, {"summary", {{"steps", points.size()}, {"median_abs_rel_error", median}}}}.dump(2) << '\n';
+    out << nlohmann::ordered_json{{"cases", rows},
+                                  {"summary", {{"steps", points.size()}, {"median_abs_rel_error", median}}}}
+               .dump(2)
+        << '\n';
   } else if (format == "csv") {
     out << csv;
   } else {

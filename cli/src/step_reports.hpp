@@ -16,7 +16,7 @@ std::vector<validate::StepPoint> read_calibration_steps(const std::vector<std::s
 void print_step_fit(std::ostream& out, const validate::StepFit& fit, std::size_t points);
 // treering validate on step files: a row per point (measured, model, error, each part's error) and the medians.
 // `format` table | json | csv. Returns the median |error| of the whole step.
-double print_step_validation(std::ostream& out, const topologies::ClusterSpec& spec, const std::vector<std::string>& files,
-                             const std::string& format);
+double print_step_validation(std::ostream& out, const topologies::ClusterSpec& spec,
+                             const std::vector<std::string>& files, const std::string& format);
 
 }  // namespace treering::cli

@@ -51,18 +51,22 @@ std::string output_format(const SweepArgs& args) {
 void show_progress(std::size_t done, std::size_t total) {
   constexpr int kWidth = 30;
   const int filled = static_cast<int>(kWidth * done / std::max<std::size_t>(total, 1));
-  std::cerr << "\r[" << std::string(static_cast<size_t>(filled), '=') << std::string(static_cast<size_t>(kWidth - filled), ' ')
-            << "] " << done << '/' << total << " cases" << (done == total ? "\n" : "") << std::flush;
+  std::cerr << "\r[" << std::string(static_cast<size_t>(filled), '=')
+            << std::string(static_cast<size_t>(kWidth - filled), ' ') << "] " << done << '/' << total << " cases"
+            << (done == total ? "\n" : "") << std::flush;
 }
 
 // This rank's cases (every size()-th, from its own index: long and short cases alternate between ranks), run,
 // formatted; rank 0 joins everyone's in the case order.
-void run_sweep_on_ranks(const SweepArgs& args, const SweepSpec& spec, const std::string& format, const SweepRanks& ranks) {
+void run_sweep_on_ranks(const SweepArgs& args, const SweepSpec& spec, const std::string& format,
+                        const SweepRanks& ranks) {
   const std::size_t total = sweep_cases(spec).size();
   std::vector<std::size_t> mine;
-  for (std::size_t i = static_cast<std::size_t>(ranks.rank()); i < total; i += static_cast<std::size_t>(ranks.size())) mine.push_back(i);
+  for (std::size_t i = static_cast<std::size_t>(ranks.rank()); i < total; i += static_cast<std::size_t>(ranks.size()))
+    mine.push_back(i);
   const bool terminal = ranks.rank() == 0 && progress_shown();
-  const std::vector<DecodeRow> rows = run_sweep(spec, mine, args.jobs, terminal ? show_progress : std::function<void(std::size_t, std::size_t)>{});
+  const std::vector<DecodeRow> rows =
+      run_sweep(spec, mine, args.jobs, terminal ? show_progress : std::function<void(std::size_t, std::size_t)>{});
   if (format == "table") {
     return print_sweep_table(std::cout, rows);
   }
@@ -78,7 +82,8 @@ void run_sweep_on_ranks(const SweepArgs& args, const SweepSpec& spec, const std:
     return;
   }
   topologies::write_output_file(args.output, text);
-  std::cerr << "wrote " << total << " rows to " << args.output << (ranks.size() > 1 ? " (" + std::to_string(ranks.size()) + " ranks)" : "") << '\n';
+  std::cerr << "wrote " << total << " rows to " << args.output
+            << (ranks.size() > 1 ? " (" + std::to_string(ranks.size()) + " ranks)" : "") << '\n';
 }
 
 void run(const SweepArgs& args) {
@@ -109,28 +114,49 @@ void run(const SweepArgs& args) {
 }  // namespace
 
 void add_sweep_command(CLI::App& app) {
-  auto* command = app.add_subcommand("sweep", "Every combination of nodes, workloads, batches, lengths, algorithms and engines: one row per case");
+  auto* command = app.add_subcommand(
+      "sweep", "Every combination of nodes, workloads, batches, lengths, algorithms and engines: one row per case");
   auto args = std::make_shared<SweepArgs>();
   command->add_option("--cluster", args->cluster, "A preset name (treering topo list) or a YAML file")->required();
-  command->add_option("--nodes", args->nodes, "Node counts, e.g. 1,2,4,8,16 (default: the cluster file's)")->delimiter(',')->check(CLI::Range(1, 1 << 30));
+  command->add_option("--nodes", args->nodes, "Node counts, e.g. 1,2,4,8,16 (default: the cluster file's)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1 << 30));
   add_set_option(*command, args->settings);
-  command->add_option("--workload", args->workloads, "Workload presets or YAML files, comma-separated")->delimiter(',')->capture_default_str();
-  command->add_option("--batch", args->batches, "Batch sizes, e.g. 1,8 (default: each workload's)")->delimiter(',')->check(CLI::Range(1, 1 << 30));
-  command->add_option("--seq-len", args->seq_len, std::string("Context lengths: 80k, lists 80k,1M and ranges 80k:5.12M:x2; ") + topologies::kTokenCountRule)->required();
-  command->add_option("--algo", args->algorithms, "Algorithms: ring, tree, tree-fused, tree-lse, allgather-merge")->delimiter(',')->capture_default_str();
-  command->add_option("--engine", args->engines, "model, sim or both (comma-separated)")->delimiter(',')->capture_default_str();
+  command->add_option("--workload", args->workloads, "Workload presets or YAML files, comma-separated")
+      ->delimiter(',')
+      ->capture_default_str();
+  command->add_option("--batch", args->batches, "Batch sizes, e.g. 1,8 (default: each workload's)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1 << 30));
+  command
+      ->add_option(
+          "--seq-len", args->seq_len,
+          std::string("Context lengths: 80k, lists 80k,1M and ranges 80k:5.12M:x2; ") + topologies::kTokenCountRule)
+      ->required();
+  command->add_option("--algo", args->algorithms, "Algorithms: ring, tree, tree-fused, tree-lse, allgather-merge")
+      ->delimiter(',')
+      ->capture_default_str();
+  command->add_option("--engine", args->engines, "model, sim or both (comma-separated)")
+      ->delimiter(',')
+      ->capture_default_str();
   command->add_option("-o,--output", args->output, "Write the rows to FILE.csv or FILE.json (rank 0 under mpirun)");
   command->add_option("--format", args->format, "table, csv or json (default: from -o's extension, else table)")
       ->check(CLI::IsMember({"table", "csv", "json"}));
   command->add_option("--split", args->split, "KV cache per GPU: equal, or by-speed (mixed GPUs)")
-      ->check(CLI::IsMember({"equal", "by-speed"}))->capture_default_str();
+      ->check(CLI::IsMember({"equal", "by-speed"}))
+      ->capture_default_str();
   add_impl_option(*command, args->impl);
   add_layout_options(*command, args->layout);
-  command->add_option("--jobs", args->jobs, "Worker processes (per rank under mpirun/srun)")->check(CLI::Range(1, 1024))->capture_default_str();
+  command->add_option("--jobs", args->jobs, "Worker processes (per rank under mpirun/srun)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
   command->add_option("--launch-id", args->rendezvous.launch_id,
                       "Under mpirun/srun: the id every rank's part files carry (default: the launcher's job id)");
-  command->add_option("--rank-timeout", args->rendezvous.timeout_s, "Under mpirun/srun: seconds rank 0 waits for the others")
-      ->check(CLI::Range(0.001, 1e6))->capture_default_str();
+  command
+      ->add_option("--rank-timeout", args->rendezvous.timeout_s,
+                   "Under mpirun/srun: seconds rank 0 waits for the others")
+      ->check(CLI::Range(0.001, 1e6))
+      ->capture_default_str();
   add_progress_flag(*command);
   command->callback([args] { run(*args); });
 }

@@ -69,15 +69,21 @@ std::vector<std::string> unpack(const std::string& packed, const std::string& pa
 }  // namespace
 
 SweepRanks::SweepRanks(std::string output, RendezvousOptions options)
-    : output_(std::move(output)), job_(options.launch_id.empty() ? launched_job() : options.launch_id), timeout_s_(options.timeout_s) {
+    : output_(std::move(output)),
+      job_(options.launch_id.empty() ? launched_job() : options.launch_id),
+      timeout_s_(options.timeout_s) {
   std::tie(rank_, size_) = launched_rank();
-  if (size_ < 1 || rank_ < 0 || rank_ >= size_) throw std::runtime_error("the launcher's rank and size do not make sense");
-  if (size_ > 1 && output_.empty()) throw topologies::InputError("under mpirun or srun, write the sweep to a file: -o FILE.csv|FILE.json");
+  if (size_ < 1 || rank_ < 0 || rank_ >= size_)
+    throw std::runtime_error("the launcher's rank and size do not make sense");
+  if (size_ > 1 && output_.empty())
+    throw topologies::InputError("under mpirun or srun, write the sweep to a file: -o FILE.csv|FILE.json");
   if (size_ > 1 && job_.empty()) {
-    throw topologies::InputError("the launcher gives no launch id: pass every rank the same --launch-id ID (e.g. the date and time), "
-                                "so that the parts of an earlier run are not read as this one's");
+    throw topologies::InputError(
+        "the launcher gives no launch id: pass every rank the same --launch-id ID (e.g. the date and time), "
+        "so that the parts of an earlier run are not read as this one's");
   }
-  if (job_.find('/') != std::string::npos) throw topologies::InputError("--launch-id: no '/' in the id, got '" + job_ + "'");
+  if (job_.find('/') != std::string::npos)
+    throw topologies::InputError("--launch-id: no '/' in the id, got '" + job_ + "'");
   if (!(timeout_s_ > 0)) throw topologies::InputError("--rank-timeout must be positive");
 }
 

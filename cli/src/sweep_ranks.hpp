@@ -10,8 +10,8 @@ namespace treering::cli {
 
 // How the ranks of one launch recognise each other's files, and how long rank 0 waits for them.
 struct RendezvousOptions {
-  std::string launch_id;       // empty: the launcher's (PMIX_NAMESPACE, Open MPI's jobid, SLURM_JOB_ID.SLURM_STEP_ID)
-  double timeout_s = 3600;     // rank 0's wait for the others, after its own cases
+  std::string launch_id;    // empty: the launcher's (PMIX_NAMESPACE, Open MPI's jobid, SLURM_JOB_ID.SLURM_STEP_ID)
+  double timeout_s = 3600;  // rank 0's wait for the others, after its own cases
 };
 
 class SweepRanks {

@@ -96,17 +96,22 @@ void print_sweep_table(std::ostream& out, const std::vector<DecodeRow>& rows) {
       const auto it = engines.find(engine);
       const bool have_ring = ring != by_case.end() && ring->second.count(engine);
       cells.push_back(it == engines.end() ? "-" : fmt::format_duration(it->second->result.latency_s));
-      cells.push_back(it == engines.end() || !have_ring ? "-" : speedup(ring->second.at(engine)->result.latency_s, it->second->result.latency_s));
+      cells.push_back(it == engines.end() || !have_ring
+                          ? "-"
+                          : speedup(ring->second.at(engine)->result.latency_s, it->second->result.latency_s));
     }
     for (const char* engine : {"model", "sim"}) {
-      if (scope.empty() || (engine == std::string("model") && !model) || (engine == std::string("sim") && !sim)) continue;
+      if (scope.empty() || (engine == std::string("model") && !model) || (engine == std::string("sim") && !sim))
+        continue;
       const auto it = engines.find(engine);
       const bool has_step = it != engines.end() && it->second->step;
       const model::StepResult* step = has_step ? &*it->second->step : nullptr;
-      cells.push_back(step ? fmt::format_duration(step->scope == model::Scope::step ? step->step_s : step->layer_s) : "-");
+      cells.push_back(step ? fmt::format_duration(step->scope == model::Scope::step ? step->step_s : step->layer_s)
+                           : "-");
     }
-    cells.insert(cells.end(), {fmt::format_bytes(any.result.volume.per_gpu), fmt::format_bytes(any.result.volume.intra_node),
-                               fmt::format_bytes(any.result.volume.inter_node), fmt::format_bytes(any.result.memory.total)});
+    cells.insert(cells.end(),
+                 {fmt::format_bytes(any.result.volume.per_gpu), fmt::format_bytes(any.result.volume.intra_node),
+                  fmt::format_bytes(any.result.volume.inter_node), fmt::format_bytes(any.result.memory.total)});
     if (marks) cells.push_back(any.memory_shortfall.empty() ? "" : "no !");
     table.add_row(cells);
   }

@@ -11,7 +11,9 @@ namespace {
 // A figure: starts with a digit or a sign and is short ("84.61 us", "+0.00 %", "24.4 us - 31.38 us", "1.16x 8x2
 // tree ~"); a sentence that starts with a digit ("8x AMD MI300X per node ...") is text, left-aligned.
 bool looks_numeric(const std::string& cell) {
-  if (cell.empty() || !(std::isdigit(static_cast<unsigned char>(cell.front())) || cell.front() == '-' || cell.front() == '+')) return false;
+  if (cell.empty() ||
+      !(std::isdigit(static_cast<unsigned char>(cell.front())) || cell.front() == '-' || cell.front() == '+'))
+    return false;
   return std::count(cell.begin(), cell.end(), ' ') <= 4;
 }
 
@@ -54,7 +56,8 @@ void Table::print(std::ostream& out) const {
 void print_fields(std::ostream& out, const std::vector<std::pair<std::string, std::string>>& fields) {
   size_t width = 0;
   for (const auto& field : fields) width = std::max(width, field.first.size());
-  for (const auto& [key, value] : fields) out << key << ':' << std::string(width - key.size() + 1, ' ') << value << '\n';
+  for (const auto& [key, value] : fields)
+    out << key << ':' << std::string(width - key.size() + 1, ' ') << value << '\n';
 }
 
 std::string format_percent(double fraction, bool sign) {

@@ -18,8 +18,10 @@ using nlohmann::ordered_json;
 
 ordered_json route_json(const std::optional<topo::RouteSummary>& route) {
   if (!route) return nullptr;
-  return {{"from", route->from},           {"to", route->to},
-          {"hops", route->hops},           {"latency_s", route->latency_s},
+  return {{"from", route->from},
+          {"to", route->to},
+          {"hops", route->hops},
+          {"latency_s", route->latency_s},
           {"bottleneck_Bps", route->bottleneck_Bps}};
 }
 
@@ -58,8 +60,9 @@ ordered_json summary_json(const topo::ClusterSummary& summary) {
 
 std::string route_text(const std::optional<topo::RouteSummary>& route) {
   if (!route) return "-";
-  return route->from + " -> " + route->to + ": " + std::to_string(route->hops) + (route->hops == 1 ? " link, " : " links, ") +
-         topo::format_duration(route->latency_s) + ", bottleneck " + topo::format_bandwidth(route->bottleneck_Bps);
+  return route->from + " -> " + route->to + ": " + std::to_string(route->hops) +
+         (route->hops == 1 ? " link, " : " links, ") + topo::format_duration(route->latency_s) + ", bottleneck " +
+         topo::format_bandwidth(route->bottleneck_Bps);
 }
 
 void print_summary(const topo::ClusterSummary& summary) {
@@ -85,7 +88,8 @@ void print_summary(const topo::ClusterSummary& summary) {
   Table tiers({"tier", "bandwidth per GPU", "example route"});
   const topo::GroupSummary& first = summary.groups.front();
   tiers.add_row({"scale-up", topo::format_bandwidth(first.scale_up_per_gpu_Bps), route_text(summary.scale_up_route)});
-  tiers.add_row({"scale-out", first.scale_out_per_gpu_Bps > 0 ? topo::format_bandwidth(first.scale_out_per_gpu_Bps) : "-",
+  tiers.add_row({"scale-out",
+                 first.scale_out_per_gpu_Bps > 0 ? topo::format_bandwidth(first.scale_out_per_gpu_Bps) : "-",
                  route_text(summary.scale_out_route)});
   if (summary.farthest_route) tiers.add_row({"farthest from GPU 0", "", route_text(summary.farthest_route)});
   tiers.print(std::cout);
@@ -119,7 +123,8 @@ void add_check(CLI::App& topo_command) {
     for (const std::string& file : *files) {
       try {
         topo::Topology topology(topo::load_cluster(file));
-        std::cout << file << ": ok (" << topology.gpu_count() << " GPUs in " << count_of(topology.node_count(), "node") << ")\n";
+        std::cout << file << ": ok (" << topology.gpu_count() << " GPUs in " << count_of(topology.node_count(), "node")
+                  << ")\n";
       } catch (const topo::InputError& error) {
         std::cerr << error.what() << '\n';
         ++failures;

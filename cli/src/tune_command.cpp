@@ -26,8 +26,8 @@ using namespace treering::analysis;  // the analysis library's requests and resu
 namespace {
 
 struct TuneArgs : DecodeArgs {
-  int top = 10;      // rows shown
-  int confirm = 5;   // the best this many replayed in the simulator (plus the paper's tree and ring)
+  int top = 10;     // rows shown
+  int confirm = 5;  // the best this many replayed in the simulator (plus the paper's tree and ring)
 };
 
 struct Confirmed {
@@ -81,7 +81,8 @@ struct TuneReport {
   }
 };
 
-TuneReport tune_report(const TuneArgs& args, const topologies::Topology& topology, const model::Workload& workload, long long seq_len) {
+TuneReport tune_report(const TuneArgs& args, const topologies::Topology& topology, const model::Workload& workload,
+                       long long seq_len) {
   TuneReport report;
   const model::PlanOptions options = plan_options(args);
   report.tuned = model::tune(topology, workload, seq_len, args.gpus, options);
@@ -110,24 +111,30 @@ void print_json(const TuneReport& r) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (size_t i = 0; i < r.shown.size(); ++i) {
     const model::TunedStrategy& t = *r.shown[i].first;
-    nlohmann::ordered_json row = {{"rank", i + 1}, {"strategy", t.strategy.describe()}, {"equivalents", r.shown[i].second},
-                                  {"algo", model::to_string(t.strategy.algorithm)}, {"latency_s", t.result.latency_s},
-                                  {"latency_s_low", r.band(i).band.low_s}, {"latency_s_high", bound_json(r.band(i).band.high_s)},
+    nlohmann::ordered_json row = {{"rank", i + 1},
+                                  {"strategy", t.strategy.describe()},
+                                  {"equivalents", r.shown[i].second},
+                                  {"algo", model::to_string(t.strategy.algorithm)},
+                                  {"latency_s", t.result.latency_s},
+                                  {"latency_s_low", r.band(i).band.low_s},
+                                  {"latency_s_high", bound_json(r.band(i).band.high_s)},
                                   {"within_best_band", r.band(i).within_best_band}};
     if (i < r.confirmed.size()) row["simulated_latency_s"] = r.confirmed[i].simulated_s;
     rows.push_back(row);
   }
   const model::TunedStrategy& best = r.tuned.front();
-  nlohmann::ordered_json json = {{"best", best.strategy.describe()}, {"best_latency_s", best.result.latency_s},
-                                 {"tree_latency_s", r.tree->result.latency_s}, {"ring_latency_s", r.ring->result.latency_s},
-                                 {"strategies_tried", r.tuned.size()}, {"strategies_within_best_band", r.others_within_best()},
-                                 {"engines_disagree_pairs", r.swaps}, {"strategies", rows}};
+  nlohmann::ordered_json json = {
+      {"best", best.strategy.describe()},           {"best_latency_s", best.result.latency_s},
+      {"tree_latency_s", r.tree->result.latency_s}, {"ring_latency_s", r.ring->result.latency_s},
+      {"strategies_tried", r.tuned.size()},         {"strategies_within_best_band", r.others_within_best()},
+      {"engines_disagree_pairs", r.swaps},          {"strategies", rows}};
   std::cout << json.dump(2) << '\n';
 }
 
 // One line per distinct strategy; simulated_latency_s empty where not replayed, latency_s_high "inf" when unbounded.
 void print_csv(const TuneReport& r) {
-  std::cout << "rank,strategy,equivalents,algo,latency_s,latency_s_low,latency_s_high,within_best_band,simulated_latency_s\n";
+  std::cout
+      << "rank,strategy,equivalents,algo,latency_s,latency_s_low,latency_s_high,within_best_band,simulated_latency_s\n";
   for (size_t i = 0; i < r.shown.size(); ++i) {
     const model::TunedStrategy& t = *r.shown[i].first;
     CsvRecord record;
@@ -147,21 +154,23 @@ void print_table(const TuneArgs& args, const TuneReport& r) {
   Table table({"rank", "strategy", "same", "model", "~best", "simulated", "vs tree", "vs ring"});
   for (size_t i = 0; i < r.shown.size() && static_cast<int>(i) < args.top; ++i) {
     const double s = r.shown[i].first->result.latency_s;
-    table.add_row({std::to_string(i + 1), r.shown[i].first->strategy.describe(), r.shown[i].second ? "+" + std::to_string(r.shown[i].second) : "",
-                   topologies::format_duration(s), i > 0 && r.band(i).within_best_band ? "~" : "",
-                   i < r.confirmed.size() ? topologies::format_duration(r.confirmed[i].simulated_s) : "-", times(r.tree->result.latency_s / s),
-                   times(r.ring->result.latency_s / s)});
+    table.add_row({std::to_string(i + 1), r.shown[i].first->strategy.describe(),
+                   r.shown[i].second ? "+" + std::to_string(r.shown[i].second) : "", topologies::format_duration(s),
+                   i > 0 && r.band(i).within_best_band ? "~" : "",
+                   i < r.confirmed.size() ? topologies::format_duration(r.confirmed[i].simulated_s) : "-",
+                   times(r.tree->result.latency_s / s), times(r.ring->result.latency_s / s)});
   }
   table.print(std::cout);
   const model::TunedStrategy& best = r.tuned.front();
-  std::cout << "\nbest: " << best.strategy.describe() << ", " << topologies::format_duration(best.result.latency_s) << " per layer: "
-            << times(r.tree->result.latency_s / best.result.latency_s) << " faster than the paper's tree ("
-            << topologies::format_duration(r.tree->result.latency_s) << "), " << times(r.ring->result.latency_s / best.result.latency_s)
-            << " faster than ring (" << topologies::format_duration(r.ring->result.latency_s) << ")\n";
+  std::cout << "\nbest: " << best.strategy.describe() << ", " << topologies::format_duration(best.result.latency_s)
+            << " per layer: " << times(r.tree->result.latency_s / best.result.latency_s)
+            << " faster than the paper's tree (" << topologies::format_duration(r.tree->result.latency_s) << "), "
+            << times(r.ring->result.latency_s / best.result.latency_s) << " faster than ring ("
+            << topologies::format_duration(r.ring->result.latency_s) << ")\n";
   const size_t close = r.others_within_best();
   if (close > 0) {
-    std::cout << "~: " << close << " strateg" << (close == 1 ? "y" : "ies") << " within the best's band (" << r.errors_legend()
-              << "): the model cannot tell " << (close == 1 ? "it" : "them") << " from the best\n";
+    std::cout << "~: " << close << " strateg" << (close == 1 ? "y" : "ies") << " within the best's band ("
+              << r.errors_legend() << "): the model cannot tell " << (close == 1 ? "it" : "them") << " from the best\n";
   } else {
     std::cout << "no other strategy is within the best's band (" << r.errors_legend() << ")\n";
   }
@@ -172,7 +181,8 @@ void print_table(const TuneArgs& args, const TuneReport& r) {
     std::cout << "the simulator ranks the best " << c.size() << " in the same order\n";
   } else {
     std::cout << "the simulator orders " << r.swaps << " pair(s) of the best " << c.size() << " differently; it ranks "
-              << c[sim_best].tuned->strategy.describe() << " first (" << topologies::format_duration(c[sim_best].simulated_s) << ")\n";
+              << c[sim_best].tuned->strategy.describe() << " first ("
+              << topologies::format_duration(c[sim_best].simulated_s) << ")\n";
   }
 }
 
@@ -184,25 +194,33 @@ void run(const TuneArgs& args) {
   const TuneReport report = tune_report(args, topology, workload, lengths[0]);
   if (args.format == "json") return print_json(report);
   if (args.format == "csv") return print_csv(report);
-  std::cout << "tune: " << topology.spec().name << ", " << report.tree->result.gpus << " GPUs, " << workload.name << " (batch "
-            << workload.batch << "), " << topologies::format_token_count(lengths[0]) << " tokens: " << report.tuned.size()
-            << " strategies timed by the model (" << report.shown.size() << " distinct; 'same': equivalents folded in)\n\n";
+  std::cout << "tune: " << topology.spec().name << ", " << report.tree->result.gpus << " GPUs, " << workload.name
+            << " (batch " << workload.batch << "), " << topologies::format_token_count(lengths[0])
+            << " tokens: " << report.tuned.size() << " strategies timed by the model (" << report.shown.size()
+            << " distinct; 'same': equivalents folded in)\n\n";
   print_table(args, report);
 }
 
 }  // namespace
 
 void add_tune_command(CLI::App& app) {
-  auto* command = app.add_subcommand("tune", "Search combine strategies (algorithm, collective algorithm, tree fan-ins, leaders) for the fastest, "
-                                             "and say which lie within the best one's band");
+  auto* command = app.add_subcommand(
+      "tune",
+      "Search combine strategies (algorithm, collective algorithm, tree fan-ins, leaders) for the fastest, "
+      "and say which lie within the best one's band");
   auto args = std::make_shared<TuneArgs>();
   add_decode_options(*command, *args, "", {"table", "csv", "json"});
-  drop_options(*command, {"--algo", "--tokens", "--prefill"});  // tune tries every combine and ranks their per-token latency
-  command->get_option("--seq-len")->description(std::string("One context length: 80k, 5.12M; ") + topologies::kTokenCountRule);
-  command->footer("Table: '~' in the ~best column marks a strategy whose latency band meets the best one's: the model cannot "
-                  "tell it from the best. CSV/JSON: latency_s_low/high (the band) and within_best_band for every strategy.");
+  drop_options(*command,
+               {"--algo", "--tokens", "--prefill"});  // tune tries every combine and ranks their per-token latency
+  command->get_option("--seq-len")
+      ->description(std::string("One context length: 80k, 5.12M; ") + topologies::kTokenCountRule);
+  command->footer(
+      "Table: '~' in the ~best column marks a strategy whose latency band meets the best one's: the model cannot "
+      "tell it from the best. CSV/JSON: latency_s_low/high (the band) and within_best_band for every strategy.");
   command->add_option("--top", args->top, "Strategies shown")->check(CLI::Range(1, 100000))->capture_default_str();
-  command->add_option("--confirm", args->confirm, "The best this many replayed in the simulator")->check(CLI::Range(1, 1000))->capture_default_str();
+  command->add_option("--confirm", args->confirm, "The best this many replayed in the simulator")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   add_progress_flag(*command);
   command->callback([args] { run(*args); });
 }

@@ -32,8 +32,8 @@ struct ValidateArgs {
   ClusterArgs cluster;
   std::vector<std::string> files;
   std::vector<std::string> engines{"model"};
-  double max_error = 0;  // 0: no bound
-  double max_factor = 0; // 0: no bound
+  double max_error = 0;   // 0: no bound
+  double max_factor = 0;  // 0: no bound
   std::string format = "table";
 };
 
@@ -50,7 +50,8 @@ void print_table(const std::vector<validate::CaseResult>& cases, const std::vect
   Table table(header);
   for (const validate::CaseResult& c : cases) {  // (none: only decodes were given)
     std::vector<std::string> row{model::to_string(c.measured.op), std::to_string(c.measured.ranks),
-                                 topologies::format_bytes(c.measured.bytes), topologies::format_duration(c.measured.time_s)};
+                                 topologies::format_bytes(c.measured.bytes),
+                                 topologies::format_duration(c.measured.time_s)};
     for (validate::Engine engine : engines) {
       row.push_back(topologies::format_duration(c.predicted_s.at(engine)));
       row.push_back(percent(c.error(engine)));
@@ -64,14 +65,15 @@ void print_table(const std::vector<validate::CaseResult>& cases, const std::vect
   }
   Table totals({"engine", "op", "cases", "median |error|", "p90 |error|", "max |error|", "median noise"});
   for (const validate::ErrorSummary& s : summary) {
-    totals.add_row({validate::to_string(s.engine), s.operation, std::to_string(s.cases), percent(s.median_abs_rel_error, false),
-                    percent(s.p90_abs_rel_error, false), percent(s.max_abs_rel_error, false),
-                    s.median_noise ? percent(*s.median_noise, false) : "-"});
+    totals.add_row({validate::to_string(s.engine), s.operation, std::to_string(s.cases),
+                    percent(s.median_abs_rel_error, false), percent(s.p90_abs_rel_error, false),
+                    percent(s.max_abs_rel_error, false), s.median_noise ? percent(*s.median_noise, false) : "-"});
   }
   totals.print(std::cout);
 }
 
-void print_decode_table(const std::vector<validate::DecodeCase>& cases, const std::vector<validate::Engine>& engines, bool calibrated) {
+void print_decode_table(const std::vector<validate::DecodeCase>& cases, const std::vector<validate::Engine>& engines,
+                        bool calibrated) {
   std::vector<std::string> header{"algorithm", "workload", "batch", "tokens", "ranks", "measured", "noise"};
   for (validate::Engine engine : engines) {
     header.push_back(validate::to_string(engine));
@@ -81,8 +83,12 @@ void print_decode_table(const std::vector<validate::DecodeCase>& cases, const st
   Table table(header);
   std::map<std::string, std::string> outside;  // "ring, 8000 tokens, 2 ranks" -> why
   for (const validate::DecodeCase& c : cases) {
-    std::vector<std::string> row{c.measured.algorithm, c.measured.workload, std::to_string(c.measured.batch),
-                                 std::to_string(c.measured.seq_len), std::to_string(c.measured.ranks), topologies::format_duration(c.measured.latency_s),
+    std::vector<std::string> row{c.measured.algorithm,
+                                 c.measured.workload,
+                                 std::to_string(c.measured.batch),
+                                 std::to_string(c.measured.seq_len),
+                                 std::to_string(c.measured.ranks),
+                                 topologies::format_duration(c.measured.latency_s),
                                  percent(c.noise, false)};
     for (validate::Engine engine : engines) {
       row.push_back(topologies::format_duration(c.predicted_s.at(engine)));
@@ -91,7 +97,8 @@ void print_decode_table(const std::vector<validate::DecodeCase>& cases, const st
     row.push_back(calibration_label(calibrated, c));
     table.add_row(row);
     if (!c.extrapolation.empty()) {
-      outside[c.measured.algorithm + " at " + std::to_string(c.measured.seq_len) + " tokens on " + std::to_string(c.measured.ranks) + " ranks"] = c.extrapolation;
+      outside[c.measured.algorithm + " at " + std::to_string(c.measured.seq_len) + " tokens on " +
+              std::to_string(c.measured.ranks) + " ranks"] = c.extrapolation;
     }
   }
   table.print(std::cout);
@@ -103,7 +110,8 @@ void print_decode_table(const std::vector<validate::DecodeCase>& cases, const st
 // the median case of an engine and algorithm (or operation) is predicted more than that many times too slow or
 // too fast: the loop's check that the machinery works, on any machine, idle or busy (one case may be hit by a
 // neighbour's burst; the median of several is not). Median by nearest rank, the lower middle.
-void check_gross_errors(const std::vector<validate::DecodeCase>& cases, const std::vector<validate::CaseResult>& collectives,
+void check_gross_errors(const std::vector<validate::DecodeCase>& cases,
+                        const std::vector<validate::CaseResult>& collectives,
                         const std::vector<validate::Engine>& engines, double max_factor) {
   std::map<std::string, std::vector<double>> ratios;  // "model, ring" -> predicted / measured per case
   auto add = [&](const std::string& group, const std::string& what, double measured_s, double predicted_s) {
@@ -118,19 +126,21 @@ void check_gross_errors(const std::vector<validate::DecodeCase>& cases, const st
   for (validate::Engine engine : engines) {
     const std::string name = validate::to_string(engine);
     for (const auto& c : cases) {
-      add(name + ", " + c.measured.algorithm, name + ", " + c.measured.algorithm + " at " + std::to_string(c.measured.seq_len) + " tokens",
+      add(name + ", " + c.measured.algorithm,
+          name + ", " + c.measured.algorithm + " at " + std::to_string(c.measured.seq_len) + " tokens",
           c.measured.latency_s, c.predicted_s.at(engine));
     }
     for (const auto& c : collectives) {
       const std::string op = model::to_string(c.measured.op);
-      add(name + ", " + op, name + ", " + op + " of " + topologies::format_bytes(c.measured.bytes), c.measured.time_s, c.predicted_s.at(engine));
+      add(name + ", " + op, name + ", " + op + " of " + topologies::format_bytes(c.measured.bytes), c.measured.time_s,
+          c.predicted_s.at(engine));
     }
   }
   for (auto& [group, values] : ratios) {
     const double median = model::median(values);
     if (max_factor > 0 && (median > max_factor || median < 1 / max_factor)) {
-      std::cerr << "error: " << group << ": the median case is predicted " << median << "x the measured time, off by more than --max-factor "
-                << max_factor << '\n';
+      std::cerr << "error: " << group << ": the median case is predicted " << median
+                << "x the measured time, off by more than --max-factor " << max_factor << '\n';
       throw ExitWith{1};
     }
   }
@@ -139,8 +149,8 @@ void check_gross_errors(const std::vector<validate::DecodeCase>& cases, const st
 // Exit 1 when the median |error| over `what` exceeds --max-error.
 void check_max_error(const ValidateArgs& args, double median, const std::string& what) {
   if (args.max_error > 0 && median > args.max_error) {
-    std::cerr << "error: the model's median error on " << what << " is " << percent(median, false) << ", over --max-error "
-              << percent(args.max_error, false) << '\n';
+    std::cerr << "error: the model's median error on " << what << " is " << percent(median, false)
+              << ", over --max-error " << percent(args.max_error, false) << '\n';
     throw ExitWith{1};
   }
 }
@@ -148,14 +158,18 @@ void check_max_error(const ValidateArgs& args, double median, const std::string&
 void run(const ValidateArgs& args) {
   const auto steps = std::count_if(args.files.begin(), args.files.end(), validate::is_step_file);
   if (steps > 0) {  // real decode steps: the model by part (the simulator replays no step)
-    if (steps != static_cast<long>(args.files.size())) throw topologies::InputError("validate decode steps apart from other measurements");
-    check_max_error(args, print_step_validation(std::cout, load_topology(args.cluster).spec(), args.files, args.format), "decode steps");
+    if (steps != static_cast<long>(args.files.size()))
+      throw topologies::InputError("validate decode steps apart from other measurements");
+    check_max_error(args, print_step_validation(std::cout, load_topology(args.cluster).spec(), args.files, args.format),
+                    "decode steps");
     return;
   }
   const auto kernels = std::count_if(args.files.begin(), args.files.end(), validate::is_attention_file);
   if (kernels > 0) {  // attention benchmarks: the compute model, kernel by kernel
-    if (kernels != static_cast<long>(args.files.size())) throw topologies::InputError("validate attention benchmarks apart from other measurements");
-    check_max_error(args, print_attention_validation(std::cout, load_topology(args.cluster).spec(), args.files, args.format),
+    if (kernels != static_cast<long>(args.files.size()))
+      throw topologies::InputError("validate attention benchmarks apart from other measurements");
+    check_max_error(args,
+                    print_attention_validation(std::cout, load_topology(args.cluster).spec(), args.files, args.format),
                     "attention kernels");
     return;
   }
@@ -177,7 +191,8 @@ void run(const ValidateArgs& args) {
   for (const validate::ErrorSummary& s : summary) {
     if (args.max_error > 0 && s.median_abs_rel_error > args.max_error) {
       std::cerr << "error: the " << validate::to_string(s.engine) << "'s median error on " << s.operation << " is "
-                << percent(s.median_abs_rel_error, false) << ", over --max-error " << percent(args.max_error, false) << '\n';
+                << percent(s.median_abs_rel_error, false) << ", over --max-error " << percent(args.max_error, false)
+                << '\n';
       throw ExitWith{1};
     }
   }
@@ -186,15 +201,24 @@ void run(const ValidateArgs& args) {
 }  // namespace
 
 void add_validate_command(CLI::App& app) {
-  auto* command = app.add_subcommand("validate", "Measurements (nccl-tests logs, CSVs, treering-realrun JSON) against the model and the simulator");
+  auto* command = app.add_subcommand(
+      "validate", "Measurements (nccl-tests logs, CSVs, treering-realrun JSON) against the model and the simulator");
   auto args = std::make_shared<ValidateArgs>();
   add_cluster_option(*command, args->cluster);
-  command->add_option("measurements", args->files, "nccl-tests output (.log), bytes,time CSV files, or treering-realrun bench/decode/step JSON")->required()->check(CLI::ExistingFile);
+  command
+      ->add_option("measurements", args->files,
+                   "nccl-tests output (.log), bytes,time CSV files, or treering-realrun bench/decode/step JSON")
+      ->required()
+      ->check(CLI::ExistingFile);
   command->add_option("--engine", args->engines, "model, sim (comma-separated)")->delimiter(',')->capture_default_str();
-  command->add_option("--max-error", args->max_error, "Exit 1 when an engine's median |relative error| exceeds this (0.1 = 10 %)")
+  command
+      ->add_option("--max-error", args->max_error,
+                   "Exit 1 when an engine's median |relative error| exceeds this (0.1 = 10 %)")
       ->check(CLI::Range(0.0, 100.0));
-  command->add_option("--max-factor", args->max_factor,
-                      "Exit 1 when the median case of an algorithm is predicted more than this many times too slow or too fast (3: a gross error)")
+  command
+      ->add_option("--max-factor", args->max_factor,
+                   "Exit 1 when the median case of an algorithm is predicted more than this many times too slow or too "
+                   "fast (3: a gross error)")
       ->check(CLI::Range(1.0, 1e6));
   add_format_option(*command, args->format);
   command->callback([args] { run(*args); });

@@ -46,8 +46,10 @@ std::vector<std::string> tags(const std::string& document) {
     } else {
       char quote = 0;
       for (; end < document.size() && (quote != 0 || document[end] != '>'); ++end) {
-        if (quote == 0 && (document[end] == '"' || document[end] == '\'')) quote = document[end];
-        else if (document[end] == quote) quote = 0;
+        if (quote == 0 && (document[end] == '"' || document[end] == '\''))
+          quote = document[end];
+        else if (document[end] == quote)
+          quote = 0;
       }
       if (end >= document.size()) end = std::string::npos;
     }

@@ -28,8 +28,9 @@ per_layer:
 )";
 
 double generation_s(const std::string& profile, const std::string& algo, const std::string& gpus) {
-  auto result = run_treering("predict --cluster dgx-h100 --nodes 1 --gpus " + gpus + " --workload llama3.1-8b --seq-len 20k --algo " +
-                             algo + " --tokens 10 --prefill --impl " + profile + " --format json");
+  auto result = run_treering("predict --cluster dgx-h100 --nodes 1 --gpus " + gpus +
+                             " --workload llama3.1-8b --seq-len 20k --algo " + algo + " --tokens 10 --prefill --impl " +
+                             profile + " --format json");
   REQUIRE(result.exit_code == 0);
   return nlohmann::json::parse(result.out)[0]["generation_s"].get<double>();
 }
@@ -45,7 +46,8 @@ TEST_CASE("calibrate on a timings CSV gives back the overheads the timings were 
     out << "cluster,workload,algo,gpus,seq_len,batch,tokens,prefill,measured_s\n";
     for (const char* algo : {"ring", "tree"}) {
       out << "dgx-h100,llama3.1-8b," << algo << ",2,20k,1,10,true," << generation_s(truth, algo, "0,1") << '\n';
-      out << "dgx-h100,llama3.1-8b," << algo << ",8,20k,1,10,true," << generation_s(truth, algo, "0,1,2,3,4,5,6,7") << '\n';
+      out << "dgx-h100,llama3.1-8b," << algo << ",8,20k,1,10,true," << generation_s(truth, algo, "0,1,2,3,4,5,6,7")
+          << '\n';
     }
   }
   // The prior is the same program with the wrong costs: the fit moves them to 6 us and 15 us.
@@ -54,7 +56,8 @@ TEST_CASE("calibrate on a timings CSV gives back the overheads the timings were 
   const std::string prior = kDir + "overheads-prior.yaml";
   std::ofstream(prior) << prior_text;
   const std::string fitted = kDir + "overheads-fitted.yaml";
-  auto result = run_treering("calibrate " + csv + " --impl " + prior + " --fit kernel_launch,host_round_trip -o " + fitted + " --format json");
+  auto result = run_treering("calibrate " + csv + " --impl " + prior + " --fit kernel_launch,host_round_trip -o " +
+                             fitted + " --format json");
   REQUIRE(result.exit_code == 0);
   const auto report = nlohmann::json::parse(result.out);
   CHECK(report["overheads"][0]["overhead"] == "kernel_launch");
@@ -65,9 +68,11 @@ TEST_CASE("calibrate on a timings CSV gives back the overheads the timings were 
   CHECK(report["median_abs_rel_error_prior"].get<double>() > 0.01);
   CHECK(report["max_abs_rel_error"].get<double>() < 1e-5);
   // The fitted profile predicts the timings it was fitted to.
-  CHECK(generation_s(fitted, "ring", "0,1") == doctest::Approx(generation_s(truth, "ring", "0,1")).scale(1e-12).epsilon(1e-5));
+  CHECK(generation_s(fitted, "ring", "0,1") ==
+        doctest::Approx(generation_s(truth, "ring", "0,1")).scale(1e-12).epsilon(1e-5));
   // The table says each overhead's share.
-  auto table = run_treering("calibrate " + csv + " --impl " + prior + " --fit kernel_launch,host_round_trip -o " + fitted);
+  auto table =
+      run_treering("calibrate " + csv + " --impl " + prior + " --fit kernel_launch,host_round_trip -o " + fitted);
   CHECK(table.exit_code == 0);
   CHECK(table.out.find("share of measured time") != std::string::npos);
   CHECK(table.out.find("the rest of the model") != std::string::npos);
@@ -79,7 +84,8 @@ TEST_CASE("calibrate on a timings CSV gives back the overheads the timings were 
   CHECK(too_many.err.find("--fit") != std::string::npos);
   CHECK(run_treering("calibrate " + csv + " --fit dispatch -o " + fitted).exit_code == 2);
   // Timings and benchmarks are calibrated in separate runs; benchmarks need their cluster.
-  auto mixed = run_treering("calibrate " + csv + " validate/data/nccl-tests-allreduce-h100-2node-ndr.log --cluster dgx-h100 -o " + fitted);
+  auto mixed = run_treering("calibrate " + csv +
+                            " validate/data/nccl-tests-allreduce-h100-2node-ndr.log --cluster dgx-h100 -o " + fitted);
   CHECK(mixed.exit_code == 2);
   CHECK(mixed.err.find("separate runs") != std::string::npos);
   CHECK(run_treering("calibrate validate/data/nccl-tests-allreduce-h100-2node-ndr.log -o " + fitted).exit_code == 2);

@@ -41,8 +41,10 @@ TEST_CASE("collective: bad requests exit 2 with a reason") {
   CHECK(size.exit_code == 2);
   auto nvls = run_treering("collective --bytes 8 --algo nvls --cluster dgx-h100 --nodes 2");
   CHECK(nvls.exit_code == 2);
-  CHECK(nvls.err == "error: no nvls allreduce can run on this group of GPUs (needs in-switch reduction; across nodes also the "
-                    "network's in_network_reduction: true (SHARP), 2 or more nodes, Simple, all-reduce and 2 or more GPUs a node)\n");
+  CHECK(
+      nvls.err ==
+      "error: no nvls allreduce can run on this group of GPUs (needs in-switch reduction; across nodes also the "
+      "network's in_network_reduction: true (SHARP), 2 or more nodes, Simple, all-reduce and 2 or more GPUs a node)\n");
   auto gpus = run_treering("collective --op sendrecv --bytes 8 --gpus 0,1,2 --cluster dgx-h100");
   CHECK(gpus.exit_code == 2);
   CHECK(run_treering("collective --bytes 8").exit_code == 2);  // no --cluster
@@ -51,7 +53,8 @@ TEST_CASE("collective: bad requests exit 2 with a reason") {
 TEST_CASE("collective: each prediction carries its band") {
   // Uncalibrated, the band is the collective model's worst error on the public 2-node H100 set, e = 0.23 (the
   // efficient profile's communication uncertainty): [t / 1.23, t / 0.77]. Inside one node, 1 MiB:
-  const auto list = nlohmann::json::parse(run_treering("collective --bytes 1M --cluster dgx-h100 --nodes 1 --format json").out);
+  const auto list =
+      nlohmann::json::parse(run_treering("collective --bytes 1M --cluster dgx-h100 --nodes 1 --format json").out);
   const auto& json = list.at(0);
   const double time_s = json["time_s"].get<double>();
   CHECK(json["time_s_low"].get<double>() == doctest::Approx(time_s / 1.23).scale(1e-12));
@@ -60,9 +63,12 @@ TEST_CASE("collective: each prediction carries its band") {
   CHECK(table.out.find("band: +-23.0 %") != std::string::npos);
   // Across 2 nodes at 8 B (tree/LL: 25.2 us of latency, ns of transfer), latency-bound: the network_latency
   // error, 0.46: [t / 1.46, t / 0.54]; at 1 GiB (NVLS-tree, bandwidth-bound) 0.23 again.
-  const auto across = nlohmann::json::parse(run_treering("collective --bytes 8,1G --cluster dgx-h100 --nodes 2 --format json").out);
-  CHECK(across.at(0)["time_s_high"].get<double>() == doctest::Approx(across.at(0)["time_s"].get<double>() / 0.54).scale(1e-12));
-  CHECK(across.at(1)["time_s_high"].get<double>() == doctest::Approx(across.at(1)["time_s"].get<double>() / 0.77).scale(1e-12));
+  const auto across =
+      nlohmann::json::parse(run_treering("collective --bytes 8,1G --cluster dgx-h100 --nodes 2 --format json").out);
+  CHECK(across.at(0)["time_s_high"].get<double>() ==
+        doctest::Approx(across.at(0)["time_s"].get<double>() / 0.54).scale(1e-12));
+  CHECK(across.at(1)["time_s_high"].get<double>() ==
+        doctest::Approx(across.at(1)["time_s"].get<double>() / 0.77).scale(1e-12));
   auto both = run_treering("collective --bytes 8,1G --cluster dgx-h100 --nodes 2");
   CHECK(both.out.find("band (8 B): +-46.0 %") != std::string::npos);
   CHECK(both.out.find(": +-23.0 %") != std::string::npos);
@@ -79,7 +85,9 @@ TEST_CASE("collective --op alltoall: NCCL's grouped send/recv over 2 DGX H100") 
   CHECK(json["protocol"] == "Simple");
 }
 
-TEST_CASE("collective --engine sim: an all-to-all across a 3:1 spine takes longer than across 1:1; the model's pick replayed") {
+TEST_CASE(
+    "collective --engine sim: an all-to-all across a 3:1 spine takes longer than across 1:1; the model's pick "
+    "replayed") {
   const std::string fat_tree = std::string(TREERING_SOURCE_DIR) + "/topologies/examples/h100-fat-tree.yaml";
   auto simulated_s = [&](const char* ratio) {
     const auto result = run_treering("collective --cluster " + fat_tree + " --set network.oversubscription=" + ratio +
@@ -91,8 +99,10 @@ TEST_CASE("collective --engine sim: an all-to-all across a 3:1 spine takes longe
     return row["simulated_time_s"].get<double>();
   };
   CHECK(simulated_s("3") > 1.5 * simulated_s("1"));
-  const auto table = run_treering("collective --cluster dgx-h100 --nodes 2 --op allreduce --bytes 1M,1G --engine model,sim");
+  const auto table =
+      run_treering("collective --cluster dgx-h100 --nodes 2 --op allreduce --bytes 1M,1G --engine model,sim");
   REQUIRE(table.exit_code == 0);
   CHECK(table.out.find("simulated") != std::string::npos);
-  CHECK(run_treering("collective --cluster dgx-h100 --nodes 2 --op allreduce --bytes 1M --engine packets").exit_code == 2);
+  CHECK(run_treering("collective --cluster dgx-h100 --nodes 2 --op allreduce --bytes 1M --engine packets").exit_code ==
+        2);
 }

@@ -74,7 +74,8 @@ std::vector<std::string> row_cells(const std::string& table, const std::string& 
 
 TEST_CASE("crossover: each cell's two bands and whether they meet, in JSON, CSV and the table") {
   const std::string profile = profile_with_error("band-10pc", 0.1);
-  const std::string command = "crossover --cluster dgx-h100 --nodes 1,16 --algo tree,allgather-merge --seq-len 80k:1.28M:x2 --impl " + profile;
+  const std::string command =
+      "crossover --cluster dgx-h100 --nodes 1,16 --algo tree,allgather-merge --seq-len 80k:1.28M:x2 --impl " + profile;
   const auto cells = nlohmann::json::parse(run_treering(command + " --format json").out);
   REQUIRE(cells.size() == 10);  // 8 and 128 GPUs x 80k, 160k, 320k, 640k, 1.28M
   for (const auto& c : cells) {
@@ -102,8 +103,8 @@ TEST_CASE("crossover: each cell's two bands and whether they meet, in JSON, CSV 
 
   // CSV: the same fields, in columns 9-13. 8 GPUs at 640k: within.
   const auto csv = run_treering(command + " --format csv").out;
-  CHECK(csv.find(",winner,first_latency_s_low,first_latency_s_high,second_latency_s_low,second_latency_s_high,within_band\n") !=
-        std::string::npos);
+  CHECK(csv.find(",winner,first_latency_s_low,first_latency_s_high,second_latency_s_low,second_latency_s_high,within_"
+                 "band\n") != std::string::npos);
   CHECK(csv_line(csv, "8,640000,tree,allgather-merge,").ends_with(",true"));
   CHECK(csv_line(csv, "8,80000,tree,allgather-merge,").ends_with(",false"));
 
@@ -117,7 +118,8 @@ TEST_CASE("crossover: each cell's two bands and whether they meet, in JSON, CSV 
 
 TEST_CASE("tune: each strategy's band, and which lie within the best's, in JSON, CSV and the table") {
   const std::string profile = profile_with_error("band-10pc", 0.1);
-  const std::string command = "tune --cluster dgx-h100 --nodes 1 --workload llama3.1-8b --seq-len 20k --confirm 1 --impl " + profile;
+  const std::string command =
+      "tune --cluster dgx-h100 --nodes 1 --workload llama3.1-8b --seq-len 20k --confirm 1 --impl " + profile;
   const auto json = nlohmann::json::parse(run_treering(command + " --format json").out);
   const auto& strategies = json["strategies"];
   const double best_s = json["best_latency_s"];
@@ -139,9 +141,11 @@ TEST_CASE("tune: each strategy's band, and which lie within the best's, in JSON,
   const auto table = run_treering(command);
   REQUIRE(table.exit_code == 0);
   CHECK(table.out.find("~best") != std::string::npos);
-  CHECK(table.out.find("~: 1 strategy within the best's band (compute +-10.0 %, communication +-10.0 %)") != std::string::npos);
+  CHECK(table.out.find("~: 1 strategy within the best's band (compute +-10.0 %, communication +-10.0 %)") !=
+        std::string::npos);
   const auto csv = run_treering(command + " --format csv").out;
-  CHECK(csv.starts_with("rank,strategy,equivalents,algo,latency_s,latency_s_low,latency_s_high,within_best_band,simulated_latency_s\n"));
+  CHECK(csv.starts_with(
+      "rank,strategy,equivalents,algo,latency_s,latency_s_low,latency_s_high,within_best_band,simulated_latency_s\n"));
   CHECK(csv_line(csv, "2,\"allgather-merge, ").ends_with(",true,"));  // rank 2: within, not simulated (--confirm 1)
   CHECK(csv_line(csv, "3,").ends_with(",false,"));                    // rank 3: not within
 }

@@ -40,11 +40,14 @@ TEST_CASE("predict: llama3.1-405b-fp8 at tp 8 x cp 2, the engines' combines, att
     const json& b = step[i]["step"]["breakdown"];
     CHECK(step[i]["scope"] == "step");
     // 126 layers of attention are part of the step, and the parts add up to it.
-    CHECK(b["attention_s"].get<double>() == doctest::Approx(126 * attention[i]["latency_s"].get<double>()).scale(1e-12));
+    CHECK(b["attention_s"].get<double>() ==
+          doctest::Approx(126 * attention[i]["latency_s"].get<double>()).scale(1e-12));
     const double parts = b["attention_s"].get<double>() + b["projections_s"].get<double>() + b["mlp_s"].get<double>() +
-                         b["tp_communication_s"].get<double>() + b["other_s"].get<double>() + b["lm_head_s"].get<double>();
+                         b["tp_communication_s"].get<double>() + b["other_s"].get<double>() +
+                         b["lm_head_s"].get<double>();
     CHECK(step[i]["step_s"].get<double>() == doctest::Approx(parts).scale(1e-12));
-    CHECK(step[i]["tokens_per_s"].get<double>() == doctest::Approx(step[i]["batch"].get<double>() / step[i]["step_s"].get<double>()).scale(1e-12));
+    CHECK(step[i]["tokens_per_s"].get<double>() ==
+          doctest::Approx(step[i]["batch"].get<double>() / step[i]["step_s"].get<double>()).scale(1e-12));
   }
   const json tp16 = predict_json(common + "--tp 16 --algo tree --scope step");
   REQUIRE(tp16.size() == 2);
@@ -55,7 +58,8 @@ TEST_CASE("predict: llama3.1-405b-fp8 at tp 8 x cp 2, the engines' combines, att
 }
 
 TEST_CASE("plan: the top choice is no slower than plain TP or the paper's tree as predict gives them") {
-  auto result = run_treering("plan --cluster dgx-h100 --nodes 2 --workload llama3.1-8b --seq-len 128k --confirm 1 --format json");
+  auto result =
+      run_treering("plan --cluster dgx-h100 --nodes 2 --workload llama3.1-8b --seq-len 128k --confirm 1 --format json");
   REQUIRE_MESSAGE(result.exit_code == 0, result.err);
   const json plan = json::parse(result.out);
   REQUIRE(plan["ranked"].size() > 0);
@@ -64,11 +68,13 @@ TEST_CASE("plan: the top choice is no slower than plain TP or the paper's tree a
   CHECK(plan["ranked"][0]["simulated_step_s"].get<double>() > 0);
   for (const char* layout : {"--tp 8 --cp 1", "--tp 16 --cp 1", "--tp 1 --cp 16"}) {
     CAPTURE(layout);
-    const json row = predict_json("--cluster dgx-h100 --nodes 2 --workload llama3.1-8b --seq-len 128k --algo tree --scope step " +
-                                  std::string(layout))[0];
+    const json row =
+        predict_json("--cluster dgx-h100 --nodes 2 --workload llama3.1-8b --seq-len 128k --algo tree --scope step " +
+                     std::string(layout))[0];
     CHECK(best_s <= row["step_s"].get<double>() * (1 + 1e-9));
   }
-  auto table = run_treering("plan --cluster dgx-h100 --nodes 2 --workload llama3.1-70b --seq-len 128k --confirm 0 --top 3");
+  auto table =
+      run_treering("plan --cluster dgx-h100 --nodes 2 --workload llama3.1-70b --seq-len 128k --confirm 0 --top 3");
   REQUIRE(table.exit_code == 0);
   CHECK(table.out.find("tp x cp") != std::string::npos);
   auto none = run_treering("plan --cluster dgx-h100 --nodes 1 --workload llama3.1-405b --seq-len 10M");
@@ -77,8 +83,9 @@ TEST_CASE("plan: the top choice is no slower than plain TP or the paper's tree a
 }
 
 TEST_CASE("crossover --vs tp: one row per GPU count, length and batch; the winner follows the times") {
-  auto result = run_treering("crossover --vs tp --cluster dgx-h100 --nodes 1,2 --workload llama3.1-8b --seq-len 32k,1M "
-                             "--batch 1,8 --format json");
+  auto result = run_treering(
+      "crossover --vs tp --cluster dgx-h100 --nodes 1,2 --workload llama3.1-8b --seq-len 32k,1M "
+      "--batch 1,8 --format json");
   REQUIRE_MESSAGE(result.exit_code == 0, result.err);
   const json rows = json::parse(result.out);
   REQUIRE(rows.size() == 8);  // 2 node counts x 2 lengths x 2 batches
@@ -89,7 +96,8 @@ TEST_CASE("crossover --vs tp: one row per GPU count, length and batch; the winne
     const bool cp_faster = row["cp_best"]["step_s"].get<double>() < row["tp_best"]["step_s"].get<double>();
     CHECK(row["winner"] == (cp_faster ? "cp" : "tp"));
   }
-  auto table = run_treering("crossover --vs tp --cluster dgx-h100 --nodes 1 --workload llama3.1-8b --seq-len 32k,1M --batch 1,8");
+  auto table = run_treering(
+      "crossover --vs tp --cluster dgx-h100 --nodes 1 --workload llama3.1-8b --seq-len 32k,1M --batch 1,8");
   REQUIRE(table.exit_code == 0);
   CHECK(table.out.find("cp wins from") != std::string::npos);
 }
@@ -98,13 +106,17 @@ TEST_CASE("a Hugging Face config.json is a workload; a broken one is an error at
   const auto directory = std::filesystem::temp_directory_path() / "treering-cli-hf";
   std::filesystem::create_directories(directory);
   const std::string good = (directory / "config.json").string();
-  std::ofstream(good) << R"({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
+  std::ofstream(good)
+      << R"({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
  "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 128256, "torch_dtype": "bfloat16"})";
   // The same shape as the llama3.1-8b preset: the same step.
-  const json from_file = predict_json("--cluster dgx-h100 --workload " + good + " --tp 8 --algo tree --seq-len 32k --scope step")[0];
-  const json preset = predict_json("--cluster dgx-h100 --workload llama3.1-8b --tp 8 --algo tree --seq-len 32k --scope step")[0];
+  const json from_file =
+      predict_json("--cluster dgx-h100 --workload " + good + " --tp 8 --algo tree --seq-len 32k --scope step")[0];
+  const json preset =
+      predict_json("--cluster dgx-h100 --workload llama3.1-8b --tp 8 --algo tree --seq-len 32k --scope step")[0];
   CHECK(from_file["workload"] == "treering-cli-hf");
-  CHECK(from_file["step_s"].get<double>() == doctest::Approx(preset["step_s"].get<double>()).scale(1e-12).epsilon(1e-3));
+  CHECK(from_file["step_s"].get<double>() ==
+        doctest::Approx(preset["step_s"].get<double>()).scale(1e-12).epsilon(1e-3));
   const std::string bad = (directory / "bad.json").string();
   std::ofstream(bad) << "{\n  \"model_type\": \"llama\",\n  \"num_hidden_layers\": -3\n}";
   auto result = run_treering("predict --cluster dgx-h100 --workload " + bad + " --seq-len 32k");
@@ -117,7 +129,9 @@ TEST_CASE("crossover --vs tp: lengths where neither fits do not hide where cp st
   // cp wins at every length where something fits, so it wins from 32k, whatever the longer lengths hold.
   for (const char* lengths : {"32k:4M:x2", "32k:128k:x2"}) {
     CAPTURE(lengths);
-    auto result = run_treering(std::string("crossover --vs tp --cluster dgx-h100 --nodes 2 --workload llama3.1-70b --batch 16 --seq-len ") + lengths);
+    auto result = run_treering(
+        std::string("crossover --vs tp --cluster dgx-h100 --nodes 2 --workload llama3.1-70b --batch 16 --seq-len ") +
+        lengths);
     REQUIRE_MESSAGE(result.exit_code == 0, result.err);
     const size_t row = result.out.find("cp wins from");
     REQUIRE(row != std::string::npos);
@@ -132,7 +146,8 @@ TEST_CASE("--scope layer makes no token: tokens_per_s is null in JSON and empty 
   const json layer = predict_json(common + "--scope layer")[0];
   CHECK(layer["tokens_per_s"].is_null());  // was batch / one layer's time: 32 times the step's rate
   const json step = predict_json(common + "--scope step")[0];
-  CHECK(step["tokens_per_s"].get<double>() == doctest::Approx(1.0 / step["step_s"].get<double>()).scale(1e-12));  // batch 1
+  CHECK(step["tokens_per_s"].get<double>() ==
+        doctest::Approx(1.0 / step["step_s"].get<double>()).scale(1e-12));  // batch 1
   auto csv = run_treering("predict --format csv " + common + "--scope layer");
   REQUIRE(csv.exit_code == 0);
   CHECK(csv.out.find(",layer,") != std::string::npos);
@@ -159,19 +174,22 @@ TEST_CASE("plan: layouts whose bands meet the fastest's are a tie, shown as one,
     ++tied;
     CHECK(row["step_s_low"].get<double>() <= fastest["step_s_high"].get<double>());  // the bands meet
     CHECK(row["step_s_high"].get<double>() >= fastest["step_s_low"].get<double>());
-    if (tied > 1) CHECK(ranked[tied - 2]["cross_node"]["time_s"].get<double>() <= row["cross_node"]["time_s"].get<double>());
+    if (tied > 1)
+      CHECK(ranked[tied - 2]["cross_node"]["time_s"].get<double>() <= row["cross_node"]["time_s"].get<double>());
   }
   for (size_t i = tied; i < ranked.size(); ++i) CHECK_FALSE(ranked[i]["within_best_band"].get<bool>());
   CHECK(tied > 1);
   auto table = run_treering(command + " --top 3");
   REQUIRE(table.exit_code == 0);
-  CHECK(table.out.find("#1-#" + std::to_string(tied) + " are a tie within the model's uncertainty") != std::string::npos);
+  CHECK(table.out.find("#1-#" + std::to_string(tied) + " are a tie within the model's uncertainty") !=
+        std::string::npos);
   CHECK(table.out.find(" ms - ") != std::string::npos);  // each row shows its band
 }
 
 TEST_CASE("progress lines go to stderr only on a terminal, or with --progress") {
   // The tests' stderr is a pipe: plan's "simulating choice 1 of 1..." only when asked for.
-  const std::string command = "plan --cluster dgx-h100 --nodes 1 --workload llama3.1-8b --seq-len 32k --confirm 1 --top 1";
+  const std::string command =
+      "plan --cluster dgx-h100 --nodes 1 --workload llama3.1-8b --seq-len 32k --confirm 1 --top 1";
   auto quiet = run_treering(command);
   REQUIRE_MESSAGE(quiet.exit_code == 0, quiet.err);
   CHECK(quiet.err.find("simulating") == std::string::npos);

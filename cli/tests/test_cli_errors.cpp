@@ -27,8 +27,10 @@ std::vector<std::string> listed_subcommands(const std::string& help) {
 TEST_CASE("every subcommand has --help") {
   const auto top = run_treering("--help");
   REQUIRE(top.out.find("Subcommands:") != std::string::npos);
-  std::vector<std::string> commands{"--help", "topo list --help", "topo check --help", "topo show --help", "topo dot --help",
-                                    "workload list --help", "workload show --help", "impl list --help", "impl show --help"};
+  std::vector<std::string> commands{
+      "--help",          "topo list --help",     "topo check --help",    "topo show --help",
+      "topo dot --help", "workload list --help", "workload show --help", "impl list --help",
+      "impl show --help"};
   for (const std::string& name : listed_subcommands(top.out)) commands.push_back(name + " --help");
   CHECK(commands.size() == 9 + 16);  // topo, workload, impl, predict, ..., plot, info: the 16 commands treering has
   for (const std::string& command : commands) {
@@ -54,7 +56,8 @@ TEST_CASE("unknown presets, files and options") {
   auto missing = run_treering("topo show /nonexistent/x.yaml");
   CHECK(missing.exit_code == 2);
   CHECK(missing.err == "/nonexistent/x.yaml: error: cannot open the file\n");
-  for (const char* command : {"topo check /dev/zero", "validate --cluster dgx-h100 /dev/zero", "calibrate --cluster dgx-h100 /dev/zero -o x.yaml",
+  for (const char* command : {"topo check /dev/zero", "validate --cluster dgx-h100 /dev/zero",
+                              "calibrate --cluster dgx-h100 /dev/zero -o x.yaml",
                               "predict --cluster dgx-h100 --seq-len 8k --workload /dev/zero"}) {
     CAPTURE(command);
     auto device = run_treering(command);  // was: 1 GB read for 9 s then "out of memory", exit 1 (validate: forever)
@@ -107,14 +110,16 @@ TEST_CASE("simulate and compare refuse bad decode options as predict does") {
     auto gpus = run_treering(base + " --gpus 0,99");
     CHECK(gpus.exit_code == 2);
   }
-  auto trace = run_treering("simulate --cluster dgx-h100 --nodes 1 --seq-len 80k --algo ring --trace /no/such/dir/t.json");
+  auto trace =
+      run_treering("simulate --cluster dgx-h100 --nodes 1 --seq-len 80k --algo ring --trace /no/such/dir/t.json");
   CHECK(trace.exit_code == 2);
   CHECK(trace.err.find("/no/such/dir/t.json") != std::string::npos);
 }
 
 TEST_CASE("sweep, crossover, sensitivity and tune: bad input exits 2 with a reason") {
-  for (const std::string base : {"sweep --cluster dgx-h100 --seq-len 80k", "crossover --cluster dgx-h100 --seq-len 80k",
-                                 "sensitivity --cluster dgx-h100 --seq-len 80k", "tune --cluster dgx-h100 --seq-len 80k"}) {
+  for (const std::string base :
+       {"sweep --cluster dgx-h100 --seq-len 80k", "crossover --cluster dgx-h100 --seq-len 80k",
+        "sensitivity --cluster dgx-h100 --seq-len 80k", "tune --cluster dgx-h100 --seq-len 80k"}) {
     CAPTURE(base);
     const std::string command = base.substr(0, base.find(' '));
     auto cluster = run_treering(command + " --cluster dgx-h1000 --seq-len 80k");

@@ -19,7 +19,8 @@ const std::string kDir = std::string(TREERING_BINARY_DIR) + "/tests/";
 // A cluster file of our own: the shipped DGX H100 preset, copied.
 std::string fresh_cluster_copy(const std::string& name) {
   const std::string path = kDir + name;
-  std::ofstream(path, std::ios::binary) << read_file(std::string(TREERING_SOURCE_DIR) + "/topologies/clusters/dgx-h100.yaml");
+  std::ofstream(path, std::ios::binary) << read_file(std::string(TREERING_SOURCE_DIR) +
+                                                     "/topologies/clusters/dgx-h100.yaml");
   return path;
 }
 
@@ -38,7 +39,7 @@ void check_refused(const std::string& arguments, const std::string& output, cons
 TEST_CASE("every output flag refuses a file the same run reads, and the file is left as it was") {
   const std::string log = kDir + "output-files-g2.log";
   std::ofstream(log, std::ios::binary) << read_file(std::string(TREERING_SOURCE_DIR) +
-                                                "/validate/data/nccl-tests-allreduce-h100-2node-ndr.log");
+                                                    "/validate/data/nccl-tests-allreduce-h100-2node-ndr.log");
   const std::string in = fresh_cluster_copy("output-files-in.yaml");
   check_refused("calibrate " + log + " --cluster dgx-h100 --nodes 2 -o " + log, log, log);
   check_refused("calibrate " + log + " --cluster " + in + " --nodes 2 -o " + in, in, in);
@@ -87,8 +88,8 @@ TEST_CASE("calibrate whose fit fails leaves the output file as it was") {
 }
 
 TEST_CASE("an output path in a missing directory fails before any work, naming the path") {
-  auto result = run_treering("calibrate validate/data/nccl-tests-allreduce-h100-2node-ndr.log --cluster dgx-h100 -o " + kDir +
-                             "no-such-dir/cal.yaml");
+  auto result = run_treering("calibrate validate/data/nccl-tests-allreduce-h100-2node-ndr.log --cluster dgx-h100 -o " +
+                             kDir + "no-such-dir/cal.yaml");
   CHECK(result.exit_code != 0);
   CHECK(result.err.find("no-such-dir/cal.yaml: error: cannot write the file") != std::string::npos);
 }

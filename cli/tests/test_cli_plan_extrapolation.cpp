@@ -15,10 +15,13 @@ TEST_CASE("plan: a choice whose collectives run on rank counts the calibration n
   // The public 2-node H100 all-reduce set measures 16 ranks only. On one node, TP 8's all-reduces run on 8 ranks
   // and TP 4 x CP 2's combine on 2: both outside; no attention kernel was timed either.
   const std::string cluster =
-      (std::filesystem::temp_directory_path() / ("treering-plan-extrapolation-" + std::to_string(getpid()) + ".yaml")).string();
-  auto calibrated = run_treering("calibrate --cluster dgx-h100 --nodes 2 validate/data/nccl-tests-allreduce-h100-2node-ndr.csv -o " + cluster);
+      (std::filesystem::temp_directory_path() / ("treering-plan-extrapolation-" + std::to_string(getpid()) + ".yaml"))
+          .string();
+  auto calibrated = run_treering(
+      "calibrate --cluster dgx-h100 --nodes 2 validate/data/nccl-tests-allreduce-h100-2node-ndr.csv -o " + cluster);
   REQUIRE_MESSAGE(calibrated.exit_code == 0, calibrated.err);
-  auto result = run_treering("plan --cluster " + cluster + " --nodes 1 --workload llama3.1-8b --seq-len 32k --confirm 0 --format json");
+  auto result = run_treering("plan --cluster " + cluster +
+                             " --nodes 1 --workload llama3.1-8b --seq-len 32k --confirm 0 --format json");
   std::filesystem::remove(cluster);
   REQUIRE_MESSAGE(result.exit_code == 0, result.err);
   bool saw_tp8 = false;
@@ -33,7 +36,8 @@ TEST_CASE("plan: a choice whose collectives run on rank counts the calibration n
     }
   }
   CHECK(saw_tp8);
-  auto table = run_treering("plan --cluster dgx-h100 --nodes 1 --workload llama3.1-8b --seq-len 32k --confirm 0 --format json");
+  auto table =
+      run_treering("plan --cluster dgx-h100 --nodes 1 --workload llama3.1-8b --seq-len 32k --confirm 0 --format json");
   REQUIRE(table.exit_code == 0);
   const json nominal = json::parse(table.out);
   REQUIRE(nominal["ranked"].size() > 1);

@@ -86,16 +86,20 @@ TEST_CASE("plot: each series' line passes where its rows' values put it, sorted 
 }
 
 TEST_CASE("plot draws what sweep --tp 8 --cp 2 --scope step writes, as CSV or JSON, as PNG or SVG") {
-  const std::string sweep = "sweep --cluster dgx-h100 --nodes 2,4 --tp 8 --cp 2 --scope step --workload llama3.1-8b "
-                            "--seq-len 128k,256k,512k --algo tree,ring -o ";
+  const std::string sweep =
+      "sweep --cluster dgx-h100 --nodes 2,4 --tp 8 --cp 2 --scope step --workload llama3.1-8b "
+      "--seq-len 128k,256k,512k --algo tree,ring -o ";
   REQUIRE(run_treering(sweep + dir() + "sweep.csv").exit_code == 0);
   REQUIRE(run_treering(sweep + dir() + "sweep.json").exit_code == 0);
-  const auto png = run_treering("plot " + dir() + "sweep.csv --x seq_len --y step_s --series algo --log-x --log-y -o " + dir() + "step.png");
+  const auto png = run_treering("plot " + dir() + "sweep.csv --x seq_len --y step_s --series algo --log-x --log-y -o " +
+                                dir() + "step.png");
   REQUIRE_MESSAGE(png.exit_code == 0, png.err);
-  CHECK(png_size(read_file(dir() + "step.png")) == std::pair<unsigned, unsigned>{960, 600});  // LineChart's default size
+  CHECK(png_size(read_file(dir() + "step.png")) ==
+        std::pair<unsigned, unsigned>{960, 600});  // LineChart's default size
   // JSON nests compute_s under breakdown: both names reach it; one line per algorithm.
   for (const char* y : {"compute_s", "breakdown.compute_s"}) {
-    const auto result = run_treering("plot " + dir() + "sweep.json --x seq_len --y " + y + " --series algo -o " + dir() + "compute.svg");
+    const auto result = run_treering("plot " + dir() + "sweep.json --x seq_len --y " + y + " --series algo -o " +
+                                     dir() + "compute.svg");
     REQUIRE_MESSAGE(result.exit_code == 0, result.err);
     const std::string document = read_file(dir() + "compute.svg");
     CHECK(svg::well_formed_xml(document));
@@ -111,18 +115,23 @@ TEST_CASE("plot: bad input is one line 'FILE: error: ...' and exit 2") {
     std::string arguments, message;
   };
   const std::vector<Case> cases{
-      {rows + " --x seq_len --y step_s" + out, rows + ": error: no column 'step_s' (columns: algo, seq_len, latency_s)"},
-      {rows + " --x algo --y latency_s" + out, rows + ": error: column 'algo' is not numeric (numeric columns: seq_len, latency_s)"},
+      {rows + " --x seq_len --y step_s" + out,
+       rows + ": error: no column 'step_s' (columns: algo, seq_len, latency_s)"},
+      {rows + " --x algo --y latency_s" + out,
+       rows + ": error: column 'algo' is not numeric (numeric columns: seq_len, latency_s)"},
       {rows + " --x seq_len --y latency_s --series engine" + out, rows + ": error: no column 'engine'"},
       {write("empty.csv", "") + " --x a --y b" + out, "empty.csv: error: the file is empty"},
       {write("empty.json", "\n") + " --x a --y b" + out, "empty.json: error: the file is empty"},
       {write("header.csv", "a,b\n") + " --x a --y b" + out, "header.csv: error: no rows under the header"},
       {write("report.json", "{\"ranked\": []}") + " --x a --y b" + out, "report.json: error: not a list of rows"},
       {write("rows.txt", "a,b\n1,2\n") + " --x a --y b" + out, "rows.txt: error: not a .csv or .json file"},
-      {write("ragged.csv", "a,b\n1,2\n3\n") + " --x a --y b" + out, "ragged.csv:3:1: error: 1 fields, the header has 2"},
-      {write("zeros.csv", "a,b\n0,1\n1,0\n") + " --x a --y b --log-x --log-y" + out, "zeros.csv: error: no row has a point to draw"},
+      {write("ragged.csv", "a,b\n1,2\n3\n") + " --x a --y b" + out,
+       "ragged.csv:3:1: error: 1 fields, the header has 2"},
+      {write("zeros.csv", "a,b\n0,1\n1,0\n") + " --x a --y b --log-x --log-y" + out,
+       "zeros.csv: error: no row has a point to draw"},
       {dir() + "missing.csv --x a --y b" + out, "missing.csv: error:"},
-      {rows + " --x seq_len --y latency_s -o " + dir() + "fig.jpg", "error: -o " + dir() + "fig.jpg: name a .png or .svg file"},
+      {rows + " --x seq_len --y latency_s -o " + dir() + "fig.jpg",
+       "error: -o " + dir() + "fig.jpg: name a .png or .svg file"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.arguments);
@@ -137,7 +146,8 @@ TEST_CASE("plot: bad input is one line 'FILE: error: ...' and exit 2") {
 
 TEST_CASE("plot reads quoted CSV fields and CRLF line ends") {
   // Two series whose names hold a comma and a quote; 2 points each.
-  const std::string csv = write("quoted.csv", "x,y,name\r\n1,2,\"a,b\"\r\n2,3,\"a,b\"\r\n1,1,\"say \"\"hi\"\"\"\r\n2,5,\"say \"\"hi\"\"\"\r\n");
+  const std::string csv = write(
+      "quoted.csv", "x,y,name\r\n1,2,\"a,b\"\r\n2,3,\"a,b\"\r\n1,1,\"say \"\"hi\"\"\"\r\n2,5,\"say \"\"hi\"\"\"\r\n");
   const auto result = run_treering("plot " + csv + " --x x --y y --series name -o " + dir() + "quoted.svg");
   REQUIRE_MESSAGE(result.exit_code == 0, result.err);
   const std::vector<svg::Path> paths = svg::paths(read_file(dir() + "quoted.svg"));

@@ -13,8 +13,9 @@
 using treering::cli::testing::run_treering;
 
 TEST_CASE("predict --format json: one object per (length, algorithm) with the documented keys") {
-  auto result = run_treering("predict --cluster dgx-h100 --nodes 2 --workload paper-mha16 --seq-len 80k,5.12M "
-                             "--algo tree,ring --format json");
+  auto result = run_treering(
+      "predict --cluster dgx-h100 --nodes 2 --workload paper-mha16 --seq-len 80k,5.12M "
+      "--algo tree,ring --format json");
   REQUIRE(result.exit_code == 0);
   auto rows = nlohmann::json::parse(result.out);
   REQUIRE(rows.size() == 4);
@@ -34,13 +35,15 @@ TEST_CASE("predict --format json: one object per (length, algorithm) with the do
 }
 
 TEST_CASE("predict: CSV and a generation estimate for a real model") {
-  auto csv = run_treering("predict --cluster dgx-h100 --nodes 2 --workload llama3.1-8b --seq-len 128k --algo tree "
-                          "--tokens 100 --format csv");
+  auto csv = run_treering(
+      "predict --cluster dgx-h100 --nodes 2 --workload llama3.1-8b --seq-len 128k --algo tree "
+      "--tokens 100 --format csv");
   REQUIRE(csv.exit_code == 0);
   CHECK(csv.out.rfind("algo,engine,cluster,nodes,gpus,workload,batch,seq_len,latency_s,", 0) == 0);
   CHECK(csv.out.find("generation_s") != std::string::npos);
-  auto json = run_treering("predict --cluster dgx-h100 --nodes 2 --workload llama3.1-8b --seq-len 128k --algo tree "
-                           "--tokens 100 --format json");
+  auto json = run_treering(
+      "predict --cluster dgx-h100 --nodes 2 --workload llama3.1-8b --seq-len 128k --algo tree "
+      "--tokens 100 --format json");
   auto row = nlohmann::json::parse(json.out)[0];
   CHECK(row["generation_s"].get<double>() > 100 * row["token_s"].get<double>());
 }
@@ -59,14 +62,16 @@ TEST_CASE("predict: impossible requests exit 2 with a reason") {
 }
 
 TEST_CASE("predict: a workload file, and --prefill adds the prompt's estimate") {
-  auto result = run_treering("predict --cluster dgx-h100 --nodes 2 --workload topologies/workloads/qwen2.5-7b.yaml "
-                             "--seq-len 128k --algo tree --tokens 10 --prefill --format json");
+  auto result = run_treering(
+      "predict --cluster dgx-h100 --nodes 2 --workload topologies/workloads/qwen2.5-7b.yaml "
+      "--seq-len 128k --algo tree --tokens 10 --prefill --format json");
   REQUIRE(result.exit_code == 0);
   auto row = nlohmann::json::parse(result.out)[0];
   CHECK(row["workload"] == "qwen2.5-7b");
   CHECK(row["prefill_s"].get<double>() > 0);
   CHECK(row["generation_s"].get<double>() > row["prefill_s"].get<double>() + 10 * row["token_s"].get<double>() * 0.99);
-  auto bad = run_treering("predict --cluster dgx-h100 --seq-len 1k --workload topologies/tests/bad-workloads/bad-dtype.yaml");
+  auto bad =
+      run_treering("predict --cluster dgx-h100 --seq-len 1k --workload topologies/tests/bad-workloads/bad-dtype.yaml");
   CHECK(bad.exit_code == 2);
   CHECK(bad.err == "topologies/tests/bad-workloads/bad-dtype.yaml:7:8: error: dtype must be bf16 or fp16, got 'fp8'\n");
 }
@@ -85,8 +90,9 @@ TEST_CASE("predict --gpus: a subset, in the ring order asked for") {
 }
 
 TEST_CASE("predict --impl: the profile's name, its band and its errors in JSON; a bad profile is an error") {
-  auto result = run_treering("predict --cluster dgx-h100 --nodes 1 --workload llama3.1-8b --seq-len 20k --algo tree,ring "
-                             "--tokens 10 --prefill --impl paper-torch-llama --format json");
+  auto result = run_treering(
+      "predict --cluster dgx-h100 --nodes 1 --workload llama3.1-8b --seq-len 20k --algo tree,ring "
+      "--tokens 10 --prefill --impl paper-torch-llama --format json");
   REQUIRE(result.exit_code == 0);
   for (const auto& row : nlohmann::json::parse(result.out)) {
     CHECK(row["impl"] == "paper-torch-llama");
@@ -95,7 +101,8 @@ TEST_CASE("predict --impl: the profile's name, its band and its errors in JSON; 
     const double compute_s = row["breakdown"]["compute_s"].get<double>() + row["breakdown"]["host_s"].get<double>();
     const double communication_s = latency_s - compute_s;
     CHECK(row["latency_s_low"].get<double>() == doctest::Approx(compute_s / 1.5 + communication_s / 1.23).scale(1e-12));
-    CHECK(row["latency_s_high"].get<double>() == doctest::Approx(compute_s / 0.5 + communication_s / 0.77).scale(1e-12));
+    CHECK(row["latency_s_high"].get<double>() ==
+          doctest::Approx(compute_s / 0.5 + communication_s / 0.77).scale(1e-12));
     CHECK(row["generation_s_low"].get<double>() < row["generation_s"].get<double>());
     CHECK(row["generation_s_high"].get<double>() > row["generation_s"].get<double>());
     CHECK(row["breakdown"]["host_s"].get<double>() > 0);  // the barrier's host round trip at least
@@ -130,7 +137,8 @@ std::vector<std::string> csv_fields(const std::string& line) {
 }  // namespace
 
 TEST_CASE("predict: CSV has the JSON's numbers to the last bit, and quotes only what needs it") {
-  const std::string command = "predict --cluster dgx-h100 --nodes 2 --workload llama3.1-8b --seq-len 100001 --algo tree,ring --format ";
+  const std::string command =
+      "predict --cluster dgx-h100 --nodes 2 --workload llama3.1-8b --seq-len 100001 --algo tree,ring --format ";
   const auto csv = run_treering(command + "csv");
   const auto json = nlohmann::json::parse(run_treering(command + "json").out);
   REQUIRE(csv.exit_code == 0);
@@ -154,8 +162,10 @@ TEST_CASE("predict: CSV has the JSON's numbers to the last bit, and quotes only 
 }
 
 TEST_CASE("counts of zero and sizes out of range: a short message, exit 2") {
-  for (const char* command : {"predict --cluster dgx-h100 --nodes 1 --seq-len 80k --tp 0", "predict --cluster dgx-h100 --nodes 1 --seq-len 80k --cp 0",
-                              "sweep --cluster dgx-h100 --seq-len 80k --batch 0", "plan --cluster dgx-h100 --nodes 1 --seq-len 80k --gpus-max 0"}) {
+  for (const char* command :
+       {"predict --cluster dgx-h100 --nodes 1 --seq-len 80k --tp 0",
+        "predict --cluster dgx-h100 --nodes 1 --seq-len 80k --cp 0", "sweep --cluster dgx-h100 --seq-len 80k --batch 0",
+        "plan --cluster dgx-h100 --nodes 1 --seq-len 80k --gpus-max 0"}) {
     CAPTURE(command);
     auto result = run_treering(command);
     CHECK(result.exit_code == 2);
@@ -186,24 +196,28 @@ TEST_CASE("a node count that leaves the last NVLink domain partial is run, with 
 TEST_CASE("predict: a case that does not fit in memory is computed and marked, with what it needs, not an error") {
   // llama3.1-70b on one DGX H100 with every GPU holding all the weights (cp 8, no TP): 141.2 GB of bf16 weights
   // per GPU (70.6B x 2 B) on 80 GB GPUs. At tp 8 the weights split 8 ways (17.6 GB) and it fits.
-  auto table = run_treering("predict --cluster dgx-h100 --nodes 1 --workload llama3.1-70b --seq-len 1k --algo tree,ring");
+  auto table =
+      run_treering("predict --cluster dgx-h100 --nodes 1 --workload llama3.1-70b --seq-len 1k --algo tree,ring");
   REQUIRE_MESSAGE(table.exit_code == 0, table.err);
   CHECK(table.out.find("no !") != std::string::npos);
   CHECK(table.out.find("! tree at 1000 tokens on 8 GPUs, batch 1 does not fit: it needs") != std::string::npos);
   CHECK(table.out.find("a GPU has 80 GB") != std::string::npos);
-  auto json = run_treering("predict --cluster dgx-h100 --nodes 1 --workload llama3.1-70b --seq-len 1k --algo tree --format json");
+  auto json = run_treering(
+      "predict --cluster dgx-h100 --nodes 1 --workload llama3.1-70b --seq-len 1k --algo tree --format json");
   REQUIRE(json.exit_code == 0);
   const auto row = nlohmann::json::parse(json.out)[0];
   CHECK(row["fits"] == 0);
   CHECK(row["peak_memory_bytes"].get<double>() > 80e9);
   CHECK(row["does_not_fit"].get<std::string>().find("weights 141.2 GB") != std::string::npos);
-  auto split = run_treering("predict --cluster dgx-h100 --nodes 1 --workload llama3.1-70b --seq-len 1k --algo tree --tp 8 "
-                            "--scope step --format json");
+  auto split = run_treering(
+      "predict --cluster dgx-h100 --nodes 1 --workload llama3.1-70b --seq-len 1k --algo tree --tp 8 "
+      "--scope step --format json");
   REQUIRE(split.exit_code == 0);
   CHECK(nlohmann::json::parse(split.out)[0]["fits"] == 1);
   CHECK(nlohmann::json::parse(split.out)[0]["does_not_fit"] == "");
-  auto step = run_treering("predict --cluster dgx-h100 --nodes 1 --workload llama3.1-70b --seq-len 1k --algo tree "
-                           "--scope step --format csv");
+  auto step = run_treering(
+      "predict --cluster dgx-h100 --nodes 1 --workload llama3.1-70b --seq-len 1k --algo tree "
+      "--scope step --format csv");
   REQUIRE(step.exit_code == 0);
   CHECK(step.out.find("the longest context that fits is") != std::string::npos);  // the step's words, in CSV
 }

@@ -14,7 +14,8 @@ TEST_CASE("simulate --format json: the simulated latency beside the model's, byt
   REQUIRE(result.exit_code == 0);
   auto row = nlohmann::json::parse(result.out)[0];
   // One node: no link shared, the replay equals the model.
-  CHECK(row["latency_s"].get<double>() == doctest::Approx(row["model_latency_s"].get<double>()).scale(1e-12).epsilon(1e-9));
+  CHECK(row["latency_s"].get<double>() ==
+        doctest::Approx(row["model_latency_s"].get<double>()).scale(1e-12).epsilon(1e-9));
   // 8 GPUs, each sending 7 blocks of 8,000 tokens x 8 KiB through its NVSwitch port: 16 directed links used.
   REQUIRE(row["links"].size() == 16);
   CHECK(row["links"][0]["bytes"].get<double>() == 7 * 8000 * 8192.0);
@@ -44,7 +45,8 @@ TEST_CASE("compare prints both and their difference, for every algorithm") {
 }
 
 TEST_CASE("simulate speaks predict's schema: the same keys, the engine named, CSV too") {
-  const std::string flags = " --cluster dgx-h100 --nodes 2 --seq-len 256k --algo tree,ring --batch 2 --tokens 8 --prefill";
+  const std::string flags =
+      " --cluster dgx-h100 --nodes 2 --seq-len 256k --algo tree,ring --batch 2 --tokens 8 --prefill";
   auto simulated = run_treering("simulate" + flags + " --format json");
   auto predicted = run_treering("predict" + flags + " --format json");
   REQUIRE(simulated.exit_code == 0);
@@ -68,16 +70,18 @@ TEST_CASE("simulate speaks predict's schema: the same keys, the engine named, CS
   }
   // An implementation's own prefill (paper-torch-llama: the paper's causal ring) is the same in both engines: the
   // simulator replays the decode steps only.
-  const std::string paper = " --cluster dgx-h100 --nodes 1 --workload llama3.1-8b --seq-len 20k --algo tree --tokens 2 "
-                            "--prefill --impl paper-torch-llama --format json";
+  const std::string paper =
+      " --cluster dgx-h100 --nodes 1 --workload llama3.1-8b --seq-len 20k --algo tree --tokens 2 "
+      "--prefill --impl paper-torch-llama --format json";
   auto sim_paper = run_treering("simulate" + paper);
   auto model_paper = run_treering("predict" + paper);
   REQUIRE(sim_paper.exit_code == 0);
   REQUIRE(model_paper.exit_code == 0);
   const double prefill_s = nlohmann::json::parse(model_paper.out)[0]["prefill_s"].get<double>();
   CHECK(nlohmann::json::parse(sim_paper.out)[0]["prefill_s"].get<double>() == prefill_s);
-  auto generic = run_treering("predict --cluster dgx-h100 --nodes 1 --workload llama3.1-8b --seq-len 20k --algo tree "
-                              "--tokens 2 --prefill --format json");
+  auto generic = run_treering(
+      "predict --cluster dgx-h100 --nodes 1 --workload llama3.1-8b --seq-len 20k --algo tree "
+      "--tokens 2 --prefill --format json");
   REQUIRE(generic.exit_code == 0);
   CHECK(nlohmann::json::parse(generic.out)[0]["prefill_s"].get<double>() < prefill_s);  // the balanced estimate
   auto csv = run_treering("simulate --cluster dgx-h100 --nodes 1 --seq-len 80k --algo tree --format csv");
@@ -97,7 +101,8 @@ TEST_CASE("simulate --trace writes a trace a person can open") {
 }
 
 TEST_CASE("simulate --simgrid: SimGrid's network replay the same plans to the same figures, and the table says which") {
-  const std::string args = "simulate --cluster rtx4090-pcie --nodes 2 --seq-len 160007 --algo ring,tree,tree-lse,pass-q";
+  const std::string args =
+      "simulate --cluster rtx4090-pcie --nodes 2 --seq-len 160007 --algo ring,tree,tree-lse,pass-q";
   auto ours = run_treering(args + " --format json");
   auto simgrid = run_treering(args + " --simgrid --format json");
   REQUIRE(ours.exit_code == 0);
@@ -109,14 +114,16 @@ TEST_CASE("simulate --simgrid: SimGrid's network replay the same plans to the sa
     CAPTURE(a[i]["algo"]);
     CHECK(a[i]["simulator"] == "event loop");
     CHECK(b[i]["simulator"].get<std::string>().rfind("SimGrid 3.", 0) == 0);
-    CHECK(a[i]["latency_s"].get<double>() == doctest::Approx(b[i]["latency_s"].get<double>()).scale(1e-12).epsilon(1e-9));
+    CHECK(a[i]["latency_s"].get<double>() ==
+          doctest::Approx(b[i]["latency_s"].get<double>()).scale(1e-12).epsilon(1e-9));
   }
   CHECK(run_treering(args).out.find("simulator (event loop, links shared max-min)") != std::string::npos);
   CHECK(run_treering(args + " --simgrid").out.find("simulator (SimGrid 3.") != std::string::npos);
   // Equal blocks (16 x 10,000 tokens): the ring's repeated rounds skipped, in either engine.
   const std::string even = args.substr(0, args.find("--seq-len")) + "--seq-len 160000 --algo ring --format json";
   CHECK(nlohmann::json::parse(run_treering(even).out)[0]["latency_s"].get<double>() ==
-        doctest::Approx(nlohmann::json::parse(run_treering(even + " --simgrid").out)[0]["latency_s"].get<double>()).scale(1e-12)
+        doctest::Approx(nlohmann::json::parse(run_treering(even + " --simgrid").out)[0]["latency_s"].get<double>())
+            .scale(1e-12)
             .epsilon(1e-9));
 }
 
@@ -170,7 +177,8 @@ TEST_CASE("simulate and predict: eight CP rings that share one NIC a node take a
 
 TEST_CASE("simulate --format json: the groups and GPUs replayed, the shortcuts taken, the busiest links") {
   const auto json = nlohmann::json::parse(
-      run_treering("simulate --cluster dgx-h100 --nodes 2 --tp 8 --cp 2 --algo ring --seq-len 1M --format json").out)[0];
+      run_treering("simulate --cluster dgx-h100 --nodes 2 --tp 8 --cp 2 --algo ring --seq-len 1M --format json")
+          .out)[0];
   CHECK(json["groups"] == 8);
   CHECK(json["groups_replayed"] == 1);  // rail-optimised: the groups share no link, one stands for all
   CHECK(json["gpus_replayed"] == 16);
@@ -178,12 +186,17 @@ TEST_CASE("simulate --format json: the groups and GPUs replayed, the shortcuts t
   REQUIRE(json["shortcuts"].size() == 1);
   CHECK(json["busiest_links"].size() == 5);
   const auto every = nlohmann::json::parse(
-      run_treering("simulate --cluster dgx-h100 --nodes 2 --tp 8 --cp 2 --algo ring --seq-len 1M --every-group --format json").out)[0];
+      run_treering(
+          "simulate --cluster dgx-h100 --nodes 2 --tp 8 --cp 2 --algo ring --seq-len 1M --every-group --format json")
+          .out)[0];
   CHECK(every["groups_replayed"] == 8);
-  CHECK(every["latency_s"].get<double>() == doctest::Approx(json["latency_s"].get<double>()).scale(1e-12).epsilon(1e-12));
+  CHECK(every["latency_s"].get<double>() ==
+        doctest::Approx(json["latency_s"].get<double>()).scale(1e-12).epsilon(1e-12));
   // Replicas: tp 8 x cp 2 copied over 8 nodes: 4 replicas, 32 CP groups, 64 GPUs.
   const auto replicas = nlohmann::json::parse(
-      run_treering("simulate --cluster dgx-h100 --nodes 8 --tp 8 --cp 2 --replicas all --algo tree --seq-len 1M --format json").out)[0];
+      run_treering(
+          "simulate --cluster dgx-h100 --nodes 8 --tp 8 --cp 2 --replicas all --algo tree --seq-len 1M --format json")
+          .out)[0];
   CHECK(replicas["replicas"] == 4);
   CHECK(replicas["gpus"] == 64);
   CHECK(replicas["groups"] == 32);

@@ -17,8 +17,9 @@ using treering::cli::testing::run_treering;
 
 TEST_CASE("sweep: one row per case, nodes slowest and engine fastest") {
   // 2 node counts x 2 batches x 2 lengths x 2 algorithms x 2 engines = 32 rows.
-  const auto result = run_treering("sweep --cluster dgx-h100 --nodes 1,2 --batch 1,8 --seq-len 80k,160k --algo ring,tree "
-                                   "--engine model,sim --format json");
+  const auto result = run_treering(
+      "sweep --cluster dgx-h100 --nodes 1,2 --batch 1,8 --seq-len 80k,160k --algo ring,tree "
+      "--engine model,sim --format json");
   REQUIRE(result.exit_code == 0);
   const auto rows = nlohmann::json::parse(result.out);
   REQUIRE(rows.size() == 32);
@@ -62,7 +63,8 @@ namespace {
 treering::cli::testing::CliResult as_rank(int rank, int size, const std::string& arguments) {
   ::setenv("OMPI_COMM_WORLD_RANK", std::to_string(rank).c_str(), 1);
   ::setenv("OMPI_COMM_WORLD_SIZE", std::to_string(size).c_str(), 1);
-  for (const char* id : {"PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "OMPI_MCA_orte_ess_jobid", "SLURM_JOB_ID"}) ::unsetenv(id);
+  for (const char* id : {"PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "OMPI_MCA_orte_ess_jobid", "SLURM_JOB_ID"})
+    ::unsetenv(id);
   auto result = run_treering(arguments);
   ::unsetenv("OMPI_COMM_WORLD_RANK");
   ::unsetenv("OMPI_COMM_WORLD_SIZE");

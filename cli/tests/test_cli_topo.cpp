@@ -19,7 +19,7 @@ TEST_CASE("topo list names every preset") {
 TEST_CASE("topo show dgx-h100 --nodes 16 prints the cluster's shape") {
   auto result = run_treering("topo show dgx-h100 --nodes 16");
   CHECK(result.exit_code == 0);
-  CHECK(result.out.find("GPUs:             128") != std::string::npos);   // 16 x 8
+  CHECK(result.out.find("GPUs:             128") != std::string::npos);  // 16 x 8
   CHECK(result.out.find("nodes:            16") != std::string::npos);
   CHECK(result.out.find("3.2 TB/s per direction") != std::string::npos);  // 8 nodes x 8 x 50 GB/s
   CHECK(result.out.find("450 GB/s") != std::string::npos);                // NVLink 4 per GPU
@@ -60,7 +60,8 @@ TEST_CASE("topo dot writes Graphviz") {
 
 TEST_CASE("--gpus-per-node on a preset with a NIC map runs on the first GPUs of each node") {
   // mi300x maps GPU g to NIC g; 4 GPUs per node on 2 nodes is 8 GPUs, GPU 4 the first of node 1.
-  auto result = run_treering("predict --cluster mi300x --nodes 2 --gpus-per-node 4 --seq-len 80k --algo tree --format json");
+  auto result =
+      run_treering("predict --cluster mi300x --nodes 2 --gpus-per-node 4 --seq-len 80k --algo tree --format json");
   REQUIRE(result.exit_code == 0);
   const auto rows = nlohmann::json::parse(result.out);
   CHECK(rows[0]["gpus"] == 8);

@@ -26,7 +26,8 @@ TEST_CASE("validate: the dataset's 32 all-reduces against the model and the simu
   // The first case by hand: 8 B measured 24.70 us (in-place); the model's tree/LL 25.2 us plus 2 x 8 B on one
   // channel's share of LL's 39 GB/s cap (model/tests/test_collectives.cpp): +2.05 %.
   CHECK(json["cases"][0]["measured_s"].get<double>() == doctest::Approx(24.70e-6).scale(1e-12));
-  CHECK(json["cases"][0]["rel_error"]["model"].get<double>() == doctest::Approx((25.2e-6 + 16 / (39e9 / 16)) / 24.70e-6 - 1).scale(1e-12).epsilon(1e-6));
+  CHECK(json["cases"][0]["rel_error"]["model"].get<double>() ==
+        doctest::Approx((25.2e-6 + 16 / (39e9 / 16)) / 24.70e-6 - 1).scale(1e-12).epsilon(1e-6));
   // The CSV of the same figures gives the same table.
   auto csv = run_treering("validate --cluster dgx-h100 --nodes 2 " + kCsv + " --format json");
   REQUIRE(csv.exit_code == 0);
@@ -74,7 +75,8 @@ TEST_CASE("after calibration the simulator still agrees with the model: calibrat
     const auto json = nlohmann::json::parse(result.out);
     REQUIRE(json["cases"].size() == 32);
     for (const auto& c : json["cases"]) {
-      CHECK(c["predicted_s"]["sim"].get<double>() == doctest::Approx(c["predicted_s"]["model"].get<double>()).scale(1e-12).epsilon(1e-3));
+      CHECK(c["predicted_s"]["sim"].get<double>() ==
+            doctest::Approx(c["predicted_s"]["model"].get<double>()).scale(1e-12).epsilon(1e-3));
     }
   }
 }
@@ -84,7 +86,8 @@ TEST_CASE("validate: decodes on an uncalibrated preset say 'none', not 'inside' 
   REQUIRE_MESSAGE(table.exit_code == 0, table.err);
   CHECK(table.out.find("inside") == std::string::npos);
   CHECK(table.out.find("calibration") != std::string::npos);
-  auto json = run_treering("validate --cluster rtx4090-pcie --nodes 1 validate/tests/data/realrun-decode.json --format json");
+  auto json =
+      run_treering("validate --cluster rtx4090-pcie --nodes 1 validate/tests/data/realrun-decode.json --format json");
   REQUIRE(json.exit_code == 0);
   const auto parsed = nlohmann::json::parse(json.out);
   REQUIRE(parsed["cases"].size() > 0);
@@ -95,10 +98,12 @@ TEST_CASE("validate: a decode run on the cpu backend against a GPU cluster never
   // realrun-decode.json ran 2 CPU processes (backend cpu); dgx-h100's figures are an H100's.
   auto result = run_treering("validate --cluster dgx-h100 --nodes 1 validate/tests/data/realrun-decode.json");
   REQUIRE_MESSAGE(result.exit_code == 0, result.err);
-  CHECK(result.err.find("warning: validate/tests/data/realrun-decode.json ran on the cpu backend") != std::string::npos);
+  CHECK(result.err.find("warning: validate/tests/data/realrun-decode.json ran on the cpu backend") !=
+        std::string::npos);
   CHECK(result.err.find("H100-SXM5-80GB") != std::string::npos);
   // A GPU log has no backend to doubt.
-  auto log = run_treering("validate --cluster dgx-h100 --nodes 2 validate/data/nccl-tests-allreduce-h100-2node-ndr.log");
+  auto log =
+      run_treering("validate --cluster dgx-h100 --nodes 2 validate/data/nccl-tests-allreduce-h100-2node-ndr.log");
   REQUIRE(log.exit_code == 0);
   CHECK(log.err.find("cpu backend") == std::string::npos);
 }

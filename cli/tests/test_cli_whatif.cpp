@@ -34,7 +34,8 @@ TEST_CASE("--set errors: a path that names nothing, a value the file cannot hold
 }
 
 TEST_CASE("sensitivity: the ring across nodes is bound by NIC bandwidth, tree not at all") {
-  const auto result = run_treering("sensitivity --cluster dgx-h100 --nodes 16 --seq-len 1M --algo ring,tree --format json");
+  const auto result =
+      run_treering("sensitivity --cluster dgx-h100 --nodes 16 --seq-len 1M --algo ring,tree --format json");
   REQUIRE(result.exit_code == 0);
   const auto json = nlohmann::json::parse(result.out);
   double ring_nic = 0, tree_nic = 1, tree_hbm = 0;
@@ -57,7 +58,8 @@ TEST_CASE("sensitivity: the ring across nodes is bound by NIC bandwidth, tree no
 
 TEST_CASE("calibrate --nodes 2 writes a file of 2 nodes") {
   const std::string out = std::string(TREERING_BINARY_DIR) + "/tests/whatif-cal.yaml";
-  const auto result = run_treering("calibrate validate/data/nccl-tests-allreduce-h100-2node-ndr.log --cluster dgx-h100 --nodes 2 -o " + out);
+  const auto result = run_treering(
+      "calibrate validate/data/nccl-tests-allreduce-h100-2node-ndr.log --cluster dgx-h100 --nodes 2 -o " + out);
   REQUIRE(result.exit_code == 0);
   std::ifstream in(out);
   std::stringstream text;
@@ -69,7 +71,8 @@ TEST_CASE("calibrate --nodes 2 writes a file of 2 nodes") {
 }
 
 TEST_CASE("tune on 16 DGX H100 at 1M tokens: a best strategy never slower than tree") {
-  const auto result = run_treering("tune --cluster dgx-h100 --nodes 16 --workload paper-mha16 --seq-len 1M --format json");
+  const auto result =
+      run_treering("tune --cluster dgx-h100 --nodes 16 --workload paper-mha16 --seq-len 1M --format json");
   REQUIRE(result.exit_code == 0);
   const auto json = nlohmann::json::parse(result.out);
   CHECK(json["best_latency_s"].get<double>() <= json["tree_latency_s"].get<double>());
@@ -84,7 +87,8 @@ TEST_CASE("simulate what-ifs: a slow NIC hurts the ring, a straggler the tree; b
   // 4 DGX H100 nodes, 1M tokens. GPU 0's NIC at a quarter: the ring's blocks through it take 4x as long, and
   // the ring is transfer-bound (its latency ~ the slowest edge's): more than 3x slower. tree sends ~8 kB: its
   // NICs hardly matter (under 1 %).
-  const auto nic = run_treering("simulate --cluster dgx-h100 --nodes 4 --seq-len 1M --algo ring,tree --slow-nic 0:0.25 --format json");
+  const auto nic = run_treering(
+      "simulate --cluster dgx-h100 --nodes 4 --seq-len 1M --algo ring,tree --slow-nic 0:0.25 --format json");
   REQUIRE(nic.exit_code == 0);
   const auto rows = nlohmann::json::parse(nic.out);
   CHECK(rows[0]["latency_s"].get<double>() / rows[0]["healthy_latency_s"].get<double>() > 3);
@@ -92,7 +96,8 @@ TEST_CASE("simulate what-ifs: a slow NIC hurts the ring, a straggler the tree; b
   // GPU 3 at half speed: tree's attention (31,250 tokens a GPU) is on its critical path, the ring's is not
   // (hidden behind 30x longer transfers).
   const auto slow = nlohmann::json::parse(
-      run_treering("simulate --cluster dgx-h100 --nodes 4 --seq-len 1M --algo ring,tree --slow-gpu 3:2 --format json").out);
+      run_treering("simulate --cluster dgx-h100 --nodes 4 --seq-len 1M --algo ring,tree --slow-gpu 3:2 --format json")
+          .out);
   CHECK(slow[0]["latency_s"].get<double>() / slow[0]["healthy_latency_s"].get<double>() < 1.01);
   CHECK(slow[1]["latency_s"].get<double>() / slow[1]["healthy_latency_s"].get<double>() > 1.2);
   CHECK(run_treering("simulate --cluster dgx-h100 --seq-len 1M --slow-gpu 3").exit_code == 2);
@@ -103,12 +108,16 @@ TEST_CASE("simulate what-ifs: a slow NIC hurts the ring, a straggler the tree; b
 TEST_CASE("--split by-speed on mixed H100 + H200: tree gains, the ring loses") {
   // model/tests/test_split.cpp derives both: tree's attention goes from the H100s' 23.9 us to the balanced 19.6 us
   // (+ launch) at 1M tokens; the ring's largest block grows from 7,813 to 9,202 tokens.
-  const std::string base = "predict --cluster topologies/examples/mixed-h100-h200.yaml --seq-len 1M --algo tree,ring --format json";
+  const std::string base =
+      "predict --cluster topologies/examples/mixed-h100-h200.yaml --seq-len 1M --algo tree,ring --format json";
   const auto equal = nlohmann::json::parse(run_treering(base).out);
   const auto balanced = nlohmann::json::parse(run_treering(base + " --split by-speed").out);
   const double tree_gain_s = equal[0]["latency_s"].get<double>() - balanced[0]["latency_s"].get<double>();
-  CHECK(tree_gain_s == doctest::Approx(7813 * 8192.0 / (0.8 * 3.35e12) - 1e6 * 8192.0 / (64 * 0.8 * 8.15e12)).scale(1e-12).epsilon(0.02));
-  CHECK(balanced[1]["latency_s"].get<double>() / equal[1]["latency_s"].get<double>() == doctest::Approx(9202.0 / 7813).scale(1e-12).epsilon(0.01));
+  CHECK(tree_gain_s == doctest::Approx(7813 * 8192.0 / (0.8 * 3.35e12) - 1e6 * 8192.0 / (64 * 0.8 * 8.15e12))
+                           .scale(1e-12)
+                           .epsilon(0.02));
+  CHECK(balanced[1]["latency_s"].get<double>() / equal[1]["latency_s"].get<double>() ==
+        doctest::Approx(9202.0 / 7813).scale(1e-12).epsilon(0.01));
   CHECK(run_treering(base + " --split fastest").exit_code == 2);
 }
 
@@ -116,12 +125,17 @@ TEST_CASE("tune and sensitivity answer for the split they are given") {
   // The paper's tree in tune's search is the tree predict gives for the same split (by-speed gains ~4 us on the
   // mixed cluster: see the case above), not the equal split's.
   const std::string cluster = "--cluster topologies/examples/mixed-h100-h200.yaml --seq-len 1M";
-  const auto predicted = nlohmann::json::parse(run_treering("predict " + cluster + " --algo tree --split by-speed --format json").out);
+  const auto predicted =
+      nlohmann::json::parse(run_treering("predict " + cluster + " --algo tree --split by-speed --format json").out);
   const auto equal = nlohmann::json::parse(run_treering("predict " + cluster + " --algo tree --format json").out);
-  const auto tuned = nlohmann::json::parse(run_treering("tune " + cluster + " --split by-speed --confirm 1 --format json").out);
-  CHECK(tuned["tree_latency_s"].get<double>() == doctest::Approx(predicted[0]["latency_s"].get<double>()).scale(1e-12).epsilon(1e-12));
+  const auto tuned =
+      nlohmann::json::parse(run_treering("tune " + cluster + " --split by-speed --confirm 1 --format json").out);
+  CHECK(tuned["tree_latency_s"].get<double>() ==
+        doctest::Approx(predicted[0]["latency_s"].get<double>()).scale(1e-12).epsilon(1e-12));
   CHECK(tuned["tree_latency_s"].get<double>() < equal[0]["latency_s"].get<double>());
   const auto sensitivity = nlohmann::json::parse(
-      run_treering("sensitivity " + cluster + " --algo tree --split by-speed --param nics.bandwidth --format json").out);
-  CHECK(sensitivity["latency_s"]["tree"].get<double>() == doctest::Approx(predicted[0]["latency_s"].get<double>()).scale(1e-12).epsilon(1e-12));
+      run_treering("sensitivity " + cluster + " --algo tree --split by-speed --param nics.bandwidth --format json")
+          .out);
+  CHECK(sensitivity["latency_s"]["tree"].get<double>() ==
+        doctest::Approx(predicted[0]["latency_s"].get<double>()).scale(1e-12).epsilon(1e-12));
 }

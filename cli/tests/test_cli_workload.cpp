@@ -39,14 +39,17 @@ TEST_CASE("impl list | show: the profiles --impl names, and one as YAML that --i
   const auto profiles = nlohmann::json::parse(list.out);
   std::vector<std::string> names;
   for (const auto& profile : profiles) names.push_back(profile["name"]);
-  CHECK(names == std::vector<std::string>{"efficient", "meta-cp-decode", "paper-jax-microbench", "paper-torch-llama", "treering-realrun-cpu"});
+  CHECK(names == std::vector<std::string>{"efficient", "meta-cp-decode", "paper-jax-microbench", "paper-torch-llama",
+                                          "treering-realrun-cpu"});
   auto shown = run_treering("impl show paper-torch-llama");
   REQUIRE(shown.exit_code == 0);
   CHECK(shown.out.find("eager_dispatch:") != std::string::npos);
   CHECK(shown.out.find("communication: 0.23\n") != std::string::npos);  // shortest form, not 0.23000000000000001
-  const std::string file = std::filesystem::temp_directory_path() / ("treering-impl-show-" + std::to_string(::getpid()) + ".yaml");
+  const std::string file =
+      std::filesystem::temp_directory_path() / ("treering-impl-show-" + std::to_string(::getpid()) + ".yaml");
   std::ofstream(file) << shown.out;
-  const std::string predict = "predict --cluster dgx-h100 --nodes 1 --workload llama3.1-8b --seq-len 20k --algo ring --format json --impl ";
+  const std::string predict =
+      "predict --cluster dgx-h100 --nodes 1 --workload llama3.1-8b --seq-len 20k --algo ring --format json --impl ";
   auto by_name = run_treering(predict + "paper-torch-llama");
   auto by_file = run_treering(predict + file);
   std::filesystem::remove(file);

@@ -41,7 +41,8 @@ LineChart chart_of(std::vector<double> x, std::vector<double> y, bool log_x, boo
 
 void check_close(const std::vector<double>& actual, const std::vector<double>& expected) {
   REQUIRE(actual.size() == expected.size());
-  for (std::size_t i = 0; i < actual.size(); ++i) CHECK(actual[i] == doctest::Approx(expected[i]).scale(1e-12).epsilon(1e-9));
+  for (std::size_t i = 0; i < actual.size(); ++i)
+    CHECK(actual[i] == doctest::Approx(expected[i]).scale(1e-12).epsilon(1e-9));
 }
 
 }  // namespace
@@ -56,8 +57,7 @@ TEST_CASE("a log axis over 2 decades: 1-2-5 ticks in SI, the other multiples as 
   CHECK(labels(layout.x_axis) == std::vector<std::string>{"1k", "2k", "5k", "10k", "20k", "50k", "100k"});
   check_close(values(layout.x_axis), {1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5});
   // Minor: 800 and 900 under 1k; 3, 4, 6, 7, 8, 9 x 1k and x 10k; nothing from 300k (over 125893).
-  check_close(layout.x_axis.minor_ticks,
-              {800, 900, 3e3, 4e3, 6e3, 7e3, 8e3, 9e3, 3e4, 4e4, 6e4, 7e4, 8e4, 9e4});
+  check_close(layout.x_axis.minor_ticks, {800, 900, 3e3, 4e3, 6e3, 7e3, 8e3, 9e3, 3e4, 4e4, 6e4, 7e4, 8e4, 9e4});
 }
 
 TEST_CASE("a log axis over 6 decades: every power of ten, or every 3rd on a narrow chart") {

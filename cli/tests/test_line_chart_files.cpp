@@ -107,7 +107,7 @@ TEST_CASE("render_svg: well-formed XML of the chart's size, every label drawn in
   REQUIRE(runs.size() == expected.size());
   // Each run has a glyph per character, and within a font the same character is always the same glyph and
   // different characters different glyphs: the run spells its label, up to which glyph stands for which letter.
-  std::map<std::string, std::map<std::string, std::string>> glyph_of;  // font -> character -> glyph
+  std::map<std::string, std::map<std::string, std::string>> glyph_of;      // font -> character -> glyph
   std::map<std::string, std::map<std::string, std::string>> character_of;  // font -> glyph -> character
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const std::string& text = expected[i];
@@ -132,8 +132,8 @@ TEST_CASE("each series is one path through its points; dashed ones carry a dash 
   // Horizontal lines at y = 1 and 3 from x = 0 to 10, and a tent from (0, 2) up to (5, 3) and down to (10, 2):
   // 2 lies midway between 1 and 3, higher values higher up, x = 5 midway. (cairo merges a straight line's
   // vertices, hence the tent.)
-  const LineChart chart = linear_chart({unnamed({0, 10}, {1, 1}, kRed), unnamed({0, 5, 10}, {2, 3, 2}, kGreen, true),
-                                        unnamed({0, 10}, {3, 3}, kBlue)});
+  const LineChart chart = linear_chart(
+      {unnamed({0, 10}, {1, 1}, kRed), unnamed({0, 5, 10}, {2, 3, 2}, kGreen, true), unnamed({0, 10}, {3, 3}, kBlue)});
   const std::vector<svg::Path> paths = svg::paths(render_svg(lay_out_chart(chart)));
   const svg::Path red = line_of(paths, kRed), green = line_of(paths, kGreen), blue = line_of(paths, kBlue);
   REQUIRE(red.points.size() == 2);
@@ -180,9 +180,12 @@ TEST_CASE("markers: one filled path of circles per series, one circle per point"
 }
 
 TEST_CASE("tick labels that would overlap are left out; a long legend name is cut to fit the image") {
-  LineChart chart = linear_chart({{"a series whose name goes on and on and on, far longer than any legend should be "
-                                   "allowed to grow on a chart of this size",
-                                   {0, 100}, {0, 1}, kRed}});
+  LineChart chart =
+      linear_chart({{"a series whose name goes on and on and on, far longer than any legend should be "
+                     "allowed to grow on a chart of this size",
+                     {0, 100},
+                     {0, 1},
+                     kRed}});
   chart.format_x = [](double value) { return "a much longer tick label at " + treering::cli::format_general(value); };
   const ChartLayout layout = lay_out_chart(chart);
   const std::vector<svg::TextRun> runs = svg::text_runs(render_svg(layout));

@@ -19,18 +19,19 @@ void bench(int nodes, const char* workload, long long seq_len) {
   const auto done = clock::now();
   const size_t choices = plan.ranked.size() + plan.not_fitting.size();
   const model::PlannedLayout& best = *model::fastest_choice(plan);  // ranked puts a tie first
-  std::printf("plan dgx-h100 x %d nodes (%d GPUs), %s at %lld tokens: topology %.3f s, %zu choices ranked in %.3f s "
-              "(best: tp %d x cp %d %s, %.2f ms per token)\n",
-              nodes, topology.gpu_count(), workload, seq_len, std::chrono::duration<double>(built - start).count(), choices,
-              std::chrono::duration<double>(done - built).count(), best.layout.tp, best.layout.cp,
-              best.tp_only ? "tp only" : model::to_string(best.algorithm), best.step.step_s * 1e3);
+  std::printf(
+      "plan dgx-h100 x %d nodes (%d GPUs), %s at %lld tokens: topology %.3f s, %zu choices ranked in %.3f s "
+      "(best: tp %d x cp %d %s, %.2f ms per token)\n",
+      nodes, topology.gpu_count(), workload, seq_len, std::chrono::duration<double>(built - start).count(), choices,
+      std::chrono::duration<double>(done - built).count(), best.layout.tp, best.layout.cp,
+      best.tp_only ? "tp only" : model::to_string(best.algorithm), best.step.step_s * 1e3);
 }
 
 }  // namespace
 
 int main() {
   bench(2, "llama3.1-70b", 131072);
-  bench(8, "llama3.1-405b-fp8", 131072);   // 64 GPUs: the target
+  bench(8, "llama3.1-405b-fp8", 131072);  // 64 GPUs: the target
   bench(8, "llama3.1-405b-fp8", 1048576);
   return 0;
 }

@@ -31,10 +31,10 @@ void bench(int nodes, int lengths) {
   const auto done = clock::now();
   const double setup_s = std::chrono::duration<double>(built - start).count();
   const double predict_s = std::chrono::duration<double>(done - built).count();
-  std::printf("dgx-h100 x %d nodes (%d GPUs): setup %.3f s; %d configurations in %.3f s = %.1f us each "
-              "(checksum %.6g)\n",
-              nodes, topology.gpu_count(), setup_s, configurations, predict_s, 1e6 * predict_s / configurations,
-              checksum);
+  std::printf(
+      "dgx-h100 x %d nodes (%d GPUs): setup %.3f s; %d configurations in %.3f s = %.1f us each "
+      "(checksum %.6g)\n",
+      nodes, topology.gpu_count(), setup_s, configurations, predict_s, 1e6 * predict_s / configurations, checksum);
 }
 
 // Each algorithm on its own, `lengths` uneven context lengths, on `nodes` DGX H100 nodes: ms per case.
@@ -54,7 +54,8 @@ void bench_each(int nodes, int lengths) {
       checksum += model.predict(algorithm, model::find_workload("paper-mha16"), 1000001 + 2557LL * i).latency_s;
     }
     std::printf(" %s %.2f ms%s", model::to_string(algorithm),
-                1e3 * std::chrono::duration<double>(clock::now() - begin).count() / lengths, checksum > 0 ? "" : " (?)");
+                1e3 * std::chrono::duration<double>(clock::now() - begin).count() / lengths,
+                checksum > 0 ? "" : " (?)");
   }
   std::printf("\n");
 }
@@ -62,8 +63,8 @@ void bench_each(int nodes, int lengths) {
 }  // namespace
 
 int main() {
-  bench(16, 2000);  // 10,000 configurations at the paper's largest scale (128 GPUs)
-  bench(128, 200);  // 1,000 configurations on 1024 GPUs
+  bench(16, 2000);      // 10,000 configurations at the paper's largest scale (128 GPUs)
+  bench(128, 200);      // 1,000 configurations on 1024 GPUs
   bench_each(2048, 5);  // every algorithm on 16,384 GPUs
   return 0;
 }

@@ -124,11 +124,14 @@ void double_binary_tree(const CommGroup& group, const Layout& layout, double S, 
       };
       for (const auto& chain : chains) {
         for (size_t i = 1; i < chain.size(); ++i) {
-          if (tree == 0) both_ways(flows, chain[i], chain[i - 1], share);
-          else both_ways(flows, chain[chain.size() - 1 - i], chain[chain.size() - i], share);
+          if (tree == 0)
+            both_ways(flows, chain[i], chain[i - 1], share);
+          else
+            both_ways(flows, chain[chain.size() - 1 - i], chain[chain.size() - i], share);
         }
       }
-      for (int position = 1; position < k; ++position) both_ways(flows, leader(position), leader((position - 1) / 2), share);
+      for (int position = 1; position < k; ++position)
+        both_ways(flows, leader(position), leader((position - 1) / 2), share);
     }
   }
 }
@@ -140,7 +143,8 @@ void recursive_doubling(const Layout& layout, double S, double passes, Flows& fl
   double share = S;
   for (int distance = n / 2; distance >= 1; distance /= 2) {
     share /= 2;
-    for (int r = 0; r < n; ++r) flows.add(layout.order[static_cast<size_t>(r)], layout.order[static_cast<size_t>(r ^ distance)], passes * share);
+    for (int r = 0; r < n; ++r)
+      flows.add(layout.order[static_cast<size_t>(r)], layout.order[static_cast<size_t>(r ^ distance)], passes * share);
   }
 }
 
@@ -164,7 +168,8 @@ void broadcast(const CommGroup& group, const Layout& layout, CollectiveAlgorithm
   for (const auto& members : layout.domains) {
     for (size_t i = 1; i < members.size(); ++i) flows.add(members[i - 1], members[i], S);
   }
-  for (size_t d = 1; d < layout.domains.size(); ++d) flows.add(layout.domains[(d - 1) / 2].front(), layout.domains[d].front(), S);
+  for (size_t d = 1; d < layout.domains.size(); ++d)
+    flows.add(layout.domains[(d - 1) / 2].front(), layout.domains[d].front(), S);
 }
 
 // Every rank sends `per_peer` to every other: inside its domain with LL's wire (x2) up to NCCL's 16 KiB p2p LL
@@ -233,11 +238,11 @@ void allreduce(const CommGroup& group, const Layout& layout, CollectiveAlgorithm
 
 }  // namespace
 
-CollectiveSchedule collective_schedule(const CommGroup& group, const std::vector<int>& domain_of_rank,
-                                       CollectiveOp op, double bytes, const CollectiveCandidate& chosen) {
+CollectiveSchedule collective_schedule(const CommGroup& group, const std::vector<int>& domain_of_rank, CollectiveOp op,
+                                       double bytes, const CollectiveCandidate& chosen) {
   if (static_cast<int>(domain_of_rank.size()) != group.ranks) {
     throw std::logic_error("collective_schedule: " + std::to_string(domain_of_rank.size()) +
-                                " domain labels for a group of " + std::to_string(group.ranks));
+                           " domain labels for a group of " + std::to_string(group.ranks));
   }
   CollectiveSchedule schedule{chosen, {}};
   if (group.ranks < 2 || bytes <= 0) return schedule;
@@ -250,12 +255,16 @@ CollectiveSchedule collective_schedule(const CommGroup& group, const std::vector
     case CollectiveOp::allreduce: allreduce(group, layout, chosen.algorithm, bytes, efficiency, flows); break;
     case CollectiveOp::allgather:
     case CollectiveOp::reduce_scatter:
-      if (chosen.algorithm == CollectiveAlgorithm::ring) ring_channels(group, layout, bytes, double(n - 1) / n * bytes, flows);
-      else if (chosen.algorithm == CollectiveAlgorithm::recursive_doubling) recursive_doubling(layout, bytes, 1, flows);
-      else cannot(op, chosen.algorithm);
+      if (chosen.algorithm == CollectiveAlgorithm::ring)
+        ring_channels(group, layout, bytes, double(n - 1) / n * bytes, flows);
+      else if (chosen.algorithm == CollectiveAlgorithm::recursive_doubling)
+        recursive_doubling(layout, bytes, 1, flows);
+      else
+        cannot(op, chosen.algorithm);
       break;
     case CollectiveOp::broadcast:
-      if (chosen.algorithm != CollectiveAlgorithm::ring && chosen.algorithm != CollectiveAlgorithm::tree) cannot(op, chosen.algorithm);
+      if (chosen.algorithm != CollectiveAlgorithm::ring && chosen.algorithm != CollectiveAlgorithm::tree)
+        cannot(op, chosen.algorithm);
       broadcast(group, layout, chosen.algorithm, bytes, flows);
       break;
     case CollectiveOp::sendrecv:

@@ -9,12 +9,11 @@
 namespace treering::model {
 namespace {
 
-constexpr std::array<const char*, 6> kOps{"allreduce", "allgather", "reducescatter", "broadcast", "sendrecv", "alltoall"};
-constexpr std::array<const char*, 9> kAlgorithms{"ring",           "tree",
-                                                 "nvls",           "nvls-tree",
-                                                 "hierarchical",   "recursive-doubling",
-                                                 "collnet-direct", "collnet-chain",
-                                                 "p2p"};
+constexpr std::array<const char*, 6> kOps{"allreduce", "allgather", "reducescatter",
+                                          "broadcast", "sendrecv",  "alltoall"};
+constexpr std::array<const char*, 9> kAlgorithms{"ring",           "tree",          "nvls",
+                                                 "nvls-tree",      "hierarchical",  "recursive-doubling",
+                                                 "collnet-direct", "collnet-chain", "p2p"};
 constexpr std::array<const char*, 3> kProtocolNames{"LL", "LL128", "Simple"};
 
 template <size_t N>
@@ -39,7 +38,9 @@ CollectiveOp parse_collective_op(const std::string& text) {
 CollectiveAlgorithm parse_collective_algorithm(const std::string& text) {
   return static_cast<CollectiveAlgorithm>(index_of(kAlgorithms, text, "collective algorithm"));
 }
-Protocol parse_protocol(const std::string& text) { return static_cast<Protocol>(index_of(kProtocolNames, text, "protocol")); }
+Protocol parse_protocol(const std::string& text) {
+  return static_cast<Protocol>(index_of(kProtocolNames, text, "protocol"));
+}
 
 bool reduces_in_network(CollectiveAlgorithm algorithm, int domains) {
   return algorithm == CollectiveAlgorithm::collnet_direct || algorithm == CollectiveAlgorithm::collnet_chain ||
@@ -51,8 +52,10 @@ std::string requirements(CollectiveAlgorithm algorithm) {
   switch (algorithm) {
     case CollectiveAlgorithm::collnet_direct: return " (needs " + sharp + ", an NVSwitch and at most 8 GPUs a node)";
     case CollectiveAlgorithm::collnet_chain: return " (needs " + sharp + " and at most 8 GPUs a node)";
-    case CollectiveAlgorithm::nvls: return " (needs in-switch reduction; across nodes also " + sharp + " and 2 or more GPUs a node)";
-    case CollectiveAlgorithm::nvls_tree: return " (needs in-switch reduction, 2 or more nodes and GPUs a node, all-reduce)";
+    case CollectiveAlgorithm::nvls:
+      return " (needs in-switch reduction; across nodes also " + sharp + " and 2 or more GPUs a node)";
+    case CollectiveAlgorithm::nvls_tree:
+      return " (needs in-switch reduction, 2 or more nodes and GPUs a node, all-reduce)";
     default: return "";
   }
 }

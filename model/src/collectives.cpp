@@ -25,10 +25,10 @@ struct Cost {
   double transfer_s = 0;
   double scale_up_bytes = 0;
   double scale_out_bytes = 0;
-  double network_latency_s = 0;    // network steps within latency_s
-  double nccl_latency_s = -1;      // what NCCL's tuner charges, when it differs (it picks by it); -1: latency_s
-  bool network_bound = false;      // the transfer is paced by the NICs
-  double efficiency = 0;           // achieved over the tiers' rate (0: the protocol's factor)
+  double network_latency_s = 0;  // network steps within latency_s
+  double nccl_latency_s = -1;    // what NCCL's tuner charges, when it differs (it picks by it); -1: latency_s
+  bool network_bound = false;    // the transfer is paced by the NICs
+  double efficiency = 0;         // achieved over the tiers' rate (0: the protocol's factor)
   double network_s() const { return network_latency_s + (network_bound ? transfer_s : 0.0); }
 };
 
@@ -78,8 +78,9 @@ Cost ring_pass(const Terms& t, double S, double passes) {
   const double plateau = t.group.nccl.rows.gpu == NcclGpuRow::volta ? 1.9 : 1.4;
   const double multi_node_factor = t.k > 1 && t.protocol == Protocol::simple ? plateau : 1.0;
   auto latency_s = [&](double network_steps, double network_step_s) {
-    return multi_node_factor * (t.base(LatencyRow::ring) + (steps - network_steps) * std::max(t.up(LatencyRow::ring), post_overhead) +
-                                network_steps * network_step_s);
+    return multi_node_factor *
+           (t.base(LatencyRow::ring) + (steps - network_steps) * std::max(t.up(LatencyRow::ring), post_overhead) +
+            network_steps * network_step_s);
   };
   // NCCL picks by its tuner: its step count and its ring NET figure (LatencyTable::nccl_ring_scale_out_step).
   cost.latency_s = latency_s(out_steps, t.out(LatencyRow::ring));
@@ -125,7 +126,8 @@ Cost recursive_doubling(const Terms& t, double S, double passes) {
 // Worked example, 2 x DGX H100 (in-switch 270 GB/s, 8 x 46 GB/s NICs), NVLS at 1 GiB: 43 us + 186.4 us of fill +
 // 1.074 GB / 270 GB/s = 4.206 ms; at 8 B CollNet Direct 44.0 us against the tree's 25.2 us.
 constexpr double kCollNetArity_s = 0.4e-6;  // NCCL's "arity serialization latency" per GPU of a CollNet Direct domain
-constexpr double kCollNetMaxRanksPerDomain = 8;  // NCCL refuses CollNet beyond (src/enqueue.cc: Direct; Chain from 2.28)
+constexpr double kCollNetMaxRanksPerDomain =
+    8;  // NCCL refuses CollNet beyond (src/enqueue.cc: Direct; Chain from 2.28)
 
 Cost in_network_allreduce(const Terms& t, CollectiveAlgorithm algorithm, double S) {
   Cost cost;
@@ -160,7 +162,8 @@ Cost in_network_allreduce(const Terms& t, CollectiveAlgorithm algorithm, double 
   cost.transfer_s = std::max(network_s, inside_s);
   cost.network_bound = network_s >= inside_s;
   cost.scale_out_bytes = S / t.g;
-  cost.scale_up_bytes = algorithm == CollectiveAlgorithm::nvls ? S : 2 * (t.g - 1) / t.g * S;  // a chain's GPUs on average
+  cost.scale_up_bytes =
+      algorithm == CollectiveAlgorithm::nvls ? S : 2 * (t.g - 1) / t.g * S;  // a chain's GPUs on average
   return cost;
 }
 
@@ -172,7 +175,8 @@ Cost allreduce(const Terms& t, CollectiveAlgorithm algorithm, double S) {
     case CollectiveAlgorithm::recursive_doubling: return recursive_doubling(t, S, 2);
     case CollectiveAlgorithm::tree:
       // Chain inside each domain, double binary tree across domains; reduce then broadcast, pipelined.
-      cost.latency_s = t.base(LatencyRow::tree) + 2 * ((t.g - 1) * t.up(LatencyRow::tree) + t.log2k() * t.out(LatencyRow::tree));
+      cost.latency_s =
+          t.base(LatencyRow::tree) + 2 * ((t.g - 1) * t.up(LatencyRow::tree) + t.log2k() * t.out(LatencyRow::tree));
       cost.network_latency_s = 2 * t.log2k() * t.out(LatencyRow::tree);
       cost.network_bound = t.ring_network_bound();
       cost.transfer_s = 2 * S / t.ring_Bps(CollectiveAlgorithm::tree);
@@ -194,8 +198,10 @@ Cost allreduce(const Terms& t, CollectiveAlgorithm algorithm, double S) {
       // GPU through the NICs: S/g at k = 2), in-switch all-gather: pipelined.
       if (!group.in_switch_reduction || t.k < 2 || t.g < 2 || !group.uniform) return cost;  // every GPU leads a rail
       // Latency: NCCL's constants plus the chunk pipeline's fill (nccl_rates.hpp).
-      cost.transfer_s = S * std::max(1.0 / group.in_switch_Bps, 2 * (t.k - 1) / t.k / group.scale_out_domain_Bps) / t.factor();
-      cost.latency_s = t.base(LatencyRow::nvls_tree) + t.up(LatencyRow::nvls_tree) + 2 * t.log2k() * t.out(LatencyRow::nvls_tree) +
+      cost.transfer_s =
+          S * std::max(1.0 / group.in_switch_Bps, 2 * (t.k - 1) / t.k / group.scale_out_domain_Bps) / t.factor();
+      cost.latency_s = t.base(LatencyRow::nvls_tree) + t.up(LatencyRow::nvls_tree) +
+                       2 * t.log2k() * t.out(LatencyRow::nvls_tree) +
                        (S > 0 ? nvls_tree_fill_s(group, S, S / cost.transfer_s) : 0.0);
       cost.network_latency_s = 2 * t.log2k() * t.out(LatencyRow::nvls_tree);
       cost.network_bound = 2 * (t.k - 1) / t.k * group.in_switch_Bps > group.scale_out_domain_Bps;
@@ -205,13 +211,15 @@ Cost allreduce(const Terms& t, CollectiveAlgorithm algorithm, double S) {
     case CollectiveAlgorithm::hierarchical:
       // Reduce-scatter inside domains, all-reduce of S/g across domains per rail, all-gather inside: pipelined.
       if (t.k < 2 || !group.uniform) return cost;
-      cost.latency_s = t.base(LatencyRow::ring) + 2 * (t.g - 1) * t.up(LatencyRow::ring) + 2 * (t.k - 1) * t.out(LatencyRow::ring);
+      cost.latency_s =
+          t.base(LatencyRow::ring) + 2 * (t.g - 1) * t.up(LatencyRow::ring) + 2 * (t.k - 1) * t.out(LatencyRow::ring);
       cost.scale_up_bytes = 2 * (t.g - 1) / t.g * S;
       cost.scale_out_bytes = 2 * (t.k - 1) / t.k * S / t.g;
       cost.transfer_s = std::max(cost.scale_up_bytes / (group.scale_up_bus_Bps * t.factor()),
                                  cost.scale_out_bytes / (group.scale_out_gpu_Bps * t.factor()));
       cost.network_latency_s = 2 * (t.k - 1) * t.out(LatencyRow::ring);
-      cost.network_bound = cost.scale_out_bytes / group.scale_out_gpu_Bps > cost.scale_up_bytes / group.scale_up_bus_Bps;
+      cost.network_bound =
+          cost.scale_out_bytes / group.scale_out_gpu_Bps > cost.scale_up_bytes / group.scale_up_bus_Bps;
       return cost;
     case CollectiveAlgorithm::p2p: return cost;
   }
@@ -253,8 +261,9 @@ Cost sendrecv(const Terms& t, CollectiveAlgorithm algorithm, double S) {
   Cost cost;
   if (algorithm != CollectiveAlgorithm::p2p || t.protocol != Protocol::simple) return cost;
   const bool across = t.k > 1;
-  cost.latency_s = t.base(LatencyRow::p2p) + (across ? t.out(LatencyRow::p2p) + 3 * t.group.nccl.network_post_s + network_clear_to_send_s(t.group)
-                                                     : t.up(LatencyRow::p2p));
+  cost.latency_s = t.base(LatencyRow::p2p) +
+                   (across ? t.out(LatencyRow::p2p) + 3 * t.group.nccl.network_post_s + network_clear_to_send_s(t.group)
+                           : t.up(LatencyRow::p2p));
   // Inside a domain a send runs on the channels NCCL gives its size (p2p_send_Bps).
   cost.transfer_s = S / (across ? t.group.scale_out_nic_Bps : p2p_send_Bps(t.group.p2p, S, t.group.scale_up_pair_Bps));
   (across ? cost.scale_out_bytes : cost.scale_up_bytes) = S;
@@ -274,7 +283,8 @@ Cost alltoall(const Terms& t, CollectiveAlgorithm algorithm, double S) {
   if (t.protocol != (across ? Protocol::simple : inside_protocol)) return cost;
   const double inside_peers = t.g - 1, outside_peers = t.n - t.g;
   const auto row = int(LatencyRow::p2p);
-  const double inside_latency_s = t.group.latency.base[row][int(inside_protocol)] + t.group.latency.scale_up_step[row][int(inside_protocol)];
+  const double inside_latency_s =
+      t.group.latency.base[row][int(inside_protocol)] + t.group.latency.scale_up_step[row][int(inside_protocol)];
   // The peers' sends run at once, each on its own channels, at most all of NCCL's p2p channels together.
   double inside_Bps = t.group.scale_up_pair_Bps * protocol_efficiency(inside_protocol);
   const P2pCommunicator& p2p = t.group.p2p;
@@ -285,12 +295,13 @@ Cost alltoall(const Terms& t, CollectiveAlgorithm algorithm, double S) {
   const double inside_s = inside_peers * per_peer / inside_Bps;
   // What the links alone would take: with fewer channels than the pair's link holds, the rest is NCCL's limit
   // (the simulator then caps each flow at the model's rate: collective_flows.hpp).
-  const double inside_link_s = inside_peers * per_peer / (t.group.scale_up_pair_Bps * protocol_efficiency(inside_protocol));
+  const double inside_link_s =
+      inside_peers * per_peer / (t.group.scale_up_pair_Bps * protocol_efficiency(inside_protocol));
   cost.latency_s = inside_latency_s;
   cost.transfer_s = inside_s;
   if (across) {
-    const double network_latency_s =
-        t.base(LatencyRow::p2p) + t.out(LatencyRow::p2p) + network_clear_to_send_s(t.group) + outside_peers * 3 * t.group.nccl.network_post_s;
+    const double network_latency_s = t.base(LatencyRow::p2p) + t.out(LatencyRow::p2p) +
+                                     network_clear_to_send_s(t.group) + outside_peers * 3 * t.group.nccl.network_post_s;
     // Every rank sends at once: GPUs that share a NIC share its rate (scale_out_gpu_Bps: the domain's NICs over
     // its ranks). Example: 8 GPUs on 4 NICs of 46 GB/s: 23 GB/s each.
     const double network_s = outside_peers * per_peer / std::min(t.group.scale_out_nic_Bps, t.group.scale_out_gpu_Bps);
@@ -299,8 +310,11 @@ Cost alltoall(const Terms& t, CollectiveAlgorithm algorithm, double S) {
     cost.network_latency_s = network_latency_s;
     cost.network_bound = network_s >= inside_s;
   }
-  const double link_s = std::max(inside_link_s, across ? outside_peers * per_peer / std::min(t.group.scale_out_nic_Bps, t.group.scale_out_gpu_Bps) : 0.0);
-  if (cost.transfer_s > link_s && cost.transfer_s > 0) cost.efficiency = protocol_efficiency(t.protocol) * link_s / cost.transfer_s;
+  const double link_s = std::max(
+      inside_link_s,
+      across ? outside_peers * per_peer / std::min(t.group.scale_out_nic_Bps, t.group.scale_out_gpu_Bps) : 0.0);
+  if (cost.transfer_s > link_s && cost.transfer_s > 0)
+    cost.efficiency = protocol_efficiency(t.protocol) * link_s / cost.transfer_s;
   cost.scale_up_bytes = inside_peers * per_peer;
   cost.scale_out_bytes = outside_peers * per_peer;
   return cost;
@@ -356,7 +370,8 @@ double protocol_efficiency(Protocol protocol) {
 }
 
 CollectiveEstimate estimate_collective(const CommGroup& group, const CollectiveRequest& request) {
-  if (!(request.bytes >= 0) || !std::isfinite(request.bytes)) throw topologies::InputError("the size must be a non-negative number of bytes");
+  if (!(request.bytes >= 0) || !std::isfinite(request.bytes))
+    throw topologies::InputError("the size must be a non-negative number of bytes");
   if (request.op == CollectiveOp::sendrecv && group.ranks != 2) {
     throw topologies::InputError("send/recv needs a group of exactly 2 GPUs, got " + std::to_string(group.ranks));
   }
@@ -374,7 +389,8 @@ CollectiveEstimate estimate_collective(const CommGroup& group, const CollectiveR
       Cost cost = evaluate(group, request.op, algorithm, protocol, request.bytes);
       if (!std::isfinite(cost.latency_s) || !std::isfinite(cost.transfer_s)) continue;
       // Of the transfer, what the links at the protocol's factor would take; the rest is NCCL's limits.
-      const double link_share = cost.efficiency > 0 ? std::min(1.0, cost.efficiency / protocol_efficiency(protocol)) : 1.0;
+      const double link_share =
+          cost.efficiency > 0 ? std::min(1.0, cost.efficiency / protocol_efficiency(protocol)) : 1.0;
       estimate.candidates.push_back({algorithm, protocol, cost.latency_s + cost.transfer_s, cost.latency_s,
                                      cost.transfer_s, cost.network_s(), cost.transfer_s * (1 - link_share)});
       // NCCL picks by its own tuner's time, which may count fewer steps than the run takes (ring_pass).
@@ -389,9 +405,9 @@ CollectiveEstimate estimate_collective(const CommGroup& group, const CollectiveR
   }
   if (estimate.candidates.empty()) {
     throw topologies::InputError(std::string("no ") + (request.algorithm ? to_string(*request.algorithm) : "") +
-                                (request.protocol ? std::string("/") + to_string(*request.protocol) : "") + " " +
-                                to_string(request.op) + " can run on this group of GPUs" +
-                                (request.algorithm ? requirements(*request.algorithm) : ""));
+                                 (request.protocol ? std::string("/") + to_string(*request.protocol) : "") + " " +
+                                 to_string(request.op) + " can run on this group of GPUs" +
+                                 (request.algorithm ? requirements(*request.algorithm) : ""));
   }
   std::stable_sort(estimate.candidates.begin(), estimate.candidates.end(),
                    [](const CollectiveCandidate& a, const CollectiveCandidate& b) { return a.time_s < b.time_s; });

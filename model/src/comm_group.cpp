@@ -82,14 +82,17 @@ void set_row(std::array<Row, kLatencyRows>& table, LatencyRow row, double value)
 
 void apply_calibration(const topo::Calibration& calibration, CommGroup& group) {
   for (LatencyRow row : {LatencyRow::ring, LatencyRow::tree, LatencyRow::p2p}) {
-    if (calibration.scale_up && calibration.scale_up->latency_s) set_row(group.latency.scale_up_step, row, *calibration.scale_up->latency_s);
-    if (calibration.scale_out && calibration.scale_out->latency_s) set_row(group.latency.scale_out_step, row, *calibration.scale_out->latency_s);
+    if (calibration.scale_up && calibration.scale_up->latency_s)
+      set_row(group.latency.scale_up_step, row, *calibration.scale_up->latency_s);
+    if (calibration.scale_out && calibration.scale_out->latency_s)
+      set_row(group.latency.scale_out_step, row, *calibration.scale_out->latency_s);
   }
   if (calibration.scale_up) group.scale_up_bus_Bps = calibration.scale_up->bandwidth_Bps;
   if (calibration.in_switch_Bps && group.in_switch_reduction) group.in_switch_Bps = *calibration.in_switch_Bps;
   if (group.nccl.search_channels > 0) {  // the caps exist across domains only
     if (calibration.ll_bus_Bps) group.nccl.ll_max_bus_Bps = *calibration.ll_bus_Bps;
-    if (calibration.ll128_bus_Bps) group.nccl.ll128_bus_Bps = group.nccl.tree_ll128_bus_Bps = *calibration.ll128_bus_Bps;
+    if (calibration.ll128_bus_Bps)
+      group.nccl.ll128_bus_Bps = group.nccl.tree_ll128_bus_Bps = *calibration.ll128_bus_Bps;
   }
   static const std::map<std::string, LatencyRow> kRows{{"tree", LatencyRow::tree},
                                                        {"ring", LatencyRow::ring},
@@ -108,7 +111,8 @@ void apply_calibration(const topo::Calibration& calibration, CommGroup& group) {
 
 // Where NCCL `version`'s tables differ from 2.30.7's (see nccl_latency_defaults).
 void apply_release(LatencyTable& table, const topo::NcclVersion& version) {
-  if (!at_least(version, 28, 9)) table.scale_out_step[static_cast<int>(LatencyRow::nvls_tree)][2] = 14 * kMicro;  // Simple
+  if (!at_least(version, 28, 9))
+    table.scale_out_step[static_cast<int>(LatencyRow::nvls_tree)][2] = 14 * kMicro;  // Simple
 }
 
 // NCCL's tuning rows of a communicator of `gpus` (see NcclRows) over every member's node group, and the
@@ -121,7 +125,8 @@ std::pair<NcclRows, double> nccl_rows_of(const topo::Topology& topology, const s
     const topo::NodeGroup& group = topology.spec().groups[index];
     if (group.nics.count > 0) nic_Bps = std::min(nic_Bps, group.nics.bandwidth_Bps);
   }
-  return {model::nccl_rows_of(topology.spec(), std::vector<int>(groups.begin(), groups.end())), std::isfinite(nic_Bps) ? nic_Bps : 0.0};
+  return {model::nccl_rows_of(topology.spec(), std::vector<int>(groups.begin(), groups.end())),
+          std::isfinite(nic_Bps) ? nic_Bps : 0.0};
 }
 
 }  // namespace
@@ -168,7 +173,8 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
   }
   std::map<int, std::vector<int>> by_domain;
   for (int gpu : gpus) {
-    if (gpu < 0 || gpu >= topology.gpu_count()) throw topologies::InputError("GPU " + std::to_string(gpu) + " does not exist");
+    if (gpu < 0 || gpu >= topology.gpu_count())
+      throw topologies::InputError("GPU " + std::to_string(gpu) + " does not exist");
     by_domain[topology.domain_of_gpu(gpu)].push_back(gpu);
   }
   CommGroup group;
@@ -186,15 +192,17 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
     std::sort(sorted.begin(), sorted.end());
     if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
       throw topologies::InputError("GPU " + std::to_string(*std::adjacent_find(sorted.begin(), sorted.end())) +
-                                  " appears twice in the group");
+                                   " appears twice in the group");
     }
-    const topo::Fabric& fabric = topology.spec().groups[topology.node(topology.node_of_gpu(members.front())).group].fabric;
+    const topo::Fabric& fabric =
+        topology.spec().groups[topology.node(topology.node_of_gpu(members.front())).group].fabric;
     group.ranks_per_domain = std::max(group.ranks_per_domain, static_cast<int>(members.size()));
     group.pcie = group.pcie || fabric.type == topo::FabricType::pcie;
     group.mesh = group.mesh && fabric.type == topo::FabricType::mesh;
     group.in_switch_reduction = group.in_switch_reduction && fabric.in_switch_reduction;
     group.nvswitch = group.nvswitch && fabric.type == topo::FabricType::nvswitch;
-    group.scale_up_bus_Bps = std::min(group.scale_up_bus_Bps, kScaleUpEfficiency * ring_bus_bandwidth(topology, members));
+    group.scale_up_bus_Bps =
+        std::min(group.scale_up_bus_Bps, kScaleUpEfficiency * ring_bus_bandwidth(topology, members));
     if (fabric.in_switch_reduction) {
       group.in_switch_Bps = std::min(group.in_switch_Bps, kInSwitchEfficiency * fabric.bandwidth_Bps);
     }
@@ -210,7 +218,8 @@ CommGroup describe_group(const topo::Topology& topology, std::vector<int> gpus) 
   for (auto it = by_domain.begin(); it != by_domain.end(); ++it) {
     const auto& members = it->second;
     if (group.domains > 1) {
-      const int outside = std::next(it) != by_domain.end() ? std::next(it)->second.front() : by_domain.begin()->second.front();
+      const int outside =
+          std::next(it) != by_domain.end() ? std::next(it)->second.front() : by_domain.begin()->second.front();
       const ScaleOut out = domain_scale_out(topology, members, outside);
       group.scale_out_domain_Bps = std::min(group.scale_out_domain_Bps, out.total_Bps);
       group.scale_out_nic_Bps = std::min(group.scale_out_nic_Bps, out.nic_Bps);
@@ -293,7 +302,8 @@ LinkEfficiency link_efficiency(const topo::Topology& topology) {
   }
   if (calibration->scale_out) {
     double fastest_nic_Bps = 0;
-    for (const topo::NodeGroup& group : topology.spec().groups) fastest_nic_Bps = std::max(fastest_nic_Bps, group.nics.bandwidth_Bps);
+    for (const topo::NodeGroup& group : topology.spec().groups)
+      fastest_nic_Bps = std::max(fastest_nic_Bps, group.nics.bandwidth_Bps);
     if (fastest_nic_Bps > 0) efficiency.scale_out = calibration->scale_out->bandwidth_Bps / fastest_nic_Bps;
   }
   return efficiency;

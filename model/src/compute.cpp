@@ -18,8 +18,15 @@ ComputeRates compute_rates(const topologies::Topology& topology, int gpu) {
     efficiency = spec.calibration->hbm_efficiency.value_or(efficiency);
     launch_s = spec.calibration->launch_overhead_s.value_or(launch_s);
   }
-  ComputeRates rates{model.hbm_bandwidth_Bps * efficiency, model.peak_fp16_flops, launch_s, model.hbm_capacity_bytes,
-                     model.hbm_bandwidth_Bps, {}, {}, model.multiprocessors, {}};
+  ComputeRates rates{model.hbm_bandwidth_Bps * efficiency,
+                     model.peak_fp16_flops,
+                     launch_s,
+                     model.hbm_capacity_bytes,
+                     model.hbm_bandwidth_Bps,
+                     {},
+                     {},
+                     model.multiprocessors,
+                     {}};
   if (spec.calibration) {
     rates.step = spec.calibration->step;
     rates.step_attention_shapes = spec.calibration->step_attention_shapes;
@@ -27,14 +34,15 @@ ComputeRates compute_rates(const topologies::Topology& topology, int gpu) {
     // A device shared by P virtual ranks (NodeGroup::shared_device) streams at 1/P of a shape's measured bandwidth
     // for each, as its HBM bandwidth; each rank's kernel still splits for the whole GPU's multiprocessors.
     if (group.shared_by > 1) {
-      for (topologies::AttentionShapeCalibration& shape : rates.attention_shapes) shape.bandwidth_Bps /= group.shared_by;
+      for (topologies::AttentionShapeCalibration& shape : rates.attention_shapes)
+        shape.bandwidth_Bps /= group.shared_by;
     }
   }
   return rates;
 }
 
-const topologies::AttentionShapeCalibration* find_attention_shape(const std::vector<topologies::AttentionShapeCalibration>& shapes,
-                                                                  const Workload& workload) {
+const topologies::AttentionShapeCalibration* find_attention_shape(
+    const std::vector<topologies::AttentionShapeCalibration>& shapes, const Workload& workload) {
   const SplitKvShape kernel = split_kv_shape(workload);
   for (const topologies::AttentionShapeCalibration& shape : shapes) {
     if (shape.head_dim == kernel.head_dim && shape.group == kernel.group) return &shape;
@@ -43,7 +51,8 @@ const topologies::AttentionShapeCalibration* find_attention_shape(const std::vec
 }
 
 double attention_bytes(const PlanSizes& sizes, long long tokens, double extra_bytes) {
-  return static_cast<double>(tokens) * sizes.kv_bytes_per_token + sizes.q_bytes + sizes.o_bytes + sizes.stats_bytes + extra_bytes;
+  return static_cast<double>(tokens) * sizes.kv_bytes_per_token + sizes.q_bytes + sizes.o_bytes + sizes.stats_bytes +
+         extra_bytes;
 }
 
 double attention_time_s(const ComputeRates& rates, const Workload& workload, const PlanSizes& sizes, long long tokens,
@@ -70,27 +79,31 @@ ComputeRates plan_rates(const ComputeRates& rates, const DecodePlan& plan) {
 namespace {
 
 // The most tokens a rank attends to within time_s (attention_time_s is increasing in the tokens).
-long long tokens_within(const ComputeRates& rates, const Workload& workload, const PlanSizes& sizes, double time_s, long long most) {
+long long tokens_within(const ComputeRates& rates, const Workload& workload, const PlanSizes& sizes, double time_s,
+                        long long most) {
   long long low = 0, high = most;  // attention_time_s(low) <= time_s holds for low = 0
   while (low < high) {
     const long long mid = low + (high - low + 1) / 2;
-    if (attention_time_s(rates, workload, sizes, mid) <= time_s) low = mid;
-    else high = mid - 1;
+    if (attention_time_s(rates, workload, sizes, mid) <= time_s)
+      low = mid;
+    else
+      high = mid - 1;
   }
   return low;
 }
 
 }  // namespace
 
-std::vector<long long> split_by_speed(long long tokens, const std::vector<ComputeRates>& rates, const Workload& workload,
-                                      const PlanSizes& sizes) {
+std::vector<long long> split_by_speed(long long tokens, const std::vector<ComputeRates>& rates,
+                                      const Workload& workload, const PlanSizes& sizes) {
   if (rates.empty()) throw topologies::InputError("at least one GPU is needed");
   double low_s = 0, high_s = 0;  // all tokens on the fastest-starting rank bounds T from above
   for (const ComputeRates& r : rates) high_s = std::max(high_s, attention_time_s(r, workload, sizes, tokens));
   std::vector<long long> counts(rates.size());
   auto fill = [&](double time_s) {
     long long total = 0;
-    for (size_t i = 0; i < rates.size(); ++i) total += counts[i] = tokens_within(rates[i], workload, sizes, time_s, tokens);
+    for (size_t i = 0; i < rates.size(); ++i)
+      total += counts[i] = tokens_within(rates[i], workload, sizes, time_s, tokens);
     return total;
   };
   for (int step = 0; step < 100 && high_s - low_s > 1e-15 * high_s; ++step) {

@@ -73,7 +73,11 @@ std::optional<Phase> all_to_all_home(PhaseRole role, int ranks, long long units,
     }
   }
   if (sends.empty()) return std::nullopt;
-  return Phase{.kind = PhaseKind::transfers, .role = role, .label = label, .sends = sends, .merge_states = ranks,
+  return Phase{.kind = PhaseKind::transfers,
+               .role = role,
+               .label = label,
+               .sends = sends,
+               .merge_states = ranks,
                .merge_fraction = static_cast<double>(most) / static_cast<double>(units)};
 }
 
@@ -88,26 +92,31 @@ std::vector<Phase> tree_lse_phases(const PhaseInputs& in) {
   std::vector<Phase> phases{attention_phase()};
   for (size_t l = 0; l < reduce_levels.size(); ++l) {
     const char* tier = l < domain_levels ? "inside domains" : "across domains";
-    phases.push_back({.kind = PhaseKind::transfers, .role = PhaseRole::state_reduce,
-                      .label = std::string("reduce (o, lse) ") + tier, .sends = reduce_levels[l],
+    phases.push_back({.kind = PhaseKind::transfers,
+                      .role = PhaseRole::state_reduce,
+                      .label = std::string("reduce (o, lse) ") + tier,
+                      .sends = reduce_levels[l],
                       .merge_states = most_incoming(reduce_levels[l]) + 1});
   }
   for (size_t l = reduce_levels.size(); l-- > 0;) {
     std::vector<Transfer> down;
     for (const Transfer& up : reduce_levels[l]) down.push_back({up.to, up.from, in.sizes.o_bytes});
     const char* tier = l < domain_levels ? "inside domains" : "across domains";
-    phases.push_back({.kind = PhaseKind::transfers, .role = PhaseRole::output_broadcast,
-                      .label = std::string("broadcast o ") + tier, .sends = down});
+    phases.push_back({.kind = PhaseKind::transfers,
+                      .role = PhaseRole::output_broadcast,
+                      .label = std::string("broadcast o ") + tier,
+                      .sends = down});
   }
   return phases;
 }
 
 std::vector<Phase> pass_q_phases(const PhaseInputs& in) {
   const int batch = in.workload.batch;
-  std::vector<Phase> phases{{.kind = PhaseKind::q_ring, .role = PhaseRole::q_ring,
+  std::vector<Phase> phases{{.kind = PhaseKind::q_ring,
+                             .role = PhaseRole::q_ring,
                              .label = "pass query blocks around the ring, attending each to the local shard"}};
-  const auto back = all_to_all_home(PhaseRole::states_to_sequence_owners, in.ranks, batch,
-                                    in.sizes.state_bytes / batch, "all-to-all: partial (o, lse) to each sequence's owner",
+  const auto back = all_to_all_home(PhaseRole::states_to_sequence_owners, in.ranks, batch, in.sizes.state_bytes / batch,
+                                    "all-to-all: partial (o, lse) to each sequence's owner",
                                     [&](int owner) { return owned_sequences(batch, in.ranks, owner).count; });
   if (back) phases.push_back(*back);
   return phases;

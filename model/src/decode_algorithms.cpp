@@ -13,7 +13,11 @@ namespace {
 using detail::attention_phase;
 
 Phase collective(PhaseRole role, const std::string& label, CollectiveOp op, double bytes, int element_bytes) {
-  return {.kind = PhaseKind::collective, .role = role, .label = label, .op = op, .bytes = bytes,
+  return {.kind = PhaseKind::collective,
+          .role = role,
+          .label = label,
+          .op = op,
+          .bytes = bytes,
           .element_bytes = element_bytes};
 }
 
@@ -23,7 +27,8 @@ Phase elementwise(PhaseRole role, const std::string& label, double bytes) {
 
 // ring: pass-KV, the paper's baseline. Its output is normalised as it goes (each round merges into (o, lse)).
 std::vector<Phase> ring_phases(const PhaseInputs& in) {
-  return {{.kind = PhaseKind::ring_pass, .role = PhaseRole::kv_ring,
+  return {{.kind = PhaseKind::ring_pass,
+           .role = PhaseRole::kv_ring,
            .label = "pass K/V blocks around the ring, attending to each"},
           elementwise(PhaseRole::normalise, "normalise o", in.sizes.o_bytes)};
 }
@@ -60,7 +65,9 @@ std::vector<Phase> allgather_merge_phases(const PhaseInputs& in) {
   return {attention_phase(),
           collective(PhaseRole::state_gather, "all-gather (o, lse)", CollectiveOp::allgather,
                      in.ranks * in.sizes.state_bytes, 0),
-          {.kind = PhaseKind::merge, .role = PhaseRole::merge_gathered, .label = "merge p states",
+          {.kind = PhaseKind::merge,
+           .role = PhaseRole::merge_gathered,
+           .label = "merge p states",
            .merge_states = in.ranks}};
 }
 
@@ -84,7 +91,9 @@ CombineBuffers ring_buffers(const DecodePlan& plan, long long largest) {
   return {0, in_flight * static_cast<double>(largest) * plan.sizes.kv_bytes_per_token};
 }
 
-CombineBuffers stats_buffer(const DecodePlan& plan, long long) { return {plan.sizes.stats_bytes, 0}; }  // max, then denominators
+CombineBuffers stats_buffer(const DecodePlan& plan, long long) {
+  return {plan.sizes.stats_bytes, 0};
+}  // max, then denominators
 
 // Every state a receiver takes in at one transfers phase (the most over the plan's phases).
 double incoming_states_bytes(const DecodePlan& plan) {

@@ -13,7 +13,7 @@ struct Context {
   const DecodeModel& model;
   const DecodePlan& plan;
   DecodeResult& result;
-  std::vector<double> sent;  // bytes sent per rank
+  std::vector<double> sent;         // bytes sent per rank
   std::vector<ComputeRates> rates;  // per rank, with the plan's kernel launch cost (plan_rates)
   ComputeRates slowest;
   // Set by a phase whose ranks end at different times (pass-q's ring): how long before the phase's end each

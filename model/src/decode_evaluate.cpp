@@ -38,7 +38,9 @@ double Context::edge_share_Bps(int rank) const {
   return shares.empty() ? 0.0 : shares[static_cast<size_t>(rank)];
 }
 
-double Context::shared_bound_s() const { return sharing && sharing->bound_s.size() > phase ? sharing->bound_s[phase] : 0.0; }
+double Context::shared_bound_s() const {
+  return sharing && sharing->bound_s.size() > phase ? sharing->bound_s[phase] : 0.0;
+}
 
 bool Context::shared_bound_scale_out() const {
   return sharing && sharing->bound_scale_out.size() > phase && sharing->bound_scale_out[phase] != 0;
@@ -69,11 +71,13 @@ void evaluate_collective(Context& c, const Phase& phase) {
   const double intra_s = estimate.chosen.time_s - inter_s + c.plan.costs.collective_call_s;
   if (intra_s > 0) add_communication(c, phase.label, intra_s, false, how);
   if (inter_s > 0) {
-    add_communication(c, phase.label + " (network part)", inter_s, true, how, estimate.chosen.latency_s >= estimate.chosen.transfer_s);
+    add_communication(c, phase.label + " (network part)", inter_s, true, how,
+                      estimate.chosen.latency_s >= estimate.chosen.transfer_s);
   }
   // Links shared with other groups: the flows move no faster than everything crossing the busiest of them.
   const double shared_s = c.shared_bound_s() - estimate.chosen.transfer_s;
-  if (shared_s > 0) add_communication(c, phase.label + " (links shared with other groups)", shared_s, c.shared_bound_scale_out(), how);
+  if (shared_s > 0)
+    add_communication(c, phase.label + " (links shared with other groups)", shared_s, c.shared_bound_scale_out(), how);
   for (double& bytes : c.sent) bytes += estimate.scale_up_bytes_per_gpu + estimate.scale_out_bytes_per_gpu;
   c.result.volume.intra_node += estimate.scale_up_bytes_per_gpu * c.ranks();
   c.result.volume.inter_node += estimate.scale_out_bytes_per_gpu * c.ranks();
@@ -81,12 +85,12 @@ void evaluate_collective(Context& c, const Phase& phase) {
 
 // Point-to-point sends, all at once: sends that leave a GPU by the same link (its port) go one after another,
 // and so do sends that enter a GPU by the same link, and sends across domains through the same NIC (GPUs that
-// share one), each after its latency; the busiest port sets the phase's time. (In a full mesh each peer has its own link: nothing waits.) Then each receiver merges.
-// Each port is a queue: sends arrive at their start + latency and take bytes / bandwidth in turn, so sends that
-// start together take the latency plus all their transfers, and sends that start apart (after pass-q's ring,
-// where ranks finish hops apart: Context::ready_offset_s) wait only for what is still ahead of them.
-// Example: tree-lse's broadcast of o (4 KiB) from one H100 to the 7 others of its node: the root's port carries
-// 7 x 4 KiB at 360 GB/s = 80 ns, but each send runs on one NCCL channel (15 GB/s: nccl_p2p_channels), so each
+// share one), each after its latency; the busiest port sets the phase's time. (In a full mesh each peer has its own
+// link: nothing waits.) Then each receiver merges. Each port is a queue: sends arrive at their start + latency and take
+// bytes / bandwidth in turn, so sends that start together take the latency plus all their transfers, and sends that
+// start apart (after pass-q's ring, where ranks finish hops apart: Context::ready_offset_s) wait only for what is still
+// ahead of them. Example: tree-lse's broadcast of o (4 KiB) from one H100 to the 7 others of its node: the root's port
+// carries 7 x 4 KiB at 360 GB/s = 80 ns, but each send runs on one NCCL channel (15 GB/s: nccl_p2p_channels), so each
 // takes 4096 / 15e9 = 273 ns after the 11.7 us latency, all at once (7 x 15 GB/s fit in the port).
 // A rank's sends across domains leave one proxy post apart (DecodeModel::group_send_latencies_s).
 void evaluate_transfers(Context& c, const Phase& phase) {
@@ -102,7 +106,8 @@ void evaluate_transfers(Context& c, const Phase& phase) {
   for (const Transfer& send : phase.sends) {
     const DecodeModel::PairCost& pair = c.model.p2p(send.from, send.to);
     topologies::SizeBand cost = pair.at(send.bytes);
-    cost.latency_s = c.model.group_send_latency_s(send.from, send.to, send.bytes, network_posted[static_cast<size_t>(send.from)]);
+    cost.latency_s =
+        c.model.group_send_latency_s(send.from, send.to, send.bytes, network_posted[static_cast<size_t>(send.from)]);
     // A send held below its link by its NCCL channels leaves the rest of the port to the others.
     const double link_Bps = pair.bands.empty() ? pair.bandwidth_Bps : cost.bandwidth_Bps;
     const double start_s = c.ready_offset_s.empty() ? 0.0 : c.ready_offset_s[static_cast<size_t>(send.from)];
@@ -130,7 +135,8 @@ void evaluate_transfers(Context& c, const Phase& phase) {
   }
   add_communication(c, phase.label, slowest, crosses, "p2p", latency_s >= slowest - latency_s);
   if (phase.merge_states > 0) {
-    add_compute(c, "merge (o, lse)", kernel_time_s(c.slowest, phase.merge_states * phase.merge_fraction * c.plan.sizes.state_bytes));
+    add_compute(c, "merge (o, lse)",
+                kernel_time_s(c.slowest, phase.merge_states * phase.merge_fraction * c.plan.sizes.state_bytes));
   }
 }
 
@@ -159,7 +165,8 @@ DecodeResult DecodeModel::evaluate(const DecodePlan& plan, const GroupSharing* s
   result.gpus = static_cast<int>(plan.gpus.size());
   result.domains = group_.domains;
   result.impl = plan.costs.profile_or_default().name;
-  Context c{*this, plan, result, std::vector<double>(plan.gpus.size(), 0.0), {}, plan_rates(slowest_, plan), {}, sharing, 0};
+  Context c{*this, plan,    result, std::vector<double>(plan.gpus.size(), 0.0), {}, plan_rates(slowest_, plan),
+            {},    sharing, 0};
   for (const ComputeRates& rates : rates_) c.rates.push_back(plan_rates(rates, plan));
   double once_s = 0;
   for (const Phase& phase : plan.phases) {
@@ -171,7 +178,9 @@ DecodeResult DecodeModel::evaluate(const DecodePlan& plan, const GroupSharing* s
       case PhaseKind::q_ring: evaluate_q_ring(c, phase); break;
       case PhaseKind::collective: evaluate_collective(c, phase); break;
       case PhaseKind::transfers: evaluate_transfers(c, phase); break;
-      case PhaseKind::merge: add_compute(c, phase.label, kernel_time_s(c.slowest, phase.merge_states * plan.sizes.state_bytes)); break;
+      case PhaseKind::merge:
+        add_compute(c, phase.label, kernel_time_s(c.slowest, phase.merge_states * plan.sizes.state_bytes));
+        break;
       case PhaseKind::elementwise:
         add_compute(c, phase.label, kernel_time_s(c.slowest, phase.bytes) + (phase.kernels - 1) * c.slowest.launch_s);
         break;
@@ -202,7 +211,8 @@ double token_time_s(const DecodePlan& plan, const DecodeResult& layer) {
   // An eager framework issues the token's kernels one by one from the host, and waits at each host round
   // trip: the step takes at least that long, however short the kernels. Example: 49 kernels per layer at
   // 25 us, 32 layers, one 5.8 us round trip per layer: 32 x (49 x 25 + 5.8) us = 39.4 ms.
-  const double host_per_layer_s = kernels_per_layer(plan) * *plan.costs.eager_dispatch_s + (layer.breakdown.host_s - once_s);
+  const double host_per_layer_s =
+      kernels_per_layer(plan) * *plan.costs.eager_dispatch_s + (layer.breakdown.host_s - once_s);
   return std::max(token_s, plan.workload.layers * host_per_layer_s + once_s);
 }
 

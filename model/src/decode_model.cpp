@@ -44,7 +44,8 @@ void DecodeModel::add_ports() {
   }
   for (int rank = 0; rank < p; ++rank) {
     RankPorts& port = ports_[static_cast<size_t>(rank)];
-    const topologies::NodeGroup& group = topology_->spec().groups[static_cast<size_t>(node_group_of_rank_[static_cast<size_t>(rank)])];
+    const topologies::NodeGroup& group =
+        topology_->spec().groups[static_cast<size_t>(node_group_of_rank_[static_cast<size_t>(rank)])];
     port.mesh = group.fabric.type == topologies::FabricType::mesh;
     const int domain = domain_of_rank_[static_cast<size_t>(rank)];
     const std::vector<int>& own = members.at(domain);
@@ -54,8 +55,10 @@ void DecodeModel::add_ports() {
     for (const int peer : {intra_peer, cross_peer}) {
       if (peer < 0) continue;
       const bool cross = peer == cross_peer;
-      const topologies::Route there = topology_->route(gpus_[static_cast<size_t>(rank)], gpus_[static_cast<size_t>(peer)]);
-      const topologies::Route back = topology_->route(gpus_[static_cast<size_t>(peer)], gpus_[static_cast<size_t>(rank)]);
+      const topologies::Route there =
+          topology_->route(gpus_[static_cast<size_t>(rank)], gpus_[static_cast<size_t>(peer)]);
+      const topologies::Route back =
+          topology_->route(gpus_[static_cast<size_t>(peer)], gpus_[static_cast<size_t>(rank)]);
       (cross ? port.out_cross : port.out_intra) = there.links.front();
       (cross ? port.in_cross : port.in_intra) = back.links.back();
       if (!cross) continue;
@@ -97,7 +100,8 @@ DecodePlan DecodeModel::plan(DecodeAlgorithm algorithm, const Workload& workload
                              const PlanOptions& options) const {
   if (options.split == TokenSplit::by_speed && options.shard_tokens.empty()) {
     PlanOptions balanced = options;
-    balanced.shard_tokens = split_by_speed(seq_len, rates_, workload, plan_sizes(workload, options.stats_bytes, options.partial_o_bytes));
+    balanced.shard_tokens =
+        split_by_speed(seq_len, rates_, workload, plan_sizes(workload, options.stats_bytes, options.partial_o_bytes));
     return make_plan(algorithm, workload, seq_len, gpus_, domain_of_rank_, balanced);
   }
   return make_plan(algorithm, workload, seq_len, gpus_, domain_of_rank_, options);
@@ -130,7 +134,8 @@ DecodeModel::PairCost pair_cost(const topologies::Topology& topology, int from_g
   const CollectiveCandidate empty = estimate_collective(pair, request).chosen;
   request.bytes = 1e9;
   const CollectiveCandidate gigabyte = estimate_collective(pair, request).chosen;
-  DecodeModel::PairCost cost{empty.latency_s, 1e9 / gigabyte.transfer_s, {}, {}};  // the send/recv model is affine in the size
+  DecodeModel::PairCost cost{
+      empty.latency_s, 1e9 / gigabyte.transfer_s, {}, {}};  // the send/recv model is affine in the size
   if (const auto& calibration = topology.spec().calibration) {
     const bool crosses = topology.domain_of_gpu(from_gpu) != topology.domain_of_gpu(to_gpu);
     cost.bands = crosses ? calibration->p2p_scale_out : calibration->p2p_scale_up;
@@ -177,7 +182,9 @@ void DecodeModel::add_pair_costs() {
   pair_cost_of_.assign(static_cast<size_t>(node_groups_) * static_cast<size_t>(node_groups_) * 2, nullptr);
   for (const auto& [key, cost] : pair_costs_) {
     const auto [from_group, to_group, across] = key;
-    pair_cost_of_[(static_cast<size_t>(from_group) * static_cast<size_t>(node_groups_) + static_cast<size_t>(to_group)) * 2 +
+    pair_cost_of_[(static_cast<size_t>(from_group) * static_cast<size_t>(node_groups_) +
+                   static_cast<size_t>(to_group)) *
+                      2 +
                   (across ? 1 : 0)] = &cost;
   }
 }
@@ -186,7 +193,8 @@ std::vector<double> DecodeModel::group_send_latencies_s(int from_rank, const std
                                                         const std::vector<double>& bytes) const {
   std::vector<double> latencies;
   int network_posted = 0;
-  for (size_t i = 0; i < peers.size(); ++i) latencies.push_back(group_send_latency_s(from_rank, peers[i], bytes[i], network_posted));
+  for (size_t i = 0; i < peers.size(); ++i)
+    latencies.push_back(group_send_latency_s(from_rank, peers[i], bytes[i], network_posted));
   return latencies;
 }
 
@@ -196,9 +204,11 @@ double DecodeModel::group_send_latency_s(int from_rank, int to_rank, double byte
 }
 
 const DecodeModel::PairCost& DecodeModel::p2p(int from_rank, int to_rank) const {
-  const size_t index = (static_cast<size_t>(node_group_of_rank_[static_cast<size_t>(from_rank)]) * static_cast<size_t>(node_groups_) +
-                       static_cast<size_t>(node_group_of_rank_[static_cast<size_t>(to_rank)])) * 2 +
-                      (crosses_domains(from_rank, to_rank) ? 1 : 0);
+  const size_t index =
+      (static_cast<size_t>(node_group_of_rank_[static_cast<size_t>(from_rank)]) * static_cast<size_t>(node_groups_) +
+       static_cast<size_t>(node_group_of_rank_[static_cast<size_t>(to_rank)])) *
+          2 +
+      (crosses_domains(from_rank, to_rank) ? 1 : 0);
   const PairCost* cost = pair_cost_of_[index];
   if (!cost) throw std::out_of_range("no pair cost for these ranks");
   return *cost;
@@ -207,7 +217,8 @@ const DecodeModel::PairCost& DecodeModel::p2p(int from_rank, int to_rank) const 
 double DecodeModel::generation_s(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,
                                  long long tokens, const PlanOptions& options) const {
   if (tokens < 1) throw topologies::InputError("--tokens must be at least 1");
-  if (tokens > 1'000'000'000'000LL - seq_len) throw topologies::InputError("--tokens is too large (context over 1e12 tokens)");
+  if (tokens > 1'000'000'000'000LL - seq_len)
+    throw topologies::InputError("--tokens is too large (context over 1e12 tokens)");
   const DecodeResult first = predict(algorithm, workload, seq_len, options);
   if (tokens == 1) return first.token_s;
   const double last = predict(algorithm, workload, seq_len + tokens - 1, options).token_s;
@@ -215,22 +226,23 @@ double DecodeModel::generation_s(DecodeAlgorithm algorithm, const Workload& work
 }
 
 double generation_from_ends_s(long long tokens, double first_token_s, double last_token_s, double first_call_s) {
-  return static_cast<double>(tokens) * (first_token_s + last_token_s) / 2.0 - static_cast<double>(tokens - 1) * first_call_s;
+  return static_cast<double>(tokens) * (first_token_s + last_token_s) / 2.0 -
+         static_cast<double>(tokens - 1) * first_call_s;
 }
 
 std::string memory_shortfall(const DecodeResult& result, const DecodeModel& model) {
   const double smallest = model.slowest_rates().hbm_capacity_bytes;
   if (result.memory.total <= smallest) return "";
   return "needs " + topologies::format_bytes(result.memory.total) + " per GPU (KV cache " +
-         topologies::format_bytes(result.memory.kv_cache) + ", weights " + topologies::format_bytes(result.memory.weights) +
-         "), a GPU has " + topologies::format_bytes(smallest);
+         topologies::format_bytes(result.memory.kv_cache) + ", weights " +
+         topologies::format_bytes(result.memory.weights) + "), a GPU has " + topologies::format_bytes(smallest);
 }
 
 void check_fits(const DecodeResult& result, const DecodeModel& model) {
   const std::string shortfall = memory_shortfall(result, model);
   if (shortfall.empty()) return;
   throw topologies::InputError(std::string(to_string(result.algorithm)) + " at " + std::to_string(result.seq_len) +
-                              " tokens on " + std::to_string(result.gpus) + " GPUs does not fit: it " + shortfall);
+                               " tokens on " + std::to_string(result.gpus) + " GPUs does not fit: it " + shortfall);
 }
 
 }  // namespace treering::model

@@ -11,8 +11,8 @@ double DecodeModel::prefill_s(const Workload& workload, long long seq_len, const
                                       options.impl->kv_expansion);
   }
   const double n = static_cast<double>(seq_len);
-  const double flops = workload.batch * (2.0 * workload.parameters * n + 2.0 * workload.layers * n * n *
-                                                                             workload.query_heads * workload.head_dim);
+  const double flops = workload.batch * (2.0 * workload.parameters * n +
+                                         2.0 * workload.layers * n * n * workload.query_heads * workload.head_dim);
   return flops / (static_cast<double>(rates_.size()) * slowest_.peak_flops * kPrefillEfficiency);
 }
 
@@ -28,7 +28,8 @@ double DecodeModel::ring_causal_skip_prefill_s(const Workload& workload, long lo
   const int heads = kv_expansion ? workload.query_heads : workload.kv_heads;
   const double block_bytes = b * block_tokens * 2.0 * heads * workload.head_dim * workload.dtype_bytes;
   double transfer_s = 0;  // one GPU: no ring
-  for (int rank = 0; p > 1 && rank < p; ++rank) transfer_s = std::max(transfer_s, p2p(rank, (rank + 1) % p).time_s(block_bytes));
+  for (int rank = 0; p > 1 && rank < p; ++rank)
+    transfer_s = std::max(transfer_s, p2p(rank, (rank + 1) % p).time_s(block_bytes));
   // Step 0: the diagonal block while the first block travels; steps 1 .. p-2: a full block each while the next
   // travels; step p-1: the last full block.
   double layer_s = std::max(full_block_s / 2.0, transfer_s);

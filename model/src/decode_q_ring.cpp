@@ -50,9 +50,11 @@ void touched_in_round(const std::vector<int>& owners, int p, int round, std::vec
 
 // The phase's time is its last rank's: its attention, host time and the rest waiting for blocks; the ranks that
 // ended earlier start the next phase's sends that much earlier (Context::ready_offset_s).
-void book_q_ring(Context& c, const Phase& phase, const std::vector<RankClock>& clocks, const std::vector<char>& latency_bound) {
+void book_q_ring(Context& c, const Phase& phase, const std::vector<RankClock>& clocks,
+                 const std::vector<char>& latency_bound) {
   const int p = c.ranks();
-  const auto last = std::max_element(clocks.begin(), clocks.end(), [](const RankClock& a, const RankClock& b) { return a.now_s < b.now_s; });
+  const auto last = std::max_element(clocks.begin(), clocks.end(),
+                                     [](const RankClock& a, const RankClock& b) { return a.now_s < b.now_s; });
   const int critical = static_cast<int>(last - clocks.begin());
   c.ready_offset_s.clear();
   for (const RankClock& clock : clocks) c.ready_offset_s.push_back(clock.now_s - last->now_s);
@@ -74,7 +76,7 @@ void evaluate_q_ring(Context& c, const Phase& phase) {
   const int p = c.ranks();
   std::vector<RankClock> clocks(static_cast<size_t>(p));
   std::vector<double> arrival_s(static_cast<size_t>(p), 0.0);  // of the block each rank receives this round
-  std::vector<char> latency_bound(static_cast<size_t>(p), 0);   // the hop into each rank: latency >= transfer
+  std::vector<char> latency_bound(static_cast<size_t>(p), 0);  // the hop into each rank: latency >= transfer
   std::vector<int> rounds_paid(static_cast<size_t>(p), 0);     // rounds whose host time the rank's clock holds
   const double host_s = c.plan.costs.ring_step_host_s;
   auto pay_host_until = [&](int rank, int round) {  // the host steps of the rounds before `round` it sat out
@@ -108,7 +110,8 @@ void evaluate_q_ring(Context& c, const Phase& phase) {
           const double start_s = std::max(clock.now_s, clock.channel_free_s);
           const DecodeModel::PairCost& edge = c.model.p2p(rank, step.peer);
           sent_s = ring_transfer_s(c, rank, edge, step.bytes);
-          latency_bound[static_cast<size_t>(step.peer)] = edge.at(step.bytes).latency_s >= step.bytes / edge.at(step.bytes).bandwidth_Bps;
+          latency_bound[static_cast<size_t>(step.peer)] =
+              edge.at(step.bytes).latency_s >= step.bytes / edge.at(step.bytes).bandwidth_Bps;
           clock.channel_free_s = start_s + sent_s;
           arrival_s[static_cast<size_t>(step.peer)] = clock.channel_free_s;
           count_send(c, rank, step.peer, step.bytes);

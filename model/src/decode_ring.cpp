@@ -61,24 +61,30 @@ void evaluate_ring_any_split(Context& c, const Phase& phase) {
   const int p = c.ranks();
   const double kv = c.plan.sizes.kv_bytes_per_token;
   const double merge_bytes = 2 * c.plan.sizes.state_bytes;
-  auto block = [&](int rank, int round) { return c.plan.shards[static_cast<size_t>(((rank - round) % p + p) % p)].count; };
+  auto block = [&](int rank, int round) {
+    return c.plan.shards[static_cast<size_t>(((rank - round) % p + p) % p)].count;
+  };
   double compute_s = 0, exposed_fabric_s = 0, exposed_network_s = 0, overlapped_s = 0;
   for (int round = 0; round < p - 1; ++round) {
     double attention = 0, transfer = 0;
     int sender = -1;
     for (int rank = 0; rank < p; ++rank) {
-      attention = std::max(attention, attention_time_s(c.rates[static_cast<size_t>(rank)], c.plan.workload, c.plan.sizes, block(rank, round), merge_bytes));
-      const double t = ring_transfer_s(c, rank, c.model.p2p(rank, (rank + 1) % p), static_cast<double>(block(rank, round)) * kv);
+      attention = std::max(attention, attention_time_s(c.rates[static_cast<size_t>(rank)], c.plan.workload,
+                                                       c.plan.sizes, block(rank, round), merge_bytes));
+      const double t =
+          ring_transfer_s(c, rank, c.model.p2p(rank, (rank + 1) % p), static_cast<double>(block(rank, round)) * kv);
       if (t > transfer) transfer = t, sender = rank;
     }
     compute_s += attention;
     overlapped_s += c.plan.ring_overlap ? std::min(transfer, attention) : 0.0;
     const double exposed = c.plan.ring_overlap ? std::max(0.0, transfer - attention) : transfer;
-    (sender >= 0 && c.model.crosses_domains(sender, (sender + 1) % p) ? exposed_network_s : exposed_fabric_s) += exposed;
+    (sender >= 0 && c.model.crosses_domains(sender, (sender + 1) % p) ? exposed_network_s : exposed_fabric_s) +=
+        exposed;
   }
   double last = 0;
   for (int rank = 0; rank < p; ++rank) {
-    last = std::max(last, attention_time_s(c.rates[static_cast<size_t>(rank)], c.plan.workload, c.plan.sizes, block(rank, p - 1), merge_bytes));
+    last = std::max(last, attention_time_s(c.rates[static_cast<size_t>(rank)], c.plan.workload, c.plan.sizes,
+                                           block(rank, p - 1), merge_bytes));
     if (p > 1) count_send(c, rank, (rank + 1) % p, static_cast<double>(c.plan.seq_len - block(rank + 1, 0)) * kv);
   }
   finish_ring(c, phase, compute_s + last, overlapped_s, exposed_network_s, exposed_fabric_s);
@@ -98,9 +104,12 @@ void finish_ring(Context& c, const Phase& phase, double compute_s, double overla
                  double exposed_fabric_s) {
   add_compute(c, phase.label + " (attention and merges)", compute_s);
   c.result.breakdown.overlapped_communication_s += overlapped_s;
-  if (exposed_network_s > 0) add_communication(c, phase.label + " (transfers not hidden, network)", exposed_network_s, true, "p2p");
-  if (exposed_fabric_s > 0) add_communication(c, phase.label + " (transfers not hidden, fabric)", exposed_fabric_s, false, "p2p");
-  if (c.plan.costs.ring_step_host_s > 0) add_host(c, phase.label + " (host round trips)", c.ranks() * c.plan.costs.ring_step_host_s);
+  if (exposed_network_s > 0)
+    add_communication(c, phase.label + " (transfers not hidden, network)", exposed_network_s, true, "p2p");
+  if (exposed_fabric_s > 0)
+    add_communication(c, phase.label + " (transfers not hidden, fabric)", exposed_fabric_s, false, "p2p");
+  if (c.plan.costs.ring_step_host_s > 0)
+    add_host(c, phase.label + " (host round trips)", c.ranks() * c.plan.costs.ring_step_host_s);
 }
 
 void evaluate_ring(Context& c, const Phase& phase) {
@@ -134,13 +143,16 @@ void evaluate_ring(Context& c, const Phase& phase) {
     overlapped_s += c.plan.ring_overlap ? std::min(transfer.value, attention) : 0.0;
     const double exposed = c.plan.ring_overlap ? std::max(0.0, transfer.value - attention) : transfer.value;
     (transfer.rank >= 0 && c.model.crosses_domains(transfer.rank, (transfer.rank + 1) % p) ? exposed_network_s
-                                                                                         : exposed_fabric_s) += exposed;
+                                                                                           : exposed_fabric_s) +=
+        exposed;
   }
   double last = 0;  // rank i ends with block (i + 1) mod p
-  for (int rank = 0; rank < p; ++rank) last = std::max(last, ((rank + 1) % p < big ? compute_big : compute_small)[rank]);
+  for (int rank = 0; rank < p; ++rank)
+    last = std::max(last, ((rank + 1) % p < big ? compute_big : compute_small)[rank]);
   for (int rank = 0; rank < p && p > 1; ++rank) {
     // Rank i forwards every block but the one its successor owns: N - shard(i + 1) tokens.
-    count_send(c, rank, (rank + 1) % p, (c.plan.seq_len - c.plan.shards[static_cast<size_t>((rank + 1) % p)].count) * kv);
+    count_send(c, rank, (rank + 1) % p,
+               (c.plan.seq_len - c.plan.shards[static_cast<size_t>((rank + 1) % p)].count) * kv);
   }
   finish_ring(c, phase, compute_s + last, overlapped_s, exposed_network_s, exposed_fabric_s);
 }

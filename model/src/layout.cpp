@@ -32,9 +32,9 @@ void check_tp_domains(const topologies::Topology& topology, LayoutGroups& groups
     groups.tp_crosses_domains = true;
     if (tp_in_domain) {
       throw topologies::InputError(layout_text(groups.layout) + ": a TP group of " + std::to_string(group.size()) +
-                                  " GPUs (GPU " + std::to_string(group.front()) + " to " + std::to_string(group.back()) +
-                                  ") spans " + std::to_string(domains.size()) +
-                                  " scale-up domains (lower --tp, or let TP cross domains)");
+                                   " GPUs (GPU " + std::to_string(group.front()) + " to " +
+                                   std::to_string(group.back()) + ") spans " + std::to_string(domains.size()) +
+                                   " scale-up domains (lower --tp, or let TP cross domains)");
     }
   }
 }
@@ -48,18 +48,19 @@ LayoutGroups place_layout(const topologies::Topology& topology, Layout layout, s
   const long long wanted = static_cast<long long>(layout.tp) * layout.cp * layout.replicas;
   if (gpus.empty()) {
     if (wanted > topology.gpu_count()) {
-      throw topologies::InputError(layout_text(layout) + " needs " + std::to_string(wanted) + " GPUs; the cluster has " +
-                                  std::to_string(topology.gpu_count()));
+      throw topologies::InputError(layout_text(layout) + " needs " + std::to_string(wanted) +
+                                   " GPUs; the cluster has " + std::to_string(topology.gpu_count()));
     }
     gpus.resize(static_cast<size_t>(wanted));
     std::iota(gpus.begin(), gpus.end(), 0);
   } else if (static_cast<long long>(gpus.size()) != wanted) {
     throw topologies::InputError(layout_text(layout) + " needs " + std::to_string(wanted) + " GPUs; --gpus names " +
-                                std::to_string(gpus.size()));
+                                 std::to_string(gpus.size()));
   }
   for (int gpu : gpus) {
     if (gpu < 0 || gpu >= topology.gpu_count()) {
-      throw topologies::InputError("no GPU " + std::to_string(gpu) + " (the cluster has " + std::to_string(topology.gpu_count()) + ")");
+      throw topologies::InputError("no GPU " + std::to_string(gpu) + " (the cluster has " +
+                                   std::to_string(topology.gpu_count()) + ")");
     }
   }
   LayoutGroups groups{layout, order, gpus, {}, {}, false};
@@ -85,11 +86,12 @@ Workload head_slice(const Workload& workload, int tp) {
   if (tp < 1) throw topologies::InputError("--tp must be at least 1");
   if (workload.query_heads % tp != 0) {
     throw topologies::InputError(workload.name + ": its " + std::to_string(workload.query_heads) +
-                                " query heads do not split over tp " + std::to_string(tp));
+                                 " query heads do not split over tp " + std::to_string(tp));
   }
   if (workload.kv_heads >= tp ? workload.kv_heads % tp != 0 : tp % workload.kv_heads != 0) {
     throw topologies::InputError(workload.name + ": its " + std::to_string(workload.kv_heads) +
-                                " KV heads neither split over tp " + std::to_string(tp) + " nor replicate evenly on it");
+                                 " KV heads neither split over tp " + std::to_string(tp) +
+                                 " nor replicate evenly on it");
   }
   Workload slice = workload;
   slice.query_heads = workload.query_heads / tp;

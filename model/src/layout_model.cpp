@@ -11,7 +11,8 @@ std::vector<std::vector<int>> post_attention_groups(const LayoutGroups& groups, 
   if (output_split(algorithm) != OutputSplit::by_head) return groups.tp_groups;
   std::vector<std::vector<int>> replicas;
   const auto size = static_cast<std::ptrdiff_t>(groups.layout.tp) * groups.layout.cp;
-  for (auto first = groups.gpus.begin(); first != groups.gpus.end(); first += size) replicas.emplace_back(first, first + size);
+  for (auto first = groups.gpus.begin(); first != groups.gpus.end(); first += size)
+    replicas.emplace_back(first, first + size);
   return replicas;
 }
 
@@ -20,7 +21,8 @@ LayoutModel::LayoutModel(const topologies::Topology& topology, LayoutGroups grou
   for (const std::vector<int>& group : groups_.cp_groups) cp_models_.emplace_back(topology, group);
   tp_group_ = describe_group(topology, groups_.tp_groups.front());
   const Layout& layout = groups_.layout;  // one replica's GPUs: where a combine split by head runs its layer
-  all_group_ = describe_group(topology, std::vector<int>(groups_.gpus.begin(), groups_.gpus.begin() + layout.tp * layout.cp));
+  all_group_ =
+      describe_group(topology, std::vector<int>(groups_.gpus.begin(), groups_.gpus.begin() + layout.tp * layout.cp));
 }
 
 const CommGroup& LayoutModel::post_attention_group(DecodeAlgorithm algorithm) const {
@@ -48,7 +50,9 @@ LayoutAttention LayoutModel::attention(DecodeAlgorithm algorithm, const Workload
   const std::vector<GroupSharing> sharing = layout_sharing(models, plans);
   for (int t = 0; t < static_cast<int>(cp_models_.size()); ++t) {
     const DecodeModel& model = cp_models_[static_cast<size_t>(t)];
-    DecodeResult r = model.evaluate(plans[static_cast<size_t>(t)], sharing[static_cast<size_t>(t)].shares ? &sharing[static_cast<size_t>(t)] : nullptr);
+    DecodeResult r =
+        model.evaluate(plans[static_cast<size_t>(t)],
+                       sharing[static_cast<size_t>(t)].shares ? &sharing[static_cast<size_t>(t)] : nullptr);
     result.volume.per_gpu = std::max(result.volume.per_gpu, r.volume.per_gpu);
     result.volume.intra_node += r.volume.intra_node;
     result.volume.inter_node += r.volume.inter_node;

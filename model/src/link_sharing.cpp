@@ -26,7 +26,9 @@ void share_phase(const std::vector<const DecodeModel*>& models, const std::vecto
   for (size_t g = 0; g < plans.size(); ++g) {
     flows[g] = phase_flows(*models[g], plans[g], phase);
     for (const PhaseFlow& flow : flows[g]) {
-      routes[g].push_back(topology.route(plans[g].gpus[static_cast<size_t>(flow.from)], plans[g].gpus[static_cast<size_t>(flow.to)]).links);
+      routes[g].push_back(
+          topology.route(plans[g].gpus[static_cast<size_t>(flow.from)], plans[g].gpus[static_cast<size_t>(flow.to)])
+              .links);
       for (topologies::LinkId id : routes[g].back()) {
         LinkUse& use = uses[id];
         use.bytes += flow.bytes;
@@ -70,12 +72,14 @@ std::vector<PhaseFlow> phase_flows(const DecodeModel& model, const DecodePlan& p
     case PhaseKind::q_ring: {
       long long largest = 0;
       for (const Shard& shard : plan.shards) largest = std::max(largest, shard.count);
-      const double bytes = phase.kind == PhaseKind::ring_pass ? largest * plan.sizes.kv_bytes_per_token : plan.sizes.q_bytes;
+      const double bytes =
+          phase.kind == PhaseKind::ring_pass ? largest * plan.sizes.kv_bytes_per_token : plan.sizes.q_bytes;
       for (int rank = 0; rank < p && p > 1; ++rank) flows.push_back({rank, (rank + 1) % p, bytes});
       break;
     }
     case PhaseKind::collective:
-      for (const CollectiveFlow& flow : model.collective_schedule(phase).flows) flows.push_back({flow.from, flow.to, flow.wire_bytes});
+      for (const CollectiveFlow& flow : model.collective_schedule(phase).flows)
+        flows.push_back({flow.from, flow.to, flow.wire_bytes});
       break;
     case PhaseKind::transfers:
       for (const Transfer& send : phase.sends) flows.push_back({send.from, send.to, send.bytes});
@@ -106,7 +110,8 @@ double concurrent_collective_s(const topologies::Topology& topology, const std::
   std::vector<std::vector<std::vector<topologies::LinkId>>> routes(groups.size());
   for (size_t g = 0; g < groups.size(); ++g) {
     for (const CollectiveFlow& flow : schedules[g].flows) {
-      routes[g].push_back(topology.route(groups[g][static_cast<size_t>(flow.from)], groups[g][static_cast<size_t>(flow.to)]).links);
+      routes[g].push_back(
+          topology.route(groups[g][static_cast<size_t>(flow.from)], groups[g][static_cast<size_t>(flow.to)]).links);
       for (topologies::LinkId id : routes[g].back()) {
         LinkUse& use = uses[id];
         use.bytes += flow.wire_bytes;
@@ -121,7 +126,8 @@ double concurrent_collective_s(const topologies::Topology& topology, const std::
     for (const std::vector<topologies::LinkId>& route : routes[g]) {
       for (topologies::LinkId id : route) {
         const LinkUse& use = uses.at(id);
-        if (use.shared) bound_s = std::max(bound_s, use.bytes / (topology.link(id).bandwidth_Bps * efficiency.of(topology.link(id))));
+        if (use.shared)
+          bound_s = std::max(bound_s, use.bytes / (topology.link(id).bandwidth_Bps * efficiency.of(topology.link(id))));
       }
     }
     slowest_s = std::max(slowest_s, chosen[g].latency_s + std::max(chosen[g].transfer_s, bound_s));
@@ -129,7 +135,8 @@ double concurrent_collective_s(const topologies::Topology& topology, const std::
   return slowest_s;
 }
 
-std::vector<GroupSharing> layout_sharing(const std::vector<const DecodeModel*>& models, const std::vector<DecodePlan>& plans) {
+std::vector<GroupSharing> layout_sharing(const std::vector<const DecodeModel*>& models,
+                                         const std::vector<DecodePlan>& plans) {
   std::vector<GroupSharing> out(plans.size());
   if (plans.size() < 2) return out;
   const topologies::Topology& topology = models.front()->topology();

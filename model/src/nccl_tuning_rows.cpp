@@ -24,11 +24,11 @@ constexpr ChannelCaps kCaps[] = {
     {{36.7, 36.7}, {36.7, 29.0}, {41.4, 36.0}},  // Hopper
 };
 // Blackwell's row by release.
-constexpr ChannelCaps kBlackwell225{{73.4, 73.4}, {73.4, 58.0}, {82.8, 72.0}};   // 2.25.0-2.27.x: 2 x Hopper's
-constexpr ChannelCaps kBlackwell228{{73.4, 73.4}, {31.67, 20.0}, {42.8, 24.0}};  // 2.28.0-2.28.6
-constexpr ChannelCaps kBlackwell2287{{34.6, 73.4}, {31.67, 20.0}, {42.8, 24.0}}; // 2.28.7-2.28.x
-constexpr ChannelCaps kBlackwell229{{34.6, 34.5}, {31.67, 20.0}, {42.8, 24.0}};  // 2.29.0-2.29.6
-constexpr ChannelCaps kBlackwell2297{{40.0, 40.0}, {31.67, 20.0}, {42.8, 24.0}}; // from 2.29.7
+constexpr ChannelCaps kBlackwell225{{73.4, 73.4}, {73.4, 58.0}, {82.8, 72.0}};    // 2.25.0-2.27.x: 2 x Hopper's
+constexpr ChannelCaps kBlackwell228{{73.4, 73.4}, {31.67, 20.0}, {42.8, 24.0}};   // 2.28.0-2.28.6
+constexpr ChannelCaps kBlackwell2287{{34.6, 73.4}, {31.67, 20.0}, {42.8, 24.0}};  // 2.28.7-2.28.x
+constexpr ChannelCaps kBlackwell229{{34.6, 34.5}, {31.67, 20.0}, {42.8, 24.0}};   // 2.29.0-2.29.6
+constexpr ChannelCaps kBlackwell2297{{40.0, 40.0}, {31.67, 20.0}, {42.8, 24.0}};  // from 2.29.7
 constexpr double kLlMax[2][2] = {{39.0, 20.4}, {22.5, 19.0}};  // llMaxBws rows 0 (Intel) and 1 (AMD), GB/s
 
 const ChannelCaps& caps_of(NcclGpuRow row, const topo::NcclVersion& version) {
@@ -64,7 +64,8 @@ const char* row_name(NcclGpuRow row) {
 }  // namespace
 
 int nccl_constants_epoch(const topo::NcclVersion& version) {
-  static const std::pair<int, int> kChanges[] = {{24, 0}, {25, 0}, {28, 0}, {28, 7}, {28, 9}, {29, 0}, {29, 7}, {30, 3}};
+  static const std::pair<int, int> kChanges[] = {{24, 0}, {25, 0}, {28, 0}, {28, 7},
+                                                 {28, 9}, {29, 0}, {29, 7}, {30, 3}};
   int epoch = 0;
   for (const auto& [minor, patch] : kChanges) epoch += at_least(version, minor, patch) ? 1 : 0;
   return epoch;
@@ -124,11 +125,15 @@ std::string describe(const NcclRows& rows, const topo::NcclVersion& version) {
   if (rows.rccl) return "AMD Instinct GPUs (RCCL: NCCL's per-channel caps not applied, RCCL's own tuning not modelled)";
   const int vendors = int(rows.intel_host) + int(rows.amd_host) + int(rows.arm_host);
   std::string text = std::string(row_name(rows.gpu)) + " GPUs, ";
-  text += vendors > 1 ? (amd_ll_row(rows, version) ? "mixed hosts (the AMD row)" : "mixed hosts")
-                      : rows.amd_host ? "AMD hosts" : rows.arm_host ? "Arm hosts" : "Intel hosts";
+  text += vendors > 1     ? (amd_ll_row(rows, version) ? "mixed hosts (the AMD row)" : "mixed hosts")
+          : rows.amd_host ? "AMD hosts"
+          : rows.arm_host ? "Arm hosts"
+                          : "Intel hosts";
   if (rows.gpu_assumed || rows.host_assumed) {
     text += " (assumed: the cluster file names no ";
-    text += rows.gpu_assumed && rows.host_assumed ? "GPU architecture or host CPU" : rows.gpu_assumed ? "GPU architecture" : "host CPU";
+    text += rows.gpu_assumed && rows.host_assumed ? "GPU architecture or host CPU"
+            : rows.gpu_assumed                    ? "GPU architecture"
+                                                  : "host CPU";
     text += ")";
   }
   return text;

@@ -42,11 +42,26 @@ const std::vector<DecodeAlgorithm>& paper_decode_algorithms() {
 OutputSplit output_split(DecodeAlgorithm algorithm) { return algorithm_info(algorithm).output_split; }
 
 const char* to_string(PhaseRole role) {
-  static constexpr const char* kRoles[] = {
-      "attention", "kv-ring", "q-ring", "normalise", "lse-max", "rescale", "numerator-sum", "denominator-sum",
-      "rescaled-sum", "divide", "state-reduce", "output-broadcast", "state-gather", "merge-gathered",
-      "states-to-sequence-owners", "states-to-head-owners", "lse-gather", "rescale-to-global",
-      "rescaled-reduce-scatter", "implementation"};
+  static constexpr const char* kRoles[] = {"attention",
+                                           "kv-ring",
+                                           "q-ring",
+                                           "normalise",
+                                           "lse-max",
+                                           "rescale",
+                                           "numerator-sum",
+                                           "denominator-sum",
+                                           "rescaled-sum",
+                                           "divide",
+                                           "state-reduce",
+                                           "output-broadcast",
+                                           "state-gather",
+                                           "merge-gathered",
+                                           "states-to-sequence-owners",
+                                           "states-to-head-owners",
+                                           "lse-gather",
+                                           "rescale-to-global",
+                                           "rescaled-reduce-scatter",
+                                           "implementation"};
   static_assert(std::size(kRoles) == static_cast<size_t>(PhaseRole::implementation) + 1, "one name per role");
   return kRoles[static_cast<size_t>(role)];
 }
@@ -126,7 +141,8 @@ PlanOptions with_impl(const PlanOptions& given) {
   if (!given.impl) return given;
   PlanOptions options = given;
   const topologies::ImplProfile& impl = *given.impl;
-  if (!impl.collective_algorithm.empty()) options.collective_algorithm = parse_collective_algorithm(impl.collective_algorithm);
+  if (!impl.collective_algorithm.empty())
+    options.collective_algorithm = parse_collective_algorithm(impl.collective_algorithm);
   if (impl.partial_o_bytes > 0) options.partial_o_bytes = impl.partial_o_bytes;
   options.ring_overlap = options.ring_overlap && impl.ring_overlap;
   return options;
@@ -155,7 +171,8 @@ DecodePlan make_plan(const DecodeAlgorithmInfo& algorithm, const Workload& workl
                                              : shards_of(options.shard_tokens, seq_len, gpus.size());
   plan.gpus = std::move(gpus);
   plan.ring_overlap = options.ring_overlap;
-  if (options.stats_bytes < 1 || options.partial_o_bytes < 0) throw topologies::InputError("element sizes must be positive");
+  if (options.stats_bytes < 1 || options.partial_o_bytes < 0)
+    throw topologies::InputError("element sizes must be positive");
   plan.sizes = plan_sizes(workload, options.stats_bytes, options.partial_o_bytes);
   const int o_element = options.partial_o_bytes > 0 ? options.partial_o_bytes : workload.dtype_bytes;
   // One GPU holds the whole context: there is nothing to combine, and no algorithm runs its combine's kernels or

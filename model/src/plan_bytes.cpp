@@ -17,11 +17,13 @@ long long chunk(long long total, int parts, int index) {
 // Reduce-scatter steps send chunks r, r-1, ..., r-(n-2); all-gather steps chunks r+1, r, ..., r+1-(n-2).
 void ring_allreduce(const Phase& phase, std::vector<double>& sent) {
   const int n = static_cast<int>(sent.size());
-  if (phase.element_bytes <= 0) throw topologies::InputError("'" + phase.label + "': an all-reduce of mixed element sizes");
+  if (phase.element_bytes <= 0)
+    throw topologies::InputError("'" + phase.label + "': an all-reduce of mixed element sizes");
   const auto elements = static_cast<long long>(phase.bytes) / phase.element_bytes;
   for (int r = 0; r < n; ++r) {
     long long values = 0;
-    for (int step = 0; step < n - 1; ++step) values += chunk(elements, n, ring_wrap(r - step, n)) + chunk(elements, n, ring_wrap(r + 1 - step, n));
+    for (int step = 0; step < n - 1; ++step)
+      values += chunk(elements, n, ring_wrap(r - step, n)) + chunk(elements, n, ring_wrap(r + 1 - step, n));
     sent[static_cast<size_t>(r)] += static_cast<double>(values) * phase.element_bytes;
   }
 }
@@ -29,7 +31,8 @@ void ring_allreduce(const Phase& phase, std::vector<double>& sent) {
 // A ring reduce-scatter that leaves chunk r on rank r: rank r sends every chunk but its own, once.
 void ring_reduce_scatter(const Phase& phase, std::vector<double>& sent) {
   const int n = static_cast<int>(sent.size());
-  if (phase.element_bytes <= 0) throw topologies::InputError("'" + phase.label + "': a reduce-scatter of mixed element sizes");
+  if (phase.element_bytes <= 0)
+    throw topologies::InputError("'" + phase.label + "': a reduce-scatter of mixed element sizes");
   const auto elements = static_cast<long long>(phase.bytes) / phase.element_bytes;
   for (int r = 0; r < n; ++r) {
     sent[static_cast<size_t>(r)] += static_cast<double>(elements - chunk(elements, n, r)) * phase.element_bytes;
@@ -47,8 +50,9 @@ std::vector<double> bytes_sent_per_rank(const DecodePlan& plan) {
     switch (phase.kind) {
       case PhaseKind::ring_pass:  // every block but the successor's own: sum of blocks - block(r + 1)
         for (int r = 0; r < n && n > 1; ++r) {
-          sent[static_cast<size_t>(r)] += static_cast<double>(tokens - plan.shards[static_cast<size_t>((r + 1) % n)].count) *
-                                          plan.sizes.kv_bytes_per_token;
+          sent[static_cast<size_t>(r)] +=
+              static_cast<double>(tokens - plan.shards[static_cast<size_t>((r + 1) % n)].count) *
+              plan.sizes.kv_bytes_per_token;
         }
         break;
       case PhaseKind::q_ring:  // every owner's query block but the successor's
@@ -65,7 +69,8 @@ std::vector<double> bytes_sent_per_rank(const DecodePlan& plan) {
         if (phase.algorithm != CollectiveAlgorithm::ring) {
           throw topologies::InputError("'" + phase.label + "': per-rank bytes are known for ring collectives only");
         }
-        if (phase.op == CollectiveOp::allreduce) ring_allreduce(phase, sent);
+        if (phase.op == CollectiveOp::allreduce)
+          ring_allreduce(phase, sent);
         else if (phase.op == CollectiveOp::allgather) {
           for (double& bytes : sent) bytes += phase.bytes * (n - 1) / n;  // n - 1 blocks of bytes / n
         } else if (phase.op == CollectiveOp::reduce_scatter) {

@@ -56,19 +56,27 @@ void add_extra(std::vector<Phase>& phases, const DecodePlan& plan, const ExtraWo
                          : work.collective_bytes == "stats" ? s.stats_bytes
                                                             : work.bytes;
     const CollectiveOp op = work.collective == "broadcast" ? CollectiveOp::broadcast : CollectiveOp::allreduce;
-    const int element_bytes = work.collective_bytes == "stats" ? static_cast<int>(s.stats_bytes / (plan.workload.batch * plan.workload.query_heads))
-                                                               : plan.workload.dtype_bytes;
+    const int element_bytes = work.collective_bytes == "stats"
+                                  ? static_cast<int>(s.stats_bytes / (plan.workload.batch * plan.workload.query_heads))
+                                  : plan.workload.dtype_bytes;
     if (plan.gpus.size() > 1) {
-      phases.push_back({.kind = PhaseKind::collective, .role = PhaseRole::implementation, .label = work.what, .op = op,
-                        .bytes = bytes, .element_bytes = element_bytes});
+      phases.push_back({.kind = PhaseKind::collective,
+                        .role = PhaseRole::implementation,
+                        .label = work.what,
+                        .op = op,
+                        .bytes = bytes,
+                        .element_bytes = element_bytes});
     }
   } else {
     const double shard_tokens = static_cast<double>(largest_shard(plan, work.ranks));
     const double cached_per_token = s.kv_bytes_per_token / plan.costs.kv_expansion;
-    phases.push_back({.kind = PhaseKind::elementwise, .role = PhaseRole::implementation, .label = work.what,
+    phases.push_back({.kind = PhaseKind::elementwise,
+                      .role = PhaseRole::implementation,
+                      .label = work.what,
                       .bytes = work.kv_bytes * shard_tokens * cached_per_token +
                                work.expanded_kv_bytes * shard_tokens * s.kv_bytes_per_token + work.bytes,
-                      .kernels = work.kernels, .ranks = work.ranks});
+                      .kernels = work.kernels,
+                      .ranks = work.ranks});
   }
   if (work.host_round_trips > 0) {
     phases.push_back(host_phase(work.what + ": host round trip", work.host_round_trips * profile.host_round_trip_s));
@@ -77,7 +85,9 @@ void add_extra(std::vector<Phase>& phases, const DecodePlan& plan, const ExtraWo
 
 }  // namespace
 
-const ImplProfile& ImplCosts::profile_or_default() const { return profile ? *profile : topologies::default_impl_profile(); }
+const ImplProfile& ImplCosts::profile_or_default() const {
+  return profile ? *profile : topologies::default_impl_profile();
+}
 
 void apply_impl(DecodePlan& plan, std::shared_ptr<const ImplProfile> shared) {
   const ImplProfile& profile = *shared;

@@ -13,7 +13,8 @@ Step attention_step(const DecodePlan& plan, const std::string& label, long long 
   const Workload& w = plan.workload;
   Step step;
   step.label = label;
-  step.bytes = fraction * (static_cast<double>(tokens) * s.kv_bytes_per_token + s.q_bytes + s.o_bytes + s.stats_bytes) + extra_bytes;
+  step.bytes = fraction * (static_cast<double>(tokens) * s.kv_bytes_per_token + s.q_bytes + s.o_bytes + s.stats_bytes) +
+               extra_bytes;
   step.flops = fraction * 4.0 * w.batch * w.query_heads * w.head_dim * static_cast<double>(tokens);
   step.attention = true;
   return step;
@@ -51,19 +52,20 @@ void append_q_round_steps(const DecodePlan& plan, int rank, int round, std::vect
   auto sequences = [&](int r) { return owned_sequences(batch, p, ((rank - r) % p + p) % p).count; };
   const double q_per_sequence = plan.sizes.q_bytes / batch;
   const size_t first = steps.size();
-  if (plan.costs.ring_step_host_s > 0) steps.push_back(host_step("host round trips of a ring step", plan.costs.ring_step_host_s));
+  if (plan.costs.ring_step_host_s > 0)
+    steps.push_back(host_step("host round trips of a ring step", plan.costs.ring_step_host_s));
   const long long held = sequences(round);
   const bool sends = round < p - 1 && held > 0;
-  const Step send{StepKind::send, "send query block", (rank + 1) % p, held * q_per_sequence, 0, CollectiveOp::sendrecv,
-                  plan.ring_overlap};
+  const Step send{StepKind::send,         "send query block", (rank + 1) % p, held * q_per_sequence, 0,
+                  CollectiveOp::sendrecv, plan.ring_overlap};
   if (sends && plan.ring_overlap) steps.push_back(send);
   const long long tokens = held > 0 ? plan.shards[static_cast<size_t>(rank)].count : 0;
-  steps.push_back(attention_step(plan, "attend a query block to the local shard", tokens, 0,
-                                 static_cast<double>(held) / batch));
+  steps.push_back(
+      attention_step(plan, "attend a query block to the local shard", tokens, 0, static_cast<double>(held) / batch));
   if (sends && !plan.ring_overlap) steps.push_back(send);
   if (round < p - 1 && sequences(round + 1) > 0) {
-    steps.push_back({StepKind::receive, "receive query block", (rank - 1 + p) % p, sequences(round + 1) * q_per_sequence, 0,
-                     CollectiveOp::sendrecv, false});
+    steps.push_back({StepKind::receive, "receive query block", (rank - 1 + p) % p,
+                     sequences(round + 1) * q_per_sequence, 0, CollectiveOp::sendrecv, false});
   }
   for (size_t i = first; i < steps.size(); ++i) steps[i].round = round;
 }
@@ -83,10 +85,11 @@ void append_round_steps(const DecodePlan& plan, int rank, int round, std::vector
   const int p = static_cast<int>(plan.gpus.size());
   auto block = [&](int r) { return plan.shards[static_cast<size_t>(((rank - r) % p + p) % p)].count; };
   const size_t first = steps.size();
-  if (plan.costs.ring_step_host_s > 0) steps.push_back(host_step("host round trips of a ring step", plan.costs.ring_step_host_s));
+  if (plan.costs.ring_step_host_s > 0)
+    steps.push_back(host_step("host round trips of a ring step", plan.costs.ring_step_host_s));
   const long long tokens = block(round);
   const bool sends = round < p - 1 && tokens > 0;
-  const Step send{StepKind::send, "send K/V block", (rank + 1) % p, tokens * plan.sizes.kv_bytes_per_token, 0,
+  const Step send{StepKind::send,         "send K/V block", (rank + 1) % p, tokens * plan.sizes.kv_bytes_per_token, 0,
                   CollectiveOp::sendrecv, plan.ring_overlap};
   if (sends && plan.ring_overlap) steps.push_back(send);  // in flight during the attention
   steps.push_back(attention_step(plan, "attend to a K/V block and merge", tokens, 2 * plan.sizes.state_bytes));
@@ -118,8 +121,8 @@ void transfer_steps(const DecodePlan& plan, size_t index, StepsFor steps_for) {
   for (const Transfer& t : phase.sends) {
     std::vector<Step>* steps = steps_for(t.to);
     if (!steps) continue;
-    const bool first = steps->empty() || steps->back().kind != StepKind::receive ||
-                       steps->back().phase != static_cast<int>(index);
+    const bool first =
+        steps->empty() || steps->back().kind != StepKind::receive || steps->back().phase != static_cast<int>(index);
     if (first) receivers.push_back(t.to);
     steps->push_back(step(StepKind::receive, t.from, t.bytes));
   }
@@ -143,15 +146,16 @@ void append_phase_steps(const DecodePlan& plan, int rank, size_t index, std::vec
       break;
     case PhaseKind::ring_pass:
     case PhaseKind::q_ring:
-      for (int round = 0; round < static_cast<int>(plan.gpus.size()); ++round) append_round_steps(plan, rank, round, steps);
+      for (int round = 0; round < static_cast<int>(plan.gpus.size()); ++round)
+        append_round_steps(plan, rank, round, steps);
       break;
     case PhaseKind::collective:
       steps.push_back({StepKind::collective, phase.label, -1, phase.bytes, 0, phase.op, false});
       break;
-    case PhaseKind::transfers:
-      transfer_steps(plan, index, [&](int r) { return r == rank ? &steps : nullptr; });
+    case PhaseKind::transfers: transfer_steps(plan, index, [&](int r) { return r == rank ? &steps : nullptr; }); break;
+    case PhaseKind::merge:
+      steps.push_back(kernel_step(phase.label, phase.merge_states * plan.sizes.state_bytes));
       break;
-    case PhaseKind::merge: steps.push_back(kernel_step(phase.label, phase.merge_states * plan.sizes.state_bytes)); break;
     case PhaseKind::elementwise:
       if (runs_extra(phase.ranks, rank, static_cast<int>(plan.gpus.size()))) {
         steps.push_back(kernel_step(phase.label, phase.bytes, phase.kernels));

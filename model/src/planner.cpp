@@ -19,21 +19,24 @@ std::vector<int> powers_of_two_to(int most) {
 // cp values for a given tp: powers of two, and what fills the GPUs up when that is not one.
 std::vector<int> cp_values(int tp, int gpus_max) {
   std::vector<int> values = powers_of_two_to(gpus_max / tp);
-  if (gpus_max % tp == 0 && std::find(values.begin(), values.end(), gpus_max / tp) == values.end()) values.push_back(gpus_max / tp);
+  if (gpus_max % tp == 0 && std::find(values.begin(), values.end(), gpus_max / tp) == values.end())
+    values.push_back(gpus_max / tp);
   return values;
 }
 
 // Where a choice leaves the calibration: its combine (the first CP group's plan; the others are alike) and the
 // step's collectives over the GPUs after the combine (the hidden state's all-reduces and the logits' all-gather,
 // step_collectives), when there are several.
-std::string extrapolation(const LayoutModel& layouts, DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,
-                          const PlannerOptions& options, const StepResult& step) {
-  std::vector<std::string> reasons = extrapolations(layouts.topology(), layouts.plan(0, algorithm, workload, seq_len, options.plan));
+std::string extrapolation(const LayoutModel& layouts, DecodeAlgorithm algorithm, const Workload& workload,
+                          long long seq_len, const PlannerOptions& options, const StepResult& step) {
+  std::vector<std::string> reasons =
+      extrapolations(layouts.topology(), layouts.plan(0, algorithm, workload, seq_len, options.plan));
   if (step.post_attention_gpus > 1) {
     const StepCollectives collectives = step_collectives(workload, step.tokens_per_gpu);
     const double low = std::min(collectives.hidden_allreduce_bytes, collectives.logits_allgather_bytes);
     const double high = std::max(collectives.hidden_allreduce_bytes, collectives.logits_allgather_bytes);
-    for (const std::string& reason : collective_extrapolations(layouts.topology(), low, high, step.post_attention_gpus)) {
+    for (const std::string& reason :
+         collective_extrapolations(layouts.topology(), low, high, step.post_attention_gpus)) {
       if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end()) reasons.push_back(reason);
     }
   }
@@ -57,8 +60,8 @@ PlannedLayout evaluate_choice(const LayoutModel& layouts, DecodeAlgorithm algori
 }
 
 bool is_communication(const Phase& phase) {
-  return phase.kind == PhaseKind::collective || phase.kind == PhaseKind::transfers || phase.kind == PhaseKind::ring_pass ||
-         phase.kind == PhaseKind::q_ring;
+  return phase.kind == PhaseKind::collective || phase.kind == PhaseKind::transfers ||
+         phase.kind == PhaseKind::ring_pass || phase.kind == PhaseKind::q_ring;
 }
 
 // The tie with the fastest first (least cross-node time, then calls, then bytes), then the rest by time.
@@ -75,9 +78,9 @@ bool ranks_before(const PlannedLayout& a, const PlannedLayout& b) {
 }  // namespace
 
 const PlannedLayout* fastest_choice(const DeploymentPlan& plan) {
-  const auto fastest = std::min_element(plan.ranked.begin(), plan.ranked.end(), [](const PlannedLayout& a, const PlannedLayout& b) {
-    return a.step.step_s < b.step.step_s;
-  });
+  const auto fastest =
+      std::min_element(plan.ranked.begin(), plan.ranked.end(),
+                       [](const PlannedLayout& a, const PlannedLayout& b) { return a.step.step_s < b.step.step_s; });
   return fastest == plan.ranked.end() ? nullptr : &*fastest;
 }
 
@@ -97,8 +100,9 @@ CrossNodeTraffic cross_node_traffic(const LayoutModel& layouts, const PlannedLay
     const StepCollectives collectives = step_collectives(workload, choice.step.tokens_per_gpu);
     const double p = group.ranks;
     const double groups = static_cast<double>(layouts.groups().gpus.size()) / p;
-    const double per_group = group.domains * ((p - 1) / p) *
-                             (2 * collectives.hidden_allreduce_bytes * collectives.hidden_allreduces + collectives.logits_allgather_bytes);
+    const double per_group =
+        group.domains * ((p - 1) / p) *
+        (2 * collectives.hidden_allreduce_bytes * collectives.hidden_allreduces + collectives.logits_allgather_bytes);
     traffic.calls += collectives.hidden_allreduces + 1;
     traffic.time_s += choice.step.breakdown.tp_communication_s;
     traffic.bytes += groups * per_group;
@@ -113,7 +117,8 @@ Band step_band(const StepResult& step, const DecodeResult& attention, int layers
 }
 
 double step_network_latency_s(const StepResult& step, const DecodeResult& attention, int layers) {
-  return std::min(step.step_s, layers * attention.breakdown.inter_node_latency_bound_s + step.breakdown.tp_network_latency_s);
+  return std::min(step.step_s,
+                  layers * attention.breakdown.inter_node_latency_bound_s + step.breakdown.tp_network_latency_s);
 }
 
 DeploymentPlan plan_deployment(const topologies::Topology& topology, const Workload& workload, long long seq_len,

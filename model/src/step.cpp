@@ -30,16 +30,17 @@ constexpr int kProjectionKernels = 2;
 constexpr int kMlpKernels = 3;
 constexpr int kOtherKernels = 4;
 
-struct LayerShape {   // one GPU's share of a layer
+struct LayerShape {  // one GPU's share of a layer
   double projection_parameters = 0;
-  double mlp_parameters = 0;      // read per step (the experts the tokens route to)
-  double mlp_resident = 0;        // held (every expert)
-  double other_parameters = 0;    // norms
+  double mlp_parameters = 0;    // read per step (the experts the tokens route to)
+  double mlp_resident = 0;      // held (every expert)
+  double other_parameters = 0;  // norms
   double kv_append_bytes = 0;
 };
 
 // A part's time: its launches, then its weights streamed or its FLOPs, whichever is slower.
-double part_s(const ComputeRates& rates, int kernels, double parameters, double weight_bytes, double tokens, double extra_bytes = 0) {
+double part_s(const ComputeRates& rates, int kernels, double parameters, double weight_bytes, double tokens,
+              double extra_bytes = 0) {
   if (parameters <= 0 && extra_bytes <= 0) return 0.0;
   return kernels * rates.launch_s + std::max((parameters * weight_bytes + extra_bytes) / rates.hbm_Bps,
                                              2.0 * tokens * parameters / rates.peak_flops);
@@ -80,7 +81,8 @@ bool may_share_links(const topologies::Topology& topology, const std::vector<std
     for (int gpu : gpus) {
       if (topology.domain_of_gpu(gpu) != domain) return true;
     }
-    const topologies::Fabric& fabric = topology.spec().groups[topology.node(topology.node_of_gpu(gpus.front())).group].fabric;
+    const topologies::Fabric& fabric =
+        topology.spec().groups[topology.node(topology.node_of_gpu(gpus.front())).group].fabric;
     if (fabric.type == topologies::FabricType::pcie) return true;
   }
   return false;
@@ -88,8 +90,9 @@ bool may_share_links(const topologies::Topology& topology, const std::vector<std
 
 // `post`'s collective, run by every post-attention group at once (`groups`): where they may share links, the
 // slowest with what they share (link_sharing.hpp).
-CollectiveTime collective_time(const topologies::Topology& topology, const CommGroup& post, const std::vector<std::vector<int>>& groups,
-                               double bytes, CollectiveOp op = CollectiveOp::allreduce) {
+CollectiveTime collective_time(const topologies::Topology& topology, const CommGroup& post,
+                               const std::vector<std::vector<int>>& groups, double bytes,
+                               CollectiveOp op = CollectiveOp::allreduce) {
   if (post.ranks < 2 || bytes <= 0) return {};
   CollectiveRequest request;
   request.op = op;
@@ -97,7 +100,8 @@ CollectiveTime collective_time(const topologies::Topology& topology, const CommG
   const CollectiveCandidate chosen = estimate_collective(post, request).chosen;
   const bool network_latency = post.domains > 1 && chosen.latency_s >= chosen.transfer_s;
   double time_s = chosen.time_s;
-  if (groups.size() > 1 && may_share_links(topology, groups)) time_s = concurrent_collective_s(topology, groups, op, bytes);
+  if (groups.size() > 1 && may_share_links(topology, groups))
+    time_s = concurrent_collective_s(topology, groups, op, bytes);
   return {time_s, network_latency ? time_s : 0.0};
 }
 
@@ -106,7 +110,8 @@ CollectiveTime collective_time(const topologies::Topology& topology, const CommG
 namespace {
 
 // Bytes per layer (the LM head's per step) each part reads, for the step calibration.
-StepPartBytes part_bytes(const Workload& w, const LayerShape& shape, const PlanSizes& sizes, long long largest_shard, int post_ranks) {
+StepPartBytes part_bytes(const Workload& w, const LayerShape& shape, const PlanSizes& sizes, long long largest_shard,
+                         int post_ranks) {
   StepPartBytes bytes;
   bytes.attention = static_cast<double>(largest_shard) * sizes.kv_bytes_per_token + sizes.q_bytes + sizes.o_bytes;
   bytes.projections = shape.projection_parameters * w.attention_weight_bytes;
@@ -119,8 +124,8 @@ StepPartBytes part_bytes(const Workload& w, const LayerShape& shape, const PlanS
 // Memory: every layer's share of the weights, the embeddings and LM head split over the group; the KV cache and
 // the combine's buffers from the attention; activations: the hidden state a few times and the logits. The KV
 // cache and the ring's blocks grow with the shard (the longest context that fits); the rest does not.
-StepMemory step_memory(const Workload& w, const LayerShape& shape, const DecodeMemory& a, int post_ranks, double hidden_bytes,
-                       int tokens, double capacity_bytes, long long largest_shard, int cp) {
+StepMemory step_memory(const Workload& w, const LayerShape& shape, const DecodeMemory& a, int post_ranks,
+                       double hidden_bytes, int tokens, double capacity_bytes, long long largest_shard, int cp) {
   StepMemory m;
   m.weights = w.layers * (shape.projection_parameters * w.attention_weight_bytes + shape.mlp_resident * w.weight_bytes +
                           shape.other_parameters * w.dtype_bytes) +
@@ -154,9 +159,9 @@ topologies::StepPartCalibration attention_line(const ComputeRates& rates, const 
   return rates.step[0];
 }
 
-int apply_step_calibration(const ComputeRates& rates, const LayerShape& shape, const StepPartBytes& bytes, double tokens,
-                           const topologies::StepPartCalibration& attention, double attention_kernel_s, double attention_flops,
-                           StepBreakdown& b) {
+int apply_step_calibration(const ComputeRates& rates, const LayerShape& shape, const StepPartBytes& bytes,
+                           double tokens, const topologies::StepPartCalibration& attention, double attention_kernel_s,
+                           double attention_flops, StepBreakdown& b) {
   const auto& c = rates.step;
   int parts = 0;
   auto use = [&](int part, double& time_s, double part_bytes, double parameters) {
@@ -165,7 +170,8 @@ int apply_step_calibration(const ComputeRates& rates, const LayerShape& shape, c
     ++parts;
   };
   if (attention.efficiency > 0) {
-    b.attention_s = std::max(0.0, b.attention_s - attention_kernel_s) + calibrated_s(attention, rates, bytes.attention, attention_flops);
+    b.attention_s = std::max(0.0, b.attention_s - attention_kernel_s) +
+                    calibrated_s(attention, rates, bytes.attention, attention_flops);
     ++parts;
   }
   use(1, b.projections_s, bytes.projections, shape.projection_parameters);
@@ -194,7 +200,8 @@ StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& atte
   r.scope = scope;
   r.post_attention_gpus = post.ranks;
   r.tokens_per_gpu = output_split(algorithm) == OutputSplit::by_sequence
-                         ? static_cast<int>(owned_sequences(w.batch, layout.cp, 0).count) : w.batch;
+                         ? static_cast<int>(owned_sequences(w.batch, layout.cp, 0).count)
+                         : w.batch;
   const int tokens = r.tokens_per_gpu;
   const int kv_heads_per_gpu = head_slice(w, layout.tp).kv_heads;
   const LayerShape shape = layer_shape(w, layout, post.ranks, tokens, kv_heads_per_gpu);
@@ -208,9 +215,11 @@ StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& atte
   for (const Shard& shard : slowest_plan.shards) largest_shard = std::max(largest_shard, shard.count);
   r.part_bytes = part_bytes(w, shape, slowest_plan.sizes, largest_shard, post.ranks);
   const Workload& slice = slowest_plan.workload;
-  const double attention_flops = 4.0 * slice.batch * slice.query_heads * slice.head_dim * static_cast<double>(largest_shard);
-  r.calibrated_parts = apply_step_calibration(rates, shape, r.part_bytes, tokens, attention_line(rates, slice),
-                                              attention_time_s(rates, slice, slowest_plan.sizes, largest_shard), attention_flops, b);
+  const double attention_flops =
+      4.0 * slice.batch * slice.query_heads * slice.head_dim * static_cast<double>(largest_shard);
+  r.calibrated_parts =
+      apply_step_calibration(rates, shape, r.part_bytes, tokens, attention_line(rates, slice),
+                             attention_time_s(rates, slice, slowest_plan.sizes, largest_shard), attention_flops, b);
   const StepCollectives collectives = step_collectives(w, tokens);
   const double hidden_bytes = collectives.hidden_allreduce_bytes;
   const std::vector<std::vector<int>> post_groups = post_attention_groups(layouts.groups(), algorithm);
@@ -220,7 +229,8 @@ StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& atte
   r.layer_s = b.attention_s + b.projections_s + b.mlp_s + b.other_s + b.tp_communication_s;
   r.step_s = r.layer_s;
   if (scope == Scope::step) {
-    for (double* part : {&b.attention_s, &b.projections_s, &b.mlp_s, &b.other_s, &b.tp_communication_s, &b.tp_network_latency_s}) {
+    for (double* part :
+         {&b.attention_s, &b.projections_s, &b.mlp_s, &b.other_s, &b.tp_communication_s, &b.tp_network_latency_s}) {
       *part *= w.layers;
     }
     b.lm_head_s = part_s(rates, 1, lm_head_parameters(w) / post.ranks, w.dtype_bytes, tokens);
@@ -232,12 +242,11 @@ StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& atte
     for (double* part : {&r.part_bytes.attention, &r.part_bytes.projections, &r.part_bytes.mlp, &r.part_bytes.other}) {
       *part *= w.layers;
     }
-    const CollectiveTime logits =
-        collective_time(layouts.topology(), post, post_groups, collectives.logits_allgather_bytes, CollectiveOp::allgather);
+    const CollectiveTime logits = collective_time(layouts.topology(), post, post_groups,
+                                                  collectives.logits_allgather_bytes, CollectiveOp::allgather);
     b.tp_communication_s += logits.time_s;
     b.tp_network_latency_s += logits.network_latency_s;
-    r.step_s = w.layers * r.layer_s + b.lm_head_s + logits.time_s +
-               attention.slowest.first_call_s;
+    r.step_s = w.layers * r.layer_s + b.lm_head_s + logits.time_s + attention.slowest.first_call_s;
   }
   r.tokens_per_s = scope == Scope::step ? w.batch / r.step_s : 0.0;  // one layer makes no token
   r.memory = step_memory(w, shape, attention.slowest.memory, post.ranks, hidden_bytes, tokens, rates.hbm_capacity_bytes,

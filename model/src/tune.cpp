@@ -15,7 +15,8 @@ std::string Strategy::describe() const {
   std::string text = to_string(algorithm);
   if (algorithm == DecodeAlgorithm::tree_lse) {
     const auto fan = [](int f) { return f <= 1 ? std::string("all") : std::to_string(f); };
-    text += ", fan-in " + fan(options.tree_fan_in_domain) + " in a node, " + fan(options.tree_fan_in_network) + " across";
+    text +=
+        ", fan-in " + fan(options.tree_fan_in_domain) + " in a node, " + fan(options.tree_fan_in_network) + " across";
   } else if (options.collective_algorithm) {
     text += std::string(", every collective as ") + to_string(*options.collective_algorithm);
   } else if (algorithm != DecodeAlgorithm::ring) {
@@ -34,7 +35,8 @@ std::vector<int> rotated_gpus(const topologies::Topology& topology, std::vector<
     size_t end = start;
     while (end < gpus.size() && topology.node_of_gpu(gpus[end]) == topology.node_of_gpu(gpus[start])) ++end;
     const size_t count = end - start;
-    std::rotate(gpus.begin() + static_cast<long>(start), gpus.begin() + static_cast<long>(start + static_cast<size_t>(leader) % count),
+    std::rotate(gpus.begin() + static_cast<long>(start),
+                gpus.begin() + static_cast<long>(start + static_cast<size_t>(leader) % count),
                 gpus.begin() + static_cast<long>(end));
     start = end;
   }
@@ -43,11 +45,12 @@ std::vector<int> rotated_gpus(const topologies::Topology& topology, std::vector<
 
 std::vector<Strategy> strategies_to_try(const topologies::Topology& topology, const std::vector<int>& gpus) {
   std::vector<Strategy> list{{DecodeAlgorithm::tree, {}, 0}, {DecodeAlgorithm::ring, {}, 0}};
-  const std::vector<CollectiveAlgorithm> forced{CollectiveAlgorithm::ring, CollectiveAlgorithm::tree, CollectiveAlgorithm::nvls,
-                                                CollectiveAlgorithm::nvls_tree, CollectiveAlgorithm::hierarchical,
-                                                CollectiveAlgorithm::recursive_doubling, CollectiveAlgorithm::collnet_direct,
-                                                CollectiveAlgorithm::collnet_chain};
-  for (DecodeAlgorithm algorithm : {DecodeAlgorithm::tree, DecodeAlgorithm::tree_fused, DecodeAlgorithm::allgather_merge}) {
+  const std::vector<CollectiveAlgorithm> forced{
+      CollectiveAlgorithm::ring,           CollectiveAlgorithm::tree,         CollectiveAlgorithm::nvls,
+      CollectiveAlgorithm::nvls_tree,      CollectiveAlgorithm::hierarchical, CollectiveAlgorithm::recursive_doubling,
+      CollectiveAlgorithm::collnet_direct, CollectiveAlgorithm::collnet_chain};
+  for (DecodeAlgorithm algorithm :
+       {DecodeAlgorithm::tree, DecodeAlgorithm::tree_fused, DecodeAlgorithm::allgather_merge}) {
     if (algorithm != DecodeAlgorithm::tree) list.push_back({algorithm, {}, 0});
     for (CollectiveAlgorithm collective : forced) {
       Strategy s{algorithm, {}, 0};
@@ -58,7 +61,8 @@ std::vector<Strategy> strategies_to_try(const topologies::Topology& topology, co
   int most_per_node = 1;  // GPUs of one node in the list
   {
     std::map<int, int> per_node;
-    for (int gpu : gpus.empty() ? rotated_gpus(topology, {}, 0) : gpus) most_per_node = std::max(most_per_node, ++per_node[topology.node_of_gpu(gpu)]);
+    for (int gpu : gpus.empty() ? rotated_gpus(topology, {}, 0) : gpus)
+      most_per_node = std::max(most_per_node, ++per_node[topology.node_of_gpu(gpu)]);
   }
   for (int leader = 0; leader < std::min(most_per_node, 8); ++leader) {
     for (int inside : {0, 2, 4, 8}) {
@@ -81,11 +85,14 @@ std::vector<TunedStrategy> tune(const topologies::Topology& topology, const Work
     strategy.options.split = base.split;  // the caller's split and implementation, under every strategy
     strategy.options.impl = base.impl;
     auto& model = models[strategy.leader];
-    if (!model) model = std::make_unique<DecodeModel>(topology, strategy.leader == 0 ? gpus : rotated_gpus(topology, gpus, strategy.leader));
+    if (!model)
+      model = std::make_unique<DecodeModel>(
+          topology, strategy.leader == 0 ? gpus : rotated_gpus(topology, gpus, strategy.leader));
     try {
       TunedStrategy t{strategy, model->predict(strategy.algorithm, workload, seq_len, strategy.options)};
       if (topology.spec().calibration) {
-        t.extrapolated = !extrapolations(topology, model->plan(strategy.algorithm, workload, seq_len, strategy.options)).empty();
+        t.extrapolated =
+            !extrapolations(topology, model->plan(strategy.algorithm, workload, seq_len, strategy.options)).empty();
       }
       tuned.push_back(std::move(t));
     } catch (const topologies::InputError& error) {
@@ -94,8 +101,9 @@ std::vector<TunedStrategy> tune(const topologies::Topology& topology, const Work
       // doubling on a count that is not a power of two): not a strategy here.
     }
   }
-  std::stable_sort(tuned.begin(), tuned.end(),
-                   [](const TunedStrategy& a, const TunedStrategy& b) { return a.result.latency_s < b.result.latency_s; });
+  std::stable_sort(tuned.begin(), tuned.end(), [](const TunedStrategy& a, const TunedStrategy& b) {
+    return a.result.latency_s < b.result.latency_s;
+  });
   return tuned;
 }
 

@@ -13,7 +13,8 @@ double upper(double x, double error) {
 }
 
 const char* const kHostStagedSource =
-    "communication: GPUs through host memory (PCIe without P2P), at least the model's worst |error| on public runs of such boxes";
+    "communication: GPUs through host memory (PCIe without P2P), at least the model's worst |error| on public runs of "
+    "such boxes";
 
 // Whether some node of the cluster holds two or more GPUs that reach each other through host memory.
 bool stages_through_host(const topologies::Topology& topology) {
@@ -41,9 +42,11 @@ double calibration_residual(const topologies::CalibrationProvenance& provenance,
   return worst;
 }
 
-RelativeErrors prediction_errors(const topologies::Topology& topology, const topologies::ImplProfile& profile, const CalibrationUse& use) {
+RelativeErrors prediction_errors(const topologies::Topology& topology, const topologies::ImplProfile& profile,
+                                 const CalibrationUse& use) {
   const auto& calibration = topology.spec().calibration;
-  RelativeErrors errors{profile.uncertainty.compute, profile.uncertainty.communication, profile.uncertainty.network_latency,
+  RelativeErrors errors{profile.uncertainty.compute, profile.uncertainty.communication,
+                        profile.uncertainty.network_latency,
                         "implementation profile '" + profile.name + "': " + profile.uncertainty.source};
   if (stages_through_host(topology)) {
     errors.communication = std::max(errors.communication, kHostStagedError);
@@ -61,17 +64,21 @@ RelativeErrors prediction_errors(const topologies::Topology& topology, const top
     errors.communication = errors.network_latency =
         local ? calibration_residual(p, use.collective_bytes->first, use.collective_bytes->second)
               : *p.max_abs_rel_error * (use.communication_extrapolated ? 2.0 : 1.0);
-    if (local) communication = "the calibration's residuals at the sizes used";
-    else if (use.communication_extrapolated) communication += " doubled: extrapolated";
+    if (local)
+      communication = "the calibration's residuals at the sizes used";
+    else if (use.communication_extrapolated)
+      communication += " doubled: extrapolated";
     errors.host_staged = false;
-    if (calibration->hbm_efficiency || calibration->launch_overhead_s) errors.compute = *p.max_abs_rel_error * compute_scale, compute = "fitted";
+    if (calibration->hbm_efficiency || calibration->launch_overhead_s)
+      errors.compute = *p.max_abs_rel_error * compute_scale, compute = "fitted";
   }
   if (p.attention_max_abs_rel_error) {  // the attention fitted by kernel shape: its own worst error
     errors.compute = *p.attention_max_abs_rel_error * compute_scale;
     compute = "the attention fit's";
   }
   if (use.compute_extrapolated && compute != "from the profile") compute += ", doubled: extrapolated";
-  errors.source = "communication: " + (p.max_abs_rel_error ? communication : std::string("from the profile")) + "; compute: " + compute;
+  errors.source = "communication: " + (p.max_abs_rel_error ? communication : std::string("from the profile")) +
+                  "; compute: " + compute;
   if (!p.max_abs_rel_error && errors.host_staged) errors.source += std::string("; ") + kHostStagedSource;
   return errors;
 }
@@ -83,8 +90,10 @@ Band band_of(double compute_s, double communication_s, const RelativeErrors& err
 Band band_of(double compute_s, double communication_s, double network_latency_s, const RelativeErrors& errors) {
   const double network_s = std::clamp(network_latency_s, 0.0, communication_s);
   const double other_s = communication_s - network_s;
-  return {compute_s / (1 + errors.compute) + other_s / (1 + errors.communication) + network_s / (1 + errors.network_latency),
-          upper(compute_s, errors.compute) + upper(other_s, errors.communication) + upper(network_s, errors.network_latency)};
+  return {compute_s / (1 + errors.compute) + other_s / (1 + errors.communication) +
+              network_s / (1 + errors.network_latency),
+          upper(compute_s, errors.compute) + upper(other_s, errors.communication) +
+              upper(network_s, errors.network_latency)};
 }
 
 Band latency_band(const DecodeResult& result, const RelativeErrors& errors) {
@@ -92,7 +101,8 @@ Band latency_band(const DecodeResult& result, const RelativeErrors& errors) {
   return band_of(b.compute_s + b.host_s, b.intra_node_s + b.inter_node_s, b.inter_node_latency_bound_s, errors);
 }
 
-Band generation_band(const DecodeResult& first, int layers, long long tokens, double generation_s, const RelativeErrors& errors) {
+Band generation_band(const DecodeResult& first, int layers, long long tokens, double generation_s,
+                     const RelativeErrors& errors) {
   const DecodeBreakdown& b = first.breakdown;
   const double per_layer_s = b.intra_node_s + b.inter_node_s;
   const double communication_s = std::min(generation_s, static_cast<double>(tokens) * layers * per_layer_s);

@@ -32,8 +32,8 @@ double lm_head_parameters(const Workload& w) { return static_cast<double>(w.voca
 double shape_parameters(const Workload& w) {
   if (w.intermediate_size <= 0 && w.moe_intermediate_size <= 0) return 0.0;
   const LayerWeights l = layer_weights(w);
-  const double per_layer = l.q + l.k + l.v + l.o + l.mlp_dense + w.experts * l.experts_routed_each + l.experts_shared +
-                           l.router + l.norms;
+  const double per_layer =
+      l.q + l.k + l.v + l.o + l.mlp_dense + w.experts * l.experts_routed_each + l.experts_shared + l.router + l.norms;
   return w.layers * per_layer + embedding_parameters(w) + lm_head_parameters(w) + w.hidden_size;
 }
 
@@ -41,7 +41,8 @@ double model_weight_bytes(const Workload& w) {
   if (w.intermediate_size <= 0 && w.moe_intermediate_size <= 0) return w.parameters * w.weight_bytes;
   const LayerWeights l = layer_weights(w);
   const double mlp = l.mlp_dense + w.experts * l.experts_routed_each + l.experts_shared + l.router;
-  const double per_layer = (l.q + l.k + l.v + l.o) * w.attention_weight_bytes + mlp * w.weight_bytes + l.norms * w.dtype_bytes;
+  const double per_layer =
+      (l.q + l.k + l.v + l.o) * w.attention_weight_bytes + mlp * w.weight_bytes + l.norms * w.dtype_bytes;
   return w.layers * per_layer + (embedding_parameters(w) + lm_head_parameters(w) + w.hidden_size) * w.dtype_bytes;
 }
 

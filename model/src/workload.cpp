@@ -47,24 +47,27 @@ std::vector<Workload> make_presets() {
   // Figures from each model's config.json on its Hugging Face model card (num_hidden_layers,
   // num_attention_heads, num_key_value_heads, hidden_size / head_dim, intermediate_size, vocab_size,
   // tie_word_embeddings) and the parameter counts Meta publishes.
-  presets.push_back(with_mlp(llama("llama3.1-8b", "Llama 3.1 8B: 32 layers, GQA 32 query / 8 KV heads x 128", 32, 32, 8, 128,
-                                   8.03e9, "meta-llama/Llama-3.1-8B config.json; Llama 3 herd paper (arXiv 2407.21783) table 3"),
-                             14336, 128256));
-  presets.push_back(with_mlp(llama("llama3.2-1b", "Llama 3.2 1B: 16 layers, GQA 32 query / 8 KV heads x 64", 16, 32, 8, 64,
-                                   1.24e9, "meta-llama/Llama-3.2-1B config.json (hidden 2048, 32 heads, 8 KV heads)"),
-                             8192, 128256, true));
-  presets.push_back(with_mlp(llama("llama3.1-70b", "Llama 3.1 70B: 80 layers, GQA 64 query / 8 KV heads x 128", 80, 64, 8, 128,
-                                   70.6e9, "meta-llama/Llama-3.1-70B config.json; Llama 3 herd paper (arXiv 2407.21783) table 3"),
-                             28672, 128256));
+  presets.push_back(
+      with_mlp(llama("llama3.1-8b", "Llama 3.1 8B: 32 layers, GQA 32 query / 8 KV heads x 128", 32, 32, 8, 128, 8.03e9,
+                     "meta-llama/Llama-3.1-8B config.json; Llama 3 herd paper (arXiv 2407.21783) table 3"),
+               14336, 128256));
+  presets.push_back(
+      with_mlp(llama("llama3.2-1b", "Llama 3.2 1B: 16 layers, GQA 32 query / 8 KV heads x 64", 16, 32, 8, 64, 1.24e9,
+                     "meta-llama/Llama-3.2-1B config.json (hidden 2048, 32 heads, 8 KV heads)"),
+               8192, 128256, true));
+  presets.push_back(
+      with_mlp(llama("llama3.1-70b", "Llama 3.1 70B: 80 layers, GQA 64 query / 8 KV heads x 128", 80, 64, 8, 128,
+                     70.6e9, "meta-llama/Llama-3.1-70B config.json; Llama 3 herd paper (arXiv 2407.21783) table 3"),
+               28672, 128256));
   // 405B: hidden 16384, 126 layers, 128 / 8 heads, intermediate 53248, vocab 128256; 405,853,388,800 parameters
   // counted from that shape (weights.hpp). The FP8 release (meta-llama/Llama-3.1-405B-Instruct-FP8, FBGEMM
   // row-wise) quantizes the feed-forward layers only: "we do not perform quantization in the self-attention
   // layers" (arXiv 2407.21783, section 6.2), nor the first and last layers' (2 of 126: this preset counts all 126
   // MLPs at 1 byte, 1.6 % fewer MLP bytes than the release streams).
-  const Workload llama405 = with_mlp(llama("llama3.1-405b", "Llama 3.1 405B: 126 layers, GQA 128 query / 8 KV heads x 128",
-                                           126, 128, 8, 128, 405.853e9,
-                                           "meta-llama/Llama-3.1-405B config.json; Llama 3 herd paper (arXiv 2407.21783) table 3"),
-                                     53248, 128256);
+  const Workload llama405 =
+      with_mlp(llama("llama3.1-405b", "Llama 3.1 405B: 126 layers, GQA 128 query / 8 KV heads x 128", 126, 128, 8, 128,
+                     405.853e9, "meta-llama/Llama-3.1-405B config.json; Llama 3 herd paper (arXiv 2407.21783) table 3"),
+               53248, 128256);
   presets.push_back(llama405);
   Workload llama405_fp8 = with_fp8_mlp(llama405);
   llama405_fp8.name = "llama3.1-405b-fp8";
@@ -73,9 +76,10 @@ std::vector<Workload> make_presets() {
   presets.push_back(llama405_fp8);
   // Mixtral 8x7B: hidden 4096, 32 layers, 32 / 8 heads x 128, 8 experts of width 14336, 2 per token, vocab
   // 32000: 46.70e9 parameters from the shape (Mistral AI: "46.7B total parameters", arXiv 2401.04088).
-  Workload mixtral = with_mlp(llama("mixtral-8x7b", "Mixtral 8x7B: 32 layers, GQA 32 query / 8 KV heads x 128, 8 experts, 2 per token",
-                                    32, 32, 8, 128, 46.70e9, "mistralai/Mixtral-8x7B-v0.1 config.json; arXiv 2401.04088"),
-                              14336, 32000);
+  Workload mixtral =
+      with_mlp(llama("mixtral-8x7b", "Mixtral 8x7B: 32 layers, GQA 32 query / 8 KV heads x 128, 8 experts, 2 per token",
+                     32, 32, 8, 128, 46.70e9, "mistralai/Mixtral-8x7B-v0.1 config.json; arXiv 2401.04088"),
+               14336, 32000);
   mixtral.experts = 8;
   mixtral.experts_per_token = 2;
   presets.push_back(mixtral);

@@ -26,10 +26,10 @@ model::CollectiveEstimate alltoall(const model::CommGroup& group, double bytes) 
 }  // namespace
 
 TEST_CASE("all-to-all across 2 nodes: Simple, one network hop plus the proxy's post per network peer") {
-  // 16 ranks, S = 16 KiB: 1 KiB per peer, 8 peers on the other node. Latency 8.4 + 14 + 5.0 + 8 x 3 = 51.4 us (the clear-to-send from the receivers, posted at once; the
-  // first post hands the GPU a shared buffer slot, each further one posts another peer's send; the node's 7
-  // peers by LL: 6.6 + 0.6 = 7.2 us, in parallel). Bytes: 8 KiB through the NIC, 8192 / 46e9 s; 7 KiB through
-  // the port at LL's half of 360 GB/s, 7168 / 180e9 s: the NIC's is the longer.
+  // 16 ranks, S = 16 KiB: 1 KiB per peer, 8 peers on the other node. Latency 8.4 + 14 + 5.0 + 8 x 3 = 51.4 us (the
+  // clear-to-send from the receivers, posted at once; the first post hands the GPU a shared buffer slot, each further
+  // one posts another peer's send; the node's 7 peers by LL: 6.6 + 0.6 = 7.2 us, in parallel). Bytes: 8 KiB through the
+  // NIC, 8192 / 46e9 s; 7 KiB through the port at LL's half of 360 GB/s, 7168 / 180e9 s: the NIC's is the longer.
   const auto estimate = alltoall(dgx(2), 16384);
   CHECK(estimate.chosen.algorithm == CollectiveAlgorithm::p2p);
   CHECK(estimate.chosen.protocol == Protocol::simple);

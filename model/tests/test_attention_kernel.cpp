@@ -18,13 +18,13 @@ TEST_CASE("split-KV chunks: the kernel's worked examples (H100, 132 SMs: a wave 
   CHECK(split_kv_chunks(llama8b, 132, 1000) == 15);  // floor(1,000 / 64)
   CHECK(split_kv_chunks(llama8b, 132, 10) == 1);     // shorter than a tile: one chunk
   CHECK(split_kv_chunks(llama8b, 132, 0) == 1);
-  const SplitKvShape mha16{1, 16, 1, 128};            // 16 CTAs: floor(264 / 16) = 16, no partial second wave
+  const SplitKvShape mha16{1, 16, 1, 128};  // 16 CTAs: floor(264 / 16) = 16, no partial second wave
   CHECK(split_kv_chunks(mha16, 132, 131072) == 16);
-  const SplitKvShape head_dim_64{1, 8, 4, 64};        // 128-token tiles: 1,024 tokens are 8 chunks
+  const SplitKvShape head_dim_64{1, 8, 4, 64};  // 128-token tiles: 1,024 tokens are 8 chunks
   CHECK(split_kv_chunks(head_dim_64, 132, 1024) == 8);
-  const SplitKvShape group_32{1, 8, 32, 128};         // two blocks of 16 query heads: 16 CTAs
+  const SplitKvShape group_32{1, 8, 32, 128};  // two blocks of 16 query heads: 16 CTAs
   CHECK(split_kv_ctas(group_32) == 16);
-  const SplitKvShape batch_64{64, 8, 4, 128};         // 512 CTAs are more than a wave: one chunk each
+  const SplitKvShape batch_64{64, 8, 4, 128};  // 512 CTAs are more than a wave: one chunk each
   CHECK(split_kv_chunks(batch_64, 132, 131072) == 1);
   CHECK_THROWS_AS(split_kv_chunks(llama8b, 0, 1000), std::invalid_argument);
   CHECK_THROWS_AS(split_kv_ctas({1, 0, 4, 128}), std::invalid_argument);
@@ -48,12 +48,15 @@ TEST_CASE("attention_time_s charges a calibrated shape's fixed cost, split per c
   // Another shape (llama3.2-1b: head dim 64) keeps the uncalibrated model: 3 us + bytes / 2.68 TB/s.
   const Workload& other = find_workload("llama3.2-1b");
   const PlanSizes other_sizes = plan_sizes(other, 4, 4);
-  const double bytes = 16000 * other_sizes.kv_bytes_per_token + other_sizes.q_bytes + other_sizes.o_bytes + other_sizes.stats_bytes;
+  const double bytes =
+      16000 * other_sizes.kv_bytes_per_token + other_sizes.q_bytes + other_sizes.o_bytes + other_sizes.stats_bytes;
   CHECK(attention_time_s(rates, other, other_sizes, 16000) == doctest::Approx(3e-6 + bytes / 2.68e12).scale(1e-9));
   CHECK(attention_time_s(rates, workload, sizes, 0) == 0.0);
 }
 
-TEST_CASE("a device shared by P loopback ranks gives each 1/P of a calibrated shape's bandwidth, and the whole GPU's chunks") {
+TEST_CASE(
+    "a device shared by P loopback ranks gives each 1/P of a calibrated shape's bandwidth, and the whole GPU's "
+    "chunks") {
   topologies::ClusterSpec spec = topologies::load_cluster("loopback-h100");  // one H100 (132 SMs), shared_device
   spec.groups[0].gpus_per_node = 2;
   spec.calibration = topologies::Calibration{};
@@ -65,5 +68,6 @@ TEST_CASE("a device shared by P loopback ranks gives each 1/P of a calibrated sh
   CHECK(rates.multiprocessors == 132);
   // 16,000 tokens of llama3.1-8b on one rank: 33 chunks, 65,560,704 B / 1.3e12 = 50.4313 us: 11 + 9.9 + 50.4313 us.
   const Workload& workload = find_workload("llama3.1-8b");
-  CHECK(attention_time_s(rates, workload, plan_sizes(workload, 4, 4), 16000) == doctest::Approx(71.3313e-6).scale(1e-9).epsilon(1e-5));
+  CHECK(attention_time_s(rates, workload, plan_sizes(workload, 4, 4), 16000) ==
+        doctest::Approx(71.3313e-6).scale(1e-9).epsilon(1e-5));
 }

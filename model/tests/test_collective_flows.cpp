@@ -69,7 +69,8 @@ TEST_CASE("tree all-reduce on a chain of 3 GPUs: two chains of S/2, both ways") 
   CHECK(s.flows.size() == 8);
   const auto e = edges(s);
   CHECK(e.size() == 4);
-  for (auto [from, to] : {std::pair{0, 1}, {1, 0}, {1, 2}, {2, 1}}) CHECK(e.at({from, to}) == doctest::Approx(800).scale(1e-12));
+  for (auto [from, to] : {std::pair{0, 1}, {1, 0}, {1, 2}, {2, 1}})
+    CHECK(e.at({from, to}) == doctest::Approx(800).scale(1e-12));
 }
 
 TEST_CASE("tree across 4 one-GPU domains: heap trees, tree 1 mirrored") {
@@ -119,40 +120,44 @@ TEST_CASE("ring across nodes: one channel per NIC for large buffers, each crossi
 
 TEST_CASE("payload per tier equals the model's volumes for every algorithm") {
   // Whole nodes, and uneven groups: 8 + 4 GPUs, 6 GPUs over 2 nodes (3 + 3), 3 GPUs over 3 nodes.
-  const std::vector<std::vector<int>> subsets{{}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {0, 1, 2, 8, 9, 10}, {0, 8, 16}};
+  const std::vector<std::vector<int>> subsets{
+      {}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {0, 1, 2, 8, 9, 10}, {0, 8, 16}};
   for (const std::string cluster : {"dgx-h100", "dgx-a100", "mi300x"}) {
     for (int nodes : {1, 2, 4}) {
-     for (const std::vector<int>& gpus : subsets) {
-      if (!gpus.empty() && gpus.back() >= 8 * nodes) continue;
-      const Group g = group_of(cluster, nodes, gpus);
-      for (CollectiveOp op : {CollectiveOp::allreduce, CollectiveOp::allgather, CollectiveOp::reduce_scatter,
-                              CollectiveOp::broadcast}) {
-        for (int a = 0; a < static_cast<int>(CollectiveAlgorithm::p2p); ++a) {
-          model::CollectiveRequest request;
-          request.op = op;
-          request.bytes = 1 << 20;
-          request.algorithm = static_cast<CollectiveAlgorithm>(a);
-          model::CollectiveEstimate estimate;
-          try {
-            estimate = model::estimate_collective(g.group, request);
-          } catch (const std::invalid_argument&) {
-            continue;  // cannot run here
+      for (const std::vector<int>& gpus : subsets) {
+        if (!gpus.empty() && gpus.back() >= 8 * nodes) continue;
+        const Group g = group_of(cluster, nodes, gpus);
+        for (CollectiveOp op : {CollectiveOp::allreduce, CollectiveOp::allgather, CollectiveOp::reduce_scatter,
+                                CollectiveOp::broadcast}) {
+          for (int a = 0; a < static_cast<int>(CollectiveAlgorithm::p2p); ++a) {
+            model::CollectiveRequest request;
+            request.op = op;
+            request.bytes = 1 << 20;
+            request.algorithm = static_cast<CollectiveAlgorithm>(a);
+            model::CollectiveEstimate estimate;
+            try {
+              estimate = model::estimate_collective(g.group, request);
+            } catch (const std::invalid_argument&) {
+              continue;  // cannot run here
+            }
+            CAPTURE(cluster);
+            CAPTURE(nodes);
+            const std::string what =
+                std::string(model::to_string(op)) + " " + model::to_string(request.algorithm.value());
+            CAPTURE(what);
+            const auto s = model::collective_schedule(g.group, g.domains, op, request.bytes, estimate.chosen);
+            double intra = 0, inter = 0;
+            for (const auto& f : s.flows) {
+              (g.domains[static_cast<size_t>(f.from)] != g.domains[static_cast<size_t>(f.to)] ? inter : intra) +=
+                  f.bytes;
+              CHECK(f.wire_bytes >= f.bytes * (1 - 1e-12));
+            }
+            CHECK(intra == doctest::Approx(estimate.scale_up_bytes_per_gpu * g.group.ranks).scale(1e-12).epsilon(1e-9));
+            CHECK(inter ==
+                  doctest::Approx(estimate.scale_out_bytes_per_gpu * g.group.ranks).scale(1e-12).epsilon(1e-9));
           }
-          CAPTURE(cluster);
-          CAPTURE(nodes);
-          const std::string what = std::string(model::to_string(op)) + " " + model::to_string(request.algorithm.value());
-          CAPTURE(what);
-          const auto s = model::collective_schedule(g.group, g.domains, op, request.bytes, estimate.chosen);
-          double intra = 0, inter = 0;
-          for (const auto& f : s.flows) {
-            (g.domains[static_cast<size_t>(f.from)] != g.domains[static_cast<size_t>(f.to)] ? inter : intra) += f.bytes;
-            CHECK(f.wire_bytes >= f.bytes * (1 - 1e-12));
-          }
-          CHECK(intra == doctest::Approx(estimate.scale_up_bytes_per_gpu * g.group.ranks).scale(1e-12).epsilon(1e-9));
-          CHECK(inter == doctest::Approx(estimate.scale_out_bytes_per_gpu * g.group.ranks).scale(1e-12).epsilon(1e-9));
         }
       }
-     }
     }
   }
 }
@@ -162,10 +167,12 @@ TEST_CASE("in-switch reduction: wire stretched to the in-switch rate; bad input 
   const auto s = schedule(g, CollectiveOp::allreduce, 1000, CollectiveAlgorithm::nvls, Protocol::simple);
   REQUIRE(s.flows.size() == 8);
   // Alone, a flow takes wire / pair rate = S / in-switch rate, the model's transfer time.
-  CHECK(s.flows.front().wire_bytes / g.group.scale_up_pair_Bps == doctest::Approx(1000 / g.group.in_switch_Bps).scale(1e-12));
+  CHECK(s.flows.front().wire_bytes / g.group.scale_up_pair_Bps ==
+        doctest::Approx(1000 / g.group.in_switch_Bps).scale(1e-12));
   CHECK(s.flows.front().bytes == 1000);
   CHECK_THROWS_AS(model::collective_schedule(g.group, {0, 0}, CollectiveOp::allreduce, 10, s.chosen), std::logic_error);
   model::CollectiveCandidate p2p = s.chosen;
   p2p.algorithm = CollectiveAlgorithm::p2p;
-  CHECK_THROWS_AS(model::collective_schedule(g.group, g.domains, CollectiveOp::allreduce, 10, p2p), std::invalid_argument);
+  CHECK_THROWS_AS(model::collective_schedule(g.group, g.domains, CollectiveOp::allreduce, 10, p2p),
+                  std::invalid_argument);
 }

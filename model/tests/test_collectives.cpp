@@ -14,7 +14,8 @@ using model::Protocol;
 namespace {
 
 model::CommGroup dgx(int nodes, std::vector<int> gpus = {}, const std::string& cluster = "dgx-h100") {
-  const std::string where = cluster.find('/') == std::string::npos ? cluster : std::string(TREERING_SOURCE_DIR) + "/" + cluster;
+  const std::string where =
+      cluster.find('/') == std::string::npos ? cluster : std::string(TREERING_SOURCE_DIR) + "/" + cluster;
   return model::describe_group(topologies::build_topology(where, {nodes, {}}), std::move(gpus));
 }
 
@@ -47,8 +48,8 @@ TEST_CASE("large all-reduce in one node: in-switch reduction wins") {
   auto estimate = model::estimate_collective(dgx(1), request(CollectiveOp::allreduce, kGiB));
   CHECK(estimate.chosen.algorithm == CollectiveAlgorithm::nvls);
   CHECK(estimate.chosen.time_s == doctest::Approx(25e-6 + kGiB / 270e9).scale(1e-12));
-  auto ring = model::estimate_collective(dgx(1), request(CollectiveOp::allreduce, kGiB, CollectiveAlgorithm::ring,
-                                                         Protocol::simple));
+  auto ring = model::estimate_collective(
+      dgx(1), request(CollectiveOp::allreduce, kGiB, CollectiveAlgorithm::ring, Protocol::simple));
   CHECK(ring.chosen.time_s == doctest::Approx(56e-6 + 1.75 * kGiB / 360e9).scale(1e-12));
   CHECK(ring.bus_bandwidth_Bps == doctest::Approx(ring.algorithm_bandwidth_Bps * 14.0 / 8.0).scale(1e-12));
 }
@@ -78,7 +79,9 @@ TEST_CASE("two-level hierarchical all-reduce (not NCCL's, offered with Algorithm
   }
 }
 
-TEST_CASE("send/recv across nodes: Simple p2p, 8.4 + 14 us + the proxy's post of a shared buffer slot (3 us) + the clear-to-send (5 us)") {
+TEST_CASE(
+    "send/recv across nodes: Simple p2p, 8.4 + 14 us + the proxy's post of a shared buffer slot (3 us) + the "
+    "clear-to-send (5 us)") {
   auto estimate = model::estimate_collective(dgx(2, {0, 8}), request(CollectiveOp::sendrecv, 8));
   CHECK(estimate.chosen.algorithm == CollectiveAlgorithm::p2p);
   CHECK(estimate.chosen.time_s == doctest::Approx(30.4e-6 + 8 / 46e9).scale(1e-12));
@@ -123,12 +126,14 @@ TEST_CASE("impossible requests are refused; one GPU takes no time") {
 
 TEST_CASE("NCCL's latency details: whole tree levels, the proxy's post overhead on ring/LL across nodes") {
   // 3 nodes: log2i(3) = 1 level: 6.8 + 2 x (7 x 0.6 + 1 x 5.0) = 25.2 us, as for 2 nodes.
-  auto three = model::estimate_collective(dgx(3), request(CollectiveOp::allreduce, 8, CollectiveAlgorithm::tree, Protocol::ll));
+  auto three =
+      model::estimate_collective(dgx(3), request(CollectiveOp::allreduce, 8, CollectiveAlgorithm::tree, Protocol::ll));
   CHECK(three.chosen.latency_s == doctest::Approx(25.2e-6).scale(1e-12));
   // Ring/LL on 2 nodes: 30 steps, the longest chain crosses ceil(30 / 8) = 4 times, each a network hop of 5.0 us
   // (LatencyTable): 6.6 + 26 x max(0.6, 1.0) + 4 x 5.0 = 52.6 us. (scale(1e-12): a relative check; doctest's default
   // Approx also passes anything within 1.2e-5 absolute, i.e. 12 us; scale(1e-12) leaves 1e-17.)
-  auto ring = model::estimate_collective(dgx(2), request(CollectiveOp::allreduce, 8, CollectiveAlgorithm::ring, Protocol::ll));
+  auto ring =
+      model::estimate_collective(dgx(2), request(CollectiveOp::allreduce, 8, CollectiveAlgorithm::ring, Protocol::ll));
   CHECK(ring.chosen.latency_s == doctest::Approx(52.6e-6).scale(1e-12));
   // NCCL broadcasts by ring only.
   for (const auto& candidate : model::estimate_collective(dgx(2), request(CollectiveOp::broadcast, 8)).candidates) {

@@ -58,7 +58,7 @@ TEST_CASE("2-node H100 all-reduce: predicted from the preset against nccl-tests"
     const model::CollectiveEstimate estimate = model::estimate_collective(group, request(row.bytes));
     const double error = std::fabs(estimate.chosen.time_s - row.time_s) / row.time_s;
     MESSAGE(row.bytes << " B: measured " << row.time_s * 1e6 << " us, predicted " << estimate.chosen.time_s * 1e6
-                       << " us (" << std::string(model::to_string(estimate.chosen.algorithm)) << "/"
+                      << " us (" << std::string(model::to_string(estimate.chosen.algorithm)) << "/"
                       << std::string(model::to_string(estimate.chosen.protocol)) << "), error " << error * 100 << " %");
     (row.bytes <= 65536 ? small : row.bytes < 64e6 ? middle : large).push_back(error);
     all.push_back(error);

@@ -11,7 +11,9 @@ using namespace treering;
 
 namespace {
 
-topologies::Topology preset(const std::string& name, int nodes) { return topologies::build_topology(name, {nodes, {}}); }
+topologies::Topology preset(const std::string& name, int nodes) {
+  return topologies::build_topology(name, {nodes, {}});
+}
 
 }  // namespace
 
@@ -42,7 +44,8 @@ TEST_CASE("a PCIe box without P2P: the ring shares each switch's uplink four way
   CHECK(group.pcie);
   CHECK_FALSE(group.in_switch_reduction);
   CHECK(group.scale_up_bus_Bps == doctest::Approx(6.3e9).scale(1e-12));
-  CHECK(group.latency.scale_up_step[int(model::LatencyRow::ring)][2] == doctest::Approx(5.7e-6).scale(1e-12));  // PCI Simple
+  CHECK(group.latency.scale_up_step[int(model::LatencyRow::ring)][2] ==
+        doctest::Approx(5.7e-6).scale(1e-12));  // PCI Simple
 }
 
 TEST_CASE("a sub-group: one GPU in each of two nodes") {
@@ -58,8 +61,10 @@ TEST_CASE("a sub-group: one GPU in each of two nodes") {
 
 TEST_CASE("calibration replaces tier figures and latency rows") {
   topologies::ClusterSpec spec = topologies::load_cluster_text(
-      "name: cal\ngpu_models:\n  G: {hbm_bandwidth: 2TB/s, hbm_capacity: 80GB, peak_fp16: 1PFLOPS, launch_overhead: 2us}\n"
-      "nodes:\n  - {name: n, count: 2, gpu: G, gpus_per_node: 4, fabric: {type: nvswitch, bandwidth: 400GB/s, latency: 1us},"
+      "name: cal\ngpu_models:\n  G: {hbm_bandwidth: 2TB/s, hbm_capacity: 80GB, peak_fp16: 1PFLOPS, launch_overhead: "
+      "2us}\n"
+      "nodes:\n  - {name: n, count: 2, gpu: G, gpus_per_node: 4, fabric: {type: nvswitch, bandwidth: 400GB/s, latency: "
+      "1us},"
       " nics: {count: 4, bandwidth: 400Gb/s, latency: 1us}}\n"
       "network: {topology: single-switch, hop_latency: 0.1us}\n"
       "calibration:\n  provenance: {inputs: [x.log], date: '2026-11-21', tool: test}\n"

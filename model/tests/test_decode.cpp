@@ -52,8 +52,8 @@ TEST_CASE("ring on 2 DGX H100: the node-crossing NIC sets each round's pace") {
   const model::DecodeModel model(topology);
   const model::DecodeResult ring = model.predict(DecodeAlgorithm::ring, mha16(), 16 * 64000);
   // Each round: attend to 64,000 tokens (+ the fused merge reading and writing the 4160 B state) while
-  // sending the 524,288,000 B block; the edges 7 -> 8 and 15 -> 0 cross nodes: p2p Simple 30.4 us (8.4 + 14 + 3 + 5.0) +
-  // block / 46 GB/s = 11.4229 ms, far above the attention. 15 such rounds, then the last block's attention.
+  // sending the 524,288,000 B block; the edges 7 -> 8 and 15 -> 0 cross nodes: p2p Simple 30.4 us (8.4 + 14 + 3 + 5.0)
+  // + block / 46 GB/s = 11.4229 ms, far above the attention. 15 such rounds, then the last block's attention.
   const double attention = h100_kernel_s(524296256.0 + 2 * 4160);
   const double crossing = 30.4e-6 + 524288000.0 / 46e9;
   CHECK(ring.breakdown.compute_s == doctest::Approx(16 * attention + h100_kernel_s(4096)).scale(1e-12));
@@ -141,20 +141,24 @@ TEST_CASE("ring with uneven shards: the sliding-window maxima equal a round-by-r
     const model::DecodePlan plan = model.plan(DecodeAlgorithm::ring, mha16(), n);
     const int p = 24;
     const double merge_bytes = 2 * plan.sizes.state_bytes;
-    auto tokens_of = [&](int rank, int round) { return plan.shards[static_cast<size_t>(((rank - round) % p + p) % p)].count; };
+    auto tokens_of = [&](int rank, int round) {
+      return plan.shards[static_cast<size_t>(((rank - round) % p + p) % p)].count;
+    };
     double expected = 0;
     for (int round = 0; round < p - 1; ++round) {
       double slowest = 0;
       for (int rank = 0; rank < p; ++rank) {
         const long long tokens = tokens_of(rank, round);
-        slowest = std::max({slowest, model::attention_time_s(model.rates(rank), mha16(), plan.sizes, tokens, merge_bytes),
-                            model.p2p(rank, (rank + 1) % p).time_s(static_cast<double>(tokens) * plan.sizes.kv_bytes_per_token)});
+        slowest = std::max(
+            {slowest, model::attention_time_s(model.rates(rank), mha16(), plan.sizes, tokens, merge_bytes),
+             model.p2p(rank, (rank + 1) % p).time_s(static_cast<double>(tokens) * plan.sizes.kv_bytes_per_token)});
       }
       expected += slowest;
     }
     double last = 0;
     for (int rank = 0; rank < p; ++rank) {
-      last = std::max(last, model::attention_time_s(model.rates(rank), mha16(), plan.sizes, tokens_of(rank, p - 1), merge_bytes));
+      last = std::max(
+          last, model::attention_time_s(model.rates(rank), mha16(), plan.sizes, tokens_of(rank, p - 1), merge_bytes));
     }
     expected += last + model::kernel_time_s(model.rates(0), plan.sizes.o_bytes);  // then normalise o
     CHECK(model.evaluate(plan).latency_s == doctest::Approx(expected).scale(1e-12).epsilon(1e-12));
@@ -167,11 +171,13 @@ TEST_CASE("prefill: compute-bound at half the peak, split over the GPUs") {
   // llama3.1-8b, 128,000 tokens: 2 x 8.03e9 x 128e3 + 2 x 32 x 128e3^2 x 4096 = 6.3536e15 FLOP;
   // 16 x 989e12 x 0.5 FLOP/s -> 0.80308 s.
   const double flops = 2 * 8.03e9 * 128e3 + 2 * 32 * 128e3 * 128e3 * 4096;
-  CHECK(model.prefill_s(model::find_workload("llama3.1-8b"), 128000) == doctest::Approx(flops / (16 * 989e12 * 0.5)).scale(1e-12));
+  CHECK(model.prefill_s(model::find_workload("llama3.1-8b"), 128000) ==
+        doctest::Approx(flops / (16 * 989e12 * 0.5)).scale(1e-12));
 }
 
 TEST_CASE("a generation from its two ends: the trapezoid, the first call paid once") {
   // 100 tokens at 1.0 ms first and 1.2 ms last, each carrying a 0.1 ms first call: 100 x 1.1 - 99 x 0.1 = 100.1 ms.
   CHECK(treering::model::generation_from_ends_s(100, 1.0e-3, 1.2e-3, 0.1e-3) == doctest::Approx(100.1e-3).scale(1e-12));
-  CHECK(treering::model::generation_from_ends_s(1, 2.0e-3, 2.0e-3, 0.5e-3) == doctest::Approx(2.0e-3).scale(1e-12));  // one token: itself
+  CHECK(treering::model::generation_from_ends_s(1, 2.0e-3, 2.0e-3, 0.5e-3) ==
+        doctest::Approx(2.0e-3).scale(1e-12));  // one token: itself
 }

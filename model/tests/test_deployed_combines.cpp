@@ -1,9 +1,10 @@
 // pass-q, a2a and ag-rs on one DGX H100 and across two: hand-derived latency, tiers and bytes per rank.
 // Figures: an H100 kernel is 3 us + bytes / (3.35 TB/s x 0.80); a send inside a DGX 11.8 us + bytes / 360 GB/s
-// (NVLink through the NVSwitch), across nodes 30.4 us (8.4 + 14 + 3 for the shared buffer slot + 5.0 for the receiver's clear-to-send) + bytes / 46 GB/s (a 400 Gb/s NIC): the send/recv model's.
-// A send inside a DGX of under 64 KiB runs on one NCCL channel (NCCL's smallest part is 512 KiB / 8: src/enqueue.cc
-// addP2pToPlan), which moves 15 GB/s (the preset's p2p_channel_bandwidth): 11.8 us + bytes / 15 GB/s, while a
-// port still carries several such sends at once up to 360 GB/s.
+// (NVLink through the NVSwitch), across nodes 30.4 us (8.4 + 14 + 3 for the shared buffer slot + 5.0 for the receiver's
+// clear-to-send) + bytes / 46 GB/s (a 400 Gb/s NIC): the send/recv model's. A send inside a DGX of under 64 KiB runs on
+// one NCCL channel (NCCL's smallest part is 512 KiB / 8: src/enqueue.cc addP2pToPlan), which moves 15 GB/s (the
+// preset's p2p_channel_bandwidth): 11.8 us + bytes / 15 GB/s, while a port still carries several such sends at once up
+// to 360 GB/s.
 #include <doctest/doctest.h>
 
 #include "treering/model/decode.hpp"
@@ -45,14 +46,16 @@ TEST_CASE("pass-q, batch 1, 2 GPUs of a DGX: the query hops once, the other rank
   CHECK(r.breakdown.intra_node_s == doctest::Approx(nvlink_s(4096) + nvlink_s(4160)).scale(1e-12).epsilon(1e-12));
   CHECK(r.volume.intra_node == 4096 + 4160);
   CHECK(r.volume.per_gpu == 4160);
-  CHECK(model::bytes_sent_per_rank(model.plan(DecodeAlgorithm::pass_q, mha16(1), 128000)) == std::vector<double>{4096, 4160});
+  CHECK(model::bytes_sent_per_rank(model.plan(DecodeAlgorithm::pass_q, mha16(1), 128000)) ==
+        std::vector<double>{4096, 4160});
 }
 
 TEST_CASE("pass-q, batch 1 across two DGX: the hop and the way home both cross the network") {
   const model::DecodeModel model(dgx(2), {0, 8});
   const model::DecodeResult r = model.predict(DecodeAlgorithm::pass_q, mha16(1), 128000);
   const double attention = kernel_s(524296256.0);
-  CHECK(r.latency_s == doctest::Approx(network_s(4096) + attention + network_s(4160) + kernel_s(8320)).scale(1e-12).epsilon(1e-12));
+  CHECK(r.latency_s ==
+        doctest::Approx(network_s(4096) + attention + network_s(4160) + kernel_s(8320)).scale(1e-12).epsilon(1e-12));
   CHECK(r.breakdown.inter_node_s == doctest::Approx(network_s(4096) + network_s(4160)).scale(1e-12).epsilon(1e-12));
   CHECK(r.volume.inter_node == 8256);
   CHECK(r.volume.intra_node == 0);
@@ -100,7 +103,7 @@ TEST_CASE("ag-rs on 4 GPUs, rings as the cpu backend runs them: lse gathered, o 
   CHECK(model::bytes_sent_per_rank(plan) == std::vector<double>(4, 6336));
   const model::DecodeResult r = model.evaluate(plan);
   const double attention = kernel_s(25000.0 * 8192 + 4096 + 8192 + 64);  // o in fp32: 8 KiB
-  const double rescale = kernel_s(8192 + 64 + 4 * 64);  // the state and every rank's lse
+  const double rescale = kernel_s(8192 + 64 + 4 * 64);                   // the state and every rank's lse
   const double gather_s = model.collective(plan.phases.at(1)).chosen.time_s;
   const double scatter_s = model.collective(plan.phases.at(3)).chosen.time_s;
   CHECK(plan.phases.at(1).bytes == 256);
@@ -117,7 +120,8 @@ TEST_CASE("which rank holds which part of the output") {
   using Spans = std::vector<std::pair<long long, long long>>;
   auto held = [&](DecodeAlgorithm algorithm, int rank) {
     Spans spans;
-    for (const model::ValueSpan& s : model::output_held(model.plan(algorithm, w, 100), rank)) spans.emplace_back(s.first, s.count);
+    for (const model::ValueSpan& s : model::output_held(model.plan(algorithm, w, 100), rank))
+      spans.emplace_back(s.first, s.count);
     return spans;
   };
   // o is [2 sequences][4 heads][8]: 64 values. a2a: rank 1 owns heads 2-3 of both sequences.

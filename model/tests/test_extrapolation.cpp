@@ -25,7 +25,8 @@ topologies::Calibration measured_calibration() {
   return c;
 }
 
-std::vector<std::string> reasons(const topologies::Calibration* calibration, model::DecodeAlgorithm algorithm, long long tokens, int ranks = 2) {
+std::vector<std::string> reasons(const topologies::Calibration* calibration, model::DecodeAlgorithm algorithm,
+                                 long long tokens, int ranks = 2) {
   topologies::ClusterSpec spec = topologies::load_cluster("rtx4090-pcie");
   topologies::apply_overrides(spec, {1, std::nullopt});
   if (calibration) spec.calibration = *calibration;
@@ -54,8 +55,10 @@ TEST_CASE("a tree inside every measured range does not") {
 
 TEST_CASE("shards longer or shorter than the kernels timed") {
   const topologies::Calibration c = measured_calibration();
-  CHECK(model::join_reasons(reasons(&c, model::DecodeAlgorithm::tree, 16000)) == "attention over up to 8k tokens, outside the measured 1k-4k tokens");
-  CHECK(model::join_reasons(reasons(&c, model::DecodeAlgorithm::tree, 1000)) == "attention over down to 500 tokens, outside the measured 1k-4k tokens");
+  CHECK(model::join_reasons(reasons(&c, model::DecodeAlgorithm::tree, 16000)) ==
+        "attention over up to 8k tokens, outside the measured 1k-4k tokens");
+  CHECK(model::join_reasons(reasons(&c, model::DecodeAlgorithm::tree, 1000)) ==
+        "attention over down to 500 tokens, outside the measured 1k-4k tokens");
 }
 
 TEST_CASE("what the calibration did not measure at all") {
@@ -63,12 +66,14 @@ TEST_CASE("what the calibration did not measure at all") {
   c.p2p_scale_up.clear();
   c.hbm_efficiency.reset();
   CHECK(model::join_reasons(reasons(&c, model::DecodeAlgorithm::ring, 4000)) ==
-        "attention not calibrated (default HBM efficiency); sends inside a domain not measured (priced from the collectives' fit)");
+        "attention not calibrated (default HBM efficiency); sends inside a domain not measured (priced from the "
+        "collectives' fit)");
 }
 
 TEST_CASE("attention measured by kernel shape, but not the plan's shape") {
   topologies::Calibration c = measured_calibration();
-  c.attention_shapes.push_back({64, 4, 9e-6, 0.2e-6, 2.7e12});  // llama3.2-1b's shape; paper-mha16 is head dim 128, group 1
+  c.attention_shapes.push_back(
+      {64, 4, 9e-6, 0.2e-6, 2.7e12});  // llama3.2-1b's shape; paper-mha16 is head dim 128, group 1
   CHECK(model::join_reasons(reasons(&c, model::DecodeAlgorithm::tree, 4000)) ==
         "attention of head dim 128, group 1 not measured by shape (the HBM efficiency's line)");
   c.attention_shapes.push_back({128, 1, 10e-6, 0.0, 2.67e12});
@@ -77,7 +82,8 @@ TEST_CASE("attention measured by kernel shape, but not the plan's shape") {
 
 TEST_CASE("collectives over more ranks than measured") {
   const topologies::Calibration c = measured_calibration();
-  CHECK(model::join_reasons(reasons(&c, model::DecodeAlgorithm::tree, 8000, 4)) == "collectives over 4 ranks outside the measured 2-2");
+  CHECK(model::join_reasons(reasons(&c, model::DecodeAlgorithm::tree, 8000, 4)) ==
+        "collectives over 4 ranks outside the measured 2-2");
 }
 
 TEST_CASE("an uncalibrated cluster lists nothing (it is nominal throughout, and says so elsewhere)") {

@@ -23,10 +23,12 @@ namespace {
 constexpr double kGiB = 1073741824.0;
 
 topologies::Topology cluster(const std::string& name, int nodes, bool sharp, std::optional<int> gpus_per_node = {}) {
-  return topologies::build_topology(name, {nodes, gpus_per_node, {{"network.in_network_reduction", sharp ? "true" : "false"}}});
+  return topologies::build_topology(
+      name, {nodes, gpus_per_node, {{"network.in_network_reduction", sharp ? "true" : "false"}}});
 }
 
-model::CollectiveEstimate all_reduce(const model::CommGroup& group, double bytes, std::optional<CollectiveAlgorithm> algorithm = {}) {
+model::CollectiveEstimate all_reduce(const model::CommGroup& group, double bytes,
+                                     std::optional<CollectiveAlgorithm> algorithm = {}) {
   model::CollectiveRequest request;
   request.bytes = bytes;
   request.algorithm = algorithm;
@@ -38,7 +40,8 @@ model::CollectiveEstimate all_reduce(const model::CommGroup& group, double bytes
 TEST_CASE("without in-network reduction NCCL has no CollNet and no NVLS across nodes") {
   const model::CommGroup group = model::describe_group(cluster("dgx-h100", 2, false));
   CHECK_FALSE(group.in_network_reduction);
-  for (CollectiveAlgorithm algorithm : {CollectiveAlgorithm::nvls, CollectiveAlgorithm::collnet_direct, CollectiveAlgorithm::collnet_chain}) {
+  for (CollectiveAlgorithm algorithm :
+       {CollectiveAlgorithm::nvls, CollectiveAlgorithm::collnet_direct, CollectiveAlgorithm::collnet_chain}) {
     CHECK_THROWS_AS(all_reduce(group, 8, algorithm), std::invalid_argument);
   }
   // One node never uses the network: the flag changes nothing there.
@@ -54,8 +57,10 @@ TEST_CASE("2 x DGX H100 with SHARP: NCCL's latencies, and the tree still wins at
   CHECK(nvls.latency_s == doctest::Approx(43e-6).scale(1e-12));
   CHECK(nvls.transfer_s == doctest::Approx(8 / 270e9).scale(1e-18));
   // CollNet Direct: 2 x (min(1, 7) x 3.7 + 7 x 0.4) + 31 = 44.0 us; Chain: 2 x 7 x 2.8 + 30 = 69.2 us.
-  CHECK(all_reduce(group, 8, CollectiveAlgorithm::collnet_direct).chosen.latency_s == doctest::Approx(44.0e-6).scale(1e-12));
-  CHECK(all_reduce(group, 8, CollectiveAlgorithm::collnet_chain).chosen.latency_s == doctest::Approx(69.2e-6).scale(1e-12));
+  CHECK(all_reduce(group, 8, CollectiveAlgorithm::collnet_direct).chosen.latency_s ==
+        doctest::Approx(44.0e-6).scale(1e-12));
+  CHECK(all_reduce(group, 8, CollectiveAlgorithm::collnet_chain).chosen.latency_s ==
+        doctest::Approx(69.2e-6).scale(1e-12));
   // The tree's 6.8 + 2 x (7 x 0.6 + 5.0) = 25.2 us stays NCCL's pick for small messages on two nodes.
   CHECK(all_reduce(group, 8).chosen.algorithm == CollectiveAlgorithm::tree);
 }
@@ -91,14 +96,17 @@ TEST_CASE("NVLS across nodes needs 2 GPUs a node (NCCL turns NVLS off below)") {
   const model::CommGroup group = model::describe_group(cluster("dgx-h100", 2, true, 1));
   CHECK_THROWS_AS(all_reduce(group, 8, CollectiveAlgorithm::nvls), std::invalid_argument);
   // CollNet still runs there: Direct 2 x (0 x 3.7 + 0 x 0.4) + 14 us (the tree's network figure at one GPU a node).
-  CHECK(all_reduce(group, 8, CollectiveAlgorithm::collnet_direct).chosen.latency_s == doctest::Approx(14e-6).scale(1e-12));
+  CHECK(all_reduce(group, 8, CollectiveAlgorithm::collnet_direct).chosen.latency_s ==
+        doctest::Approx(14e-6).scale(1e-12));
 }
 
 TEST_CASE("one GPU a node: CollNet takes the tree's network figure, and no NVLS without in-switch reduction") {
   // 2 x 1 A100: Chain 2 x 0 x 2.8 + 14 = 14 us; Direct 2 x (min(1, 0) x 3.7 + 0 x 0.4) + 14 = 14 us.
   const model::CommGroup group = model::describe_group(cluster("dgx-a100", 2, true, 1));
-  CHECK(all_reduce(group, 8, CollectiveAlgorithm::collnet_chain).chosen.latency_s == doctest::Approx(14e-6).scale(1e-12));
-  CHECK(all_reduce(group, 8, CollectiveAlgorithm::collnet_direct).chosen.latency_s == doctest::Approx(14e-6).scale(1e-12));
+  CHECK(all_reduce(group, 8, CollectiveAlgorithm::collnet_chain).chosen.latency_s ==
+        doctest::Approx(14e-6).scale(1e-12));
+  CHECK(all_reduce(group, 8, CollectiveAlgorithm::collnet_direct).chosen.latency_s ==
+        doctest::Approx(14e-6).scale(1e-12));
   CHECK_THROWS_AS(all_reduce(group, 8, CollectiveAlgorithm::nvls), std::invalid_argument);
 }
 
@@ -108,7 +116,8 @@ TEST_CASE("SHARP flows: bytes per tier are the model's, and alone each part take
   std::vector<int> domains;
   for (int gpu : group.gpus) domains.push_back(topology.domain_of_gpu(gpu));
   const double S = 1 << 20;
-  for (CollectiveAlgorithm algorithm : {CollectiveAlgorithm::nvls, CollectiveAlgorithm::collnet_direct, CollectiveAlgorithm::collnet_chain}) {
+  for (CollectiveAlgorithm algorithm :
+       {CollectiveAlgorithm::nvls, CollectiveAlgorithm::collnet_direct, CollectiveAlgorithm::collnet_chain}) {
     CAPTURE(model::to_string(algorithm));
     const auto estimate = all_reduce(group, S, algorithm);
     const auto schedule = model::collective_schedule(group, domains, CollectiveOp::allreduce, S, estimate.chosen);

@@ -27,7 +27,8 @@ TEST_CASE("a ring of 2^20 GPUs over 10^10 tokens: each rank's bytes exact") {
   std::vector<int> ranks(static_cast<size_t>(gpus)), domains(static_cast<size_t>(gpus));
   std::iota(ranks.begin(), ranks.end(), 0);
   for (int r = 0; r < gpus; ++r) domains[static_cast<size_t>(r)] = r / 8;
-  const DecodePlan plan = make_plan(DecodeAlgorithm::ring, find_workload("paper-mha16"), 10'000'000'000LL, ranks, domains);
+  const DecodePlan plan =
+      make_plan(DecodeAlgorithm::ring, find_workload("paper-mha16"), 10'000'000'000LL, ranks, domains);
   const std::vector<double> sent = bytes_sent_per_rank(plan);
   CHECK(sent[0] == 81'919'921'872'896.0);
   double total = 0;
@@ -41,7 +42,8 @@ TEST_CASE("tree-lse plans for 2^20 GPUs: the transfers stay within the ranks") {
   std::vector<int> ranks(static_cast<size_t>(gpus)), domains(static_cast<size_t>(gpus));
   std::iota(ranks.begin(), ranks.end(), 0);
   for (int r = 0; r < gpus; ++r) domains[static_cast<size_t>(r)] = r / 8;
-  const DecodePlan plan = make_plan(DecodeAlgorithm::tree_lse, find_workload("paper-mha16"), 10'000'000'000LL, ranks, domains);
+  const DecodePlan plan =
+      make_plan(DecodeAlgorithm::tree_lse, find_workload("paper-mha16"), 10'000'000'000LL, ranks, domains);
   long long transfers = 0, outside = 0;
   for (const Phase& phase : plan.phases) {
     for (const Transfer& t : phase.sends) {

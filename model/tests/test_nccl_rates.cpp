@@ -24,8 +24,8 @@ TEST_CASE("channels and caps follow the NICs across nodes, none inside one node"
   const model::CommGroup two = dgx(2);
   CHECK(two.nccl.search_channels == 8);
   CHECK(two.nccl.channels == 16);
-  CHECK(two.nccl.ll_max_bus_Bps == doctest::Approx(39 * kGB).scale(1e-12));        // llMaxBws Intel, 2 nodes
-  CHECK(two.nccl.ll128_bus_Bps == doctest::Approx(8 * 36.7 * kGB).scale(1e-12));   // 293.6 GB/s
+  CHECK(two.nccl.ll_max_bus_Bps == doctest::Approx(39 * kGB).scale(1e-12));       // llMaxBws Intel, 2 nodes
+  CHECK(two.nccl.ll128_bus_Bps == doctest::Approx(8 * 36.7 * kGB).scale(1e-12));  // 293.6 GB/s
   CHECK(dgx(4).nccl.tree_ll128_bus_Bps == doctest::Approx(8 * 29.0 * kGB).scale(1e-12));
   CHECK(dgx(1).nccl.channels == 0);
 }
@@ -53,8 +53,8 @@ TEST_CASE("per-protocol bus bandwidth: caps, tree correction, channel share") {
   CHECK(model::nccl_bus_Bps(two, CollectiveOp::allreduce, CollectiveAlgorithm::ring, Protocol::ll, tier_Bps, 262144) ==
         doctest::Approx(9.75 * kGB).scale(1e-12));
   // One node: the tier times the protocol factor, nothing else (LL: 180 GB/s).
-  CHECK(model::nccl_bus_Bps(dgx(1), CollectiveOp::allreduce, CollectiveAlgorithm::tree, Protocol::ll, tier_Bps, 131072) ==
-        doctest::Approx(180 * kGB).scale(1e-12));
+  CHECK(model::nccl_bus_Bps(dgx(1), CollectiveOp::allreduce, CollectiveAlgorithm::tree, Protocol::ll, tier_Bps,
+                            131072) == doctest::Approx(180 * kGB).scale(1e-12));
   CHECK(model::tree_correction(Protocol::simple, 32) == 1.0);
   CHECK(model::tree_correction(Protocol::ll, 64) == 1.0);
   CHECK(model::tree_correction(Protocol::ll, 1ull << 40) == 1.0);
@@ -67,7 +67,8 @@ TEST_CASE("NVLS-tree pipeline fill: (D - 1) chunks of every pipe at the transfer
   // 1 MiB: 32 KiB chunks, but a pipe holds only 8 KiB: 3 x 1 MiB / 270 GB/s = 11.65 us.
   CHECK(model::nvls_tree_fill_s(two, kMiB, 270 * kGB) == doctest::Approx(3 * kMiB / (270 * kGB)).scale(1e-12));
   // 1 GiB: 128 KiB chunks: 3 x 16 MiB / 270 GB/s = 186.4 us, whatever the size above 64 MiB.
-  CHECK(model::nvls_tree_fill_s(two, 1024 * kMiB, 270 * kGB) == doctest::Approx(3 * 16 * kMiB / (270 * kGB)).scale(1e-12));
+  CHECK(model::nvls_tree_fill_s(two, 1024 * kMiB, 270 * kGB) ==
+        doctest::Approx(3 * 16 * kMiB / (270 * kGB)).scale(1e-12));
   CHECK(model::nvls_tree_fill_s(two, 0, 270 * kGB) == 0.0);
 }
 
@@ -75,10 +76,12 @@ TEST_CASE("NVLS with SHARP: 4 stages whatever the node count, NVLS's chunk sizes
   const model::CommGroup two = dgx(2);  // 128 pipes, as NVLS-tree's
   // 16 MiB: < 64 x 128 x 128 KiB (1 GiB) -> 64 KiB; < 8 x 128 x 64 KiB (64 MiB) -> 32 KiB; not < 2 x 128 x 32 KiB
   // (8 MiB): 32 KiB chunks, 3 x 4 MiB / 270 GB/s (NVLS-tree's 64 KiB chunks give twice that).
-  CHECK(model::nvls_sharp_fill_s(two, 16 * kMiB, 270 * kGB) == doctest::Approx(3 * 4 * kMiB / (270 * kGB)).scale(1e-12));
+  CHECK(model::nvls_sharp_fill_s(two, 16 * kMiB, 270 * kGB) ==
+        doctest::Approx(3 * 4 * kMiB / (270 * kGB)).scale(1e-12));
   // 4 MiB: 16 KiB chunks (< 8 MiB), a pipe's share is 32 KiB: 3 x 2 MiB / 270 GB/s.
   CHECK(model::nvls_sharp_fill_s(two, 4 * kMiB, 270 * kGB) == doctest::Approx(3 * 2 * kMiB / (270 * kGB)).scale(1e-12));
   // 16 nodes: still 4 stages (NVLS-tree's would be 2 + 2 log2(16) = 10).
-  CHECK(model::nvls_sharp_fill_s(dgx(16), 16 * kMiB, 270 * kGB) == doctest::Approx(3 * 4 * kMiB / (270 * kGB)).scale(1e-12));
+  CHECK(model::nvls_sharp_fill_s(dgx(16), 16 * kMiB, 270 * kGB) ==
+        doctest::Approx(3 * 4 * kMiB / (270 * kGB)).scale(1e-12));
   CHECK(model::nvls_sharp_fill_s(two, 0, 270 * kGB) == 0.0);
 }

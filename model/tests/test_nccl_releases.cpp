@@ -47,12 +47,15 @@ TEST_CASE("2 x DGX H100, 64 MiB by NVLS-tree: NCCL 2.26.2 charges 2 x (20.9 - 14
   model::CollectiveRequest request;
   request.bytes = 64.0 * 1024 * 1024;
   request.algorithm = model::CollectiveAlgorithm::nvls_tree;
-  const double difference_s = model::estimate_collective(newer, request).chosen.time_s - model::estimate_collective(older, request).chosen.time_s;
+  const double difference_s = model::estimate_collective(newer, request).chosen.time_s -
+                              model::estimate_collective(older, request).chosen.time_s;
   CHECK(us(difference_s) == doctest::Approx(13.8).scale(1e-12).epsilon(1e-9));
 }
 
-TEST_CASE("Blackwell's ring LL128 cap by release, 8 NICs: Hopper's, 2 x Hopper's, then 2.28's, 2.28.7's, 2.29's, 2.29.7's") {
-  const model::NcclRows blackwell = model::nccl_rows(topologies::GpuArchitecture::blackwell, topologies::HostCpu::intel);
+TEST_CASE(
+    "Blackwell's ring LL128 cap by release, 8 NICs: Hopper's, 2 x Hopper's, then 2.28's, 2.28.7's, 2.29's, 2.29.7's") {
+  const model::NcclRows blackwell =
+      model::nccl_rows(topologies::GpuArchitecture::blackwell, topologies::HostCpu::intel);
   const auto ring_ll128_GBps = [&](int domains, const NcclVersion& version) {
     return model::nccl_channels({domains, 8, 50e9, 8}, blackwell, version).ll128_bus_Bps / 8 / 1e9;
   };
@@ -64,24 +67,28 @@ TEST_CASE("Blackwell's ring LL128 cap by release, 8 NICs: Hopper's, 2 x Hopper's
   CHECK(ring_ll128_GBps(4, {29, 2, true}) == doctest::Approx(34.5).scale(1e-12));  // v2.29.2-1
   CHECK(ring_ll128_GBps(2, {29, 7, true}) == doctest::Approx(40.0).scale(1e-12));  // v2.29.7-1
   // More nodes, Simple tree: 36 (Hopper's, 2.24), 72 (2.26), 24 (from 2.28).
-  const auto tree_GBps = [&](const NcclVersion& version) { return model::nccl_channels({4, 8, 50e9, 8}, blackwell, version).tree_bus_Bps / 8 / 1e9; };
+  const auto tree_GBps = [&](const NcclVersion& version) {
+    return model::nccl_channels({4, 8, 50e9, 8}, blackwell, version).tree_bus_Bps / 8 / 1e9;
+  };
   CHECK(tree_GBps({24, 3, true}) == doctest::Approx(36.0).scale(1e-12));
   CHECK(tree_GBps({26, 2, true}) == doctest::Approx(72.0).scale(1e-12));
   CHECK(tree_GBps({28, 3, true}) == doctest::Approx(24.0).scale(1e-12));
 }
 
-TEST_CASE("Blackwell's NVLS channels across nodes: 16 before 2.25, 32 from 2.25, tuned by node count and NIC from 2.30.3") {
-  const model::NcclRows blackwell = model::nccl_rows(topologies::GpuArchitecture::blackwell, topologies::HostCpu::intel);
+TEST_CASE(
+    "Blackwell's NVLS channels across nodes: 16 before 2.25, 32 from 2.25, tuned by node count and NIC from 2.30.3") {
+  const model::NcclRows blackwell =
+      model::nccl_rows(topologies::GpuArchitecture::blackwell, topologies::HostCpu::intel);
   const auto nvls = [&](int domains, double nic_Bps, int ppn, const NcclVersion& version) {
     return model::nccl_channels({domains, 8, nic_Bps, ppn}, blackwell, version).nvls_channels;
   };
   CHECK(nvls(4, 50e9, 8, {24, 3, true}) == 16);
   CHECK(nvls(4, 50e9, 8, {29, 7, true}) == 32);
-  CHECK(nvls(2, 50e9, 8, {30, 7, true}) == 32);   // 2 nodes, NIC >= 48 GB/s
-  CHECK(nvls(4, 50e9, 8, {30, 7, true}) == 24);   // NIC >= 48 GB/s
-  CHECK(nvls(4, 100e9, 8, {30, 7, true}) == 24);  // NIC >= 96 GB/s, ppn <= 8
-  CHECK(nvls(4, 100e9, 16, {30, 7, true}) == 32); // NIC >= 96 GB/s, ppn > 8
-  CHECK(nvls(4, 25e9, 8, {30, 7, true}) == 32);   // slower NICs: NVLS_NCHANNELS_SM100
+  CHECK(nvls(2, 50e9, 8, {30, 7, true}) == 32);    // 2 nodes, NIC >= 48 GB/s
+  CHECK(nvls(4, 50e9, 8, {30, 7, true}) == 24);    // NIC >= 48 GB/s
+  CHECK(nvls(4, 100e9, 8, {30, 7, true}) == 24);   // NIC >= 96 GB/s, ppn <= 8
+  CHECK(nvls(4, 100e9, 16, {30, 7, true}) == 32);  // NIC >= 96 GB/s, ppn > 8
+  CHECK(nvls(4, 25e9, 8, {30, 7, true}) == 32);    // slower NICs: NVLS_NCHANNELS_SM100
   const model::NcclRows hopper = model::nccl_rows(topologies::GpuArchitecture::hopper, topologies::HostCpu::intel);
   CHECK(model::nccl_channels({4, 8, 50e9, 8}, hopper, {30, 7, true}).nvls_channels == 16);  // NVLS_NCHANNELS_SM90
 }

@@ -24,17 +24,20 @@ model::NcclChannels channels(int domains, int nics, const model::NcclRows& rows)
 }  // namespace
 
 TEST_CASE("an architecture picks NCCL's row by compute capability: Turing is a Volta row, Ada an Ampere one") {
-  CHECK(model::nccl_rows(GpuArchitecture::turing, HostCpu::intel).gpu == NcclGpuRow::volta);      // sm75 < 80
-  CHECK(model::nccl_rows(GpuArchitecture::ada, HostCpu::intel).gpu == NcclGpuRow::ampere);        // sm89 < 90
+  CHECK(model::nccl_rows(GpuArchitecture::turing, HostCpu::intel).gpu == NcclGpuRow::volta);  // sm75 < 80
+  CHECK(model::nccl_rows(GpuArchitecture::ada, HostCpu::intel).gpu == NcclGpuRow::ampere);    // sm89 < 90
   CHECK(model::nccl_rows(GpuArchitecture::hopper, HostCpu::intel).gpu == NcclGpuRow::hopper);
   CHECK(model::nccl_rows(GpuArchitecture::blackwell, HostCpu::arm).gpu == NcclGpuRow::blackwell);
-  CHECK_FALSE(model::amd_ll_row(model::nccl_rows(GpuArchitecture::blackwell, HostCpu::arm), k2307));  // Arm alone: row 0
+  CHECK_FALSE(
+      model::amd_ll_row(model::nccl_rows(GpuArchitecture::blackwell, HostCpu::arm), k2307));  // Arm alone: row 0
   const model::NcclRows unknown = model::nccl_rows(GpuArchitecture::unknown, HostCpu::unknown);
   CHECK(unknown.gpu == NcclGpuRow::hopper);
-  CHECK(model::describe(unknown, k2307) == "Hopper GPUs, Intel hosts (assumed: the cluster file names no GPU architecture or host CPU)");
+  CHECK(model::describe(unknown, k2307) ==
+        "Hopper GPUs, Intel hosts (assumed: the cluster file names no GPU architecture or host CPU)");
 }
 
-TEST_CASE("a communicator takes its oldest GPU's row, and the AMD LL row for an AMD host or, from 2.24, mixed vendors") {
+TEST_CASE(
+    "a communicator takes its oldest GPU's row, and the AMD LL row for an AMD host or, from 2.24, mixed vendors") {
   const model::NcclRows hopper_amd = model::combine(model::nccl_rows(GpuArchitecture::hopper, HostCpu::intel),
                                                     model::nccl_rows(GpuArchitecture::ampere, HostCpu::amd));
   CHECK(hopper_amd.gpu == NcclGpuRow::ampere);
@@ -45,7 +48,8 @@ TEST_CASE("a communicator takes its oldest GPU's row, and the AMD LL row for an 
   CHECK(model::amd_ll_row(intel_arm, k2307));
   CHECK_FALSE(model::amd_ll_row(intel_arm, {23, 4, true}));
   CHECK(model::describe(intel_arm, k2307) == "Hopper GPUs, mixed hosts (the AMD row)");
-  CHECK(channels(2, 8, intel_arm).network_post_s == doctest::Approx(1e-6).scale(1e-12));  // getNetOverhead: 2 only for AMD x86
+  CHECK(channels(2, 8, intel_arm).network_post_s ==
+        doctest::Approx(1e-6).scale(1e-12));  // getNetOverhead: 2 only for AMD x86
 }
 
 TEST_CASE("caps across nodes: 8 NICs on Ampere with AMD hosts, and Blackwell beyond 2 nodes") {
@@ -85,8 +89,10 @@ TEST_CASE("2 DGX A100 (AMD EPYC hosts): an 8 KiB all-reduce's tree/LL rate is ca
   // 169.28 (under the tree cap 8 x 23.6), / 3.8 = 44.55, capped at 22.5; x 0.7 (treeCorrectionFactor LL at
   // 8 KiB = 64 B x 2^7) x 2 of 16 channels (8192 B / (512 threads x 8 B)) = 1.96875 GB/s; transfer 2 x 8192 B /
   // 1.96875 GB/s = 8.322 us. On an Intel host the cap is 39: 39 x 0.7 x 2/16 = 3.4125 GB/s, 4.801 us.
-  CHECK(model::estimate_collective(group, request).chosen.time_s == doctest::Approx(25.2e-6 + 16384 / 1.96875e9).scale(1e-12));
-  const model::CommGroup intel = model::describe_group(
-      topologies::build_topology("dgx-a100", {2, {}, {{"nodes.0.host_cpu", "intel"}}}));
-  CHECK(model::estimate_collective(intel, request).chosen.time_s == doctest::Approx(25.2e-6 + 16384 / 3.4125e9).scale(1e-12));
+  CHECK(model::estimate_collective(group, request).chosen.time_s ==
+        doctest::Approx(25.2e-6 + 16384 / 1.96875e9).scale(1e-12));
+  const model::CommGroup intel =
+      model::describe_group(topologies::build_topology("dgx-a100", {2, {}, {{"nodes.0.host_cpu", "intel"}}}));
+  CHECK(model::estimate_collective(intel, request).chosen.time_s ==
+        doctest::Approx(25.2e-6 + 16384 / 3.4125e9).scale(1e-12));
 }

@@ -24,15 +24,15 @@ TEST_CASE("NCCL's p2p channels: one NVLink host, 512 KiB chunks (parts 64 KiB to
   CHECK(model::nccl_p2p_channels(1024 * MiB, 8, 1, true) == 32);  // 64 parts of 16 MiB wanted, 32 at most
   // 2 ranks: floor 16.
   CHECK(model::nccl_p2p_channels(1 * MiB, 2, 1, true) == 16);
-  CHECK(model::nccl_p2p_channels(512 * MiB, 2, 1, true) == 32);   // 32 MiB parts -> 32 of 16 MiB
+  CHECK(model::nccl_p2p_channels(512 * MiB, 2, 1, true) == 32);  // 32 MiB parts -> 32 of 16 MiB
 }
 
 TEST_CASE("NCCL's p2p channels: PCIe (128 KiB chunks, parts 16 KiB to 4 MiB) and several hosts (64 to 128 KiB)") {
-  CHECK(model::nccl_p2p_channels(32 * MiB, 8, 1, false) == 8);    // floor 4: 8 MiB parts -> 8 of 4 MiB
+  CHECK(model::nccl_p2p_channels(32 * MiB, 8, 1, false) == 8);  // floor 4: 8 MiB parts -> 8 of 4 MiB
   // 16 ranks on two hosts: floor 2; 1 MiB: 2 parts of 512 KiB -> 4 of 256 -> 8 of 128 KiB.
   CHECK(model::nccl_p2p_channels(1 * MiB, 16, 2, true) == 8);
-  CHECK(model::nccl_p2p_channels(64 * KiB, 16, 2, true) == 1);    // ceil(64 / 64) = 1
-  CHECK(model::nccl_p2p_channels(64 * MiB, 128, 16, true) == 32); // floor 1, doubled to the 32 channels
+  CHECK(model::nccl_p2p_channels(64 * KiB, 16, 2, true) == 1);     // ceil(64 / 64) = 1
+  CHECK(model::nccl_p2p_channels(64 * MiB, 128, 16, true) == 32);  // floor 1, doubled to the 32 channels
 }
 
 TEST_CASE("a send inside a DGX H100 runs on its channels: 15 GB/s each, at most the link's 360 GB/s") {
@@ -50,7 +50,8 @@ TEST_CASE("a send inside a DGX H100 runs on its channels: 15 GB/s each, at most 
   model::CollectiveRequest request;
   request.op = model::CollectiveOp::sendrecv;
   request.bytes = 16 * MiB;
-  const model::CollectiveCandidate chosen = model::estimate_collective(model::describe_group(dgx, {0, 1}), request).chosen;
+  const model::CollectiveCandidate chosen =
+      model::estimate_collective(model::describe_group(dgx, {0, 1}), request).chosen;
   CHECK(chosen.transfer_s == doctest::Approx(16 * MiB / 240e9).scale(1e-12));
 }
 

@@ -11,10 +11,12 @@ namespace paper = treering::model::paper;
 TEST_CASE("the paper's memory gap: 524 MB at hidden 2048, 1048.6 MB at 4096 (64,000 tokens per GPU, 16-bit)") {
   // Gap = Mem_ring - Mem_tree = 2btd - 2bn_h elements of 2 bytes.
   // d = 2048, n_h = 16: (2 x 64,000 x 2048 - 32) x 2 B = 524,287,936 B.
-  const double gap_2048 = (paper::ring_memory_elements(1, 64000, 2048) - paper::tree_memory_elements(1, 64000, 2048, 16)) * 2;
+  const double gap_2048 =
+      (paper::ring_memory_elements(1, 64000, 2048) - paper::tree_memory_elements(1, 64000, 2048, 16)) * 2;
   CHECK(gap_2048 == 524287936.0);
   // d = 4096, n_h = 32: (2 x 64,000 x 4096 - 64) x 2 B = 1,048,575,872 B = 1048.6 MB (the paper says 1040).
-  const double gap_4096 = (paper::ring_memory_elements(1, 64000, 4096) - paper::tree_memory_elements(1, 64000, 4096, 32)) * 2;
+  const double gap_4096 =
+      (paper::ring_memory_elements(1, 64000, 4096) - paper::tree_memory_elements(1, 64000, 4096, 32)) * 2;
   CHECK(gap_4096 == 1048575872.0);
 }
 

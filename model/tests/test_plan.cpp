@@ -71,7 +71,8 @@ TEST_CASE("bad plan requests") {
   CHECK_THROWS_AS(make_plan(DecodeAlgorithm::tree, find_workload("paper-mha16"), 0, {0}, {0}), std::invalid_argument);
   CHECK_THROWS_AS(make_plan(DecodeAlgorithm::tree, find_workload("paper-mha16"), 10, {}, {}), std::invalid_argument);
   CHECK_THROWS_WITH_AS(parse_decode_algorithm("star"),
-                       "unknown algorithm 'star' (expected one of: ring, tree, tree-fused, tree-lse, allgather-merge, pass-q, a2a, ag-rs)",
+                       "unknown algorithm 'star' (expected one of: ring, tree, tree-fused, tree-lse, allgather-merge, "
+                       "pass-q, a2a, ag-rs)",
                        std::invalid_argument);
 }
 
@@ -155,7 +156,8 @@ TEST_CASE("bytes each rank sends, exactly, when collectives run as rings") {
   CHECK(bytes_sent_per_rank(ring)[0] == (1000 - 333) * 8192.0);
   CHECK(bytes_sent_per_rank(ring)[2] == (1000 - 334) * 8192.0);
   // Without forcing rings the per-rank bytes are not known.
-  CHECK_THROWS_AS(bytes_sent_per_rank(model.plan(DecodeAlgorithm::tree, find_workload("paper-mha16"), 1000)), std::invalid_argument);
+  CHECK_THROWS_AS(bytes_sent_per_rank(model.plan(DecodeAlgorithm::tree, find_workload("paper-mha16"), 1000)),
+                  std::invalid_argument);
 }
 
 TEST_CASE("one GPU holds the whole context: every algorithm's plan is its attention alone (cp 1 combines nothing)") {
@@ -163,8 +165,9 @@ TEST_CASE("one GPU holds the whole context: every algorithm's plan is its attent
   const DecodeModel one(topology, {0});
   const Workload& workload = find_workload("llama3.1-8b");
   const double tree_lse = one.predict(DecodeAlgorithm::tree_lse, workload, 128000).latency_s;
-  for (DecodeAlgorithm algorithm : {DecodeAlgorithm::ring, DecodeAlgorithm::tree, DecodeAlgorithm::tree_fused, DecodeAlgorithm::tree_lse,
-                                    DecodeAlgorithm::allgather_merge, DecodeAlgorithm::pass_q, DecodeAlgorithm::a2a, DecodeAlgorithm::ag_rs}) {
+  for (DecodeAlgorithm algorithm :
+       {DecodeAlgorithm::ring, DecodeAlgorithm::tree, DecodeAlgorithm::tree_fused, DecodeAlgorithm::tree_lse,
+        DecodeAlgorithm::allgather_merge, DecodeAlgorithm::pass_q, DecodeAlgorithm::a2a, DecodeAlgorithm::ag_rs}) {
     CAPTURE(to_string(algorithm));
     const DecodePlan plan = one.plan(algorithm, workload, 128000);
     REQUIRE(plan.phases.size() == 1);

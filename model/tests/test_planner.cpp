@@ -15,8 +15,8 @@ using model::DecodeAlgorithm;
 namespace {
 
 // Time per output token of one layout and combine, or infinity when it does not fit (or cannot split).
-double step_s(const topologies::Topology& topology, model::Layout layout, DecodeAlgorithm algorithm, const model::Workload& w,
-              long long seq_len) {
+double step_s(const topologies::Topology& topology, model::Layout layout, DecodeAlgorithm algorithm,
+              const model::Workload& w, long long seq_len) {
   try {
     const model::LayoutModel layouts(topology, model::place_layout(topology, layout));
     const model::LayoutAttention attention = layouts.attention(algorithm, w, seq_len);
@@ -30,7 +30,8 @@ double step_s(const topologies::Topology& topology, model::Layout layout, Decode
 // The best of plain TP (tp = 1, 2, 4, ... GPUs, no CP) and the paper's layout (the K/V over all GPUs, tree).
 double best_baseline_s(const topologies::Topology& topology, const model::Workload& w, long long seq_len) {
   double best = step_s(topology, model::Layout{1, topology.gpu_count()}, DecodeAlgorithm::tree, w, seq_len);
-  for (int tp = 1; tp <= topology.gpu_count(); tp *= 2) best = std::min(best, step_s(topology, {tp, 1}, DecodeAlgorithm::a2a, w, seq_len));
+  for (int tp = 1; tp <= topology.gpu_count(); tp *= 2)
+    best = std::min(best, step_s(topology, {tp, 1}, DecodeAlgorithm::a2a, w, seq_len));
   return best;
 }
 
@@ -42,7 +43,9 @@ void check_tie_first(const model::DeploymentPlan& plan) {
     const model::PlannedLayout& b = plan.ranked[i];
     CAPTURE(i);
     CHECK((a.within_best_band || !b.within_best_band));
-    if (a.within_best_band && b.within_best_band) CHECK(a.cross_node.time_s <= b.cross_node.time_s); else if (!a.within_best_band) {
+    if (a.within_best_band && b.within_best_band)
+      CHECK(a.cross_node.time_s <= b.cross_node.time_s);
+    else if (!a.within_best_band) {
       CHECK(a.step.step_s <= b.step.step_s);
     }
   }
@@ -69,7 +72,8 @@ void check_never_slower(const topologies::Topology& topology, const model::Workl
 TEST_CASE("the top choice is never slower than the best of plain TP and the paper's tree") {
   const topologies::Topology two = topologies::build_topology("dgx-h100", {2, {}});
   for (const char* name : {"llama3.1-8b", "llama3.1-70b", "mixtral-8x7b"}) {
-    for (long long seq_len : {4096LL, 131072LL, 1048576LL}) check_never_slower(two, model::find_workload(name), seq_len);
+    for (long long seq_len : {4096LL, 131072LL, 1048576LL})
+      check_never_slower(two, model::find_workload(name), seq_len);
   }
   model::Workload batched = model::find_workload("llama3.1-70b");
   batched.batch = 8;
@@ -88,7 +92,8 @@ TEST_CASE("the planner tries every tp that splits the heads, and says why it ski
   model::PlannerOptions options;
   options.gpus_max = 12;  // cp 3 at tp 4 fills 12 GPUs; tp 8 splits 8 of them once (cp 1)
   options.combines = {DecodeAlgorithm::tree};
-  const model::DeploymentPlan limited = model::plan_deployment(two, model::find_workload("paper-mha16"), 32768, options);
+  const model::DeploymentPlan limited =
+      model::plan_deployment(two, model::find_workload("paper-mha16"), 32768, options);
   for (const model::PlannedLayout& c : limited.ranked) CHECK(c.layout.gpus() <= 12);
   const auto has = [&](int tp, int cp) {
     return std::any_of(limited.ranked.begin(), limited.ranked.end(),
@@ -104,9 +109,11 @@ TEST_CASE("the planner says how much of each choice is communication across node
   // 16 KiB, tree/LL: ~30 us of latency against under a microsecond of transfer) across them in every layer, so
   // those all-reduces count; layouts inside one node count nothing.
   const model::Workload w = model::find_workload("llama3.1-70b");
-  const model::DeploymentPlan one = model::plan_deployment(topologies::build_topology("dgx-h100", {1, {}}), w, 32768, {});
+  const model::DeploymentPlan one =
+      model::plan_deployment(topologies::build_topology("dgx-h100", {1, {}}), w, 32768, {});
   for (const model::PlannedLayout& c : one.ranked) CHECK(c.network_latency_s == 0);
-  const model::DeploymentPlan two = model::plan_deployment(topologies::build_topology("dgx-h100", {2, {}}), w, 32768, {});
+  const model::DeploymentPlan two =
+      model::plan_deployment(topologies::build_topology("dgx-h100", {2, {}}), w, 32768, {});
   bool seen = false;
   for (const model::PlannedLayout& c : two.ranked) {
     if (c.layout.tp != 16) continue;
@@ -145,7 +152,8 @@ TEST_CASE("llama3.1-405b on 16 DGX H100: a tie within the bands comes first, lea
   const topologies::Topology sixteen = topologies::build_topology("dgx-h100", {16, {}});
   model::PlannerOptions options;  // the bands `plan` draws: the default implementation's errors
   options.errors = model::prediction_errors(sixteen, topologies::default_impl_profile(), false);
-  const model::DeploymentPlan plan = model::plan_deployment(sixteen, model::find_workload("llama3.1-405b"), 128000, options);
+  const model::DeploymentPlan plan =
+      model::plan_deployment(sixteen, model::find_workload("llama3.1-405b"), 128000, options);
   check_tie_first(plan);
   const model::PlannedLayout* fastest = model::fastest_choice(plan);
   REQUIRE(fastest != nullptr);

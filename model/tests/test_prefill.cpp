@@ -68,6 +68,7 @@ TEST_CASE("ring-causal-skip on one GPU: the causal prompt alone, no ring") {
   const model::DecodeModel model(topology);
   const model::Workload& llama = model::find_workload("llama3.1-8b");
   // One block of 4,000 tokens, causal: 2 x 4000^2 x 4096 FLOP a layer at 0.374 of the peak.
-  const double expected_s = 2.0 * llama.parameters * 4000.0 / (989e12 * 0.5) + 32 * 2.0 * 4000.0 * 4000.0 * 4096.0 / (0.374 * 989e12);
+  const double expected_s =
+      2.0 * llama.parameters * 4000.0 / (989e12 * 0.5) + 32 * 2.0 * 4000.0 * 4000.0 * 4096.0 / (0.374 * 989e12);
   CHECK(model.prefill_s(llama, 4000, with_prefill(0.374, true)) == doctest::Approx(expected_s).scale(1e-12));
 }

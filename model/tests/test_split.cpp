@@ -24,7 +24,8 @@ TEST_CASE("split_by_speed: equal GPUs get split_tokens's counts") {
 TEST_CASE("split_by_speed: an H100 and an H200 share in proportion to their memory bandwidth") {
   // Same launch overhead and efficiency; attention = launch + (n x 8 KiB + 8,256 B) / (hbm x 0.8). Equal times
   // give n_100 / n_200 = 3.35 / 4.8 but for the fixed 8,256 B: n_100 = 1M x 3.35 / 8.15 = 411,043 (+-2).
-  const topologies::Topology topology = topologies::build_topology(std::string(TREERING_SOURCE_DIR) + "/topologies/examples/mixed-h100-h200.yaml");
+  const topologies::Topology topology =
+      topologies::build_topology(std::string(TREERING_SOURCE_DIR) + "/topologies/examples/mixed-h100-h200.yaml");
   const model::DecodeModel decode(topology);
   const model::Workload& w = model::find_workload("paper-mha16");
   const model::ComputeRates h100 = decode.rates(0), h200 = decode.rates(64);
@@ -38,7 +39,8 @@ TEST_CASE("by-speed on the mixed H100 + H200 cluster: tree's attention shrinks t
   // 64 H100 + 64 H200, 1M tokens. Equal split: 7,813 tokens each, the H100s set the pace. Balanced: all finish
   // together at T with sum over GPUs of T x hbm_i = 1M x 8 KiB (launch aside): T = 1M x 8 KiB / (64 x 0.8 x
   // (3.35 + 4.8) TB/s) = 19.6 us + launch, against 7,813 x 8 KiB / (0.8 x 3.35 TB/s) = 23.9 us + launch.
-  const topologies::Topology topology = topologies::build_topology(std::string(TREERING_SOURCE_DIR) + "/topologies/examples/mixed-h100-h200.yaml");
+  const topologies::Topology topology =
+      topologies::build_topology(std::string(TREERING_SOURCE_DIR) + "/topologies/examples/mixed-h100-h200.yaml");
   const model::DecodeModel decode(topology);
   const model::Workload& w = model::find_workload("paper-mha16");
   model::PlanOptions by_speed;
@@ -70,10 +72,10 @@ TEST_CASE("the ring's evaluation for any split equals the fast path on the equal
   model::PlanOptions given;
   given.shard_tokens.assign(16, 62500);  // 1M / 16: equal, but given
   given.shard_tokens[0] = 62499;
-  given.shard_tokens[15] = 62501;        // not split_tokens's order: the general path
+  given.shard_tokens[15] = 62501;  // not split_tokens's order: the general path
   const double general = decode.predict(DecodeAlgorithm::ring, w, 1000000, given).latency_s;
   model::PlanOptions near;
-  near.shard_tokens.assign(16, 62500);   // exactly the equal split: the fast path
+  near.shard_tokens.assign(16, 62500);  // exactly the equal split: the fast path
   const double fast = decode.predict(DecodeAlgorithm::ring, w, 1000000, near).latency_s;
   CHECK(general == doctest::Approx(fast).scale(1e-12).epsilon(1e-4));  // one token more or less on a block of 62,500
   CHECK_THROWS_AS(decode.plan(DecodeAlgorithm::ring, w, 999999, near), std::invalid_argument);  // counts must add up

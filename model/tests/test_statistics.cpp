@@ -15,7 +15,7 @@ TEST_CASE("percentile: the ceil(f x n)-th smallest value") {
   CHECK(model::percentile(four, 0.75) == 3);  // ceil(3.0) = 3rd
   CHECK(model::percentile(four, 1.0) == 4);
   const std::vector<double> five{50, 10, 40, 20, 30};
-  CHECK(model::median(five) == 30);           // ceil(2.5) = 3rd: the middle one
+  CHECK(model::median(five) == 30);  // ceil(2.5) = 3rd: the middle one
   CHECK(model::median(four) == 2);
 }
 

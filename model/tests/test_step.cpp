@@ -20,7 +20,8 @@ const topologies::Topology& one_dgx() {
 constexpr double kHbm_Bps = 3.35e12 * 0.80;
 constexpr double kLaunch_s = 3e-6;
 
-double collective_s(const model::CommGroup& group, double bytes, model::CollectiveOp op = model::CollectiveOp::allreduce) {
+double collective_s(const model::CommGroup& group, double bytes,
+                    model::CollectiveOp op = model::CollectiveOp::allreduce) {
   model::CollectiveRequest request;
   request.op = op;
   request.bytes = bytes;
@@ -32,8 +33,8 @@ struct Evaluated {
   model::StepResult step;
 };
 
-Evaluated evaluate(const model::LayoutModel& layouts, DecodeAlgorithm algorithm, const model::Workload& w, long long seq_len,
-                   Scope scope) {
+Evaluated evaluate(const model::LayoutModel& layouts, DecodeAlgorithm algorithm, const model::Workload& w,
+                   long long seq_len, Scope scope) {
   Evaluated e;
   e.attention = layouts.attention(algorithm, w, seq_len);
   e.step = model::evaluate_step(layouts, e.attention, algorithm, w, seq_len, scope);
@@ -58,8 +59,10 @@ TEST_CASE("llama3.1-8b, tp 4 x cp 2, tree: one layer's parts by hand") {
   CHECK(b.other_s == doctest::Approx(4 * kLaunch_s + (16384.0 + 1024.0) / kHbm_Bps).scale(1e-12));
   const model::CommGroup tp_group = model::describe_group(one_dgx(), {0, 1, 2, 3});
   CHECK(b.tp_communication_s == doctest::Approx(2 * collective_s(tp_group, 4096.0 * 2)).scale(1e-12));
-  CHECK(b.attention_s == doctest::Approx(e.attention.slowest.latency_s - e.attention.slowest.first_call_s).scale(1e-12));
-  CHECK(e.step.layer_s == doctest::Approx(b.attention_s + b.projections_s + b.mlp_s + b.other_s + b.tp_communication_s).scale(1e-12));
+  CHECK(b.attention_s ==
+        doctest::Approx(e.attention.slowest.latency_s - e.attention.slowest.first_call_s).scale(1e-12));
+  CHECK(e.step.layer_s ==
+        doctest::Approx(b.attention_s + b.projections_s + b.mlp_s + b.other_s + b.tp_communication_s).scale(1e-12));
   CHECK(e.step.step_s == e.step.layer_s);
 }
 
@@ -73,7 +76,9 @@ TEST_CASE("llama3.1-8b step: 32 layers, the LM head and the logits' all-gather; 
   const double lm_head_s = kLaunch_s + 131334144.0 * 2 / kHbm_Bps;
   CHECK(step.step.breakdown.lm_head_s == doctest::Approx(lm_head_s).scale(1e-12));
   const double gather_s = collective_s(tp_group, 128256.0 * 2, model::CollectiveOp::allgather);
-  CHECK(step.step.step_s == doctest::Approx(32 * layer.step.layer_s + lm_head_s + gather_s + step.attention.slowest.first_call_s).scale(1e-12));
+  CHECK(step.step.step_s ==
+        doctest::Approx(32 * layer.step.layer_s + lm_head_s + gather_s + step.attention.slowest.first_call_s)
+            .scale(1e-12));
   CHECK(step.step.tokens_per_s == doctest::Approx(1 / step.step.step_s).scale(1e-12));
   // 32 x (10,485,760 + 44,040,192 + 8,192) x 2 B + (embedding + LM head) 2 x 525,336,576 / 4 x 2 B
   CHECK(step.step.memory.weights == doctest::Approx(32 * 54534144.0 * 2 + 2 * 525336576.0 / 4 * 2).scale(1e-12));
@@ -100,7 +105,8 @@ TEST_CASE("mixtral: the experts one token routes to are read, all of them are he
   const Evaluated e = evaluate(layouts, DecodeAlgorithm::a2a, w, 32768, Scope::step);
   // Per layer: 2 experts x 3 x 4096 x 14336 + router 4096 x 8, over 8 GPUs, x 2 B; 4 launches (with the router).
   const double expert = 3.0 * 4096 * 14336;
-  CHECK(e.step.breakdown.mlp_s == doctest::Approx(32 * (4 * kLaunch_s + (2 * expert + 32768) / 8 * 2 / kHbm_Bps)).scale(1e-12));
+  CHECK(e.step.breakdown.mlp_s ==
+        doctest::Approx(32 * (4 * kLaunch_s + (2 * expert + 32768) / 8 * 2 / kHbm_Bps)).scale(1e-12));
   // Held: all 8 experts. Attention 2 x 4096^2 + 2 x 4096 x 1024 per layer: with tp 8 one KV head of 8 per GPU.
   const double per_layer_held = (4096.0 * 4096 / 8 * 2 + 2 * 4096.0 * 1024 / 8) + (8 * expert + 32768) / 8 + 8192;
   CHECK(e.step.memory.weights == doctest::Approx(32 * per_layer_held * 2 + 2 * 32000.0 * 4096 / 8 * 2).scale(1e-12));
@@ -125,9 +131,10 @@ TEST_CASE("max_seq_len: the longest context whose KV cache fits beside the weigh
   REQUIRE(longest > 65536);
   const model::StepMemory at = evaluate(layouts, DecodeAlgorithm::tree, w, longest, Scope::step).step.memory;
   CHECK(at.total <= at.capacity);
-  const model::StepMemory beyond = evaluate(layouts, DecodeAlgorithm::tree, w, longest + longest / 50, Scope::step).step.memory;
+  const model::StepMemory beyond =
+      evaluate(layouts, DecodeAlgorithm::tree, w, longest + longest / 50, Scope::step).step.memory;
   CHECK(beyond.total > beyond.capacity);
-  CHECK_THROWS_AS(model::evaluate_step(layouts, layouts.attention(DecodeAlgorithm::tree, w, 4096), DecodeAlgorithm::tree, w,
-                                       4096, Scope::attention),
+  CHECK_THROWS_AS(model::evaluate_step(layouts, layouts.attention(DecodeAlgorithm::tree, w, 4096),
+                                       DecodeAlgorithm::tree, w, 4096, Scope::attention),
                   std::logic_error);
 }

@@ -24,14 +24,16 @@ TEST_CASE("tune: fastest first, never slower than the paper's tree, the paper's 
   CHECK(tried[1].algorithm == DecodeAlgorithm::ring);
   const auto tuned = model::tune(topology, model::find_workload("paper-mha16"), 1000000);
   REQUIRE(!tuned.empty());
-  CHECK(std::is_sorted(tuned.begin(), tuned.end(),
-                       [](const model::TunedStrategy& a, const model::TunedStrategy& b) { return a.result.latency_s < b.result.latency_s; }));
+  CHECK(std::is_sorted(tuned.begin(), tuned.end(), [](const model::TunedStrategy& a, const model::TunedStrategy& b) {
+    return a.result.latency_s < b.result.latency_s;
+  }));
   const model::DecodeModel plain(topology);
   const double tree_s = plain.predict(DecodeAlgorithm::tree, model::find_workload("paper-mha16"), 1000000).latency_s;
   CHECK(tuned.front().result.latency_s <= tree_s);
 }
 
-TEST_CASE("tune leaves out what the cluster cannot run: NVLS without in-switch reduction, recursive doubling on 24 GPUs") {
+TEST_CASE(
+    "tune leaves out what the cluster cannot run: NVLS without in-switch reduction, recursive doubling on 24 GPUs") {
   // rtx4090-pcie: PCIe boxes, no NVSwitch. 3 boxes x 8 GPUs = 24 ranks, not a power of two.
   const topologies::Topology topology = topologies::build_topology("rtx4090-pcie", {3, {}});
   const auto tuned = model::tune(topology, model::find_workload("paper-mha16"), 100000);
@@ -74,8 +76,8 @@ TEST_CASE("strategy_bands: each strategy's band, and whether it meets the best's
   const topologies::Topology topology = topologies::build_topology("dgx-h100", {1, {}});
   topologies::ImplProfile profile;
   profile.uncertainty = {0.1, 0.1, 0.1, "test"};
-  const auto bands = model::strategy_bands(topology, {tuned_with(60e-6, 0, 40e-6), tuned_with(0, 120e-6, 0), tuned_with(125e-6, 0, 0)},
-                                           profile);
+  const auto bands = model::strategy_bands(
+      topology, {tuned_with(60e-6, 0, 40e-6), tuned_with(0, 120e-6, 0), tuned_with(125e-6, 0, 0)}, profile);
   REQUIRE(bands.size() == 3);
   CHECK(bands[0].band.low_s == doctest::Approx(90.909e-6).scale(1e-12).epsilon(1e-4));
   CHECK(bands[0].band.high_s == doctest::Approx(111.111e-6).scale(1e-12).epsilon(1e-4));

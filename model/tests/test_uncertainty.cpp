@@ -19,7 +19,8 @@ TEST_CASE("a calibrated prediction's band comes from the calibration's largest r
   spec.calibration = calibration;
   const topologies::Topology topology(spec);
   const model::DecodeModel decode(topology, {0, 1});
-  const model::DecodeResult r = decode.predict(model::DecodeAlgorithm::tree, model::find_workload("paper-mha16"), 64000);
+  const model::DecodeResult r =
+      decode.predict(model::DecodeAlgorithm::tree, model::find_workload("paper-mha16"), 64000);
   const topologies::ImplProfile& profile = topologies::default_impl_profile();
   const model::Band inside = model::latency_band(r, model::prediction_errors(topology, profile, false));
   CHECK(inside.low_s == doctest::Approx(r.latency_s / 1.2).scale(1e-12).epsilon(1e-12));
@@ -76,7 +77,8 @@ TEST_CASE("a decode whose combine crosses nodes by small messages is latency-bou
 TEST_CASE("two predictions are within each other's band when their bands share a point") {
   // e = 0.125 on compute only: 100 us -> [88.9, 114.3]; 110 us -> [97.8, 125.7]; 130 us -> [115.6, 148.6].
   const model::RelativeErrors e{0.125, 0.0, 0.0, ""};
-  const model::Band a = model::band_of(100e-6, 0, e), b = model::band_of(110e-6, 0, e), c = model::band_of(130e-6, 0, e);
+  const model::Band a = model::band_of(100e-6, 0, e), b = model::band_of(110e-6, 0, e),
+                    c = model::band_of(130e-6, 0, e);
   CHECK(model::bands_overlap(a, b));
   CHECK(model::bands_overlap(b, a));
   CHECK_FALSE(model::bands_overlap(a, c));
@@ -93,13 +95,16 @@ TEST_CASE("attention fitted by kernel shape gives the compute band its own worst
   calibration.provenance.attention_max_abs_rel_error = 0.05;
   calibration.hbm_efficiency = 0.8;
   spec.calibration = calibration;
-  const model::RelativeErrors both = model::prediction_errors(topologies::Topology(spec), topologies::default_impl_profile(), false);
+  const model::RelativeErrors both =
+      model::prediction_errors(topologies::Topology(spec), topologies::default_impl_profile(), false);
   CHECK(both.compute == doctest::Approx(0.05).scale(1.0));
   CHECK(both.communication == doctest::Approx(0.2).scale(1.0));
-  const model::RelativeErrors doubled = model::prediction_errors(topologies::Topology(spec), topologies::default_impl_profile(), true);
+  const model::RelativeErrors doubled =
+      model::prediction_errors(topologies::Topology(spec), topologies::default_impl_profile(), true);
   CHECK(doubled.compute == doctest::Approx(0.1).scale(1.0));
   spec.calibration->provenance.max_abs_rel_error.reset();
-  const model::RelativeErrors alone = model::prediction_errors(topologies::Topology(spec), topologies::default_impl_profile(), false);
+  const model::RelativeErrors alone =
+      model::prediction_errors(topologies::Topology(spec), topologies::default_impl_profile(), false);
   CHECK(alone.compute == doctest::Approx(0.05).scale(1.0));
   CHECK(alone.communication == 0.23);
 }
@@ -110,10 +115,10 @@ TEST_CASE("a calibrated band at the sizes a prediction uses comes from the resid
   p.max_abs_rel_error = 0.2;
   CHECK(model::calibration_residual(p, 4096, 8192) == 0.2);  // no residuals listed: the largest |error|
   p.residuals = {{4096, 0.009}, {8192, 0.053}, {16384, 0.069}};
-  CHECK(model::calibration_residual(p, 4096, 8192) == 0.053);   // the two sizes it spans
-  CHECK(model::calibration_residual(p, 4096, 4096) == 0.009);   // a measured size: its own
-  CHECK(model::calibration_residual(p, 5000, 9000) == 0.069);   // 4 KiB (below 5,000) to 16 KiB (above 9,000)
-  CHECK(model::calibration_residual(p, 6000, 7000) == 0.053);   // between 4 and 8 KiB: the larger of the two
+  CHECK(model::calibration_residual(p, 4096, 8192) == 0.053);  // the two sizes it spans
+  CHECK(model::calibration_residual(p, 4096, 4096) == 0.009);  // a measured size: its own
+  CHECK(model::calibration_residual(p, 5000, 9000) == 0.069);  // 4 KiB (below 5,000) to 16 KiB (above 9,000)
+  CHECK(model::calibration_residual(p, 6000, 7000) == 0.053);  // between 4 and 8 KiB: the larger of the two
   // Inside the calibration, communication carries the residual there; outside it, twice the largest |error|.
   topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
   topologies::Calibration calibration;
@@ -121,10 +126,12 @@ TEST_CASE("a calibrated band at the sizes a prediction uses comes from the resid
   spec.calibration = calibration;
   const topologies::Topology topology(spec);
   const topologies::ImplProfile& profile = topologies::default_impl_profile();
-  const model::RelativeErrors inside = model::prediction_errors(topology, profile, {true, false, std::pair{4096.0, 4096.0}});
+  const model::RelativeErrors inside =
+      model::prediction_errors(topology, profile, {true, false, std::pair{4096.0, 4096.0}});
   CHECK(inside.communication == 0.009);
   CHECK(inside.network_latency == 0.009);
   CHECK(inside.compute == 0.125);  // the attention not calibrated: the profile's, not doubled
-  const model::RelativeErrors outside = model::prediction_errors(topology, profile, {false, true, std::pair{4096.0, 4096.0}});
+  const model::RelativeErrors outside =
+      model::prediction_errors(topology, profile, {false, true, std::pair{4096.0, 4096.0}});
   CHECK(outside.communication == 0.4);
 }

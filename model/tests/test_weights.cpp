@@ -8,8 +8,8 @@ using namespace treering;
 TEST_CASE("llama3.1-405b: 405,853,388,800 parameters from its config.json shape") {
   const model::Workload& w = model::find_workload("llama3.1-405b");
   const model::LayerWeights layer = model::layer_weights(w);
-  CHECK(layer.q == 268435456.0);        // 16384 x 128 x 128
-  CHECK(layer.k == 16777216.0);         // 16384 x 8 x 128
+  CHECK(layer.q == 268435456.0);           // 16384 x 128 x 128
+  CHECK(layer.k == 16777216.0);            // 16384 x 8 x 128
   CHECK(layer.mlp_dense == 2617245696.0);  // 3 x 16384 x 53248
   CHECK(layer.norms == 32768.0);
   // 126 x 3,187,703,808 + 2 x 128,256 x 16,384 + 16,384 (final norm)

@@ -34,9 +34,11 @@ TEST_CASE("the presets carry their published shapes") {
 }
 
 TEST_CASE("KV cache per token: 2 x kv_heads x head_dim x bytes x layers") {
-  CHECK(kv_cache_bytes_per_token(find_workload("llama3.1-8b")) == doctest::Approx(131072).scale(1e-12));   // 2*8*128*2*32
-  CHECK(kv_cache_bytes_per_token(find_workload("llama3.1-70b")) == doctest::Approx(327680).scale(1e-12));  // 2*8*128*2*80
-  CHECK(kv_cache_bytes_per_token(find_workload("paper-mha16")) == doctest::Approx(8192).scale(1e-12));     // 2*16*128*2*1
+  CHECK(kv_cache_bytes_per_token(find_workload("llama3.1-8b")) ==
+        doctest::Approx(131072).scale(1e-12));  // 2*8*128*2*32
+  CHECK(kv_cache_bytes_per_token(find_workload("llama3.1-70b")) ==
+        doctest::Approx(327680).scale(1e-12));                                                          // 2*8*128*2*80
+  CHECK(kv_cache_bytes_per_token(find_workload("paper-mha16")) == doctest::Approx(8192).scale(1e-12));  // 2*16*128*2*1
 }
 
 TEST_CASE("presets are sorted by name and every one is valid") {
@@ -58,6 +60,7 @@ TEST_CASE("impossible shapes and unknown names are refused") {
   bad.batch = 0;
   CHECK_THROWS_AS(validate(bad), std::invalid_argument);
   CHECK_THROWS_WITH_AS(find_workload("gpt5"),
-                       "unknown workload 'gpt5' (presets: llama3.1-405b, llama3.1-405b-fp8, llama3.1-70b, llama3.1-8b, llama3.2-1b, mixtral-8x7b, paper-mha16)",
+                       "unknown workload 'gpt5' (presets: llama3.1-405b, llama3.1-405b-fp8, llama3.1-70b, llama3.1-8b, "
+                       "llama3.2-1b, mixtral-8x7b, paper-mha16)",
                        std::invalid_argument);
 }

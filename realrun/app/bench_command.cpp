@@ -31,15 +31,19 @@ ordered_json timing(const std::vector<double>& seconds) {
 }
 
 // The ranks a collective bench measures: the MPI job's, or --loopback's virtual ranks on one GPU.
-int bench_ranks(const BenchOptions& options, const MpiTransport& transport) { return options.loopback > 0 ? options.loopback : transport.ranks(); }
+int bench_ranks(const BenchOptions& options, const MpiTransport& transport) {
+  return options.loopback > 0 ? options.loopback : transport.ranks();
+}
 
 std::vector<double> time_one(const BenchOptions& options, MpiTransport& transport, BenchOp op, double bytes) {
-  if (options.loopback > 0) return cuda::time_loopback_collective(op, bytes, options.loopback, options.warmup, options.iterations);
+  if (options.loopback > 0)
+    return cuda::time_loopback_collective(op, bytes, options.loopback, options.warmup, options.iterations);
   if (options.backend == "cuda") return time_nccl(op, bytes, options.warmup, options.iterations);
   return time_collective(transport, op, bytes, options.warmup, options.iterations);
 }
 
-ordered_json collectives(const BenchOptions& options, const std::vector<double>& sizes, MpiTransport& transport, BenchOp op) {
+ordered_json collectives(const BenchOptions& options, const std::vector<double>& sizes, MpiTransport& transport,
+                         BenchOp op) {
   ordered_json rows = ordered_json::array();
   const bool nccl = options.backend == "cuda";
   std::string why;
@@ -47,8 +51,10 @@ ordered_json collectives(const BenchOptions& options, const std::vector<double>&
   if (!nccl && options.backend != "cpu") throw topologies::InputError("--backend " + options.backend + ": cpu or cuda");
   if (options.loopback != 0) {
     if (!nccl) throw topologies::InputError("--loopback runs the cuda backend (--backend cuda)");
-    if (options.loopback < 2 || options.loopback > 64) throw topologies::InputError("--loopback takes 2 to 64 virtual ranks for a collective");
-    if (transport.ranks() > 1) throw topologies::InputError("--loopback runs in one MPI rank (its virtual ranks are streams on one GPU)");
+    if (options.loopback < 2 || options.loopback > 64)
+      throw topologies::InputError("--loopback takes 2 to 64 virtual ranks for a collective");
+    if (transport.ranks() > 1)
+      throw topologies::InputError("--loopback runs in one MPI rank (its virtual ranks are streams on one GPU)");
     if (!cuda::decode_available(why)) throw topologies::InputError("--loopback: " + why);
     select_local_gpu(transport);
   }
@@ -56,7 +62,9 @@ ordered_json collectives(const BenchOptions& options, const std::vector<double>&
   if (transport.rank() == 0) {
     std::printf("%12s %12s %12s %12s %12s   (%s, %d ranks, %s%s)\n", "size (B)", "time (us)", "p90 (us)",
                 "algbw (GB/s)", "busbw (GB/s)", to_string(op), ranks,
-                options.loopback > 0 ? "loopback rings of device copies" : nccl ? "NCCL" : "MPI rings",
+                options.loopback > 0 ? "loopback rings of device copies"
+                : nccl               ? "NCCL"
+                                     : "MPI rings",
                 op == BenchOp::allreduce ? ", fp32 sum" : "");
   }
   for (double bytes : sizes) {
@@ -66,7 +74,8 @@ ordered_json collectives(const BenchOptions& options, const std::vector<double>&
     const double algbw = bytes / median;
     const double busbw = algbw * bus_factor(op, ranks);
     if (transport.rank() == 0) {
-      std::printf("%12.0f %12.2f %12.2f %12.3f %12.3f\n", bytes, 1e6 * median, 1e6 * percentile(slowest, 0.9), algbw / 1e9, busbw / 1e9);
+      std::printf("%12.0f %12.2f %12.2f %12.3f %12.3f\n", bytes, 1e6 * median, 1e6 * percentile(slowest, 0.9),
+                  algbw / 1e9, busbw / 1e9);
     }
     rows.push_back({{"size_bytes", bytes}, {"time_s", timing(slowest)}, {"algbw_Bps", algbw}, {"busbw_Bps", busbw}});
   }
@@ -91,8 +100,12 @@ double copy_Bps(const BenchOptions& options, MpiTransport& transport, ordered_js
                                        : time_copy(bytes, options.warmup, options.iterations);
   const std::vector<double> slowest = transport.max_over_ranks(mine);
   const double bandwidth = bytes / percentile(slowest, 0.5);
-  rows.push_back({{"size_bytes", bytes}, {"backend", options.backend}, {"device", gpu ? cuda::device_name() : "host"},
-                  {"time_s", timing(slowest)}, {"copy_Bps", bandwidth}, {"memory_traffic_Bps", 2 * bandwidth}});
+  rows.push_back({{"size_bytes", bytes},
+                  {"backend", options.backend},
+                  {"device", gpu ? cuda::device_name() : "host"},
+                  {"time_s", timing(slowest)},
+                  {"copy_Bps", bandwidth},
+                  {"memory_traffic_Bps", 2 * bandwidth}});
   if (transport.rank() == 0) {
     std::printf("%s copy: %.0f B in %.3f ms: %.2f GB/s copied per rank (%.2f GB/s of memory traffic)\n",
                 gpu ? "device" : "host", bytes, 1e3 * percentile(slowest, 0.5), bandwidth / 1e9, 2 * bandwidth / 1e9);
@@ -100,7 +113,8 @@ double copy_Bps(const BenchOptions& options, MpiTransport& transport, ordered_js
   return bandwidth;
 }
 
-ordered_json attention(const BenchOptions& options, const std::vector<long long>& token_counts, MpiTransport& transport) {
+ordered_json attention(const BenchOptions& options, const std::vector<long long>& token_counts,
+                       MpiTransport& transport) {
   ordered_json rows = ordered_json::array();
   ordered_json copy = ordered_json::array();
   const double copy_bandwidth = copy_Bps(options, transport, copy);
@@ -108,9 +122,9 @@ ordered_json attention(const BenchOptions& options, const std::vector<long long>
   const AttentionShape shape = shape_of(workload);
   for (long long tokens : token_counts) {
     transport.barrier();
-    const std::vector<double> mine = on_gpu(options)
-                                         ? cuda::time_attention(shape, dtype_of(workload), tokens, options.warmup, options.iterations)
-                                         : time_attention(shape, dtype_of(workload), tokens, options.warmup, options.iterations);
+    const std::vector<double> mine =
+        on_gpu(options) ? cuda::time_attention(shape, dtype_of(workload), tokens, options.warmup, options.iterations)
+                        : time_attention(shape, dtype_of(workload), tokens, options.warmup, options.iterations);
     const std::vector<double> slowest = transport.max_over_ranks(mine);
     const double achieved = attention_bytes(shape, tokens) / percentile(slowest, 0.5);
     // The kernel reads; a copy reads and writes: its memory traffic (2x the bytes copied) is the yardstick.
@@ -119,12 +133,20 @@ ordered_json attention(const BenchOptions& options, const std::vector<long long>
       std::printf("attention %9lld tokens: %10.3f ms, %8.2f GB/s read, %5.1f %% of the copy's memory traffic\n", tokens,
                   1e3 * percentile(slowest, 0.5), achieved / 1e9, 100 * fraction);
     }
-    rows.push_back({{"tokens", tokens}, {"workload", workload.name}, {"batch", shape.batch}, {"query_heads", shape.query_heads},
-                    {"kv_heads", shape.kv_heads}, {"head_dim", shape.head_dim}, {"dtype", workload.dtype},
-                    {"implementation", on_gpu(options) ? "treering split-KV, tensor cores (mma.sync), one launch, CUDA graph"
-                                                       : "treering split-KV, CPU, scalar fp32"},
-                    {"time_s", timing(slowest)}, {"bytes_read", attention_bytes(shape, tokens)}, {"achieved_Bps", achieved},
-                    {"fraction_of_copy_traffic", fraction}});
+    rows.push_back(
+        {{"tokens", tokens},
+         {"workload", workload.name},
+         {"batch", shape.batch},
+         {"query_heads", shape.query_heads},
+         {"kv_heads", shape.kv_heads},
+         {"head_dim", shape.head_dim},
+         {"dtype", workload.dtype},
+         {"implementation", on_gpu(options) ? "treering split-KV, tensor cores (mma.sync), one launch, CUDA graph"
+                                            : "treering split-KV, CPU, scalar fp32"},
+         {"time_s", timing(slowest)},
+         {"bytes_read", attention_bytes(shape, tokens)},
+         {"achieved_Bps", achieved},
+         {"fraction_of_copy_traffic", fraction}});
   }
   return {{"copy", copy}, {"attention", rows}};
 }
@@ -132,8 +154,10 @@ ordered_json attention(const BenchOptions& options, const std::vector<long long>
 }  // namespace
 
 int run_bench(const BenchOptions& options, MpiTransport& transport) {
-  if (options.iterations < 1 || options.warmup < 0) throw topologies::InputError("--iters must be at least 1, --warmup at least 0");
-  if (options.backend == "cuda" && options.warmup < 1) throw topologies::InputError("--backend cuda needs --warmup 1 or more");
+  if (options.iterations < 1 || options.warmup < 0)
+    throw topologies::InputError("--iters must be at least 1, --warmup at least 0");
+  if (options.backend == "cuda" && options.warmup < 1)
+    throw topologies::InputError("--backend cuda needs --warmup 1 or more");
   BenchSizes sizes;
   if (options.for_plan) {
     sizes = sizes_for_plans(options, transport.ranks());

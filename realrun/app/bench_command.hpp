@@ -12,19 +12,19 @@
 namespace treering::realrun::app {
 
 struct BenchOptions {
-  std::string what;                    // allreduce | allgather | sendrecv | hbm | attention
-  std::string backend = "cpu";         // hbm and attention: cpu (host memory, CPU kernel) or cuda (device)
-  std::string sizes = "8:64M";         // collectives: bytes (nccl-tests' K M G: powers of 1024)
-  std::string copy_bytes = "256M";     // hbm
-  std::string tokens = "1k:64k:x4";    // attention
+  std::string what;                  // allreduce | allgather | sendrecv | hbm | attention
+  std::string backend = "cpu";       // hbm and attention: cpu (host memory, CPU kernel) or cuda (device)
+  std::string sizes = "8:64M";       // collectives: bytes (nccl-tests' K M G: powers of 1024)
+  std::string copy_bytes = "256M";   // hbm
+  std::string tokens = "1k:64k:x4";  // attention
   std::string workload = "paper-mha16";
   // --for-plan: measure at the sizes these plans use (bench_sizes.hpp) instead of --sizes / --tokens.
   bool for_plan = false;
   std::vector<std::string> algorithms{"tree", "ring"};
   std::string seq_len = "10000";
-  int batch = 0;                       // 0: the workload's
-  std::string cluster = "dgx-h100";    // whose model makes the plans (as decode --cluster)
-  int loopback = 0;                    // collectives on cuda: P virtual ranks on this process's GPU (device copies)
+  int batch = 0;                     // 0: the workload's
+  std::string cluster = "dgx-h100";  // whose model makes the plans (as decode --cluster)
+  int loopback = 0;                  // collectives on cuda: P virtual ranks on this process's GPU (device copies)
   int iterations = 20;
   int warmup = 5;
   std::string output;

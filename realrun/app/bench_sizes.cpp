@@ -17,12 +17,14 @@ std::vector<double> size_ladder(double largest_bytes) {
 }
 
 BenchSizes sizes_for_plans(const BenchOptions& options, int ranks) {
-  if (options.what == "hbm") throw topologies::InputError("--for-plan sizes sendrecv, allreduce, allgather and attention; hbm takes --bytes");
+  if (options.what == "hbm")
+    throw topologies::InputError("--for-plan sizes sendrecv, allreduce, allgather and attention; hbm takes --bytes");
   const PlanMaker plans(options.cluster, options.workload, options.batch, ranks, options.backend);
   model::PlanMeasures measures;
   for (const std::string& name : options.algorithms) {
     const model::DecodeAlgorithm algorithm = model::parse_decode_algorithm(name);
-    for (long long seq_len : topologies::parse_token_counts(options.seq_len)) model::add_measures(plans.plan(algorithm, seq_len), measures);
+    for (long long seq_len : topologies::parse_token_counts(options.seq_len))
+      model::add_measures(plans.plan(algorithm, seq_len), measures);
   }
   BenchSizes out;
   if (options.what == "attention") {
@@ -36,12 +38,13 @@ BenchSizes sizes_for_plans(const BenchOptions& options, int ranks) {
   if (options.what == "sendrecv") {
     used = measures.send_bytes;
   } else {
-    const model::CollectiveOp op = options.what == "allreduce" ? model::CollectiveOp::allreduce : model::CollectiveOp::allgather;
+    const model::CollectiveOp op =
+        options.what == "allreduce" ? model::CollectiveOp::allreduce : model::CollectiveOp::allgather;
     if (measures.collective_bytes.count(op)) used = measures.collective_bytes.at(op);
   }
   if (used.empty()) {
     throw topologies::InputError("--for-plan: the plans (" + std::to_string(ranks) + " ranks) use no " + options.what +
-                                (ranks < 2 ? " (one rank communicates nothing)" : ""));
+                                 (ranks < 2 ? " (one rank communicates nothing)" : ""));
   }
   for (double ladder : size_ladder(*used.rbegin())) used.insert(ladder);
   out.bytes.assign(used.begin(), used.end());

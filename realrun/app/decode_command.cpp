@@ -46,8 +46,8 @@ struct Measured {
   std::vector<double> bytes;      // per rank (rank 0)
   std::vector<float> outputs;     // every rank's o, rank by rank (rank 0)
   double tolerance = kTolerance;
-  bool bytes_observed = true;     // false: collectives ran inside NCCL, their bytes unseen
-  std::string timing_note;        // what the times are, where they are not a cluster's (loopback)
+  bool bytes_observed = true;  // false: collectives ran inside NCCL, their bytes unseen
+  std::string timing_note;     // what the times are, where they are not a cluster's (loopback)
   std::string timing = "per repeat, one step from a barrier to the slowest rank's end (host clock)";
 };
 
@@ -124,7 +124,8 @@ Measured measure_loopback(const DecodeOptions& options, MpiTransport& transport,
 constexpr double kFullReferenceBytes = 512e6;
 
 bool full_reference(const AttentionShape& shape, long long tokens) {  // K and V, 2 bytes a value
-  return 2.0 * 2.0 * static_cast<double>(tokens) * static_cast<double>(shape.kv_values_per_token()) <= kFullReferenceBytes;
+  return 2.0 * 2.0 * static_cast<double>(tokens) * static_cast<double>(shape.kv_values_per_token()) <=
+         kFullReferenceBytes;
 }
 
 double reference_error(const Measured& m, const model::DecodePlan& plan, std::uint64_t seed, long long tokens) {
@@ -134,9 +135,11 @@ double reference_error(const Measured& m, const model::DecodePlan& plan, std::ui
   double error = 0;
   if (full_reference(shape, tokens)) {
     const Inputs all = make_inputs(shape, dtype, 0, tokens, seed);
-    const std::vector<double> reference = reference_attention(shape, dtype, all.q.data(), all.k.data(), all.v.data(), tokens);
+    const std::vector<double> reference =
+        reference_attention(shape, dtype, all.q.data(), all.k.data(), all.v.data(), tokens);
     for (size_t r = 0; r < m.bytes.size(); ++r) {
-      error = std::max(error, max_relative_error(m.outputs.data() + r * values, reference, shape.head_dim, held_output(plan, static_cast<int>(r))));
+      error = std::max(error, max_relative_error(m.outputs.data() + r * values, reference, shape.head_dim,
+                                                 held_output(plan, static_cast<int>(r))));
     }
     return error;
   }
@@ -150,9 +153,12 @@ double reference_error(const Measured& m, const model::DecodePlan& plan, std::ui
       for (size_t i = 0; i < d; ++i) scale = std::max(scale, std::abs(reference[n * d + i]));
       for (size_t i = 0; i < d; ++i) {
         const long long at = states[n] * shape.head_dim + static_cast<long long>(i);
-        const bool mine = std::any_of(held.begin(), held.end(), [at](const auto& span) { return at >= span.first && at < span.first + span.second; });
+        const bool mine = std::any_of(held.begin(), held.end(), [at](const auto& span) {
+          return at >= span.first && at < span.first + span.second;
+        });
         const float value = m.outputs[r * values + static_cast<size_t>(at)];
-        if (mine) error = std::max(error, std::isfinite(value) ? std::abs(value - reference[n * d + i]) / scale : INFINITY);
+        if (mine)
+          error = std::max(error, std::isfinite(value) ? std::abs(value - reference[n * d + i]) / scale : INFINITY);
       }
     }
   }
@@ -160,10 +166,13 @@ double reference_error(const Measured& m, const model::DecodePlan& plan, std::ui
 }
 
 // The plan options' name: the loopback's rings are its own, NCCL's collectives NCCL's (model::realrun_plan_options).
-std::string backend_of(const DecodeOptions& options) { return options.loopback > 0 ? "cuda-loopback" : options.backend; }
+std::string backend_of(const DecodeOptions& options) {
+  return options.loopback > 0 ? "cuda-loopback" : options.backend;
+}
 
 // One algorithm at one length: warm-up, repeats, then the check against the reference and the model's bytes.
-ordered_json run_case(const DecodeOptions& options, MpiTransport& transport, const PlanMaker& plans, const Case& c, bool& ok) {
+ordered_json run_case(const DecodeOptions& options, MpiTransport& transport, const PlanMaker& plans, const Case& c,
+                      bool& ok) {
   const model::DecodePlan plan = plans.plan(c.algorithm, c.seq_len);
   const model::DecodeModel& model = plans.model();
   const model::Workload& workload = plans.workload();
@@ -174,30 +183,46 @@ ordered_json run_case(const DecodeOptions& options, MpiTransport& transport, con
   const double error = reference_error(m, plan, options.seed, c.seq_len);
   const long long non_finite = count_non_finite(m.outputs.data(), m.outputs.size());
   if (non_finite > 0) {
-    std::fprintf(stderr, "error: %s at %lld tokens: %lld output values are NaN or infinite\n", model::to_string(c.algorithm), c.seq_len,
-                 non_finite);
+    std::fprintf(stderr, "error: %s at %lld tokens: %lld output values are NaN or infinite\n",
+                 model::to_string(c.algorithm), c.seq_len, non_finite);
   }
   const double model_total = model.evaluate(plan).volume.total;
   const std::vector<double> model_per_rank = model::bytes_sent_per_rank(plan);
   const double total = std::accumulate(m.bytes.begin(), m.bytes.end(), 0.0);
   ok = ok && error <= m.tolerance && (!m.bytes_observed || (total == model_total && m.bytes == model_per_rank));
-  ordered_json row{{"algo", model::to_string(c.algorithm)}, {"seq_len", c.seq_len}, {"ranks", static_cast<int>(plan.gpus.size())},
-          {"backend", backend_of(options)}, {"workload", workload.name}, {"batch", workload.batch},
-          {"latency_s", {{"median", percentile(m.latencies, 0.5)}, {"p10", percentile(m.latencies, 0.1)},
-                         {"p90", percentile(m.latencies, 0.9)}, {"samples", m.latencies}}},
-          {"max_rel_error", error}, {"non_finite_outputs", non_finite}, {"tolerance", m.tolerance}, {"bytes_sent_per_rank", m.bytes}, {"model_bytes_per_rank", model_per_rank},
-          {"bytes_sent_total", total}, {"model_bytes_total", model_total}, {"collective_bytes_observed", m.bytes_observed}};
+  ordered_json row{{"algo", model::to_string(c.algorithm)},
+                   {"seq_len", c.seq_len},
+                   {"ranks", static_cast<int>(plan.gpus.size())},
+                   {"backend", backend_of(options)},
+                   {"workload", workload.name},
+                   {"batch", workload.batch},
+                   {"latency_s",
+                    {{"median", percentile(m.latencies, 0.5)},
+                     {"p10", percentile(m.latencies, 0.1)},
+                     {"p90", percentile(m.latencies, 0.9)},
+                     {"samples", m.latencies}}},
+                   {"max_rel_error", error},
+                   {"non_finite_outputs", non_finite},
+                   {"tolerance", m.tolerance},
+                   {"bytes_sent_per_rank", m.bytes},
+                   {"model_bytes_per_rank", model_per_rank},
+                   {"bytes_sent_total", total},
+                   {"model_bytes_total", model_total},
+                   {"collective_bytes_observed", m.bytes_observed}};
   row["timing"] = m.timing;
   ordered_json phases = ordered_json::array();  // what the model says runs: NCCL's pick of algorithm and protocol
-  for (const model::PhaseTime& phase : model.evaluate(plan).phases) phases.push_back({{"phase", phase.label}, {"how", phase.how}});
+  for (const model::PhaseTime& phase : model.evaluate(plan).phases)
+    phases.push_back({{"phase", phase.label}, {"how", phase.how}});
   row["predicted_phases"] = phases;
   if (backend_of(options) == "cuda") {
     const char* algo = std::getenv("NCCL_ALGO");
     const char* proto = std::getenv("NCCL_PROTO");
-    row["nccl_env"] = {{"NCCL_ALGO", algo ? ordered_json(algo) : ordered_json()}, {"NCCL_PROTO", proto ? ordered_json(proto) : ordered_json()}};
+    row["nccl_env"] = {{"NCCL_ALGO", algo ? ordered_json(algo) : ordered_json()},
+                       {"NCCL_PROTO", proto ? ordered_json(proto) : ordered_json()}};
   }
-  row["reference"] = full_reference(shape_of(workload), c.seq_len) ? "every state, double precision"
-                                                                  : "sampled states (first and last, half a group away), double precision";
+  row["reference"] = full_reference(shape_of(workload), c.seq_len)
+                         ? "every state, double precision"
+                         : "sampled states (first and last, half a group away), double precision";
   if (options.loopback > 0) {
     row["loopback_virtual_ranks"] = options.loopback;
     row["timing_note"] = m.timing_note;
@@ -215,15 +240,20 @@ void print_row(const ordered_json& row) {
 }  // namespace
 
 int run_decode(const DecodeOptions& options, MpiTransport& transport) {
-  if (options.backend != "cpu" && options.backend != "cuda") throw topologies::InputError("--backend " + options.backend + ": cpu or cuda");
-  if (options.repeats < 1 || options.warmup < 0) throw topologies::InputError("--repeats must be at least 1, --warmup at least 0");
+  if (options.backend != "cpu" && options.backend != "cuda")
+    throw topologies::InputError("--backend " + options.backend + ": cpu or cuda");
+  if (options.repeats < 1 || options.warmup < 0)
+    throw topologies::InputError("--repeats must be at least 1, --warmup at least 0");
   if (options.backend == "cuda" && options.warmup < 1) {
-    throw topologies::InputError("--backend cuda needs --warmup 1 or more (the first run loads the kernels and sets up NCCL's connections)");
+    throw topologies::InputError(
+        "--backend cuda needs --warmup 1 or more (the first run loads the kernels and sets up NCCL's connections)");
   }
   if (options.loopback != 0) {
     if (options.backend != "cuda") throw topologies::InputError("--loopback runs the cuda backend (--backend cuda)");
-    if (options.loopback < 1 || options.loopback > 64) throw topologies::InputError("--loopback takes 1 to 64 virtual ranks");
-    if (transport.ranks() > 1) throw topologies::InputError("--loopback runs in one MPI rank (its virtual ranks are streams on one GPU)");
+    if (options.loopback < 1 || options.loopback > 64)
+      throw topologies::InputError("--loopback takes 1 to 64 virtual ranks");
+    if (transport.ranks() > 1)
+      throw topologies::InputError("--loopback runs in one MPI rank (its virtual ranks are streams on one GPU)");
   }
   // The flags first, the device after: a bad flag (or NCCL_ALGO) is named on any machine, with or without a GPU.
   const int ranks = options.loopback > 0 ? options.loopback : transport.ranks();
@@ -234,7 +264,8 @@ int run_decode(const DecodeOptions& options, MpiTransport& transport) {
   if (options.backend == "cuda") {
     std::string why;
     if (!cuda::decode_available(why)) throw topologies::InputError("--backend cuda: " + why);
-    if (transport.ranks() > 1 && options.loopback == 0 && !nccl_available(why)) throw topologies::InputError("--backend cuda: " + why);
+    if (transport.ranks() > 1 && options.loopback == 0 && !nccl_available(why))
+      throw topologies::InputError("--backend cuda: " + why);
   }
   ordered_json results = ordered_json::array();
   bool ok = true;
@@ -253,11 +284,15 @@ int run_decode(const DecodeOptions& options, MpiTransport& transport) {
     }
   }
   if (out) {
-    out->stream() << ordered_json{{"provenance", provenance(options.argv, options.backend, transport)}, {"results", results}}.dump(2) << '\n';
+    out->stream() << ordered_json{{"provenance", provenance(options.argv, options.backend, transport)},
+                                  {"results", results}}
+                         .dump(2)
+                  << '\n';
     out->commit();
   }
   const double failed = transport.max_over_ranks(ok ? 0.0 : 1.0);
-  if (failed > 0 && transport.rank() == 0) std::fprintf(stderr, "error: an output was off the reference or the bytes differ from the model's\n");
+  if (failed > 0 && transport.rank() == 0)
+    std::fprintf(stderr, "error: an output was off the reference or the bytes differ from the model's\n");
   return failed > 0 ? 1 : 0;
 }
 

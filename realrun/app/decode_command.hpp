@@ -15,15 +15,15 @@ struct DecodeOptions {
   std::vector<std::string> algorithms{"tree", "ring"};
   std::string workload = "paper-mha16";
   std::string seq_len = "10000";
-  int batch = 0;          // 0: the workload's
+  int batch = 0;  // 0: the workload's
   int repeats = 5;
   int warmup = 1;
   std::string cluster = "dgx-h100";  // whose model the plans (and the predicted bytes) come from
   std::string output;                // -o FILE.json; rank 0 writes it
   unsigned long long seed = 7;
-  int loopback = 0;                  // cuda: P virtual ranks on this rank's one GPU (0: one GPU per MPI rank)
-  double timeout_s = 600;            // a GPU step or transfer longer than this aborts the job
-  std::vector<std::string> argv;     // for the provenance
+  int loopback = 0;               // cuda: P virtual ranks on this rank's one GPU (0: one GPU per MPI rank)
+  double timeout_s = 600;         // a GPU step or transfer longer than this aborts the job
+  std::vector<std::string> argv;  // for the provenance
 };
 
 // Returns the exit code: 0, or 1 when an output is off the reference or the bytes differ from the model's.

@@ -12,7 +12,8 @@ namespace treering::realrun::app {
 namespace {
 
 int count_of(std::size_t bytes) {
-  if (bytes > static_cast<std::size_t>(INT_MAX)) throw topologies::InputError("a message over 2 GiB: MPI counts are int");
+  if (bytes > static_cast<std::size_t>(INT_MAX))
+    throw topologies::InputError("a message over 2 GiB: MPI counts are int");
   return static_cast<int>(bytes);
 }
 
@@ -21,7 +22,7 @@ int count_of(std::size_t bytes) {
 unsigned long long arguments_fingerprint(int argc, char** argv) {
   unsigned long long hash = 1469598103934665603ULL;
   for (int i = 1; i < argc; ++i) {
-    for (const char* c = argv[i]; ; ++c) {  // the terminating zero too, so "a b" differs from "ab"
+    for (const char* c = argv[i];; ++c) {  // the terminating zero too, so "a b" differs from "ab"
       hash = (hash ^ static_cast<unsigned char>(*c)) * 1099511628211ULL;
       if (*c == '\0') break;
     }
@@ -70,8 +71,10 @@ void MpiTransport::wait_or_abort(MPI_Request& request, const std::string& what) 
     MPI_Test(&request, &done, MPI_STATUS_IGNORE);
     if (done) return;
     if (MPI_Wtime() > deadline_s) {
-      std::fprintf(stderr, "error: rank %d: %s did not complete within %g s (a rank hung, crashed or runs another plan); aborting\n",
-                   rank_, what.c_str(), timeout_s_);
+      std::fprintf(
+          stderr,
+          "error: rank %d: %s did not complete within %g s (a rank hung, crashed or runs another plan); aborting\n",
+          rank_, what.c_str(), timeout_s_);
       std::fflush(stderr);
       MPI_Abort(MPI_COMM_WORLD, 3);
     }

@@ -32,9 +32,9 @@ class MpiTransport : public Transport {
   // Whether every rank passed the same value (e.g. a fingerprint of its command line).
   bool same_on_all_ranks(unsigned long long value) const;
 
-  double max_over_ranks(double value) const;                      // every rank gets it
+  double max_over_ranks(double value) const;                                    // every rank gets it
   std::vector<double> max_over_ranks(const std::vector<double>& values) const;  // element by element
-  std::vector<double> gather(double value) const;                 // rank 0 gets one per rank
+  std::vector<double> gather(double value) const;                               // rank 0 gets one per rank
   std::vector<float> gather(const std::vector<float>& values) const;  // rank 0: all, rank by rank (same sizes)
   std::string library_version() const;
 

@@ -50,7 +50,8 @@ struct Communicator {
     ncclUniqueId id;
     if (rank == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId");
     MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-    check(ncclCommInitRank(&comm, ranks, id, rank), "ncclCommInitRank (one GPU per rank: no more ranks per node than GPUs)");
+    check(ncclCommInitRank(&comm, ranks, id, rank),
+          "ncclCommInitRank (one GPU per rank: no more ranks per node than GPUs)");
     check(cudaStreamCreate(&stream), "cudaStreamCreate");
   }
 };
@@ -73,8 +74,10 @@ void close_nccl(bool clean) {
   std::unique_ptr<Communicator>& c = the_communicator();
   if (!c) return;
   cudaStreamDestroy(c->stream);
-  if (clean && ncclCommFinalize(c->comm) == ncclSuccess) ncclCommDestroy(c->comm);
-  else ncclCommAbort(c->comm);
+  if (clean && ncclCommFinalize(c->comm) == ncclSuccess)
+    ncclCommDestroy(c->comm);
+  else
+    ncclCommAbort(c->comm);
   c.reset();
 }
 
@@ -84,7 +87,8 @@ bool nccl_available(std::string& why) {
   int devices = 0;
   const cudaError_t status = cudaGetDeviceCount(&devices);
   if (status != cudaSuccess || devices == 0) {
-    why = std::string("no usable CUDA device") + (status != cudaSuccess ? std::string(": ") + cudaGetErrorString(status) : "");
+    why = std::string("no usable CUDA device") +
+          (status != cudaSuccess ? std::string(": ") + cudaGetErrorString(status) : "");
     return false;
   }
   return true;
@@ -96,14 +100,20 @@ std::vector<double> time_nccl(BenchOp op, double bytes, int warmup, int iteratio
   const size_t per_rank = std::max<size_t>(1, floats / static_cast<size_t>(c.ranks));
   float *send = nullptr, *receive = nullptr;
   check(cudaMalloc(reinterpret_cast<void**>(&send), floats * sizeof(float)), "cudaMalloc");
-  check(cudaMalloc(reinterpret_cast<void**>(&receive), std::max(floats, per_rank * static_cast<size_t>(c.ranks)) * sizeof(float)), "cudaMalloc");
+  check(cudaMalloc(reinterpret_cast<void**>(&receive),
+                   std::max(floats, per_rank * static_cast<size_t>(c.ranks)) * sizeof(float)),
+        "cudaMalloc");
   cudaEvent_t start, stop;
   check(cudaEventCreate(&start), "cudaEventCreate");
   check(cudaEventCreate(&stop), "cudaEventCreate");
   auto launch = [&] {
     switch (op) {
-      case BenchOp::allreduce: check(ncclAllReduce(send, receive, floats, ncclFloat, ncclSum, c.comm, c.stream), "ncclAllReduce"); break;
-      case BenchOp::allgather: check(ncclAllGather(send, receive, per_rank, ncclFloat, c.comm, c.stream), "ncclAllGather"); break;
+      case BenchOp::allreduce:
+        check(ncclAllReduce(send, receive, floats, ncclFloat, ncclSum, c.comm, c.stream), "ncclAllReduce");
+        break;
+      case BenchOp::allgather:
+        check(ncclAllGather(send, receive, per_rank, ncclFloat, c.comm, c.stream), "ncclAllGather");
+        break;
       case BenchOp::sendrecv:
         check(ncclGroupStart(), "ncclGroupStart");
         check(ncclSend(send, floats, ncclFloat, (c.rank + 1) % c.ranks, c.comm, c.stream), "ncclSend");

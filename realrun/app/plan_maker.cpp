@@ -20,28 +20,34 @@ topologies::Topology topology_for(const std::string& cluster, int ranks) {
 }
 
 // NCCL reads NCCL_ALGO when a communicator is made; a single algorithm named there is what every collective of the
-// job runs, so the plan is made with it. Names as NCCL's (any case): Ring, Tree, NVLS, NVLSTree, CollnetDirect, CollnetChain.
+// job runs, so the plan is made with it. Names as NCCL's (any case): Ring, Tree, NVLS, NVLSTree, CollnetDirect,
+// CollnetChain.
 std::optional<model::CollectiveAlgorithm> nccl_algo_from_environment() {
   const char* value = std::getenv("NCCL_ALGO");
   if (value == nullptr || *value == 0) return std::nullopt;
   std::string name(value);
-  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (name == "ring") return model::CollectiveAlgorithm::ring;
   if (name == "tree") return model::CollectiveAlgorithm::tree;
   if (name == "nvls") return model::CollectiveAlgorithm::nvls;
   if (name == "nvlstree") return model::CollectiveAlgorithm::nvls_tree;
   if (name == "collnetdirect") return model::CollectiveAlgorithm::collnet_direct;
   if (name == "collnetchain") return model::CollectiveAlgorithm::collnet_chain;
-  throw topologies::InputError("NCCL_ALGO=" + std::string(value) +
-                              ": the plan follows a single algorithm NCCL_ALGO names (Ring, Tree, NVLS, NVLSTree, CollnetDirect or "
-                              "CollnetChain); unset it to let NCCL "
-                              "pick, as the model predicts");
+  throw topologies::InputError(
+      "NCCL_ALGO=" + std::string(value) +
+      ": the plan follows a single algorithm NCCL_ALGO names (Ring, Tree, NVLS, NVLSTree, CollnetDirect or "
+      "CollnetChain); unset it to let NCCL "
+      "pick, as the model predicts");
 }
 
 }  // namespace
 
-PlanMaker::PlanMaker(const std::string& cluster, const std::string& workload, int batch, int ranks, const std::string& backend)
-    : topology_(topology_for(cluster, ranks)), workload_(model::find_workload(workload)), options_(plan_options(parse_backend(backend))) {
+PlanMaker::PlanMaker(const std::string& cluster, const std::string& workload, int batch, int ranks,
+                     const std::string& backend)
+    : topology_(topology_for(cluster, ranks)),
+      workload_(model::find_workload(workload)),
+      options_(plan_options(parse_backend(backend))) {
   if (batch > 0) workload_.batch = batch;
   if (parse_backend(backend) == Backend::cuda) {
     if (const auto forced = nccl_algo_from_environment()) options_.collective_algorithm = forced;

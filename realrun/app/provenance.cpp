@@ -28,10 +28,18 @@ nlohmann::ordered_json provenance(const std::vector<std::string>& argv, const st
   char host[256] = "unknown";
   gethostname(host, sizeof host - 1);
   const BuildInfo info = build_info();
-  return {{"host", host}, {"time", utc_now()}, {"git_sha", TREERING_GIT_SHA}, {"argv", argv},
-          {"backend", backend}, {"ranks", transport.ranks()}, {"mpi", transport.library_version()},
-          {"cuda", info.cuda_runtime_version}, {"nccl", info.nccl_version}, {"gpu", backend == "cuda" ? nlohmann::ordered_json(cuda::device_name()) : nullptr},
-          {"driver", nullptr}, {"cuda_devices", info.cuda_device_status}};
+  return {{"host", host},
+          {"time", utc_now()},
+          {"git_sha", TREERING_GIT_SHA},
+          {"argv", argv},
+          {"backend", backend},
+          {"ranks", transport.ranks()},
+          {"mpi", transport.library_version()},
+          {"cuda", info.cuda_runtime_version},
+          {"nccl", info.nccl_version},
+          {"gpu", backend == "cuda" ? nlohmann::ordered_json(cuda::device_name()) : nullptr},
+          {"driver", nullptr},
+          {"cuda_devices", info.cuda_device_status}};
 }
 
 }  // namespace treering::realrun::app

@@ -22,15 +22,19 @@ using nlohmann::ordered_json;
 
 model::Workload workload_named(const std::string& name_or_path) {
   const bool json = name_or_path.ends_with(".json");
-  if (!json && !name_or_path.ends_with(".yaml") && !name_or_path.ends_with(".yml")) return model::find_workload(name_or_path);
-  model::Workload w = json ? topologies::load_hf_config_file(name_or_path) : topologies::load_workload_file(name_or_path);
+  if (!json && !name_or_path.ends_with(".yaml") && !name_or_path.ends_with(".yml"))
+    return model::find_workload(name_or_path);
+  model::Workload w =
+      json ? topologies::load_hf_config_file(name_or_path) : topologies::load_workload_file(name_or_path);
   model::complete_weights(w);
   model::validate(w);
   return w;
 }
 
 ordered_json collectives_json(const StepCollectiveCount& c) {
-  return {{"allreduces", c.allreduces}, {"allreduce_bytes", c.allreduce_bytes}, {"allgathers", c.allgathers},
+  return {{"allreduces", c.allreduces},
+          {"allreduce_bytes", c.allreduce_bytes},
+          {"allgathers", c.allgathers},
           {"allgather_bytes", c.allgather_bytes}};
 }
 
@@ -50,13 +54,27 @@ ordered_json measurement_json(const StepMeasurement& m, const model::Workload& w
   }
   const StepCollectiveCount expected = expected_collectives(w, s);
   bytes_equal = same(m.collectives, expected);
-  return {{"workload", s.workload}, {"batch", s.batch}, {"seq_len", s.seq_len}, {"tp", s.tp}, {"cp", 1}, {"dtype", "bf16"},
-          {"step_s", model::median(m.step_s)}, {"step_samples_s", m.step_s}, {"parts_s", parts},
-          {"parts_raw_s", raw}, {"part_intervals", intervals}, {"mark_overhead_s", m.mark_overhead_s},
-          {"parts_pass_s", m.parts_pass_s}, {"parts_method", m.parts_method},
-          {"weights_bytes", m.bytes.weights}, {"kv_cache_bytes", m.bytes.kv_cache},
-          {"collectives", collectives_json(m.collectives)}, {"model_collectives", collectives_json(expected)},
-          {"collective_bytes_equal_model", bytes_equal}, {"next_token_ids", m.next_tokens}, {"non_finite", m.non_finite}};
+  return {{"workload", s.workload},
+          {"batch", s.batch},
+          {"seq_len", s.seq_len},
+          {"tp", s.tp},
+          {"cp", 1},
+          {"dtype", "bf16"},
+          {"step_s", model::median(m.step_s)},
+          {"step_samples_s", m.step_s},
+          {"parts_s", parts},
+          {"parts_raw_s", raw},
+          {"part_intervals", intervals},
+          {"mark_overhead_s", m.mark_overhead_s},
+          {"parts_pass_s", m.parts_pass_s},
+          {"parts_method", m.parts_method},
+          {"weights_bytes", m.bytes.weights},
+          {"kv_cache_bytes", m.bytes.kv_cache},
+          {"collectives", collectives_json(m.collectives)},
+          {"model_collectives", collectives_json(expected)},
+          {"collective_bytes_equal_model", bytes_equal},
+          {"next_token_ids", m.next_tokens},
+          {"non_finite", m.non_finite}};
 }
 
 ordered_json point_json(const model::Workload& w, int batch, long long seq_len, int tp) {
@@ -66,9 +84,12 @@ ordered_json point_json(const model::Workload& w, int batch, long long seq_len, 
 }  // namespace
 
 int run_step(const StepOptions& options, MpiTransport& transport) {
-  if (options.backend != "cuda") throw topologies::InputError("step runs on the cuda backend only (a step's GEMMs need a GPU)");
-  if (options.cp != 1) throw topologies::InputError("step --cp: context parallelism is not run yet (decode runs the combines)");
-  if (transport.ranks() != 1) throw topologies::InputError("step runs as one process (tp > 1: loopback ranks on its GPU)");
+  if (options.backend != "cuda")
+    throw topologies::InputError("step runs on the cuda backend only (a step's GEMMs need a GPU)");
+  if (options.cp != 1)
+    throw topologies::InputError("step --cp: context parallelism is not run yet (decode runs the combines)");
+  if (transport.ranks() != 1)
+    throw topologies::InputError("step runs as one process (tp > 1: loopback ranks on its GPU)");
   std::string why;
   if (!cuda::available(why)) throw std::runtime_error("no GPU to run the step on: " + why);
   std::vector<model::Workload> workloads;
@@ -93,13 +114,16 @@ int run_step(const StepOptions& options, MpiTransport& transport) {
             row = measurement_json(m, w, bytes_equal);
             if (!bytes_equal || m.non_finite > 0) code = 1;
             std::fprintf(stderr, "step %s batch %d seq %lld tp %d: %.3f ms%s\n", w.name.c_str(), batch, seq_len, tp,
-                         1e3 * row["step_s"].get<double>(), bytes_equal ? "" : " (collective bytes differ from the model's)");
+                         1e3 * row["step_s"].get<double>(),
+                         bytes_equal ? "" : " (collective bytes differ from the model's)");
           } catch (const topologies::InputError& skipped) {  // does not fit
             row["skipped"] = skipped.what();
-            std::fprintf(stderr, "step %s batch %d seq %lld tp %d: skipped: %s\n", w.name.c_str(), batch, seq_len, tp, skipped.what());
+            std::fprintf(stderr, "step %s batch %d seq %lld tp %d: skipped: %s\n", w.name.c_str(), batch, seq_len, tp,
+                         skipped.what());
           } catch (const std::runtime_error& failed) {
             row["error"] = failed.what();
-            std::fprintf(stderr, "step %s batch %d seq %lld tp %d: error: %s\n", w.name.c_str(), batch, seq_len, tp, failed.what());
+            std::fprintf(stderr, "step %s batch %d seq %lld tp %d: error: %s\n", w.name.c_str(), batch, seq_len, tp,
+                         failed.what());
             code = 1;
           }
           results.push_back(row);
@@ -107,9 +131,11 @@ int run_step(const StepOptions& options, MpiTransport& transport) {
       }
     }
   }
-  ordered_json report{{"kind", "treering-step"},
-                   {"implementation", "treering-realrun step: cuBLASLt bf16 GEMMs, the split-KV attention kernel, one CUDA graph"},
-                   {"provenance", provenance(options.argv, "cuda", transport)}, {"results", results}};
+  ordered_json report{
+      {"kind", "treering-step"},
+      {"implementation", "treering-realrun step: cuBLASLt bf16 GEMMs, the split-KV attention kernel, one CUDA graph"},
+      {"provenance", provenance(options.argv, "cuda", transport)},
+      {"results", results}};
   if (out) {
     out->stream() << report.dump(1) << '\n';
     out->commit();

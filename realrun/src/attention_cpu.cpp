@@ -16,9 +16,9 @@ void check_shape(const AttentionShape& shape) {
   if (shape.batch < 1 || shape.query_heads < 1 || shape.kv_heads < 1 || shape.head_dim < 1 ||
       shape.query_heads % shape.kv_heads != 0) {
     throw topologies::InputError("attention shape: batch " + std::to_string(shape.batch) + ", " +
-                                std::to_string(shape.query_heads) + " query heads, " + std::to_string(shape.kv_heads) +
-                                " KV heads, head dim " + std::to_string(shape.head_dim) +
-                                " (all positive, query heads a multiple of KV heads)");
+                                 std::to_string(shape.query_heads) + " query heads, " + std::to_string(shape.kv_heads) +
+                                 " KV heads, head dim " + std::to_string(shape.head_dim) +
+                                 " (all positive, query heads a multiple of KV heads)");
   }
 }
 
@@ -26,8 +26,10 @@ namespace {
 
 template <Dtype kDtype>
 float to_float(std::uint16_t value) {
-  if constexpr (kDtype == Dtype::bf16) return bf16_to_float(value);
-  else return fp16_to_float(value);
+  if constexpr (kDtype == Dtype::bf16)
+    return bf16_to_float(value);
+  else
+    return fp16_to_float(value);
 }
 
 // The online softmax of every query head (fp32, running max), the tokens streamed in memory order: each
@@ -84,8 +86,10 @@ void partial_attention(const AttentionShape& shape, Dtype dtype, const std::uint
                        const std::uint16_t* v, long long tokens, float* o, float* lse) {
   check_shape(shape);
   if (tokens < 0) throw topologies::InputError("partial_attention: a negative number of tokens");
-  if (dtype == Dtype::bf16) all_heads<Dtype::bf16>(shape, q, k, v, tokens, o, lse);
-  else all_heads<Dtype::fp16>(shape, q, k, v, tokens, o, lse);
+  if (dtype == Dtype::bf16)
+    all_heads<Dtype::bf16>(shape, q, k, v, tokens, o, lse);
+  else
+    all_heads<Dtype::fp16>(shape, q, k, v, tokens, o, lse);
 }
 
 std::vector<double> reference_attention(const AttentionShape& shape, Dtype dtype, const std::uint16_t* q,
@@ -103,7 +107,8 @@ std::vector<double> reference_attention(const AttentionShape& shape, Dtype dtype
       for (long long t = 0; t < tokens; ++t) {
         double score = 0;
         for (int i = 0; i < shape.head_dim; ++i) {
-          score += static_cast<double>(from_half(dtype, q[state * shape.head_dim + i])) * from_half(dtype, k[t * stride + kv_offset + i]);
+          score += static_cast<double>(from_half(dtype, q[state * shape.head_dim + i])) *
+                   from_half(dtype, k[t * stride + kv_offset + i]);
         }
         scores[static_cast<size_t>(t)] = score / std::sqrt(static_cast<double>(shape.head_dim));
         top = std::max(top, scores[static_cast<size_t>(t)]);
@@ -113,7 +118,8 @@ std::vector<double> reference_attention(const AttentionShape& shape, Dtype dtype
       for (long long t = 0; t < tokens; ++t) {
         const double weight = std::exp(scores[static_cast<size_t>(t)] - top) / sum;
         for (int i = 0; i < shape.head_dim; ++i) {
-          o[static_cast<size_t>(state * shape.head_dim + i)] += weight * from_half(dtype, v[t * stride + kv_offset + i]);
+          o[static_cast<size_t>(state * shape.head_dim + i)] +=
+              weight * from_half(dtype, v[t * stride + kv_offset + i]);
         }
       }
     }

@@ -68,8 +68,10 @@ std::vector<double> time_collective(Transport& transport, BenchOp op, double byt
   // the pages themselves are touched here, before the clock, as an engine's buffers are.
   const size_t length = op == BenchOp::allgather ? per_rank : floats;
   const double set_bytes = 2.0 * static_cast<double>(length) * 4;
-  const auto sets = static_cast<size_t>(std::clamp(std::ceil(kColdBytes / set_bytes), 1.0, static_cast<double>(iterations)));
-  std::vector<std::vector<float>> buffers(sets, std::vector<float>(length, 1.0f)), incomings(sets, std::vector<float>(length, 0.0f));
+  const auto sets =
+      static_cast<size_t>(std::clamp(std::ceil(kColdBytes / set_bytes), 1.0, static_cast<double>(iterations)));
+  std::vector<std::vector<float>> buffers(sets, std::vector<float>(length, 1.0f)),
+      incomings(sets, std::vector<float>(length, 0.0f));
   size_t turn = 0;
   detail::CountingLink link{transport, 0.0};
   const int next = (transport.rank() + 1) % n, previous = (transport.rank() + n - 1) % n;
@@ -81,7 +83,9 @@ std::vector<double> time_collective(Transport& transport, BenchOp op, double byt
     std::vector<float>& incoming = incomings[turn++ % sets];
     transport.barrier();
     switch (op) {
-      case BenchOp::allreduce: detail::ring_allreduce(link, buffer.data(), buffer.size(), detail::ReduceOp::sum, 1); break;
+      case BenchOp::allreduce:
+        detail::ring_allreduce(link, buffer.data(), buffer.size(), detail::ReduceOp::sum, 1);
+        break;
       case BenchOp::allgather: detail::ring_allgather(link, buffer.data(), buffer.size(), 2); break;
       case BenchOp::sendrecv: {
         if (n < 2) break;
@@ -97,7 +101,9 @@ std::vector<double> time_collective(Transport& transport, BenchOp op, double byt
 std::vector<double> time_copy(double bytes, int warmup, int iterations) {
   const auto size = static_cast<size_t>(std::max(1.0, bytes));
   std::vector<char> from(size, 1), to(size, 0);
-  auto clock = [] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); };
+  auto clock = [] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  };
   return timed(clock, warmup, iterations, [&] {
     std::memcpy(to.data(), from.data(), size);
     from[0] = static_cast<char>(to[size - 1] + 1);  // keeps the copies from being optimised away
@@ -109,26 +115,31 @@ double attention_bytes(const AttentionShape& shape, long long tokens) {
          static_cast<double>(shape.q_values()) * 2;
 }
 
-std::vector<double> time_attention(const AttentionShape& shape, Dtype dtype, long long tokens, int warmup, int iterations) {
+std::vector<double> time_attention(const AttentionShape& shape, Dtype dtype, long long tokens, int warmup,
+                                   int iterations) {
   check_shape(shape);
   // The decode's inputs (make_inputs: the same made-up values, not constants), in sets that rotate through more
   // than kColdBytes, each used once before the clock: every call reads K/V that are not in the caches, as a
   // decode's attention does (one pass over its shard per token), where one set would be timed from the caches.
   const double set_bytes = 2.0 * static_cast<double>(tokens) * static_cast<double>(shape.kv_values_per_token()) * 2;
-  const auto sets = static_cast<size_t>(std::clamp(std::ceil(kColdBytes / set_bytes), 1.0, static_cast<double>(iterations)));
+  const auto sets =
+      static_cast<size_t>(std::clamp(std::ceil(kColdBytes / set_bytes), 1.0, static_cast<double>(iterations)));
   std::vector<Inputs> inputs;
-  for (size_t i = 0; i < sets; ++i) inputs.push_back(make_inputs(shape, dtype, static_cast<long long>(i) * tokens, tokens, 7));
+  for (size_t i = 0; i < sets; ++i)
+    inputs.push_back(make_inputs(shape, dtype, static_cast<long long>(i) * tokens, tokens, 7));
   std::vector<float> o(static_cast<size_t>(shape.q_values())), lse(static_cast<size_t>(shape.states()));
   size_t turn = 0;
-  auto clock = [] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); };
+  auto clock = [] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  };
   return timed(clock, static_cast<int>(sets) + warmup, iterations, [&] {
     const Inputs& in = inputs[turn++ % sets];
     partial_attention(shape, dtype, in.q.data(), in.k.data(), in.v.data(), tokens, o.data(), lse.data());
   });
 }
 
-GpuTimingPlan plan_gpu_timing(double bytes_per_call, double l2_bytes, double memory_budget_bytes, double estimated_call_s,
-                              double min_sample_s) {
+GpuTimingPlan plan_gpu_timing(double bytes_per_call, double l2_bytes, double memory_budget_bytes,
+                              double estimated_call_s, double min_sample_s) {
   if (!(bytes_per_call > 0) || !(l2_bytes >= 0) || !(estimated_call_s >= 0)) {
     throw topologies::InputError("plan_gpu_timing: a call's bytes must be positive, the L2 size and time not negative");
   }
@@ -137,7 +148,8 @@ GpuTimingPlan plan_gpu_timing(double bytes_per_call, double l2_bytes, double mem
   GpuTimingPlan plan;
   plan.copies = static_cast<int>(std::max(1.0, std::min({wanted, fits, 1e4})));
   const double for_duration = estimated_call_s > 0 ? std::ceil(min_sample_s / estimated_call_s) : 1e4;
-  plan.calls_per_sample = static_cast<int>(std::min(1e4, std::max({1.0, for_duration, static_cast<double>(plan.copies)})));
+  plan.calls_per_sample =
+      static_cast<int>(std::min(1e4, std::max({1.0, for_duration, static_cast<double>(plan.copies)})));
   return plan;
 }
 

@@ -6,7 +6,8 @@
 namespace treering::realrun::cuda {
 namespace {
 
-constexpr const char* kMissing = "this build has no cuda decode (it needs the CUDA toolkit and NCCL when it is configured)";
+constexpr const char* kMissing =
+    "this build has no cuda decode (it needs the CUDA toolkit and NCCL when it is configured)";
 
 }  // namespace
 
@@ -15,11 +16,13 @@ bool decode_available(std::string& why) {
   return false;
 }
 
-GpuMeasurement measure_on_gpu(const model::DecodePlan&, int, void*, std::uint64_t, const GpuTiming&, const std::function<void()>&,
-                              const std::function<double(double)>&) {
+GpuMeasurement measure_on_gpu(const model::DecodePlan&, int, void*, std::uint64_t, const GpuTiming&,
+                              const std::function<void()>&, const std::function<double(double)>&) {
   throw std::runtime_error(kMissing);
 }
-GpuMeasurement measure_loopback(const model::DecodePlan&, std::uint64_t, const GpuTiming&) { throw std::runtime_error(kMissing); }
+GpuMeasurement measure_loopback(const model::DecodePlan&, std::uint64_t, const GpuTiming&) {
+  throw std::runtime_error(kMissing);
+}
 std::vector<double> time_loopback_collective(BenchOp, double, int, int, int) { throw std::runtime_error(kMissing); }
 
 }  // namespace treering::realrun::cuda

@@ -6,11 +6,13 @@
 namespace treering::realrun::cuda {
 
 StepOutputs run_step_once(const StepShape&, std::uint64_t) {
-  throw std::runtime_error("this build has no CUDA backend (no CUDA toolkit when it was configured): the step runs on a GPU only");
+  throw std::runtime_error(
+      "this build has no CUDA backend (no CUDA toolkit when it was configured): the step runs on a GPU only");
 }
 
 StepMeasurement measure_step(const StepShape&, int, int, std::uint64_t) {
-  throw std::runtime_error("this build has no CUDA backend (no CUDA toolkit when it was configured): the step runs on a GPU only");
+  throw std::runtime_error(
+      "this build has no CUDA backend (no CUDA toolkit when it was configured): the step runs on a GPU only");
 }
 
 }  // namespace treering::realrun::cuda

@@ -6,7 +6,9 @@
 namespace treering::realrun::cuda {
 namespace {
 
-[[noreturn]] void refuse() { throw std::runtime_error("this build has no CUDA backend (no CUDA toolkit when it was configured)"); }
+[[noreturn]] void refuse() {
+  throw std::runtime_error("this build has no CUDA backend (no CUDA toolkit when it was configured)");
+}
 
 }  // namespace
 
@@ -19,8 +21,8 @@ std::string device_name() { return ""; }
 struct SplitKvAttention::Impl {};
 SplitKvAttention::SplitKvAttention() { refuse(); }
 SplitKvAttention::~SplitKvAttention() = default;
-void SplitKvAttention::run(const AttentionShape&, Dtype, const std::uint16_t*, const std::uint16_t*, const std::uint16_t*, long long,
-                           float*, float*, int, void*) {
+void SplitKvAttention::run(const AttentionShape&, Dtype, const std::uint16_t*, const std::uint16_t*,
+                           const std::uint16_t*, long long, float*, float*, int, void*) {
   refuse();
 }
 int SplitKvAttention::chunks_for(const AttentionShape&, Dtype, long long) const { refuse(); }

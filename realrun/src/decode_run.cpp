@@ -44,8 +44,10 @@ std::vector<std::uint16_t> hashed(Dtype dtype, std::uint64_t stream, std::uint64
 Inputs make_inputs(const AttentionShape& shape, Dtype dtype, long long first, long long count, std::uint64_t seed) {
   const auto per_token = static_cast<std::uint64_t>(shape.kv_values_per_token());
   return {hashed(dtype, q_stream(seed), 0, static_cast<std::uint64_t>(shape.q_values())),
-          hashed(dtype, k_stream(seed), static_cast<std::uint64_t>(first) * per_token, static_cast<std::uint64_t>(count) * per_token),
-          hashed(dtype, v_stream(seed), static_cast<std::uint64_t>(first) * per_token, static_cast<std::uint64_t>(count) * per_token)};
+          hashed(dtype, k_stream(seed), static_cast<std::uint64_t>(first) * per_token,
+                 static_cast<std::uint64_t>(count) * per_token),
+          hashed(dtype, v_stream(seed), static_cast<std::uint64_t>(first) * per_token,
+                 static_cast<std::uint64_t>(count) * per_token)};
 }
 
 std::vector<long long> sampled_states(const AttentionShape& shape) {
@@ -86,19 +88,23 @@ std::vector<double> hashed_reference(const AttentionShape& shape, Dtype dtype, s
   const auto per_token = static_cast<std::uint64_t>(shape.kv_values_per_token());
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
   auto values = [dtype, d](std::uint64_t stream, std::uint64_t first, std::vector<double>& out) {
-    for (int i = 0; i < d; ++i) out[static_cast<size_t>(i)] = from_half(dtype, to_half(dtype, hashed_value(stream, first + static_cast<std::uint64_t>(i))));
+    for (int i = 0; i < d; ++i)
+      out[static_cast<size_t>(i)] =
+          from_half(dtype, to_half(dtype, hashed_value(stream, first + static_cast<std::uint64_t>(i))));
   };
   std::vector<double> o(states.size() * static_cast<size_t>(d), 0.0);
   std::vector<bool> done(states.size(), false);
   std::vector<double> k(static_cast<size_t>(d)), v(static_cast<size_t>(d));
   for (size_t n = 0; n < states.size(); ++n) {
-    if (states[n] < 0 || states[n] >= shape.states()) throw std::logic_error("hashed_reference: no state " + std::to_string(states[n]));
+    if (states[n] < 0 || states[n] >= shape.states())
+      throw std::logic_error("hashed_reference: no state " + std::to_string(states[n]));
     if (done[n]) continue;
     const long long kv_row = states[n] / shape.query_heads * shape.kv_heads + states[n] % shape.query_heads / group;
     std::vector<std::pair<size_t, ReferenceState>> sharing;  // the states of this KV row: its values hashed once
     for (size_t m = n; m < states.size(); ++m) {
       if (states[m] / shape.query_heads * shape.kv_heads + states[m] % shape.query_heads / group != kv_row) continue;
-      ReferenceState state{states[m], std::vector<double>(static_cast<size_t>(d)), std::vector<double>(static_cast<size_t>(d), 0.0)};
+      ReferenceState state{states[m], std::vector<double>(static_cast<size_t>(d)),
+                           std::vector<double>(static_cast<size_t>(d), 0.0)};
       values(q_stream(seed), static_cast<std::uint64_t>(states[m] * d), state.q);
       sharing.emplace_back(m, std::move(state));
       done[m] = true;
@@ -114,7 +120,9 @@ std::vector<double> hashed_reference(const AttentionShape& shape, Dtype dtype, s
       }
     }
     for (const auto& [m, state] : sharing) {
-      for (int i = 0; i < d; ++i) o[m * static_cast<size_t>(d) + static_cast<size_t>(i)] = tokens > 0 ? state.acc[static_cast<size_t>(i)] / state.sum : 0.0;
+      for (int i = 0; i < d; ++i)
+        o[m * static_cast<size_t>(d) + static_cast<size_t>(i)] =
+            tokens > 0 ? state.acc[static_cast<size_t>(i)] / state.sum : 0.0;
     }
   }
   return o;
@@ -129,8 +137,8 @@ struct Run {
   Dtype dtype;
   std::uint64_t seed;
   int rank, ranks;
-  Inputs mine;                 // q and this rank's shard
-  std::vector<float> o, lse;   // the rank's state
+  Inputs mine;                // q and this rank's shard
+  std::vector<float> o, lse;  // the rank's state
   std::vector<float> numerator, denominator, top;
   std::vector<float> gathered;  // allgather-merge: every rank's (o, lse); ag-rs: every rank's lse
 
@@ -144,8 +152,8 @@ struct Run {
 
   void merge_into(const float* other_o, const float* other_lse) {
     for (size_t s = 0; s < states(); ++s) {
-      merge_state(o.data() + s * static_cast<size_t>(shape.head_dim), lse[s], other_o + s * static_cast<size_t>(shape.head_dim),
-                  other_lse[s], shape.head_dim);
+      merge_state(o.data() + s * static_cast<size_t>(shape.head_dim), lse[s],
+                  other_o + s * static_cast<size_t>(shape.head_dim), other_lse[s], shape.head_dim);
     }
   }
 
@@ -159,7 +167,6 @@ struct Run {
   std::vector<std::uint16_t>& next;
   detail::PassQInputs pass_q;  // pass-q: each owner's q and K/V, laid out before the clock
   detail::RankView view() { return {plan, link, shape, dtype, rank, ranks, mine, o, lse}; }
-
 
   void prepare() {
     if (model::has_phase(plan, model::PhaseRole::q_ring)) pass_q = detail::pass_q_inputs(view());
@@ -186,14 +193,16 @@ struct Run {
       Transport::Request sent = -1, received = -1;
       auto post = [&] {
         if (round < ranks - 1 && tokens > 0) sent = link.isend(held.data(), bytes, (rank + 1) % ranks, tag(phase));
-        if (coming > 0) received = link.irecv(next.data(), 2 * per_token * static_cast<size_t>(coming) * 2, (rank + ranks - 1) % ranks, tag(phase));
+        if (coming > 0)
+          received = link.irecv(next.data(), 2 * per_token * static_cast<size_t>(coming) * 2,
+                                (rank + ranks - 1) % ranks, tag(phase));
       };
       // As the plan's steps say: with overlap, the transfers are in flight during the attention; without (the
       // cpu backend: the cores that attend also copy), they start after it and end before the next round.
       // Posting them early anyway gains nothing there and made Open MPI's single-copy path 3-10x slower.
       if (plan.ring_overlap) post();
-      partial_attention(shape, dtype, mine.q.data(), held.data(), held.data() + per_token * static_cast<size_t>(tokens), tokens,
-                        part_o.data(), part_lse.data());
+      partial_attention(shape, dtype, mine.q.data(), held.data(), held.data() + per_token * static_cast<size_t>(tokens),
+                        tokens, part_o.data(), part_lse.data());
       merge_into(part_o.data(), part_lse.data());
       if (!plan.ring_overlap) post();
       link.wait(received);
@@ -212,7 +221,8 @@ struct Run {
     std::vector<std::vector<float>> received;
     std::vector<Transport::Request> receives;
     for (const model::Transfer& t : phase.sends) {
-      if (static_cast<double>(packed.size() * 4) != t.bytes) throw std::logic_error("transfer size differs from the plan's");
+      if (static_cast<double>(packed.size() * 4) != t.bytes)
+        throw std::logic_error("transfer size differs from the plan's");
       if (t.from == rank) sends.push_back(link.isend(packed.data(), packed.size() * 4, t.to, tag(phase_index)));
       if (t.to == rank) {
         received.emplace_back(packed.size());
@@ -221,14 +231,17 @@ struct Run {
     }
     for (size_t i = 0; i < receives.size(); ++i) {
       link.wait(receives[i]);
-      if (reduce) merge_into(received[i].data(), received[i].data() + o_values());
-      else std::memcpy(o.data(), received[i].data(), o_values() * 4);
+      if (reduce)
+        merge_into(received[i].data(), received[i].data() + o_values());
+      else
+        std::memcpy(o.data(), received[i].data(), o_values() * 4);
     }
     for (Transport::Request request : sends) link.wait(request);
   }
 
   void allreduce(size_t phase, std::vector<float>& values, ReduceOp op) {
-    if (static_cast<double>(values.size() * 4) != plan.phases.at(phase).bytes) throw std::logic_error("all-reduce size differs from the plan's");
+    if (static_cast<double>(values.size() * 4) != plan.phases.at(phase).bytes)
+      throw std::logic_error("all-reduce size differs from the plan's");
     detail::ring_allreduce(link, values.data(), values.size(), op, tag(phase));
   }
 
@@ -238,7 +251,8 @@ struct Run {
     denominator.assign(states(), 0.0f);
     for (size_t s = 0; s < states(); ++s) {
       denominator[s] = std::exp(lse[s] - top[s]);
-      for (int i = 0; i < shape.head_dim; ++i) numerator[s * shape.head_dim + i] = o[s * shape.head_dim + i] * denominator[s];
+      for (int i = 0; i < shape.head_dim; ++i)
+        numerator[s * shape.head_dim + i] = o[s * shape.head_dim + i] * denominator[s];
     }
   }
 
@@ -252,7 +266,8 @@ struct Run {
 
   void divide() {
     for (size_t s = 0; s < states(); ++s) {
-      for (int i = 0; i < shape.head_dim; ++i) o[s * shape.head_dim + i] = numerator[s * shape.head_dim + i] / denominator[s];
+      for (int i = 0; i < shape.head_dim; ++i)
+        o[s * shape.head_dim + i] = numerator[s * shape.head_dim + i] / denominator[s];
     }
   }
 
@@ -322,18 +337,33 @@ RankResult run_plan(const model::DecodePlan& plan, Transport& transport, std::ui
   RingBuffers& ring = buffers != nullptr ? *buffers : own;
   if (static_cast<int>(plan.gpus.size()) != transport.ranks()) {
     throw topologies::InputError("the plan is for " + std::to_string(plan.gpus.size()) + " ranks, the run has " +
-                                std::to_string(transport.ranks()));
+                                 std::to_string(transport.ranks()));
   }
   const AttentionShape shape = shape_of(plan.workload);
-  if (plan.sizes.o_bytes != static_cast<double>(shape.q_values() * 4) || plan.sizes.stats_bytes != static_cast<double>(shape.states() * 4)) {
-    throw topologies::InputError("the cpu backend runs plans made with realrun::plan_options(Backend::cpu) (fp32 partial states)");
+  if (plan.sizes.o_bytes != static_cast<double>(shape.q_values() * 4) ||
+      plan.sizes.stats_bytes != static_cast<double>(shape.states() * 4)) {
+    throw topologies::InputError(
+        "the cpu backend runs plans made with realrun::plan_options(Backend::cpu) (fp32 partial states)");
   }
   const int rank = transport.rank();
   const model::Shard& shard = plan.shards[static_cast<size_t>(rank)];
-  Run run{plan, {transport, 0.0}, shape, dtype_of(plan.workload), seed, rank, transport.ranks(),
+  Run run{plan,
+          {transport, 0.0},
+          shape,
+          dtype_of(plan.workload),
+          seed,
+          rank,
+          transport.ranks(),
           make_inputs(shape, dtype_of(plan.workload), shard.first, shard.count, seed),
-          std::vector<float>(static_cast<size_t>(shape.q_values())), std::vector<float>(static_cast<size_t>(shape.states())),
-          {}, {}, {}, {}, ring.held, ring.next, {}};
+          std::vector<float>(static_cast<size_t>(shape.q_values())),
+          std::vector<float>(static_cast<size_t>(shape.states())),
+          {},
+          {},
+          {},
+          {},
+          ring.held,
+          ring.next,
+          {}};
   run.prepare();
   transport.barrier();
   const double start = transport.now_s();

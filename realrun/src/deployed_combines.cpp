@@ -14,7 +14,9 @@ namespace {
 
 constexpr float kNoTokens = -std::numeric_limits<float>::infinity();
 
-size_t sequence_values(const AttentionShape& s) { return static_cast<size_t>(s.query_heads) * static_cast<size_t>(s.head_dim); }
+size_t sequence_values(const AttentionShape& s) {
+  return static_cast<size_t>(s.query_heads) * static_cast<size_t>(s.head_dim);
+}
 
 void check_bytes(double bytes, double planned, const char* what) {
   if (bytes != planned) throw std::logic_error(std::string(what) + ": size differs from the plan's");
@@ -27,7 +29,8 @@ std::vector<float> pack(const RankView& view, size_t count, Index index) {
   std::vector<float> packed(count * (d + 1));
   for (size_t i = 0; i < count; ++i) {
     const size_t state = index(i);
-    std::copy_n(view.o.begin() + static_cast<std::ptrdiff_t>(state * d), d, packed.begin() + static_cast<std::ptrdiff_t>(i * d));
+    std::copy_n(view.o.begin() + static_cast<std::ptrdiff_t>(state * d), d,
+                packed.begin() + static_cast<std::ptrdiff_t>(i * d));
     packed[count * d + i] = view.lse[state];
   }
   return packed;
@@ -60,7 +63,8 @@ void exchange_and_merge(RankView& view, size_t phase, StatesOf states_of) {
     const std::vector<float>& got = incoming[i];
     for (size_t j = 0; j < my_states.size(); ++j) {
       const size_t state = my_states[j];
-      merge_state(view.o.data() + state * d, view.lse[state], got.data() + j * d, got[my_states.size() * d + j], view.shape.head_dim);
+      merge_state(view.o.data() + state * d, view.lse[state], got.data() + j * d, got[my_states.size() * d + j],
+                  view.shape.head_dim);
     }
   }
   for (Transport::Request request : sends) view.link.wait(request);
@@ -70,7 +74,8 @@ std::vector<size_t> states_of_sequences(const RankView& view, int owner) {
   const model::Shard sequences = model::owned_sequences(view.shape.batch, view.ranks, owner);
   std::vector<size_t> states;
   for (long long s = sequences.first; s < sequences.first + sequences.count; ++s) {
-    for (int h = 0; h < view.shape.query_heads; ++h) states.push_back(static_cast<size_t>(s) * static_cast<size_t>(view.shape.query_heads) + static_cast<size_t>(h));
+    for (int h = 0; h < view.shape.query_heads; ++h)
+      states.push_back(static_cast<size_t>(s) * static_cast<size_t>(view.shape.query_heads) + static_cast<size_t>(h));
   }
   return states;
 }
@@ -94,12 +99,15 @@ PassQInputs pass_q_inputs(const RankView& view) {
   for (int owner = 0; owner < view.ranks; ++owner) {
     const model::Shard sequences = model::owned_sequences(view.shape.batch, view.ranks, owner);
     const auto first = static_cast<size_t>(sequences.first), count = static_cast<size_t>(sequences.count);
-    inputs.q.emplace_back(view.mine.q.begin() + static_cast<std::ptrdiff_t>(first * sequence_values(view.shape)),
-                          view.mine.q.begin() + static_cast<std::ptrdiff_t>((first + count) * sequence_values(view.shape)));
+    inputs.q.emplace_back(
+        view.mine.q.begin() + static_cast<std::ptrdiff_t>(first * sequence_values(view.shape)),
+        view.mine.q.begin() + static_cast<std::ptrdiff_t>((first + count) * sequence_values(view.shape)));
     std::vector<std::uint16_t> k(static_cast<size_t>(tokens) * count * per_sequence_kv), v(k.size());
     for (size_t t = 0; t < static_cast<size_t>(tokens) && count > 0; ++t) {
-      std::memcpy(k.data() + t * count * per_sequence_kv, view.mine.k.data() + t * row + first * per_sequence_kv, count * per_sequence_kv * 2);
-      std::memcpy(v.data() + t * count * per_sequence_kv, view.mine.v.data() + t * row + first * per_sequence_kv, count * per_sequence_kv * 2);
+      std::memcpy(k.data() + t * count * per_sequence_kv, view.mine.k.data() + t * row + first * per_sequence_kv,
+                  count * per_sequence_kv * 2);
+      std::memcpy(v.data() + t * count * per_sequence_kv, view.mine.v.data() + t * row + first * per_sequence_kv,
+                  count * per_sequence_kv * 2);
     }
     inputs.k.push_back(std::move(k));
     inputs.v.push_back(std::move(v));
@@ -124,13 +132,15 @@ void run_q_ring(RankView& view, const PassQInputs& inputs, size_t phase) {
       AttentionShape part = view.shape;
       part.batch = static_cast<int>(sequences.count);
       const size_t state = static_cast<size_t>(sequences.first) * static_cast<size_t>(view.shape.query_heads);
-      partial_attention(part, view.dtype, held.data(), inputs.k[static_cast<size_t>(owner)].data(), inputs.v[static_cast<size_t>(owner)].data(),
-                        tokens, view.o.data() + state * static_cast<size_t>(view.shape.head_dim), view.lse.data() + state);
+      partial_attention(part, view.dtype, held.data(), inputs.k[static_cast<size_t>(owner)].data(),
+                        inputs.v[static_cast<size_t>(owner)].data(), tokens,
+                        view.o.data() + state * static_cast<size_t>(view.shape.head_dim), view.lse.data() + state);
     }
     if (round == p - 1) break;
     Transport::Request sent = -1, received = -1;
     if (sequences.count > 0) {
-      check_bytes(static_cast<double>(held.size() * 2), static_cast<double>(sequences.count) * q_per_sequence, "query block");
+      check_bytes(static_cast<double>(held.size() * 2), static_cast<double>(sequences.count) * q_per_sequence,
+                  "query block");
       sent = view.link.isend(held.data(), held.size() * 2, (view.rank + 1) % p, tag);
     }
     const model::Shard coming = model::owned_sequences(view.shape.batch, p, (owner - 1 + p) % p);
@@ -164,7 +174,8 @@ void exchange_with_head_owners(RankView& view, size_t phase) {
 // summed by a ring reduce-scatter that leaves chunk r of the buffer on rank r.
 std::vector<float> gather_lse(RankView& view, size_t phase) {
   const size_t states = view.lse.size();
-  check_bytes(static_cast<double>(states * 4 * static_cast<size_t>(view.ranks)), view.plan.phases.at(phase).bytes, "all-gather of lse");
+  check_bytes(static_cast<double>(states * 4 * static_cast<size_t>(view.ranks)), view.plan.phases.at(phase).bytes,
+              "all-gather of lse");
   return view.ranks > 1 ? ring_allgather(view.link, view.lse.data(), states, static_cast<int>(phase) + 1) : view.lse;
 }
 
@@ -175,7 +186,8 @@ void rescale_to_global(RankView& view, const std::vector<float>& all) {
     float top = kNoTokens;
     for (int r = 0; r < view.ranks; ++r) top = std::max(top, all[static_cast<size_t>(r) * states + s]);
     float sum = 0;
-    for (int r = 0; r < view.ranks && top != kNoTokens; ++r) sum += std::exp(all[static_cast<size_t>(r) * states + s] - top);
+    for (int r = 0; r < view.ranks && top != kNoTokens; ++r)
+      sum += std::exp(all[static_cast<size_t>(r) * states + s] - top);
     const float weight = top == kNoTokens ? 0.0f : std::exp(view.lse[s] - (top + std::log(sum)));
     for (size_t i = 0; i < d; ++i) view.o[s * d + i] *= weight;
   }

@@ -35,12 +35,12 @@ PassQInputs pass_q_inputs(const RankView& view);
 // the phase's index in the plan (its sizes are checked against the plan's; its messages tagged index + 1, as
 // decode_run.cpp tags them). keep_held then leaves the rank's part of the output (model::output_held) in o, the
 // rest zero.
-void run_q_ring(RankView& view, const PassQInputs& inputs, size_t phase);  // q_ring
-void exchange_with_sequence_owners(RankView& view, size_t phase);         // states_to_sequence_owners
-void exchange_with_head_owners(RankView& view, size_t phase);             // states_to_head_owners
-std::vector<float> gather_lse(RankView& view, size_t phase);              // lse_gather: every rank's lse
-void rescale_to_global(RankView& view, const std::vector<float>& all_lse); // rescale_to_global
-void reduce_scatter_o(RankView& view, size_t phase);                      // rescaled_reduce_scatter
+void run_q_ring(RankView& view, const PassQInputs& inputs, size_t phase);   // q_ring
+void exchange_with_sequence_owners(RankView& view, size_t phase);           // states_to_sequence_owners
+void exchange_with_head_owners(RankView& view, size_t phase);               // states_to_head_owners
+std::vector<float> gather_lse(RankView& view, size_t phase);                // lse_gather: every rank's lse
+void rescale_to_global(RankView& view, const std::vector<float>& all_lse);  // rescale_to_global
+void reduce_scatter_o(RankView& view, size_t phase);                        // rescaled_reduce_scatter
 void keep_held(const RankView& view);
 
 }  // namespace treering::realrun::detail

@@ -11,7 +11,7 @@ std::uint16_t float_to_fp16(float value) {
     return static_cast<std::uint16_t>(sign | 0x7C00u | (magnitude > 0x7F800000u ? 0x200u : 0u));
   }
   if (magnitude >= 0x477FF000u) return static_cast<std::uint16_t>(sign | 0x7C00u);  // rounds past 65504: inf
-  if (magnitude < 0x38800000u) {  // below 2^-14: a subnormal half (or zero)
+  if (magnitude < 0x38800000u) {               // below 2^-14: a subnormal half (or zero)
     if (magnitude < 0x33000000u) return sign;  // below half the smallest subnormal (2^-25): zero
     const std::uint32_t mantissa = (magnitude & 0x7FFFFFu) | 0x800000u;
     const int shift = 126 - static_cast<int>(magnitude >> 23);  // 14 + 24 - exponent - 1 ... aligned to 2^-24 units
@@ -34,7 +34,7 @@ float fp16_to_float(std::uint16_t value) {
   if (exponent == 0x1Fu) return float_of(sign | 0x7F800000u | (mantissa << 13));  // inf or NaN
   if (exponent != 0) return float_of(sign | ((exponent + 112u) << 23) | (mantissa << 13));
   if (mantissa == 0) return float_of(sign);  // +-0
-  int shift = 0;  // subnormal: normalise
+  int shift = 0;                             // subnormal: normalise
   while ((mantissa & 0x400u) == 0) {
     mantissa <<= 1;
     ++shift;

@@ -60,8 +60,9 @@ class LocalTransport : public Transport {
     office_.changed.wait(lock, [&] { return !box.empty() || office_.failed; });
     if (office_.failed) throw std::runtime_error("another rank failed");
     if (box.front().size() != r.bytes) {
-      throw std::runtime_error("rank " + std::to_string(rank_) + " expected " + std::to_string(r.bytes) + " bytes from rank " +
-                               std::to_string(r.from) + ", got " + std::to_string(box.front().size()));
+      throw std::runtime_error("rank " + std::to_string(rank_) + " expected " + std::to_string(r.bytes) +
+                               " bytes from rank " + std::to_string(r.from) + ", got " +
+                               std::to_string(box.front().size()));
     }
     if (r.bytes > 0) std::memcpy(r.data, box.front().data(), r.bytes);
     box.pop_front();

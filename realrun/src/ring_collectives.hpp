@@ -18,7 +18,9 @@ struct CountingLink {
     bytes_sent += static_cast<double>(bytes);
     return transport.isend(data, bytes, to, tag);
   }
-  Transport::Request irecv(void* data, std::size_t bytes, int from, int tag) { return transport.irecv(data, bytes, from, tag); }
+  Transport::Request irecv(void* data, std::size_t bytes, int from, int tag) {
+    return transport.irecv(data, bytes, from, tag);
+  }
   void wait(Transport::Request request) { transport.wait(request); }
   int rank() const { return transport.rank(); }
   int ranks() const { return transport.ranks(); }
@@ -28,9 +30,9 @@ enum class ReduceOp { max, sum };
 
 // The rings cut their buffers as the model counts them (model/ring_chunks.hpp); the cuda backend's loopback rings
 // cut the same.
-using model::RingChunk;
 using model::ring_chunk;
 using model::ring_wrap;
+using model::RingChunk;
 
 // Reduce-scatter then all-gather in n - 1 steps each, the buffer cut into n chunks (the first count mod n one
 // element longer): every rank sends 2 (n-1) chunks, 2 (n-1) x count x 4 bytes over all ranks.

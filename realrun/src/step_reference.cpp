@@ -22,14 +22,17 @@ Values made(std::uint64_t stream, std::size_t count, float scale) {
 }
 
 struct RankTensors {
-  struct Layer { Values attention_norm, qkv, o, mlp_norm, gate_up, down, k, v; };
+  struct Layer {
+    Values attention_norm, qkv, o, mlp_norm, gate_up, down, k, v;
+  };
   std::vector<Layer> layers;
   Values final_norm, lm_head;
 };
 
 RankTensors rank_tensors(const StepShape& s, std::uint64_t seed, int rank) {
   const std::size_t h = static_cast<std::size_t>(s.hidden), qkv = static_cast<std::size_t>(s.qkv_rows());
-  const std::size_t width = static_cast<std::size_t>(s.attention_width()), mlp = static_cast<std::size_t>(s.intermediate);
+  const std::size_t width = static_cast<std::size_t>(s.attention_width()),
+                    mlp = static_cast<std::size_t>(s.intermediate);
   const std::size_t cache = static_cast<std::size_t>((s.seq_len + 1) * s.batch * s.kv_heads * s.head_dim);
   std::uint64_t stream = step_rank_stream(seed, rank);
   RankTensors t;
@@ -95,9 +98,12 @@ Values attend(const StepShape& s, RankTensors::Layer& t, const Values& h) {
     double* row = qkv.data() + static_cast<std::size_t>(b) * s.qkv_rows();
     for (int head = 0; head < s.query_heads + s.kv_heads; ++head) rotate(row + head * d, d, s.seq_len);
     for (int kv = 0; kv < s.kv_heads; ++kv) {
-      const std::size_t slot = static_cast<std::size_t>(s.seq_len) * kv_row + (static_cast<std::size_t>(b) * s.kv_heads + kv) * d;
-      std::copy(row + (s.query_heads + kv) * d, row + (s.query_heads + kv + 1) * d, t.k.begin() + static_cast<long>(slot));
-      std::copy(row + (s.query_heads + s.kv_heads + kv) * d, row + (s.query_heads + s.kv_heads + kv + 1) * d, t.v.begin() + static_cast<long>(slot));
+      const std::size_t slot =
+          static_cast<std::size_t>(s.seq_len) * kv_row + (static_cast<std::size_t>(b) * s.kv_heads + kv) * d;
+      std::copy(row + (s.query_heads + kv) * d, row + (s.query_heads + kv + 1) * d,
+                t.k.begin() + static_cast<long>(slot));
+      std::copy(row + (s.query_heads + s.kv_heads + kv) * d, row + (s.query_heads + s.kv_heads + kv + 1) * d,
+                t.v.begin() + static_cast<long>(slot));
     }
     for (int qh = 0; qh < s.query_heads; ++qh) {
       const std::size_t base = (static_cast<std::size_t>(b) * s.kv_heads + qh / group) * d;
@@ -113,7 +119,8 @@ Values attend(const StepShape& s, RankTensors::Layer& t, const Values& h) {
       for (double& score : scores) total += (score = std::exp(score - top));
       for (int i = 0; i < d; ++i) {
         double sum = 0;
-        for (long long n = 0; n < tokens; ++n) sum += scores[static_cast<std::size_t>(n)] * t.v[static_cast<std::size_t>(n) * kv_row + base + i];
+        for (long long n = 0; n < tokens; ++n)
+          sum += scores[static_cast<std::size_t>(n)] * t.v[static_cast<std::size_t>(n) * kv_row + base + i];
         out[(static_cast<std::size_t>(b) * s.query_heads + qh) * d + i] = bf(sum / total);
       }
     }
@@ -143,7 +150,8 @@ StepOutputs reference_step(const StepShape& s, std::uint64_t seed) {
     for (RankTensors& rank : ranks) {
       RankTensors::Layer& t = rank.layers[static_cast<std::size_t>(l)];
       const Values attended = attend(s, t, rms_norm(x, t.attention_norm, s.batch, h));
-      partials.push_back(product(t.o, attended, s.batch, h, static_cast<std::size_t>(s.attention_width()), fused ? &x : nullptr));
+      partials.push_back(
+          product(t.o, attended, s.batch, h, static_cast<std::size_t>(s.attention_width()), fused ? &x : nullptr));
     }
     add_partials(x, partials, fused);
     partials.clear();
@@ -166,8 +174,9 @@ StepOutputs reference_step(const StepShape& s, std::uint64_t seed) {
   out.hidden.assign(x.begin(), x.end());
   out.logits.assign(static_cast<std::size_t>(s.batch) * s.full_vocab, 0.0f);
   for (int r = 0; r < s.tp; ++r) {
-    const Values logits = product(ranks[static_cast<std::size_t>(r)].lm_head, rms_norm(x, ranks[static_cast<std::size_t>(r)].final_norm, s.batch, h),
-                                  s.batch, static_cast<std::size_t>(s.vocab), h);
+    const Values logits = product(ranks[static_cast<std::size_t>(r)].lm_head,
+                                  rms_norm(x, ranks[static_cast<std::size_t>(r)].final_norm, s.batch, h), s.batch,
+                                  static_cast<std::size_t>(s.vocab), h);
     for (int b = 0; b < s.batch; ++b) {
       for (int v = 0; v < s.vocab; ++v) {
         out.logits[static_cast<std::size_t>(b) * s.full_vocab + static_cast<std::size_t>(r) * s.vocab + v] =

@@ -13,7 +13,7 @@ namespace {
 void require_divides(int tp, int count, const char* what, const std::string& workload) {
   if (count % tp != 0) {
     throw topologies::InputError("tp " + std::to_string(tp) + " does not divide " + workload + "'s " + what + " (" +
-                                std::to_string(count) + ")");
+                                 std::to_string(count) + ")");
   }
 }
 
@@ -28,16 +28,21 @@ std::string gigabytes(double bytes) {
 StepShape step_shape(const model::Workload& w, int batch, long long seq_len, int tp) {
   const std::string who = "workload '" + w.name + "'";
   if (w.intermediate_size <= 0 || w.vocab_size <= 0) {
-    throw topologies::InputError(who + " gives no intermediate_size or vocab_size: a real step needs the whole model's shape");
+    throw topologies::InputError(
+        who + " gives no intermediate_size or vocab_size: a real step needs the whole model's shape");
   }
-  if (w.experts > 0) throw topologies::InputError(who + " has experts: the real step runs dense Llama-architecture models");
+  if (w.experts > 0)
+    throw topologies::InputError(who + " has experts: the real step runs dense Llama-architecture models");
   if (w.dtype != "bf16" || w.weight_bytes != 2 || w.attention_weight_bytes != 2) {
     throw topologies::InputError(who + " is not bf16 throughout: the real step runs bf16 weights and activations");
   }
   if (w.head_dim != 64 && w.head_dim != 128) {
-    throw topologies::InputError(who + " has head dim " + std::to_string(w.head_dim) + ": the attention kernel has 64 and 128");
+    throw topologies::InputError(who + " has head dim " + std::to_string(w.head_dim) +
+                                 ": the attention kernel has 64 and 128");
   }
-  if (w.hidden_size % 8 != 0) throw topologies::InputError(who + " has a hidden size that is not a multiple of 8 (the kernels load 8 values at once)");
+  if (w.hidden_size % 8 != 0)
+    throw topologies::InputError(who +
+                                 " has a hidden size that is not a multiple of 8 (the kernels load 8 values at once)");
   if (tp < 1 || tp > 8) throw topologies::InputError("tp must be 1 to 8 (got " + std::to_string(tp) + ")");
   if (batch < 1) throw topologies::InputError("batch must be at least 1");
   if (seq_len < 0) throw topologies::InputError("seq_len must not be negative");
@@ -74,9 +79,11 @@ StepBytes step_bytes(const StepShape& s) {
   b.weights = 2.0 * (s.layers * per_layer + static_cast<double>(s.vocab) * h + h);
   b.kv_cache = 2.0 * s.layers * 2.0 * static_cast<double>(s.seq_len + 1) * s.batch * s.kv_heads * s.head_dim;
   const double tokens = s.batch;
-  b.activations = 2.0 * tokens * (4 * h + static_cast<double>(s.qkv_rows()) + static_cast<double>(s.attention_width()) +
-                                  3.0 * s.intermediate + s.full_vocab) +
-                  4.0 * tokens * (static_cast<double>(s.attention_width()) + s.query_heads) * 65;  // o and lse, 64 chunks
+  b.activations =
+      2.0 * tokens *
+          (4 * h + static_cast<double>(s.qkv_rows()) + static_cast<double>(s.attention_width()) + 3.0 * s.intermediate +
+           s.full_vocab) +
+      4.0 * tokens * (static_cast<double>(s.attention_width()) + s.query_heads) * 65;  // o and lse, 64 chunks
   return b;
 }
 
@@ -85,15 +92,19 @@ void check_fits(const StepShape& shape, int ranks_on_device, double free_bytes) 
   const double needed = ranks_on_device * b.total();
   if (needed > free_bytes) {
     throw topologies::InputError(shape.workload + " at batch " + std::to_string(shape.batch) + " and " +
-                                std::to_string(shape.seq_len) + " tokens needs " + gigabytes(needed) + " on the device (weights " +
-                                gigabytes(ranks_on_device * b.weights) + ", KV cache " + gigabytes(ranks_on_device * b.kv_cache) +
-                                "); " + gigabytes(free_bytes) + " are free");
+                                 std::to_string(shape.seq_len) + " tokens needs " + gigabytes(needed) +
+                                 " on the device (weights " + gigabytes(ranks_on_device * b.weights) + ", KV cache " +
+                                 gigabytes(ranks_on_device * b.kv_cache) + "); " + gigabytes(free_bytes) + " are free");
   }
 }
 
-std::uint64_t step_rank_stream(std::uint64_t seed, int rank) { return (seed * 9973 + static_cast<std::uint64_t>(rank) + 1) << 20; }
+std::uint64_t step_rank_stream(std::uint64_t seed, int rank) {
+  return (seed * 9973 + static_cast<std::uint64_t>(rank) + 1) << 20;
+}
 std::uint64_t step_hidden_stream(std::uint64_t seed) { return seed * 9973 << 20; }
-float step_scale(long long fan_in) { return fan_in <= 0 ? 1.0f : static_cast<float>(std::sqrt(3.0 / static_cast<double>(fan_in))); }
+float step_scale(long long fan_in) {
+  return fan_in <= 0 ? 1.0f : static_cast<float>(std::sqrt(3.0 / static_cast<double>(fan_in)));
+}
 
 const char* to_string(StepPart part) {
   switch (part) {

@@ -16,7 +16,9 @@ constexpr int kSkipped = 77;
 
 bool only_listing(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--list", 6) == 0 || std::strncmp(argv[i], "-l", 2) == 0 || std::strcmp(argv[i], "--help") == 0) return true;
+    if (std::strncmp(argv[i], "--list", 6) == 0 || std::strncmp(argv[i], "-l", 2) == 0 ||
+        std::strcmp(argv[i], "--help") == 0)
+      return true;
   }
   return false;
 }

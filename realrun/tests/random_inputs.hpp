@@ -27,8 +27,12 @@ struct KernelCase {
 
 inline KernelCase kernel_case(const AttentionShape& shape, Dtype dtype, long long tokens) {
   const auto kv = static_cast<size_t>(tokens * shape.kv_values_per_token());
-  KernelCase c{random_halves(dtype, static_cast<size_t>(shape.q_values()), 1), random_halves(dtype, kv, 2), random_halves(dtype, kv, 3),
-               {}, std::vector<float>(static_cast<size_t>(shape.q_values())), std::vector<float>(static_cast<size_t>(shape.states()))};
+  KernelCase c{random_halves(dtype, static_cast<size_t>(shape.q_values()), 1),
+               random_halves(dtype, kv, 2),
+               random_halves(dtype, kv, 3),
+               {},
+               std::vector<float>(static_cast<size_t>(shape.q_values())),
+               std::vector<float>(static_cast<size_t>(shape.states()))};
   c.reference = reference_attention(shape, dtype, c.q.data(), c.k.data(), c.v.data(), tokens);
   partial_attention(shape, dtype, c.q.data(), c.k.data(), c.v.data(), tokens, c.cpu_o.data(), c.cpu_lse.data());
   return c;

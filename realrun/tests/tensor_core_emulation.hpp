@@ -25,20 +25,28 @@ using namespace split_kv;
 using Register = std::array<std::uint32_t, kLanes>;  // one 32-bit register across a warp's lanes
 using Accumulators = std::array<std::array<float, 4>, kLanes>;
 
-inline std::uint16_t half_of(std::uint32_t word, int high) { return static_cast<std::uint16_t>(high ? word >> 16 : word & 0xFFFFu); }
-inline std::uint32_t pack(std::uint16_t low, std::uint16_t high) { return static_cast<std::uint32_t>(low) | (static_cast<std::uint32_t>(high) << 16); }
+inline std::uint16_t half_of(std::uint32_t word, int high) {
+  return static_cast<std::uint16_t>(high ? word >> 16 : word & 0xFFFFu);
+}
+inline std::uint32_t pack(std::uint16_t low, std::uint16_t high) {
+  return static_cast<std::uint32_t>(low) | (static_cast<std::uint32_t>(high) << 16);
+}
 
 // ldmatrix.sync.aligned.m8n8.x4(.trans).shared.b16, from the PTX ISA: lane 8m + r gives the address of row r of
 // matrix m (8 consecutive 16-bit values); destination register m of lane l holds matrix m's row l / 4, columns
 // 2 (l % 4) and 2 (l % 4) + 1; with .trans the matrix is transposed first, so it holds column l / 4, rows 2 (l % 4)
 // and 2 (l % 4) + 1. `row_at[lane]`: the lane's row address, in 16-bit values from `shared`.
-inline std::array<Register, 4> ldmatrix_x4(const std::vector<std::uint16_t>& shared, const std::array<long long, kLanes>& row_at, bool trans) {
+inline std::array<Register, 4> ldmatrix_x4(const std::vector<std::uint16_t>& shared,
+                                           const std::array<long long, kLanes>& row_at, bool trans) {
   std::array<Register, 4> out{};
   for (int m = 0; m < 4; ++m) {
-    auto value = [&](int row, int col) { return shared.at(static_cast<size_t>(row_at[static_cast<size_t>(8 * m + row)] + col)); };
+    auto value = [&](int row, int col) {
+      return shared.at(static_cast<size_t>(row_at[static_cast<size_t>(8 * m + row)] + col));
+    };
     for (int l = 0; l < kLanes; ++l) {
       const int r = l / 4, c = 2 * (l % 4);
-      out[static_cast<size_t>(m)][static_cast<size_t>(l)] = trans ? pack(value(c, r), value(c + 1, r)) : pack(value(r, c), value(r, c + 1));
+      out[static_cast<size_t>(m)][static_cast<size_t>(l)] =
+          trans ? pack(value(c, r), value(c + 1, r)) : pack(value(r, c), value(r, c + 1));
     }
   }
   return out;
@@ -47,12 +55,15 @@ inline std::array<Register, 4> ldmatrix_x4(const std::vector<std::uint16_t>& sha
 // mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}, from the PTX ISA's fragment tables (g = lane / 4,
 // t = lane % 4): A register j's two halves are A[g + 8 (j % 2)][2 t + 8 (j / 2) + {0, 1}]; B register j's are
 // B[2 t + 8 j + {0, 1}][g]; accumulator i is D[g + 8 (i / 2)][2 t + i % 2]. Products exact, sums in float.
-inline void mma(Accumulators& c, const std::array<Register, 4>& a, const Register& b0, const Register& b1, Dtype dtype) {
+inline void mma(Accumulators& c, const std::array<Register, 4>& a, const Register& b0, const Register& b1,
+                Dtype dtype) {
   float A[16][16] = {}, B[16][8] = {};
   for (int l = 0; l < kLanes; ++l) {
     const int g = l / 4, t = l % 4;
     for (int j = 0; j < 4; ++j) {
-      for (int h = 0; h < 2; ++h) A[g + 8 * (j % 2)][2 * t + 8 * (j / 2) + h] = from_half(dtype, half_of(a[static_cast<size_t>(j)][static_cast<size_t>(l)], h));
+      for (int h = 0; h < 2; ++h)
+        A[g + 8 * (j % 2)][2 * t + 8 * (j / 2) + h] =
+            from_half(dtype, half_of(a[static_cast<size_t>(j)][static_cast<size_t>(l)], h));
     }
     for (int h = 0; h < 2; ++h) {
       B[2 * t + h][g] = from_half(dtype, half_of(b0[static_cast<size_t>(l)], h));
@@ -74,7 +85,8 @@ template <typename Op>
 void quad_reduce(std::array<float, kLanes>& values, Op op) {
   for (int offset : {1, 2}) {
     std::array<float, kLanes> next{};
-    for (int l = 0; l < kLanes; ++l) next[static_cast<size_t>(l)] = op(values[static_cast<size_t>(l)], values[static_cast<size_t>(l ^ offset)]);
+    for (int l = 0; l < kLanes; ++l)
+      next[static_cast<size_t>(l)] = op(values[static_cast<size_t>(l)], values[static_cast<size_t>(l ^ offset)]);
     values = next;
   }
 }
@@ -83,7 +95,7 @@ struct Warp {
   std::vector<std::array<Register, 4>> q;  // [k-step]
   std::vector<Accumulators> acc;           // [n-tile]
   std::array<std::array<float, kLanes>, 2> m2{}, l{};
-  std::vector<std::uint16_t> stages;       // kStages x stage_values 16-bit values
+  std::vector<std::uint16_t> stages;  // kStages x stage_values 16-bit values
 };
 
 struct Cta {
@@ -97,14 +109,19 @@ struct Cta {
   long long stride() const { return shape.kv_values_per_token(); }
 
   Warp start(const CtaPlace& cta) const {
-    Warp w{std::vector<std::array<Register, 4>>(static_cast<size_t>(d() / 16)), std::vector<Accumulators>(static_cast<size_t>(d() / 8)), {}, {},
+    Warp w{std::vector<std::array<Register, 4>>(static_cast<size_t>(d() / 16)),
+           std::vector<Accumulators>(static_cast<size_t>(d() / 8)),
+           {},
+           {},
            std::vector<std::uint16_t>(static_cast<size_t>(kStages * stage_values(d())))};
-    const std::uint16_t* block = q + (static_cast<long long>(cta.sequence) * shape.query_heads + cta.first_query_head) * d();
+    const std::uint16_t* block =
+        q + (static_cast<long long>(cta.sequence) * shape.query_heads + cta.first_query_head) * d();
     for (int ks = 0; ks < d() / 16; ++ks) {
       for (int j = 0; j < 4; ++j) {
         for (int lane = 0; lane < kLanes; ++lane) {
           const int row = a_row(lane, j), col = 16 * ks + a_col(lane, j, 0);
-          w.q[static_cast<size_t>(ks)][static_cast<size_t>(j)][static_cast<size_t>(lane)] = row < cta.rows ? pack(block[row * d() + col], block[row * d() + col + 1]) : 0u;
+          w.q[static_cast<size_t>(ks)][static_cast<size_t>(j)][static_cast<size_t>(lane)] =
+              row < cta.rows ? pack(block[row * d() + col], block[row * d() + col + 1]) : 0u;
         }
       }
     }
@@ -113,7 +130,8 @@ struct Cta {
   }
 
   // stage_tile: the warp's copy of its tile `tile` into stage `stage` (zeros past the chunk's end).
-  void stage_tile(Warp& w, int stage, const CtaPlace& cta, const TokenRange& range, int warp, long long tile, int block) const {
+  void stage_tile(Warp& w, int stage, const CtaPlace& cta, const TokenRange& range, int warp, long long tile,
+                  int block) const {
     const long long first = range.begin + warp_tile_begin(d(), warp, tile);
     const long long head_offset = (static_cast<long long>(cta.sequence) * shape.kv_heads + cta.kv_head) * d();
     std::uint16_t* k_tile = w.stages.data() + stage * stage_values(d());
@@ -137,7 +155,8 @@ struct Cta {
     std::array<long long, kLanes> at{};
     for (int lane = 0; lane < kLanes; ++lane) {
       const TilePlace p = for_v ? v_matrix_row(step, u, lane) : k_matrix_row(step, u, lane);
-      at[static_cast<size_t>(lane)] = stage * stage_values(d()) + (values ? warp_tile_tokens(d()) * d() : 0) + swizzled_slot(d(), p.row, p.slot) * kValuesPerSlot;
+      at[static_cast<size_t>(lane)] = stage * stage_values(d()) + (values ? warp_tile_tokens(d()) * d() : 0) +
+                                      swizzled_slot(d(), p.row, p.slot) * kValuesPerSlot;
     }
     return at;
   }
@@ -158,7 +177,8 @@ struct Cta {
         for (int i = 0; i < 4; ++i) {
           float& score = s[static_cast<size_t>(n)][static_cast<size_t>(lane)][static_cast<size_t>(i)];
           score = first + 8 * n + accumulator_col(lane, i) < end ? score * scale_log2 : -INFINITY;
-          top[static_cast<size_t>(i / 2)][static_cast<size_t>(lane)] = std::fmax(top[static_cast<size_t>(i / 2)][static_cast<size_t>(lane)], score);
+          top[static_cast<size_t>(i / 2)][static_cast<size_t>(lane)] =
+              std::fmax(top[static_cast<size_t>(i / 2)][static_cast<size_t>(lane)], score);
         }
       }
     }
@@ -186,7 +206,8 @@ struct Cta {
         const float a = p[j / 2][2 * (j % 2)], b = p[j / 2][2 * (j % 2) + 1];
         const std::uint16_t a_hi = to_half(dtype, a), b_hi = to_half(dtype, b);
         hi[static_cast<size_t>(j)][L] = pack(a_hi, b_hi);
-        lo[static_cast<size_t>(j)][L] = pack(to_half(dtype, a - from_half(dtype, a_hi)), to_half(dtype, b - from_half(dtype, b_hi)));
+        lo[static_cast<size_t>(j)][L] =
+            pack(to_half(dtype, a - from_half(dtype, a_hi)), to_half(dtype, b - from_half(dtype, b_hi)));
       }
     }
     for (int np = 0; np < d() / 16; ++np) {
@@ -209,14 +230,16 @@ struct Cta {
     for (long long tile = 0; tile < tiles; ++tile) {
       stage_tile(w, static_cast<int>(tile % kStages), cta, range, warp, tile, block);
       const long long first = range.begin + warp_tile_begin(d(), warp, tile);
-      for (int u = 0; u < warp_tile_tokens(d()) / 16; ++u) attend(w, static_cast<int>(tile % kStages), u, first + 16 * u, range.end);
+      for (int u = 0; u < warp_tile_tokens(d()) / 16; ++u)
+        attend(w, static_cast<int>(tile % kStages), u, first + 16 * u, range.end);
     }
     WarpResult out{std::vector<float>(static_cast<size_t>(kRows * d())), {}, {}};
     for (int r = 0; r < 2; ++r) quad_reduce(w.l[static_cast<size_t>(r)], [](float a, float b) { return a + b; });
     for (int lane = 0; lane < kLanes; ++lane) {
       for (int n = 0; n < d() / 8; ++n) {
         for (int i = 0; i < 4; ++i) {
-          out.o[static_cast<size_t>(accumulator_row(lane, i) * d() + 8 * n + accumulator_col(lane, i))] = w.acc[static_cast<size_t>(n)][static_cast<size_t>(lane)][static_cast<size_t>(i)];
+          out.o[static_cast<size_t>(accumulator_row(lane, i) * d() + 8 * n + accumulator_col(lane, i))] =
+              w.acc[static_cast<size_t>(n)][static_cast<size_t>(lane)][static_cast<size_t>(i)];
         }
       }
       for (int r = 0; r < 2; ++r) {
@@ -237,7 +260,8 @@ inline void emulate_split_kv(const AttentionShape& shape, Dtype dtype, const std
   using namespace split_kv;
   const int d = shape.head_dim, blocks = head_blocks(shape.query_heads, shape.kv_heads);
   if (reads) reads->assign(static_cast<size_t>(tokens * shape.kv_values_per_token() * blocks), 0);
-  std::vector<float> o_part(static_cast<size_t>(shape.states() * chunks * d)), lse_part(static_cast<size_t>(shape.states() * chunks));
+  std::vector<float> o_part(static_cast<size_t>(shape.states() * chunks * d)),
+      lse_part(static_cast<size_t>(shape.states() * chunks));
   const tensor_core::Cta kernel{shape, dtype, q, k, v, tokens, chunks, reads};
   for (int x = 0; x < shape.batch * shape.kv_heads * blocks; ++x) {
     const CtaPlace cta = cta_place(x, shape.query_heads, shape.kv_heads);
@@ -257,7 +281,9 @@ inline void emulate_split_kv(const AttentionShape& shape, Dtype dtype, const std
         const long long state = static_cast<long long>(cta.sequence) * shape.query_heads + cta.first_query_head + row;
         for (int i = 0; i < d; ++i) {
           float value = 0.0f;
-          for (int w = 0; w < kWarps; ++w) value += merge.weight(m2[w][row], l[w][row]) * warps[static_cast<size_t>(w)].o[static_cast<size_t>(row * d + i)];
+          for (int w = 0; w < kWarps; ++w)
+            value +=
+                merge.weight(m2[w][row], l[w][row]) * warps[static_cast<size_t>(w)].o[static_cast<size_t>(row * d + i)];
           (chunks == 1 ? o[state * d + i] : o_part[static_cast<size_t>((state * chunks + chunk) * d + i)]) = value;
         }
         (chunks == 1 ? lse[state] : lse_part[static_cast<size_t>(state * chunks + chunk)]) = merge.lse();
@@ -269,7 +295,9 @@ inline void emulate_split_kv(const AttentionShape& shape, Dtype dtype, const std
     const float merged = merged_lse(lse_part.data() + state * chunks, chunks);
     for (int i = 0; i < d; ++i) {
       float value = 0.0f;
-      for (int c = 0; c < chunks; ++c) value += state_weight(lse_part[static_cast<size_t>(state * chunks + c)], merged) * o_part[static_cast<size_t>((state * chunks + c) * d + i)];
+      for (int c = 0; c < chunks; ++c)
+        value += state_weight(lse_part[static_cast<size_t>(state * chunks + c)], merged) *
+                 o_part[static_cast<size_t>((state * chunks + c) * d + i)];
       o[state * d + i] = value;
     }
     lse[state] = merged;

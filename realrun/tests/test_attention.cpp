@@ -65,7 +65,8 @@ TEST_CASE("one token: o is its V, lse its score; two equal scores: the mean") {
 
 TEST_CASE("shards merged back equal the reference to 1e-5: bf16 and fp16, head dims 64 and 128, GQA") {
   for (Dtype dtype : {Dtype::bf16, Dtype::fp16}) {
-    for (const AttentionShape shape : {AttentionShape{2, 4, 2, 64}, AttentionShape{1, 8, 1, 128}, AttentionShape{3, 2, 2, 64}}) {
+    for (const AttentionShape shape :
+         {AttentionShape{2, 4, 2, 64}, AttentionShape{1, 8, 1, 128}, AttentionShape{3, 2, 2, 64}}) {
       const long long tokens = 301;
       const auto q = random_halves(dtype, static_cast<size_t>(shape.q_values()), 1);
       const auto k = random_halves(dtype, static_cast<size_t>(tokens * shape.kv_values_per_token()), 2);

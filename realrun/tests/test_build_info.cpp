@@ -5,8 +5,8 @@
 
 #include "treering/realrun/build_info.hpp"
 
-using treering::realrun::build_info;
 using treering::realrun::backends_line;
+using treering::realrun::build_info;
 
 TEST_CASE("each compiled-in part answers its own query; each left-out part says so") {
   // Not the configure macros against themselves: what each part reports when asked at run time.
@@ -41,5 +41,6 @@ TEST_CASE("info's backends line names the cuda backend when it is built, and why
   treering::realrun::BuildInfo no_nccl;
   no_nccl.cuda_compiled = true;
   CHECK(backends_line(no_nccl) == "cpu (MPI); cuda: not compiled in (NCCL not found at configure time)");
-  CHECK(backends_line(treering::realrun::BuildInfo{}) == "cpu (MPI); cuda: not compiled in (CUDA toolkit not found at configure time)");
+  CHECK(backends_line(treering::realrun::BuildInfo{}) ==
+        "cpu (MPI); cuda: not compiled in (CUDA toolkit not found at configure time)");
 }

@@ -30,12 +30,13 @@ TEST_CASE("cuda decode on one GPU: every algorithm equals the reference, on one 
   const realrun::AttentionShape shape = realrun::shape_of(workload);
   for (long long seq_len : {3LL, 1001LL, 20000LL}) {
     const realrun::Inputs all = realrun::make_inputs(shape, realrun::dtype_of(workload), 0, seq_len, 7);
-    const std::vector<double> reference =
-        realrun::reference_attention(shape, realrun::dtype_of(workload), all.q.data(), all.k.data(), all.v.data(), seq_len);
+    const std::vector<double> reference = realrun::reference_attention(shape, realrun::dtype_of(workload), all.q.data(),
+                                                                       all.k.data(), all.v.data(), seq_len);
     for (model::DecodeAlgorithm algorithm : kCudaAlgorithms) {
       CAPTURE(seq_len);
       CAPTURE(std::string(model::to_string(algorithm)));
-      const model::DecodePlan one = model.plan(algorithm, workload, seq_len, realrun::plan_options(realrun::Backend::cuda));
+      const model::DecodePlan one =
+          model.plan(algorithm, workload, seq_len, realrun::plan_options(realrun::Backend::cuda));
       realrun::cuda::GpuTiming timing;
       timing.samples = 2;
       timing.max_steps_per_sample = 3;
@@ -50,13 +51,15 @@ TEST_CASE("cuda decode on one GPU: every algorithm equals the reference, on one 
         std::iota(gpus.begin(), gpus.end(), 0);  // GPUs 0 ... P-1 of the node
         const model::DecodeModel wide(topology, gpus);
         // The loopback's collectives are rings of its own (cuda-loopback's plan options), not NCCL's pick.
-        const model::DecodePlan plan = wide.plan(algorithm, workload, seq_len, realrun::plan_options(realrun::Backend::cuda_loopback));
+        const model::DecodePlan plan =
+            wide.plan(algorithm, workload, seq_len, realrun::plan_options(realrun::Backend::cuda_loopback));
         const realrun::cuda::GpuMeasurement run = realrun::cuda::measure_loopback(plan, 7, timing);
         const std::vector<double> model_bytes = model::bytes_sent_per_rank(plan);
         REQUIRE(run.outputs.size() == static_cast<size_t>(ranks));
         for (int r = 0; r < ranks; ++r) {
           CHECK(run.ranks[static_cast<size_t>(r)] == r);
-          CHECK(realrun::max_relative_error(run.outputs[static_cast<size_t>(r)].data(), reference, shape.head_dim) < 1e-4);
+          CHECK(realrun::max_relative_error(run.outputs[static_cast<size_t>(r)].data(), reference, shape.head_dim) <
+                1e-4);
           CHECK(run.bytes_sent[static_cast<size_t>(r)] == model_bytes[static_cast<size_t>(r)]);
         }
         CHECK(run.step_s.size() == 2);
@@ -70,9 +73,11 @@ TEST_CASE("cuda decode refuses the deployed combines and a loopback run without 
   const topologies::Topology topology = topologies::build_topology("dgx-h100", {1, {}});
   const model::DecodeModel model(topology, {0, 1});
   const model::Workload& workload = model::find_workload("paper-mha16");
-  const model::DecodePlan pass_q = model.plan(model::DecodeAlgorithm::pass_q, workload, 100, realrun::plan_options(realrun::Backend::cuda));
+  const model::DecodePlan pass_q =
+      model.plan(model::DecodeAlgorithm::pass_q, workload, 100, realrun::plan_options(realrun::Backend::cuda));
   CHECK_THROWS_AS(realrun::cuda::measure_loopback(pass_q, 7, {}), std::invalid_argument);
-  const model::DecodePlan tree = model.plan(model::DecodeAlgorithm::tree, workload, 100, realrun::plan_options(realrun::Backend::cuda));
+  const model::DecodePlan tree =
+      model.plan(model::DecodeAlgorithm::tree, workload, 100, realrun::plan_options(realrun::Backend::cuda));
   realrun::cuda::GpuTiming no_warmup;
   no_warmup.warmup = 0;
   CHECK_THROWS_AS(realrun::cuda::measure_loopback(tree, 7, no_warmup), std::invalid_argument);
@@ -86,8 +91,10 @@ TEST_CASE("cuda decode of llama3.1-8b (GQA g 4) over 40,000 tokens on one rank e
   const realrun::Dtype dtype = realrun::dtype_of(workload);
   const long long tokens = 40000;
   const realrun::Inputs all = realrun::make_inputs(shape, dtype, 0, tokens, 3);
-  const std::vector<double> full = realrun::reference_attention(shape, dtype, all.q.data(), all.k.data(), all.v.data(), tokens);
-  const model::DecodePlan plan = model.plan(model::DecodeAlgorithm::tree, workload, tokens, realrun::plan_options(realrun::Backend::cuda));
+  const std::vector<double> full =
+      realrun::reference_attention(shape, dtype, all.q.data(), all.k.data(), all.v.data(), tokens);
+  const model::DecodePlan plan =
+      model.plan(model::DecodeAlgorithm::tree, workload, tokens, realrun::plan_options(realrun::Backend::cuda));
   realrun::cuda::GpuTiming timing;
   timing.samples = 1;
   const realrun::cuda::GpuMeasurement run = realrun::cuda::measure_on_gpu(plan, 0, nullptr, 3, timing);

@@ -27,7 +27,8 @@ TEST_CASE("cuda step: a small Llama equals the host reference at tp 1 and on 2 l
       CHECK(testing::normwise_error(gpu.hidden, reference.hidden) < 2e-2);
       CHECK(testing::normwise_error(gpu.logits, reference.logits) < 2e-2);
       REQUIRE(gpu.next_tokens.size() == 3u);
-      for (std::size_t b = 0; b < 3; ++b) {  // the GPU's pick is the reference's largest logit, or within rounding of it
+      for (std::size_t b = 0; b < 3;
+           ++b) {  // the GPU's pick is the reference's largest logit, or within rounding of it
         const float* row = reference.logits.data() + b * 1000;
         const float top = *std::max_element(row, row + 1000);
         CHECK(row[gpu.next_tokens[b]] >= top - 2e-2f * std::fabs(top));

@@ -31,7 +31,8 @@ struct Outcome {
 };
 
 Outcome run(const model::DecodePlan& plan, int ranks) {
-  Outcome outcome{std::vector<std::vector<float>>(static_cast<size_t>(ranks)), std::vector<double>(static_cast<size_t>(ranks))};
+  Outcome outcome{std::vector<std::vector<float>>(static_cast<size_t>(ranks)),
+                  std::vector<double>(static_cast<size_t>(ranks))};
   realrun::run_local_ranks(ranks, [&](realrun::Transport& transport) {
     realrun::RankResult result = realrun::run_plan(plan, transport, 7);
     outcome.o[static_cast<size_t>(transport.rank())] = std::move(result.o);
@@ -57,7 +58,8 @@ TEST_CASE("every algorithm on 1-4 ranks, even, uneven and empty shards: the refe
         const std::vector<double> reference =
             realrun::reference_attention(shape, dtype, all.q.data(), all.k.data(), all.v.data(), seq_len);
         for (model::DecodeAlgorithm algorithm : model::all_decode_algorithms()) {
-          const model::DecodePlan plan = model.plan(algorithm, workload, seq_len, realrun::plan_options(realrun::Backend::cpu));
+          const model::DecodePlan plan =
+              model.plan(algorithm, workload, seq_len, realrun::plan_options(realrun::Backend::cpu));
           const Outcome outcome = run(plan, ranks);
           CAPTURE(workload.name);
           CAPTURE(ranks);
@@ -66,7 +68,8 @@ TEST_CASE("every algorithm on 1-4 ranks, even, uneven and empty shards: the refe
           std::vector<int> holders(reference.size(), 0);  // every value of the output is on some rank
           for (int rank = 0; rank < ranks; ++rank) {
             const auto held = realrun::held_output(plan, rank);
-            CHECK(realrun::max_relative_error(outcome.o[static_cast<size_t>(rank)].data(), reference, shape.head_dim, held) < 1e-5);
+            CHECK(realrun::max_relative_error(outcome.o[static_cast<size_t>(rank)].data(), reference, shape.head_dim,
+                                              held) < 1e-5);
             for (const auto& [first, count] : held) {
               for (long long i = first; i < first + count; ++i) ++holders[static_cast<size_t>(i)];
             }
@@ -85,7 +88,8 @@ TEST_CASE("every algorithm on 1-4 ranks, even, uneven and empty shards: the refe
 TEST_CASE("plans the cpu backend cannot run are refused") {
   const topologies::Topology topology = topologies::build_topology("dgx-h100", {1, {}});
   const model::DecodeModel model(topology, {0, 1});
-  const model::DecodePlan fp16_states = model.plan(model::DecodeAlgorithm::tree, model::find_workload("paper-mha16"), 100);
+  const model::DecodePlan fp16_states =
+      model.plan(model::DecodeAlgorithm::tree, model::find_workload("paper-mha16"), 100);
   CHECK_THROWS_AS(run(fp16_states, 2), std::invalid_argument);  // made without plan_options(): 16-bit partial o
   const model::DecodePlan two = model.plan(model::DecodeAlgorithm::tree, model::find_workload("paper-mha16"), 100,
                                            realrun::plan_options(realrun::Backend::cpu));
@@ -99,12 +103,15 @@ TEST_CASE("the sampled reference from the inputs' hash equals the full reference
   for (realrun::Dtype dtype : {realrun::Dtype::bf16, realrun::Dtype::fp16}) {
     const long long tokens = 777;
     const realrun::Inputs all = realrun::make_inputs(shape, dtype, 0, tokens, 5);
-    const std::vector<double> full = realrun::reference_attention(shape, dtype, all.q.data(), all.k.data(), all.v.data(), tokens);
+    const std::vector<double> full =
+        realrun::reference_attention(shape, dtype, all.q.data(), all.k.data(), all.v.data(), tokens);
     const std::vector<long long> states{0, 2, 13, 15, 6};
     const std::vector<double> sampled = realrun::hashed_reference(shape, dtype, 5, tokens, states);
     const auto d = static_cast<size_t>(shape.head_dim);
     for (size_t n = 0; n < states.size(); ++n) {
-      for (size_t i = 0; i < d; ++i) CHECK(sampled[n * d + i] == doctest::Approx(full[static_cast<size_t>(states[n]) * d + i]).scale(1e-12).epsilon(1e-12));
+      for (size_t i = 0; i < d; ++i)
+        CHECK(sampled[n * d + i] ==
+              doctest::Approx(full[static_cast<size_t>(states[n]) * d + i]).scale(1e-12).epsilon(1e-12));
     }
   }
   CHECK_THROWS_AS(realrun::hashed_reference(shape, realrun::Dtype::bf16, 5, 10, {16}), std::logic_error);

@@ -22,12 +22,12 @@ TEST_CASE("bf16: the top 16 bits of a float, rounded to nearest even") {
 TEST_CASE("fp16: IEEE binary16, normals, subnormals, overflow, ties to even") {
   CHECK(float_to_fp16(1.0f) == 0x3C00);
   CHECK(float_to_fp16(-2.0f) == 0xC000);
-  CHECK(float_to_fp16(65504.0f) == 0x7BFF);           // the largest finite half
-  CHECK(float_to_fp16(65520.0f) == 0x7C00);           // half-way to 65536: rounds up, to infinity
-  CHECK(float_to_fp16(std::ldexp(1.0f, -14)) == 0x0400);  // the smallest normal
-  CHECK(float_to_fp16(std::ldexp(1.0f, -24)) == 0x0001);  // the smallest subnormal
-  CHECK(float_to_fp16(std::ldexp(1.0f, -25)) == 0x0000);  // half of it: a tie, to even (zero)
-  CHECK(float_to_fp16(std::ldexp(3.0f, -25)) == 0x0002);  // 1.5 units: a tie, to even (2)
+  CHECK(float_to_fp16(65504.0f) == 0x7BFF);                      // the largest finite half
+  CHECK(float_to_fp16(65520.0f) == 0x7C00);                      // half-way to 65536: rounds up, to infinity
+  CHECK(float_to_fp16(std::ldexp(1.0f, -14)) == 0x0400);         // the smallest normal
+  CHECK(float_to_fp16(std::ldexp(1.0f, -24)) == 0x0001);         // the smallest subnormal
+  CHECK(float_to_fp16(std::ldexp(1.0f, -25)) == 0x0000);         // half of it: a tie, to even (zero)
+  CHECK(float_to_fp16(std::ldexp(3.0f, -25)) == 0x0002);         // 1.5 units: a tie, to even (2)
   CHECK(float_to_fp16(1.0f + std::ldexp(1.0f, -11)) == 0x3C00);  // half-way above 1: to even
   CHECK(float_to_fp16(1.0f + std::ldexp(3.0f, -11)) == 0x3C02);
   CHECK(fp16_to_float(0x0001) == std::ldexp(1.0f, -24));

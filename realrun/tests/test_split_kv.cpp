@@ -25,7 +25,8 @@ TEST_CASE("the model's split-KV geometry is the kernel's: the same chunks for ev
             const treering::model::SplitKvShape shape{batch, 8, group, head_dim};
             const long long ctas = static_cast<long long>(batch) * 8 * head_blocks(8 * group, 8);
             CHECK(treering::model::split_kv_ctas(shape) == ctas);
-            CHECK(treering::model::split_kv_chunks(shape, sms, tokens) == choose_chunks(sms, treering::model::kSplitKvResidentCtas, ctas, tokens, head_dim));
+            CHECK(treering::model::split_kv_chunks(shape, sms, tokens) ==
+                  choose_chunks(sms, treering::model::kSplitKvResidentCtas, ctas, tokens, head_dim));
           }
         }
       }
@@ -63,7 +64,8 @@ TEST_CASE("choose_chunks fills one wave without a partial second one, with chunk
               CHECK(ctas * chunks <= places);
               CHECK(tokens / chunks >= cta_tile_tokens(d));
             }
-            if (tokens >= (places / ctas + 1) * cta_tile_tokens(d) && ctas <= places) CHECK(ctas * (chunks + 1) > places);
+            if (tokens >= (places / ctas + 1) * cta_tile_tokens(d) && ctas <= places)
+              CHECK(ctas * (chunks + 1) > places);
           }
         }
       }
@@ -173,8 +175,9 @@ TEST_CASE("the CTAs serve every (sequence, query head) once, each with its KV he
   CHECK(cta_place(6, 32, 4).first_query_head == 16);
   CHECK(cta_place(6, 32, 4).rows == 8);
   CHECK(cta_place(2, 40, 1).rows == 8);
-  for (const AttentionShape shape : {AttentionShape{3, 32, 4, 128}, AttentionShape{2, 128, 8, 128}, AttentionShape{2, 12, 2, 64},
-                                     AttentionShape{1, 40, 1, 64}, AttentionShape{2, 16, 16, 128}}) {
+  for (const AttentionShape shape :
+       {AttentionShape{3, 32, 4, 128}, AttentionShape{2, 128, 8, 128}, AttentionShape{2, 12, 2, 64},
+        AttentionShape{1, 40, 1, 64}, AttentionShape{2, 16, 16, 128}}) {
     std::set<long long> served;
     const int ctas = shape.batch * shape.kv_heads * head_blocks(shape.query_heads, shape.kv_heads);
     for (int cta = 0; cta < ctas; ++cta) {

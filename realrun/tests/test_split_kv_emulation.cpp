@@ -26,23 +26,28 @@ struct Emulated {
   std::vector<float> o, lse;
 };
 
-Emulated emulate(const AttentionShape& shape, Dtype dtype, const std::vector<std::uint16_t>& q, const std::vector<std::uint16_t>& k,
-                 const std::vector<std::uint16_t>& v, long long tokens, int chunks, std::vector<int>* reads = nullptr) {
-  Emulated out{std::vector<float>(static_cast<size_t>(shape.q_values())), std::vector<float>(static_cast<size_t>(shape.states()))};
-  testing::emulate_split_kv(shape, dtype, q.data(), k.data(), v.data(), tokens, chunks, out.o.data(), out.lse.data(), reads);
+Emulated emulate(const AttentionShape& shape, Dtype dtype, const std::vector<std::uint16_t>& q,
+                 const std::vector<std::uint16_t>& k, const std::vector<std::uint16_t>& v, long long tokens, int chunks,
+                 std::vector<int>* reads = nullptr) {
+  Emulated out{std::vector<float>(static_cast<size_t>(shape.q_values())),
+               std::vector<float>(static_cast<size_t>(shape.states()))};
+  testing::emulate_split_kv(shape, dtype, q.data(), k.data(), v.data(), tokens, chunks, out.o.data(), out.lse.data(),
+                            reads);
   return out;
 }
 
 }  // namespace
 
 TEST_CASE("the emulated tensor-core kernel equals the reference and the CPU kernel") {
-  for (const AttentionShape shape : {AttentionShape{1, 4, 4, 64}, AttentionShape{2, 8, 2, 128}, AttentionShape{1, 12, 2, 64},
-                                     AttentionShape{1, 16, 2, 128}, AttentionShape{1, 32, 2, 128}, AttentionShape{1, 40, 1, 64}}) {
+  for (const AttentionShape shape :
+       {AttentionShape{1, 4, 4, 64}, AttentionShape{2, 8, 2, 128}, AttentionShape{1, 12, 2, 64},
+        AttentionShape{1, 16, 2, 128}, AttentionShape{1, 32, 2, 128}, AttentionShape{1, 40, 1, 64}}) {
     for (Dtype dtype : {Dtype::bf16, Dtype::fp16}) {
       for (long long tokens : {1LL, 37LL, 300LL}) {
         const testing::KernelCase c = testing::kernel_case(shape, dtype, tokens);
         const auto& [q, k, v, reference, cpu_o, cpu_lse] = c;
-        const long long ctas = static_cast<long long>(shape.batch) * shape.kv_heads * split_kv::head_blocks(shape.query_heads, shape.kv_heads);
+        const long long ctas = static_cast<long long>(shape.batch) * shape.kv_heads *
+                               split_kv::head_blocks(shape.query_heads, shape.kv_heads);
         for (int chunks : {1, 3, split_kv::choose_chunks(132, 2, ctas, tokens, shape.head_dim)}) {
           std::vector<int> reads;
           const Emulated gpu = emulate(shape, dtype, q, k, v, tokens, chunks, &reads);
@@ -55,7 +60,8 @@ TEST_CASE("the emulated tensor-core kernel equals the reference and the CPU kern
           CHECK(max_relative_error(gpu.o.data(), reference, shape.head_dim) < 1e-4);
           const std::vector<double> cpu(cpu_o.begin(), cpu_o.end());
           CHECK(max_relative_error(gpu.o.data(), cpu, shape.head_dim) < 2e-5);
-          for (size_t s = 0; s < gpu.lse.size(); ++s) CHECK(gpu.lse[s] == doctest::Approx(cpu_lse[s]).scale(1e-12).epsilon(2e-5));
+          for (size_t s = 0; s < gpu.lse.size(); ++s)
+            CHECK(gpu.lse[s] == doctest::Approx(cpu_lse[s]).scale(1e-12).epsilon(2e-5));
           bool each_once = true;
           for (int count : reads) each_once = each_once && count == 1;
           CHECK(each_once);  // every K value copied once per block of query heads
@@ -79,7 +85,8 @@ TEST_CASE("the emulated kernel over an empty shard, chunks beyond the tokens, an
   // q and K scaled by 12: scores with a spread of ~144 (x 144 the unscaled ones' 1), weights from 1 down to far below
   // fp32's and fp16's smallest; the running max keeps every step finite and o still matches the reference.
   for (Dtype dtype : {Dtype::bf16, Dtype::fp16}) {
-    auto big_q = random_halves(dtype, static_cast<size_t>(shape.q_values()), 4), big_k = random_halves(dtype, static_cast<size_t>(200 * shape.kv_values_per_token()), 5);
+    auto big_q = random_halves(dtype, static_cast<size_t>(shape.q_values()), 4),
+         big_k = random_halves(dtype, static_cast<size_t>(200 * shape.kv_values_per_token()), 5);
     for (auto& x : big_q) x = to_half(dtype, 12.0f * from_half(dtype, x));
     for (auto& x : big_k) x = to_half(dtype, 12.0f * from_half(dtype, x));
     const auto big_v = random_halves(dtype, big_k.size(), 6);

@@ -16,10 +16,10 @@ using namespace treering::realrun;
 
 TEST_CASE("a tp rank of llama3.1-8b holds its heads, its MLP width and its LM head rows") {
   const StepShape s = step_shape(model::find_workload("llama3.1-8b"), 8, 4095, 2);
-  CHECK(s.query_heads == 16);   // 32 / 2
-  CHECK(s.kv_heads == 4);       // 8 / 2
+  CHECK(s.query_heads == 16);     // 32 / 2
+  CHECK(s.kv_heads == 4);         // 8 / 2
   CHECK(s.intermediate == 7168);  // 14,336 / 2
-  CHECK(s.vocab == 64128);      // 128,256 / 2
+  CHECK(s.vocab == 64128);        // 128,256 / 2
   CHECK(s.full_vocab == 128256);
   CHECK(s.qkv_rows() == 3072);  // (16 + 2 x 4) x 128
   CHECK(s.attention_width() == 2048);
@@ -56,10 +56,10 @@ TEST_CASE("a step that does not fit is refused with both figures") {
 }
 
 TEST_CASE("workloads the real step cannot run are refused") {
-  CHECK_THROWS_AS(step_shape(model::find_workload("paper-mha16"), 1, 1000, 1), std::invalid_argument);    // no MLP
-  CHECK_THROWS_AS(step_shape(model::find_workload("mixtral-8x7b"), 1, 1000, 1), std::invalid_argument);   // experts
+  CHECK_THROWS_AS(step_shape(model::find_workload("paper-mha16"), 1, 1000, 1), std::invalid_argument);        // no MLP
+  CHECK_THROWS_AS(step_shape(model::find_workload("mixtral-8x7b"), 1, 1000, 1), std::invalid_argument);       // experts
   CHECK_THROWS_AS(step_shape(model::find_workload("llama3.1-405b-fp8"), 1, 1000, 8), std::invalid_argument);  // fp8
-  CHECK_THROWS_AS(step_shape(model::find_workload("llama3.1-8b"), 1, 1000, 3), std::invalid_argument);    // 32 heads
+  CHECK_THROWS_AS(step_shape(model::find_workload("llama3.1-8b"), 1, 1000, 3), std::invalid_argument);  // 32 heads
   CHECK_THROWS_AS(step_shape(model::find_workload("llama3.1-8b"), 0, 1000, 1), std::invalid_argument);
 }
 

@@ -23,9 +23,14 @@ std::vector<model::Phase> flat_reduce_phases(const model::PhaseInputs& in) {
     down.push_back({0, rank, in.sizes.o_bytes});
   }
   return {{.kind = model::PhaseKind::attend, .role = model::PhaseRole::attention, .label = "attend"},
-          {.kind = model::PhaseKind::transfers, .role = model::PhaseRole::state_reduce, .label = "all states to rank 0",
-           .sends = up, .merge_states = in.ranks},
-          {.kind = model::PhaseKind::transfers, .role = model::PhaseRole::output_broadcast, .label = "o from rank 0",
+          {.kind = model::PhaseKind::transfers,
+           .role = model::PhaseRole::state_reduce,
+           .label = "all states to rank 0",
+           .sends = up,
+           .merge_states = in.ranks},
+          {.kind = model::PhaseKind::transfers,
+           .role = model::PhaseRole::output_broadcast,
+           .label = "o from rank 0",
            .sends = down}};
 }
 
@@ -35,8 +40,12 @@ model::CombineBuffers flat_reduce_buffers(const model::DecodePlan& plan, long lo
 
 // An id past the table's: the enum's underlying int holds it, and nothing may look it up in the table.
 const model::DecodeAlgorithmInfo kFlatReduce{static_cast<model::DecodeAlgorithm>(model::kDecodeAlgorithmCount),
-                                             "flat-reduce", false, model::OutputSplit::replicated, flat_reduce_phases,
-                                             flat_reduce_buffers, "every state to rank 0, merged there, o sent back"};
+                                             "flat-reduce",
+                                             false,
+                                             model::OutputSplit::replicated,
+                                             flat_reduce_phases,
+                                             flat_reduce_buffers,
+                                             "every state to rank 0, merged there, o sent back"};
 
 }  // namespace
 
@@ -44,8 +53,8 @@ TEST_CASE("a toy algorithm from its descriptor alone: planned, evaluated, steppe
   const model::Workload workload = model::find_workload("paper-mha16");  // batch 1, 16 heads of 128, fp16
   const long long seq_len = 1001;
   const std::vector<int> gpus{0, 1, 2};
-  const model::DecodePlan plan = model::make_plan(kFlatReduce, workload, seq_len, gpus, {0, 0, 0},
-                                                  realrun::plan_options(realrun::Backend::cpu));
+  const model::DecodePlan plan =
+      model::make_plan(kFlatReduce, workload, seq_len, gpus, {0, 0, 0}, realrun::plan_options(realrun::Backend::cpu));
   CHECK(plan.info == &kFlatReduce);
   REQUIRE(plan.phases.size() == 3);
 

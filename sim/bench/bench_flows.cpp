@@ -24,10 +24,11 @@ int main() {
     const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     rusage child{};
     getrusage(RUSAGE_CHILDREN, &child);
-    std::printf("ring round on %d GPUs: %zu flows in %.3f s wall (%.2f us per flow), simulated %.6g s; "
-                "largest simulator process so far %.0f MB\n",
-                topology.gpu_count(), flows.size(), wall_s, 1e6 * wall_s / flows.size(), result.makespan_s,
-                child.ru_maxrss / 1024.0);
+    std::printf(
+        "ring round on %d GPUs: %zu flows in %.3f s wall (%.2f us per flow), simulated %.6g s; "
+        "largest simulator process so far %.0f MB\n",
+        topology.gpu_count(), flows.size(), wall_s, 1e6 * wall_s / flows.size(), result.makespan_s,
+        child.ru_maxrss / 1024.0);
   }
   return 0;
 }

@@ -5,8 +5,9 @@
 
 namespace treering::sim {
 
-SimulatedCollective simulate_collective(const topologies::Topology& topology, const model::CommGroup& group, model::CollectiveOp op,
-                                        double bytes, const model::CollectiveCandidate& chosen, const ReplayOptions& options) {
+SimulatedCollective simulate_collective(const topologies::Topology& topology, const model::CommGroup& group,
+                                        model::CollectiveOp op, double bytes, const model::CollectiveCandidate& chosen,
+                                        const ReplayOptions& options) {
   std::vector<int> domains;
   for (int gpu : group.gpus) domains.push_back(topology.domain_of_gpu(gpu));
   const std::vector<model::CollectiveSchedule> schedules{model::collective_schedule(group, domains, op, bytes, chosen)};

@@ -8,7 +8,8 @@ namespace treering::sim {
 
 void slow_nic(const topologies::Topology& topology, int gpu, double fraction, Degradation& degradation) {
   if (!(fraction > 0 && fraction <= 1)) throw topologies::InputError("a NIC's bandwidth fraction must be in (0, 1]");
-  if (gpu < 0 || gpu >= topology.gpu_count()) throw topologies::InputError("GPU " + std::to_string(gpu) + " does not exist");
+  if (gpu < 0 || gpu >= topology.gpu_count())
+    throw topologies::InputError("GPU " + std::to_string(gpu) + " does not exist");
   // The NIC is on the way from the GPU to any GPU of another domain.
   for (int other = 0; other < topology.gpu_count(); ++other) {
     if (topology.domain_of_gpu(other) == topology.domain_of_gpu(gpu)) continue;
@@ -25,7 +26,8 @@ void slow_nic(const topologies::Topology& topology, int gpu, double fraction, De
   throw topologies::InputError("GPU " + std::to_string(gpu) + " reaches no other domain through a NIC");
 }
 
-void take_down(const topologies::Topology& topology, const std::string& a, const std::string& b, Degradation& degradation) {
+void take_down(const topologies::Topology& topology, const std::string& a, const std::string& b,
+               Degradation& degradation) {
   const topologies::DeviceId from = topology.find_device(a);
   const topologies::DeviceId to = topology.find_device(b);
   if (from < 0) throw topologies::InputError("no device named '" + a + "' (treering topo dot CLUSTER lists them)");

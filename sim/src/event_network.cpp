@@ -3,8 +3,8 @@
 
 namespace treering::sim::detail {
 
-void EventNetwork::start_flow(int, int, const std::vector<topologies::LinkId>& links, double units, double cap_units_per_s,
-                              int tag) {
+void EventNetwork::start_flow(int, int, const std::vector<topologies::LinkId>& links, double units,
+                              double cap_units_per_s, int tag) {
   const int id = links_.start(links, units, now_s_, cap_units_per_s);
   if (tag_of_flow_.size() <= static_cast<size_t>(id)) tag_of_flow_.resize(static_cast<size_t>(id) + 1);
   tag_of_flow_[static_cast<size_t>(id)] = tag;

@@ -30,15 +30,15 @@ class EventNetwork final : public FlowNetwork {
 
  private:
   struct Event {
-    Wakeup wakeup;          // flow < 0
-    int flow;               // a flow's arrival: its SharedLinks id, stale unless `version` is its current one
+    Wakeup wakeup;  // flow < 0
+    int flow;       // a flow's arrival: its SharedLinks id, stale unless `version` is its current one
     std::uint64_t version;
   };
   void schedule(double at_s, Wakeup wakeup, int flow, std::uint64_t version);
   void settle();
 
   SharedLinks links_;
-  std::vector<int> tag_of_flow_;  // by SharedLinks id
+  std::vector<int> tag_of_flow_;                  // by SharedLinks id
   std::map<double, std::vector<Event>> buckets_;  // by time; within one, in the order made
   std::vector<std::vector<Event>> spare_;         // emptied buckets' storage, for the next times
   std::vector<SharedLinks::Due> due_;

@@ -22,7 +22,8 @@ class FlowsClient final : public detail::FlowClient {
   FlowsClient(const topo::Topology& topology, const std::vector<Flow>& flows, detail::FlowNetwork& network)
       : topology_(topology), flows_(flows), network_(network), routes_(flows.size()), finish_s(flows.size(), 0.0) {}
   void begin() override {
-    for (size_t i = 0; i < flows_.size(); ++i) network_.at(flows_[i].start_s + flows_[i].latency_s, {0, static_cast<int>(i)});
+    for (size_t i = 0; i < flows_.size(); ++i)
+      network_.at(flows_[i].start_s + flows_[i].latency_s, {0, static_cast<int>(i)});
   }
   void on_wakeup(detail::Wakeup wakeup) override {
     const size_t i = static_cast<size_t>(wakeup.index);
@@ -56,7 +57,7 @@ FlowSimulation simulate_flows(const topo::Topology& topology, const std::vector<
     const int gpus = topology.gpu_count();
     if (flow.src_gpu < 0 || flow.src_gpu >= gpus || flow.dst_gpu < 0 || flow.dst_gpu >= gpus) {
       throw topologies::InputError("flow between GPUs " + std::to_string(flow.src_gpu) + " and " +
-                                  std::to_string(flow.dst_gpu) + ": no such GPU");
+                                   std::to_string(flow.dst_gpu) + ": no such GPU");
     }
     for (double value : {flow.bytes, flow.start_s, flow.latency_s, flow.max_rate_Bps}) {
       if (!(value >= 0) || !std::isfinite(value)) {

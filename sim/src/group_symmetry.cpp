@@ -11,14 +11,15 @@ namespace {
 
 bool same_phase(const model::Phase& a, const model::Phase& b) {
   if (std::tie(a.kind, a.op, a.bytes, a.merge_states, a.algorithm, a.element_bytes, a.kernels, a.ranks, a.time_s,
-               a.once_per_call, a.merge_fraction) !=
-      std::tie(b.kind, b.op, b.bytes, b.merge_states, b.algorithm, b.element_bytes, b.kernels, b.ranks, b.time_s,
-               b.once_per_call, b.merge_fraction)) {
+               a.once_per_call, a.merge_fraction) != std::tie(b.kind, b.op, b.bytes, b.merge_states, b.algorithm,
+                                                              b.element_bytes, b.kernels, b.ranks, b.time_s,
+                                                              b.once_per_call, b.merge_fraction)) {
     return false;
   }
   if (a.sends.size() != b.sends.size()) return false;
   for (size_t i = 0; i < a.sends.size(); ++i) {
-    if (std::tie(a.sends[i].from, a.sends[i].to, a.sends[i].bytes) != std::tie(b.sends[i].from, b.sends[i].to, b.sends[i].bytes)) {
+    if (std::tie(a.sends[i].from, a.sends[i].to, a.sends[i].bytes) !=
+        std::tie(b.sends[i].from, b.sends[i].to, b.sends[i].bytes)) {
       return false;
     }
   }
@@ -52,19 +53,22 @@ std::vector<double> signature(const GroupRun& group, const std::vector<double>& 
   for (size_t local = 0; local < group.plan->gpus.size(); ++local) {
     const int gpu = group.plan->gpus[local];
     const model::ComputeRates& rates = group.model->rates(static_cast<int>(local));
-    const int domain = domain_number.emplace(topology.domain_of_gpu(gpu), static_cast<int>(domain_number.size())).first->second;
-    out.insert(out.end(), {static_cast<double>(topology.node(topology.node_of_gpu(gpu)).group), static_cast<double>(domain),
-                           rates.hbm_Bps, rates.peak_flops, rates.launch_s});
+    const int domain =
+        domain_number.emplace(topology.domain_of_gpu(gpu), static_cast<int>(domain_number.size())).first->second;
+    out.insert(out.end(), {static_cast<double>(topology.node(topology.node_of_gpu(gpu)).group),
+                           static_cast<double>(domain), rates.hbm_Bps, rates.peak_flops, rates.launch_s});
   }
   for (const model::CollectiveSchedule& schedule : group.schedules) {
-    out.insert(out.end(), {static_cast<double>(schedule.chosen.algorithm), static_cast<double>(schedule.chosen.protocol),
-                           schedule.chosen.latency_s, static_cast<double>(schedule.flows.size())});
-    for (const model::CollectiveFlow& flow : schedule.flows) out.insert(out.end(), {flow.wire_bytes, flow.max_rate_Bps});
+    out.insert(out.end(),
+               {static_cast<double>(schedule.chosen.algorithm), static_cast<double>(schedule.chosen.protocol),
+                schedule.chosen.latency_s, static_cast<double>(schedule.flows.size())});
+    for (const model::CollectiveFlow& flow : schedule.flows)
+      out.insert(out.end(), {flow.wire_bytes, flow.max_rate_Bps});
   }
   std::map<topologies::LinkId, int> link_number;
   for (const auto& [from, to] : group_flows(group)) {
-    const std::vector<topologies::LinkId> links = topology.route(group.plan->gpus[static_cast<size_t>(from)],
-                                                                 group.plan->gpus[static_cast<size_t>(to)]).links;
+    const std::vector<topologies::LinkId> links =
+        topology.route(group.plan->gpus[static_cast<size_t>(from)], group.plan->gpus[static_cast<size_t>(to)]).links;
     out.push_back(static_cast<double>(links.size()));
     for (topologies::LinkId id : links) {
       out.push_back(link_number.emplace(id, static_cast<int>(link_number.size())).first->second);
@@ -93,8 +97,9 @@ bool groups_alike_and_apart(const std::vector<GroupRun>& groups, const std::vect
     const GroupRun& group = groups[g];
     if (group.stage != 0 || !same_plan(*group.plan, *groups.front().plan)) return false;
     for (const auto& [from, to] : group_flows(group)) {
-      for (topologies::LinkId id : topology.route(group.plan->gpus[static_cast<size_t>(from)],
-                                                  group.plan->gpus[static_cast<size_t>(to)]).links) {
+      for (topologies::LinkId id :
+           topology.route(group.plan->gpus[static_cast<size_t>(from)], group.plan->gpus[static_cast<size_t>(to)])
+               .links) {
         int& holder = owner[static_cast<size_t>(id)];
         if (holder >= 0 && holder != static_cast<int>(g)) return false;
         holder = static_cast<int>(g);

@@ -46,8 +46,8 @@ std::vector<std::vector<model::Phase>> post_stages(const model::StepResult& step
   const int element = workload.dtype_bytes;
   std::vector<std::vector<model::Phase>> stages;
   stages.push_back({host_phase("QKV and output projections", b.projections_s * per_layer),
-                    collective_phase("all-reduce of the hidden state (attention output)", model::CollectiveOp::allreduce,
-                                     bytes.hidden_allreduce_bytes, element),
+                    collective_phase("all-reduce of the hidden state (attention output)",
+                                     model::CollectiveOp::allreduce, bytes.hidden_allreduce_bytes, element),
                     host_phase("MLP", b.mlp_s * per_layer),
                     collective_phase("all-reduce of the hidden state (MLP output)", model::CollectiveOp::allreduce,
                                      bytes.hidden_allreduce_bytes, element),
@@ -60,13 +60,15 @@ std::vector<std::vector<model::Phase>> post_stages(const model::StepResult& step
   return stages;
 }
 
-double last_finish(const StageOutcome& stage) { return *std::max_element(stage.finish_s.begin(), stage.finish_s.end()); }
+double last_finish(const StageOutcome& stage) {
+  return *std::max_element(stage.finish_s.begin(), stage.finish_s.end());
+}
 
 }  // namespace
 
-LayoutReplay replay_layout(const model::LayoutModel& layouts, model::DecodeAlgorithm algorithm, const model::Workload& workload,
-                           long long seq_len, const model::PlanOptions& options, const std::optional<model::StepResult>& step,
-                           const ReplayOptions& replay) {
+LayoutReplay replay_layout(const model::LayoutModel& layouts, model::DecodeAlgorithm algorithm,
+                           const model::Workload& workload, long long seq_len, const model::PlanOptions& options,
+                           const std::optional<model::StepResult>& step, const ReplayOptions& replay) {
   LayoutReplay out;
   const model::LayoutGroups& groups = layouts.groups();
   out.cp_groups = static_cast<int>(groups.cp_groups.size());
@@ -77,7 +79,8 @@ LayoutReplay replay_layout(const model::LayoutModel& layouts, model::DecodeAlgor
     stages = post_stages(*step, workload);
     for (const std::vector<int>& gpus : post_gpus) out.post_models.emplace_back(layouts.topology(), gpus);
     for (const std::vector<model::Phase>& phases : stages) {
-      for (const std::vector<int>& gpus : post_gpus) out.plans.push_back(post_plan(algorithm, workload, seq_len, gpus, phases));
+      for (const std::vector<int>& gpus : post_gpus)
+        out.plans.push_back(post_plan(algorithm, workload, seq_len, gpus, phases));
     }
   }
   for (size_t i = 0; i < out.plans.size(); ++i) {
@@ -121,7 +124,9 @@ std::vector<LinkLoad> busiest_links(const topologies::Topology& topology, const 
   }
   const size_t kept = std::min(count, loads.size());
   std::partial_sort(loads.begin(), loads.begin() + static_cast<std::ptrdiff_t>(kept), loads.end(),
-                    [](const LinkLoad& a, const LinkLoad& b) { return a.utilisation != b.utilisation ? a.utilisation > b.utilisation : a.link < b.link; });
+                    [](const LinkLoad& a, const LinkLoad& b) {
+                      return a.utilisation != b.utilisation ? a.utilisation > b.utilisation : a.link < b.link;
+                    });
   loads.resize(kept);
   return loads;
 }

@@ -35,15 +35,17 @@ double available_memory_bytes() {
   return available;
 }
 
-void check_replay_memory(int ranks, double collective_flows, double concurrent_flows, bool in_simgrid, double budget_bytes) {
+void check_replay_memory(int ranks, double collective_flows, double concurrent_flows, bool in_simgrid,
+                         double budget_bytes) {
   const double needed = replay_memory_bytes(ranks, collective_flows, concurrent_flows, in_simgrid);
   const double available = budget_bytes > 0 ? budget_bytes : available_memory_bytes();
   constexpr double kShare = 0.8;  // a fifth left to the system and the rest of the process: a replay that takes
-                                 // it all swaps rather than fails
+                                  // it all swaps rather than fails
   if (available > 0 && needed > kShare * available) {
-    throw topologies::InputError("the simulation of " + std::to_string(ranks) + " GPUs would need about " +
-                                topologies::format_bytes(needed) + " of memory and " + topologies::format_bytes(available) +
-                                " is available (it may take 80 % of it): simulate fewer GPUs, or use the model (treering predict)");
+    throw topologies::InputError(
+        "the simulation of " + std::to_string(ranks) + " GPUs would need about " + topologies::format_bytes(needed) +
+        " of memory and " + topologies::format_bytes(available) +
+        " is available (it may take 80 % of it): simulate fewer GPUs, or use the model (treering predict)");
   }
 }
 

@@ -18,6 +18,7 @@ double available_memory_bytes();
 // Throws topologies::InputError naming both figures when the estimate exceeds 80 % of budget_bytes, the memory
 // the replay may use (ReplayOptions::memory_budget_bytes; 0: available_memory_bytes(), and no check when that is
 // unknown too).
-void check_replay_memory(int ranks, double collective_flows, double concurrent_flows, bool in_simgrid, double budget_bytes);
+void check_replay_memory(int ranks, double collective_flows, double concurrent_flows, bool in_simgrid,
+                         double budget_bytes);
 
 }  // namespace treering::sim

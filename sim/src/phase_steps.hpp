@@ -16,7 +16,8 @@ namespace treering::sim::detail {
 
 // The latencies of a rank's sends posted together (a transfers phase), in their order: the model's
 // (DecodeModel::group_send_latencies_s, proxy posts included), so that both engines charge the same.
-inline std::vector<double> group_latencies_s(const model::DecodeModel& model, int rank, const std::vector<model::Step>& sends) {
+inline std::vector<double> group_latencies_s(const model::DecodeModel& model, int rank,
+                                             const std::vector<model::Step>& sends) {
   std::vector<int> peers;
   std::vector<double> bytes;
   for (const model::Step& send : sends) peers.push_back(send.peer), bytes.push_back(send.bytes);

@@ -23,7 +23,8 @@ std::map<std::pair<int, int>, double> point_to_point_bytes(const model::DecodePl
     for (const model::Shard& shard : plan.shards) tokens += shard.count;
     for (int rank = 0; rank < p; ++rank) {
       const long long forwarded = tokens - plan.shards[static_cast<size_t>((rank + 1) % p)].count;
-      if (forwarded > 0) bytes[{rank, (rank + 1) % p}] += static_cast<double>(forwarded) * plan.sizes.kv_bytes_per_token;
+      if (forwarded > 0)
+        bytes[{rank, (rank + 1) % p}] += static_cast<double>(forwarded) * plan.sizes.kv_bytes_per_token;
     }
   }
   return bytes;

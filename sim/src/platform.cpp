@@ -74,7 +74,6 @@ std::string read_all(int fd) {
 
 }  // namespace
 
-
 // The actors' stacks by default (the one that runs the ranks' programs, simgrid_network.hpp): room for the
 // programs' deepest chains of calls; AddressSanitizer's frames are several times larger.
 #if defined(__SANITIZE_ADDRESS__)
@@ -89,10 +88,11 @@ int actor_guard_pages(double actors) { return actors <= kMostGuardedActors ? 1 :
 SimulatedPlatform::SimulatedPlatform(const topo::Topology& topology, const Degradation* degradation, double actors)
     : engine_(std::make_unique<sg4::Engine>(&fake_argc, fake_argv)) {
   xbt_log_control_set("root.thres:critical");
-  engine_->set_config("network/model:CM02");     // exactly latency + size / bandwidth
+  engine_->set_config("network/model:CM02");      // exactly latency + size / bandwidth
   engine_->set_config("network/crosstraffic:0");  // no acknowledgement traffic
   engine_->set_config("network/TCP-gamma:0");     // no TCP window cap
-  engine_->set_config("contexts/guard-size:" + std::to_string(actor_guard_pages(actors > 0 ? actors : topology.gpu_count())));
+  engine_->set_config("contexts/guard-size:" +
+                      std::to_string(actor_guard_pages(actors > 0 ? actors : topology.gpu_count())));
   engine_->set_config("contexts/stack-size:" + std::to_string(kActorStack_KiB));  // 8 MiB by default
   auto* zone = new TreeringZone("treering", topology,
                                 degradation && !degradation->cables_down.empty() ? &degradation->cables_down : nullptr);
@@ -103,9 +103,10 @@ SimulatedPlatform::SimulatedPlatform(const topo::Topology& topology, const Degra
   }
   const model::LinkEfficiency efficiency = model::link_efficiency(topology);  // calibrated, if the cluster is
   for (topo::LinkId id = 0; id < topology.link_count(); ++id) {
-    zone->links.push_back(iface->create_link("link" + std::to_string(id), link_units_per_s(topology, efficiency, degradation, id))
-                              ->set_latency(0)
-                              ->get_impl());
+    zone->links.push_back(
+        iface->create_link("link" + std::to_string(id), link_units_per_s(topology, efficiency, degradation, id))
+            ->set_latency(0)
+            ->get_impl());
   }
   iface->seal();
 }
@@ -146,11 +147,11 @@ std::string run_in_child(const std::function<std::string()>& simulation) {
   }
   ::close(pipe_fds[0]);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || data.empty()) {
-    throw std::runtime_error("simulator: the simulation process died" +
-                             (WIFSIGNALED(status) ? " (signal " + std::to_string(WTERMSIG(status)) + ")" : std::string()));
+    throw std::runtime_error(
+        "simulator: the simulation process died" +
+        (WIFSIGNALED(status) ? " (signal " + std::to_string(WTERMSIG(status)) + ")" : std::string()));
   }
   if (data[0] == 1) throw topologies::decode_input_error(data.substr(1));
   if (data[0] != 0) throw std::runtime_error("simulator: " + data.substr(1));

@@ -18,7 +18,6 @@
 
 namespace treering::sim {
 
-
 // Guard pages under each actor's stack: 1 up to 8,192 actors, so that an overflow of the actor's stack (16 KiB;
 // 512 KiB under AddressSanitizer) crashes at once instead of corrupting memory silently; 0 beyond, where the
 // extra memory mapping per actor would run into Linux's 65,530 (vm.max_map_count).
@@ -36,7 +35,8 @@ class SimulatedPlatform {
  public:
   // `degradation` (may be null) scales links and takes cables out of the routes; it must outlive the platform.
   // `actors`: the most actors that will live at once (0: one per GPU), for their guard pages.
-  explicit SimulatedPlatform(const topologies::Topology& topology, const Degradation* degradation = nullptr, double actors = 0);
+  explicit SimulatedPlatform(const topologies::Topology& topology, const Degradation* degradation = nullptr,
+                             double actors = 0);
   ~SimulatedPlatform();
   simgrid::s4u::Host* host(int gpu) const { return hosts_[static_cast<size_t>(gpu)]; }
   void run();
@@ -50,8 +50,9 @@ class SimulatedPlatform {
 // and returns the bytes it produced; its exceptions come back as topologies::InputError (those that were) or
 // std::runtime_error. Call it from a single-threaded process: a child forked while another thread holds a lock
 // (the allocator's, stdio's) may deadlock on it (POSIX allows only async-signal-safe calls in such a child), so
-// `treering sweep` runs its cases in single-threaded worker processes (cli/analysis/include/treering/analysis/sweep_workers.hpp), not threads.
-// The child dies with the calling thread (PR_SET_PDEATHSIG).
+// `treering sweep` runs its cases in single-threaded worker processes
+// (cli/analysis/include/treering/analysis/sweep_workers.hpp), not threads. The child dies with the calling thread
+// (PR_SET_PDEATHSIG).
 std::string run_in_child(const std::function<std::string()>& simulation);
 
 }  // namespace treering::sim

@@ -6,10 +6,11 @@ namespace treering::sim::detail {
 
 double kernel_time_s(const model::DecodeModel& model, const model::DecodePlan& plan, const Degradation& degradation,
                      int rank, const model::Step& step) {
-  if (step.fixed_s >= 0) return step.fixed_s;          // host time: no kernel
+  if (step.fixed_s >= 0) return step.fixed_s;         // host time: no kernel
   if (step.attention && step.flops == 0) return 0.0;  // an empty shard runs no kernel
   const model::ComputeRates& rates = step.attention ? model.rates(rank) : model.slowest_rates();
-  const double launch_s = plan.costs.kernel_launch_s ? *plan.costs.kernel_launch_s : rates.launch_s;  // model::plan_rates's
+  const double launch_s =
+      plan.costs.kernel_launch_s ? *plan.costs.kernel_launch_s : rates.launch_s;  // model::plan_rates's
   const double slowdown = degradation.gpu_slowdown.empty() ? 1.0 : [&] {
     const auto slow = degradation.gpu_slowdown.find(plan.gpus[static_cast<size_t>(rank)]);
     return slow == degradation.gpu_slowdown.end() ? 1.0 : slow->second;
@@ -18,9 +19,12 @@ double kernel_time_s(const model::DecodeModel& model, const model::DecodePlan& p
 }
 
 RankAccounts::RankAccounts(std::vector<int> domain_of_rank, int stages, bool record)
-    : last_send(domain_of_rank.size()), domain_of_rank_(std::move(domain_of_rank)), stage_(domain_of_rank_.size(), 0),
+    : last_send(domain_of_rank.size()),
+      domain_of_rank_(std::move(domain_of_rank)),
+      stage_(domain_of_rank_.size(), 0),
       totals_(static_cast<size_t>(stages), std::vector<RankTimes>(domain_of_rank_.size())),
-      recent_kernels_(domain_of_rank_.size()), record_(record) {
+      recent_kernels_(domain_of_rank_.size()),
+      record_(record) {
   for (std::vector<RankTimes>& stage : totals_) {
     for (size_t rank = 0; rank < stage.size(); ++rank) stage[rank].rank = static_cast<int>(rank);
   }
@@ -33,7 +37,8 @@ void RankAccounts::note(const Activity& activity) {
     case ActivityKind::compute: t.compute_s += span_s; break;
     case ActivityKind::send: break;  // counted where sends are known not to overlap (busy_sending)
     case ActivityKind::wait: {
-      const bool across = domain_of_rank_[static_cast<size_t>(activity.peer)] != domain_of_rank_[static_cast<size_t>(activity.rank)];
+      const bool across =
+          domain_of_rank_[static_cast<size_t>(activity.peer)] != domain_of_rank_[static_cast<size_t>(activity.rank)];
       (across ? t.wait_inter_s : t.wait_intra_s) += span_s;
       break;
     }
@@ -63,8 +68,9 @@ void RankAccounts::busy_sending(int rank, double start_s, double end_s) {
   last_send[static_cast<size_t>(rank)] = {end_s - start_s, hidden_s};
 }
 
-void book_skipped_rounds(RankAccounts& accounts, int rank, const model::DecodeModel& model, const model::DecodePlan& plan,
-                         const Degradation& degradation, int local, int round, double now_s, double last_round_s) {
+void book_skipped_rounds(RankAccounts& accounts, int rank, const model::DecodeModel& model,
+                         const model::DecodePlan& plan, const Degradation& degradation, int local, int round,
+                         double now_s, double last_round_s) {
   std::vector<model::Step> steps;
   model::append_round_steps(plan, local, round, steps);
   double attention_s = 0;

@@ -28,7 +28,9 @@ class RankAccounts {
   RankTimes& current(int rank) {
     return totals_[static_cast<size_t>(stage_[static_cast<size_t>(rank)])][static_cast<size_t>(rank)];
   }
-  const RankTimes& at(int stage, int rank) const { return totals_[static_cast<size_t>(stage)][static_cast<size_t>(rank)]; }
+  const RankTimes& at(int stage, int rank) const {
+    return totals_[static_cast<size_t>(stage)][static_cast<size_t>(rank)];
+  }
 
   // A span on a rank's timeline: added to its totals (sends are counted by busy_sending), kept if recording.
   void note(const Activity& activity);
@@ -60,7 +62,8 @@ class RankAccounts {
 // the block from the previous rank, and its last send's time and overlap once per round. `local`: the rank in
 // `plan`, `rank`: in the accounts. E.g. 3 rounds skipped of 10 us attention each, from 100 us to 160 us: 30 us
 // compute, 30 us waiting.
-void book_skipped_rounds(RankAccounts& accounts, int rank, const model::DecodeModel& model, const model::DecodePlan& plan,
-                         const Degradation& degradation, int local, int round, double now_s, double last_round_s);
+void book_skipped_rounds(RankAccounts& accounts, int rank, const model::DecodeModel& model,
+                         const model::DecodePlan& plan, const Degradation& degradation, int local, int round,
+                         double now_s, double last_round_s);
 
 }  // namespace treering::sim::detail

@@ -43,10 +43,14 @@ int stage_zero_rounds(const ReplayRun& run) {
 }  // namespace
 
 RankPrograms::RankPrograms(const ReplayRun& run, const ReplayOptions& options, FlowNetwork& network)
-    : run_(run), options_(options), network_(network),
+    : run_(run),
+      options_(options),
+      network_(network),
       down_(options.degradation.cables_down.empty() ? nullptr : &options.degradation.cables_down),
-      accounts_(domains_of(run), run.stages(), options.record_activities), state_(static_cast<size_t>(run.ranks())),
-      steady_(run.ranks(), stage_zero_rounds(run), skips_steady(run, options)), finish_s_(static_cast<size_t>(run.ranks()), -1.0),
+      accounts_(domains_of(run), run.stages(), options.record_activities),
+      state_(static_cast<size_t>(run.ranks())),
+      steady_(run.ranks(), stage_zero_rounds(run), skips_steady(run, options)),
+      finish_s_(static_cast<size_t>(run.ranks()), -1.0),
       stage_finish_s_(static_cast<size_t>(run.stages() * run.ranks()), -1.0),
       phase_offset_(static_cast<size_t>(run.stages() * run.ranks()), 0) {
   collective_of_.resize(run.groups().size());
@@ -69,7 +73,8 @@ RankPrograms::RankPrograms(const ReplayRun& run, const ReplayOptions& options, F
       if (group < 0) continue;
       const model::DecodePlan& plan = *run.group(group).plan;
       offset += plan.phases.size();
-      for (const model::Phase& phase : plan.phases) work_total_ += is_ring_phase(phase.kind) ? static_cast<double>(plan.gpus.size()) : 1.0;
+      for (const model::Phase& phase : plan.phases)
+        work_total_ += is_ring_phase(phase.kind) ? static_cast<double>(plan.gpus.size()) : 1.0;
     }
   }
   phase_s_.assign(offset, 0.0);
@@ -129,7 +134,8 @@ bool RankPrograms::load_steps(int rank) {
         const std::optional<double> last_round_s =
             state.stage == 0 ? steady_.on_round_start(rank, state.round, network_.now()) : std::nullopt;
         if (last_round_s) {
-          if (*last_round_s < network_.now() - 1e-12) throw std::logic_error("ring steady state: a rank is past its last round");
+          if (*last_round_s < network_.now() - 1e-12)
+            throw std::logic_error("ring steady state: a rank is past its last round");
           book_skipped_rounds(accounts_, rank, *group.model, plan, options_.degradation, state.local, state.round,
                               network_.now(), *last_round_s);
           count_work(p - 1 - state.round);
@@ -252,8 +258,8 @@ void RankPrograms::wake(int rank) {
     case Wait::arrival:
       if (network_.now() > state.waiting_since_s) {
         const bool kernel = wait == Wait::kernel;
-        accounts_.note({rank, kernel ? ActivityKind::compute : ActivityKind::wait, state.waiting_since_s, network_.now(),
-                        kernel ? -1 : run_rank_of(state, step->peer), step->phase, state.group});
+        accounts_.note({rank, kernel ? ActivityKind::compute : ActivityKind::wait, state.waiting_since_s,
+                        network_.now(), kernel ? -1 : run_rank_of(state, step->peer), step->phase, state.group});
       }
       break;
     case Wait::drain:  // a ring send goes on (its span from its start); a phase's sends are posted by run_rank
@@ -286,7 +292,8 @@ bool RankPrograms::post_phase_sends(int rank) {
   state.batch_first_start_s = std::numeric_limits<double>::infinity();
   for (size_t i : by_latency(latencies_s)) {
     const model::Step& send = state.phase_sends[i];
-    pending_sends_.push_back({rank, run_rank_of(state, send.peer), send.phase, send.bytes, state.group, state.local, send.peer});
+    pending_sends_.push_back(
+        {rank, run_rank_of(state, send.peer), send.phase, send.bytes, state.group, state.local, send.peer});
     if (latencies_s[i] > 0) {
       schedule(network_.now() + latencies_s[i], send_due, static_cast<int>(pending_sends_.size() - 1));
     } else {

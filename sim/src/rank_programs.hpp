@@ -41,7 +41,7 @@ namespace treering::sim::detail {
 // The transfers posted from one rank to another and not yet received, oldest first: whether each has arrived.
 struct PairQueue {
   std::deque<bool> arrived;
-  long long taken = 0;   // received so far
+  long long taken = 0;  // received so far
   long long posted = 0;
 };
 
@@ -78,11 +78,11 @@ enum class TransferKind : std::uint8_t { ring_block, phase_send, collective_flow
 struct TransferOwner {
   TransferKind kind = TransferKind::ring_block;
   int from = 0, to = 0, phase = -1;  // run ranks
-  int index = 0;               // ring_block: its channel; collective_flow: its collective
-  PairQueue* queue = nullptr;  // ring_block, phase_send: its pair's queue,
-  long long sequence = 0;      // and its place there (start_transfer sets it)
+  int index = 0;                     // ring_block: its channel; collective_flow: its collective
+  PairQueue* queue = nullptr;        // ring_block, phase_send: its pair's queue,
+  long long sequence = 0;            // and its place there (start_transfer sets it)
   double start_s = 0;
-  int group = -1;              // the group whose plan sent it (-1: the sender's at the time)
+  int group = -1;  // the group whose plan sent it (-1: the sender's at the time)
 };
 
 struct CollectiveState {
@@ -111,10 +111,10 @@ struct RankState {
   long long issued = 0, delivered = 0;  // its sends (ring blocks and phase sends)
   long long last_send_phase = -1;       // stage x 2^20 + phase of its last send
   size_t next_collective = 0;
-  int last_channel = -1;             // the channel of its last ring send,
-  int last_sender = -1;              // and the peer of its last receive,
-  PairQueue* last_queue = nullptr;   // with its queue (lookups saved: a ring's rounds use the same ones)
-  int batch_left = 0;  // its phase sends still moving
+  int last_channel = -1;            // the channel of its last ring send,
+  int last_sender = -1;             // and the peer of its last receive,
+  PairQueue* last_queue = nullptr;  // with its queue (lookups saved: a ring's rounds use the same ones)
+  int batch_left = 0;               // its phase sends still moving
   double batch_first_start_s = 0;
   bool done = false;
   bool parked = false;  // waiting for its group to enter a ring computed without events (rank_programs_ring.cpp)
@@ -158,12 +158,14 @@ class RankPrograms final : public FlowClient {
   void run_ring_alone(int group);
 
   // rank_programs_transfers.cpp: what moves
-  int run_rank_of(const RankState& state, int local) const { return group_of(state).members[static_cast<size_t>(local)]; }
+  int run_rank_of(const RankState& state, int local) const {
+    return group_of(state).members[static_cast<size_t>(local)];
+  }
   const std::vector<topologies::LinkId>& route(int from, int to);
   RingChannel& channel(int from, int to);
   PairQueue& pair(int from, int to) { return pairs_[static_cast<long long>(from) * run_.ranks() + to]; }
-  void start_block(RingChannel& path);  // its next block's latency, if it has one queued
-  void move_block(RingChannel& path);   // then its bytes
+  void start_block(RingChannel& path);      // its next block's latency, if it has one queued
+  void move_block(RingChannel& path);       // then its bytes
   PairQueue& incoming(int rank, int from);  // pair(from, rank), through the rank's cache
   void start_transfer(TransferOwner owner, const std::vector<topologies::LinkId>& links, double units, double cap_Bps);
   void post_send(const PendingSend& send);
@@ -179,8 +181,8 @@ class RankPrograms final : public FlowClient {
   const std::vector<bool>* down_;
   RankAccounts accounts_;
   std::vector<RankState> state_;
-  std::vector<PhaseSteps> phase_steps_;           // per group
-  std::vector<std::vector<int>> collective_of_;   // per group: its collectives' indices into collectives_
+  std::vector<PhaseSteps> phase_steps_;          // per group
+  std::vector<std::vector<int>> collective_of_;  // per group: its collectives' indices into collectives_
   std::vector<RingChannel> channels_;
   std::unordered_map<long long, size_t> channel_of_pair_;
   std::unordered_map<long long, std::vector<topologies::LinkId>> routes_;
@@ -190,14 +192,14 @@ class RankPrograms final : public FlowClient {
   std::vector<int> free_tags_;
   std::vector<CollectiveState> collectives_;
   RingSteadyState steady_;
-  bool rings_alone_ = false;                      // every group's ring computed without events
-  std::vector<std::vector<double>> ring_entry_s_; // per group: when each rank entered its ring
-  std::vector<int> ring_entered_;                 // per group: ranks that did
+  bool rings_alone_ = false;                       // every group's ring computed without events
+  std::vector<std::vector<double>> ring_entry_s_;  // per group: when each rank entered its ring
+  std::vector<int> ring_entered_;                  // per group: ranks that did
   double transfers_ = 0;
   std::vector<double> finish_s_;
-  std::vector<double> stage_finish_s_;   // [stage][rank], -1: not in it
-  std::vector<double> phase_s_;          // per rank, per phase of its plans: phase_offset_[rank] on
-  std::vector<size_t> phase_offset_;     // [stage][rank]
+  std::vector<double> stage_finish_s_;  // [stage][rank], -1: not in it
+  std::vector<double> phase_s_;         // per rank, per phase of its plans: phase_offset_[rank] on
+  std::vector<size_t> phase_offset_;    // [stage][rank]
   double work_total_ = 0, work_done_ = 0, work_told_ = 0;
 };
 

@@ -33,7 +33,9 @@ bool RankPrograms::rings_alone() const {
     }
     if (rings != 1 || p < 2 || equal_blocks(plan)) return false;  // equal blocks: the steady state skips them
     for (int local = 0; local < p; ++local) {
-      for (topologies::LinkId id : topology.route(plan.gpus[static_cast<size_t>(local)], plan.gpus[static_cast<size_t>((local + 1) % p)], down_).links) {
+      for (topologies::LinkId id :
+           topology.route(plan.gpus[static_cast<size_t>(local)], plan.gpus[static_cast<size_t>((local + 1) % p)], down_)
+               .links) {
         if (used[static_cast<size_t>(id)]) return false;
         used[static_cast<size_t>(id)] = 1;
       }
@@ -69,10 +71,19 @@ struct BlockCost {
 class AloneRing {
  public:
   AloneRing(RankPrograms& programs, int g)
-      : r_(programs), g_(g), group_(programs.run_.group(g)), plan_(*group_.plan), p_(static_cast<int>(plan_.gpus.size())),
+      : r_(programs),
+        g_(g),
+        group_(programs.run_.group(g)),
+        plan_(*group_.plan),
+        p_(static_cast<int>(plan_.gpus.size())),
         phase_(static_cast<int>(programs.state_[static_cast<size_t>(group_.members.front())].phase)),
-        efficiency_(model::link_efficiency(programs.run_.topology())), start_s_(programs.ring_entry_s_[static_cast<size_t>(g)]),
-        end_s_(size(), 0.0), channel_free_s_(size(), 0.0), arrival_s_(size(), 0.0), moving_(size()), costs_(size()),
+        efficiency_(model::link_efficiency(programs.run_.topology())),
+        start_s_(programs.ring_entry_s_[static_cast<size_t>(g)]),
+        end_s_(size(), 0.0),
+        channel_free_s_(size(), 0.0),
+        arrival_s_(size(), 0.0),
+        moving_(size()),
+        costs_(size()),
         attention_(size(), {{{-1, 0.0}, {-1, 0.0}, {-1, 0.0}}}) {}
 
   void run() {
@@ -85,12 +96,15 @@ class AloneRing {
 
  private:
   size_t size() const { return static_cast<size_t>(p_); }
-  long long block(int i, int round) const { return plan_.shards[static_cast<size_t>(((i - round) % p_ + p_) % p_)].count; }
+  long long block(int i, int round) const {
+    return plan_.shards[static_cast<size_t>(((i - round) % p_ + p_) % p_)].count;
+  }
   int rank_of(int i) const { return group_.members[static_cast<size_t>((i + p_) % p_)]; }
 
   // A send books its time under compute when it arrives: before any kernel starting then or later (busy_sending).
   void book_sends_until(int i, double until_s) {
-    for (auto& queue = moving_[static_cast<size_t>(i)]; !queue.empty() && queue.front().second <= until_s; queue.pop_front()) {
+    for (auto& queue = moving_[static_cast<size_t>(i)]; !queue.empty() && queue.front().second <= until_s;
+         queue.pop_front()) {
       r_.accounts_.busy_sending(rank_of(i), queue.front().first, queue.front().second);
     }
   }
@@ -98,7 +112,8 @@ class AloneRing {
   void kernel(int i, double& now_s, double duration_s) {
     book_sends_until(i, now_s);
     r_.accounts_.kernel(rank_of(i), now_s, now_s + duration_s);
-    if (duration_s > 0) r_.accounts_.note({rank_of(i), ActivityKind::compute, now_s, now_s + duration_s, -1, phase_, g_});
+    if (duration_s > 0)
+      r_.accounts_.note({rank_of(i), ActivityKind::compute, now_s, now_s + duration_s, -1, phase_, g_});
     now_s += duration_s;
   }
 
@@ -157,7 +172,8 @@ class AloneRing {
     if (sends && !plan_.ring_overlap) {  // the rank copies the block itself: it waits until it has arrived
       send(i, now_s, bytes);
       const double sent_s = arrival_s_[static_cast<size_t>(i)];
-      if (sent_s > now_s) r_.accounts_.note({rank_of(i), ActivityKind::wait, now_s, sent_s, rank_of(i + 1), phase_, g_});
+      if (sent_s > now_s)
+        r_.accounts_.note({rank_of(i), ActivityKind::wait, now_s, sent_s, rank_of(i + 1), phase_, g_});
       book_sends_until(i, sent_s);
       now_s = std::max(now_s, sent_s);
     }
@@ -169,7 +185,8 @@ class AloneRing {
     double now_s = end_s_[static_cast<size_t>(i)];
     if (round < p_ - 1 && block(i, round + 1) > 0) {
       const double arrives_s = arrival_s_[static_cast<size_t>((i + p_ - 1) % p_)];
-      if (arrives_s > now_s) r_.accounts_.note({rank_of(i), ActivityKind::wait, now_s, arrives_s, rank_of(i - 1), phase_, g_});
+      if (arrives_s > now_s)
+        r_.accounts_.note({rank_of(i), ActivityKind::wait, now_s, arrives_s, rank_of(i - 1), phase_, g_});
       now_s = std::max(now_s, arrives_s);
     }
     start_s_[static_cast<size_t>(i)] = now_s;
@@ -180,7 +197,8 @@ class AloneRing {
     book_sends_until(i, std::numeric_limits<double>::infinity());
     const int rank = rank_of(i);
     RankState& state = r_.state_[static_cast<size_t>(rank)];
-    r_.phase_s_[r_.phase_offset_[static_cast<size_t>(rank)] + state.phase] = end_s_[static_cast<size_t>(i)] - state.phase_start_s;
+    r_.phase_s_[r_.phase_offset_[static_cast<size_t>(rank)] + state.phase] =
+        end_s_[static_cast<size_t>(i)] - state.phase_start_s;
     ++state.phase;
     state.round = -1;
     state.steps.clear();

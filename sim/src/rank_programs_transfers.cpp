@@ -66,7 +66,8 @@ void RankPrograms::move_block(RingChannel& path) {
   path.size_for(path.queued_bytes.front());
   path.queued_bytes.pop_front();
   const int index = static_cast<int>(&path - channels_.data());
-  start_transfer({TransferKind::ring_block, path.from, path.to, -1, index, path.queue}, *path.links, path.units, path.cap_Bps);
+  start_transfer({TransferKind::ring_block, path.from, path.to, -1, index, path.queue}, *path.links, path.units,
+                 path.cap_Bps);
 }
 
 void RankPrograms::post_send(const PendingSend& send) {
@@ -74,14 +75,16 @@ void RankPrograms::post_send(const PendingSend& send) {
   const model::DecodeModel::PairCost& cost = run_.group(send.group).model->p2p(send.from_local, send.to_local);
   const double bytes = send.bytes;
   sender.batch_first_start_s = std::min(sender.batch_first_start_s, network_.now());
-  start_transfer({TransferKind::phase_send, send.from, send.to, send.phase, 0, &pair(send.from, send.to), 0, 0, send.group},
-                 route(send.from, send.to), static_cast<double>(simulated_size(bytes * cost.size_factor(bytes))),
-                 cost.rate_cap_Bps(bytes));
+  start_transfer(
+      {TransferKind::phase_send, send.from, send.to, send.phase, 0, &pair(send.from, send.to), 0, 0, send.group},
+      route(send.from, send.to), static_cast<double>(simulated_size(bytes * cost.size_factor(bytes))),
+      cost.rate_cap_Bps(bytes));
 }
 
 // A point-to-point transfer takes its place in its pair's queue, which its receiver takes in order.
 // `cap_Bps`: 0, or the most it may move at (a calibrated band's rate, NCCL's limits on a collective's flows).
-void RankPrograms::start_transfer(TransferOwner owner, const std::vector<topologies::LinkId>& links, double units, double cap_Bps) {
+void RankPrograms::start_transfer(TransferOwner owner, const std::vector<topologies::LinkId>& links, double units,
+                                  double cap_Bps) {
   if (owner.queue) {
     owner.sequence = owner.queue->posted++;
     owner.queue->arrived.push_back(false);
@@ -106,8 +109,8 @@ void RankPrograms::start_flows(int index) {
   collective.flows_left = collective.schedule->flows.size();
   for (const model::CollectiveFlow& flow : collective.schedule->flows) {
     const int from = group.members[static_cast<size_t>(flow.from)], to = group.members[static_cast<size_t>(flow.to)];
-    start_transfer({TransferKind::collective_flow, from, to, collective.phase, index, nullptr, 0, 0, collective.group}, route(from, to),
-                   static_cast<double>(simulated_size(flow.wire_bytes)), flow.max_rate_Bps);
+    start_transfer({TransferKind::collective_flow, from, to, collective.phase, index, nullptr, 0, 0, collective.group},
+                   route(from, to), static_cast<double>(simulated_size(flow.wire_bytes)), flow.max_rate_Bps);
   }
   if (collective.flows_left == 0) collective_over(collective);
 }
@@ -139,7 +142,8 @@ void RankPrograms::transfer_arrived(int tag) {
     }
     case TransferKind::phase_send: {
       RankState& sender = state_[static_cast<size_t>(owner.from)];
-      if (--sender.batch_left == 0) accounts_.busy_sending(owner.from, sender.batch_first_start_s, network_.now());  // together
+      if (--sender.batch_left == 0)
+        accounts_.busy_sending(owner.from, sender.batch_first_start_s, network_.now());  // together
       sent(owner.from);
       mark_arrived(owner);
       break;

@@ -22,19 +22,20 @@ namespace {
 
 // A plan made by this model (its GPUs, in its order), whose transfers name its ranks.
 void check_plan(const model::DecodeModel& model, const model::DecodePlan& plan) {
-  if (plan.gpus != model.group().gpus) throw std::logic_error("replay: the plan was made for other GPUs than the model's");
+  if (plan.gpus != model.group().gpus)
+    throw std::logic_error("replay: the plan was made for other GPUs than the model's");
   if (plan.shards.size() != plan.gpus.size()) throw std::logic_error("replay: the plan has one shard per GPU");
   const int ranks = static_cast<int>(plan.gpus.size());
   for (const model::Phase& phase : plan.phases) {
     for (const model::Transfer& t : phase.sends) {
       if (t.from < 0 || t.from >= ranks || t.to < 0 || t.to >= ranks || !(t.bytes >= 0)) {
         throw std::logic_error("replay: the plan's phase '" + phase.label + "' sends from rank " +
-                                    std::to_string(t.from) + " to rank " + std::to_string(t.to) + " (of " +
-                                    std::to_string(ranks) + ")");
+                               std::to_string(t.from) + " to rank " + std::to_string(t.to) + " (of " +
+                               std::to_string(ranks) + ")");
       }
       if (t.from == t.to) {  // no route
         throw std::logic_error("replay: the plan's phase '" + phase.label + "' sends from rank " +
-                                    std::to_string(t.from) + " to itself");
+                               std::to_string(t.from) + " to itself");
       }
     }
   }
@@ -45,13 +46,13 @@ void check_degradation(const topologies::Topology& topology, const Degradation& 
   for (const auto& [id, factor] : degradation.link_bandwidth_factor) {
     if (id < 0 || id >= topology.link_count() || !(factor > 0 && factor <= 1)) {
       throw topologies::InputError("replay: link " + std::to_string(id) + " at a bandwidth factor of " +
-                                  std::to_string(factor) + " (a link of the topology, factor in (0, 1])");
+                                   std::to_string(factor) + " (a link of the topology, factor in (0, 1])");
     }
   }
   for (const auto& [gpu, slowdown] : degradation.gpu_slowdown) {
     if (!(slowdown > 0) || !std::isfinite(slowdown)) {
       throw topologies::InputError("replay: GPU " + std::to_string(gpu) + " slowed by a factor of " +
-                                  std::to_string(slowdown) + " (more than 0)");
+                                   std::to_string(slowdown) + " (more than 0)");
     }
   }
 }
@@ -82,7 +83,8 @@ std::vector<double> link_bytes(const std::vector<detail::GroupRun>& groups, cons
   }
   std::vector<double> bytes(static_cast<size_t>(topology.link_count()), 0.0);
   for (const auto& [pair, moved] : by_pair) {
-    for (topologies::LinkId id : topology.route(static_cast<int>(pair / gpus), static_cast<int>(pair % gpus), down).links) {
+    for (topologies::LinkId id :
+         topology.route(static_cast<int>(pair / gpus), static_cast<int>(pair % gpus), down).links) {
       bytes[static_cast<size_t>(id)] += moved;
     }
   }
@@ -99,12 +101,15 @@ std::vector<detail::GroupRun> group_runs(const std::vector<GroupPlan>& groups) {
       run.schedules = *group.schedules;
     } else {
       for (const model::Phase& phase : group.plan->phases) {
-        if (phase.kind == model::PhaseKind::collective) run.schedules.push_back(group.model->collective_schedule(phase));
+        if (phase.kind == model::PhaseKind::collective)
+          run.schedules.push_back(group.model->collective_schedule(phase));
       }
     }
     size_t collectives = 0;
-    for (const model::Phase& phase : group.plan->phases) collectives += phase.kind == model::PhaseKind::collective ? 1 : 0;
-    if (run.schedules.size() != collectives) throw std::logic_error("replay: a plan's collectives and their flows do not match");
+    for (const model::Phase& phase : group.plan->phases)
+      collectives += phase.kind == model::PhaseKind::collective ? 1 : 0;
+    if (run.schedules.size() != collectives)
+      throw std::logic_error("replay: a plan's collectives and their flows do not match");
     runs.push_back(std::move(run));
   }
   return runs;
@@ -143,7 +148,8 @@ ReplayResult as_every_group(const detail::ReplayRun& all, const ReplayResult& fi
   }
   result.groups = static_cast<int>(all.groups().size());
   result.groups_replayed = 1;
-  result.shortcuts.push_back("1 of " + std::to_string(result.groups) + " identical groups replayed (they share no link)");
+  result.shortcuts.push_back("1 of " + std::to_string(result.groups) +
+                             " identical groups replayed (they share no link)");
   return result;
 }
 
@@ -171,7 +177,8 @@ ReplayResult replay_groups(const std::vector<GroupPlan>& groups, const ReplayOpt
   if (one_for_all) {
     const detail::ReplayRun first({run.group(0)});
     check_replay_memory(first.ranks(), flows / static_cast<double>(run.groups().size()),
-                        most_flows / static_cast<double>(run.groups().size()), options.in_simgrid, options.memory_budget_bytes);
+                        most_flows / static_cast<double>(run.groups().size()), options.in_simgrid,
+                        options.memory_budget_bytes);
     result = as_every_group(run, run_programs(first, options, most_flows / static_cast<double>(run.groups().size())));
   } else {
     check_replay_memory(run.ranks(), flows, most_flows, options.in_simgrid, options.memory_budget_bytes);

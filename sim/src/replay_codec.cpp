@@ -67,7 +67,8 @@ void fields(Archive& a, T& value) {
 }
 template <class Archive>
 void fields(Archive& a, RankTimes& t) {
-  for (double* value : {&t.compute_s, &t.wait_intra_s, &t.wait_inter_s, &t.collective_s, &t.send_s, &t.overlapped_s}) a(*value);
+  for (double* value : {&t.compute_s, &t.wait_intra_s, &t.wait_inter_s, &t.collective_s, &t.send_s, &t.overlapped_s})
+    a(*value);
   a(t.rank);
   a(t.phase_s);
 }

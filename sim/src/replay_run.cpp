@@ -37,8 +37,8 @@ ReplayRun::ReplayRun(std::vector<GroupRun> groups) : groups_(std::move(groups)) 
       const int rank = rank_of_gpu.at(group.plan->gpus[local]);
       const size_t at = index(rank, group.stage);
       if (group_at_[at] >= 0) {
-        throw topologies::InputError("replay: GPU " + std::to_string(group.plan->gpus[local]) + " is in two plans of stage " +
-                                    std::to_string(group.stage));
+        throw topologies::InputError("replay: GPU " + std::to_string(group.plan->gpus[local]) +
+                                     " is in two plans of stage " + std::to_string(group.stage));
       }
       group_at_[at] = static_cast<int>(g);
       local_at_[at] = static_cast<int>(local);

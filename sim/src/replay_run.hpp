@@ -38,7 +38,9 @@ class ReplayRun {
   int local_at(int rank, int stage) const { return local_at_[index(rank, stage)]; }
 
  private:
-  size_t index(int rank, int stage) const { return static_cast<size_t>(stage) * gpus_.size() + static_cast<size_t>(rank); }
+  size_t index(int rank, int stage) const {
+    return static_cast<size_t>(stage) * gpus_.size() + static_cast<size_t>(rank);
+  }
   std::vector<GroupRun> groups_;
   std::vector<int> gpus_;
   int stages_ = 1;

@@ -46,7 +46,9 @@ class RingSteadyState {
  public:
   // `rounds`: the ring's p rounds (0 .. p-1); `enabled` false turns it off (uneven blocks, traces).
   RingSteadyState(int ranks, int rounds, bool enabled)
-      : ranks_(ranks), rounds_(rounds), enabled_(enabled && ranks >= 2 && rounds >= 4),
+      : ranks_(ranks),
+        rounds_(rounds),
+        enabled_(enabled && ranks >= 2 && rounds >= 4),
         last_start_s_(static_cast<size_t>(ranks), 0.0) {}
 
   // Rank `rank` starts round `round` at `time_s`. Returns when it would start the last round, if it should go

@@ -11,11 +11,15 @@ namespace treering::sim::detail {
 using topologies::LinkId;
 
 SharedLinks::SharedLinks(std::vector<double> link_units_per_s)
-    : link_units_per_s_(std::move(link_units_per_s)), on_link_(link_units_per_s_.size()),
-      live_on_link_(link_units_per_s_.size(), 0), link_marked_(link_units_per_s_.size(), 0),
+    : link_units_per_s_(std::move(link_units_per_s)),
+      on_link_(link_units_per_s_.size()),
+      live_on_link_(link_units_per_s_.size(), 0),
+      link_marked_(link_units_per_s_.size(), 0),
       link_with_ended_(link_units_per_s_.size(), 0),
-      link_stamp_(link_units_per_s_.size(), 0), left_units_per_s_(link_units_per_s_.size(), 0.0),
-      unfixed_(link_units_per_s_.size(), 0), entry_version_(link_units_per_s_.size(), 0) {}
+      link_stamp_(link_units_per_s_.size(), 0),
+      left_units_per_s_(link_units_per_s_.size(), 0.0),
+      unfixed_(link_units_per_s_.size(), 0),
+      entry_version_(link_units_per_s_.size(), 0) {}
 
 int SharedLinks::start(const std::vector<LinkId>& links, double units, double now_s, double cap_units_per_s) {
   int id = static_cast<int>(moving_.size());
@@ -123,7 +127,8 @@ void SharedLinks::fill_progressively(double now_s) {
     transfer.units_per_s = -1;  // not fixed yet
   }
   if (caps_fit()) {  // every transfer runs at its cap: the max-min fair shares, without the heap
-    for (int t : component_transfers_) moving_[static_cast<size_t>(t)].units_per_s = moving_[static_cast<size_t>(t)].cap_units_per_s;
+    for (int t : component_transfers_)
+      moving_[static_cast<size_t>(t)].units_per_s = moving_[static_cast<size_t>(t)].cap_units_per_s;
     return;
   }
   heap_.clear();
@@ -144,7 +149,8 @@ void SharedLinks::fill_progressively(double now_s) {
     const Entry bottleneck = heap_.back();
     heap_.pop_back();
     if (bottleneck.capped >= 0) {  // the cap is the least share left: the transfer runs at it
-      if (moving_[static_cast<size_t>(bottleneck.capped)].units_per_s < 0) fix(bottleneck.capped, bottleneck.share_units_per_s, LinkId{-1});
+      if (moving_[static_cast<size_t>(bottleneck.capped)].units_per_s < 0)
+        fix(bottleneck.capped, bottleneck.share_units_per_s, LinkId{-1});
       continue;
     }
     if (bottleneck.version != entry_version_[static_cast<size_t>(bottleneck.link)]) continue;  // stale

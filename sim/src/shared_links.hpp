@@ -72,8 +72,8 @@ class SharedLinks {
   void fix(int transfer, double units_per_s, topologies::LinkId except);
 
   std::vector<Moving> moving_;
-  std::vector<int> free_ids_;              // ended and off every link's list
-  std::vector<int> started_, ended_;       // since the last settle
+  std::vector<int> free_ids_;         // ended and off every link's list
+  std::vector<int> started_, ended_;  // since the last settle
   std::vector<double> link_units_per_s_;
   std::vector<std::vector<int>> on_link_;  // per link: its transfers (ended ones until the next settle)
   std::vector<int> live_on_link_;

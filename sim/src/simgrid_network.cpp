@@ -31,11 +31,13 @@ void SimGridNetwork::start_flow(int src_gpu, int dst_gpu, const std::vector<topo
   ++in_flight_;
   sg4::Mailbox* box = sg4::Mailbox::by_name("f" + std::to_string(tag));
   const auto size = static_cast<uint64_t>(std::llround(units));
-  sg4::Actor::init("put", platform_.host(src_gpu))->set_stacksize(kFlowActorStack_KiB)->start([box, size, cap_units_per_s] {
-    sg4::CommPtr comm = box->put_init(&flow_payload, size);
-    if (cap_units_per_s > 0) comm->set_rate(cap_units_per_s);
-    comm->wait();
-  });
+  sg4::Actor::init("put", platform_.host(src_gpu))
+      ->set_stacksize(kFlowActorStack_KiB)
+      ->start([box, size, cap_units_per_s] {
+        sg4::CommPtr comm = box->put_init(&flow_payload, size);
+        if (cap_units_per_s > 0) comm->set_rate(cap_units_per_s);
+        comm->wait();
+      });
   sg4::Actor::init("get", platform_.host(dst_gpu))->set_stacksize(kFlowActorStack_KiB)->start([this, box, tag] {
     box->get<int>();
     arrived_.push_back(tag);

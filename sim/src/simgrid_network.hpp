@@ -38,7 +38,9 @@ class SimGridNetwork final : public FlowNetwork {
     Wakeup wakeup;
   };
   struct FiresLater {
-    bool operator()(const Timer& a, const Timer& b) const { return a.at_s != b.at_s ? a.at_s > b.at_s : a.order > b.order; }
+    bool operator()(const Timer& a, const Timer& b) const {
+      return a.at_s != b.at_s ? a.at_s > b.at_s : a.order > b.order;
+    }
   };
   void drive(FlowClient& client);
   bool handle_instant(FlowClient& client);  // false: nothing was due
@@ -46,7 +48,7 @@ class SimGridNetwork final : public FlowNetwork {
   SimulatedPlatform platform_;
   std::priority_queue<Timer, std::vector<Timer>, FiresLater> timers_;
   std::uint64_t order_ = 0;
-  std::deque<int> arrived_;   // tags of the flows that arrived since the driver last looked
+  std::deque<int> arrived_;  // tags of the flows that arrived since the driver last looked
   long long in_flight_ = 0;
   simgrid::s4u::SemaphorePtr wake_driver_;  // released at each arrival
   std::exception_ptr failure_;

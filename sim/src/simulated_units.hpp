@@ -17,7 +17,8 @@ constexpr double kSizeUnitsPerByte = 1024;
 inline uint64_t simulated_size(double bytes) { return static_cast<uint64_t>(std::llround(bytes * kSizeUnitsPerByte)); }
 
 // A directed link's rate in units per second: its bandwidth at the cluster's (calibrated) efficiency, times the
-// degradation's factor for it. E.g. an NDR link (50 GB/s) at 0.92 efficiency and factor 0.5: 23 GB/s, 23.552e12 units/s.
+// degradation's factor for it. E.g. an NDR link (50 GB/s) at 0.92 efficiency and factor 0.5: 23 GB/s, 23.552e12
+// units/s.
 inline double link_units_per_s(const topologies::Topology& topology, const model::LinkEfficiency& efficiency,
                                const Degradation* degradation, topologies::LinkId id) {
   const topologies::Link& link = topology.link(id);

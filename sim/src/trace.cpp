@@ -35,8 +35,13 @@ int gpu_of(const ReplayResult& replay, int rank) { return rank >= 0 ? replay.gpu
 // A send: an async begin/end pair, since sends overlap the rank's compute and each other.
 void add_send(ordered_json& events, const ReplayResult& replay, const Activity& a, int id) {
   for (const char* phase : {"b", "e"}) {
-    events.push_back({{"name", "send to GPU " + std::to_string(gpu_of(replay, a.peer))}, {"cat", "send"}, {"ph", phase},
-                      {"id", id}, {"pid", 0}, {"tid", a.rank}, {"ts", (phase[0] == 'b' ? a.start_s : a.end_s) * 1e6}});
+    events.push_back({{"name", "send to GPU " + std::to_string(gpu_of(replay, a.peer))},
+                      {"cat", "send"},
+                      {"ph", phase},
+                      {"id", id},
+                      {"pid", 0},
+                      {"tid", a.rank},
+                      {"ts", (phase[0] == 'b' ? a.start_s : a.end_s) * 1e6}});
   }
 }
 
@@ -49,7 +54,10 @@ std::string chrome_trace(const model::DecodePlan& plan, const ReplayResult& repl
 std::string chrome_trace(const std::vector<GroupPlan>& groups, const ReplayResult& replay) {
   ordered_json events = ordered_json::array();
   for (size_t rank = 0; rank < replay.gpus.size(); ++rank) {
-    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", rank},
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", 0},
+                      {"tid", rank},
                       {"args", {{"name", "GPU " + std::to_string(replay.gpus[rank])}}}});
   }
   int next_id = 0;
@@ -63,9 +71,16 @@ std::string chrome_trace(const std::vector<GroupPlan>& groups, const ReplayResul
     const model::DecodePlan& plan = plan_of(groups, a);
     const std::string label = phase_label(plan, a.phase);
     const std::string name = a.kind == ActivityKind::wait || label.empty() ? name_of(a.kind) : label;
-    events.push_back({{"name", name}, {"cat", name_of(a.kind)}, {"ph", "X"}, {"pid", 0}, {"tid", a.rank},
-                      {"ts", a.start_s * 1e6}, {"dur", (a.end_s - a.start_s) * 1e6},
-                      {"args", {{"algorithm", model::to_string(plan.algorithm)}, {"phase", label}, {"peer GPU", gpu_of(replay, a.peer)}}}});
+    events.push_back(
+        {{"name", name},
+         {"cat", name_of(a.kind)},
+         {"ph", "X"},
+         {"pid", 0},
+         {"tid", a.rank},
+         {"ts", a.start_s * 1e6},
+         {"dur", (a.end_s - a.start_s) * 1e6},
+         {"args",
+          {{"algorithm", model::to_string(plan.algorithm)}, {"phase", label}, {"peer GPU", gpu_of(replay, a.peer)}}}});
   }
   // One event per line (a trace of a large replay stays greppable); every value written by the JSON library.
   std::string out = "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";

@@ -23,7 +23,8 @@ class TreeringZone : public simgrid::kernel::routing::NetZoneImpl {
 
   void get_local_route(const simgrid::kernel::routing::NetPoint* src, const simgrid::kernel::routing::NetPoint* dst,
                        simgrid::kernel::routing::Route* into, double* latency) override {
-    const topologies::Route route = topology_.route(gpu_of_netpoint.at(src->id()), gpu_of_netpoint.at(dst->id()), cables_down_);
+    const topologies::Route route =
+        topology_.route(gpu_of_netpoint.at(src->id()), gpu_of_netpoint.at(dst->id()), cables_down_);
     for (topologies::LinkId id : route.links) into->link_list_.push_back(links.at(static_cast<size_t>(id)));
     (void)latency;  // links have no latency: flows wait theirs themselves (fair sharing, see sim/README.md)
   }

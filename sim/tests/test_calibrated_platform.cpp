@@ -58,7 +58,8 @@ TEST_CASE("ring on 2 GPUs of a calibrated PCIe box: the simulator's shared uplin
   const topologies::Topology topology(std::move(spec));
   const model::DecodeModel model(topology, {0, 1});
   const model::DecodePlan plan = model.plan(DecodeAlgorithm::ring, model::find_workload("paper-mha16"), 8000);
-  CHECK(sim::replay_plan(model, plan).latency_s == doctest::Approx(model.evaluate(plan).latency_s).scale(1e-12).epsilon(1e-9));
+  CHECK(sim::replay_plan(model, plan).latency_s ==
+        doctest::Approx(model.evaluate(plan).latency_s).scale(1e-12).epsilon(1e-9));
 }
 
 TEST_CASE("ring in one calibrated DGX H100: each block at the calibrated 300 GB/s, in model and simulator") {
@@ -92,7 +93,8 @@ TEST_CASE("every algorithm on calibrated tiers: the simulator equals the model w
       const model::DecodePlan plan = model.plan(algorithm, model::find_workload("paper-mha16"), 100000);
       CAPTURE(c.nodes);
       CAPTURE(std::string(model::to_string(algorithm)));
-      CHECK(sim::replay_plan(model, plan).latency_s == doctest::Approx(model.evaluate(plan).latency_s).scale(1e-12).epsilon(1e-9));
+      CHECK(sim::replay_plan(model, plan).latency_s ==
+            doctest::Approx(model.evaluate(plan).latency_s).scale(1e-12).epsilon(1e-9));
     }
   }
 }

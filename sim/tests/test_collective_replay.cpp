@@ -15,8 +15,9 @@ TEST_CASE("collective replayed = the collective model where no link is shared be
   for (int nodes : {1, 2}) {
     const topologies::Topology topology = topologies::build_topology("dgx-h100", {nodes, {}});
     const model::CommGroup group = model::describe_group(topology);
-    for (model::CollectiveOp op : {model::CollectiveOp::allreduce, model::CollectiveOp::allgather, model::CollectiveOp::reduce_scatter,
-                                   model::CollectiveOp::broadcast, model::CollectiveOp::alltoall}) {
+    for (model::CollectiveOp op :
+         {model::CollectiveOp::allreduce, model::CollectiveOp::allgather, model::CollectiveOp::reduce_scatter,
+          model::CollectiveOp::broadcast, model::CollectiveOp::alltoall}) {
       for (double bytes : {4096.0, 1048576.0, 268435456.0}) {
         CAPTURE(nodes);
         CAPTURE(model::to_string(op));

@@ -27,7 +27,8 @@ TEST_CASE("a straggler: GPU 3 of a DGX H100 at 1/20 speed sets the ring's pace")
   const double n = rates.launch_s + 4096 / rates.hbm_Bps;
   sim::ReplayOptions options;
   options.degradation.gpu_slowdown[3] = 20;
-  CHECK(sim::replay_plan(model, plan, options).latency_s == doctest::Approx(8 * 20 * a + 20 * n).scale(1e-12).epsilon(1e-9));
+  CHECK(sim::replay_plan(model, plan, options).latency_s ==
+        doctest::Approx(8 * 20 * a + 20 * n).scale(1e-12).epsilon(1e-9));
 }
 
 TEST_CASE("a slow NIC: GPU 0's NIC at a quarter of its rate slows two of the ring's four edges") {
@@ -48,7 +49,8 @@ TEST_CASE("a slow NIC: GPU 0's NIC at a quarter of its rate slows two of the rin
   CHECK(sim::replay_plan(model, plan).latency_s == doctest::Approx(3 * (L + T) + a + n).scale(1e-12).epsilon(1e-9));
   sim::ReplayOptions options;
   sim::slow_nic(topology, 0, 0.25, options.degradation);
-  CHECK(sim::replay_plan(model, plan, options).latency_s == doctest::Approx(3 * L + 12 * T + a + n).scale(1e-12).epsilon(1e-9));
+  CHECK(sim::replay_plan(model, plan, options).latency_s ==
+        doctest::Approx(3 * L + 12 * T + a + n).scale(1e-12).epsilon(1e-9));
 }
 
 TEST_CASE("a cable down: routes avoid it where the network has another way, and say so where it has none") {
@@ -65,7 +67,8 @@ TEST_CASE("a cable down: routes avoid it where the network has another way, and 
   }
   REQUIRE(up >= 0);
   sim::Degradation degradation;
-  sim::take_down(topology, topology.device(topology.link(up).from).name, topology.device(topology.link(up).to).name, degradation);
+  sim::take_down(topology, topology.device(topology.link(up).from).name, topology.device(topology.link(up).to).name,
+                 degradation);
   const topologies::Route rerouted = topology.route(0, 9, &degradation.cables_down);
   CHECK(rerouted.links.size() == healthy.links.size());  // another spine, as short
   CHECK(std::none_of(rerouted.links.begin(), rerouted.links.end(),
@@ -80,8 +83,10 @@ TEST_CASE("a cable down: routes avoid it where the network has another way, and 
   // A GPU's own NIC cable has no alternative.
   sim::Degradation nic_down;
   const topologies::LinkId first = healthy.links.front();  // GPU 0 -> its NIC
-  sim::take_down(topology, topology.device(topology.link(first).from).name, topology.device(topology.link(first).to).name, nic_down);
-  CHECK_THROWS_WITH_AS(topology.route(0, 9, &nic_down.cables_down), doctest::Contains("no alternative"), std::invalid_argument);
-  CHECK_THROWS_WITH_AS(sim::take_down(topology, "spine0", "nowhere", nic_down), doctest::Contains("no device named 'nowhere'"),
+  sim::take_down(topology, topology.device(topology.link(first).from).name,
+                 topology.device(topology.link(first).to).name, nic_down);
+  CHECK_THROWS_WITH_AS(topology.route(0, 9, &nic_down.cables_down), doctest::Contains("no alternative"),
                        std::invalid_argument);
+  CHECK_THROWS_WITH_AS(sim::take_down(topology, "spine0", "nowhere", nic_down),
+                       doctest::Contains("no device named 'nowhere'"), std::invalid_argument);
 }

@@ -14,7 +14,9 @@ using namespace treering;
 
 namespace {
 
-topologies::Topology preset(const std::string& name, int nodes) { return topologies::build_topology(name, {nodes, {}}); }
+topologies::Topology preset(const std::string& name, int nodes) {
+  return topologies::build_topology(name, {nodes, {}});
+}
 
 sim::Flow flow(int src, int dst, double bytes, double start_s = 0, double latency_s = 0) {
   return {src, dst, bytes, start_s, latency_s};
@@ -75,7 +77,8 @@ TEST_CASE("runs repeat exactly within one process; bad flows are refused") {
   CHECK(first == doctest::Approx(1e6 / 46e9).scale(1e-12).epsilon(1e-9));
   CHECK_THROWS_AS(sim::simulate_flows(topology, {flow(0, 16, 1)}), std::invalid_argument);
   CHECK_THROWS_AS(sim::simulate_flows(topology, {flow(0, 1, -1)}), std::invalid_argument);
-  CHECK_THROWS_AS(sim::simulate_flows(topology, {flow(0, 1, 1, std::numeric_limits<double>::infinity())}), std::invalid_argument);
+  CHECK_THROWS_AS(sim::simulate_flows(topology, {flow(0, 1, 1, std::numeric_limits<double>::infinity())}),
+                  std::invalid_argument);
   CHECK(sim::simulate_flows(topology, {}).makespan_s == 0.0);
 }
 

@@ -78,8 +78,7 @@ double measured_peak_bytes(const model::DecodeModel& model, const model::DecodeP
       rusage usage{};
       ::getrusage(in_simgrid ? RUSAGE_CHILDREN : RUSAGE_SELF, &usage);
       peak_bytes = static_cast<double>(usage.ru_maxrss) * 1024;  // Linux: kilobytes
-    } catch (...) {
-    }
+    } catch (...) {}
     const ssize_t written = ::write(fds[1], &peak_bytes, sizeof peak_bytes);
     ::_exit(written == sizeof peak_bytes ? 0 : 1);
   }
@@ -117,10 +116,10 @@ TEST_CASE("the memory estimate bounds what a replay's ranks really take" * docte
   const topologies::Topology small_topology = topologies::build_topology("dgx-h100", {32, {}});
   const topologies::Topology large_topology = topologies::build_topology("dgx-h100", {128, {}});
   const model::DecodeModel small(small_topology), large(large_topology);
-  for (const Case& c : {Case{model::DecodeAlgorithm::ring, 5'120'000, true},
-                        Case{model::DecodeAlgorithm::tree, 5'120'000, true},
-                        Case{model::DecodeAlgorithm::ring, 5'120'001, false},  // every round replayed
-                        Case{model::DecodeAlgorithm::tree, 5'120'000, false}}) {
+  for (const Case& c :
+       {Case{model::DecodeAlgorithm::ring, 5'120'000, true}, Case{model::DecodeAlgorithm::tree, 5'120'000, true},
+        Case{model::DecodeAlgorithm::ring, 5'120'001, false},  // every round replayed
+        Case{model::DecodeAlgorithm::tree, 5'120'000, false}}) {
     const model::DecodePlan small_plan = small.plan(c.algorithm, workload, c.tokens);
     const model::DecodePlan large_plan = large.plan(c.algorithm, workload, c.tokens);
     double added_flows = 0, added_under_way = 0;  // collective flows; the most under way at once
@@ -138,8 +137,8 @@ TEST_CASE("the memory estimate bounds what a replay's ranks really take" * docte
     }
     const double estimated_growth =
         estimated_bytes(large, large_plan, c.in_simgrid) - estimated_bytes(small, small_plan, c.in_simgrid);
-    const double measured_growth = measured_peak_bytes(large, large_plan, c.in_simgrid) -
-                                   measured_peak_bytes(small, small_plan, c.in_simgrid);
+    const double measured_growth =
+        measured_peak_bytes(large, large_plan, c.in_simgrid) - measured_peak_bytes(small, small_plan, c.in_simgrid);
     CAPTURE(std::string(model::to_string(c.algorithm)));
     CAPTURE(c.in_simgrid);
     const std::string replay =
@@ -147,7 +146,9 @@ TEST_CASE("the memory estimate bounds what a replay's ranks really take" * docte
     MESSAGE(replay << ", 768 more ranks: measured " << measured_growth / 1e6 << " MB, estimated "
                    << estimated_growth / 1e6 << " MB");
     CHECK(estimated_growth ==
-          doctest::Approx(768 * 16e3 + 256 * added_flows + (c.in_simgrid ? 40e3 * added_under_way : 0.0)).scale(1e-12).epsilon(0.01));
+          doctest::Approx(768 * 16e3 + 256 * added_flows + (c.in_simgrid ? 40e3 * added_under_way : 0.0))
+              .scale(1e-12)
+              .epsilon(0.01));
     CHECK(measured_growth > 0);
     CHECK(measured_growth < estimated_growth);
   }

@@ -28,8 +28,8 @@ topologies::Topology banded_dgx() {
 TEST_CASE("a pair's send takes the time of the band its size falls in") {
   const topologies::Topology topology = banded_dgx();
   const model::DecodeModel model(topology, {0, 1});
-  CHECK(model.p2p(0, 1).time_s(4 * MiB) == doctest::Approx(20e-6 + 4 * MiB / 11e9).scale(1e-12));         // 401.3 us
-  CHECK(model.p2p(0, 1).time_s(32768000) == doctest::Approx(100e-6 + 32768000 / 4.4e9).scale(1e-12));     // 7,547 us
+  CHECK(model.p2p(0, 1).time_s(4 * MiB) == doctest::Approx(20e-6 + 4 * MiB / 11e9).scale(1e-12));      // 401.3 us
+  CHECK(model.p2p(0, 1).time_s(32768000) == doctest::Approx(100e-6 + 32768000 / 4.4e9).scale(1e-12));  // 7,547 us
 }
 
 TEST_CASE("a ring without overlap: the model's exposed transfer and the simulator's latency follow the band") {
@@ -39,7 +39,8 @@ TEST_CASE("a ring without overlap: the model's exposed transfer and the simulato
   const model::DecodeModel model(topology, {0, 1});
   model::PlanOptions options;
   options.ring_overlap = false;
-  const model::DecodePlan plan = model.plan(model::DecodeAlgorithm::ring, model::find_workload("paper-mha16"), 8000, options);
+  const model::DecodePlan plan =
+      model.plan(model::DecodeAlgorithm::ring, model::find_workload("paper-mha16"), 8000, options);
   const model::DecodeResult predicted = model.evaluate(plan);
   CHECK(predicted.breakdown.intra_node_s == doctest::Approx(100e-6 + 32768000 / 4.4e9).scale(1e-12).epsilon(1e-9));
   CHECK(sim::replay_plan(model, plan).latency_s == doctest::Approx(predicted.latency_s).scale(1e-12).epsilon(1e-6));
@@ -53,8 +54,10 @@ TEST_CASE("tree-lse's small states take the lower band") {
   const model::DecodeModel model(topology, {0, 1});
   model::PlanOptions options;
   options.partial_o_bytes = 4;
-  const model::DecodePlan plan = model.plan(model::DecodeAlgorithm::tree_lse, model::find_workload("paper-mha16"), 8000, options);
+  const model::DecodePlan plan =
+      model.plan(model::DecodeAlgorithm::tree_lse, model::find_workload("paper-mha16"), 8000, options);
   const model::DecodeResult predicted = model.evaluate(plan);
-  CHECK(predicted.breakdown.intra_node_s == doctest::Approx(20e-6 + 8256 / 11e9 + 20e-6 + 8192 / 11e9).scale(1e-12).epsilon(1e-9));
+  CHECK(predicted.breakdown.intra_node_s ==
+        doctest::Approx(20e-6 + 8256 / 11e9 + 20e-6 + 8192 / 11e9).scale(1e-12).epsilon(1e-9));
   CHECK(sim::replay_plan(model, plan).latency_s == doctest::Approx(predicted.latency_s).scale(1e-12).epsilon(1e-6));
 }

@@ -41,11 +41,13 @@ TEST_CASE("ring in a PCIe box without P2P: four transfers share each switch upli
   const double last_attention = rates.launch_s + (block + 4096 + 4096 + 64 + 2 * 4160) / rates.hbm_Bps;
   const double normalise = rates.launch_s + 4096 / rates.hbm_Bps;
   const double model_s = model.evaluate(plan).latency_s;
-  CHECK(model_s == doctest::Approx(7 * (latency + block / 25.2e9) + last_attention + normalise).scale(1e-12).epsilon(1e-9));
+  CHECK(model_s ==
+        doctest::Approx(7 * (latency + block / 25.2e9) + last_attention + normalise).scale(1e-12).epsilon(1e-9));
   const double simulated = sim::replay_plan(model, plan).latency_s;
-  CHECK(simulated == doctest::Approx(7 * (latency + block / 6.3e9) + last_attention + normalise).scale(1e-12).epsilon(1e-9));
-  MESSAGE("PCIe ring: model " << model_s * 1e3 << " ms, simulated " << simulated * 1e3 << " ms ("
-                              << simulated / model_s << "x: the shared uplinks)");
+  CHECK(simulated ==
+        doctest::Approx(7 * (latency + block / 6.3e9) + last_attention + normalise).scale(1e-12).epsilon(1e-9));
+  MESSAGE("PCIe ring: model " << model_s * 1e3 << " ms, simulated " << simulated * 1e3 << " ms (" << simulated / model_s
+                              << "x: the shared uplinks)");
 }
 
 TEST_CASE("every algorithm equals the model where flows share no more than the model counts") {
@@ -65,7 +67,8 @@ TEST_CASE("every algorithm equals the model where flows share no more than the m
       const model::DecodePlan plan = model.plan(algorithm, mha16(), 100000);
       CAPTURE(c.nodes);
       CAPTURE(std::string(model::to_string(algorithm)));
-      CHECK(sim::replay_plan(model, plan).latency_s == doctest::Approx(model.evaluate(plan).latency_s).scale(1e-12).epsilon(1e-9));
+      CHECK(sim::replay_plan(model, plan).latency_s ==
+            doctest::Approx(model.evaluate(plan).latency_s).scale(1e-12).epsilon(1e-9));
     }
   }
   // One MI300X box: a full xGMI mesh; its rings run as direct exchanges over every link, tree-lse's sends each
@@ -75,7 +78,8 @@ TEST_CASE("every algorithm equals the model where flows share no more than the m
   for (DecodeAlgorithm algorithm : model::all_decode_algorithms()) {
     const model::DecodePlan plan = on_mesh.plan(algorithm, mha16(), 100000);
     CAPTURE(std::string(model::to_string(algorithm)));
-    CHECK(sim::replay_plan(on_mesh, plan).latency_s == doctest::Approx(on_mesh.evaluate(plan).latency_s).scale(1e-12).epsilon(1e-9));
+    CHECK(sim::replay_plan(on_mesh, plan).latency_s ==
+          doctest::Approx(on_mesh.evaluate(plan).latency_s).scale(1e-12).epsilon(1e-9));
   }
   const topologies::Topology sixteen = topologies::build_topology("dgx-h100", {16, {}});
   const model::DecodeModel model(sixteen, {0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120});
@@ -99,7 +103,8 @@ TEST_CASE("tree in a PCIe box without P2P: the all-reduce rings share the switch
       CHECK(model.collective(phase).chosen.algorithm == model::CollectiveAlgorithm::ring);
     }
   }
-  CHECK(sim::replay_plan(model, plan).latency_s == doctest::Approx(model.evaluate(plan).latency_s).scale(1e-12).epsilon(1e-9));
+  CHECK(sim::replay_plan(model, plan).latency_s ==
+        doctest::Approx(model.evaluate(plan).latency_s).scale(1e-12).epsilon(1e-9));
 }
 
 TEST_CASE("tree-lse in one DGX H100: the root's port carries the 7 broadcasts at once, each on one NCCL channel") {
@@ -157,7 +162,7 @@ TEST_CASE("the replay's trace is Chrome-trace JSON with a track per GPU") {
     track_end[event["tid"].get<int>()] = end;
   }
   CHECK(tracks == 8);
-  CHECK(sends == 8 * 7);          // p - 1 blocks forwarded by each of 8 GPUs
+  CHECK(sends == 8 * 7);           // p - 1 blocks forwarded by each of 8 GPUs
   CHECK(computes == 8 * (8 + 1));  // 8 attentions (with their merges) and the final normalisation each
 }
 
@@ -215,7 +220,8 @@ TEST_CASE("a tree's trace: each all-reduce a span named after its phase on every
   for (const auto& [name, gpus] : collectives) CHECK(gpus == 16);
   int flows = 0;
   for (const model::Phase& phase : plan.phases) {
-    if (phase.kind == model::PhaseKind::collective) flows += static_cast<int>(model.collective_schedule(phase).flows.size());
+    if (phase.kind == model::PhaseKind::collective)
+      flows += static_cast<int>(model.collective_schedule(phase).flows.size());
   }
   CHECK(sends == flows);
 }
@@ -251,13 +257,15 @@ TEST_CASE("the trace keeps a phase's label whole: quotes, backslashes, any lengt
   const topologies::Topology topology = topologies::build_topology("dgx-h100", {1, {}});
   const model::DecodeModel model(topology);
   model::DecodePlan plan = model.plan(DecodeAlgorithm::tree, mha16(), 8 * 1000);
-  const std::string label = "all-reduce \"max\" of lse \\ with a label longer than eighty characters, as a user's own plan may name it";
+  const std::string label =
+      "all-reduce \"max\" of lse \\ with a label longer than eighty characters, as a user's own plan may name it";
   for (model::Phase& phase : plan.phases) phase.label = label;
   const sim::ReplayResult replay = sim::replay_plan(model, plan, {true, true});
   const nlohmann::json trace = nlohmann::json::parse(sim::chrome_trace(plan, replay));
   int labelled = 0;
   for (const auto& event : trace["traceEvents"]) {
-    if (event["ph"] == "X" && event["cat"] == "compute") labelled += event["name"] == label && event["args"]["phase"] == label;
+    if (event["ph"] == "X" && event["cat"] == "compute")
+      labelled += event["name"] == label && event["args"]["phase"] == label;
   }
   CHECK(labelled > 0);
 }

@@ -21,7 +21,8 @@ bool took(const sim::ReplayResult& replay, const std::string& shortcut) {
 }
 
 // The defaults (shortcuts allowed) against every event (skip_steady_rounds off), for `groups` at once.
-void check_round_by_round(const std::vector<sim::GroupPlan>& groups, sim::ReplayOptions options = {}, bool applies = true) {
+void check_round_by_round(const std::vector<sim::GroupPlan>& groups, sim::ReplayOptions options = {},
+                          bool applies = true) {
   const sim::ReplayResult computed = sim::replay_groups(groups, options);
   options.skip_steady_rounds = false;
   const sim::ReplayResult every_event = sim::replay_groups(groups, options);
@@ -31,8 +32,8 @@ void check_round_by_round(const std::vector<sim::GroupPlan>& groups, sim::Replay
   sim::testing::check_same_finishes(computed, every_event);
 }
 
-void check_round_by_round(const model::DecodeModel& model, const model::DecodePlan& plan, sim::ReplayOptions options = {},
-                          bool applies = true) {
+void check_round_by_round(const model::DecodeModel& model, const model::DecodePlan& plan,
+                          sim::ReplayOptions options = {}, bool applies = true) {
   check_round_by_round({{&model, &plan, 0}}, options, applies);
 }
 
@@ -73,7 +74,8 @@ TEST_CASE("round by round: ranks that reach the ring at different times, mixed G
   copy.ranks = topologies::ExtraRanks::last;
   late.phases.insert(late.phases.begin(), copy);
   check_round_by_round(model, late);
-  const topologies::Topology mixed = topologies::build_topology(std::string(TREERING_SOURCE_DIR) + "/topologies/examples/mixed-h100-h200.yaml");
+  const topologies::Topology mixed =
+      topologies::build_topology(std::string(TREERING_SOURCE_DIR) + "/topologies/examples/mixed-h100-h200.yaml");
   const model::DecodeModel mixed_model(mixed);
   model::PlanOptions by_speed;
   by_speed.split = model::TokenSplit::by_speed;
@@ -96,7 +98,8 @@ TEST_CASE("round by round: the CP groups of a layout at once, each ring on links
   std::vector<model::DecodeModel> models;
   for (int t = 0; t < 4; ++t) models.emplace_back(topology, std::vector<int>{t, t + 4, t + 8, t + 12});
   std::vector<model::DecodePlan> plans;
-  for (const model::DecodeModel& model : models) plans.push_back(model.plan(model::DecodeAlgorithm::ring, mha16(), 4'000'001));
+  for (const model::DecodeModel& model : models)
+    plans.push_back(model.plan(model::DecodeAlgorithm::ring, mha16(), 4'000'001));
   std::vector<sim::GroupPlan> groups;
   for (size_t t = 0; t < 4; ++t) groups.push_back({&models[t], &plans[t], 0});
   sim::ReplayOptions every_group;

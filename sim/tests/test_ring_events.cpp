@@ -54,7 +54,8 @@ TEST_CASE("event loop, ring: empty blocks, mixed GPUs split by speed, pass-q") {
   model::Workload batched = mha16();
   batched.batch = 5;
   check_same_as_simgrid(model, model.plan(model::DecodeAlgorithm::pass_q, batched, 640'003), {true});
-  const topologies::Topology mixed = topologies::build_topology(std::string(TREERING_SOURCE_DIR) + "/topologies/examples/mixed-h100-h200.yaml");
+  const topologies::Topology mixed =
+      topologies::build_topology(std::string(TREERING_SOURCE_DIR) + "/topologies/examples/mixed-h100-h200.yaml");
   const model::DecodeModel mixed_model(mixed);
   model::PlanOptions by_speed;
   by_speed.split = model::TokenSplit::by_speed;

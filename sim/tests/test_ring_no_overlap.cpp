@@ -10,8 +10,8 @@ using namespace treering;
 TEST_CASE("ring steps without overlap: attend, then send and wait, then receive") {
   model::PlanOptions options;
   options.ring_overlap = false;
-  const model::DecodePlan plan = model::make_plan(model::DecodeAlgorithm::ring, model::find_workload("paper-mha16"), 8,
-                                                  {0, 1}, {0, 0}, options);
+  const model::DecodePlan plan =
+      model::make_plan(model::DecodeAlgorithm::ring, model::find_workload("paper-mha16"), 8, {0, 1}, {0, 0}, options);
   const std::vector<model::Step> steps = model::steps_of(plan, 0);
   REQUIRE(steps.size() >= 3);
   CHECK(steps[0].kind == model::StepKind::compute);
@@ -28,7 +28,8 @@ TEST_CASE("ring in one DGX H100 without overlap: each round attention plus trans
   const model::DecodeModel model(topology);
   model::PlanOptions options;
   options.ring_overlap = false;
-  const model::DecodePlan plan = model.plan(model::DecodeAlgorithm::ring, model::find_workload("paper-mha16"), 8 * 64000, options);
+  const model::DecodePlan plan =
+      model.plan(model::DecodeAlgorithm::ring, model::find_workload("paper-mha16"), 8 * 64000, options);
   const double block = 64000 * 8192.0;
   const model::ComputeRates& rates = model.rates(0);
   const double attention = rates.launch_s + (block + 4096 + 4096 + 64 + 2 * 4160) / rates.hbm_Bps;

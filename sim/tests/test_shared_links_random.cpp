@@ -60,7 +60,8 @@ std::vector<double> brute_force_max_min(const std::vector<double>& link_per_s, c
 
 // Max-min's characterization: feasible, and every flow is at its cap or has a full link on which no flow moves
 // faster than it (its bottleneck).
-void check_max_min(const std::vector<double>& link_per_s, const std::vector<Flow>& flows, const std::vector<double>& rate) {
+void check_max_min(const std::vector<double>& link_per_s, const std::vector<Flow>& flows,
+                   const std::vector<double>& rate) {
   std::vector<double> used(link_per_s.size(), 0.0), fastest(link_per_s.size(), 0.0);
   for (size_t f = 0; f < flows.size(); ++f)
     for (LinkId l : flows[f].links) {

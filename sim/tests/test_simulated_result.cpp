@@ -6,7 +6,9 @@
 
 using namespace treering;
 
-TEST_CASE("simulated result: the replay's latency and critical rank, the model's volumes; collectives by where the GPUs are") {
+TEST_CASE(
+    "simulated result: the replay's latency and critical rank, the model's volumes; collectives by where the GPUs "
+    "are") {
   const model::Workload workload = model::find_workload("paper-mha16");
   for (int nodes : {1, 2}) {
     CAPTURE(nodes);
@@ -23,7 +25,8 @@ TEST_CASE("simulated result: the replay's latency and critical rank, the model's
     // Tree's time outside compute is its three all-reduces: inside one node intra-node, across two inter-node.
     const double collectives_s = replay.critical.collective_s;
     CHECK(collectives_s > 0);
-    CHECK((nodes == 1 ? r.breakdown.intra_node_s : r.breakdown.inter_node_s) == doctest::Approx(collectives_s).scale(1e-12));
+    CHECK((nodes == 1 ? r.breakdown.intra_node_s : r.breakdown.inter_node_s) ==
+          doctest::Approx(collectives_s).scale(1e-12));
     REQUIRE(r.phases.size() == plan.phases.size());
     for (size_t i = 0; i < plan.phases.size(); ++i) {
       CHECK(r.phases[i].time_s == replay.critical.phase_s[i]);

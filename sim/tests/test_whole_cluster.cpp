@@ -18,7 +18,8 @@ namespace {
 // dgx-h100 with `nics` NICs a node, GPU g on NIC g mod nics.
 topologies::Topology dgx_with_nics(int nodes, int nics) {
   std::vector<topologies::Setting> settings{{"nics.count", std::to_string(nics)}};
-  for (int gpu = 0; gpu < 8; ++gpu) settings.push_back({"nics.gpu_to_nic." + std::to_string(gpu), std::to_string(gpu % nics)});
+  for (int gpu = 0; gpu < 8; ++gpu)
+    settings.push_back({"nics.gpu_to_nic." + std::to_string(gpu), std::to_string(gpu % nics)});
   return topologies::build_topology("dgx-h100", {nodes, std::nullopt, settings});
 }
 
@@ -73,7 +74,8 @@ TEST_CASE("a rail-optimised cluster keeps the groups apart: one replayed for all
     REQUIRE(each.replay.rank_finish_s.size() == 16);
     REQUIRE(all.replay.rank_finish_s.size() == 16);
     for (size_t rank = 0; rank < 16; ++rank) {
-      CHECK(all.replay.rank_finish_s[rank] == doctest::Approx(each.replay.rank_finish_s[rank]).scale(1e-12).epsilon(1e-12));
+      CHECK(all.replay.rank_finish_s[rank] ==
+            doctest::Approx(each.replay.rank_finish_s[rank]).scale(1e-12).epsilon(1e-12));
     }
   }
 }
@@ -87,7 +89,8 @@ TEST_CASE("an r:1 spine: traffic across leaves r times slower when the uplinks p
   // ms. The same sends between two nodes of leaf 0 stay inside it: NIC-bound either way.
   const std::string file = std::string(TREERING_SOURCE_DIR) + "/topologies/examples/h100-fat-tree.yaml";
   auto transfer_s = [&](int ratio, int nodes_per_leaf, bool across) {
-    const topologies::Topology topology = topologies::build_topology(file, {std::nullopt, std::nullopt, {{"network.oversubscription", std::to_string(ratio)}}});
+    const topologies::Topology topology = topologies::build_topology(
+        file, {std::nullopt, std::nullopt, {{"network.oversubscription", std::to_string(ratio)}}});
     std::vector<int> gpus;
     const int senders = across ? nodes_per_leaf : 1, offset = across ? nodes_per_leaf : 1;
     for (int node = 0; node < senders; ++node) {
@@ -115,8 +118,8 @@ TEST_CASE("an all-to-all of 256 MB across the 16 nodes of a fat tree: slower at 
   const std::string file = std::string(TREERING_SOURCE_DIR) + "/topologies/examples/h100-fat-tree.yaml";
   double simulated_s[2], predicted_s[2];
   for (int i = 0; i < 2; ++i) {
-    const topologies::Topology topology =
-        topologies::build_topology(file, {std::nullopt, std::nullopt, {{"network.oversubscription", i == 0 ? "1" : "3"}}});
+    const topologies::Topology topology = topologies::build_topology(
+        file, {std::nullopt, std::nullopt, {{"network.oversubscription", i == 0 ? "1" : "3"}}});
     const model::CommGroup group = model::describe_group(topology);
     model::CollectiveRequest request;
     request.op = model::CollectiveOp::alltoall;

@@ -15,11 +15,13 @@ using namespace treering;
 namespace {
 
 // Every group, every event (no shortcut), in both engines.
-void check_layout_same_as_simgrid(const model::LayoutModel& layouts, model::DecodeAlgorithm algorithm, const model::Workload& workload,
-                                  long long tokens, model::Scope scope = model::Scope::attention) {
+void check_layout_same_as_simgrid(const model::LayoutModel& layouts, model::DecodeAlgorithm algorithm,
+                                  const model::Workload& workload, long long tokens,
+                                  model::Scope scope = model::Scope::attention) {
   std::optional<model::StepResult> step;
   if (scope != model::Scope::attention) {
-    step = model::evaluate_step(layouts, layouts.attention(algorithm, workload, tokens), algorithm, workload, tokens, scope);
+    step = model::evaluate_step(layouts, layouts.attention(algorithm, workload, tokens), algorithm, workload, tokens,
+                                scope);
   }
   sim::ReplayOptions options;
   options.skip_steady_rounds = false;
@@ -35,9 +37,11 @@ void check_layout_same_as_simgrid(const model::LayoutModel& layouts, model::Deco
 }
 
 topologies::Topology fat_tree(int nodes, int ratio, int radix) {
-  return topologies::build_topology(std::string(TREERING_SOURCE_DIR) + "/topologies/examples/h100-fat-tree.yaml",
-                                    {nodes, std::nullopt, {{"network.oversubscription", std::to_string(ratio)},
-                                                           {"network.switch_radix", std::to_string(radix)}}});
+  return topologies::build_topology(
+      std::string(TREERING_SOURCE_DIR) + "/topologies/examples/h100-fat-tree.yaml",
+      {nodes,
+       std::nullopt,
+       {{"network.oversubscription", std::to_string(ratio)}, {"network.switch_radix", std::to_string(radix)}}});
 }
 
 }  // namespace
@@ -48,8 +52,10 @@ TEST_CASE("whole layouts, event loop = SimGrid: 8 CP groups on one NIC a node, a
   const topologies::Topology topology = topologies::build_topology("dgx-h100", {4, std::nullopt, one_nic});
   for (const char* placement : {"tp-inner", "cp-inner"}) {
     CAPTURE(placement);
-    const model::LayoutModel layouts(topology, model::place_layout(topology, {8, 4}, {}, model::parse_layout_order(placement)));
-    for (model::DecodeAlgorithm algorithm : {model::DecodeAlgorithm::ring, model::DecodeAlgorithm::tree, model::DecodeAlgorithm::a2a}) {
+    const model::LayoutModel layouts(topology,
+                                     model::place_layout(topology, {8, 4}, {}, model::parse_layout_order(placement)));
+    for (model::DecodeAlgorithm algorithm :
+         {model::DecodeAlgorithm::ring, model::DecodeAlgorithm::tree, model::DecodeAlgorithm::a2a}) {
       CAPTURE(model::to_string(algorithm));
       check_layout_same_as_simgrid(layouts, algorithm, model::find_workload("paper-mha16"), 1'000'003);
     }

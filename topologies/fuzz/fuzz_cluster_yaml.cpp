@@ -26,11 +26,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const Route route = topology.route(0, gpus - 1);
       treering::fuzz::check(!route.links.empty(), "a route between two GPUs has links");
       treering::fuzz::check(std::isfinite(route.latency_s) && route.latency_s >= 0, "a route's latency is finite");
-      treering::fuzz::check(route.bottleneck_Bps > 0 && std::isfinite(route.bottleneck_Bps), "a route's bottleneck is positive");
+      treering::fuzz::check(route.bottleneck_Bps > 0 && std::isfinite(route.bottleneck_Bps),
+                            "a route's bottleneck is positive");
     }
   } catch (const InputError& error) {
     treering::fuzz::check(!error.message().empty(), "an InputError says what is wrong");
-  } catch (const std::invalid_argument&) {
-  }
+  } catch (const std::invalid_argument&) {}
   return 0;
 }

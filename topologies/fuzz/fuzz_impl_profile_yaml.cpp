@@ -32,7 +32,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   check(!profile.name.empty(), "a loaded profile has a name");
   check(profile.uncertainty.compute >= 0 && profile.uncertainty.communication >= 0, "uncertainties are >= 0");
-  check(profile.collective_call_s >= 0 && profile.host_round_trip_s >= 0 && profile.first_call_s >= 0, "overheads are >= 0");
+  check(profile.collective_call_s >= 0 && profile.host_round_trip_s >= 0 && profile.first_call_s >= 0,
+        "overheads are >= 0");
   ImplProfile back;
   try {
     back = load_impl_profile_text(impl_profile_yaml(profile), "written.yaml");

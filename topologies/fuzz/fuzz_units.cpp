@@ -41,29 +41,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const double bytes = parse_message_size_bytes(text);
     check(bytes >= 0, "parse_message_size_bytes gives a size >= 0", text);
-  } catch (const std::invalid_argument&) {
-  }
+  } catch (const std::invalid_argument&) {}
 
   try {
     const long long tokens = parse_token_count(text);
     check(tokens >= 1, "parse_token_count gives a count >= 1", text);
     const std::string written = format_token_count(tokens);
     check(parse_token_count(written) == tokens, "parse_token_count(format_token_count(n)) == n", text);
-  } catch (const std::invalid_argument&) {
-  }
+  } catch (const std::invalid_argument&) {}
 
   try {
     const std::vector<double> sizes = parse_message_sizes(text);
     check(!sizes.empty() && sizes.size() <= 100000, "parse_message_sizes gives 1 to 100000 values", text);
     for (double bytes : sizes) check(bytes >= 0, "parse_message_sizes gives sizes >= 0", text);
-  } catch (const std::invalid_argument&) {
-  }
+  } catch (const std::invalid_argument&) {}
 
   try {
     const std::vector<long long> counts = parse_token_counts(text);
     check(!counts.empty() && counts.size() <= 100000, "parse_token_counts gives 1 to 100000 values", text);
     for (long long tokens : counts) check(tokens >= 1, "parse_token_counts gives counts >= 1", text);
-  } catch (const std::invalid_argument&) {
-  }
+  } catch (const std::invalid_argument&) {}
   return 0;
 }

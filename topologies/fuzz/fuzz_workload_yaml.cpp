@@ -19,10 +19,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     treering::fuzz::check(workload.layers >= 1 && workload.kv_heads >= 1 && workload.head_dim >= 1,
                           "a loaded workload has positive dimensions");
     treering::fuzz::check(workload.query_heads % workload.kv_heads == 0, "query_heads is a multiple of kv_heads");
-    treering::fuzz::check(workload.hidden_size == workload.query_heads * workload.head_dim, "hidden_size = query_heads x head_dim");
+    treering::fuzz::check(workload.hidden_size == workload.query_heads * workload.head_dim,
+                          "hidden_size = query_heads x head_dim");
   } catch (const InputError& error) {
     treering::fuzz::check(!error.message().empty(), "an InputError says what is wrong");
-  } catch (const std::invalid_argument&) {
-  }
+  } catch (const std::invalid_argument&) {}
   return 0;
 }

@@ -28,7 +28,8 @@ std::vector<std::pair<double, double>> read_residuals(const std::string& file, c
   for (const YAML::Node& entry : node) {
     StrictMap map(entry, file, "a residual of the calibration", {"size", "error"});
     const double bytes = map.bytes("size");
-    if (!residuals.empty() && bytes <= residuals.back().first) yaml::fail(file, map.required("size"), "residuals must list increasing sizes");
+    if (!residuals.empty() && bytes <= residuals.back().first)
+      yaml::fail(file, map.required("size"), "residuals must list increasing sizes");
     residuals.emplace_back(bytes, map.number("error", 0.0, kUnbounded));
   }
   return residuals;
@@ -58,7 +59,8 @@ CalibrationProvenance read_provenance(const std::string& file, const YAML::Node&
   }
   if (YAML::Node tokens = map.optional("tokens")) {  // {min: 1000, max: 4000}
     StrictMap range(tokens, file, "calibration provenance tokens", {"min", "max"});
-    provenance.tokens = std::pair<long long, long long>{range.integer("min", 1, kMaxTokensInRange), range.integer("max", 1, kMaxTokensInRange)};
+    provenance.tokens = std::pair<long long, long long>{range.integer("min", 1, kMaxTokensInRange),
+                                                        range.integer("max", 1, kMaxTokensInRange)};
   }
   if (YAML::Node ranks = map.optional("ranks")) {  // {min: 16, max: 16}
     StrictMap range(ranks, file, "calibration provenance ranks", {"min", "max"});
@@ -87,7 +89,8 @@ std::vector<SizeBand> read_bands(const std::string& file, const YAML::Node& node
     StrictMap map(entry, file, "a band of " + what, {"from", "latency", "bandwidth"});
     SizeBand band;
     if (bands.empty() && map.has("from")) {
-      yaml::fail(file, map.required("from"), "the first band of " + what + " covers every size from 0: leave 'from' out");
+      yaml::fail(file, map.required("from"),
+                 "the first band of " + what + " covers every size from 0: leave 'from' out");
     }
     if (!bands.empty()) {
       band.from_bytes = map.bytes("from");
@@ -115,7 +118,8 @@ void read_tiers(const std::string& file, const YAML::Node& node, Calibration& ca
 }
 
 void read_collectives(const std::string& file, const YAML::Node& node, Calibration& calibration) {
-  StrictMap map(node, file, "calibration collectives", {"ring", "tree", "nvls", "nvls-tree", "p2p", "collnet-direct", "collnet-chain"});
+  StrictMap map(node, file, "calibration collectives",
+                {"ring", "tree", "nvls", "nvls-tree", "p2p", "collnet-direct", "collnet-chain"});
   for (auto it = node.begin(); it != node.end(); ++it) {
     const std::string algorithm = it->first.Scalar();
     StrictMap entry(it->second, file, "calibration of collective '" + algorithm + "'",
@@ -131,10 +135,12 @@ void read_collectives(const std::string& file, const YAML::Node& node, Calibrati
 void read_protocols(const std::string& file, const YAML::Node& node, Calibration& calibration) {
   StrictMap map(node, file, "calibration protocols", {"LL", "LL128"});
   if (YAML::Node ll = map.optional("LL")) {
-    calibration.ll_bus_Bps = StrictMap(ll, file, "calibration of protocol 'LL'", {"bandwidth"}).bandwidth_Bps("bandwidth");
+    calibration.ll_bus_Bps =
+        StrictMap(ll, file, "calibration of protocol 'LL'", {"bandwidth"}).bandwidth_Bps("bandwidth");
   }
   if (YAML::Node ll128 = map.optional("LL128")) {
-    calibration.ll128_bus_Bps = StrictMap(ll128, file, "calibration of protocol 'LL128'", {"bandwidth"}).bandwidth_Bps("bandwidth");
+    calibration.ll128_bus_Bps =
+        StrictMap(ll128, file, "calibration of protocol 'LL128'", {"bandwidth"}).bandwidth_Bps("bandwidth");
   }
 }
 
@@ -158,7 +164,8 @@ StepPartCalibration read_step_line(const std::string& file, const StrictMap& ent
 
 // step: {projections: {fixed: 6us, efficiency: 0.85}, ...}: the parts named in kStepCalibrationParts, each with both.
 void read_step(const std::string& file, const YAML::Node& node, Calibration& calibration) {
-  StrictMap map(node, file, "calibration step", {"attention", "projections", "mlp", "other", "lm_head", "attention_by_shape"});
+  StrictMap map(node, file, "calibration step",
+                {"attention", "projections", "mlp", "other", "lm_head", "attention_by_shape"});
   for (std::size_t p = 0; p < static_cast<std::size_t>(kStepCalibrationPartCount); ++p) {
     const std::string name = kStepCalibrationParts[p];
     const YAML::Node part = map.optional(name);
@@ -168,7 +175,8 @@ void read_step(const std::string& file, const YAML::Node& node, Calibration& cal
   }
   const YAML::Node shapes = map.optional("attention_by_shape");
   if (!shapes) return;
-  if (!shapes.IsSequence()) yaml::fail(file, shapes, "'attention_by_shape' must be a list of {head_dim, group, fixed, efficiency}");
+  if (!shapes.IsSequence())
+    yaml::fail(file, shapes, "'attention_by_shape' must be a list of {head_dim, group, fixed, efficiency}");
   for (const YAML::Node& item : shapes) {
     StrictMap entry(item, file, "a step attention shape", {"head_dim", "group", "fixed", "efficiency"});
     StepAttentionShape shape;
@@ -181,7 +189,8 @@ void read_step(const std::string& file, const YAML::Node& node, Calibration& cal
 
 // attention: [{head_dim: 128, group: 4, fixed: 11us, split_per_chunk: 0.31us, bandwidth: 2.64TB/s}]
 void read_attention_shapes(const std::string& file, const YAML::Node& node, Calibration& calibration) {
-  if (!node.IsSequence()) yaml::fail(file, node, "'attention' must be a list of {head_dim, group, fixed, split_per_chunk, bandwidth}");
+  if (!node.IsSequence())
+    yaml::fail(file, node, "'attention' must be a list of {head_dim, group, fixed, split_per_chunk, bandwidth}");
   for (const YAML::Node& item : node) {
     StrictMap entry(item, file, "an attention shape", {"head_dim", "group", "fixed", "split_per_chunk", "bandwidth"});
     AttentionShapeCalibration shape;
@@ -192,7 +201,9 @@ void read_attention_shapes(const std::string& file, const YAML::Node& node, Cali
     shape.bandwidth_Bps = entry.bandwidth_Bps("bandwidth");
     for (const AttentionShapeCalibration& other : calibration.attention_shapes) {
       if (other.head_dim == shape.head_dim && other.group == shape.group) {
-        yaml::fail(file, item, "attention shape head_dim " + std::to_string(shape.head_dim) + ", group " + std::to_string(shape.group) + " given twice");
+        yaml::fail(file, item,
+                   "attention shape head_dim " + std::to_string(shape.head_dim) + ", group " +
+                       std::to_string(shape.group) + " given twice");
       }
     }
     calibration.attention_shapes.push_back(shape);
@@ -202,14 +213,17 @@ void read_attention_shapes(const std::string& file, const YAML::Node& node, Cali
 }  // namespace
 
 Calibration read_calibration(const std::string& file, const YAML::Node& node) {
-  StrictMap map(node, file, "the calibration", {"provenance", "tiers", "collectives", "protocols", "in_switch", "p2p", "compute", "step", "attention"});
+  StrictMap map(
+      node, file, "the calibration",
+      {"provenance", "tiers", "collectives", "protocols", "in_switch", "p2p", "compute", "step", "attention"});
   Calibration calibration;
   calibration.provenance = read_provenance(file, map.required("provenance"));
   if (YAML::Node tiers = map.optional("tiers")) read_tiers(file, tiers, calibration);
   if (YAML::Node collectives = map.optional("collectives")) read_collectives(file, collectives, calibration);
   if (YAML::Node protocols = map.optional("protocols")) read_protocols(file, protocols, calibration);
   if (YAML::Node in_switch = map.optional("in_switch")) {
-    calibration.in_switch_Bps = StrictMap(in_switch, file, "calibration in_switch", {"bandwidth"}).bandwidth_Bps("bandwidth");
+    calibration.in_switch_Bps =
+        StrictMap(in_switch, file, "calibration in_switch", {"bandwidth"}).bandwidth_Bps("bandwidth");
   }
   if (YAML::Node p2p = map.optional("p2p")) read_p2p(file, p2p, calibration);
   if (YAML::Node compute = map.optional("compute")) read_compute(file, compute, calibration);

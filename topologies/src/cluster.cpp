@@ -94,9 +94,9 @@ std::vector<std::string> cluster_warnings(const ClusterSpec& spec) {
     if (group.fabric.type != FabricType::nvswitch || domain <= 1 || group.count % domain == 0) continue;
     const int full = group.count / domain;
     warnings.push_back("node group '" + group.name + "': " + std::to_string(group.count) + " nodes fill " +
-                       std::to_string(full) + " NVLink domain" + (full == 1 ? "" : "s") + " of " + std::to_string(domain) +
-                       " nodes and leave a partial one of " + std::to_string(group.count % domain) +
-                       " (fabric.domain_nodes)");
+                       std::to_string(full) + " NVLink domain" + (full == 1 ? "" : "s") + " of " +
+                       std::to_string(domain) + " nodes and leave a partial one of " +
+                       std::to_string(group.count % domain) + " (fabric.domain_nodes)");
   }
   return warnings;
 }

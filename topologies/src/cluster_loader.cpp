@@ -16,11 +16,11 @@ namespace {
 
 using yaml::StrictMap;
 // Bounds far beyond any real system, so that a typo cannot ask for a graph that exhausts memory.
-constexpr int kMaxNodes = 1'048'576;        // nodes in a group (also --nodes)
-constexpr int kMaxGpusPerNode = 1024;       // GPUs in one node
-constexpr int kMaxMeshGpus = 64;            // a full mesh of 64 GPUs already has 2016 links
-constexpr int kMaxPorts = 256;              // NICs, PCIe switches, links per peer in one node
-constexpr int kMaxRadix = 4096;             // ports of one network switch
+constexpr int kMaxNodes = 1'048'576;   // nodes in a group (also --nodes)
+constexpr int kMaxGpusPerNode = 1024;  // GPUs in one node
+constexpr int kMaxMeshGpus = 64;       // a full mesh of 64 GPUs already has 2016 links
+constexpr int kMaxPorts = 256;         // NICs, PCIe switches, links per peer in one node
+constexpr int kMaxRadix = 4096;        // ports of one network switch
 
 // A scalar that must be one of `choices`' names.
 template <typename Value, size_t N>
@@ -35,10 +35,15 @@ Value read_choice(const std::string& file, const YAML::Node& node, const std::st
   yaml::fail(file, node, "unknown " + key + " '" + text + "' (expected one of " + names + ")");
 }
 
-constexpr std::array<std::pair<const char*, GpuArchitecture>, 8> kArchitectures{{
-    {"volta", GpuArchitecture::volta}, {"turing", GpuArchitecture::turing}, {"ampere", GpuArchitecture::ampere},
-    {"ada", GpuArchitecture::ada}, {"hopper", GpuArchitecture::hopper}, {"blackwell", GpuArchitecture::blackwell},
-    {"cdna2", GpuArchitecture::cdna2}, {"cdna3", GpuArchitecture::cdna3}}};
+constexpr std::array<std::pair<const char*, GpuArchitecture>, 8> kArchitectures{
+    {{"volta", GpuArchitecture::volta},
+     {"turing", GpuArchitecture::turing},
+     {"ampere", GpuArchitecture::ampere},
+     {"ada", GpuArchitecture::ada},
+     {"hopper", GpuArchitecture::hopper},
+     {"blackwell", GpuArchitecture::blackwell},
+     {"cdna2", GpuArchitecture::cdna2},
+     {"cdna3", GpuArchitecture::cdna3}}};
 constexpr std::array<std::pair<const char*, HostCpu>, 3> kHostCpus{
     {{"intel", HostCpu::intel}, {"amd", HostCpu::amd}, {"arm", HostCpu::arm}}};
 
@@ -52,7 +57,8 @@ GpuModel read_gpu_model(const std::string& file, const std::string& name, const 
   gpu.peak_fp16_flops = map.flops("peak_fp16");
   gpu.launch_overhead_s = map.duration_s("launch_overhead");
   if (map.has("multiprocessors")) gpu.multiprocessors = map.integer("multiprocessors", 1, 100'000);
-  if (map.has("architecture")) gpu.architecture = read_choice(file, map.required("architecture"), "architecture", kArchitectures);
+  if (map.has("architecture"))
+    gpu.architecture = read_choice(file, map.required("architecture"), "architecture", kArchitectures);
   return gpu;
 }
 
@@ -73,7 +79,8 @@ Fabric read_fabric(const std::string& file, const YAML::Node& node, const std::s
   fabric.type = read_fabric_type(file, node, what);
   switch (fabric.type) {
     case FabricType::nvswitch: {
-      StrictMap map(node, file, what, {"type", "bandwidth", "latency", "domain_nodes", "in_switch_reduction", "p2p_channel_bandwidth"});
+      StrictMap map(node, file, what,
+                    {"type", "bandwidth", "latency", "domain_nodes", "in_switch_reduction", "p2p_channel_bandwidth"});
       fabric.bandwidth_Bps = map.bandwidth_Bps("bandwidth");
       fabric.latency_s = map.duration_s("latency");
       fabric.domain_nodes = map.integer_or("domain_nodes", 1, kMaxNodes, 1);
@@ -90,7 +97,8 @@ Fabric read_fabric(const std::string& file, const YAML::Node& node, const std::s
       break;
     }
     case FabricType::pcie: {
-      StrictMap map(node, file, what, {"type", "bandwidth", "latency", "p2p", "switches", "host_bandwidth", "p2p_channel_bandwidth"});
+      StrictMap map(node, file, what,
+                    {"type", "bandwidth", "latency", "p2p", "switches", "host_bandwidth", "p2p_channel_bandwidth"});
       fabric.bandwidth_Bps = map.bandwidth_Bps("bandwidth");
       fabric.latency_s = map.duration_s("latency");
       map.required("p2p");
@@ -117,14 +125,15 @@ std::vector<int> read_gpu_to_nic(const std::string& file, const YAML::Node& list
     int nic = yaml::scalar_integer(file, entry, "gpu_to_nic", 0);
     if (nic >= nics) {
       yaml::fail(file, entry,
-                 "GPU " + std::to_string(gpu) + " uses NIC " + std::to_string(nic) + ", which does not exist (the node has " +
-                     std::to_string(nics) + " NICs)");
+                 "GPU " + std::to_string(gpu) + " uses NIC " + std::to_string(nic) +
+                     ", which does not exist (the node has " + std::to_string(nics) + " NICs)");
     }
     gpu_to_nic.push_back(nic);
   }
   if (static_cast<int>(gpu_to_nic.size()) < gpus) {
-    yaml::fail(file, list,
-               "gpu_to_nic lists " + std::to_string(gpu_to_nic.size()) + " GPUs but the node has " + std::to_string(gpus));
+    yaml::fail(
+        file, list,
+        "gpu_to_nic lists " + std::to_string(gpu_to_nic.size()) + " GPUs but the node has " + std::to_string(gpus));
   }
   return gpu_to_nic;
 }
@@ -147,8 +156,9 @@ Nics read_nics(const std::string& file, const YAML::Node& node, const std::strin
 NodeGroup read_group(const std::string& file, const YAML::Node& node, const ClusterSpec& spec, size_t index) {
   // Name the group in messages when it has a plain name, else by its position in the list.
   const bool named = node.IsMap() && node["name"] && node["name"].IsScalar() && !node["name"].Scalar().empty();
-  StrictMap map(node, file, named ? "node group '" + node["name"].Scalar() + "'" : "node group " + std::to_string(index + 1),
-                {"name", "count", "gpu", "gpus_per_node", "max_gpus_per_node", "fabric", "nics", "shared_device", "host_cpu"});
+  StrictMap map(
+      node, file, named ? "node group '" + node["name"].Scalar() + "'" : "node group " + std::to_string(index + 1),
+      {"name", "count", "gpu", "gpus_per_node", "max_gpus_per_node", "fabric", "nics", "shared_device", "host_cpu"});
   NodeGroup group;
   group.location = yaml::location_of(file, node);
   group.name = map.name("name");
@@ -168,7 +178,8 @@ NodeGroup read_group(const std::string& file, const YAML::Node& node, const Clus
   }
   if (YAML::Node nics = map.optional("nics")) group.nics = read_nics(file, nics, group.name, group.gpus_per_node);
   group.shared_device = map.boolean_or("shared_device", false);
-  if (group.shared_device && group.count != 1) yaml::fail(file, map.required("count"), "a shared device is one GPU: count must be 1");
+  if (group.shared_device && group.count != 1)
+    yaml::fail(file, map.required("count"), "a shared device is one GPU: count must be 1");
   return group;
 }
 
@@ -177,7 +188,8 @@ NetworkTopology read_network_topology(const std::string& file, const YAML::Node&
   if (text == "single-switch") return NetworkTopology::single_switch;
   if (text == "fat-tree") return NetworkTopology::fat_tree;
   if (text == "rail-optimized") return NetworkTopology::rail_optimized;
-  yaml::fail(file, node, "unknown network topology '" + text + "' (expected single-switch, fat-tree or rail-optimized)");
+  yaml::fail(file, node,
+             "unknown network topology '" + text + "' (expected single-switch, fat-tree or rail-optimized)");
 }
 
 // 2, 3 or auto (0: the fewest levels that fit); single-switch networks have no levels to set.
@@ -185,7 +197,8 @@ int read_levels(const std::string& file, const YAML::Node& node, NetworkTopology
   if (topology == NetworkTopology::single_switch) yaml::fail(file, node, "a single-switch network has no 'levels'");
   if (yaml::scalar_string(file, node, "levels") == "auto") return 0;
   int levels = yaml::scalar_integer(file, node, "levels", 1);
-  if (levels != 2 && levels != 3) yaml::fail(file, node, "'levels' must be 2, 3 or auto, got " + std::to_string(levels));
+  if (levels != 2 && levels != 3)
+    yaml::fail(file, node, "'levels' must be 2, 3 or auto, got " + std::to_string(levels));
   return levels;
 }
 
@@ -197,14 +210,16 @@ Network read_network(const std::string& file, const YAML::Node& node) {
   network.location = yaml::location_of(file, node);
   network.topology = read_network_topology(file, map.required("topology"));
   bool needs_radix = network.topology != NetworkTopology::single_switch;
-  network.switch_radix = needs_radix ? map.integer("switch_radix", 2, kMaxRadix)
-                                      : map.integer_or("switch_radix", 2, kMaxRadix, 0);
+  network.switch_radix =
+      needs_radix ? map.integer("switch_radix", 2, kMaxRadix) : map.integer_or("switch_radix", 2, kMaxRadix, 0);
   if (YAML::Node levels = map.optional("levels")) network.levels = read_levels(file, levels, network.topology);
   if (network.topology == NetworkTopology::single_switch) {
     for (const char* key : {"oversubscription", "link_bandwidth"}) {
       if (map.has(key)) {
-        yaml::fail(file, map.required(key), "'" + std::string(key) + "' is only for networks with switch-to-switch links "
-                                            "(fat-tree, rail-optimized)");
+        yaml::fail(file, map.required(key),
+                   "'" + std::string(key) +
+                       "' is only for networks with switch-to-switch links "
+                       "(fat-tree, rail-optimized)");
       }
     }
   }
@@ -246,8 +261,9 @@ void check_attention_geometry(const std::string& file, const YAML::Node& calibra
   if (spec.calibration->attention_shapes.empty()) return;
   for (const auto& [name, gpu] : spec.gpu_models) {
     if (gpu.multiprocessors == 0) {
-      yaml::fail(file, calibration["attention"], "'attention' needs the GPU's multiprocessors (the kernel's chunks depend on them): gpu model '" +
-                                                   name + "' has no 'multiprocessors'");
+      yaml::fail(file, calibration["attention"],
+                 "'attention' needs the GPU's multiprocessors (the kernel's chunks depend on them): gpu model '" +
+                     name + "' has no 'multiprocessors'");
     }
   }
 }
@@ -264,8 +280,9 @@ NcclVersion read_nccl_version(const std::string& file, const YAML::Node& node) {
   version.minor = std::stoi(match[1]);
   version.patch = match[2].matched ? std::stoi(match[2]) : -1;
   if (version.minor < kOldestNcclMinor || version.minor > kNewestNcclMinor) {
-    yaml::fail(file, node, "treering holds NCCL's constants for 2." + std::to_string(kOldestNcclMinor) + " to 2." +
-                               std::to_string(kNewestNcclMinor) + ", not " + text);
+    yaml::fail(file, node,
+               "treering holds NCCL's constants for 2." + std::to_string(kOldestNcclMinor) + " to 2." +
+                   std::to_string(kNewestNcclMinor) + ", not " + text);
   }
   version.given = true;
   return version;
@@ -333,7 +350,8 @@ void check_one_document(const std::string& text, const std::string& file) {
     }
   }
   if (marks.roots.size() > 1) {
-    throw InputError(yaml::location_of(file, marks.roots[1]), "a cluster file holds one YAML document; this is a second one");
+    throw InputError(yaml::location_of(file, marks.roots[1]),
+                     "a cluster file holds one YAML document; this is a second one");
   }
 }
 

@@ -50,8 +50,8 @@ std::vector<Value> parse_list(std::string_view text, const std::function<Value(s
       if (step.empty() || (step.front() != 'x' && step.front() != '+')) {
         throw InputError("range step '" + std::string(step) + "' must be xFACTOR or +STEP");
       }
-      const double amount = multiply ? scaled_number(step.substr(1), "", 1, "factor")
-                                     : static_cast<double>(parse_one(step.substr(1)));
+      const double amount =
+          multiply ? scaled_number(step.substr(1), "", 1, "factor") : static_cast<double>(parse_one(step.substr(1)));
       if (multiply ? !(amount > 1) : !(amount > 0)) {
         throw InputError("range step '" + std::string(step) + "' must grow the value");
       }
@@ -74,7 +74,8 @@ std::vector<Value> parse_list(std::string_view text, const std::function<Value(s
 
 // "128Ki" = 128 x 1024: IEC prefixes are powers of 1024, for tokens as for bytes.
 double binary_scaled_number(std::string_view text, const char* what) {
-  for (const auto& [symbol, factor] : {std::pair<std::string_view, double>{"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}}) {
+  for (const auto& [symbol, factor] :
+       {std::pair<std::string_view, double>{"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}}) {
     if (text.size() > symbol.size() && text.substr(text.size() - symbol.size()) == symbol) {
       return scaled_number(text.substr(0, text.size() - symbol.size()), "", 1, what) * factor;
     }

@@ -35,8 +35,8 @@ const T& find_preset(const std::vector<T>& presets, const std::string& name, con
     if (name_of(preset) == name) return preset;
     known += (known.empty() ? "" : ", ") + name_of(preset);
   }
-  throw InputError({}, "unknown " + kind + " '" + name + "' (presets: " + known +
-                           "; a file path must contain '/' or end in .yaml)");
+  throw InputError(
+      {}, "unknown " + kind + " '" + name + "' (presets: " + known + "; a file path must contain '/' or end in .yaml)");
 }
 
 }  // namespace treering::topologies::detail

@@ -63,8 +63,8 @@ void build_fabric(Topology::Impl& impl, const NodeBuild& node, const std::vector
       }
       break;
     case FabricType::pcie: {
-      DeviceId host = impl.add_device({DeviceKind::host_bridge, node.name + "/host", node.node_index, node.domain, -1, 0,
-                                       fabric.latency_s});
+      DeviceId host = impl.add_device(
+          {DeviceKind::host_bridge, node.name + "/host", node.node_index, node.domain, -1, 0, fabric.latency_s});
       impl.node_host.back() = host;
       std::vector<DeviceId> switches;
       for (int s = 0; s < fabric.pcie_switches; ++s) {
@@ -87,8 +87,8 @@ void build_nics(Topology::Impl& impl, const NodeBuild& node, const std::vector<D
   const Nics& nics = node.group.nics;
   std::vector<DeviceId> nic_devices;
   for (int n = 0; n < nics.count; ++n) {
-    DeviceId nic = impl.add_device({DeviceKind::nic, node.name + "/nic" + std::to_string(n), node.node_index,
-                                    node.domain, -1, 0, nics.latency_s});
+    DeviceId nic = impl.add_device(
+        {DeviceKind::nic, node.name + "/nic" + std::to_string(n), node.node_index, node.domain, -1, 0, nics.latency_s});
     impl.nic_port_of_device[nic] = static_cast<int>(impl.nic_ports.size());
     impl.nic_ports.push_back(nic);
     nic_devices.push_back(nic);
@@ -171,7 +171,7 @@ void check_connected(const Topology::Impl& impl) {
     const NodeGroup& blamed = group.nics.count == 0 || first_group.nics.count != 0 ? group : first_group;
     std::string why = blamed.nics.count == 0 ? " (node group '" + blamed.name + "' has no NICs)" : "";
     throw InputError(blamed.location, "the cluster graph is not connected: " + impl.graph[impl.gpu_device[gpu]].name +
-                                         " cannot reach " + impl.graph[impl.gpu_device.front()].name + why);
+                                          " cannot reach " + impl.graph[impl.gpu_device.front()].name + why);
   }
 }
 

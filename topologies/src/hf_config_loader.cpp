@@ -40,7 +40,9 @@ class ConfigText {
     }
     return {file_, 0, 0};
   }
-  [[noreturn]] void fail(const std::string& key, const std::string& message) const { throw InputError(at_key(key), message); }
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const {
+    throw InputError(at_key(key), message);
+  }
   const std::string& file() const { return file_; }
   const std::string& text() const { return text_; }
 
@@ -51,7 +53,8 @@ class ConfigText {
 
 int positive_int(const ConfigText& config, const json& root, const std::string& key, bool required, int fallback = 0) {
   if (!root.contains(key) || root[key].is_null()) {
-    if (required) throw InputError({config.file(), 0, 0}, "config.json has no '" + key + "' (a model's shape needs it)");
+    if (required)
+      throw InputError({config.file(), 0, 0}, "config.json has no '" + key + "' (a model's shape needs it)");
     return fallback;
   }
   const json& value = root[key];
@@ -64,25 +67,29 @@ int positive_int(const ConfigText& config, const json& root, const std::string& 
 void refuse_unmodelled_attention(const ConfigText& config, const json& root) {
   for (const char* key : {"kv_lora_rank", "q_lora_rank"}) {
     if (root.contains(key) && !root[key].is_null()) {
-      config.fail(key, std::string("'") + key + "': multi-head latent attention caches a compressed latent, not K and V per head; "
-                       "treering models multi-head and grouped-query attention");
+      config.fail(key, std::string("'") + key +
+                           "': multi-head latent attention caches a compressed latent, not K and V per head; "
+                           "treering models multi-head and grouped-query attention");
     }
   }
   bool sliding_in_use = true;  // Qwen2 lists a window and says whether it is used
   if (root.contains("use_sliding_window")) {
-    if (!root["use_sliding_window"].is_boolean()) config.fail("use_sliding_window", "use_sliding_window must be true or false");
+    if (!root["use_sliding_window"].is_boolean())
+      config.fail("use_sliding_window", "use_sliding_window must be true or false");
     sliding_in_use = root["use_sliding_window"].get<bool>();
   }
   if (root.contains("sliding_window") && root["sliding_window"].is_number() && sliding_in_use) {
-    config.fail("sliding_window", "sliding-window attention (sliding_window " + root["sliding_window"].dump() +
-                                      ") attends to the last tokens only; treering models attention over the whole context");
+    config.fail("sliding_window",
+                "sliding-window attention (sliding_window " + root["sliding_window"].dump() +
+                    ") attends to the last tokens only; treering models attention over the whole context");
   }
 }
 
 // torch_dtype: the K/V and activation type. Absent: bf16, as serving engines load these models.
 void read_dtype(const ConfigText& config, const json& root, Workload& w) {
-  const std::string dtype = root.contains("torch_dtype") && root["torch_dtype"].is_string() ? root["torch_dtype"].get<std::string>()
-                                                                                          : "bfloat16";
+  const std::string dtype = root.contains("torch_dtype") && root["torch_dtype"].is_string()
+                                ? root["torch_dtype"].get<std::string>()
+                                : "bfloat16";
   if (dtype == "bfloat16") {
     w.dtype = "bf16";
   } else if (dtype == "float16") {
@@ -99,10 +106,12 @@ void read_quantization(const ConfigText& config, const json& root, Workload& w) 
   if (!root.contains("quantization_config") || root["quantization_config"].is_null()) return;
   const json& q = root["quantization_config"];
   const std::string method = q.is_object() && q.contains("quant_method") && q["quant_method"].is_string()
-                                 ? q["quant_method"].get<std::string>() : "";
+                                 ? q["quant_method"].get<std::string>()
+                                 : "";
   if (method != "fbgemm_fp8" && method != "fp8") {
-    config.fail("quantization_config", "quant_method '" + method + "' is not read (fbgemm_fp8 or fp8); "
-                                       "write a workload YAML with weight_dtype instead");
+    config.fail("quantization_config", "quant_method '" + method +
+                                           "' is not read (fbgemm_fp8 or fp8); "
+                                           "write a workload YAML with weight_dtype instead");
   }
   w.weight_dtype = "fp8";
   w.weight_bytes = 1;
@@ -119,21 +128,25 @@ void read_quantization(const ConfigText& config, const json& root, Workload& w) 
 }
 
 std::string model_name(const std::string& path, const json& root) {
-  if (root.contains("_name_or_path") && root["_name_or_path"].is_string() && !root["_name_or_path"].get<std::string>().empty()) {
+  if (root.contains("_name_or_path") && root["_name_or_path"].is_string() &&
+      !root["_name_or_path"].get<std::string>().empty()) {
     return std::filesystem::path(root["_name_or_path"].get<std::string>()).filename().string();
   }
   // A model's folder names it when the file is its config.json (~/models/Llama-3.1-8B/config.json); a file of
   // another name is named by itself (configs/qwen2-7b.json is "qwen2-7b", not "configs").
   const std::filesystem::path file(path);
   const std::string parent = file.parent_path().filename().string();
-  return file.filename() != "config.json" || parent.empty() || parent == "." || parent == ".." ? file.stem().string() : parent;
+  return file.filename() != "config.json" || parent.empty() || parent == "." || parent == ".." ? file.stem().string()
+                                                                                               : parent;
 }
 
 Workload read_config(const ConfigText& config, const json& root) {
   if (!root.is_object()) throw InputError(config.at_offset(0), "config.json must be a JSON object");
-  const std::string type = root.contains("model_type") && root["model_type"].is_string() ? root["model_type"].get<std::string>() : "";
+  const std::string type =
+      root.contains("model_type") && root["model_type"].is_string() ? root["model_type"].get<std::string>() : "";
   if (type != "llama" && type != "mistral" && type != "mixtral" && type != "qwen2") {
-    if (type.empty()) throw InputError({config.file(), 0, 0}, "config.json has no model_type (llama, mistral, mixtral or qwen2)");
+    if (type.empty())
+      throw InputError({config.file(), 0, 0}, "config.json has no model_type (llama, mistral, mixtral or qwen2)");
     config.fail("model_type", "model_type '" + type + "' is not read (llama, mistral, mixtral or qwen2)");
   }
   refuse_unmodelled_attention(config, root);
@@ -144,23 +157,29 @@ Workload read_config(const ConfigText& config, const json& root) {
   w.query_heads = positive_int(config, root, "num_attention_heads", true);
   w.hidden_size = positive_int(config, root, "hidden_size", true);
   w.kv_heads = positive_int(config, root, "num_key_value_heads", false, w.query_heads);
-  if (w.hidden_size % w.query_heads != 0) config.fail("hidden_size", "hidden_size is not a multiple of num_attention_heads");
+  if (w.hidden_size % w.query_heads != 0)
+    config.fail("hidden_size", "hidden_size is not a multiple of num_attention_heads");
   w.head_dim = positive_int(config, root, "head_dim", false, w.hidden_size / w.query_heads);
   if (static_cast<long long>(w.head_dim) * w.query_heads != w.hidden_size) {
-    config.fail("head_dim", "head_dim x num_attention_heads (" + std::to_string(static_cast<long long>(w.head_dim) * w.query_heads) +
-                                ") differs from hidden_size (" + std::to_string(w.hidden_size) + "); treering needs them equal");
+    config.fail("head_dim", "head_dim x num_attention_heads (" +
+                                std::to_string(static_cast<long long>(w.head_dim) * w.query_heads) +
+                                ") differs from hidden_size (" + std::to_string(w.hidden_size) +
+                                "); treering needs them equal");
   }
-  if (w.query_heads % w.kv_heads != 0) config.fail("num_key_value_heads", "num_attention_heads must be a multiple of num_key_value_heads");
+  if (w.query_heads % w.kv_heads != 0)
+    config.fail("num_key_value_heads", "num_attention_heads must be a multiple of num_key_value_heads");
   w.intermediate_size = positive_int(config, root, "intermediate_size", true);
   w.vocab_size = positive_int(config, root, "vocab_size", true);
   if (root.contains("tie_word_embeddings")) {
-    if (!root["tie_word_embeddings"].is_boolean()) config.fail("tie_word_embeddings", "tie_word_embeddings must be true or false");
+    if (!root["tie_word_embeddings"].is_boolean())
+      config.fail("tie_word_embeddings", "tie_word_embeddings must be true or false");
     w.tie_word_embeddings = root["tie_word_embeddings"].get<bool>();
   }
   if (type == "mixtral") {
     w.experts = positive_int(config, root, "num_local_experts", true);
     w.experts_per_token = positive_int(config, root, "num_experts_per_tok", true);
-    if (w.experts_per_token > w.experts) config.fail("num_experts_per_tok", "num_experts_per_tok exceeds num_local_experts");
+    if (w.experts_per_token > w.experts)
+      config.fail("num_experts_per_tok", "num_experts_per_tok exceeds num_local_experts");
   }
   read_dtype(config, root, w);
   read_quantization(config, root, w);
@@ -182,7 +201,8 @@ Workload load_hf_config_file(const std::string& path) {
     const size_t byte = error.byte > 0 ? error.byte - 1 : 0;
     std::string message = error.what();
     const size_t detail = message.find("parse error");
-    throw InputError(config.at_offset(byte), "JSON syntax: " + (detail == std::string::npos ? message : message.substr(detail)));
+    throw InputError(config.at_offset(byte),
+                     "JSON syntax: " + (detail == std::string::npos ? message : message.substr(detail)));
   }
   return read_config(config, root);
 }

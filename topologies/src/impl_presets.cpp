@@ -35,7 +35,8 @@ ImplProfile load_impl_profile(const std::string& name_or_path) {
 }
 
 const ImplProfile& default_impl_profile() {
-  static const ImplProfile& efficient = detail::find_preset(impl_presets(), "efficient", "implementation profile", name_of);
+  static const ImplProfile& efficient =
+      detail::find_preset(impl_presets(), "efficient", "implementation profile", name_of);
   return efficient;
 }
 

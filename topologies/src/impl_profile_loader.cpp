@@ -28,7 +28,8 @@ bool flag(const StrictMap& map, std::string_view key) { return map.boolean_or(ke
 void read_ring(const StrictMap& root, ImplProfile& profile) {
   const YAML::Node node = root.optional("ring");
   if (!node) return;
-  StrictMap ring(node, root.file(), "the ring section", {"overlap", "exchanges_per_step", "host_round_trips_per_step", "source"});
+  StrictMap ring(node, root.file(), "the ring section",
+                 {"overlap", "exchanges_per_step", "host_round_trips_per_step", "source"});
   profile.ring_overlap = ring.boolean_or("overlap", true);
   profile.ring_exchanges_per_step = ring.integer_or("exchanges_per_step", 1, 16, 1);
   profile.ring_host_round_trips_per_step = ring.integer_or("host_round_trips_per_step", 0, 16, 0);
@@ -73,7 +74,8 @@ ExtraRanks parse_ranks(const StrictMap& map) {
 void read_collective(const StrictMap& map, ExtraWork& work) {
   work.collective = map.string("collective");
   if (work.collective != "allreduce" && work.collective != "broadcast") {
-    yaml::fail(map.file(), map.required("collective"), "'collective' must be allreduce or broadcast, got '" + work.collective + "'");
+    yaml::fail(map.file(), map.required("collective"),
+               "'collective' must be allreduce or broadcast, got '" + work.collective + "'");
   }
   const YAML::Node size = map.required("bytes");
   const std::string text = yaml::scalar_string(map.file(), size, "bytes");
@@ -83,14 +85,15 @@ void read_collective(const StrictMap& map, ExtraWork& work) {
     work.bytes = map.bytes("bytes");
   }
   for (const char* key : {"kernels", "kv_bytes", "expanded_kv_bytes"}) {
-    if (map.has(key)) yaml::fail(map.file(), map.required(key), std::string("a collective entry takes no '") + key + "'");
+    if (map.has(key))
+      yaml::fail(map.file(), map.required(key), std::string("a collective entry takes no '") + key + "'");
   }
 }
 
 ExtraWork read_extra(const std::string& file, const YAML::Node& node) {
   StrictMap map(node, file, "an entry of per_layer",
-                {"what", "source", "algorithms", "ranks", "kernels", "kv_bytes", "expanded_kv_bytes", "collective", "bytes",
-                 "host_round_trips"});
+                {"what", "source", "algorithms", "ranks", "kernels", "kv_bytes", "expanded_kv_bytes", "collective",
+                 "bytes", "host_round_trips"});
   ExtraWork work;
   work.what = map.name("what");
   work.source = map.name("source");
@@ -119,7 +122,8 @@ void check_consistency(const StrictMap& map, const ImplProfile& profile) {
     yaml::fail(map.file(), map.node(), "the profile makes host round trips: give 'host_round_trip' (its cost)");
   }
   if (profile.cuda_graphs && profile.eager_dispatch_s) {
-    yaml::fail(map.file(), map.required("cuda_graphs"), "a decode step replayed from a CUDA graph dispatches nothing from the host: drop 'eager_dispatch'");
+    yaml::fail(map.file(), map.required("cuda_graphs"),
+               "a decode step replayed from a CUDA graph dispatches nothing from the host: drop 'eager_dispatch'");
   }
   if (profile.cuda_graphs && (round_trips > 0 || profile.collective_call_s > 0)) {
     yaml::fail(map.file(), map.required("cuda_graphs"),
@@ -129,9 +133,9 @@ void check_consistency(const StrictMap& map, const ImplProfile& profile) {
 
 ImplProfile read_profile(const std::string& file, const YAML::Node& root) {
   StrictMap map(root, file, "the implementation profile",
-                {"name", "description", "implementation", "kernel_launch", "eager_dispatch", "collective_call", "host_round_trip",
-                 "first_call", "kv_expansion", "cuda_graphs", "other_kernels_per_layer", "collective_algorithm", "partial_o_bytes",
-                 "ring", "prefill", "uncertainty", "per_layer"});
+                {"name", "description", "implementation", "kernel_launch", "eager_dispatch", "collective_call",
+                 "host_round_trip", "first_call", "kv_expansion", "cuda_graphs", "other_kernels_per_layer",
+                 "collective_algorithm", "partial_o_bytes", "ring", "prefill", "uncertainty", "per_layer"});
   ImplProfile profile;
   profile.origin = file;
   profile.name = map.name("name");
@@ -149,19 +153,17 @@ ImplProfile read_profile(const std::string& file, const YAML::Node& root) {
   if (map.has("kv_expansion")) profile.kv_expansion = sourced(map, "kv_expansion", profile, flag);
   if (map.has("cuda_graphs")) profile.cuda_graphs = sourced(map, "cuda_graphs", profile, flag);
   if (map.has("other_kernels_per_layer")) {
-    profile.other_kernels_per_layer = sourced(map, "other_kernels_per_layer", profile, [](const StrictMap& m, std::string_view key) {
-      return m.integer(key, 0, 10000);
-    });
+    profile.other_kernels_per_layer =
+        sourced(map, "other_kernels_per_layer", profile,
+                [](const StrictMap& m, std::string_view key) { return m.integer(key, 0, 10000); });
   }
   if (map.has("collective_algorithm")) {
-    profile.collective_algorithm = sourced(map, "collective_algorithm", profile, [](const StrictMap& m, std::string_view key) {
-      return m.name(key);
-    });
+    profile.collective_algorithm = sourced(map, "collective_algorithm", profile,
+                                           [](const StrictMap& m, std::string_view key) { return m.name(key); });
   }
   if (map.has("partial_o_bytes")) {
-    profile.partial_o_bytes = sourced(map, "partial_o_bytes", profile, [](const StrictMap& m, std::string_view key) {
-      return m.integer(key, 1, 8);
-    });
+    profile.partial_o_bytes = sourced(map, "partial_o_bytes", profile,
+                                      [](const StrictMap& m, std::string_view key) { return m.integer(key, 1, 8); });
   }
   read_ring(map, profile);
   read_prefill(map, profile);
@@ -186,7 +188,9 @@ ImplProfile load_impl_profile_text(const std::string& yaml_text, const std::stri
   return read_profile(source_name, root);
 }
 
-ImplProfile load_impl_profile_file(const std::string& path) { return load_impl_profile_text(read_input_file(path), path); }
+ImplProfile load_impl_profile_file(const std::string& path) {
+  return load_impl_profile_text(read_input_file(path), path);
+}
 
 const char* to_string(ExtraRanks ranks) {
   switch (ranks) {

@@ -13,8 +13,10 @@ namespace {
 // Seconds as the loader's units read them, to 9 significant digits: 3.8e-06 -> "3.8us", 1.02 -> "1.02s".
 std::string duration_text(double seconds) {
   char text[48];
-  if (seconds >= 1e-3) std::snprintf(text, sizeof text, "%.9gs", seconds);
-  else std::snprintf(text, sizeof text, "%.9gus", seconds * 1e6);
+  if (seconds >= 1e-3)
+    std::snprintf(text, sizeof text, "%.9gs", seconds);
+  else
+    std::snprintf(text, sizeof text, "%.9gus", seconds * 1e6);
   return text;
 }
 
@@ -57,9 +59,9 @@ void write_extra(YAML::Emitter& out, const ExtraWork& work) {
 }
 
 void write_ring_prefill_uncertainty(YAML::Emitter& out, const ImplProfile& profile) {
-  out << YAML::Key << "ring" << YAML::Value << YAML::BeginMap << YAML::Key << "overlap" << YAML::Value << profile.ring_overlap
-      << YAML::Key << "exchanges_per_step" << YAML::Value << profile.ring_exchanges_per_step << YAML::Key
-      << "host_round_trips_per_step" << YAML::Value << profile.ring_host_round_trips_per_step;
+  out << YAML::Key << "ring" << YAML::Value << YAML::BeginMap << YAML::Key << "overlap" << YAML::Value
+      << profile.ring_overlap << YAML::Key << "exchanges_per_step" << YAML::Value << profile.ring_exchanges_per_step
+      << YAML::Key << "host_round_trips_per_step" << YAML::Value << profile.ring_host_round_trips_per_step;
   if (const auto source = profile.sources.find("ring"); source != profile.sources.end()) {
     out << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted << source->second;
   }
@@ -93,7 +95,8 @@ std::string impl_profile_yaml(const ImplProfile& profile) {
   sourced(out, profile, "kv_expansion", profile.kv_expansion);
   sourced(out, profile, "cuda_graphs", profile.cuda_graphs);
   sourced(out, profile, "other_kernels_per_layer", profile.other_kernels_per_layer);
-  if (!profile.collective_algorithm.empty()) sourced(out, profile, "collective_algorithm", profile.collective_algorithm);
+  if (!profile.collective_algorithm.empty())
+    sourced(out, profile, "collective_algorithm", profile.collective_algorithm);
   if (profile.partial_o_bytes != 0) sourced(out, profile, "partial_o_bytes", profile.partial_o_bytes);
   write_ring_prefill_uncertainty(out, profile);
   if (!profile.per_layer.empty()) {

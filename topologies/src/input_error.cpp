@@ -20,18 +20,18 @@ std::string format_input_error(const InputLocation& location, const std::string&
 }
 
 InputError::InputError(InputLocation location, const std::string& message)
-    : std::invalid_argument(format_input_error(location, message)),
-      location_(std::move(location)),
-      message_(message) {}
+    : std::invalid_argument(format_input_error(location, message)), location_(std::move(location)), message_(message) {}
 
-InputError::InputError(const std::string& message) : std::invalid_argument(message), message_(message), located_(false) {}
+InputError::InputError(const std::string& message)
+    : std::invalid_argument(message), message_(message), located_(false) {}
 
 std::string InputError::printed() const { return format_input_error(location_, message_); }
 
 std::string encode_input_error(const InputError& error) {
   if (!error.located()) return "M" + error.message();
   const InputLocation& where = error.location();
-  return "L" + where.file + '\0' + std::to_string(where.line) + '\0' + std::to_string(where.column) + '\0' + error.message();
+  return "L" + where.file + '\0' + std::to_string(where.line) + '\0' + std::to_string(where.column) + '\0' +
+         error.message();
 }
 
 InputError decode_input_error(const std::string& encoded) {

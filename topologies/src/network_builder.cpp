@@ -46,10 +46,10 @@ void attach_nic(Topology::Impl& impl, DeviceId nic, DeviceId leaf, int down_port
 }
 
 [[noreturn]] void too_small(const NetworkBuild& build, const std::string& what, long long capacity) {
-  throw InputError(build.network.location,
-                   "the network is too small: " + what + " connects at most " + std::to_string(capacity) +
-                       " NIC ports, the cluster has " + std::to_string(build.impl.nic_ports.size()) +
-                       " (use more levels, larger switches or less oversubscription)");
+  throw InputError(build.network.location, "the network is too small: " + what + " connects at most " +
+                                               std::to_string(capacity) + " NIC ports, the cluster has " +
+                                               std::to_string(build.impl.nic_ports.size()) +
+                                               " (use more levels, larger switches or less oversubscription)");
 }
 
 std::string radix_text(const NetworkBuild& build) { return std::to_string(build.network.switch_radix) + "-port"; }
@@ -128,9 +128,7 @@ void build_upper_levels(NetworkBuild& build, const std::vector<DeviceId>& leaves
   }
 }
 
-void build_fat_tree(NetworkBuild& build) {
-  build_upper_levels(build, fill_leaves(build, "leaf"), "fat-tree", 1);
-}
+void build_fat_tree(NetworkBuild& build) { build_upper_levels(build, fill_leaves(build, "leaf"), "fat-tree", 1); }
 
 // Leaves per rail: NIC r of node k goes to the rail-r leaf of block k / d. Leaves are ordered block by
 // block, so a pod of R/2 leaves holds whole blocks (every rail of the same nodes) when rails divide R/2.
@@ -164,7 +162,7 @@ void build_network(Topology::Impl& impl) {
   if (network.topology == NetworkTopology::none) {
     if (impl.domains > 1) {
       throw InputError({impl.spec.source, 1, 1}, "the cluster has " + std::to_string(impl.domains) +
-                                                      " scale-up domains but no 'network' section to connect them");
+                                                     " scale-up domains but no 'network' section to connect them");
     }
     return;
   }

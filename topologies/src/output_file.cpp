@@ -65,7 +65,8 @@ void OutputFile::commit() {
   out_.flush();
   const bool written = static_cast<bool>(out_);
   out_.close();  // a failed write may show only here (the buffer's last bytes)
-  if (!written || out_.fail()) throw InputError({path_, 0, 0}, "cannot write the file (" + write_failure_reason() + ")");
+  if (!written || out_.fail())
+    throw InputError({path_, 0, 0}, "cannot write the file (" + write_failure_reason() + ")");
   refuse_an_input(path_);  // an input read after the file was opened (the destructor then removes the temporary)
   if (!temporary_path_.empty() && std::rename(temporary_path_.c_str(), path_.c_str()) != 0) {
     throw InputError({path_, 0, 0}, std::string("cannot replace the file (") + std::strerror(errno) + ")");

@@ -28,7 +28,8 @@ const std::vector<Preset>& cluster_presets() {
   static const std::vector<Preset> presets = detail::load_embedded<Preset>(
       kEmbeddedClusters,
       [](const EmbeddedFile& file) {
-        return Preset{file.name, load_cluster_text(file.text, std::string("preset:") + file.name).description, file.text};
+        return Preset{file.name, load_cluster_text(file.text, std::string("preset:") + file.name).description,
+                      file.text};
       },
       name_of);
   return presets;
@@ -83,7 +84,8 @@ Topology build_topology(const std::string& name_or_path, const ClusterOverrides&
 
 void apply_overrides(ClusterSpec& spec, const ClusterOverrides& overrides) {
   if (overrides.nodes) {
-    if (*overrides.nodes < 1) throw InputError({}, "--nodes must be at least 1, got " + std::to_string(*overrides.nodes));
+    if (*overrides.nodes < 1)
+      throw InputError({}, "--nodes must be at least 1, got " + std::to_string(*overrides.nodes));
     if (spec.groups.size() != 1) {
       throw InputError({}, "--nodes needs a cluster with one node group; '" + spec.name + "' has " +
                                std::to_string(spec.groups.size()) + " (set each group's count in the file)");

@@ -79,19 +79,22 @@ LinkId next_switch(const Topology::Impl& impl, DeviceId from, int level_step, un
 }
 
 // Whether the cable of link `id` is in service (`down`: per LinkId, both directions marked; null: all are).
-bool in_service(const std::vector<bool>* down, LinkId id) { return down == nullptr || !(*down)[static_cast<size_t>(id)]; }
+bool in_service(const std::vector<bool>* down, LinkId id) {
+  return down == nullptr || !(*down)[static_cast<size_t>(id)];
+}
 
 // Whether the destination's leaf can be reached going down from `device` over cables in service. With every
 // cable in service, exactly when it lies in the switch's range (the builders make the ranges exact: a leaf is
 // below every switch whose range holds it).
-bool reaches_down(const Topology::Impl& impl, DeviceId device, DeviceId target, int target_leaf, const std::vector<bool>* down) {
+bool reaches_down(const Topology::Impl& impl, DeviceId device, DeviceId target, int target_leaf,
+                  const std::vector<bool>* down) {
   if (device == target) return true;
   if (!impl.leaves_below[impl.switch_index[device]].contains(target_leaf)) return false;
   if (down == nullptr) return true;
   for (LinkId id : impl.out_links[device]) {
     const DeviceId next = impl.graph[impl.edge_of_link[id]].to;
-    if (impl.switch_index[next] >= 0 && impl.graph[next].level == impl.graph[device].level - 1 && in_service(down, id) &&
-        reaches_down(impl, next, target, target_leaf, down)) {
+    if (impl.switch_index[next] >= 0 && impl.graph[next].level == impl.graph[device].level - 1 &&
+        in_service(down, id) && reaches_down(impl, next, target, target_leaf, down)) {
       return true;
     }
   }
@@ -100,12 +103,13 @@ bool reaches_down(const Topology::Impl& impl, DeviceId device, DeviceId target, 
 
 // Whether the destination's leaf can be reached from `device`, going down, or up first and then down, over
 // cables in service (up-down routes, as in a fat tree).
-bool reaches_up_down(const Topology::Impl& impl, DeviceId device, DeviceId target, int target_leaf, const std::vector<bool>* down) {
+bool reaches_up_down(const Topology::Impl& impl, DeviceId device, DeviceId target, int target_leaf,
+                     const std::vector<bool>* down) {
   if (reaches_down(impl, device, target, target_leaf, down)) return true;
   for (LinkId id : impl.out_links[device]) {
     const DeviceId next = impl.graph[impl.edge_of_link[id]].to;
-    if (impl.switch_index[next] >= 0 && impl.graph[next].level == impl.graph[device].level + 1 && in_service(down, id) &&
-        reaches_up_down(impl, next, target, target_leaf, down)) {
+    if (impl.switch_index[next] >= 0 && impl.graph[next].level == impl.graph[device].level + 1 &&
+        in_service(down, id) && reaches_up_down(impl, next, target, target_leaf, down)) {
       return true;
     }
   }
@@ -113,7 +117,8 @@ bool reaches_up_down(const Topology::Impl& impl, DeviceId device, DeviceId targe
 }
 
 // network_links with every cable in service: the candidates as index_switch_hops sorted them.
-void network_links_in_service(const Topology::Impl& impl, DeviceId src_nic, DeviceId dst_nic, std::vector<LinkId>& links) {
+void network_links_in_service(const Topology::Impl& impl, DeviceId src_nic, DeviceId dst_nic,
+                              std::vector<LinkId>& links) {
   DeviceId current = impl.nic_leaf[src_nic];
   const DeviceId target = impl.nic_leaf[dst_nic];
   const int target_leaf = impl.switch_index[target];
@@ -226,7 +231,7 @@ Route Topology::route(int src_gpu, int dst_gpu, const std::vector<bool>* cables_
   } else {
     if (impl.gpu_nic[src_gpu] < 0 || impl.gpu_nic[dst_gpu] < 0) {
       throw InputError("no route from GPU " + std::to_string(src_gpu) + " to GPU " + std::to_string(dst_gpu) +
-                                  ": one of them has no NIC");
+                       ": one of them has no NIC");
     }
     const std::vector<LinkId>& up = impl.gpu_to_nic[static_cast<size_t>(src_gpu)];
     route.links.insert(route.links.end(), up.begin(), up.end());
@@ -237,14 +242,17 @@ Route Topology::route(int src_gpu, int dst_gpu, const std::vector<bool>* cables_
   for (LinkId id : route.links) {  // inside a node and to its NIC there is one way only
     if (!in_service(cables_down, id)) {
       throw InputError("no route from GPU " + std::to_string(src_gpu) + " to GPU " + std::to_string(dst_gpu) + ": " +
-                                  impl.graph[link(id).from].name + " - " + impl.graph[link(id).to].name + " is down and has no alternative");
+                       impl.graph[link(id).from].name + " - " + impl.graph[link(id).to].name +
+                       " is down and has no alternative");
     }
   }
   route.bottleneck_Bps = std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < route.links.size(); ++i) {
     const Link& hop = impl.graph[impl.edge_of_link[static_cast<size_t>(route.links[i])]];
     route.latency_s += hop.latency_s;
-    if (i > 0) route.latency_s += impl.graph[static_cast<Graph::vertex_descriptor>(hop.from)].latency_s;  // passed through, not the source GPU
+    if (i > 0)
+      route.latency_s +=
+          impl.graph[static_cast<Graph::vertex_descriptor>(hop.from)].latency_s;  // passed through, not the source GPU
     route.bottleneck_Bps = std::min(route.bottleneck_Bps, hop.bandwidth_Bps);
   }
   return route;

@@ -58,7 +58,8 @@ std::vector<YAML::Node> shorthand_places(const YAML::Node& root) {
 // The scalars a path names: from the top, else in every node group, GPU model and the network.
 std::vector<YAML::Node> resolve(const YAML::Node& root, const std::string& path) {
   const std::vector<std::string> parts = split_path(path);
-  if (parts.empty() || std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); })) return {};
+  if (parts.empty() || std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); }))
+    return {};
   if (YAML::Node top = find_scalar(root, parts, 0)) return {top};
   std::vector<YAML::Node> found;
   for (const YAML::Node& place : shorthand_places(root)) {
@@ -93,8 +94,9 @@ size_t scalar_end(const std::string& text, size_t start) {
 
 // Values that YAML would read as something else than the plain text keep their meaning in double quotes.
 std::string as_yaml_scalar(const std::string& value) {
-  const bool plain = !value.empty() && value.find_first_of(":#,[]{}\"'\n") == std::string::npos && value.front() != ' ' &&
-                     value.back() != ' ' && value.front() != '-' && value.front() != '&' && value.front() != '*';
+  const bool plain = !value.empty() && value.find_first_of(":#,[]{}\"'\n") == std::string::npos &&
+                     value.front() != ' ' && value.back() != ' ' && value.front() != '-' && value.front() != '&' &&
+                     value.front() != '*';
   if (plain) return value;
   std::string quoted = "\"";
   for (char ch : value) quoted += ch == '"' || ch == '\\' ? std::string("\\") + ch : std::string(1, ch);
@@ -127,18 +129,20 @@ std::vector<YAML::Node> parent_maps(const YAML::Node& root, const std::vector<st
 // indentation; flow style: "{KEY: VALUE, ..."), so that the loader checks it as any key of the file: an unknown one
 // is its error. Example: `fabric.domain_nodes=9` in a group whose fabric is "      type: nvswitch" adds the line
 // "      domain_nodes: 9" above it. Throws for an empty map ("{}": no key to stand beside).
-std::string with_added_key(std::string text, const std::vector<YAML::Node>& maps, const Setting& setting, const std::string& source) {
+std::string with_added_key(std::string text, const std::vector<YAML::Node>& maps, const Setting& setting,
+                           const std::string& source) {
   const std::string key = split_path(setting.path).back();
   const std::string entry = key + ": " + as_yaml_scalar(setting.value);
   std::vector<std::pair<size_t, std::string>> inserts;  // (position of the map's first key, what goes there)
   for (const YAML::Node& map : maps) {
     if (map.size() == 0) {
-      throw InputError({}, "--set " + setting.path + "=" + setting.value + ": " + source + " has an empty map where '" + key +
-                               "' would go: add it to the file");
+      throw InputError({}, "--set " + setting.path + "=" + setting.value + ": " + source + " has an empty map where '" +
+                               key + "' would go: add it to the file");
     }
     const YAML::Mark first = map.begin()->first.Mark();
     const bool flow = map.Style() == YAML::EmitterStyle::Flow;
-    inserts.emplace_back(first.pos, flow ? entry + ", " : entry + "\n" + std::string(static_cast<size_t>(first.column), ' '));
+    inserts.emplace_back(first.pos,
+                         flow ? entry + ", " : entry + "\n" + std::string(static_cast<size_t>(first.column), ' '));
   }
   std::sort(inserts.rbegin(), inserts.rend());  // from the end: earlier positions stay valid
   for (const auto& [position, added] : inserts) text.insert(position, added);
@@ -155,19 +159,24 @@ Setting parse_setting(const std::string& text) {
   return {text.substr(0, equals), text.substr(equals + 1)};
 }
 
-std::string apply_settings(std::string_view yaml_text, const std::string& source, const std::vector<Setting>& settings) {
+std::string apply_settings(std::string_view yaml_text, const std::string& source,
+                           const std::vector<Setting>& settings) {
   std::string text(yaml_text);
   for (const Setting& setting : settings) {
     const YAML::Node root = parse(text, source);
     const std::vector<YAML::Node> scalars = resolve(root, setting.path);
     const std::vector<std::string> parts = split_path(setting.path);
-    const bool well_formed = !parts.empty() && std::none_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); });
+    const bool well_formed =
+        !parts.empty() && std::none_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); });
     if (scalars.empty() && is_addable(setting.path) && root.IsMap() && !root[setting.path]) {
       if (root.Style() == YAML::EmitterStyle::Flow) {
-        throw InputError({}, "--set " + setting.path + "=" + setting.value + ": " + source + " is one flow-style map ({...}); "
-                             "add '" + setting.path + "' to the file");
+        throw InputError({}, "--set " + setting.path + "=" + setting.value + ": " + source +
+                                 " is one flow-style map ({...}); "
+                                 "add '" +
+                                 setting.path + "' to the file");
       }
-      text += (text.empty() || text.back() == '\n' ? "" : "\n") + setting.path + ": " + as_yaml_scalar(setting.value) + "\n";
+      text += (text.empty() || text.back() == '\n' ? "" : "\n") + setting.path + ": " + as_yaml_scalar(setting.value) +
+              "\n";
       continue;
     }
     if (scalars.empty() && well_formed && parts.size() > 1) {
@@ -178,11 +187,12 @@ std::string apply_settings(std::string_view yaml_text, const std::string& source
     }
     if (scalars.empty() && setting.path.find('.') == std::string::npos && root.IsMap() && root[setting.path] &&
         root[setting.path].IsNull()) {
-      throw InputError({}, "--set " + setting.path + "=" + setting.value + ": '" + setting.path + "' is empty in " + source +
-                               ": give it a value there");
+      throw InputError({}, "--set " + setting.path + "=" + setting.value + ": '" + setting.path + "' is empty in " +
+                               source + ": give it a value there");
     }
     if (scalars.empty()) {
-      throw InputError({}, "--set " + setting.path + "=" + setting.value + ": " + source + " has no value at '" + setting.path +
+      throw InputError({}, "--set " + setting.path + "=" + setting.value + ": " + source + " has no value at '" +
+                               setting.path +
                                "' (name a key that holds a value, e.g. nics.bandwidth or nodes.0.count)");
     }
     std::vector<std::pair<size_t, size_t>> spans;
@@ -193,7 +203,8 @@ std::string apply_settings(std::string_view yaml_text, const std::string& source
   return text;
 }
 
-void check_setting_conflicts(const std::vector<Setting>& settings, std::optional<int> nodes, std::optional<int> gpus_per_node) {
+void check_setting_conflicts(const std::vector<Setting>& settings, std::optional<int> nodes,
+                             std::optional<int> gpus_per_node) {
   // "count" or "nodes.N.count" (not "nodes.N.nics.count"): a group's node count; likewise gpus_per_node.
   const auto names = [](const std::string& path, const std::string& key) {
     const std::vector<std::string> parts = split_path(path);
@@ -213,18 +224,21 @@ void check_setting_conflicts(const std::vector<Setting>& settings, std::optional
   }
 }
 
-std::string scale_setting(std::string_view yaml_text, const std::string& source, const std::string& path, double factor) {
+std::string scale_setting(std::string_view yaml_text, const std::string& source, const std::string& path,
+                          double factor) {
   std::string text(yaml_text);
   const std::vector<YAML::Node> scalars = resolve(parse(text, source), path);
   if (scalars.empty()) throw InputError({}, source + " has no value at '" + path + "'");
   std::vector<std::pair<size_t, std::string>> scaled;  // position, new text
-  for (const YAML::Node& scalar : scalars) scaled.emplace_back(scalar.Mark().pos, scale_quantity(scalar.Scalar(), factor));
+  for (const YAML::Node& scalar : scalars)
+    scaled.emplace_back(scalar.Mark().pos, scale_quantity(scalar.Scalar(), factor));
   std::sort(scaled.rbegin(), scaled.rend());
   for (const auto& [start, value] : scaled) text.replace(start, scalar_end(text, start) - start, as_yaml_scalar(value));
   return text;
 }
 
-std::vector<std::string> setting_values(std::string_view yaml_text, const std::string& source, const std::string& path) {
+std::vector<std::string> setting_values(std::string_view yaml_text, const std::string& source,
+                                        const std::string& path) {
   std::vector<std::string> values;
   for (const YAML::Node& scalar : resolve(parse(yaml_text, source), path)) values.push_back(scalar.Scalar());
   return values;
@@ -244,7 +258,8 @@ ClusterSource cluster_source(const std::string& name_or_path) {
   for (const Preset& preset : cluster_presets()) {
     if (preset.name == name_or_path) return {preset.yaml_text, "preset:" + preset.name};
   }
-  if (name_or_path.find('/') == std::string::npos && !name_or_path.ends_with(".yaml") && !name_or_path.ends_with(".yml")) {
+  if (name_or_path.find('/') == std::string::npos && !name_or_path.ends_with(".yaml") &&
+      !name_or_path.ends_with(".yml")) {
     load_cluster(name_or_path);  // throws the unknown-preset error with the list
   }
   return {read_input_file(name_or_path), name_or_path};

@@ -15,8 +15,16 @@ RouteSummary summarize_route(const Topology& topology, int src_gpu, int dst_gpu)
 }
 
 GroupSummary summarize_group(const NodeGroup& group, const GpuModel& gpu) {
-  GroupSummary summary{group.name, group.count, group.gpu_model, to_string(gpu.architecture), to_string(group.host_cpu),
-                       group.gpus_per_node, "", "none", 0, 0};
+  GroupSummary summary{group.name,
+                       group.count,
+                       group.gpu_model,
+                       to_string(gpu.architecture),
+                       to_string(group.host_cpu),
+                       group.gpus_per_node,
+                       "",
+                       "none",
+                       0,
+                       0};
   const Fabric& fabric = group.fabric;
   std::string latency = format_duration(fabric.latency_s);
   switch (fabric.type) {
@@ -34,8 +42,8 @@ GroupSummary summarize_group(const NodeGroup& group, const GpuModel& gpu) {
     case FabricType::pcie:
       summary.scale_up_per_gpu_Bps = fabric.bandwidth_Bps;
       summary.fabric = "pcie " + format_bandwidth(fabric.bandwidth_Bps) + " per GPU, " +
-                       std::to_string(fabric.pcie_switches) + " switch(es), P2P " + (fabric.p2p ? "on" : "off") +
-                       ", " + latency + " per switch";
+                       std::to_string(fabric.pcie_switches) + " switch(es), P2P " + (fabric.p2p ? "on" : "off") + ", " +
+                       latency + " per switch";
       break;
   }
   if (group.nics.count > 0) {

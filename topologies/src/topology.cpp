@@ -35,8 +35,8 @@ void share_devices(ClusterSpec& spec) {
     share.peak_fp16_flops /= ranks;
     spec.gpu_models[share.name] = share;
     group.gpu_model = share.name;
-    for (double* bandwidth : {&group.fabric.bandwidth_Bps, &group.fabric.link_bandwidth_Bps, &group.fabric.host_bandwidth_Bps,
-                              &group.fabric.p2p_channel_bandwidth_Bps}) {
+    for (double* bandwidth : {&group.fabric.bandwidth_Bps, &group.fabric.link_bandwidth_Bps,
+                              &group.fabric.host_bandwidth_Bps, &group.fabric.p2p_channel_bandwidth_Bps}) {
       *bandwidth /= ranks;
     }
     group.shared_by = ranks;

@@ -28,20 +28,20 @@ struct Topology::Impl {
 
   std::vector<NodeInfo> nodes;
   int domains = 0;
-  std::vector<DeviceId> gpu_device;       // GPU index -> device
-  std::vector<int> gpu_node;              // GPU index -> node index
-  std::vector<DeviceId> gpu_switch;       // GPU -> its NVSwitch or PCIe switch (-1 for mesh)
-  std::vector<DeviceId> gpu_nic;          // GPU -> the NIC it uses (-1 without NICs)
-  std::vector<DeviceId> node_host;        // node -> host bridge (-1 unless PCIe)
+  std::vector<DeviceId> gpu_device;  // GPU index -> device
+  std::vector<int> gpu_node;         // GPU index -> node index
+  std::vector<DeviceId> gpu_switch;  // GPU -> its NVSwitch or PCIe switch (-1 for mesh)
+  std::vector<DeviceId> gpu_nic;     // GPU -> the NIC it uses (-1 without NICs)
+  std::vector<DeviceId> node_host;   // node -> host bridge (-1 unless PCIe)
 
-  std::vector<DeviceId> nic_ports;        // NIC devices in port order (group, node, NIC)
-  std::vector<int> nic_port_of_device;    // device -> port index (-1 for non-NICs)
-  std::vector<DeviceId> nic_leaf;         // device -> the switch a NIC hangs off (-1 otherwise)
-  std::vector<long long> nic_route_key;   // device -> D-mod-k address: leaf ordinal * d + position on the leaf
-  std::vector<int> switch_index;          // device -> index among network switches (-1 otherwise)
-  std::vector<DeviceId> switches;         // network switches by index
+  std::vector<DeviceId> nic_ports;       // NIC devices in port order (group, node, NIC)
+  std::vector<int> nic_port_of_device;   // device -> port index (-1 for non-NICs)
+  std::vector<DeviceId> nic_leaf;        // device -> the switch a NIC hangs off (-1 otherwise)
+  std::vector<long long> nic_route_key;  // device -> D-mod-k address: leaf ordinal * d + position on the leaf
+  std::vector<int> switch_index;         // device -> index among network switches (-1 otherwise)
+  std::vector<DeviceId> switches;        // network switches by index
 
-  std::vector<LeafRange> leaves_below;    // switch index -> the leaf ordinals reachable going down from it
+  std::vector<LeafRange> leaves_below;  // switch index -> the leaf ordinals reachable going down from it
   // switch index -> its switch neighbours one level up (down), by device id, with the link to each: D-mod-k's
   // candidates when every cable is in service (index_switch_hops fills them once the network is built)
   std::vector<std::vector<std::pair<DeviceId, LinkId>>> up_hops, down_hops;

@@ -44,7 +44,7 @@ SplitQuantity split_number_and_unit(std::string_view text, std::string_view kind
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
   if (ec != std::errc() || end == text.data()) {
     throw InputError("'" + std::string(text) + "' is not a quantity (expected a number and a unit, e.g. " +
-                                std::string(kind_example) + ")");
+                     std::string(kind_example) + ")");
   }
   if (!std::isfinite(number)) {
     throw InputError("'" + std::string(text) + "' is not a finite number");
@@ -52,8 +52,7 @@ SplitQuantity split_number_and_unit(std::string_view text, std::string_view kind
   std::string_view unit = text.substr(static_cast<size_t>(end - text.data()));
   if (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
   if (unit.empty()) {
-    throw InputError("'" + std::string(text) + "' has no unit (expected e.g. " + std::string(kind_example) +
-                                ")");
+    throw InputError("'" + std::string(text) + "' has no unit (expected e.g. " + std::string(kind_example) + ")");
   }
   return {number, unit};
 }
@@ -74,8 +73,8 @@ std::pair<double, std::string_view> split_prefix(std::string_view unit, std::str
 
 [[noreturn]] void throw_bad_unit(std::string_view text, std::string_view unit, std::string_view kind,
                                  std::string_view expected) {
-  throw InputError("unknown " + std::string(kind) + " unit '" + std::string(unit) + "' in '" +
-                              std::string(text) + "' (expected " + std::string(expected) + ")");
+  throw InputError("unknown " + std::string(kind) + " unit '" + std::string(unit) + "' in '" + std::string(text) +
+                   "' (expected " + std::string(expected) + ")");
 }
 
 }  // namespace
@@ -154,8 +153,8 @@ std::string format_scaled(double value, const std::vector<PrefixStep>& steps_des
 }  // namespace
 
 std::string format_si(double value, std::string_view unit) {
-  static const std::vector<PrefixStep> kSteps{
-      {1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1.0, ""}};
+  static const std::vector<PrefixStep> kSteps{{1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"},
+                                              {1e6, "M"},  {1e3, "k"},  {1.0, ""}};
   return format_scaled(value, kSteps, unit);
 }
 

@@ -10,8 +10,8 @@ namespace treering::topologies {
 namespace {
 
 // The element type of a weight key: bf16 or fp16 (2 bytes), fp8 (1); absent: the workload's dtype.
-void read_weight_dtype(const std::string& file, const yaml::StrictMap& map, const char* key, const std::string& fallback,
-                       std::string& dtype, double& bytes) {
+void read_weight_dtype(const std::string& file, const yaml::StrictMap& map, const char* key,
+                       const std::string& fallback, std::string& dtype, double& bytes) {
   dtype = map.has(key) ? map.string(key) : fallback;
   if (dtype == "bf16" || dtype == "fp16") {
     bytes = 2;
@@ -36,20 +36,23 @@ void read_model_rest(const std::string& file, const yaml::StrictMap& map, Worklo
   if (workload.experts > 0) {
     workload.experts_per_token = map.integer("experts_per_token", 1, workload.experts);
     if (workload.intermediate_size == 0 && workload.moe_intermediate_size == 0) {
-      yaml::fail(file, map.required("experts"), "experts need intermediate_size or moe_intermediate_size (an expert's width)");
+      yaml::fail(file, map.required("experts"),
+                 "experts need intermediate_size or moe_intermediate_size (an expert's width)");
     }
   } else {
     for (const char* key : {"experts_per_token", "shared_experts", "moe_intermediate_size"}) {
-      if (map.has(key)) yaml::fail(file, map.required(key), std::string(key) + " is for MoE workloads: give experts too");
+      if (map.has(key))
+        yaml::fail(file, map.required(key), std::string(key) + " is for MoE workloads: give experts too");
     }
   }
 }
 
 Workload read_workload(const std::string& file, const YAML::Node& root) {
-  yaml::StrictMap map(root, file, "the workload",
-                      {"name", "description", "source", "layers", "query_heads", "kv_heads", "head_dim", "parameters",
-                       "dtype", "batch", "intermediate_size", "vocab_size", "tie_word_embeddings", "weight_dtype",
-                       "attention_weight_dtype", "experts", "experts_per_token", "shared_experts", "moe_intermediate_size"});
+  yaml::StrictMap map(
+      root, file, "the workload",
+      {"name", "description", "source", "layers", "query_heads", "kv_heads", "head_dim", "parameters", "dtype", "batch",
+       "intermediate_size", "vocab_size", "tie_word_embeddings", "weight_dtype", "attention_weight_dtype", "experts",
+       "experts_per_token", "shared_experts", "moe_intermediate_size"});
   Workload workload;
   workload.name = map.name("name");
   if (map.has("description")) workload.description = map.string("description");

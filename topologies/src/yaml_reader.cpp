@@ -65,8 +65,8 @@ constexpr double kMaxFlops = 1e18;
 double at_most(const std::string& file, const YAML::Node& node, std::string_view name, double value, double maximum,
                const char* maximum_text) {
   if (value > maximum) {
-    fail(file, node, "'" + std::string(name) + "' is implausibly large: '" + node.Scalar() + "' (more than " +
-                         maximum_text + ")");
+    fail(file, node,
+         "'" + std::string(name) + "' is implausibly large: '" + node.Scalar() + "' (more than " + maximum_text + ")");
   }
   return value;
 }
@@ -74,8 +74,9 @@ double at_most(const std::string& file, const YAML::Node& node, std::string_view
 // YAML quotes (or a !!str tag) make a string: "4" is not the number 4.
 void refuse_quoted(const std::string& file, const YAML::Node& node, std::string_view name, const char* expected) {
   if (node.Tag() != "?") {
-    fail(file, node, "expected " + std::string(expected) + " for '" + std::string(name) + "', got the string '" +
-                         node.Scalar() + "' (remove the quotes)");
+    fail(file, node,
+         "expected " + std::string(expected) + " for '" + std::string(name) + "', got the string '" + node.Scalar() +
+             "' (remove the quotes)");
   }
 }
 
@@ -251,7 +252,8 @@ int scalar_integer(const std::string& file, const YAML::Node& node, std::string_
   refuse_quoted(file, node, name, "an integer");
   long long value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec == std::errc::result_out_of_range || (ec == std::errc() && (value > 1'000'000'000 || value < -1'000'000'000))) {
+  if (ec == std::errc::result_out_of_range ||
+      (ec == std::errc() && (value > 1'000'000'000 || value < -1'000'000'000))) {
     fail(file, node, "'" + std::string(name) + "' is out of range: " + text);
   }
   if (ec != std::errc() || end != text.data() + text.size()) {

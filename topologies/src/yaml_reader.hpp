@@ -43,12 +43,12 @@ class StrictMap {
   // Quantities: required, positive (durations: not negative) and below a plausibility bound.
   double bandwidth_Bps(std::string_view key) const;  // required, > 0
   double bandwidth_Bps_or(std::string_view key, double fallback) const;
-  double bytes(std::string_view key) const;          // required, > 0
-  double duration_s(std::string_view key) const;     // required, >= 0
+  double bytes(std::string_view key) const;       // required, > 0
+  double duration_s(std::string_view key) const;  // required, >= 0
   double duration_s_or(std::string_view key, double fallback) const;
   // A duration that may exceed the usual 1 s bound (a compilation), up to `maximum_s`.
   double long_duration_s(std::string_view key, double maximum_s, const char* maximum_text) const;
-  double flops(std::string_view key) const;          // required, > 0
+  double flops(std::string_view key) const;  // required, > 0
 
   const YAML::Node& node() const { return node_; }
   const std::string& file() const { return file_; }

@@ -22,9 +22,9 @@ inline std::string cluster_head(const std::string& name) {
 
 // A node group with an NVSwitch of `bandwidth`/1us and `nics` NICs of 200Gb/s (25 GB/s) / 2us.
 inline std::string nvswitch_group(int count, int gpus, int nics, const std::string& bandwidth = "100GB/s") {
-  std::string text = "  - name: box\n    count: " + std::to_string(count) + "\n    gpu: G\n    gpus_per_node: " +
-                     std::to_string(gpus) + "\n    fabric: {type: nvswitch, bandwidth: " + bandwidth +
-                     ", latency: 1us}\n";
+  std::string text = "  - name: box\n    count: " + std::to_string(count) +
+                     "\n    gpu: G\n    gpus_per_node: " + std::to_string(gpus) +
+                     "\n    fabric: {type: nvswitch, bandwidth: " + bandwidth + ", latency: 1us}\n";
   if (nics > 0) text += "    nics: {count: " + std::to_string(nics) + ", bandwidth: 200Gb/s, latency: 2us}\n";
   return text;
 }

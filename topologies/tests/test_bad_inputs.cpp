@@ -105,12 +105,15 @@ TEST_CASE("the example workload file loads") {
 
 TEST_CASE("a device, a pipe or a huge file is refused before it is read") {
   // /dev/zero would be read for seconds (1 GB) and fail with "out of memory"; it is not a regular file.
-  CHECK_THROWS_WITH_AS(load_cluster_file("/dev/zero"), "/dev/zero: error: is not a regular file (a device, pipe or socket)", InputError);
-  CHECK_THROWS_WITH_AS(load_workload_file("/dev/zero"), "/dev/zero: error: is not a regular file (a device, pipe or socket)", InputError);
+  CHECK_THROWS_WITH_AS(load_cluster_file("/dev/zero"),
+                       "/dev/zero: error: is not a regular file (a device, pipe or socket)", InputError);
+  CHECK_THROWS_WITH_AS(load_workload_file("/dev/zero"),
+                       "/dev/zero: error: is not a regular file (a device, pipe or socket)", InputError);
   const fs::path big = fs::temp_directory_path() / ("treering-big-input-" + std::to_string(::getpid()) + ".yaml");
   { std::ofstream(big) << "name: x\n"; }
   fs::resize_file(big, static_cast<std::uintmax_t>(kMostInputFileBytes) + 1);  // sparse: nothing is written
   CHECK_THROWS_WITH_AS(load_cluster_file(big.string()),
-                       (big.string() + ": error: is 67108865 bytes, more than an input file may hold (64 MiB)").c_str(), InputError);
+                       (big.string() + ": error: is 67108865 bytes, more than an input file may hold (64 MiB)").c_str(),
+                       InputError);
   fs::remove(big);
 }

@@ -30,11 +30,12 @@ TEST_CASE("between two nodes the cut is the first node's NICs") {
 TEST_CASE("an oversubscribed fat-tree has less bisection than its NICs") {
   // 12 one-NIC nodes (12.5 GB/s), R = 8, o = 3: leaves of 6 ports with 2 uplinks of 12.5 GB/s.
   // Halves = leaf 0 vs leaf 1: 2 x 12.5 = 25 GB/s, a third of the 6 x 12.5 = 75 GB/s the NICs could send.
-  Topology topology = build(cluster_head("over") +
-                            "nodes:\n  - name: n\n    count: 12\n    gpu: G\n    gpus_per_node: 1\n"
-                            "    fabric: {type: nvswitch, bandwidth: 100GB/s, latency: 1us}\n"
-                            "    nics: {count: 1, bandwidth: 100Gb/s, latency: 1us}\n"
-                            "network: {topology: fat-tree, switch_radix: 8, oversubscription: 3, hop_latency: 0.1us}\n");
+  Topology topology =
+      build(cluster_head("over") +
+            "nodes:\n  - name: n\n    count: 12\n    gpu: G\n    gpus_per_node: 1\n"
+            "    fabric: {type: nvswitch, bandwidth: 100GB/s, latency: 1us}\n"
+            "    nics: {count: 1, bandwidth: 100Gb/s, latency: 1us}\n"
+            "network: {topology: fat-tree, switch_radix: 8, oversubscription: 3, hop_latency: 0.1us}\n");
   CHECK(topology.bisection_bandwidth_Bps() == doctest::Approx(25e9).scale(1e-12));
 }
 

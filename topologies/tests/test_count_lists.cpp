@@ -11,7 +11,7 @@ TEST_CASE("message sizes: nccl-tests' binary letters, or full units") {
   CHECK(parse_message_size_bytes("8") == 8);
   CHECK(parse_message_size_bytes("8K") == 8192);
   CHECK(parse_message_size_bytes("1G") == 1073741824.0);
-  CHECK(parse_message_size_bytes("8kB") == 8000);   // SI kilo is a lower-case k
+  CHECK(parse_message_size_bytes("8kB") == 8000);  // SI kilo is a lower-case k
   CHECK_THROWS_AS(parse_message_size_bytes("8KB"), std::invalid_argument);
   CHECK(parse_message_size_bytes("8KiB") == 8192);
   CHECK_THROWS_AS(parse_message_size_bytes("8Q"), std::invalid_argument);
@@ -44,10 +44,12 @@ TEST_CASE("lists and ranges") {
 }
 
 TEST_CASE("too large or fractional: said as such, never rounded or run") {
-  CHECK_THROWS_WITH_AS(parse_token_count("1e30"), "'1e30' tokens is more than treering takes (1e15)", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_token_count("1e30"), "'1e30' tokens is more than treering takes (1e15)",
+                       std::invalid_argument);
   CHECK_THROWS_WITH_AS(parse_message_sizes("1.5"), "'1.5' is not a whole number of bytes", std::invalid_argument);
-  CHECK_THROWS_WITH_AS(parse_message_sizes("8,1e30"), "a message of '1e30' is more than treering takes (1 PiB)", std::invalid_argument);
-  CHECK(parse_message_sizes("1.5K") == std::vector<double>{1536});  // 1.5 x 1024: whole
+  CHECK_THROWS_WITH_AS(parse_message_sizes("8,1e30"), "a message of '1e30' is more than treering takes (1 PiB)",
+                       std::invalid_argument);
+  CHECK(parse_message_sizes("1.5K") == std::vector<double>{1536});                 // 1.5 x 1024: whole
   CHECK(parse_message_sizes("1024T") == std::vector<double>{1125899906842624.0});  // 2^50: the largest taken
 }
 
@@ -66,7 +68,7 @@ TEST_CASE("one rule for prefixes: SI decimal, IEC binary, a bare letter on a mes
   CHECK(parse_token_count("1.5Ki") == 1536);
   CHECK_THROWS_AS(parse_token_count("1.0001Ki"), std::invalid_argument);  // 1024.1024 tokens: not whole
   // Message sizes: bare letters are nccl-tests' powers of 1024; with B, SI and IEC as everywhere.
-  CHECK(parse_message_size_bytes("16G") == 17179869184.0);    // 16 x 2^30 = 2^34
+  CHECK(parse_message_size_bytes("16G") == 17179869184.0);  // 16 x 2^30 = 2^34
   CHECK(parse_message_size_bytes("16GB") == 16e9);
   CHECK(parse_message_size_bytes("16GiB") == 17179869184.0);
   CHECK(parse_message_size_bytes("1PB") == 1e15);

@@ -37,8 +37,9 @@ TEST_CASE("a multi-node NVLink domain is drawn as a box around its nodes") {
 }
 
 TEST_CASE("names are escaped so that Graphviz can read any of them") {
-  Topology topology = build("name: 'my \"big\" \\ cluster'\n" + cluster_head("x").substr(cluster_head("x").find('\n') + 1) +
-                            "nodes:\n" + nvswitch_group(1, 2, 0));
+  Topology topology =
+      build("name: 'my \"big\" \\ cluster'\n" + cluster_head("x").substr(cluster_head("x").find('\n') + 1) +
+            "nodes:\n" + nvswitch_group(1, 2, 0));
   std::string dot = to_dot(topology);
   CHECK(dot.find("graph \"my \\\"big\\\" \\\\ cluster\" {") != std::string::npos);
 }

@@ -85,7 +85,8 @@ TEST_CASE("fuzz regressions: cluster files end in a clean InputError, at the rig
     CAPTURE(file.filename().string());
     const std::string text = contents_of(file);
     // As the fuzz target does (load_cluster_text, then the graph), and as `treering topo check` does (from the file).
-    const std::string from_text = error_within_deadline([&] { Topology topology(load_cluster_text(text, file.string())); });
+    const std::string from_text =
+        error_within_deadline([&] { Topology topology(load_cluster_text(text, file.string())); });
     const std::string from_file = error_within_deadline([&] { Topology topology(load_cluster_file(file.string())); });
     CHECK(from_text == from_file);
     CHECK(from_text.rfind(file.string() + ":", 0) == 0);
@@ -107,7 +108,8 @@ TEST_CASE("fuzz regressions: a second YAML document is still one too many") {
 
 TEST_CASE("fuzz regressions: workload files end in a clean InputError") {
   const std::map<std::string, std::string> expected{
-      {"hidden-size-overflow.yaml", ":5:11: error: query_heads x head_dim (4294967296) is too large (at most 2147483647)"},
+      {"hidden-size-overflow.yaml",
+       ":5:11: error: query_heads x head_dim (4294967296) is too large (at most 2147483647)"},
   };
   const std::vector<fs::path> files = files_in("workload");
   CHECK(files.size() >= expected.size());
@@ -167,8 +169,8 @@ TEST_CASE("fuzz regressions: format_token_count writes only what parse_token_cou
 
 TEST_CASE("fuzz regressions: message-size ranges beyond 2^63 bytes are refused, not made negative") {
   // 8:16000000001G doubles past 2^63 bytes; llround made those sizes negative. Sizes over 1 PiB are refused now.
-  CHECK_THROWS_WITH_AS(parse_message_sizes("8:16000000001G"), "a message of '16000000001G' is more than treering takes (1 PiB)",
-                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_message_sizes("8:16000000001G"),
+                       "a message of '16000000001G' is more than treering takes (1 PiB)", std::invalid_argument);
   const std::vector<double> sizes = parse_message_sizes("8:1024T");
   REQUIRE(!sizes.empty());
   CHECK(sizes.front() == 8);

@@ -88,19 +88,24 @@ TEST_CASE("Mixtral's config.json: 8 experts, 2 per token") {
 
 TEST_CASE("config.json files treering cannot model are refused at the key, with the reason") {
   // Line 1 column 1 is '{'; each key below starts at column 3 of line 2.
-  CHECK(error_of(config_file("mla", "{\n  \"kv_lora_rank\": 512, \"model_type\": \"llama\"}")).find(":2:3: error: 'kv_lora_rank': multi-head latent") !=
-        std::string::npos);
+  CHECK(error_of(config_file("mla", "{\n  \"kv_lora_rank\": 512, \"model_type\": \"llama\"}"))
+            .find(":2:3: error: 'kv_lora_rank': multi-head latent") != std::string::npos);
   CHECK(error_of(config_file("type", "{\n  \"model_type\": \"deepseek_v3\"}")) ==
         config_file("type", "{\n  \"model_type\": \"deepseek_v3\"}") +
             ":2:3: error: model_type 'deepseek_v3' is not read (llama, mistral, mixtral or qwen2)");
-  const std::string sliding = config_file("sliding", R"({"model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336,
+  const std::string sliding =
+      config_file("sliding", R"({"model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336,
   "num_attention_heads": 32, "num_hidden_layers": 32, "vocab_size": 32000, "sliding_window": 4096})");
   CHECK(error_of(sliding).find(":2:76: error: sliding-window attention (sliding_window 4096)") != std::string::npos);
   const std::string no_layers = config_file("nolayers", R"({"model_type": "llama", "hidden_size": 64})");
-  CHECK(error_of(no_layers) == no_layers + ": error: config.json has no 'num_hidden_layers' (a model's shape needs it)");
-  const std::string bad_heads = config_file("badheads", "{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 2,\n"
-                                                        " \"num_attention_heads\": \"8\"}");
-  CHECK(error_of(bad_heads) == bad_heads + ":2:2: error: 'num_attention_heads' must be a whole number from 1 to 16777216, got \"8\"");
+  CHECK(error_of(no_layers) ==
+        no_layers + ": error: config.json has no 'num_hidden_layers' (a model's shape needs it)");
+  const std::string bad_heads =
+      config_file("badheads",
+                  "{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 2,\n"
+                  " \"num_attention_heads\": \"8\"}");
+  CHECK(error_of(bad_heads) ==
+        bad_heads + ":2:2: error: 'num_attention_heads' must be a whole number from 1 to 16777216, got \"8\"");
   const std::string syntax = config_file("syntax", "{\n  \"model_type\": \"llama\",\n}");
   CHECK(error_of(syntax).rfind(syntax + ":3:1: error: JSON syntax: ", 0) == 0);
   const std::string quant = config_file("awq", R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
@@ -112,7 +117,8 @@ TEST_CASE("a config.json without num_key_value_heads is MHA, and its description
   const Workload mha = load_hf_config_file(config_file("mha", R"({"model_type": "llama", "hidden_size": 4096,
     "intermediate_size": 11008, "num_attention_heads": 32, "num_hidden_layers": 32, "vocab_size": 32000})"));
   CHECK(mha.kv_heads == 32);
-  CHECK(mha.description.find("no num_key_value_heads: one KV head per query head (MHA, Hugging Face's default)") != std::string::npos);
+  CHECK(mha.description.find("no num_key_value_heads: one KV head per query head (MHA, Hugging Face's default)") !=
+        std::string::npos);
   const Workload gqa = load_hf_config_file(config_file("gqa", R"({"model_type": "llama", "hidden_size": 4096,
     "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 128256})"));
   CHECK(gqa.description.find("num_key_value_heads") == std::string::npos);

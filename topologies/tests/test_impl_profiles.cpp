@@ -1,4 +1,5 @@
-// Implementation profiles: the presets load and cite every number; bad profiles (prefill included) are FILE:LINE:COL errors.
+// Implementation profiles: the presets load and cite every number; bad profiles (prefill included) are FILE:LINE:COL
+// errors.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -28,7 +29,8 @@ const std::string kHead =
 
 TEST_CASE("every preset profile loads and cites each number it sets") {
   REQUIRE(impl_presets().size() >= 5);
-  for (const char* name : {"efficient", "meta-cp-decode", "paper-jax-microbench", "paper-torch-llama", "treering-realrun-cpu"}) {
+  for (const char* name :
+       {"efficient", "meta-cp-decode", "paper-jax-microbench", "paper-torch-llama", "treering-realrun-cpu"}) {
     CAPTURE(name);
     const ImplProfile profile = load_impl_profile(name);
     CHECK(profile.name == name);
@@ -53,17 +55,18 @@ TEST_CASE("every preset profile loads and cites each number it sets") {
 }
 
 TEST_CASE("a profile with every field reads back what it says") {
-  const ImplProfile p = load_impl_profile_text(kHead +
-                                                   "kernel_launch: {value: 8us, source: a}\n"
-                                                   "collective_call: 10us\n"
-                                                   "host_round_trip: 20us\n"
-                                                   "first_call: 2.5s\n"
-                                                   "kv_expansion: true\n"
-                                                   "ring: {overlap: false, exchanges_per_step: 2, host_round_trips_per_step: 1}\n"
-                                                   "per_layer:\n"
-                                                   "  - {what: cat, kernels: 2, kv_bytes: 2, ranks: last, source: b}\n"
-                                                   "  - {what: barrier, collective: allreduce, bytes: 4B, host_round_trips: 1, source: c}\n",
-                                               "p.yaml");
+  const ImplProfile p = load_impl_profile_text(
+      kHead +
+          "kernel_launch: {value: 8us, source: a}\n"
+          "collective_call: 10us\n"
+          "host_round_trip: 20us\n"
+          "first_call: 2.5s\n"
+          "kv_expansion: true\n"
+          "ring: {overlap: false, exchanges_per_step: 2, host_round_trips_per_step: 1}\n"
+          "per_layer:\n"
+          "  - {what: cat, kernels: 2, kv_bytes: 2, ranks: last, source: b}\n"
+          "  - {what: barrier, collective: allreduce, bytes: 4B, host_round_trips: 1, source: c}\n",
+      "p.yaml");
   CHECK(*p.kernel_launch_s == doctest::Approx(8e-6).scale(1e-12));
   CHECK(p.sources.at("kernel_launch") == "a");
   CHECK(p.collective_call_s == doctest::Approx(10e-6).scale(1e-12));
@@ -83,26 +86,33 @@ TEST_CASE("bad profiles point at the mistake") {
   // Lines counted from kHead's 4 lines: the 5th line is the first after it.
   CHECK(error_of(kHead + "kernel_lunch: 4us\n") ==
         "p.yaml:5:1: error: unknown key 'kernel_lunch' in the implementation profile (did you mean 'kernel_launch'?)");
-  CHECK(error_of(kHead + "kernel_launch: {value: 4us}\n").find("p.yaml:5:16: error:") == 0);  // the map lacks its source
-  CHECK(error_of(kHead + "per_layer:\n  - {what: x, kernels: 1, ranks: first, source: s}\n").find("p.yaml:6:34: error: 'ranks' must be") == 0);
-  CHECK(error_of(kHead + "per_layer:\n  - {what: b, collective: allreduce, bytes: 4B, host_round_trips: 1, source: s}\n") ==
+  CHECK(error_of(kHead + "kernel_launch: {value: 4us}\n").find("p.yaml:5:16: error:") ==
+        0);  // the map lacks its source
+  CHECK(error_of(kHead + "per_layer:\n  - {what: x, kernels: 1, ranks: first, source: s}\n")
+            .find("p.yaml:6:34: error: 'ranks' must be") == 0);
+  CHECK(error_of(kHead +
+                 "per_layer:\n  - {what: b, collective: allreduce, bytes: 4B, host_round_trips: 1, source: s}\n") ==
         "p.yaml:1:1: error: the profile makes host round trips: give 'host_round_trip' (its cost)");
-  CHECK(error_of(kHead + "cuda_graphs: true\nhost_round_trip: 5us\nring: {host_round_trips_per_step: 1}\n").find("p.yaml:5:14: error: a decode step replayed") == 0);
+  CHECK(error_of(kHead + "cuda_graphs: true\nhost_round_trip: 5us\nring: {host_round_trips_per_step: 1}\n")
+            .find("p.yaml:5:14: error: a decode step replayed") == 0);
   CHECK(error_of("name: x\ndescription: d\nimplementation: i\n").find("p.yaml:1:1: error:") == 0);  // no uncertainty
   CHECK(error_of(kHead + "first_call: 7200s\n").find("p.yaml:5:13: error: 'first_call' is implausibly large") == 0);
   // Eager dispatch: a duration with its source; a graph replay dispatches nothing from the host.
   CHECK(*load_impl_profile_text(kHead + "eager_dispatch: {value: 25us, source: blog}\n", "p.yaml").eager_dispatch_s ==
         doctest::Approx(25e-6).scale(1e-12));
   CHECK(error_of(kHead + "eager_dispatch: -3us\n").find("p.yaml:5:17: error:") == 0);
-  CHECK(error_of(kHead + "cuda_graphs: true\neager_dispatch: 25us\n").find("p.yaml:5:14: error: a decode step replayed from a CUDA graph dispatches nothing") == 0);
+  CHECK(error_of(kHead + "cuda_graphs: true\neager_dispatch: 25us\n")
+            .find("p.yaml:5:14: error: a decode step replayed from a CUDA graph dispatches nothing") == 0);
   // network_latency: optional, in [0, 10], communication's when absent.
-  const std::string head = "name: x\ndescription: d\nimplementation: i\nuncertainty: {compute: 0.1, communication: 0.2, ";
+  const std::string head =
+      "name: x\ndescription: d\nimplementation: i\nuncertainty: {compute: 0.1, communication: 0.2, ";
   CHECK(error_of(head + "network_latency: -1, source: s}\n").find("p.yaml:4:") == 0);
   CHECK(error_of(head + "network_latency: -1, source: s}\n").find("error:") != std::string::npos);
   CHECK(error_of(head + "network_latency: fast, source: s}\n").find("p.yaml:4:") == 0);
   CHECK(error_of(head + "netwrok_latency: 0.5, source: s}\n").find("p.yaml:4:") == 0);  // unknown key
   CHECK(load_impl_profile_text(kHead, "p.yaml").uncertainty.network_latency == 0.2);
-  CHECK(load_impl_profile_text(head + "network_latency: 0.6, source: s}\n", "p.yaml").uncertainty.network_latency == 0.6);
+  CHECK(load_impl_profile_text(head + "network_latency: 0.6, source: s}\n", "p.yaml").uncertainty.network_latency ==
+        0.6);
   CHECK_THROWS_AS(load_impl_profile("no-such-profile"), InputError);
 }
 
@@ -115,9 +125,11 @@ TEST_CASE("a profile written as YAML reads back to the same values and sources")
     CHECK(back.description == preset.description);
     CHECK(back.implementation == preset.implementation);
     CHECK(back.kernel_launch_s.has_value() == preset.kernel_launch_s.has_value());
-    if (preset.kernel_launch_s) CHECK(*back.kernel_launch_s == doctest::Approx(*preset.kernel_launch_s).scale(1e-12).epsilon(1e-9));
+    if (preset.kernel_launch_s)
+      CHECK(*back.kernel_launch_s == doctest::Approx(*preset.kernel_launch_s).scale(1e-12).epsilon(1e-9));
     CHECK(back.eager_dispatch_s.has_value() == preset.eager_dispatch_s.has_value());
-    if (preset.eager_dispatch_s) CHECK(*back.eager_dispatch_s == doctest::Approx(*preset.eager_dispatch_s).scale(1e-12).epsilon(1e-9));
+    if (preset.eager_dispatch_s)
+      CHECK(*back.eager_dispatch_s == doctest::Approx(*preset.eager_dispatch_s).scale(1e-12).epsilon(1e-9));
     CHECK(back.collective_call_s == doctest::Approx(preset.collective_call_s).scale(1e-12).epsilon(1e-9));
     CHECK(back.host_round_trip_s == doctest::Approx(preset.host_round_trip_s).scale(1e-12).epsilon(1e-9));
     CHECK(back.first_call_s == doctest::Approx(preset.first_call_s).scale(1e-12).epsilon(1e-9));
@@ -159,7 +171,8 @@ TEST_CASE("a profile written as YAML reads back to the same values and sources")
 
 TEST_CASE("a prefill section reads back its schedule, efficiency and source") {
   const ImplProfile p = load_impl_profile_text(
-      kHead + "prefill: {attention_schedule: ring-causal-skip, attention_efficiency: 0.37, source: fa3-fig5}\n", "p.yaml");
+      kHead + "prefill: {attention_schedule: ring-causal-skip, attention_efficiency: 0.37, source: fa3-fig5}\n",
+      "p.yaml");
   REQUIRE(p.prefill.has_value());
   CHECK(p.prefill->attention_schedule == "ring-causal-skip");
   CHECK(p.prefill->attention_efficiency == 0.37);
@@ -173,7 +186,8 @@ TEST_CASE("a bad prefill section is an error at its key") {
             .find("p.yaml:5:31: error: 'attention_schedule' must be ring-causal-skip, got 'balanced'") == 0);
   CHECK(error_of(kHead + "prefill: {attention_schedule: ring-causal-skip, attention_efficiency: 1.5, source: s}\n")
             .find("p.yaml:5:") == 0);
-  CHECK(error_of(kHead + "prefill: {attention_schedule: ring-causal-skip, attention_efficiency: 0.4}\n").find("p.yaml:5:10: error:") == 0);
+  CHECK(error_of(kHead + "prefill: {attention_schedule: ring-causal-skip, attention_efficiency: 0.4}\n")
+            .find("p.yaml:5:10: error:") == 0);
   CHECK(error_of(kHead + "prefill: {attention_schedul: ring-causal-skip, attention_efficiency: 0.4, source: s}\n")
             .find("unknown key 'attention_schedul' in the prefill section") != std::string::npos);
 }

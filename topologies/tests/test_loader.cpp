@@ -44,7 +44,8 @@ TEST_CASE("heterogeneous clusters: groups differ in GPU and NICs, and --nodes re
   std::string yaml = cluster_head("mixed") +
                      "  H:\n    hbm_bandwidth: 4.8TB/s\n    hbm_capacity: 141GB\n    peak_fp16: 989TFLOPS\n"
                      "    launch_overhead: 3us\n"
-                     "nodes:\n" + nvswitch_group(2, 8, 8) +
+                     "nodes:\n" +
+                     nvswitch_group(2, 8, 8) +
                      "  - name: big\n    count: 1\n    gpu: H\n    gpus_per_node: 8\n"
                      "    fabric: {type: nvswitch, bandwidth: 450GB/s, latency: 1us}\n"
                      "    nics: {count: 4, bandwidth: 400Gb/s, latency: 2us}\n"
@@ -63,15 +64,16 @@ TEST_CASE("heterogeneous clusters: groups differ in GPU and NICs, and --nodes re
 }
 
 TEST_CASE("a calibration section is read and kept with its provenance") {
-  std::string yaml = cluster_head("cal") + "nodes:\n" + nvswitch_group(1, 8, 0) +
-                     "calibration:\n"
-                     "  provenance: {inputs: [a.log, b.json], date: '2026-11-21', tool: treering calibrate, "
-                     "r_squared: 0.99}\n"
-                     "  tiers:\n    scale-up: {latency: 2us, bandwidth: 360GB/s}\n"
-                     "  collectives:\n    ring: {base_latency: 6.6us, scale_out_step_latency: 2.7us}\n"
-                     "  compute: {hbm_efficiency: 0.8, launch_overhead: 4us}\n"
-                     "  step:\n    mlp: {fixed: 13.3us, efficiency: 0.87}\n    lm_head: {fixed: 47us, efficiency: 0.79}\n"
-                     "    attention_by_shape:\n      - {head_dim: 64, group: 4, fixed: 14.5us, efficiency: 0.8}\n";
+  std::string yaml =
+      cluster_head("cal") + "nodes:\n" + nvswitch_group(1, 8, 0) +
+      "calibration:\n"
+      "  provenance: {inputs: [a.log, b.json], date: '2026-11-21', tool: treering calibrate, "
+      "r_squared: 0.99}\n"
+      "  tiers:\n    scale-up: {latency: 2us, bandwidth: 360GB/s}\n"
+      "  collectives:\n    ring: {base_latency: 6.6us, scale_out_step_latency: 2.7us}\n"
+      "  compute: {hbm_efficiency: 0.8, launch_overhead: 4us}\n"
+      "  step:\n    mlp: {fixed: 13.3us, efficiency: 0.87}\n    lm_head: {fixed: 47us, efficiency: 0.79}\n"
+      "    attention_by_shape:\n      - {head_dim: 64, group: 4, fixed: 14.5us, efficiency: 0.8}\n";
   ClusterSpec spec = load_cluster_text(yaml, "cal.yaml");
   REQUIRE(spec.calibration.has_value());
   const Calibration& calibration = *spec.calibration;
@@ -85,7 +87,7 @@ TEST_CASE("a calibration section is read and kept with its provenance") {
   CHECK(calibration.step[2].fixed_s == doctest::Approx(13.3e-6).scale(1e-12));  // mlp
   CHECK(calibration.step[2].efficiency == doctest::Approx(0.87).scale(1e-12));
   CHECK(calibration.step[4].efficiency == doctest::Approx(0.79).scale(1e-12));  // lm_head
-  CHECK(calibration.step[0].efficiency == 0);  // attention: not calibrated for every shape ...
+  CHECK(calibration.step[0].efficiency == 0);               // attention: not calibrated for every shape ...
   REQUIRE(calibration.step_attention_shapes.size() == 1u);  // ... but for head dim 64, group 4
   CHECK(calibration.step_attention_shapes[0].head_dim == 64);
   CHECK(calibration.step_attention_shapes[0].group == 4);

@@ -14,7 +14,8 @@ namespace {
 std::string one_gpu_nodes(int nodes, const std::string& network) {
   return cluster_head("net") + "nodes:\n  - name: n\n    count: " + std::to_string(nodes) +
          "\n    gpu: G\n    gpus_per_node: 1\n    fabric: {type: nvswitch, bandwidth: 100GB/s, latency: 1us}\n"
-         "    nics: {count: 1, bandwidth: 100Gb/s, latency: 1us}\nnetwork: " + network + "\n";
+         "    nics: {count: 1, bandwidth: 100Gb/s, latency: 1us}\nnetwork: " +
+         network + "\n";
 }
 
 int count_switches(const Topology& topology, int level) {
@@ -37,7 +38,8 @@ TEST_CASE("2-level fat-tree: leaves of d ports, u spines, D-mod-k spine by desti
   // Destination address (leaf ordinal * d + position) = port here: port 2 -> spine 2 mod 2 = 0; port 3 -> 1.
   Route to_two = topology.route(0, 2);
   CHECK(path_of(topology, to_two) == "n-0/gpu0 > n-0/nic0 > leaf0 > spine0 > leaf1 > n-2/nic0 > n-2/gpu0");
-  CHECK(path_of(topology, topology.route(0, 3)) == "n-0/gpu0 > n-0/nic0 > leaf0 > spine1 > leaf1 > n-3/nic0 > n-3/gpu0");
+  CHECK(path_of(topology, topology.route(0, 3)) ==
+        "n-0/gpu0 > n-0/nic0 > leaf0 > spine1 > leaf1 > n-3/nic0 > n-3/gpu0");
   CHECK(to_two.latency_s == doctest::Approx(2.3e-6).scale(1e-12));  // NIC 1 + 3 switches x 0.1 + NIC 1
 }
 
@@ -57,7 +59,8 @@ TEST_CASE("3-level fat-tree: pods of R/2 leaves, u aggregation switches, u core 
   CHECK(count_switches(topology, 1) == 4);
   CHECK(count_switches(topology, 2) == 4);
   CHECK(count_switches(topology, 3) == 4);
-  CHECK(path_of(topology, topology.route(0, 2)) == "n-0/gpu0 > n-0/nic0 > leaf0 > pod0/agg0 > leaf1 > n-2/nic0 > n-2/gpu0");
+  CHECK(path_of(topology, topology.route(0, 2)) ==
+        "n-0/gpu0 > n-0/nic0 > leaf0 > pod0/agg0 > leaf1 > n-2/nic0 > n-2/gpu0");
   // D-mod-k on the destination address (port): port 4: aggregation 4 mod 2 = 0, then 4 / 2 = 2, core
   // 2 mod 2 = 0 of group 0. Port 5: aggregation 5 mod 2 = 1, then 5 / 2 = 2, core 0 of group 1.
   CHECK(path_of(topology, topology.route(0, 4)) ==
@@ -171,14 +174,17 @@ TEST_CASE("a fractional oversubscription splits the ports exactly") {
 }
 
 TEST_CASE("in_network_reduction: off by default, read when given, and named in the summary") {
-  const ClusterSpec plain = load_cluster_text(one_gpu_nodes(2, "{topology: single-switch, hop_latency: 0.1us}"), "plain.yaml");
+  const ClusterSpec plain =
+      load_cluster_text(one_gpu_nodes(2, "{topology: single-switch, hop_latency: 0.1us}"), "plain.yaml");
   CHECK_FALSE(plain.network.in_network_reduction);
-  const ClusterSpec sharp =
-      load_cluster_text(one_gpu_nodes(2, "{topology: single-switch, hop_latency: 0.1us, in_network_reduction: true}"), "sharp.yaml");
+  const ClusterSpec sharp = load_cluster_text(
+      one_gpu_nodes(2, "{topology: single-switch, hop_latency: 0.1us, in_network_reduction: true}"), "sharp.yaml");
   CHECK(sharp.network.in_network_reduction);
   CHECK(summarize(Topology(sharp)).network == "single-switch, 100 ns per hop, in-network reduction (SHARP)");
   CHECK(summarize(Topology(plain)).network == "single-switch, 100 ns per hop");
   // The DGX presets carry the key, off, so that --set can turn it on.
   CHECK_FALSE(load_cluster("dgx-h100").network.in_network_reduction);
-  CHECK(build_topology("dgx-h100", {2, {}, {{"network.in_network_reduction", "true"}}}).spec().network.in_network_reduction);
+  CHECK(build_topology("dgx-h100", {2, {}, {{"network.in_network_reduction", "true"}}})
+            .spec()
+            .network.in_network_reduction);
 }

@@ -43,8 +43,7 @@ TEST_CASE("output file: without commit (an error on the way) the path is untouch
     topo::OutputFile out(path.string());
     out.stream() << "half";
     throw std::runtime_error("the fit failed");
-  } catch (const std::runtime_error&) {
-  }
+  } catch (const std::runtime_error&) {}
   CHECK(read(path) == "old\n");
   CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}) == 1);
   fs::remove_all(dir);

@@ -84,7 +84,7 @@ TEST_CASE("--gpus-per-node on a node that maps GPUs to NICs keeps the first GPUs
   CHECK(group.nics.count == 4);
   CHECK(group.nics.gpu_to_nic == std::vector<int>{0, 1, 2, 3});
   const Topology topology(mi300x);
-  CHECK(topology.gpu_count() == 8);                // 2 nodes x 4
+  CHECK(topology.gpu_count() == 8);                 // 2 nodes x 4
   CHECK_FALSE(topology.route(0, 4).links.empty());  // GPU 0 of node 0 to GPU 0 of node 1, through the network
 
   // Two GPUs per NIC, [0, 0, 1, 1, 2, 2, 3, 3]: the first 3 GPUs use NICs 0 and 1.
@@ -98,17 +98,19 @@ TEST_CASE("--gpus-per-node on a node that maps GPUs to NICs keeps the first GPUs
   // A node that could hold more GPUs than its NIC map lists: the map bounds what can be chosen.
   ClusterSpec wide = load_cluster("dgx-h100");
   wide.groups.front().max_gpus_per_node = 16;
-  CHECK_THROWS_WITH_AS(apply_overrides(wide, {std::nullopt, 9}),
-                       "error: --gpus-per-node 9: node group 'dgx-h100' maps 8 GPUs to NICs (gpu_to_nic); it can run on its "
-                       "first 1-8",
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      apply_overrides(wide, {std::nullopt, 9}),
+      "error: --gpus-per-node 9: node group 'dgx-h100' maps 8 GPUs to NICs (gpu_to_nic); it can run on its "
+      "first 1-8",
+      InputError);
 }
 
 TEST_CASE("an unknown preset name lists the presets") {
-  CHECK_THROWS_WITH_AS(load_cluster("dgx-h1000"),
-                       "error: unknown cluster 'dgx-h1000' (presets: dgx-a100, dgx-h100, dgx-h200, gb200-nvl72, loopback-h100, "
-                       "mi300x, rtx4090-pcie; a file path must contain '/' or end in .yaml)",
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      load_cluster("dgx-h1000"),
+      "error: unknown cluster 'dgx-h1000' (presets: dgx-a100, dgx-h100, dgx-h200, gb200-nvl72, loopback-h100, "
+      "mi300x, rtx4090-pcie; a file path must contain '/' or end in .yaml)",
+      InputError);
 }
 
 TEST_CASE("the example clusters in topologies/examples load and build") {
@@ -150,10 +152,12 @@ TEST_CASE("loopback-h100: P virtual ranks share one GPU, 1/P of its figures and 
     CHECK(group.shared_by == ranks);
     CHECK(share.hbm_bandwidth_Bps == doctest::Approx(3.35e12 / ranks).scale(1e-12));  // the file's 3.35TB/s
     CHECK(share.peak_fp16_flops == doctest::Approx(989e12 / ranks).scale(1e-12));
-    CHECK(group.fabric.bandwidth_Bps == doctest::Approx(1.49e12 / ranks).scale(1e-12));  // the file's 1.49TB/s device copy
+    CHECK(group.fabric.bandwidth_Bps ==
+          doctest::Approx(1.49e12 / ranks).scale(1e-12));  // the file's 1.49TB/s device copy
     // A topology built again from this one's spec is not divided twice.
     const Topology again{ClusterSpec(spec)};
-    CHECK(again.spec().gpu_models.at(again.spec().groups.front().gpu_model).hbm_bandwidth_Bps == doctest::Approx(3.35e12 / ranks).scale(1e-12));
+    CHECK(again.spec().gpu_models.at(again.spec().groups.front().gpu_model).hbm_bandwidth_Bps ==
+          doctest::Approx(3.35e12 / ranks).scale(1e-12));
   }
   CHECK_THROWS_WITH_AS(load_cluster_text(R"(name: x
 description: "y"
@@ -166,18 +170,26 @@ nodes:
     gpus_per_node: 2
     shared_device: true
     fabric: {type: nvswitch, bandwidth: 1GB/s, latency: 1us}
-)", "two.yaml"),
-                       doctest::Contains("two.yaml:7:12: error: a shared device is one GPU: count must be 1"), InputError);
+)",
+                                         "two.yaml"),
+                       doctest::Contains("two.yaml:7:12: error: a shared device is one GPU: count must be 1"),
+                       InputError);
 }
 
 TEST_CASE("presets name their GPUs' architecture and, where nodes meet over a network, their host CPU") {
   // Datasheets and user guides cited in each file: DGX A100 has AMD EPYC 7742 hosts, DGX H100/H200 Intel Xeon
   // 8480C, a GB200 tray two Grace (Arm) CPUs.
-  const struct { const char* preset; GpuArchitecture architecture; HostCpu host; } expected[] = {
-      {"dgx-a100", GpuArchitecture::ampere, HostCpu::amd},       {"dgx-h100", GpuArchitecture::hopper, HostCpu::intel},
-      {"dgx-h200", GpuArchitecture::hopper, HostCpu::intel},     {"gb200-nvl72", GpuArchitecture::blackwell, HostCpu::arm},
-      {"mi300x", GpuArchitecture::cdna3, HostCpu::unknown},      {"rtx4090-pcie", GpuArchitecture::ada, HostCpu::unknown},
-      {"loopback-h100", GpuArchitecture::hopper, HostCpu::unknown}};
+  const struct {
+    const char* preset;
+    GpuArchitecture architecture;
+    HostCpu host;
+  } expected[] = {{"dgx-a100", GpuArchitecture::ampere, HostCpu::amd},
+                  {"dgx-h100", GpuArchitecture::hopper, HostCpu::intel},
+                  {"dgx-h200", GpuArchitecture::hopper, HostCpu::intel},
+                  {"gb200-nvl72", GpuArchitecture::blackwell, HostCpu::arm},
+                  {"mi300x", GpuArchitecture::cdna3, HostCpu::unknown},
+                  {"rtx4090-pcie", GpuArchitecture::ada, HostCpu::unknown},
+                  {"loopback-h100", GpuArchitecture::hopper, HostCpu::unknown}};
   for (const auto& [preset, architecture, host] : expected) {
     CAPTURE(preset);
     const ClusterSpec spec = load_cluster(preset);

@@ -18,10 +18,12 @@ std::string pcie_cluster(bool p2p, int nodes) {
   std::string text = cluster_head("pcie") + "nodes:\n  - name: box\n    count: " + std::to_string(nodes) +
                      "\n    gpu: G\n    gpus_per_node: 4\n"
                      "    fabric: {type: pcie, bandwidth: 32GB/s, host_bandwidth: 16GB/s, latency: 0.3us, switches: 2, "
-                     "p2p: " + (p2p ? "true" : "false") + "}\n";
+                     "p2p: " +
+                     (p2p ? "true" : "false") + "}\n";
   if (nodes > 1) {
-    text += "    nics: {count: 1, bandwidth: 100Gb/s, latency: 1us}\n"
-            "network: {topology: single-switch, hop_latency: 0.5us}\n";
+    text +=
+        "    nics: {count: 1, bandwidth: 100Gb/s, latency: 1us}\n"
+        "network: {topology: single-switch, hop_latency: 0.5us}\n";
   }
   return text;
 }
@@ -88,8 +90,8 @@ TEST_CASE("PCIe with P2P: direct under one switch, through the host bridge acros
   CHECK(same_switch.bottleneck_Bps == doctest::Approx(32e9).scale(1e-12));
   Route across = topology.route(0, 2);
   CHECK(path_of(topology, across) == "box-0/gpu0 > box-0/pcie0 > box-0/host > box-0/pcie1 > box-0/gpu2");
-  CHECK(across.latency_s == doctest::Approx(0.9e-6).scale(1e-12));      // switch + host + switch, 0.3 us each
-  CHECK(across.bottleneck_Bps == doctest::Approx(16e9).scale(1e-12));   // the switch uplink
+  CHECK(across.latency_s == doctest::Approx(0.9e-6).scale(1e-12));     // switch + host + switch, 0.3 us each
+  CHECK(across.bottleneck_Bps == doctest::Approx(16e9).scale(1e-12));  // the switch uplink
 }
 
 TEST_CASE("PCIe without P2P: every transfer is staged through the host bridge") {

@@ -32,7 +32,7 @@ TEST_CASE("a setting replaces one scalar in place; a shorthand path every group'
   CHECK(text.find("# a comment that must survive") != std::string::npos);
   text = apply_settings(kTwoGroups, "two.yaml", {{"nics.bandwidth", "800Gb/s"}});
   CHECK(text.find("{count: 8, bandwidth: 800Gb/s}   # NDR") != std::string::npos);  // flow map, comment kept
-  CHECK(text.find("      bandwidth: 800Gb/s\n") != std::string::npos);             // the quoted one replaced whole
+  CHECK(text.find("      bandwidth: 800Gb/s\n") != std::string::npos);              // the quoted one replaced whole
   CHECK(setting_values(text, "two.yaml", "nics.bandwidth") == std::vector<std::string>{"800Gb/s", "800Gb/s"});
   CHECK(setting_values(kTwoGroups, "two.yaml", "hbm_bandwidth") == std::vector<std::string>{"3.35TB/s", "4.8TB/s"});
   CHECK(setting_values(kTwoGroups, "two.yaml", "gpu_models.B.hbm_capacity") == std::vector<std::string>{"141GB"});
@@ -54,8 +54,10 @@ TEST_CASE("bad settings: no '=', a path that names no value, a value the loader 
   // A key the schema lacks is added, and the loader names it unknown at the map's line.
   CHECK_THROWS_WITH_AS(build_topology("dgx-h100", {std::nullopt, std::nullopt, {parse_setting("nics.speed=1")}}),
                        doctest::Contains("speed"), InputError);
-  CHECK_THROWS_WITH_AS(apply_settings(kTwoGroups, "two.yaml", {{"nodes.7.count", "1"}}), doctest::Contains("has no value"), InputError);
-  CHECK_THROWS_WITH_AS(apply_settings(kTwoGroups, "two.yaml", {{"nodes.0.nics", "1"}}), doctest::Contains("has no value"), InputError);
+  CHECK_THROWS_WITH_AS(apply_settings(kTwoGroups, "two.yaml", {{"nodes.7.count", "1"}}),
+                       doctest::Contains("has no value"), InputError);
+  CHECK_THROWS_WITH_AS(apply_settings(kTwoGroups, "two.yaml", {{"nodes.0.nics", "1"}}),
+                       doctest::Contains("has no value"), InputError);
   ClusterOverrides overrides;
   overrides.settings = {parse_setting("nics.bandwidth=fast")};
   // The loader reads the replaced text: its error points at the preset's line holding the new value.
@@ -87,15 +89,19 @@ nodes:
   CHECK(spec.nccl_version.minor == 26);
   CHECK(spec.nccl_version.patch == 2);
   CHECK(spec.nccl_version.given);
-  CHECK_THROWS_WITH_AS(apply_settings(one_node, "one.yaml", {{"ncl_version", "2.26"}}), doctest::Contains("has no value at 'ncl_version'"), InputError);
-  CHECK_THROWS_WITH_AS(load_cluster_text(apply_settings(one_node, "one.yaml", {{"nccl_version", "2.26abc"}}), "one.yaml"),
-                       doctest::Contains("nccl_version must be an NCCL release such as 2.26.2, got '2.26abc'"), InputError);
-  CHECK(to_string(load_cluster_text(apply_settings(one_node, "one.yaml", {{"nccl_version", "2.26"}}), "one.yaml").nccl_version) == "2.26");
+  CHECK_THROWS_WITH_AS(apply_settings(one_node, "one.yaml", {{"ncl_version", "2.26"}}),
+                       doctest::Contains("has no value at 'ncl_version'"), InputError);
+  CHECK_THROWS_WITH_AS(
+      load_cluster_text(apply_settings(one_node, "one.yaml", {{"nccl_version", "2.26abc"}}), "one.yaml"),
+      doctest::Contains("nccl_version must be an NCCL release such as 2.26.2, got '2.26abc'"), InputError);
+  CHECK(to_string(load_cluster_text(apply_settings(one_node, "one.yaml", {{"nccl_version", "2.26"}}), "one.yaml")
+                      .nccl_version) == "2.26");
 }
 
 TEST_CASE("--set adds only the optional top-level keys, and says why it cannot elsewhere") {
   // A key of a node group or GPU model is not added at the root (the loader would call it unknown there).
-  CHECK_THROWS_WITH_AS(apply_settings(kTwoGroups, "two.yaml", {{"host_cpu", "amd"}}), doctest::Contains("has no value at 'host_cpu'"), InputError);
+  CHECK_THROWS_WITH_AS(apply_settings(kTwoGroups, "two.yaml", {{"host_cpu", "amd"}}),
+                       doctest::Contains("has no value at 'host_cpu'"), InputError);
   // A flow-style root takes no appended line (it would become a second document).
   CHECK_THROWS_WITH_AS(apply_settings("{name: x, nodes: []}\n", "flow.yaml", {{"nccl_version", "2.26.2"}}),
                        doctest::Contains("flow-style"), InputError);
@@ -128,5 +134,6 @@ TEST_CASE("--set of the node count or GPUs per node beside --nodes or --gpus-per
   CHECK_THROWS_WITH_AS(build_topology("dgx-h100", {std::nullopt, 4, {parse_setting("gpus_per_node=2")}}),
                        doctest::Contains("both set the GPUs per node"), InputError);
   // A NIC setting is no node count.
-  CHECK(build_topology("dgx-h100", {2, std::nullopt, {parse_setting("nodes.0.nics.bandwidth=200Gb/s")}}).node_count() == 2);
+  CHECK(build_topology("dgx-h100", {2, std::nullopt, {parse_setting("nodes.0.nics.bandwidth=200Gb/s")}}).node_count() ==
+        2);
 }

@@ -9,8 +9,8 @@
 using namespace treering::topologies;
 
 TEST_CASE("bandwidth distinguishes bits from bytes and decimal from binary prefixes") {
-  CHECK(parse_bandwidth_Bps("900GB/s") == doctest::Approx(900e9).scale(1e-12));   // 900 * 10^9 B/s
-  CHECK(parse_bandwidth_Bps("400Gb/s") == doctest::Approx(50e9).scale(1e-12));    // 400e9 bit/s / 8
+  CHECK(parse_bandwidth_Bps("900GB/s") == doctest::Approx(900e9).scale(1e-12));  // 900 * 10^9 B/s
+  CHECK(parse_bandwidth_Bps("400Gb/s") == doctest::Approx(50e9).scale(1e-12));   // 400e9 bit/s / 8
   CHECK(parse_bandwidth_Bps("400Gbps") == doctest::Approx(50e9).scale(1e-12));
   CHECK(parse_bandwidth_Bps("25GBps") == doctest::Approx(25e9).scale(1e-12));
   CHECK(parse_bandwidth_Bps("1GiB/s") == doctest::Approx(1073741824.0).scale(1e-12));  // 2^30
@@ -41,7 +41,7 @@ TEST_CASE("a quantity without its unit, or with a unit of the wrong kind, is ref
                        "unknown bandwidth unit 'G' in '400G' (expected B/s or b/s with an optional prefix k M G T P "
                        "Ki Mi Gi Ti, e.g. 400Gb/s)",
                        std::invalid_argument);
-  CHECK_THROWS_AS(parse_bandwidth_Bps("400GB"), std::invalid_argument);  // a size, not a rate
+  CHECK_THROWS_AS(parse_bandwidth_Bps("400GB"), std::invalid_argument);    // a size, not a rate
   CHECK_THROWS_AS(parse_bandwidth_Bps("400gb/s"), std::invalid_argument);  // prefixes are case-sensitive
   CHECK_THROWS_AS(parse_bytes("80GB/s"), std::invalid_argument);
   CHECK_THROWS_AS(parse_duration_s("1.5"), std::invalid_argument);
@@ -63,7 +63,7 @@ TEST_CASE("formatting picks a prefix and keeps four significant digits") {
   CHECK(format_bytes(80e9) == "80 GB");
   CHECK(format_token_count(80000) == "80k");
   CHECK(format_token_count(5120000) == "5.12M");
-  CHECK(format_token_count(1001) == "1001");     // 1.001k would need three decimals
+  CHECK(format_token_count(1001) == "1001");  // 1.001k would need three decimals
   CHECK(format_token_count(1010) == "1.01k");
   CHECK(format_token_count(1500) == "1.5k");
   CHECK(format_token_count(10240000) == "10.24M");
@@ -88,12 +88,12 @@ TEST_CASE("format_si: the one SI formatter, a prefix chosen after rounding to 4 
   CHECK(format_si(HUGE_VAL, "B/s") == "inf B/s");
   // 999999 / 1e3 = 999.999, which 4 digits round to 1000: the next prefix up reads 999999 / 1e6 -> "1".
   CHECK(format_si(999999) == "1M");
-  CHECK(format_bytes(999999) == "1 MB");  // was "1000 kB"
+  CHECK(format_bytes(999999) == "1 MB");      // was "1000 kB"
   CHECK(format_bytes(999499) == "999.5 kB");  // 999.499 rounds to 999.5: stays in k
   // The same rounding for durations: 0.9999999 s is 999.9999 ms, which rounds to 1000 ms -> "1 s".
-  CHECK(format_duration(0.9999999) == "1 s");  // was "1000 ms"
+  CHECK(format_duration(0.9999999) == "1 s");      // was "1000 ms"
   CHECK(format_duration(999.99999e-9) == "1 us");  // was "1000 ns"
-  CHECK(format_duration(2000) == "2000 s");  // seconds at most
-  CHECK(format_duration(5e-10) == "0.5 ns");  // under 1 ns: still ns
+  CHECK(format_duration(2000) == "2000 s");        // seconds at most
+  CHECK(format_duration(5e-10) == "0.5 ns");       // under 1 ns: still ns
   CHECK(format_duration(-2.5e-3) == "-2.5 ms");
 }

@@ -21,7 +21,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(!measured.empty(), "a successful read has measurements");
   } catch (const treering::topologies::InputError& error) {
     check(!error.message().empty(), "an InputError says what is wrong");
-  } catch (const std::invalid_argument&) {
-  }
+  } catch (const std::invalid_argument&) {}
   return 0;
 }

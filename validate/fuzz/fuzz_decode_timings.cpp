@@ -21,14 +21,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto rows = treering::validate::read_decode_timings_csv(path);
     check(!rows.empty(), "a successful read has timings");
     for (const auto& t : rows) {
-      check(!t.cluster.empty() && !t.workload.empty() && !t.algorithm.empty(), "a timing names its cluster, workload, algorithm");
+      check(!t.cluster.empty() && !t.workload.empty() && !t.algorithm.empty(),
+            "a timing names its cluster, workload, algorithm");
       check(t.gpus >= 1 && t.seq_len >= 1 && t.batch >= 0, "a timing's GPUs and length are >= 1, its batch >= 0");
       check(t.tokens && *t.tokens >= 1, "a CSV timing generates at least one token");
       check(std::isfinite(t.measured_s) && t.measured_s > 0, "a timing's measured time is finite and positive");
     }
   } catch (const treering::topologies::InputError& error) {
     check(!error.message().empty(), "an InputError says what is wrong");
-  } catch (const std::invalid_argument&) {
-  }
+  } catch (const std::invalid_argument&) {}
   return 0;
 }

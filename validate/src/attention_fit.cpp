@@ -77,8 +77,8 @@ AttentionShapeFit fit_shape(int head_dim, int group, const std::vector<KernelPoi
   std::set<long long> distinct;
   for (const KernelPoint& p : points) distinct.insert(p.tokens);
   if (distinct.size() < 2) {
-    throw topologies::InputError("attention of head dim " + std::to_string(head_dim) + ", group " + std::to_string(group) +
-                                " needs at least 2 different token counts to fit");
+    throw topologies::InputError("attention of head dim " + std::to_string(head_dim) + ", group " +
+                                 std::to_string(group) + " needs at least 2 different token counts to fit");
   }
   Eigen::MatrixXd a(static_cast<Eigen::Index>(points.size()), 3);
   for (size_t i = 0; i < points.size(); ++i) {
@@ -94,8 +94,10 @@ AttentionShapeFit fit_shape(int head_dim, int group, const std::vector<KernelPoi
   for (const KernelPoint& p : points) {
     const double model_s = s.theta[0] + s.theta[1] * p.chunks + s.theta[2] * p.bytes;
     fit.rel_errors.push_back((model_s - p.time_s) / p.time_s);
-    fit.chunks = {std::min(fit.chunks.first, static_cast<int>(p.chunks)), std::max(fit.chunks.second, static_cast<int>(p.chunks))};
-    if (std::find(fit.workloads.begin(), fit.workloads.end(), p.workload) == fit.workloads.end()) fit.workloads.push_back(p.workload);
+    fit.chunks = {std::min(fit.chunks.first, static_cast<int>(p.chunks)),
+                  std::max(fit.chunks.second, static_cast<int>(p.chunks))};
+    if (std::find(fit.workloads.begin(), fit.workloads.end(), p.workload) == fit.workloads.end())
+      fit.workloads.push_back(p.workload);
   }
   std::vector<double> magnitudes;
   for (double e : fit.rel_errors) magnitudes.push_back(std::abs(e));
@@ -107,11 +109,12 @@ AttentionShapeFit fit_shape(int head_dim, int group, const std::vector<KernelPoi
 
 }  // namespace
 
-std::vector<AttentionShapeFit> fit_attention_shapes(const topologies::ClusterSpec& spec, const std::vector<AttentionMeasurement>& measured) {
+std::vector<AttentionShapeFit> fit_attention_shapes(const topologies::ClusterSpec& spec,
+                                                    const std::vector<AttentionMeasurement>& measured) {
   const topologies::GpuModel& gpu = spec.gpu_models.at(spec.groups.front().gpu_model);
   if (gpu.multiprocessors < 1) {
     throw topologies::InputError("fitting attention by shape needs the GPU's multiprocessors: gpu model '" + gpu.name +
-                                "' has no 'multiprocessors' (set it in the cluster file or with --set)");
+                                 "' has no 'multiprocessors' (set it in the cluster file or with --set)");
   }
   std::map<std::pair<int, int>, std::vector<KernelPoint>> by_shape;
   for (const AttentionMeasurement& m : measured) {

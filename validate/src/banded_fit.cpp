@@ -82,7 +82,8 @@ Segmentation best_split(const std::vector<Point>& points, const std::vector<size
   Segmentation out;
   out.rss = best[static_cast<size_t>(bands)][m];
   if (!std::isfinite(out.rss)) return out;
-  for (size_t k = static_cast<size_t>(bands), b = m; k > 0; b = from[k][b], --k) out.starts.insert(out.starts.begin(), from[k][b]);
+  for (size_t k = static_cast<size_t>(bands), b = m; k > 0; b = from[k][b], --k)
+    out.starts.insert(out.starts.begin(), from[k][b]);
   return out;
 }
 
@@ -90,8 +91,10 @@ std::vector<Point> sorted_points(const std::vector<double>& sizes_bytes, const s
   if (sizes_bytes.size() != times_s.size()) throw std::logic_error("sizes and times differ in length");
   std::vector<Point> points;
   for (size_t i = 0; i < sizes_bytes.size(); ++i) {
-    if (!(times_s[i] > 0) || !std::isfinite(times_s[i])) throw topologies::InputError("measured times must be positive");
-    if (!(sizes_bytes[i] >= 0) || !std::isfinite(sizes_bytes[i])) throw topologies::InputError("sizes must be finite and >= 0");
+    if (!(times_s[i] > 0) || !std::isfinite(times_s[i]))
+      throw topologies::InputError("measured times must be positive");
+    if (!(sizes_bytes[i] >= 0) || !std::isfinite(sizes_bytes[i]))
+      throw topologies::InputError("sizes must be finite and >= 0");
     points.push_back({sizes_bytes[i], times_s[i]});
   }
   std::stable_sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.bytes < b.bytes; });
@@ -106,7 +109,8 @@ BandedFit fit_size_bands(const std::vector<double>& sizes_bytes, const std::vect
   for (size_t i = 0; i < points.size(); ++i) {
     if (i == 0 || points[i].bytes != points[i - 1].bytes) first_point_of_size.push_back(i);
   }
-  if (first_point_of_size.size() < 2) throw topologies::InputError("a latency-bandwidth fit needs at least two different sizes");
+  if (first_point_of_size.size() < 2)
+    throw topologies::InputError("a latency-bandwidth fit needs at least two different sizes");
   first_point_of_size.push_back(points.size());
   const double n = static_cast<double>(points.size());
   Segmentation chosen;
@@ -114,10 +118,13 @@ BandedFit fit_size_bands(const std::vector<double>& sizes_bytes, const std::vect
   for (int bands = 1; bands <= std::max(1, max_bands); ++bands) {
     const Segmentation s = best_split(points, first_point_of_size, bands);
     if (!std::isfinite(s.rss)) continue;
-    const double bic = n * std::log(std::max(s.rss, n * kTimingFloor * kTimingFloor) / n) + (3.0 * bands - 1) * std::log(n);
+    const double bic =
+        n * std::log(std::max(s.rss, n * kTimingFloor * kTimingFloor) / n) + (3.0 * bands - 1) * std::log(n);
     if (bic < chosen_bic - 1e-9) chosen_bic = bic, chosen = s;
   }
-  if (chosen.starts.empty()) throw topologies::InputError("no latency-bandwidth line with a positive bandwidth fits (the times do not grow with size)");
+  if (chosen.starts.empty())
+    throw topologies::InputError(
+        "no latency-bandwidth line with a positive bandwidth fits (the times do not grow with size)");
   BandedFit fit;
   for (size_t k = 0; k < chosen.starts.size(); ++k) {
     const size_t first = first_point_of_size[chosen.starts[k]];

@@ -68,18 +68,21 @@ LatencyFloors latency_floors(const topologies::ClusterSpec& base) {
 }
 
 // Across scale-up domains: the tree's base latency (small all-reduces), NVLS-tree's (large ones; NCCL: 0, the
-// fit starts at its floor), the NICs' rate and the LL and LL128 protocols' bus bandwidth caps (mid sizes). Inside one domain: the ring's base latency, the fabric's step latency
-// and its bus rate. Starting points: NCCL's LL bases (6.8 and 6.6 us), the fabric's latency, and the rated
-// figures times the model's efficiencies.
-std::vector<Parameter> parameters_for(const topologies::ClusterSpec& base, const std::vector<CollectiveMeasurement>& measured) {
+// fit starts at its floor), the NICs' rate and the LL and LL128 protocols' bus bandwidth caps (mid sizes). Inside one
+// domain: the ring's base latency, the fabric's step latency and its bus rate. Starting points: NCCL's LL bases (6.8
+// and 6.6 us), the fabric's latency, and the rated figures times the model's efficiencies.
+std::vector<Parameter> parameters_for(const topologies::ClusterSpec& base,
+                                      const std::vector<CollectiveMeasurement>& measured) {
   int most = 0;
   for (const CollectiveMeasurement& m : measured) most = std::max(most, m.ranks);
   const topologies::NodeGroup& group = base.groups.front();
   const LatencyFloors floors = latency_floors(base);
   if (most <= group.gpus_per_node * std::max(1, group.fabric.domain_nodes)) {
-    const double bus_Bps = group.fabric.type == topologies::FabricType::mesh ? group.fabric.link_bandwidth_Bps * (group.gpus_per_node - 1)
-                                                                             : group.fabric.bandwidth_Bps;
-    return {{"ring base latency", 6.6e-6, kInDomainLatencyFloor_s, [](topologies::Calibration& c, double v) { c.collectives["ring"].base_latency_s = v; }},
+    const double bus_Bps = group.fabric.type == topologies::FabricType::mesh
+                               ? group.fabric.link_bandwidth_Bps * (group.gpus_per_node - 1)
+                               : group.fabric.bandwidth_Bps;
+    return {{"ring base latency", 6.6e-6, kInDomainLatencyFloor_s,
+             [](topologies::Calibration& c, double v) { c.collectives["ring"].base_latency_s = v; }},
             {"scale-up step latency", std::max(group.fabric.latency_s, 1e-7), kInDomainLatencyFloor_s,
              [](topologies::Calibration& c, double v) { tier(c.scale_up).latency_s = v; }},
             {"scale-up bus bandwidth", std::max(bus_Bps, 1e9) * model::kScaleUpEfficiency, kBandwidthFloor_Bps,
@@ -90,22 +93,27 @@ std::vector<Parameter> parameters_for(const topologies::ClusterSpec& base, const
   const double nic_Bps = group.nics.count > 0 ? group.nics.bandwidth_Bps : 50e9;
   const int domain_gpus = group.gpus_per_node * std::max(1, group.fabric.domain_nodes);
   const int domains = std::max(2, (most + domain_gpus - 1) / domain_gpus);
-  const model::NcclChannels caps = model::nccl_channels({domains, std::max(1, group.nics.count), group.nics.bandwidth_Bps, group.gpus_per_node},
-                                                         model::nccl_rows_of(base), base.nccl_version);
+  const model::NcclChannels caps =
+      model::nccl_channels({domains, std::max(1, group.nics.count), group.nics.bandwidth_Bps, group.gpus_per_node},
+                           model::nccl_rows_of(base), base.nccl_version);
   const double ll_start_Bps = caps.ll_max_bus_Bps;
   const double ll128_start_Bps = caps.ll128_bus_Bps;
   std::vector<Parameter> across{
-      {"tree base latency", std::max(6.8e-6, floors.tree_base_s), floors.tree_base_s, [](topologies::Calibration& c, double v) { c.collectives["tree"].base_latency_s = v; }},
-      {"nvls-tree base latency", floors.nvls_tree_base_s, floors.nvls_tree_base_s, [](topologies::Calibration& c, double v) { c.collectives["nvls-tree"].base_latency_s = v; }},
+      {"tree base latency", std::max(6.8e-6, floors.tree_base_s), floors.tree_base_s,
+       [](topologies::Calibration& c, double v) { c.collectives["tree"].base_latency_s = v; }},
+      {"nvls-tree base latency", floors.nvls_tree_base_s, floors.nvls_tree_base_s,
+       [](topologies::Calibration& c, double v) { c.collectives["nvls-tree"].base_latency_s = v; }},
       {"scale-out bandwidth per NIC", nic_Bps * model::kScaleOutEfficiency, kBandwidthFloor_Bps,
        [](topologies::Calibration& c, double v) { tier(c.scale_out).bandwidth_Bps = v; }},
-      {"LL bus bandwidth", ll_start_Bps, kBandwidthFloor_Bps, [](topologies::Calibration& c, double v) { c.ll_bus_Bps = v; }},
-      {"LL128 bus bandwidth", ll128_start_Bps, kBandwidthFloor_Bps, [](topologies::Calibration& c, double v) { c.ll128_bus_Bps = v; }}};
+      {"LL bus bandwidth", ll_start_Bps, kBandwidthFloor_Bps,
+       [](topologies::Calibration& c, double v) { c.ll_bus_Bps = v; }},
+      {"LL128 bus bandwidth", ll128_start_Bps, kBandwidthFloor_Bps,
+       [](topologies::Calibration& c, double v) { c.ll128_bus_Bps = v; }}};
   // With in-switch reduction, NVLS-tree's large all-reduces run at the switch's reduction rate on two nodes
   // (2 (k-1)/k of the data crosses the NICs: 8 x 46 GB/s there against 450 x 0.60 = 270 GB/s in the switch).
   if (group.fabric.in_switch_reduction) {
-    across.push_back({"in-switch bandwidth", group.fabric.bandwidth_Bps * model::kInSwitchEfficiency, kBandwidthFloor_Bps,
-                      [](topologies::Calibration& c, double v) { c.in_switch_Bps = v; }});
+    across.push_back({"in-switch bandwidth", group.fabric.bandwidth_Bps * model::kInSwitchEfficiency,
+                      kBandwidthFloor_Bps, [](topologies::Calibration& c, double v) { c.in_switch_Bps = v; }});
   }
   return across;
 }
@@ -115,9 +123,11 @@ std::vector<Parameter> parameters_for(const topologies::ClusterSpec& base, const
 topologies::Calibration calibration_of(const std::vector<Parameter>& parameters, const Eigen::VectorXd& log_theta,
                                        const std::vector<Parameter>& left = {}) {
   topologies::Calibration c;
-  for (size_t i = 0; i < parameters.size(); ++i) parameters[i].set(c, std::exp(log_theta[static_cast<Eigen::Index>(i)]));
+  for (size_t i = 0; i < parameters.size(); ++i)
+    parameters[i].set(c, std::exp(log_theta[static_cast<Eigen::Index>(i)]));
   for (const Parameter& p : left) {
-    if (std::string(p.name) == "scale-up bus bandwidth" && c.scale_up && c.scale_up->bandwidth_Bps <= 0) p.set(c, p.start);
+    if (std::string(p.name) == "scale-up bus bandwidth" && c.scale_up && c.scale_up->bandwidth_Bps <= 0)
+      p.set(c, p.start);
   }
   return c;
 }
@@ -137,7 +147,8 @@ struct Problem {
     spec.calibration = calibration_of(parameters, log_theta, left);
     const std::vector<double> predicted = predict_collectives(spec, measured);
     Eigen::VectorXd r(static_cast<Eigen::Index>(measured.size()));
-    for (size_t i = 0; i < measured.size(); ++i) r[static_cast<Eigen::Index>(i)] = (predicted[i] - measured[i].time_s) / measured[i].time_s;
+    for (size_t i = 0; i < measured.size(); ++i)
+      r[static_cast<Eigen::Index>(i)] = (predicted[i] - measured[i].time_s) / measured[i].time_s;
     return r;
   }
 };
@@ -201,7 +212,9 @@ double log_r_squared(const std::vector<double>& predicted, const std::vector<Col
 
 std::vector<double> to_vector(const Eigen::VectorXd& v) { return {v.data(), v.data() + v.size()}; }
 
-double median_error(const Problem& problem, const Eigen::VectorXd& theta) { return model::median_abs(to_vector(problem.relative_errors(theta))); }
+double median_error(const Problem& problem, const Eigen::VectorXd& theta) {
+  return model::median_abs(to_vector(problem.relative_errors(theta)));
+}
 
 Eigen::VectorXd without(const Eigen::VectorXd& v, Eigen::Index i) {
   Eigen::VectorXd out(v.size() - 1);
@@ -241,12 +254,15 @@ int keep_priors(Problem& problem, Eigen::VectorXd& theta, std::vector<KeptPrior>
 std::string describe(const KeptPrior& kept) {
   const bool rate = std::string(kept.name).find("bandwidth") != std::string::npos;
   char text[256];
-  std::snprintf(text, sizeof text, "%s: the prior kept (fitted %.4g %s: median |error| %.1f %%, %.1f %% with the prior)", kept.name.c_str(),
-                rate ? kept.fitted / 1e9 : kept.fitted * 1e6, rate ? "GB/s" : "us", 100 * kept.median_fitted, 100 * kept.median_prior);
+  std::snprintf(text, sizeof text,
+                "%s: the prior kept (fitted %.4g %s: median |error| %.1f %%, %.1f %% with the prior)",
+                kept.name.c_str(), rate ? kept.fitted / 1e9 : kept.fitted * 1e6, rate ? "GB/s" : "us",
+                100 * kept.median_fitted, 100 * kept.median_prior);
   return text;
 }
 
-std::vector<double> predict_collectives(const topologies::ClusterSpec& spec, const std::vector<CollectiveMeasurement>& measured) {
+std::vector<double> predict_collectives(const topologies::ClusterSpec& spec,
+                                        const std::vector<CollectiveMeasurement>& measured) {
   const topologies::Topology topology(spec);
   std::vector<double> times;
   std::map<int, model::CommGroup> groups;  // by ranks
@@ -268,17 +284,20 @@ std::vector<double> predict_collectives(const topologies::ClusterSpec& spec, con
   return times;
 }
 
-CalibrationFit calibrate_collectives(const topologies::ClusterSpec& base, const std::vector<CollectiveMeasurement>& measured,
+CalibrationFit calibrate_collectives(const topologies::ClusterSpec& base,
+                                     const std::vector<CollectiveMeasurement>& measured,
                                      const std::vector<std::string>& inputs, const std::string& date) {
   if (measured.size() < 3) throw topologies::InputError("calibration needs at least 3 measurements");
   CalibrationFit fit;
   topologies::ClusterSpec uncalibrated = base;
   uncalibrated.calibration.reset();
   const std::vector<double> before = predict_collectives(uncalibrated, measured);
-  for (size_t i = 0; i < measured.size(); ++i) fit.rel_errors_before.push_back((before[i] - measured[i].time_s) / measured[i].time_s);
+  for (size_t i = 0; i < measured.size(); ++i)
+    fit.rel_errors_before.push_back((before[i] - measured[i].time_s) / measured[i].time_s);
   Problem problem{base, measured, parameters_for(base, measured)};
   Eigen::VectorXd theta(static_cast<Eigen::Index>(problem.parameters.size()));
-  for (size_t i = 0; i < problem.parameters.size(); ++i) theta[static_cast<Eigen::Index>(i)] = std::log(problem.parameters[i].start);
+  for (size_t i = 0; i < problem.parameters.size(); ++i)
+    theta[static_cast<Eigen::Index>(i)] = std::log(problem.parameters[i].start);
   fit.iterations = levenberg_marquardt(problem, theta);
   fit.iterations += keep_priors(problem, theta, fit.kept_priors);
   fit.calibration = calibration_of(problem.parameters, theta, problem.left);
@@ -296,12 +315,15 @@ CalibrationFit calibrate_collectives(const topologies::ClusterSpec& base, const 
   p.r_squared = log_r_squared(predict_collectives(calibrated, measured), measured);
   p.median_abs_rel_error = model::median_abs(fit.rel_errors_after);
   p.max_abs_rel_error = max_abs(fit.rel_errors_after);
-  auto [smallest, largest] = std::minmax_element(measured.begin(), measured.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
-  auto [fewest, most] = std::minmax_element(measured.begin(), measured.end(), [](const auto& a, const auto& b) { return a.ranks < b.ranks; });
+  auto [smallest, largest] = std::minmax_element(measured.begin(), measured.end(),
+                                                 [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+  auto [fewest, most] = std::minmax_element(measured.begin(), measured.end(),
+                                            [](const auto& a, const auto& b) { return a.ranks < b.ranks; });
   p.sizes_bytes = std::pair{smallest->bytes, largest->bytes};
   p.ranks = std::pair{fewest->ranks, most->ranks};
   std::map<double, double> worst;  // by size: the largest |error| there
-  for (size_t i = 0; i < measured.size(); ++i) worst[measured[i].bytes] = std::max(worst[measured[i].bytes], std::abs(fit.rel_errors_after[i]));
+  for (size_t i = 0; i < measured.size(); ++i)
+    worst[measured[i].bytes] = std::max(worst[measured[i].bytes], std::abs(fit.rel_errors_after[i]));
   p.residuals.assign(worst.begin(), worst.end());
   return fit;
 }

@@ -29,7 +29,8 @@ std::vector<AttentionMeasurement> read_attention_measurements(const std::string&
       // Checked as a double before it becomes an integer: get<long long>() of 1e30 is undefined behaviour.
       const double tokens = row.at("tokens").get<double>();
       if (!(tokens >= 1 && tokens <= 1e15) || tokens != std::floor(tokens)) {
-        throw topologies::InputError({path, 0, 0}, "'tokens' must be a whole number >= 1, got " + row.at("tokens").dump());
+        throw topologies::InputError({path, 0, 0},
+                                     "'tokens' must be a whole number >= 1, got " + row.at("tokens").dump());
       }
       out.push_back({row.at("workload").get<std::string>(), static_cast<long long>(tokens),
                      row.at("time_s").at("median").get<double>(), path});
@@ -37,7 +38,8 @@ std::vector<AttentionMeasurement> read_attention_measurements(const std::string&
     if (out.empty()) throw topologies::InputError({path, 0, 0}, "no attention results");
     return out;
   } catch (const nlohmann::json::exception& error) {
-    throw topologies::InputError({path, 0, 0}, std::string("not a treering-realrun attention bench file: ") + error.what());
+    throw topologies::InputError({path, 0, 0},
+                                 std::string("not a treering-realrun attention bench file: ") + error.what());
   }
 }
 

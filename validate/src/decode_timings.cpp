@@ -29,15 +29,15 @@ std::vector<std::string> fields_of(const std::string& line) {
   return fields;
 }
 
-long long whole(const std::string& text, long long smallest, long long largest, const topologies::InputLocation& where, const char* what) {
+long long whole(const std::string& text, long long smallest, long long largest, const topologies::InputLocation& where,
+                const char* what) {
   try {
     size_t used = 0;
     const long long value = std::stoll(text, &used);
     if (used == text.size() && value >= smallest && value <= largest) return value;
-  } catch (const std::exception&) {
-  }
-  throw InputError(where, std::string(what) + " must be a whole number from " + std::to_string(smallest) + " to " + std::to_string(largest) +
-                              ", got '" + text + "'");
+  } catch (const std::exception&) {}
+  throw InputError(where, std::string(what) + " must be a whole number from " + std::to_string(smallest) + " to " +
+                              std::to_string(largest) + ", got '" + text + "'");
 }
 
 bool yes_no(const std::string& text, const topologies::InputLocation& where) {
@@ -51,16 +51,17 @@ double seconds(const std::string& text, const topologies::InputLocation& where) 
     size_t used = 0;
     const double value = std::stod(text, &used);
     if (used == text.size() && std::isfinite(value) && value > 0) return value;
-  } catch (const std::exception&) {
-  }
+  } catch (const std::exception&) {}
   throw InputError(where, "measured_s must be a positive number of seconds, got '" + text + "'");
 }
 
 TimedDecode row_of(const std::vector<std::string>& f, const std::string& path, int line) {
   const topologies::InputLocation where{path, line, 0};
-  if (f.size() != 9) throw InputError(where, "expected 9 fields (" + std::string(kHeader) + "), got " + std::to_string(f.size()));
+  if (f.size() != 9)
+    throw InputError(where, "expected 9 fields (" + std::string(kHeader) + "), got " + std::to_string(f.size()));
   for (int i : {0, 1, 2}) {
-    if (f[static_cast<size_t>(i)].empty()) throw InputError(where, "empty " + std::string(i == 0 ? "cluster" : i == 1 ? "workload" : "algo"));
+    if (f[static_cast<size_t>(i)].empty())
+      throw InputError(where, "empty " + std::string(i == 0 ? "cluster" : i == 1 ? "workload" : "algo"));
   }
   TimedDecode t;
   t.cluster = f[0];

@@ -27,7 +27,9 @@ using topologies::InputError;
 void assign_noise(std::vector<DecodeCase>& cases) {
   using Key = std::tuple<std::string, std::string, int, long long, int, std::string>;
   std::map<Key, std::vector<double>> medians;
-  auto key = [](const DecodeMeasurement& m) { return Key{m.algorithm, m.workload, m.batch, m.seq_len, m.ranks, m.backend}; };
+  auto key = [](const DecodeMeasurement& m) {
+    return Key{m.algorithm, m.workload, m.batch, m.seq_len, m.ranks, m.backend};
+  };
   for (const DecodeCase& c : cases) medians[key(c.measured)].push_back(c.measured.latency_s);
   for (DecodeCase& c : cases) {
     const std::vector<double>& same = medians[key(c.measured)];
@@ -60,18 +62,23 @@ bool is_decode_file(const std::string& path) {
 std::vector<DecodeMeasurement> read_decode_measurements(const std::string& path) {
   const nlohmann::json json = detail::read_json_file(path);
   auto field = [&](const nlohmann::json& object, const char* key) -> const nlohmann::json& {
-    if (!object.is_object() || !object.contains(key)) throw InputError({path, 0, 0}, std::string("missing '") + key + "' (not a treering-realrun decode file?)");
+    if (!object.is_object() || !object.contains(key))
+      throw InputError({path, 0, 0}, std::string("missing '") + key + "' (not a treering-realrun decode file?)");
     return object.at(key);
   };
   std::vector<DecodeMeasurement> out;
   try {
     for (const nlohmann::json& row : field(json, "results")) {
       constexpr double kMaxInt = std::numeric_limits<int>::max();
-      out.push_back({field(row, "algo").get<std::string>(), field(row, "workload").get<std::string>(),
+      out.push_back({field(row, "algo").get<std::string>(),
+                     field(row, "workload").get<std::string>(),
                      static_cast<int>(whole_number(field(row, "batch"), kMaxInt, path, "batch")),
                      whole_number(field(row, "seq_len"), 1e15, path, "seq_len"),
                      static_cast<int>(whole_number(field(row, "ranks"), kMaxInt, path, "ranks")),
-                     field(field(row, "latency_s"), "median").get<double>(), field(row, "backend").get<std::string>(), {}, path});
+                     field(field(row, "latency_s"), "median").get<double>(),
+                     field(row, "backend").get<std::string>(),
+                     {},
+                     path});
       const nlohmann::json& latency = row.at("latency_s");
       if (latency.contains("p10") && latency.contains("p90")) {
         out.back().spread = (latency.at("p90").get<double>() - latency.at("p10").get<double>()) / out.back().latency_s;
@@ -93,7 +100,8 @@ std::vector<DecodeMeasurement> read_decode_measurements(const std::string& path)
   return out;
 }
 
-std::vector<DecodeCase> predict_decodes(const topologies::Topology& topology, const std::vector<DecodeMeasurement>& measured,
+std::vector<DecodeCase> predict_decodes(const topologies::Topology& topology,
+                                        const std::vector<DecodeMeasurement>& measured,
                                         const std::vector<Engine>& engines) {
   std::vector<DecodeCase> cases;
   for (const DecodeMeasurement& m : measured) {
@@ -103,12 +111,14 @@ std::vector<DecodeCase> predict_decodes(const topologies::Topology& topology, co
     const model::DecodeModel decode(topology, gpus);
     model::Workload workload = model::find_workload(m.workload);
     workload.batch = m.batch;
-    const model::DecodePlan plan = decode.plan(model::parse_decode_algorithm(m.algorithm), workload, m.seq_len, model::realrun_plan_options(model::parse_realrun_backend(m.backend)));
+    const model::DecodePlan plan = decode.plan(model::parse_decode_algorithm(m.algorithm), workload, m.seq_len,
+                                               model::realrun_plan_options(model::parse_realrun_backend(m.backend)));
     DecodeCase c;
     c.measured = m;
     c.extrapolation = model::join_reasons(model::extrapolations(topology, plan));
     for (Engine engine : engines) {
-      c.predicted_s[engine] = engine == Engine::model ? decode.evaluate(plan).latency_s : sim::replay_plan(decode, plan).latency_s;
+      c.predicted_s[engine] =
+          engine == Engine::model ? decode.evaluate(plan).latency_s : sim::replay_plan(decode, plan).latency_s;
     }
     cases.push_back(std::move(c));
   }

@@ -37,17 +37,19 @@ double number(const std::string& text, const std::string& file, int line, const 
     size_t used = 0;
     const double value = std::stod(text, &used);
     if (used == text.size() && std::isfinite(value) && value >= 0) return value;
-  } catch (const std::exception&) {
-  }
+  } catch (const std::exception&) {}
   throw InputError({file, line, 0}, std::string("'") + text + "' is not a valid " + what);
 }
 
 // nccl-tests' binaries, as its "# Collective test starting: NAME" line names them.
 std::optional<model::CollectiveOp> op_of_binary(const std::string& name) {
   static const std::pair<const char*, model::CollectiveOp> kBinaries[] = {
-      {"all_reduce_perf", model::CollectiveOp::allreduce},         {"all_gather_perf", model::CollectiveOp::allgather},
-      {"reduce_scatter_perf", model::CollectiveOp::reduce_scatter}, {"broadcast_perf", model::CollectiveOp::broadcast},
-      {"sendrecv_perf", model::CollectiveOp::sendrecv},            {"alltoall_perf", model::CollectiveOp::alltoall}};
+      {"all_reduce_perf", model::CollectiveOp::allreduce},
+      {"all_gather_perf", model::CollectiveOp::allgather},
+      {"reduce_scatter_perf", model::CollectiveOp::reduce_scatter},
+      {"broadcast_perf", model::CollectiveOp::broadcast},
+      {"sendrecv_perf", model::CollectiveOp::sendrecv},
+      {"alltoall_perf", model::CollectiveOp::alltoall}};
   for (const auto& [binary, op] : kBinaries) {
     if (name == binary) return op;
   }
@@ -57,17 +59,20 @@ std::optional<model::CollectiveOp> op_of_binary(const std::string& name) {
 // busbw / algbw -> the op; `ranks` known. A log's redop and root columns tell apart the ops with one bus
 // factor: (n-1)/n is reduce-scatter with a reduction, all-gather or all-to-all without one (which of the two,
 // only the file can say); 1 is broadcast with a root, send/recv without.
-model::CollectiveOp op_of(double ratio, int ranks, const std::string& redop, const std::string& root, const std::string& file, int line) {
+model::CollectiveOp op_of(double ratio, int ranks, const std::string& redop, const std::string& root,
+                          const std::string& file, int line) {
   const double n = ranks;
   const bool reduces = !redop.empty() && redop != "none";
   auto unclear = [&](const char* which) {
-    return InputError({file, line, 0}, std::string("busbw / algbw = ") + std::to_string(ratio) + " on " + std::to_string(ranks) +
-                                           " ranks is " + which + ": say which with '# op: NAME'");
+    return InputError({file, line, 0}, std::string("busbw / algbw = ") + std::to_string(ratio) + " on " +
+                                           std::to_string(ranks) + " ranks is " + which +
+                                           ": say which with '# op: NAME'");
   };
   if (std::abs(ratio - 2 * (n - 1) / n) < 0.02) return model::CollectiveOp::allreduce;
   if (std::abs(ratio - (n - 1) / n) < 0.02) {
     if (reduces) return model::CollectiveOp::reduce_scatter;
-    throw unclear(redop.empty() ? "all-gather, reduce-scatter or all-to-all" : "all-gather or all-to-all (no reduction)");
+    throw unclear(redop.empty() ? "all-gather, reduce-scatter or all-to-all"
+                                : "all-gather or all-to-all (no reduction)");
   }
   if (std::abs(ratio - 1.0) < 0.02) {
     if (root.empty()) throw unclear("broadcast or send/recv");
@@ -80,8 +85,8 @@ model::CollectiveOp op_of(double ratio, int ranks, const std::string& redop, con
 struct Parsed {
   std::vector<Row> rows;
   int ranks = 0;
-  std::string op;  // "" when not given
-  std::string redop, root;  // a log's columns, from its first row
+  std::string op;            // "" when not given
+  std::string redop, root;   // a log's columns, from its first row
   std::string nccl_release;  // "2.26.6" or ""
   bool log = false, csv = false;
 };
@@ -90,12 +95,14 @@ struct Parsed {
 // ("# NCCL version 2.26.6+cuda12.8", "# nccl version: NCCL 2.29.7+cuda12.9"), NCCL's own INFO line
 // ("host:1:1 [0] NCCL INFO NCCL version 2.26.2+cuda12.2"), or nccl-tests' "nccl-library=22606".
 std::string nccl_release_of(const std::string& line) {
-  static const std::regex kPrinted(R"(^#?\s*(?:\S+\s+\[\d+\]\s+NCCL INFO\s+)?NCCL version:?\s*(?:NCCL\s+)?(2\.\d{1,3}\.\d{1,3})(?![\d.]))",
-                                   std::regex::icase);
+  static const std::regex kPrinted(
+      R"(^#?\s*(?:\S+\s+\[\d+\]\s+NCCL INFO\s+)?NCCL version:?\s*(?:NCCL\s+)?(2\.\d{1,3}\.\d{1,3})(?![\d.]))",
+      std::regex::icase);
   static const std::regex kLibrary(R"(nccl-library=2(\d\d)(\d\d)\b)");
   std::smatch match;
   if (std::regex_search(line, match, kPrinted)) return match[1];
-  if (std::regex_search(line, match, kLibrary)) return "2." + std::to_string(std::stoi(match[1])) + "." + std::to_string(std::stoi(match[2]));
+  if (std::regex_search(line, match, kLibrary))
+    return "2." + std::to_string(std::stoi(match[1])) + "." + std::to_string(std::stoi(match[2]));
   return "";
 }
 
@@ -111,7 +118,8 @@ void parse_comment(const std::string& text, int line, const std::string& file, P
   if (fields.size() >= 2 && fields[0] == "Rank") ++p.ranks;
   if (fields.size() >= 2 && fields[0] == "ranks:") {
     const double ranks = number(fields[1], file, line, "number of ranks");
-    if (ranks != std::floor(ranks) || ranks > 1e7) throw InputError({file, line, 0}, "'" + fields[1] + "' is not a number of ranks");
+    if (ranks != std::floor(ranks) || ranks > 1e7)
+      throw InputError({file, line, 0}, "'" + fields[1] + "' is not a number of ranks");
     p.ranks = static_cast<int>(ranks);
   }
   if (fields.size() >= 4 && fields[0] == "Collective" && fields[1] == "test" && fields[2] == "starting:") {
@@ -132,14 +140,22 @@ void parse_row(const std::string& text, int line, const std::string& file, Parse
   const bool comma = text.find(',') != std::string::npos;
   const auto fields = split(text, comma ? ',' : ' ');
   if (comma) {
-    if (fields.size() != 5) throw InputError({file, line, 0}, "expected 5 comma-separated values (bytes,time_us_outofplace,algbw_GBps,busbw_GBps,time_us_inplace), got " + std::to_string(fields.size()));
+    if (fields.size() != 5)
+      throw InputError(
+          {file, line, 0},
+          "expected 5 comma-separated values (bytes,time_us_outofplace,algbw_GBps,busbw_GBps,time_us_inplace), got " +
+              std::to_string(fields.size()));
     p.csv = true;
     p.rows.push_back({number(fields[0], file, line, "size"),
                       std::min(number(fields[1], file, line, "time"), number(fields[4], file, line, "time")),
                       number(fields[2], file, line, "algbw"), number(fields[3], file, line, "busbw"), line});
     return;
   }
-  if (fields.size() != 13) throw InputError({file, line, 0}, "expected an nccl-tests row of 13 columns (size count type redop root time algbw busbw #wrong time algbw busbw #wrong), got " + std::to_string(fields.size()));
+  if (fields.size() != 13)
+    throw InputError({file, line, 0},
+                     "expected an nccl-tests row of 13 columns (size count type redop root time algbw busbw #wrong "
+                     "time algbw busbw #wrong), got " +
+                         std::to_string(fields.size()));
   p.log = true;
   if (p.redop.empty()) p.redop = fields[3], p.root = fields[4];
   p.rows.push_back({number(fields[0], file, line, "size"),
@@ -152,15 +168,20 @@ std::vector<CollectiveMeasurement> read_realrun_bench(std::istream& in, const st
   const nlohmann::json json = detail::parse_json(in, path);
   try {
     auto field = [&](const nlohmann::json& object, const char* key) -> const nlohmann::json& {
-      if (!object.is_object() || !object.contains(key)) throw InputError({path, 0, 0}, std::string("missing '") + key + "' (not a treering-realrun bench file?)");
+      if (!object.is_object() || !object.contains(key))
+        throw InputError({path, 0, 0}, std::string("missing '") + key + "' (not a treering-realrun bench file?)");
       return object.at(key);
     };
     const std::string bench = field(json, "bench").get<std::string>();
     model::CollectiveOp op = model::CollectiveOp::sendrecv;
-    if (bench == "allreduce") op = model::CollectiveOp::allreduce;
-    else if (bench == "allgather") op = model::CollectiveOp::allgather;
-    else if (bench != "sendrecv") throw InputError({path, 0, 0}, "'" + bench + "' results are not collective measurements");
-    // Checked as a double before it becomes an int (get<int>() of 1e10 is undefined behaviour); at least 2, as in a log.
+    if (bench == "allreduce")
+      op = model::CollectiveOp::allreduce;
+    else if (bench == "allgather")
+      op = model::CollectiveOp::allgather;
+    else if (bench != "sendrecv")
+      throw InputError({path, 0, 0}, "'" + bench + "' results are not collective measurements");
+    // Checked as a double before it becomes an int (get<int>() of 1e10 is undefined behaviour); at least 2, as in a
+    // log.
     const double ranks_given = field(field(json, "provenance"), "ranks").get<double>();
     if (!(ranks_given >= 2 && ranks_given <= 1e7) || ranks_given != std::floor(ranks_given)) {
       throw InputError({path, 0, 0}, "a collective needs a whole number of ranks >= 2, the provenance says " +
@@ -219,11 +240,14 @@ std::vector<CollectiveMeasurement> read_collective_measurements(const std::strin
   const Row& largest = p.rows.back();
   if (p.ranks == 0) {  // a CSV without '# ranks:': from the all-reduce bus factor 2 (n-1)/n
     const double ratio = largest.algbw > 0 ? largest.busbw / largest.algbw : 0;
-    if (!(ratio > 1.0 && ratio < 2.0)) throw InputError({path, largest.line, 0}, "cannot tell the ranks: add '# ranks: N'");
+    if (!(ratio > 1.0 && ratio < 2.0))
+      throw InputError({path, largest.line, 0}, "cannot tell the ranks: add '# ranks: N'");
     p.ranks = static_cast<int>(std::lround(2.0 / (2.0 - ratio)));
   }
-  if (p.ranks < 2) throw InputError({path, 0, 0}, "a collective needs at least 2 ranks, the file says " + std::to_string(p.ranks));
-  const model::CollectiveOp op = p.op.empty() ? op_of(largest.algbw > 0 ? largest.busbw / largest.algbw : 0, p.ranks, p.redop, p.root, path, largest.line)
+  if (p.ranks < 2)
+    throw InputError({path, 0, 0}, "a collective needs at least 2 ranks, the file says " + std::to_string(p.ranks));
+  const model::CollectiveOp op = p.op.empty() ? op_of(largest.algbw > 0 ? largest.busbw / largest.algbw : 0, p.ranks,
+                                                      p.redop, p.root, path, largest.line)
                                               : model::parse_collective_op(p.op);
   std::vector<CollectiveMeasurement> out;
   for (const Row& row : p.rows) {

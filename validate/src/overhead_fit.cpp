@@ -79,15 +79,16 @@ std::string names_of(const std::vector<Overhead>& overheads) {
 void check_identifiable(const MatrixXd& weighted, const std::vector<Overhead>& free) {
   const Eigen::Index n = weighted.rows(), p = weighted.cols();
   if (n <= p) {
-    throw topologies::InputError(std::to_string(n) + " timing(s) cannot fit " + std::to_string(p) + " overhead(s) (" + names_of(free) +
-                                ") and say how far off the fit is: give more timings than overheads, or fit fewer");
+    throw topologies::InputError(std::to_string(n) + " timing(s) cannot fit " + std::to_string(p) + " overhead(s) (" +
+                                 names_of(free) +
+                                 ") and say how far off the fit is: give more timings than overheads, or fit fewer");
   }
   MatrixXd scaled = weighted;
   for (Eigen::Index k = 0; k < p; ++k) {
     const double norm = scaled.col(k).norm();
     if (!(norm > 1e-9)) {
       throw topologies::InputError(std::string("no timing depends on ") + to_string(free[static_cast<size_t>(k)]) +
-                                  " (the profile makes none in these decodes): leave it out of the fit");
+                                   " (the profile makes none in these decodes): leave it out of the fit");
     }
     scaled.col(k) /= norm;
   }
@@ -99,9 +100,10 @@ void check_identifiable(const MatrixXd& weighted, const std::vector<Overhead>& f
   for (Eigen::Index k = 0; k < p; ++k) {
     if (std::abs(v[k]) > 0.2) tied.push_back(free[static_cast<size_t>(k)]);
   }
-  throw topologies::InputError("not identifiable: " + names_of(tied) +
-                              " change the timings in (nearly) the same proportions, so the timings cannot tell them apart; "
-                              "fit fewer of them, or add timings that differ in tokens generated, algorithm, model or GPUs");
+  throw topologies::InputError(
+      "not identifiable: " + names_of(tied) +
+      " change the timings in (nearly) the same proportions, so the timings cannot tell them apart; "
+      "fit fewer of them, or add timings that differ in tokens generated, algorithm, model or GPUs");
 }
 
 // min |A x - b| subject to x >= 0, for a handful of columns: the best feasible least-squares solution over every
@@ -151,7 +153,8 @@ std::vector<double> standard_errors_s(const MatrixXd& a, const VectorXd& residua
   const double variance = residual.squaredNorm() / std::max(1.0, dof);
   const MatrixXd covariance = variance * (sub.transpose() * sub).inverse();
   for (size_t j = 0; j < active.size(); ++j) {
-    errors[static_cast<size_t>(active[j])] = std::sqrt(std::max(0.0, covariance(static_cast<Eigen::Index>(j), static_cast<Eigen::Index>(j))));
+    errors[static_cast<size_t>(active[j])] =
+        std::sqrt(std::max(0.0, covariance(static_cast<Eigen::Index>(j), static_cast<Eigen::Index>(j))));
   }
   return errors;
 }
@@ -166,8 +169,9 @@ ImplProfile fitted_profile(const ImplProfile& prior, const std::vector<OverheadE
   for (const OverheadEstimate& e : estimates) {
     std::ostringstream source;
     if (e.kept_prior) {
-      source << "the prior kept: fitting it to " << timings << " timings (" << provenance << ") gave " << topologies::format_duration(e.fitted_s)
-             << ", median |error| " << std::round(e.median_fitted * 1000) / 10 << " % against " << std::round(e.median_prior * 1000) / 10
+      source << "the prior kept: fitting it to " << timings << " timings (" << provenance << ") gave "
+             << topologies::format_duration(e.fitted_s) << ", median |error| "
+             << std::round(e.median_fitted * 1000) / 10 << " % against " << std::round(e.median_prior * 1000) / 10
              << " % with the prior";
       const auto cited = prior.sources.find(to_string(e.overhead));
       if (cited != prior.sources.end()) source << "; " << cited->second;
@@ -175,10 +179,12 @@ ImplProfile fitted_profile(const ImplProfile& prior, const std::vector<OverheadE
       continue;
     }
     set(profile, e.overhead, e.fitted_s);
-    source << "fitted by treering calibrate to " << timings << " timings (" << provenance << "): "
-           << topologies::format_duration(e.fitted_s);
-    if (e.at_bound) source << " (held at its bound: the timings wanted less than 0)";
-    else source << " +- " << topologies::format_duration(e.std_error_s) << " (1 sigma)";
+    source << "fitted by treering calibrate to " << timings << " timings (" << provenance
+           << "): " << topologies::format_duration(e.fitted_s);
+    if (e.at_bound)
+      source << " (held at its bound: the timings wanted less than 0)";
+    else
+      source << " +- " << topologies::format_duration(e.std_error_s) << " (1 sigma)";
     profile.sources[to_string(e.overhead)] = source.str();
   }
   const double error = std::ceil(max_abs_rel_error * 1000) / 1000;
@@ -209,7 +215,8 @@ Overhead parse_overhead(const std::string& name) {
   for (Overhead o : all_overheads()) {
     if (name == to_string(o)) return o;
   }
-  throw topologies::InputError("unknown overhead '" + name + "' (kernel_launch, collective_call, host_round_trip, first_call)");
+  throw topologies::InputError("unknown overhead '" + name +
+                               "' (kernel_launch, collective_call, host_round_trip, first_call)");
 }
 
 namespace {
@@ -245,8 +252,10 @@ std::vector<std::optional<std::pair<double, double>>> keep_priors(Problem& probl
     Problem trial = problem;
     VectorXd y = x;
     const std::optional<double> prior = prior_of(problem.prior, problem.free[k]);
-    if (prior) y[static_cast<Eigen::Index>(k)] = *prior;
-    else trial.at_prior[k] = true;
+    if (prior)
+      y[static_cast<Eigen::Index>(k)] = *prior;
+    else
+      trial.at_prior[k] = true;
     const double with_prior = median_error(trial, y);
     if (with_prior >= fitted) continue;  // worse with the fit: only then the prior
     kept[k] = std::pair{fitted, with_prior};
@@ -258,9 +267,10 @@ std::vector<std::optional<std::pair<double, double>>> keep_priors(Problem& probl
 
 }  // namespace
 
-OverheadFit fit_overheads(const ImplProfile& prior, const std::vector<TimedDecode>& timings, const std::vector<Overhead>& chosen,
-                          const std::string& provenance, int max_iterations) {
-  if (chosen.size() > 4 || timings.empty()) throw topologies::InputError("fit up to four overheads to at least one timing");
+OverheadFit fit_overheads(const ImplProfile& prior, const std::vector<TimedDecode>& timings,
+                          const std::vector<Overhead>& chosen, const std::string& provenance, int max_iterations) {
+  if (chosen.size() > 4 || timings.empty())
+    throw topologies::InputError("fit up to four overheads to at least one timing");
   const TimingModels models(timings);
   VectorXd measured_s(static_cast<Eigen::Index>(timings.size()));
   for (size_t i = 0; i < timings.size(); ++i) measured_s[static_cast<Eigen::Index>(i)] = timings[i].measured_s;
@@ -288,7 +298,8 @@ OverheadFit fit_overheads(const ImplProfile& prior, const std::vector<TimedDecod
     if (converged) break;
     if (fit.iterations >= max_iterations) {
       throw topologies::InputError("the overhead fit did not settle in " + std::to_string(max_iterations) +
-                                  (max_iterations == 1 ? " iteration" : " iterations") + " (the values still moved by more than 1e-9 of themselves): nothing written");
+                                   (max_iterations == 1 ? " iteration" : " iterations") +
+                                   " (the values still moved by more than 1e-9 of themselves): nothing written");
     }
   }
   const VectorXd fitted_x = x;
@@ -305,7 +316,8 @@ OverheadFit fit_overheads(const ImplProfile& prior, const std::vector<TimedDecod
                              (t - problem.predict(without)).sum() / measured_sum_s});
     if (kept[kk]) {
       OverheadEstimate& e = fit.estimates.back();
-      e.kept_prior = true, e.fitted_s = fitted_x[k], e.median_fitted = kept[kk]->first, e.median_prior = kept[kk]->second;
+      e.kept_prior = true, e.fitted_s = fitted_x[k], e.median_fitted = kept[kk]->first,
+      e.median_prior = kept[kk]->second;
     }
   }
   fit.base_share = problem.predict(VectorXd::Zero(p)).sum() / measured_sum_s;

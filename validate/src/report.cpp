@@ -30,14 +30,16 @@ double simulated_s(const topologies::Topology& topology, const model::CommGroup&
 
 }  // namespace
 
-std::vector<CaseResult> predict_cases(const topologies::Topology& topology, const std::vector<CollectiveMeasurement>& measured,
+std::vector<CaseResult> predict_cases(const topologies::Topology& topology,
+                                      const std::vector<CollectiveMeasurement>& measured,
                                       const std::vector<Engine>& engines) {
   std::vector<CaseResult> results;
   for (const CollectiveMeasurement& m : measured) {
     check_ranks_fit(m.ranks, topology.gpu_count(), m.file);
     std::vector<int> gpus(static_cast<size_t>(m.ranks));
     std::iota(gpus.begin(), gpus.end(), 0);
-    if (m.op == model::CollectiveOp::sendrecv && m.ranks > 2) gpus = {0, m.ranks - 1};  // a ring of sends: its slowest pair
+    if (m.op == model::CollectiveOp::sendrecv && m.ranks > 2)
+      gpus = {0, m.ranks - 1};  // a ring of sends: its slowest pair
     const model::CommGroup group = model::describe_group(topology, gpus);
     model::CollectiveRequest request;
     request.op = m.op;
@@ -45,9 +47,13 @@ std::vector<CaseResult> predict_cases(const topologies::Topology& topology, cons
     request.algorithm = m.algorithm;  // what ran, when known (else NCCL's pick)
     if (m.algorithm) request.allowed = model::AlgorithmSet::all;
     const model::CollectiveEstimate estimate = model::estimate_collective(group, request);
-    CaseResult result{m, {}, std::string(model::to_string(estimate.chosen.algorithm)) + "/" + model::to_string(estimate.chosen.protocol)};
+    CaseResult result{
+        m,
+        {},
+        std::string(model::to_string(estimate.chosen.algorithm)) + "/" + model::to_string(estimate.chosen.protocol)};
     for (Engine engine : engines) {
-      result.predicted_s[engine] = engine == Engine::model ? estimate.chosen.time_s : simulated_s(topology, group, m, estimate.chosen);
+      result.predicted_s[engine] =
+          engine == Engine::model ? estimate.chosen.time_s : simulated_s(topology, group, m, estimate.chosen);
     }
     results.push_back(std::move(result));
   }
@@ -56,14 +62,19 @@ std::vector<CaseResult> predict_cases(const topologies::Topology& topology, cons
 
 void check_ranks_fit(int ranks, int gpus, const std::string& file) {
   if (ranks > gpus) {
-    throw topologies::InputError(file + ": " + std::to_string(ranks) + " ranks, the cluster has " + std::to_string(gpus) +
-                                " GPUs (try --nodes)");
+    throw topologies::InputError(file + ": " + std::to_string(ranks) + " ranks, the cluster has " +
+                                 std::to_string(gpus) + " GPUs (try --nodes)");
   }
 }
 
 ErrorSummary summary_of(Engine engine, const std::string& operation, const std::vector<double>& abs_errors) {
-  return {engine, operation, static_cast<int>(abs_errors.size()), model::percentile(abs_errors, 0.5), model::percentile(abs_errors, 0.9),
-          *std::max_element(abs_errors.begin(), abs_errors.end()), std::nullopt};
+  return {engine,
+          operation,
+          static_cast<int>(abs_errors.size()),
+          model::percentile(abs_errors, 0.5),
+          model::percentile(abs_errors, 0.9),
+          *std::max_element(abs_errors.begin(), abs_errors.end()),
+          std::nullopt};
 }
 
 std::vector<ErrorSummary> summarise(const std::vector<CaseResult>& cases, const std::vector<Engine>& engines) {

@@ -51,7 +51,8 @@ void fit_attention_shapes(const std::vector<StepPoint>& points, const std::vecto
     }
     const PartLine line = fit_part_line(x, y, 1.0 / rates.hbm_Bps, 1.0 / rates.hbm_rated_Bps);
     if (!line.slope_fitted) continue;
-    fit.attention_shapes.push_back({shape.first, shape.second, {line.fixed_s, 1.0 / (line.slope_s_per_byte * rates.hbm_rated_Bps)}});
+    fit.attention_shapes.push_back(
+        {shape.first, shape.second, {line.fixed_s, 1.0 / (line.slope_s_per_byte * rates.hbm_rated_Bps)}});
   }
 }
 
@@ -68,11 +69,19 @@ std::vector<StepPoint> read_step_points(const std::string& path) {
     std::vector<StepPoint> out;
     for (const nlohmann::json& row : json.at("results")) {
       if (!row.contains("step_s")) continue;  // skipped (did not fit) or failed
-      StepPoint p{row.at("workload").get<std::string>(), row.at("batch").get<int>(), row.at("seq_len").get<long long>(),
-                  row.value("tp", 1), row.at("step_s").get<double>(), {}, path};
-      for (int i = 0; i < kStepParts; ++i) p.part_s[static_cast<std::size_t>(i)] = row.at("parts_s").at(topologies::kStepCalibrationParts[i]).get<double>();
+      StepPoint p{row.at("workload").get<std::string>(),
+                  row.at("batch").get<int>(),
+                  row.at("seq_len").get<long long>(),
+                  row.value("tp", 1),
+                  row.at("step_s").get<double>(),
+                  {},
+                  path};
+      for (int i = 0; i < kStepParts; ++i)
+        p.part_s[static_cast<std::size_t>(i)] =
+            row.at("parts_s").at(topologies::kStepCalibrationParts[i]).get<double>();
       if (!(p.step_s > 0) || p.batch < 1 || p.seq_len < 0 || p.tp < 1) {
-        throw topologies::InputError({path, 0, 0}, "a step with a non-positive time, batch or tp, or a negative context");
+        throw topologies::InputError({path, 0, 0},
+                                     "a step with a non-positive time, batch or tp, or a negative context");
       }
       out.push_back(p);
     }
@@ -89,16 +98,22 @@ StepPrediction predict_step(const topologies::ClusterSpec& spec, const StepPoint
   w.batch = point.batch;
   const model::LayoutModel layouts(topology, model::place_layout(topology, model::Layout{point.tp, 1}));
   const model::LayoutAttention attention = layouts.attention(model::DecodeAlgorithm::tree, w, point.seq_len);
-  const model::StepResult r = model::evaluate_step(layouts, attention, model::DecodeAlgorithm::tree, w, point.seq_len, model::Scope::step);
+  const model::StepResult r =
+      model::evaluate_step(layouts, attention, model::DecodeAlgorithm::tree, w, point.seq_len, model::Scope::step);
   const model::StepBreakdown& b = r.breakdown;
   const model::StepPartBytes& bytes = r.part_bytes;
-  return {r.step_s, {b.attention_s, b.projections_s, b.mlp_s, b.other_s, b.lm_head_s},
-          {bytes.attention, bytes.projections, bytes.mlp, bytes.other, bytes.lm_head}, w.layers, w.head_dim,
+  return {r.step_s,
+          {b.attention_s, b.projections_s, b.mlp_s, b.other_s, b.lm_head_s},
+          {bytes.attention, bytes.projections, bytes.mlp, bytes.other, bytes.lm_head},
+          w.layers,
+          w.head_dim,
           w.query_heads / w.kv_heads};
 }
 
-PartLine fit_part_line(const std::vector<double>& x, const std::vector<double>& y, double prior_slope, double min_slope) {
-  if (x.size() != y.size() || x.empty()) throw topologies::InputError("fit_part_line: as many bytes as times, at least one");
+PartLine fit_part_line(const std::vector<double>& x, const std::vector<double>& y, double prior_slope,
+                       double min_slope) {
+  if (x.size() != y.size() || x.empty())
+    throw topologies::InputError("fit_part_line: as many bytes as times, at least one");
   const auto [low, high] = std::minmax_element(x.begin(), x.end());
   PartLine line;
   if (*low > 0 && *high / *low >= kMinBytesSpread) {
@@ -114,7 +129,8 @@ PartLine fit_part_line(const std::vector<double>& x, const std::vector<double>& 
   if (!line.slope_fitted) line.slope_s_per_byte = prior_slope;
   // The prior's slope, a slope held at the rated bandwidth, or a line through a negative fixed time: the fixed
   // time refitted for the slope kept (and held at 0 or more).
-  if (!line.slope_fitted || line.slope_s_per_byte == min_slope || line.fixed_s < 0) line.fixed_s = fixed_for(x, y, line.slope_s_per_byte);
+  if (!line.slope_fitted || line.slope_s_per_byte == min_slope || line.fixed_s < 0)
+    line.fixed_s = fixed_for(x, y, line.slope_s_per_byte);
   return line;
 }
 
@@ -126,7 +142,9 @@ StepFit fit_step(const topologies::ClusterSpec& base, const std::vector<StepPoin
   const model::ComputeRates rates = model::compute_rates(topology, 0);
   std::vector<StepPrediction> before;
   for (const StepPoint& p : points) {
-    if (p.tp != 1) throw topologies::InputError("a step calibration takes one-GPU steps (tp 1): a loopback step times all its ranks on one GPU");
+    if (p.tp != 1)
+      throw topologies::InputError(
+          "a step calibration takes one-GPU steps (tp 1): a loopback step times all its ranks on one GPU");
     before.push_back(predict_step(uncalibrated, p));
   }
   StepFit fit;

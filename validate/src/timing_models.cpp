@@ -16,7 +16,8 @@ bool looks_like_file(const std::string& name) {
 }
 
 model::Workload workload_of(const TimedDecode& t) {
-  model::Workload workload = looks_like_file(t.workload) ? topologies::load_workload_file(t.workload) : model::find_workload(t.workload);
+  model::Workload workload =
+      looks_like_file(t.workload) ? topologies::load_workload_file(t.workload) : model::find_workload(t.workload);
   if (t.batch > 0) workload.batch = t.batch;
   model::validate(workload);
   return workload;
@@ -34,13 +35,17 @@ topologies::Topology topology_of(const TimedDecode& t) {
 }  // namespace
 
 TimingModels::TimingModels(const std::vector<TimedDecode>& timings) {
-  std::map<std::pair<std::string, int>, std::pair<std::shared_ptr<const topologies::Topology>, std::shared_ptr<const model::DecodeModel>>> built;
+  std::map<std::pair<std::string, int>,
+           std::pair<std::shared_ptr<const topologies::Topology>, std::shared_ptr<const model::DecodeModel>>>
+      built;
   for (const TimedDecode& t : timings) {
     try {
       auto& [topology, decode] = built[{t.cluster, t.gpus}];
       if (!decode) {
         topology = std::make_shared<const topologies::Topology>(topology_of(t));
-        if (topology->gpu_count() < t.gpus) throw topologies::InputError("the cluster has " + std::to_string(topology->gpu_count()) + " GPUs, not " + std::to_string(t.gpus));
+        if (topology->gpu_count() < t.gpus)
+          throw topologies::InputError("the cluster has " + std::to_string(topology->gpu_count()) + " GPUs, not " +
+                                       std::to_string(t.gpus));
         std::vector<int> gpus(static_cast<size_t>(t.gpus));
         std::iota(gpus.begin(), gpus.end(), 0);
         decode = std::make_shared<const model::DecodeModel>(*topology, gpus);
@@ -58,7 +63,8 @@ double TimingModels::predict_s(size_t index, const topologies::ImplProfile& prof
   const Case& c = cases_.at(index);
   model::PlanOptions options;
   options.impl = std::make_shared<const topologies::ImplProfile>(profile);
-  if (!c.timing.tokens) return c.decode->evaluate(c.decode->plan(c.algorithm, c.workload, c.timing.seq_len, options)).latency_s;
+  if (!c.timing.tokens)
+    return c.decode->evaluate(c.decode->plan(c.algorithm, c.workload, c.timing.seq_len, options)).latency_s;
   const double prefill_s = c.timing.prefill ? c.decode->prefill_s(c.workload, c.timing.seq_len) : 0.0;
   return prefill_s + c.decode->generation_s(c.algorithm, c.workload, c.timing.seq_len, *c.timing.tokens, options);
 }

@@ -20,7 +20,8 @@ double llama8b_chunks(long long tokens) { return tokens >= 2112 ? 33 : static_ca
 std::vector<AttentionMeasurement> from_line(double fixed_s, double split_s, double bandwidth_Bps) {
   std::vector<AttentionMeasurement> points;
   for (long long tokens : {1000LL, 2000LL, 16000LL, 128000LL}) {
-    points.push_back({"llama3.1-8b", tokens, fixed_s + split_s * llama8b_chunks(tokens) + llama8b_bytes(tokens) / bandwidth_Bps, "synthetic"});
+    points.push_back({"llama3.1-8b", tokens,
+                      fixed_s + split_s * llama8b_chunks(tokens) + llama8b_bytes(tokens) / bandwidth_Bps, "synthetic"});
   }
   return points;
 }
@@ -59,7 +60,9 @@ TEST_CASE("fit_attention_shapes: a split that would come out negative is held at
 TEST_CASE("fit_attention_shapes refuses a GPU without multiprocessors and a shape measured at one size") {
   topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
   std::vector<AttentionMeasurement> one_size{{"llama3.1-8b", 4000, 30e-6, "a"}, {"llama3.1-8b", 4000, 31e-6, "b"}};
-  CHECK_THROWS_WITH_AS(fit_attention_shapes(spec, one_size), doctest::Contains("at least 2 different token counts"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(fit_attention_shapes(spec, one_size), doctest::Contains("at least 2 different token counts"),
+                       std::invalid_argument);
   for (auto& [name, gpu] : spec.gpu_models) gpu.multiprocessors = 0;
-  CHECK_THROWS_WITH_AS(fit_attention_shapes(spec, from_line(11e-6, 0.3e-6, 2.6e12)), doctest::Contains("multiprocessors"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(fit_attention_shapes(spec, from_line(11e-6, 0.3e-6, 2.6e12)),
+                       doctest::Contains("multiprocessors"), std::invalid_argument);
 }

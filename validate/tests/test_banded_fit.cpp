@@ -58,8 +58,8 @@ TEST_CASE("two knees, three bands; repeated sizes (two benchmark files) count as
   }
   const validate::BandedFit fit = validate::fit_size_bands(sizes, times);
   REQUIRE(fit.bands.size() == 3);
-  CHECK(fit.bands[1].from_bytes == doctest::Approx(131072).scale(1e-12));     // sqrt(64 KiB x 256 KiB) = 128 KiB
-  CHECK(fit.bands[2].from_bytes == doctest::Approx(8 * MiB).scale(1e-12));    // sqrt(4 MiB x 16 MiB)
+  CHECK(fit.bands[1].from_bytes == doctest::Approx(131072).scale(1e-12));   // sqrt(64 KiB x 256 KiB) = 128 KiB
+  CHECK(fit.bands[2].from_bytes == doctest::Approx(8 * MiB).scale(1e-12));  // sqrt(4 MiB x 16 MiB)
   CHECK(fit.bands[1].bandwidth_Bps == doctest::Approx(10e9).scale(1e-12).epsilon(1e-6));
   CHECK(fit.bands[2].latency_s == doctest::Approx(60e-6).scale(1e-12).epsilon(1e-6));
   CHECK(fit.rel_errors.size() == sizes.size());
@@ -76,8 +76,8 @@ TEST_CASE("a negative intercept is refused: the line goes through the origin ins
 }
 
 TEST_CASE("bad input is refused") {
-  CHECK_THROWS_AS(validate::fit_size_bands({8, 8}, {1e-6, 2e-6}), std::invalid_argument);          // one size
-  CHECK_THROWS_AS(validate::fit_size_bands({8, 64}, {1e-6}), std::logic_error);               // lengths
-  CHECK_THROWS_AS(validate::fit_size_bands({8, 64}, {1e-6, -1.0}), std::invalid_argument);         // time
+  CHECK_THROWS_AS(validate::fit_size_bands({8, 8}, {1e-6, 2e-6}), std::invalid_argument);              // one size
+  CHECK_THROWS_AS(validate::fit_size_bands({8, 64}, {1e-6}), std::logic_error);                        // lengths
+  CHECK_THROWS_AS(validate::fit_size_bands({8, 64}, {1e-6, -1.0}), std::invalid_argument);             // time
   CHECK_THROWS_AS(validate::fit_size_bands({8, 64, 512}, {3e-6, 2e-6, 1e-6}), std::invalid_argument);  // shrinking
 }

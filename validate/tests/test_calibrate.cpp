@@ -16,7 +16,8 @@ namespace {
 
 using model::median_abs;
 
-std::vector<double> errors(const std::vector<double>& predicted, const std::vector<validate::CollectiveMeasurement>& measured) {
+std::vector<double> errors(const std::vector<double>& predicted,
+                           const std::vector<validate::CollectiveMeasurement>& measured) {
   std::vector<double> out;
   for (size_t i = 0; i < measured.size(); ++i) out.push_back((predicted[i] - measured[i].time_s) / measured[i].time_s);
   return out;
@@ -28,7 +29,8 @@ TEST_CASE("calibrated on half of the sizes, the model predicts the other half be
   const auto all = validate::read_collective_measurements(std::string(TREERING_SOURCE_DIR) +
                                                           "/validate/data/nccl-tests-allreduce-h100-2node-ndr.log");
   std::vector<validate::CollectiveMeasurement> train, test;
-  for (size_t i = 0; i < all.size(); ++i) (i % 2 == 0 ? train : test).push_back(all[i]);  // 8 B, 32 B, ... | 16 B, 64 B, ...
+  for (size_t i = 0; i < all.size(); ++i)
+    (i % 2 == 0 ? train : test).push_back(all[i]);  // 8 B, 32 B, ... | 16 B, 64 B, ...
   topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
   topologies::apply_overrides(spec, {2, std::nullopt});
   const validate::CalibrationFit fit = validate::calibrate_collectives(spec, train, {"train"}, "2026-11-21");
@@ -45,7 +47,9 @@ TEST_CASE("calibrated on half of the sizes, the model predicts the other half be
 
 TEST_CASE("the calibrated cluster file loads, with the old calibration section replaced") {
   topologies::Calibration c;
-  c.provenance = {{"a.log"}, "2026-11-21", "treering calibrate", 0.99, 0.05, 0.2, std::pair{8.0, 1073741824.0}, std::pair{16, 16}, std::nullopt, std::nullopt, std::nullopt};
+  c.provenance = {
+      {"a.log"},         "2026-11-21", "treering calibrate", 0.99,        0.05, 0.2, std::pair{8.0, 1073741824.0},
+      std::pair{16, 16}, std::nullopt, std::nullopt,         std::nullopt};
   c.collectives["tree"].base_latency_s = 9.5e-6;
   c.scale_out = topologies::TierCalibration{std::nullopt, 45e9};
   std::string base = topologies::cluster_presets().front().yaml_text;
@@ -71,7 +75,8 @@ TEST_CASE("inside one node the fit takes the ring's base latency and the fabric'
   // the model's ring on 2 GPUs is base + 2 steps + S / bus (n = 2: 2 x 1/2 of S), so the fit can match it.
   std::vector<validate::CollectiveMeasurement> measured;
   for (double bytes = 8; bytes <= 4e6; bytes *= 4) {
-    measured.push_back({model::CollectiveOp::allreduce, bytes, 2, 0.5e-6 + bytes / 7e9, "synthetic", 0, model::CollectiveAlgorithm::ring});
+    measured.push_back({model::CollectiveOp::allreduce, bytes, 2, 0.5e-6 + bytes / 7e9, "synthetic", 0,
+                        model::CollectiveAlgorithm::ring});
   }
   topologies::ClusterSpec spec = topologies::load_cluster("rtx4090-pcie");
   topologies::apply_overrides(spec, {1, std::nullopt});
@@ -81,7 +86,8 @@ TEST_CASE("inside one node the fit takes the ring's base latency and the fabric'
   CHECK(fit.fitted[1].first == "scale-up step latency");
   CHECK(fit.fitted[2].first == "scale-up bus bandwidth");
   MESSAGE("fitted: base " << fit.fitted[0].second * 1e6 << " us, step " << fit.fitted[1].second * 1e6 << " us, bus "
-                          << fit.fitted[2].second / 1e9 << " GB/s; median |error| " << 100 * median_abs(fit.rel_errors_after) << " %");
+                          << fit.fitted[2].second / 1e9 << " GB/s; median |error| "
+                          << 100 * median_abs(fit.rel_errors_after) << " %");
   // The rings were timed as 0.5 us + S / 7 GB/s, and the model's 2-rank ring is base + 2 steps + S / bus: the fit
   // gives back the rate, and the latencies add up to 0.5 us.
   CHECK(fit.fitted[2].second == doctest::Approx(7e9).scale(1e-12).epsilon(1e-3));
@@ -115,7 +121,8 @@ TEST_CASE("across two DGX H100 the fit takes in-switch reduction's rate from NVL
   truth.calibration = topologies::Calibration{};
   truth.calibration->in_switch_Bps = 240e9;
   std::vector<validate::CollectiveMeasurement> measured;
-  for (double bytes = 8; bytes <= 4e9; bytes *= 4) measured.push_back({model::CollectiveOp::allreduce, bytes, 16, 0, "synthetic", 0, {}});
+  for (double bytes = 8; bytes <= 4e9; bytes *= 4)
+    measured.push_back({model::CollectiveOp::allreduce, bytes, 16, 0, "synthetic", 0, {}});
   const std::vector<double> times_s = validate::predict_collectives(truth, measured);
   for (size_t i = 0; i < measured.size(); ++i) measured[i].time_s = times_s[i];
   topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
@@ -130,5 +137,6 @@ TEST_CASE("across two DGX H100 the fit takes in-switch reduction's rate from NVL
   // Written into the cluster file, it loads back.
   const std::string text = validate::with_calibration(topologies::cluster_presets().front().yaml_text, fit.calibration);
   const topologies::ClusterSpec loaded = topologies::load_cluster_text(text, "calibrated.yaml");
-  CHECK(loaded.calibration->in_switch_Bps.value() == doctest::Approx(*fit.calibration.in_switch_Bps).scale(1e-12).epsilon(1e-5));
+  CHECK(loaded.calibration->in_switch_Bps.value() ==
+        doctest::Approx(*fit.calibration.in_switch_Bps).scale(1e-12).epsilon(1e-5));
 }

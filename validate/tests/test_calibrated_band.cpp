@@ -27,7 +27,8 @@ struct Calibrated {
 const Calibrated& shipped() {
   static const Calibrated c = [] {
     Calibrated out;
-    out.measured = validate::read_collective_measurements(std::string(TREERING_SOURCE_DIR) + "/validate/data/nccl-tests-allreduce-h100-2node-ndr.log");
+    out.measured = validate::read_collective_measurements(std::string(TREERING_SOURCE_DIR) +
+                                                          "/validate/data/nccl-tests-allreduce-h100-2node-ndr.log");
     out.uncalibrated = topologies::load_cluster("dgx-h100");
     topologies::apply_overrides(out.uncalibrated, {2, std::nullopt});
     out.fit = validate::calibrate_collectives(out.uncalibrated, out.measured, {"shipped"}, "2026-11-28");
@@ -46,8 +47,9 @@ model::Band decode_band(const topologies::ClusterSpec& spec, model::DecodeAlgori
   const model::DecodeModel decode(topology, gpus);
   const model::DecodePlan plan = decode.plan(algorithm, model::find_workload("paper-mha16"), 1'000'000);
   const model::ExtrapolationParts parts = model::extrapolation_parts(topology, plan);
-  const model::RelativeErrors errors = model::prediction_errors(topology, topologies::default_impl_profile(),
-                                                                {!parts.compute.empty(), !parts.communication.empty(), parts.collective_bytes});
+  const model::RelativeErrors errors =
+      model::prediction_errors(topology, topologies::default_impl_profile(),
+                               {!parts.compute.empty(), !parts.communication.empty(), parts.collective_bytes});
   return model::latency_band(decode.evaluate(plan), errors);
 }
 
@@ -72,13 +74,18 @@ TEST_CASE("a parameter the data do not favour keeps its prior, and the calibrati
   // Every parameter left at its prior gave a median |error| no larger with the prior than fitted.
   for (const validate::KeptPrior& kept : c.fit.kept_priors) CHECK(kept.median_prior <= kept.median_fitted);
   REQUIRE(c.fit.calibration.provenance.kept_priors.size() == c.fit.kept_priors.size());
-  for (const std::string& line : c.fit.calibration.provenance.kept_priors) CHECK(line.find("the prior kept") != std::string::npos);
+  for (const std::string& line : c.fit.calibration.provenance.kept_priors)
+    CHECK(line.find("the prior kept") != std::string::npos);
   // The calibrated model is no worse than the uncalibrated one on the data, by median and by largest |error|.
   CHECK(model::median_abs(c.fit.rel_errors_after) <= model::median_abs(c.fit.rel_errors_before));
-  const auto largest = [](const std::vector<double>& e) { return std::abs(*std::max_element(e.begin(), e.end(), [](double a, double b) { return std::abs(a) < std::abs(b); })); };
+  const auto largest = [](const std::vector<double>& e) {
+    return std::abs(
+        *std::max_element(e.begin(), e.end(), [](double a, double b) { return std::abs(a) < std::abs(b); }));
+  };
   CHECK(largest(c.fit.rel_errors_after) <= largest(c.fit.rel_errors_before));
   // What is written loads back with the same notes and residuals.
-  const std::string text = validate::with_calibration(topologies::cluster_presets().front().yaml_text, c.fit.calibration);
+  const std::string text =
+      validate::with_calibration(topologies::cluster_presets().front().yaml_text, c.fit.calibration);
   const topologies::ClusterSpec loaded = topologies::load_cluster_text(text, "cal.yaml");
   CHECK(loaded.calibration->provenance.kept_priors == c.fit.calibration.provenance.kept_priors);
   CHECK(loaded.calibration->provenance.residuals.size() == 32);  // one per measured size, 8 B to 16 GiB
@@ -105,8 +112,9 @@ TEST_CASE("calibrating on the shipped log narrows the decode band at the sizes t
   for (model::DecodeAlgorithm algorithm : {model::DecodeAlgorithm::tree, model::DecodeAlgorithm::allgather_merge}) {
     const model::Band before = decode_band(c.uncalibrated, algorithm);
     const model::Band after = decode_band(c.calibrated, algorithm);
-    MESSAGE(model::to_string(algorithm) << ": " << before.low_s * 1e6 << "-" << before.high_s * 1e6 << " us uncalibrated, " << after.low_s * 1e6
-                                        << "-" << after.high_s * 1e6 << " us calibrated");
+    MESSAGE(model::to_string(algorithm) << ": " << before.low_s * 1e6 << "-" << before.high_s * 1e6
+                                        << " us uncalibrated, " << after.low_s * 1e6 << "-" << after.high_s * 1e6
+                                        << " us calibrated");
     CHECK(after.high_s - after.low_s < before.high_s - before.low_s);
   }
 }

@@ -42,18 +42,25 @@ TEST_CASE("a timings CSV reads as written") {
 }
 
 TEST_CASE("a malformed timings CSV is an error at its line") {
-  CHECK_FALSE(validate::is_decode_timings_csv(std::string(TREERING_SOURCE_DIR) + "/validate/data/nccl-tests-allreduce-h100-2node-ndr.log"));
+  CHECK_FALSE(validate::is_decode_timings_csv(std::string(TREERING_SOURCE_DIR) +
+                                              "/validate/data/nccl-tests-allreduce-h100-2node-ndr.log"));
   auto fails = [](const std::string& name, const std::string& text, const std::string& message) {
     const std::string path = write(name, text);
-    CHECK_THROWS_WITH_AS(validate::read_decode_timings_csv(path), doctest::Contains(message.c_str()), topologies::InputError);
+    CHECK_THROWS_WITH_AS(validate::read_decode_timings_csv(path), doctest::Contains(message.c_str()),
+                         topologies::InputError);
   };
   fails("timings-header.csv", "cluster,workload,algo,measured_s\n", "the header must be");
   fails("timings-empty.csv", kHeader, "no timings");
   fails("timings-fields.csv", kHeader + "dgx-h100,llama3.1-8b,ring,8,20k,1,10,true\n", ":2: error: expected 9 fields");
-  fails("timings-gpus.csv", kHeader + "dgx-h100,llama3.1-8b,ring,0,20k,1,10,true,0.6\n", "gpus must be a whole number from 1 to 1000000");
-  fails("timings-tokens.csv", kHeader + "dgx-h100,llama3.1-8b,ring,8,20k,1,0,true,0.6\n", "tokens must be a whole number from 1");
-  fails("timings-huge.csv", kHeader + "dgx-h100,llama3.1-8b,ring,99999999999,20k,1,10,true,0.6\n", "gpus must be a whole number");
-  fails("timings-prefill.csv", kHeader + "dgx-h100,llama3.1-8b,ring,8,20k,1,10,maybe,0.6\n", "prefill must be true or false");
-  fails("timings-time.csv", kHeader + "dgx-h100,llama3.1-8b,ring,8,20k,1,10,true,-1\n", "measured_s must be a positive");
+  fails("timings-gpus.csv", kHeader + "dgx-h100,llama3.1-8b,ring,0,20k,1,10,true,0.6\n",
+        "gpus must be a whole number from 1 to 1000000");
+  fails("timings-tokens.csv", kHeader + "dgx-h100,llama3.1-8b,ring,8,20k,1,0,true,0.6\n",
+        "tokens must be a whole number from 1");
+  fails("timings-huge.csv", kHeader + "dgx-h100,llama3.1-8b,ring,99999999999,20k,1,10,true,0.6\n",
+        "gpus must be a whole number");
+  fails("timings-prefill.csv", kHeader + "dgx-h100,llama3.1-8b,ring,8,20k,1,10,maybe,0.6\n",
+        "prefill must be true or false");
+  fails("timings-time.csv", kHeader + "dgx-h100,llama3.1-8b,ring,8,20k,1,10,true,-1\n",
+        "measured_s must be a positive");
   fails("timings-length.csv", kHeader + "dgx-h100,llama3.1-8b,ring,8,lots,1,10,true,0.6\n", "seq_len");
 }

@@ -76,11 +76,11 @@ TEST_CASE("fuzz regressions: collective measurement files end in a clean InputEr
     CHECK(unclean(file.string(), [&] { validate::read_collective_measurements(file.string()); }) == "");
   }
   check_messages(files,
-                 {{"bench-number-overflow.json", "not valid JSON"},        // out_of_range.406, not a parse_error
+                 {{"bench-number-overflow.json", "not valid JSON"},         // out_of_range.406, not a parse_error
                   {"bench-ranks-1e10.json", "whole number of ranks >= 2"},  // get<int>() of 1e10: undefined behaviour
                   {"bench-ranks-negative.json", "whole number of ranks >= 2"},
-                  {"bench-wrong-type.json", "wrong type"},                  // json::type_error escaped
-                  {"csv-subnormal-time.csv", "a time must be positive"},    // 2^-1074 us is 0 s
+                  {"bench-wrong-type.json", "wrong type"},                // json::type_error escaped
+                  {"csv-subnormal-time.csv", "a time must be positive"},  // 2^-1074 us is 0 s
                   {"nccl-log-subnormal-time-found.log", "a time must be positive"}},
                  [](const std::string& path) { validate::read_collective_measurements(path); });
 }

@@ -75,9 +75,11 @@ TEST_CASE("treering-realrun's bench JSON: the median of each size, the ranks fro
   CHECK(rows[1].time_s == doctest::Approx(2.2193e-4).scale(1e-12));
   const std::string broken = std::string(TREERING_BINARY_DIR) + "/tests/broken-bench.json";
   std::ofstream(broken) << "{\"bench\": \"allreduce\", \"provenance\": {\"ranks\": 2}}";
-  CHECK_THROWS_WITH_AS(validate::read_collective_measurements(broken), doctest::Contains("missing 'results'"), topologies::InputError);
+  CHECK_THROWS_WITH_AS(validate::read_collective_measurements(broken), doctest::Contains("missing 'results'"),
+                       topologies::InputError);
   std::ofstream(broken) << "{\"bench\": ";
-  CHECK_THROWS_WITH_AS(validate::read_collective_measurements(broken), doctest::Contains("not valid JSON"), topologies::InputError);
+  CHECK_THROWS_WITH_AS(validate::read_collective_measurements(broken), doctest::Contains("not valid JSON"),
+                       topologies::InputError);
 }
 
 TEST_CASE("every nccl-tests binary: named by its first line, or told by its bus factor, redop and root") {
@@ -97,15 +99,22 @@ TEST_CASE("every nccl-tests binary: named by its first line, or told by its bus 
 TEST_CASE("the NCCL release a log ran: NCCL's 'NCCL version' line, nccl-tests' nccl-library, or nothing") {
   const std::string multinode = std::string(TREERING_SOURCE_DIR) + "/validate/data/nccl-multinode/";
   // "# NCCL version: 2.26.6+cuda12.8 (printed in the published output)"
-  CHECK(validate::read_collective_measurements(multinode + "allgather-b200-2node-roce-verl-on-gke.log").front().nccl_release == "2.26.6");
+  CHECK(validate::read_collective_measurements(multinode + "allgather-b200-2node-roce-verl-on-gke.log")
+            .front()
+            .nccl_release == "2.26.6");
   // "# nccl version: NCCL 2.29.7+cuda12.9 (printed in file)"
-  CHECK(validate::read_collective_measurements(multinode + "sendrecv-b200-2node-ib-together.log").front().nccl_release == "2.29.7");
-  CHECK(validate::read_collective_measurements(multinode + "allgather-b200-2node-roce-gcp-a4.log").front().nccl_release.empty());
+  CHECK(
+      validate::read_collective_measurements(multinode + "sendrecv-b200-2node-ib-together.log").front().nccl_release ==
+      "2.29.7");
+  CHECK(validate::read_collective_measurements(multinode + "allgather-b200-2node-roce-gcp-a4.log")
+            .front()
+            .nccl_release.empty());
   const std::string path = (std::filesystem::temp_directory_path() / "treering-nccl-library.log").string();
   {
     std::ofstream out(path);
     out << "# nccl-tests version 2.17.6 nccl-headers=21605 nccl-library=21605\n# ranks: 2\n# op: sendrecv\n"
-           "        1024           256     float     none      -1    31.20    0.03    0.03      0    31.00    0.03    0.03      0\n";
+           "        1024           256     float     none      -1    31.20    0.03    0.03      0    31.00    0.03    "
+           "0.03      0\n";
   }
   CHECK(validate::read_collective_measurements(path).front().nccl_release == "2.16.5");
   std::filesystem::remove(path);
@@ -113,16 +122,20 @@ TEST_CASE("the NCCL release a log ran: NCCL's 'NCCL version' line, nccl-tests' n
 
 TEST_CASE("a release named in passing is not the one that ran; NCCL's own INFO lines are read for it, not as rows") {
   const std::string path = (std::filesystem::temp_directory_path() / "treering-nccl-info.log").string();
-  const std::string row = "        1024           256     float     none      -1    31.20    0.03    0.03      0    31.00    0.03    0.03      0\n";
+  const std::string row =
+      "        1024           256     float     none      -1    31.20    0.03    0.03      0    31.00    0.03    0.03  "
+      "    0\n";
   {
     std::ofstream out(path);
-    out << "# NCCL version: not shown; the cluster was said to run NCCL version 2.21.5\n# ranks: 2\n# op: sendrecv\n" << row;
+    out << "# NCCL version: not shown; the cluster was said to run NCCL version 2.21.5\n# ranks: 2\n# op: sendrecv\n"
+        << row;
   }
   CHECK(validate::read_collective_measurements(path).front().nccl_release.empty());
   {
     std::ofstream out(path);
     out << "# ranks: 2\n# op: sendrecv\nnode1:4242:4242 [0] NCCL INFO Bootstrap : Using eth0\n"
-           "node1:4242:4242 [0] NCCL INFO NCCL version 2.26.2+cuda12.2\n" << row;
+           "node1:4242:4242 [0] NCCL INFO NCCL version 2.26.2+cuda12.2\n"
+        << row;
   }
   const auto rows = validate::read_collective_measurements(path);
   CHECK(rows.size() == 1);

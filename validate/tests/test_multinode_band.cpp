@@ -19,7 +19,8 @@ const std::string kData = std::string(TREERING_SOURCE_DIR) + "/validate/data/";
 
 double worst_small(const topologies::Topology& topology, const std::string& file) {
   double worst = 0;
-  for (const validate::CaseResult& c : validate::predict_cases(topology, validate::read_collective_measurements(file), {validate::Engine::model})) {
+  for (const validate::CaseResult& c :
+       validate::predict_cases(topology, validate::read_collective_measurements(file), {validate::Engine::model})) {
     if (c.measured.bytes <= 65536) worst = std::max(worst, std::abs(c.error(validate::Engine::model)));
   }
   return worst;
@@ -41,7 +42,8 @@ TEST_CASE("network_latency = the worst small-message error across nodes on the p
   // Send/recv and all-to-all across nodes: B200 on InfiniBand (37.5 % at 64 KiB), A100 PCIe hosts (35.4 %).
   const topologies::Topology together = topologies::build_topology(kData + "nccl-multinode/together-b200-ib.yaml", {});
   worst = std::max(worst, worst_small(together, kData + "nccl-multinode/sendrecv-b200-2node-ib-together.log"));
-  const topologies::Topology pcie_hosts = topologies::build_topology(kData + "nccl-multinode/a100-pcie-1gpu-hdr.yaml", {});
+  const topologies::Topology pcie_hosts =
+      topologies::build_topology(kData + "nccl-multinode/a100-pcie-1gpu-hdr.yaml", {});
   for (const char* run : {"alltoall-a100pcie-2x1-ib-thomaslie210.log", "sendrecv-a100pcie-2x1-ib-thomaslie210.log"}) {
     worst = std::max(worst, worst_small(pcie_hosts, kData + "nccl-multinode/" + run));
   }

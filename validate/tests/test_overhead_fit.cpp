@@ -55,7 +55,8 @@ std::vector<validate::TimedDecode> known_overhead_timings(const topologies::Impl
 TEST_CASE("timings made with known launch and host costs give them back") {
   const topologies::ImplProfile prior = topologies::load_impl_profile("paper-torch-llama");
   const std::vector<validate::TimedDecode> timings = known_overhead_timings(prior);
-  const auto fit = validate::fit_overheads(prior, timings, {validate::Overhead::kernel_launch, validate::Overhead::host_round_trip}, "test");
+  const auto fit = validate::fit_overheads(
+      prior, timings, {validate::Overhead::kernel_launch, validate::Overhead::host_round_trip}, "test");
   REQUIRE(fit.estimates.size() == 2);
   CHECK(fit.estimates[0].prior_s == doctest::Approx(3.8e-6).scale(1e-12));
   CHECK(fit.estimates[0].fitted_s == doctest::Approx(5e-6).scale(1e-12).epsilon(1e-6));
@@ -63,15 +64,18 @@ TEST_CASE("timings made with known launch and host costs give them back") {
   CHECK(fit.max_abs_rel_error < 1e-6);
   CHECK(fit.median_abs_rel_error_before > 1e-3);  // the prior was off
   // The parts add up: the rest of the model, each overhead's share and what is left over.
-  CHECK(fit.base_share + fit.estimates[0].share + fit.estimates[1].share + fit.unexplained_share == doctest::Approx(1.0).scale(1e-12).epsilon(1e-6));
+  CHECK(fit.base_share + fit.estimates[0].share + fit.estimates[1].share + fit.unexplained_share ==
+        doctest::Approx(1.0).scale(1e-12).epsilon(1e-6));
   CHECK(*fit.profile.kernel_launch_s == doctest::Approx(5e-6).scale(1e-12).epsilon(1e-6));
   CHECK(fit.profile.name == "paper-torch-llama-fitted");
-  CHECK(fit.profile.sources.at("kernel_launch").find("fitted by treering calibrate to 4 timings (test)") != std::string::npos);
+  CHECK(fit.profile.sources.at("kernel_launch").find("fitted by treering calibrate to 4 timings (test)") !=
+        std::string::npos);
 }
 
 TEST_CASE("a first call of 0.5 s inside every timing is found whole, and its share is its part of the measured time") {
   const topologies::ImplProfile& efficient = topologies::default_impl_profile();
-  std::vector<validate::TimedDecode> timings = {timing("tree", 8, 20000, 1), timing("tree", 8, 20000, 4), timing("ring", 8, 80000, 2)};
+  std::vector<validate::TimedDecode> timings = {timing("tree", 8, 20000, 1), timing("tree", 8, 20000, 4),
+                                                timing("ring", 8, 80000, 2)};
   double measured_sum_s = 0;
   for (auto& t : timings) {
     t.measured_s = model_s(t, efficient) + 0.5;  // paid once per timed call (the profile's first_call)
@@ -85,7 +89,8 @@ TEST_CASE("a first call of 0.5 s inside every timing is found whole, and its sha
 
 TEST_CASE("fits the timings cannot determine are refused, saying why") {
   const topologies::ImplProfile& efficient = topologies::default_impl_profile();
-  std::vector<validate::TimedDecode> timings = {timing("tree", 8, 20000, 1), timing("tree", 8, 20000, 2), timing("tree", 8, 20000, 8)};
+  std::vector<validate::TimedDecode> timings = {timing("tree", 8, 20000, 1), timing("tree", 8, 20000, 2),
+                                                timing("tree", 8, 20000, 8)};
   for (auto& t : timings) t.measured_s = 1e-3 * static_cast<double>(*t.tokens);
   using validate::Overhead;
   // The efficient program makes no host round trips.
@@ -93,8 +98,9 @@ TEST_CASE("fits the timings cannot determine are refused, saying why") {
                        doctest::Contains("no timing depends on host_round_trip"), std::invalid_argument);
   // One tree layer per token launches the same kernels and collectives whatever the token count: both counts
   // grow with the tokens alone, in the same proportion.
-  CHECK_THROWS_WITH_AS(validate::fit_overheads(efficient, timings, {Overhead::kernel_launch, Overhead::collective_call}, "test"),
-                       doctest::Contains("not identifiable: kernel_launch, collective_call"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(
+      validate::fit_overheads(efficient, timings, {Overhead::kernel_launch, Overhead::collective_call}, "test"),
+      doctest::Contains("not identifiable: kernel_launch, collective_call"), std::invalid_argument);
   timings.resize(1);
   CHECK_THROWS_WITH_AS(validate::fit_overheads(efficient, timings, {Overhead::first_call}, "test"),
                        doctest::Contains("1 timing(s) cannot fit 1 overhead(s)"), std::invalid_argument);
@@ -108,7 +114,8 @@ TEST_CASE("a fit that has not settled in its iterations is refused, not returned
   const std::vector<validate::TimedDecode> timings = known_overhead_timings(prior);
   const std::vector<validate::Overhead> both{validate::Overhead::kernel_launch, validate::Overhead::host_round_trip};
   CHECK_THROWS_WITH_AS(validate::fit_overheads(prior, timings, both, "test", 1),
-                       "the overhead fit did not settle in 1 iteration (the values still moved by more than 1e-9 of themselves): nothing written",
+                       "the overhead fit did not settle in 1 iteration (the values still moved by more than 1e-9 of "
+                       "themselves): nothing written",
                        std::invalid_argument);
   CHECK(validate::fit_overheads(prior, timings, both, "test").iterations > 1);  // 30 by default: it settles
 }

@@ -72,8 +72,10 @@ TEST_CASE("the p2p section is written in the cluster file and reads back the sam
   REQUIRE(loaded.calibration);
   REQUIRE(loaded.calibration->p2p_scale_up.size() == 2);
   CHECK(loaded.calibration->p2p_scale_up[0].from_bytes == 0);
-  CHECK(loaded.calibration->p2p_scale_up[1].from_bytes == doctest::Approx(8 * MiB).scale(1e-12).epsilon(1e-6));  // whole bytes
-  CHECK(loaded.calibration->p2p_scale_up[1].bandwidth_Bps == doctest::Approx(4.4e9).scale(1e-12).epsilon(1e-5));  // 6 digits
+  CHECK(loaded.calibration->p2p_scale_up[1].from_bytes ==
+        doctest::Approx(8 * MiB).scale(1e-12).epsilon(1e-6));  // whole bytes
+  CHECK(loaded.calibration->p2p_scale_up[1].bandwidth_Bps ==
+        doctest::Approx(4.4e9).scale(1e-12).epsilon(1e-5));  // 6 digits
   CHECK(loaded.calibration->provenance.p2p_sizes_bytes->second == 64 * MiB);
   CHECK(loaded.calibration->provenance.tokens->second == 4000);
 }

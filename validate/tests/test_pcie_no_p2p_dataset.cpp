@@ -1,6 +1,6 @@
 // The public 2x RTX 4090 runs (validate/data/nccl-pcie): what the committed calibrated box says follows from them.
-// Without peer access NCCL goes through host memory; the two pairs of cards reach 2.24 and 3.87 GB/s of bus bandwidth at
-// 2 GiB (their logs' last rows), far below the preset's PCIe links (25 GB/s between two cards).
+// Without peer access NCCL goes through host memory; the two pairs of cards reach 2.24 and 3.87 GB/s of bus bandwidth
+// at 2 GiB (their logs' last rows), far below the preset's PCIe links (25 GB/s between two cards).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -49,7 +49,8 @@ TEST_CASE("the calibrated 2x RTX 4090 box runs between the two public pairs, and
     if (m.bytes == 2147483648.0) largest.push_back(m);
   }
   REQUIRE(largest.size() == 2);
-  for (double predicted_s : validate::predict_collectives(preset, largest)) CHECK(predicted_s < 2147483648.0 / 3.87e9 / 5);
+  for (double predicted_s : validate::predict_collectives(preset, largest))
+    CHECK(predicted_s < 2147483648.0 / 3.87e9 / 5);
   topologies::ClusterSpec calibrated = preset;
   calibrated.calibration = committed.calibration;
   for (double predicted_s : validate::predict_collectives(calibrated, largest)) {
@@ -89,16 +90,19 @@ TEST_CASE("uncalibrated, a box whose GPUs meet in host memory carries the model'
   CHECK(staged.host_staged);
   topologies::ClusterSpec one_per_box = topologies::load_cluster("rtx4090-pcie");
   topologies::apply_overrides(one_per_box, {2, 1});  // nothing meets in host memory
-  CHECK(model::prediction_errors(topologies::Topology(one_per_box), efficient, false).communication == efficient.uncertainty.communication);
+  CHECK(model::prediction_errors(topologies::Topology(one_per_box), efficient, false).communication ==
+        efficient.uncertainty.communication);
   const topologies::ClusterSpec calibrated = topologies::load_cluster(kDir + "rtx4090-2gpu-kalavai.yaml");
-  const model::RelativeErrors measured_errors = model::prediction_errors(topologies::Topology(calibrated), efficient, false);
+  const model::RelativeErrors measured_errors =
+      model::prediction_errors(topologies::Topology(calibrated), efficient, false);
   CHECK(measured_errors.communication == calibrated.calibration->provenance.max_abs_rel_error.value());
   CHECK_FALSE(measured_errors.host_staged);
   // A calibration of the attention alone leaves communication at the host-memory error, and says so.
   topologies::ClusterSpec attention_only = preset;
   attention_only.calibration = topologies::Calibration{};
   attention_only.calibration->provenance.attention_max_abs_rel_error = 0.05;
-  const model::RelativeErrors attention = model::prediction_errors(topologies::Topology(attention_only), efficient, false);
+  const model::RelativeErrors attention =
+      model::prediction_errors(topologies::Topology(attention_only), efficient, false);
   CHECK(attention.compute == 0.05);
   CHECK(attention.communication == model::kHostStagedError);
   CHECK(attention.host_staged);

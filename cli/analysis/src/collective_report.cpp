@@ -30,7 +30,8 @@ ordered_json bound_json(double seconds) { return std::isfinite(seconds) ? ordere
 std::string nccl_constants(const model::CommGroup& group) {
   const std::string version =
       "NCCL " + topologies::to_string(group.nccl_version) + (group.nccl_version.given ? "" : " (the default release)");
-  return group.domains > 1 ? version + " constants for " + model::describe(group.nccl.rows, group.nccl_version) : version + " latency constants";
+  return group.domains > 1 ? version + " constants for " + model::describe(group.nccl.rows, group.nccl_version)
+                           : version + " latency constants";
 }
 
 ordered_json estimate_json(const BandedEstimate& banded, const model::CommGroup& group) {
@@ -41,22 +42,23 @@ ordered_json estimate_json(const BandedEstimate& banded, const model::CommGroup&
                           {"protocol", model::to_string(candidate.protocol)},
                           {"time_s", candidate.time_s}});
   }
-  ordered_json json = {{"op", model::to_string(estimate.op)},
-          {"bytes", estimate.bytes},
-          {"gpus", group.ranks},
-          {"domains", group.domains},
-          {"time_s", estimate.chosen.time_s},
-          {"time_s_low", bound_json(banded.band.low_s)},
-          {"time_s_high", bound_json(banded.band.high_s)},
-          {"algorithm", model::to_string(estimate.chosen.algorithm)},
-          {"protocol", model::to_string(estimate.chosen.protocol)},
-          {"breakdown", {{"latency_s", estimate.chosen.latency_s}, {"transfer_s", estimate.chosen.transfer_s}}},
-          {"algbw_Bps", estimate.algorithm_bandwidth_Bps},
-          {"busbw_Bps", estimate.bus_bandwidth_Bps},
-          {"scale_up_bytes_per_gpu", estimate.scale_up_bytes_per_gpu},
-          {"scale_out_bytes_per_gpu", estimate.scale_out_bytes_per_gpu},
-          {"candidates", candidates},
-          {"nccl_constants", nccl_constants(group)}};
+  ordered_json json = {
+      {"op", model::to_string(estimate.op)},
+      {"bytes", estimate.bytes},
+      {"gpus", group.ranks},
+      {"domains", group.domains},
+      {"time_s", estimate.chosen.time_s},
+      {"time_s_low", bound_json(banded.band.low_s)},
+      {"time_s_high", bound_json(banded.band.high_s)},
+      {"algorithm", model::to_string(estimate.chosen.algorithm)},
+      {"protocol", model::to_string(estimate.chosen.protocol)},
+      {"breakdown", {{"latency_s", estimate.chosen.latency_s}, {"transfer_s", estimate.chosen.transfer_s}}},
+      {"algbw_Bps", estimate.algorithm_bandwidth_Bps},
+      {"busbw_Bps", estimate.bus_bandwidth_Bps},
+      {"scale_up_bytes_per_gpu", estimate.scale_up_bytes_per_gpu},
+      {"scale_out_bytes_per_gpu", estimate.scale_out_bytes_per_gpu},
+      {"candidates", candidates},
+      {"nccl_constants", nccl_constants(group)}};
   if (banded.simulated) {
     json["simulated_time_s"] = banded.simulated->time_s;
     json["simulated_flows"] = banded.simulated->flows;
@@ -65,7 +67,6 @@ ordered_json estimate_json(const BandedEstimate& banded, const model::CommGroup&
   }
   return json;
 }
-
 
 CollectiveReport collective_report(const topologies::Topology& topology, const CollectiveChoice& choice) {
   model::CollectiveRequest request;
@@ -80,7 +81,8 @@ CollectiveReport collective_report(const topologies::Topology& topology, const C
   if (gpus.empty() && request.op == model::CollectiveOp::sendrecv) gpus = default_pair(topology);
   bool simulate = false;
   for (const std::string& engine : choice.engines) {
-    if (engine != "model" && engine != "sim") throw topologies::InputError("unknown engine '" + engine + "' (model, sim)");
+    if (engine != "model" && engine != "sim")
+      throw topologies::InputError("unknown engine '" + engine + "' (model, sim)");
     simulate = simulate || engine == "sim";
   }
   CollectiveReport report{model::describe_group(topology, gpus), {}, {}};
@@ -104,7 +106,9 @@ CollectiveReport collective_report(const topologies::Topology& topology, const C
     const bool network_latency = group.domains > 1 && estimate.chosen.latency_s >= estimate.chosen.transfer_s;
     if (network_latency && errors.network_latency != errors.communication) {
       errors.communication = errors.network_latency;
-      if (!topology.spec().calibration) errors.source = "the uncalibrated model's worst |error| at <= 64 KiB across nodes on public multi-node nccl-tests runs";
+      if (!topology.spec().calibration)
+        errors.source =
+            "the uncalibrated model's worst |error| at <= 64 KiB across nodes on public multi-node nccl-tests runs";
     }
     if (model::reduces_in_network(estimate.chosen.algorithm, group.domains)) {
       errors.source += "; reduced in the network (SHARP): NCCL's constants, not checked against a measurement";
@@ -113,7 +117,8 @@ CollectiveReport collective_report(const topologies::Topology& topology, const C
     if (simulate) {
       sim::ReplayOptions options;
       options.in_simgrid = choice.in_simgrid;
-      report.estimates.back().simulated = sim::simulate_collective(topology, group, request.op, bytes, estimate.chosen, options);
+      report.estimates.back().simulated =
+          sim::simulate_collective(topology, group, request.op, bytes, estimate.chosen, options);
     }
   }
   return report;

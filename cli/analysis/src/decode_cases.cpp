@@ -25,13 +25,14 @@ int replica_count(const std::string& text, int fit) {
 
 }  // namespace
 
-model::LayoutGroups layout_groups(const LayoutChoice& layout, const topologies::Topology& topology, const std::vector<int>& gpus) {
+model::LayoutGroups layout_groups(const LayoutChoice& layout, const topologies::Topology& topology,
+                                  const std::vector<int>& gpus) {
   const int available = gpus.empty() ? topology.gpu_count() : static_cast<int>(gpus.size());
   model::Layout counts{layout.tp.value_or(1), layout.cp.value_or(1)};
   auto rest = [&](int given, const char* option) {
     if (available % given != 0) {
       throw topologies::InputError(std::string(option) + " " + std::to_string(given) + " does not divide the " +
-                                  std::to_string(available) + " GPUs (give both --tp and --cp, or --gpus)");
+                                   std::to_string(available) + " GPUs (give both --tp and --cp, or --gpus)");
     }
     return available / given;
   };
@@ -51,18 +52,20 @@ void add_step(const LayoutChoice& layout, const model::LayoutModel& layouts, con
   const model::StepMemory& m = row.step->memory;
   if (m.total > m.capacity) {
     namespace units = treering::topologies;
-    row.memory_shortfall = "needs " + units::format_bytes(m.total) + " per GPU (weights " + units::format_bytes(m.weights) +
-                           ", KV cache " + units::format_bytes(m.kv_cache) + "), a GPU has " + units::format_bytes(m.capacity) +
-                           "; the longest context that fits is " + std::to_string(m.max_seq_len) + " tokens";
+    row.memory_shortfall = "needs " + units::format_bytes(m.total) + " per GPU (weights " +
+                           units::format_bytes(m.weights) + ", KV cache " + units::format_bytes(m.kv_cache) +
+                           "), a GPU has " + units::format_bytes(m.capacity) + "; the longest context that fits is " +
+                           std::to_string(m.max_seq_len) + " tokens";
   }
 }
 
 // With check_memory (Python's check_memory=True), a row that does not fit is an error instead of a mark.
 static void refuse_unless_fits(const DecodeRow& row, const model::Workload& workload, bool check_memory) {
   if (!check_memory || row.memory_shortfall.empty()) return;
-  throw topologies::InputError(std::string(model::to_string(row.result.algorithm)) + " at " + std::to_string(row.result.seq_len) +
-                              " tokens, tp " + std::to_string(row.layout.tp) + " x cp " + std::to_string(row.layout.cp) +
-                              ", batch " + std::to_string(workload.batch) + " does not fit: it " + row.memory_shortfall);
+  throw topologies::InputError(std::string(model::to_string(row.result.algorithm)) + " at " +
+                               std::to_string(row.result.seq_len) + " tokens, tp " + std::to_string(row.layout.tp) +
+                               " x cp " + std::to_string(row.layout.cp) + ", batch " + std::to_string(workload.batch) +
+                               " does not fit: it " + row.memory_shortfall);
 }
 
 DecodeRow predict_row(const LayoutChoice& layout, const GenerationChoice& generation, const model::LayoutModel& layouts,
@@ -79,13 +82,15 @@ DecodeRow predict_row(const LayoutChoice& layout, const GenerationChoice& genera
   row.workload = workload.name;
   add_step(layout, layouts, workload, attention.slowest_group, row);
   if (!row.step) row.memory_shortfall = model::memory_shortfall(row.result, decode);
-  if (generation.prefill || generation.tokens) row.prefill_s = generation.prefill ? decode.prefill_s(slice, seq_len, options) : 0.0;
+  if (generation.prefill || generation.tokens)
+    row.prefill_s = generation.prefill ? decode.prefill_s(slice, seq_len, options) : 0.0;
   if (generation.tokens) {
     const long long tokens = *generation.tokens;
     row.generation_s = *row.prefill_s + decode.generation_s(algorithm, slice, seq_len, tokens, options);
     set_generation_band(row, workload.layers, tokens);
     if (row.memory_shortfall.empty()) {  // the last token's context is the longest
-      const std::string last = model::memory_shortfall(decode.predict(algorithm, slice, seq_len + tokens - 1, options), decode);
+      const std::string last =
+          model::memory_shortfall(decode.predict(algorithm, slice, seq_len + tokens - 1, options), decode);
       if (!last.empty()) row.memory_shortfall = "at its last token " + last;
     }
   }
@@ -97,8 +102,8 @@ DecodeRow predict_row(const LayoutChoice& layout, const GenerationChoice& genera
 namespace {
 
 sim::ReplayOptions replay_options(const ReplayChoice& replay, bool degraded = true) {
-  sim::ReplayOptions options{replay.record_activities, !replay.full_ring, degraded ? replay.degradation : sim::Degradation{},
-                             replay.in_simgrid};
+  sim::ReplayOptions options{replay.record_activities, !replay.full_ring,
+                             degraded ? replay.degradation : sim::Degradation{}, replay.in_simgrid};
   options.one_of_identical = !replay.every_group;
   options.progress = replay.progress;
   return options;
@@ -106,8 +111,8 @@ sim::ReplayOptions replay_options(const ReplayChoice& replay, bool degraded = tr
 
 // The model's layer or step around the simulated attention: the parts' times are the model's, the attention,
 // the TP communication (with whatever waited for the slowest CP group), the layer and the step the replay's.
-void add_simulated_step(const model::StepResult& predicted, const sim::LayoutReplay& replay, const model::Workload& workload,
-                        DecodeRow& row) {
+void add_simulated_step(const model::StepResult& predicted, const sim::LayoutReplay& replay,
+                        const model::Workload& workload, DecodeRow& row) {
   model::StepResult step = predicted;
   const bool whole = step.scope == model::Scope::step;
   const double layers = whole ? workload.layers : 1.0;
@@ -121,17 +126,19 @@ void add_simulated_step(const model::StepResult& predicted, const sim::LayoutRep
 
 // tokens: the simulated token time at both ends of the generation, by the trapezoid rule (as the model).
 void add_generation(const GenerationChoice& generation, const ReplayChoice& replay, const model::LayoutModel& layouts,
-                    const model::Workload& workload, model::DecodeAlgorithm algorithm, const model::PlanOptions& options,
-                    bool check_memory, SimulatedCase& c) {
+                    const model::Workload& workload, model::DecodeAlgorithm algorithm,
+                    const model::PlanOptions& options, bool check_memory, SimulatedCase& c) {
   const model::Workload slice = model::head_slice(workload, layouts.groups().layout.tp);
   const model::DecodeModel& decode = layouts.cp_model(c.layout->slowest_group);
-  if (generation.prefill || generation.tokens) c.row.prefill_s = generation.prefill ? decode.prefill_s(slice, c.plan.seq_len, options) : 0.0;
+  if (generation.prefill || generation.tokens)
+    c.row.prefill_s = generation.prefill ? decode.prefill_s(slice, c.plan.seq_len, options) : 0.0;
   if (generation.tokens) {
     const long long tokens = *generation.tokens;
-    const SimulatedCase end = simulate_layout(layouts, workload, algorithm, c.plan.seq_len + tokens - 1, replay_options(replay),
-                                              false, options, std::nullopt);
-    c.row.generation_s = *c.row.prefill_s + model::generation_from_ends_s(tokens, c.row.result.token_s, end.row.result.token_s,
-                                                                          c.row.result.first_call_s);
+    const SimulatedCase end = simulate_layout(layouts, workload, algorithm, c.plan.seq_len + tokens - 1,
+                                              replay_options(replay), false, options, std::nullopt);
+    c.row.generation_s =
+        *c.row.prefill_s +
+        model::generation_from_ends_s(tokens, c.row.result.token_s, end.row.result.token_s, c.row.result.first_call_s);
     set_generation_band(c.row, workload.layers, tokens);
   }
   if (!generation.prefill) c.row.prefill_s.reset();
@@ -163,7 +170,8 @@ SimulatedCase simulate_row(const LayoutChoice& layout, const GenerationChoice& g
     refused.memory_shortfall = shortfall;
     refuse_unless_fits(refused, workload, true);
   }
-  SimulatedCase c = simulate_layout(layouts, workload, algorithm, seq_len, replay_options(replay), false, options, step);
+  SimulatedCase c =
+      simulate_layout(layouts, workload, algorithm, seq_len, replay_options(replay), false, options, step);
   c.row.memory_shortfall = shortfall;
   c.predicted = predicted.slowest;  // the model's layout: its slowest group, with the links it shares
   c.row.model_latency_s = predicted.slowest.latency_s;
@@ -173,7 +181,8 @@ SimulatedCase simulate_row(const LayoutChoice& layout, const GenerationChoice& g
   if (step) add_simulated_step(*step, *c.layout, workload, c.row);
   add_generation(generation, replay, layouts, workload, algorithm, options, check_memory, c);
   if (!replay.degradation.empty()) {
-    c.healthy_s = simulate_layout(layouts, workload, algorithm, seq_len, replay_options(replay, false), false, options, std::nullopt)
+    c.healthy_s = simulate_layout(layouts, workload, algorithm, seq_len, replay_options(replay, false), false, options,
+                                  std::nullopt)
                       .row.result.latency_s;
   }
   return c;

@@ -17,27 +17,45 @@ namespace {
 
 // The simulator's time per output token of a choice: every CP group's attention and every TP group's
 // all-reduces of a layer replayed at once (sim/layout_replay.hpp), the parts between them the model's.
-double simulated_step_s(const topologies::Topology& topology, const model::PlannedLayout& choice, const model::Workload& workload,
-                        long long seq_len, const model::PlanOptions& options) {
+double simulated_step_s(const topologies::Topology& topology, const model::PlannedLayout& choice,
+                        const model::Workload& workload, long long seq_len, const model::PlanOptions& options) {
   const model::LayoutModel layouts(topology, model::place_layout(topology, choice.layout));
   return *sim::replay_layout(layouts, choice.algorithm, workload, seq_len, options, choice.step, {}).step_s;
 }
 
 ordered_json choice_json(const model::PlannedLayout& c, const std::optional<double>& simulated_s) {
   const model::StepResult& s = c.step;
-  ordered_json json = {{"tp", c.layout.tp}, {"cp", c.layout.cp}, {"gpus", c.layout.gpus()}, {"combine", combine_name(c)},
-                       {"algo", c.tp_only ? "none" : model::to_string(c.algorithm)}, {"tp_only", c.tp_only}, {"step_s", s.step_s},
-                       {"step_s_low", c.band.low_s}, {"step_s_high", c.band.high_s}, {"within_best_band", c.within_best_band},
-                       {"network_latency_s", c.network_latency_s},
-                       {"cross_node", {{"time_s", c.cross_node.time_s}, {"calls", c.cross_node.calls}, {"bytes", c.cross_node.bytes}}},
-                       {"tokens_per_s", s.tokens_per_s}, {"attention_layer_s", c.attention.slowest.latency_s},
-                       {"breakdown", {{"attention_s", s.breakdown.attention_s}, {"projections_s", s.breakdown.projections_s},
-                                      {"mlp_s", s.breakdown.mlp_s}, {"tp_communication_s", s.breakdown.tp_communication_s},
-                                      {"other_s", s.breakdown.other_s}, {"lm_head_s", s.breakdown.lm_head_s}}},
-                       {"memory_bytes", {{"weights", s.memory.weights}, {"kv_cache", s.memory.kv_cache},
-                                         {"total", s.memory.total}, {"capacity", s.memory.capacity},
-                                         {"headroom", s.memory.capacity - s.memory.total}}},
-                       {"max_seq_len", s.memory.max_seq_len}, {"fits", c.fits}, {"extrapolation", c.extrapolation}};
+  ordered_json json = {
+      {"tp", c.layout.tp},
+      {"cp", c.layout.cp},
+      {"gpus", c.layout.gpus()},
+      {"combine", combine_name(c)},
+      {"algo", c.tp_only ? "none" : model::to_string(c.algorithm)},
+      {"tp_only", c.tp_only},
+      {"step_s", s.step_s},
+      {"step_s_low", c.band.low_s},
+      {"step_s_high", c.band.high_s},
+      {"within_best_band", c.within_best_band},
+      {"network_latency_s", c.network_latency_s},
+      {"cross_node", {{"time_s", c.cross_node.time_s}, {"calls", c.cross_node.calls}, {"bytes", c.cross_node.bytes}}},
+      {"tokens_per_s", s.tokens_per_s},
+      {"attention_layer_s", c.attention.slowest.latency_s},
+      {"breakdown",
+       {{"attention_s", s.breakdown.attention_s},
+        {"projections_s", s.breakdown.projections_s},
+        {"mlp_s", s.breakdown.mlp_s},
+        {"tp_communication_s", s.breakdown.tp_communication_s},
+        {"other_s", s.breakdown.other_s},
+        {"lm_head_s", s.breakdown.lm_head_s}}},
+      {"memory_bytes",
+       {{"weights", s.memory.weights},
+        {"kv_cache", s.memory.kv_cache},
+        {"total", s.memory.total},
+        {"capacity", s.memory.capacity},
+        {"headroom", s.memory.capacity - s.memory.total}}},
+      {"max_seq_len", s.memory.max_seq_len},
+      {"fits", c.fits},
+      {"extrapolation", c.extrapolation}};
   if (simulated_s) json["simulated_step_s"] = *simulated_s;
   return json;
 }
@@ -74,22 +92,34 @@ PlanReport plan_report(const topologies::Topology& topology, const PlanChoice& c
   const int replays = std::min(choice.confirm, static_cast<int>(report.plan.ranked.size()));
   for (int i = 0; i < replays; ++i) {
     if (progress) progress(i, replays);
-    report.simulated_step_s[static_cast<size_t>(i)] =
-        simulated_step_s(topology, report.plan.ranked[static_cast<size_t>(i)], report.workload, choice.seq_len, options.plan);
+    report.simulated_step_s[static_cast<size_t>(i)] = simulated_step_s(
+        topology, report.plan.ranked[static_cast<size_t>(i)], report.workload, choice.seq_len, options.plan);
   }
   return report;
 }
 
 ordered_json plan_json(const topologies::Topology& topology, const PlanChoice& choice, const PlanReport& report) {
   ordered_json ranked = ordered_json::array(), not_fitting = ordered_json::array();
-  for (size_t i = 0; i < report.plan.ranked.size(); ++i) ranked.push_back(choice_json(report.plan.ranked[i], report.simulated_step_s[i]));
+  for (size_t i = 0; i < report.plan.ranked.size(); ++i)
+    ranked.push_back(choice_json(report.plan.ranked[i], report.simulated_step_s[i]));
   for (const model::PlannedLayout& c : report.plan.not_fitting) not_fitting.push_back(choice_json(c, std::nullopt));
   const model::RelativeErrors& errors = report.errors;
-  return {{"cluster", topology.spec().name}, {"gpus", topology.gpu_count()}, {"workload", report.workload.name},
-          {"batch", report.workload.batch}, {"seq_len", choice.seq_len}, {"impl", choice.impl},
-          {"uncertainty", {{"compute", errors.compute}, {"communication", errors.communication},
-                           {"network_latency", errors.network_latency}, {"source", errors.source}}},
-          {"ranking", kRankingRule}, {"fastest_rank", fastest_rank(report.plan)}, {"ranked", ranked}, {"not_fitting", not_fitting}, {"skipped", report.plan.skipped}};
+  return {{"cluster", topology.spec().name},
+          {"gpus", topology.gpu_count()},
+          {"workload", report.workload.name},
+          {"batch", report.workload.batch},
+          {"seq_len", choice.seq_len},
+          {"impl", choice.impl},
+          {"uncertainty",
+           {{"compute", errors.compute},
+            {"communication", errors.communication},
+            {"network_latency", errors.network_latency},
+            {"source", errors.source}}},
+          {"ranking", kRankingRule},
+          {"fastest_rank", fastest_rank(report.plan)},
+          {"ranked", ranked},
+          {"not_fitting", not_fitting},
+          {"skipped", report.plan.skipped}};
 }
 
 }  // namespace treering::analysis

@@ -39,15 +39,16 @@ bool usable(const std::string& text, const std::string& source, const std::strin
 }  // namespace
 
 const std::vector<std::string>& default_sensitivity_parameters() {
-  static const std::vector<std::string> parameters{
-      "nics.bandwidth",  "nics.latency",        "fabric.bandwidth",       "fabric.latency", "hbm_bandwidth",
-      "launch_overhead", "network.hop_latency", "network.link_bandwidth", "peak_fp16"};
+  static const std::vector<std::string> parameters{"nics.bandwidth",      "nics.latency",           "fabric.bandwidth",
+                                                   "fabric.latency",      "hbm_bandwidth",          "launch_overhead",
+                                                   "network.hop_latency", "network.link_bandwidth", "peak_fp16"};
   return parameters;
 }
 
 SensitivityResult sensitivity(const SensitivityRequest& request) {
   const double step = request.step;
-  if (!(step > 0 && step < 1)) throw topologies::InputError("the step must be between 0 and 1, got " + std::to_string(step));
+  if (!(step > 0 && step < 1))
+    throw topologies::InputError("the step must be between 0 and 1, got " + std::to_string(step));
   std::vector<std::string> parameters = request.parameters;
   if (parameters.empty()) {
     for (const std::string& path : default_sensitivity_parameters()) {
@@ -60,7 +61,8 @@ SensitivityResult sensitivity(const SensitivityRequest& request) {
     const auto up = latencies(topologies::scale_setting(text, request.source_name, path, 1 + step), request);
     const auto down = latencies(topologies::scale_setting(text, request.source_name, path, 1 - step), request);
     SensitivityRow row{path, topologies::setting_values(text, request.source_name, path).front(), {}};
-    for (size_t a = 0; a < up.size(); ++a) row.elasticities.push_back(std::log(up[a] / down[a]) / std::log((1 + step) / (1 - step)));
+    for (size_t a = 0; a < up.size(); ++a)
+      row.elasticities.push_back(std::log(up[a] / down[a]) / std::log((1 + step) / (1 - step)));
     result.rows.push_back(row);
   }
   return result;

@@ -4,9 +4,9 @@
 
 namespace treering::analysis {
 
-SimulatedCase simulate_decode(const model::DecodeModel& decode, const model::Workload& workload, model::DecodeAlgorithm algorithm,
-                              long long seq_len, const sim::ReplayOptions& options, bool check_memory,
-                              const model::PlanOptions& plan_options) {
+SimulatedCase simulate_decode(const model::DecodeModel& decode, const model::Workload& workload,
+                              model::DecodeAlgorithm algorithm, long long seq_len, const sim::ReplayOptions& options,
+                              bool check_memory, const model::PlanOptions& plan_options) {
   SimulatedCase c;
   c.plan = decode.plan(algorithm, workload, seq_len, plan_options);
   c.predicted = decode.evaluate(c.plan);
@@ -20,9 +20,10 @@ SimulatedCase simulate_decode(const model::DecodeModel& decode, const model::Wor
   return c;
 }
 
-SimulatedCase simulate_layout(const model::LayoutModel& layouts, const model::Workload& workload, model::DecodeAlgorithm algorithm,
-                              long long seq_len, const sim::ReplayOptions& options, bool check_memory,
-                              const model::PlanOptions& plan_options, const std::optional<model::StepResult>& step) {
+SimulatedCase simulate_layout(const model::LayoutModel& layouts, const model::Workload& workload,
+                              model::DecodeAlgorithm algorithm, long long seq_len, const sim::ReplayOptions& options,
+                              bool check_memory, const model::PlanOptions& plan_options,
+                              const std::optional<model::StepResult>& step) {
   if (check_memory && !step) {  // before the replay: a plan that does not fit is refused at once
     const model::LayoutAttention predicted = layouts.attention(algorithm, workload, seq_len, plan_options);
     model::check_fits(predicted.slowest, layouts.cp_model(predicted.slowest_group));

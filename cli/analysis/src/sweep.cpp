@@ -25,7 +25,8 @@ std::vector<SweepCase> sweep_cases(const SweepSpec& spec) {
       for (int batch : batches) {
         for (long long seq_len : spec.seq_lens) {
           for (model::DecodeAlgorithm algorithm : spec.algorithms) {
-            for (validate::Engine engine : spec.engines) cases.push_back({n, workload, batch, seq_len, algorithm, engine});
+            for (validate::Engine engine : spec.engines)
+              cases.push_back({n, workload, batch, seq_len, algorithm, engine});
           }
         }
       }
@@ -69,8 +70,10 @@ struct SweepContext {
       layouts[nodes] = std::make_unique<model::LayoutModel>(*topology, layout_groups(spec.layout, *topology, {}));
     } catch (const topologies::InputError& error) {
       if (error.located()) throw;  // a file's error, as it was
-      const std::string where = nodes > 0 ? std::to_string(nodes) + (nodes == 1 ? " node" : " nodes") : "the cluster's nodes";
-      throw topologies::InputError("at " + where + " (" + std::to_string(topology->gpu_count()) + " GPUs): " + error.what());
+      const std::string where =
+          nodes > 0 ? std::to_string(nodes) + (nodes == 1 ? " node" : " nodes") : "the cluster's nodes";
+      throw topologies::InputError("at " + where + " (" + std::to_string(topology->gpu_count()) +
+                                   " GPUs): " + error.what());
     }
     topologies[nodes] = std::move(topology);
   }
@@ -98,9 +101,11 @@ namespace {
 
 // "case 3 (2 nodes, paper-mha16, batch 8, 80000 tokens, ring, sim)", for a worker that died computing it.
 std::string describe_case(std::size_t index, const SweepCase& c) {
-  return "case " + std::to_string(index) + " (" + (c.nodes > 0 ? std::to_string(c.nodes) + (c.nodes == 1 ? " node" : " nodes") : "the cluster's nodes") +
-         ", " + c.workload + ", " + (c.batch > 0 ? "batch " + std::to_string(c.batch) : "its batch") + ", " +
-         std::to_string(c.seq_len) + " tokens, " + model::to_string(c.algorithm) + ", " + validate::to_string(c.engine) + ")";
+  return "case " + std::to_string(index) + " (" +
+         (c.nodes > 0 ? std::to_string(c.nodes) + (c.nodes == 1 ? " node" : " nodes") : "the cluster's nodes") + ", " +
+         c.workload + ", " + (c.batch > 0 ? "batch " + std::to_string(c.batch) : "its batch") + ", " +
+         std::to_string(c.seq_len) + " tokens, " + model::to_string(c.algorithm) + ", " +
+         validate::to_string(c.engine) + ")";
 }
 
 }  // namespace

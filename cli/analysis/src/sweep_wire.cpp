@@ -38,17 +38,17 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DecodeBreakdown, compute_s, intra_node_s, int
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DecodeVolume, per_gpu, intra_node, inter_node, total)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DecodeMemory, kv_cache, receive_buffers, partial_states, workspace, weights, total)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PhaseTime, label, time_s, inter_node, how)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DecodeResult, algorithm, seq_len, gpus, domains, impl, latency_s, breakdown, volume, memory,
-                                   weights_s, token_s, first_call_s, phases)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DecodeResult, algorithm, seq_len, gpus, domains, impl, latency_s, breakdown, volume,
+                                   memory, weights_s, token_s, first_call_s, phases)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RelativeErrors, compute, communication, network_latency, source, host_staged)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Band, low_s, high_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Layout, tp, cp, replicas)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepBreakdown, attention_s, projections_s, mlp_s, tp_communication_s, tp_network_latency_s,
-                                   other_s, lm_head_s)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepBreakdown, attention_s, projections_s, mlp_s, tp_communication_s,
+                                   tp_network_latency_s, other_s, lm_head_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepPartBytes, attention, projections, mlp, other, lm_head)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepMemory, weights, kv_cache, buffers, activations, total, capacity, max_seq_len)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepResult, scope, layer_s, step_s, tokens_per_s, post_attention_gpus, tokens_per_gpu,
-                                   breakdown, part_bytes, calibrated_parts, memory)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepResult, scope, layer_s, step_s, tokens_per_s, post_attention_gpus,
+                                   tokens_per_gpu, breakdown, part_bytes, calibrated_parts, memory)
 
 }  // namespace treering::model
 
@@ -59,8 +59,12 @@ namespace {
 struct Links {
   nlohmann::ordered_json value;
 };
-void to_json(nlohmann::json& j, const Links& links) { j = nlohmann::json::binary(nlohmann::ordered_json::to_cbor(links.value)); }
-void from_json(const nlohmann::json& j, Links& links) { links.value = nlohmann::ordered_json::from_cbor(j.get_binary()); }
+void to_json(nlohmann::json& j, const Links& links) {
+  j = nlohmann::json::binary(nlohmann::ordered_json::to_cbor(links.value));
+}
+void from_json(const nlohmann::json& j, Links& links) {
+  links.value = nlohmann::ordered_json::from_cbor(j.get_binary());
+}
 
 nlohmann::json row_json(const DecodeRow& row) {
   return {{"result", row.result},

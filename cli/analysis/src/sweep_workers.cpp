@@ -91,7 +91,8 @@ Reply compute_reply(const WorkerItems& items, std::uint64_t item) {
   } catch (const topologies::InputError& error) {
     const topologies::InputLocation& where = error.location();
     reply.outcome = Outcome::input_error;
-    reply.payload = where.file + '\0' + std::to_string(where.line) + '\0' + std::to_string(where.column) + '\0' + error.message();
+    reply.payload =
+        where.file + '\0' + std::to_string(where.line) + '\0' + std::to_string(where.column) + '\0' + error.message();
     if (!error.located()) reply = {item, Outcome::invalid_argument, error.what()};  // an input error without a place
   } catch (const std::bad_alloc&) {
     reply = {item, Outcome::out_of_memory, {}};
@@ -118,7 +119,8 @@ Reply compute_reply(const WorkerItems& items, std::uint64_t item) {
 
 std::string death_message(int status, const std::string& item) {
   std::string how = "its exit status is unknown";
-  if (WIFSIGNALED(status)) how = "killed by signal " + std::to_string(WTERMSIG(status)) + ", " + strsignal(WTERMSIG(status));
+  if (WIFSIGNALED(status))
+    how = "killed by signal " + std::to_string(WTERMSIG(status)) + ", " + strsignal(WTERMSIG(status));
   if (WIFEXITED(status)) how = "exit status " + std::to_string(WEXITSTATUS(status));
   return "a sweep worker process died (" + how + ") while computing " + item;
 }
@@ -138,12 +140,9 @@ std::string death_message(int status, const std::string& item) {
       parts.resize(4);
       throw topologies::InputError({parts[0], std::atoi(parts[1].c_str()), std::atoi(parts[2].c_str())}, parts[3]);
     }
-    case Outcome::invalid_argument:
-      throw topologies::InputError(failure.payload);
-    case Outcome::out_of_memory:
-      throw std::bad_alloc();
-    default:
-      throw std::runtime_error(failure.payload);
+    case Outcome::invalid_argument: throw topologies::InputError(failure.payload);
+    case Outcome::out_of_memory: throw std::bad_alloc();
+    default: throw std::runtime_error(failure.payload);
   }
 }
 
@@ -174,15 +173,15 @@ class WorkerPool {
   void hand_out(Worker& worker, std::size_t item) {
     worker.item = item;
     const std::uint64_t wire = item;
-    send_all(worker.socket, reinterpret_cast<const char*>(&wire), sizeof wire);  // a dead worker: its end of stream tells
+    send_all(worker.socket, reinterpret_cast<const char*>(&wire),
+             sizeof wire);  // a dead worker: its end of stream tells
   }
   // Closes this end (the worker, waiting for an item, leaves) and reaps it: its wait status.
   int retire(Worker& worker) {
     ::close(worker.socket);
     worker.socket = -1;
     int status = 0;
-    while (::waitpid(worker.pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(worker.pid, &status, 0) < 0 && errno == EINTR) {}
     return status;
   }
   // A worker with something to read: a reply, or the end of its stream.
@@ -195,7 +194,8 @@ class WorkerPool {
 
 void WorkerPool::start(const WorkerItems& items) {
   int ends[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) throw std::runtime_error("sweep: cannot create a socket pair");
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0)
+    throw std::runtime_error("sweep: cannot create a socket pair");
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
@@ -225,7 +225,8 @@ Worker& WorkerPool::wait_for_reply() {
     if (errno != EINTR) throw std::runtime_error("sweep: poll: " + std::string(std::strerror(errno)));
   }
   const auto ready = std::find_if(polled.begin(), polled.end(), [](const pollfd& entry) { return entry.revents != 0; });
-  return *std::find_if(workers_.begin(), workers_.end(), [&](const Worker& worker) { return worker.socket == ready->fd; });
+  return *std::find_if(workers_.begin(), workers_.end(),
+                       [&](const Worker& worker) { return worker.socket == ready->fd; });
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
 
 namespace treering::analysis {
 
-std::vector<std::pair<const model::TunedStrategy*, int>> fold_equivalents(const std::vector<model::TunedStrategy>& tuned) {
+std::vector<std::pair<const model::TunedStrategy*, int>> fold_equivalents(
+    const std::vector<model::TunedStrategy>& tuned) {
   std::vector<std::pair<const model::TunedStrategy*, int>> out;
   for (const model::TunedStrategy& t : tuned) {
     if (!out.empty() && out.back().first->strategy.algorithm == t.strategy.algorithm &&

@@ -23,10 +23,19 @@ ordered_json decode_rows(const std::vector<validate::DecodeCase>& cases, bool ca
       predicted[validate::to_string(engine)] = seconds;
       errors[validate::to_string(engine)] = c.error(engine);
     }
-    rows.push_back({{"kind", "decode"}, {"algo", c.measured.algorithm}, {"workload", c.measured.workload},
-                    {"batch", c.measured.batch}, {"seq_len", c.measured.seq_len}, {"ranks", c.measured.ranks},
-                    {"measured_s", c.measured.latency_s}, {"noise", c.noise}, {"predicted_s", predicted}, {"rel_error", errors},
-                    {"calibration", calibration_label(calibrated, c)}, {"extrapolation", c.extrapolation}, {"file", c.measured.file}});
+    rows.push_back({{"kind", "decode"},
+                    {"algo", c.measured.algorithm},
+                    {"workload", c.measured.workload},
+                    {"batch", c.measured.batch},
+                    {"seq_len", c.measured.seq_len},
+                    {"ranks", c.measured.ranks},
+                    {"measured_s", c.measured.latency_s},
+                    {"noise", c.noise},
+                    {"predicted_s", predicted},
+                    {"rel_error", errors},
+                    {"calibration", calibration_label(calibrated, c)},
+                    {"extrapolation", c.extrapolation},
+                    {"file", c.measured.file}});
   }
   return rows;
 }
@@ -40,15 +49,25 @@ ordered_json to_json(const std::vector<validate::CaseResult>& cases, const std::
       predicted[validate::to_string(engine)] = seconds;
       errors[validate::to_string(engine)] = c.error(engine);
     }
-    rows.push_back({{"kind", "collective"}, {"op", model::to_string(c.measured.op)}, {"ranks", c.measured.ranks}, {"size_bytes", c.measured.bytes},
-                    {"measured_s", c.measured.time_s}, {"predicted_s", predicted}, {"rel_error", errors},
+    rows.push_back({{"kind", "collective"},
+                    {"op", model::to_string(c.measured.op)},
+                    {"ranks", c.measured.ranks},
+                    {"size_bytes", c.measured.bytes},
+                    {"measured_s", c.measured.time_s},
+                    {"predicted_s", predicted},
+                    {"rel_error", errors},
                     {"model_pick", c.how},
-                    {"extrapolation", calibration ? validate::extrapolation(*calibration, c.measured.bytes, c.measured.ranks) : ""},
-                    {"file", c.measured.file}, {"line", c.measured.line}});
+                    {"extrapolation",
+                     calibration ? validate::extrapolation(*calibration, c.measured.bytes, c.measured.ranks) : ""},
+                    {"file", c.measured.file},
+                    {"line", c.measured.line}});
   }
   for (const validate::ErrorSummary& s : summary) {
-    totals.push_back({{"engine", validate::to_string(s.engine)}, {"op", s.operation}, {"cases", s.cases},
-                      {"median_abs_rel_error", s.median_abs_rel_error}, {"p90_abs_rel_error", s.p90_abs_rel_error},
+    totals.push_back({{"engine", validate::to_string(s.engine)},
+                      {"op", s.operation},
+                      {"cases", s.cases},
+                      {"median_abs_rel_error", s.median_abs_rel_error},
+                      {"p90_abs_rel_error", s.p90_abs_rel_error},
                       {"max_abs_rel_error", s.max_abs_rel_error}});
     if (s.median_noise) totals.back()["median_noise"] = *s.median_noise;
   }
@@ -60,7 +79,8 @@ ordered_json to_json(const std::vector<validate::CaseResult>& cases, const std::
 namespace {
 
 // A log that ran another NCCL release, with other constants, than the cluster names: say so once per release.
-void warn_of_nccl_releases(const topologies::NcclVersion& cluster, const std::vector<validate::CollectiveMeasurement>& measured,
+void warn_of_nccl_releases(const topologies::NcclVersion& cluster,
+                           const std::vector<validate::CollectiveMeasurement>& measured,
                            std::vector<std::string>& warnings) {
   std::set<std::string> told;
   for (const auto& m : measured) {
@@ -71,9 +91,10 @@ void warn_of_nccl_releases(const topologies::NcclVersion& cluster, const std::ve
     const bool held = ran.minor >= topologies::kOldestNcclMinor && ran.minor <= topologies::kNewestNcclMinor;
     if (held && model::nccl_constants_epoch(ran) == model::nccl_constants_epoch(cluster)) continue;
     const std::string fix = held ? " (--set nccl_version=" + m.nccl_release + " predicts that release)"
-                 : " (treering holds 2." + std::to_string(topologies::kOldestNcclMinor) + " to 2." +
-                                      std::to_string(topologies::kNewestNcclMinor) + ")";
-    warnings.push_back(m.file + " ran NCCL " + m.nccl_release + "; the cluster's constants are NCCL " + topologies::to_string(cluster) + "'s" + fix);
+                                 : " (treering holds 2." + std::to_string(topologies::kOldestNcclMinor) + " to 2." +
+                                       std::to_string(topologies::kNewestNcclMinor) + ")";
+    warnings.push_back(m.file + " ran NCCL " + m.nccl_release + "; the cluster's constants are NCCL " +
+                       topologies::to_string(cluster) + "'s" + fix);
   }
 }
 
@@ -90,7 +111,8 @@ void warn_of_backends(const topologies::ClusterSpec& spec, const std::vector<val
     std::string gpus;
     for (const auto& [name, model] : spec.gpu_models) gpus += (gpus.empty() ? "" : ", ") + name;
     warnings.push_back(m.file + " ran on the cpu backend (CPU processes standing in for GPUs), and " + spec.name +
-                       " describes GPUs (" + gpus + ") its attention was not calibrated on: the errors compare that CPU "
+                       " describes GPUs (" + gpus +
+                       ") its attention was not calibrated on: the errors compare that CPU "
                        "with them. Validate against a cluster calibrated on the same run's benchmarks (treering "
                        "calibrate BENCH.json --cluster ... -o local.yaml; make validate-local does it)");
   }
@@ -116,7 +138,8 @@ ValidateReport validate_measurements(const topologies::Topology& topology, const
   report.decodes = validate::predict_decodes(topology, decodes, engines);
   if (const auto& calibration = topology.spec().calibration) {  // predictions outside what it was fitted on
     int outside = 0;
-    for (const auto& c : report.cases) outside += validate::extrapolation(*calibration, c.measured.bytes, c.measured.ranks).empty() ? 0 : 1;
+    for (const auto& c : report.cases)
+      outside += validate::extrapolation(*calibration, c.measured.bytes, c.measured.ranks).empty() ? 0 : 1;
     if (outside > 0) {
       report.warnings.push_back(std::to_string(outside) + " of " + std::to_string(report.cases.size()) +
                                 " cases lie outside what the calibration was fitted on");
@@ -132,7 +155,8 @@ ValidateReport validate_measurements(const topologies::Topology& topology, const
 
 ordered_json validate_json(const topologies::Topology& topology, const ValidateReport& report) {
   ordered_json json = to_json(report.cases, report.summary, topology.spec().calibration);
-  for (const auto& row : decode_rows(report.decodes, topology.spec().calibration.has_value())) json["cases"].push_back(row);
+  for (const auto& row : decode_rows(report.decodes, topology.spec().calibration.has_value()))
+    json["cases"].push_back(row);
   return json;
 }
 

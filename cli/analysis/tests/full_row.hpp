@@ -42,7 +42,8 @@ inline DecodeRow full_row() {
   row.generation_s = std::numeric_limits<double>::quiet_NaN();
   row.model_latency_s = -kInfinity;
   row.transfers_simulated = 9'000'000'000LL;
-  row.links = nlohmann::ordered_json::parse(R"({"z": {"bytes": 3.0000000000000004, "utilisation": 0.5}, "a": [1, -2, null]})");
+  row.links =
+      nlohmann::ordered_json::parse(R"({"z": {"bytes": 3.0000000000000004, "utilisation": 0.5}, "a": [1, -2, null]})");
   row.calibration = CalibrationState::extrapolated;
   row.extrapolation = "sends beyond 64 MiB";
   row.errors = {0.125, 0.36, 0.54, "the profile's validation"};
@@ -62,6 +63,5 @@ inline DecodeRow full_row() {
   row.step = step;
   return row;
 }
-
 
 }  // namespace treering::analysis::testing

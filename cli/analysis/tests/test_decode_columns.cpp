@@ -1,6 +1,7 @@
-// The decode row's one list of columns (cli/analysis/include/treering/analysis/decode_columns.hpp) against every format it feeds: the CSV
-// header and line, the JSON object (each column at its path) and the row sent by the sweep's worker processes
-// carry the same columns with the same values. (The Python records: cli/python/tests, SameRowsAsTheCommandTest.)
+// The decode row's one list of columns (cli/analysis/include/treering/analysis/decode_columns.hpp) against every format
+// it feeds: the CSV header and line, the JSON object (each column at its path) and the row sent by the sweep's worker
+// processes carry the same columns with the same values. (The Python records: cli/python/tests,
+// SameRowsAsTheCommandTest.)
 #include <doctest/doctest.h>
 
 #include <cmath>

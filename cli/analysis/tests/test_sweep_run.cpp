@@ -1,5 +1,5 @@
-// run_sweep (cli/analysis/include/treering/analysis/sweep.hpp) with worker processes: the rows one process computes, bit for bit; its errors;
-// and no fork from a process with more than one thread.
+// run_sweep (cli/analysis/include/treering/analysis/sweep.hpp) with worker processes: the rows one process computes,
+// bit for bit; its errors; and no fork from a process with more than one thread.
 #include <doctest/doctest.h>
 #include <pthread.h>
 #include <sys/mman.h>
@@ -96,15 +96,15 @@ TEST_CASE("run_sweep: rows from 3 worker processes are the rows of one process, 
   const SweepSpec spec = small_sweep();
   const std::vector<DecodeRow> here = run_sweep(spec, all_cases(spec), 1);
   std::vector<std::size_t> progress;
-  const std::vector<DecodeRow> workers =
-      run_sweep(spec, all_cases(spec), 3, [&](std::size_t done, std::size_t total) {
-        CHECK(total == 16);
-        progress.push_back(done);
-      });
+  const std::vector<DecodeRow> workers = run_sweep(spec, all_cases(spec), 3, [&](std::size_t done, std::size_t total) {
+    CHECK(total == 16);
+    progress.push_back(done);
+  });
   REQUIRE(workers.size() == here.size());
   for (std::size_t i = 0; i < here.size(); ++i) {
     CAPTURE(i);
-    CHECK(treering::analysis::encode_row(workers[i]) == treering::analysis::encode_row(here[i]));  // every field, every bit
+    CHECK(treering::analysis::encode_row(workers[i]) ==
+          treering::analysis::encode_row(here[i]));  // every field, every bit
   }
   // The cases' order, engine fastest (sweep.hpp): case 5 is 1 node, 160k tokens, ring, sim.
   CHECK(workers[5].result.seq_len == 160'000);

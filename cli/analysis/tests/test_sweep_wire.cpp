@@ -138,10 +138,10 @@ TEST_CASE("a sweep row as bytes: what encode_row did not write is an error") {
     }
     return std::string("accepted");
   };
-  CHECK(message("").starts_with(refused));                                // nothing
+  CHECK(message("").starts_with(refused));                                 // nothing
   CHECK(message(bytes.substr(0, bytes.size() - 1)).starts_with(refused));  // truncated
   CHECK(message(bytes.substr(0, bytes.size() / 2)).starts_with(refused));
-  CHECK(message(bytes + "x").starts_with(refused));                        // left over
+  CHECK(message(bytes + "x").starts_with(refused));  // left over
   CHECK(message(bytes + "x").find("expected end of input") != std::string::npos);
   // CBOR, but not a row: a map without the row's keys (0xa0: an empty map), a number (0x01).
   CHECK(message(std::string("\xa0", 1)).find("key 'result' not found") != std::string::npos);

@@ -1,5 +1,6 @@
-// The sweep's worker processes (cli/analysis/include/treering/analysis/sweep_workers.hpp): every item once, computed in other processes, its
-// bytes back unchanged; errors as they were thrown, the lowest failed item's; a worker's death reported.
+// The sweep's worker processes (cli/analysis/include/treering/analysis/sweep_workers.hpp): every item once, computed in
+// other processes, its bytes back unchanged; errors as they were thrown, the lowest failed item's; a worker's death
+// reported.
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -75,10 +76,12 @@ TEST_CASE("worker processes: an item's error comes back as it was thrown") {
       if (item == 3) thrower();
     });
   };
-  CHECK_THROWS_WITH_AS(run_in_worker_processes(fail_at_3([] { throw treering::topologies::InputError("bad length 3"); })),
-                       "bad length 3", treering::topologies::InputError);
+  CHECK_THROWS_WITH_AS(
+      run_in_worker_processes(fail_at_3([] { throw treering::topologies::InputError("bad length 3"); })),
+      "bad length 3", treering::topologies::InputError);
   // A std::invalid_argument that is not an InputError is a bug, as any other exception: it comes back as one.
-  CHECK_THROWS_WITH_AS(run_in_worker_processes(fail_at_3([] { throw std::invalid_argument("stoi"); })), "stoi", std::runtime_error);
+  CHECK_THROWS_WITH_AS(run_in_worker_processes(fail_at_3([] { throw std::invalid_argument("stoi"); })), "stoi",
+                       std::runtime_error);
   CHECK_THROWS_WITH_AS(run_in_worker_processes(fail_at_3([] { throw std::logic_error("past the last round"); })),
                        "past the last round", std::runtime_error);
   CHECK_THROWS_AS(run_in_worker_processes(fail_at_3([] { throw std::bad_alloc(); })), std::bad_alloc);
@@ -112,12 +115,13 @@ TEST_CASE("worker processes: a worker that dies is reported with the item it was
     if (item == 2) ::raise(SIGKILL);
   });
   CHECK_THROWS_WITH_AS(run_in_worker_processes(killed),
-                       "a sweep worker process died (killed by signal 9, Killed) while computing item 2", std::runtime_error);
+                       "a sweep worker process died (killed by signal 9, Killed) while computing item 2",
+                       std::runtime_error);
   auto exited = squares(5, 2, received, [](std::size_t item) {
     if (item == 4) _exit(3);
   });
-  CHECK_THROWS_WITH_AS(run_in_worker_processes(exited), "a sweep worker process died (exit status 3) while computing item 4",
-                       std::runtime_error);
+  CHECK_THROWS_WITH_AS(run_in_worker_processes(exited),
+                       "a sweep worker process died (exit status 3) while computing item 4", std::runtime_error);
   CHECK(no_children_left());  // the other worker, too, was reaped
 }
 

@@ -18,7 +18,8 @@ Cluster::Cluster(ClusterRecipe recipe) : recipe_(std::move(recipe)) {
     } else if (edit.factor > 0) {
       text_ = topologies::scale_setting(text_, source_name_, edit.path, edit.factor);
     } else {
-      throw topologies::InputError("scale " + edit.path + ": the factor must be positive, got " + std::to_string(edit.factor));
+      throw topologies::InputError("scale " + edit.path + ": the factor must be positive, got " +
+                                   std::to_string(edit.factor));
     }
   }
   // Without edits, exactly what the command does (a file is read by its path); with them, the edited text,

@@ -22,9 +22,9 @@ struct Edit {
 };
 
 struct ClusterRecipe {
-  std::string source;                 // a preset name or a YAML file
-  std::optional<int> nodes;           // as --nodes
-  std::optional<int> gpus_per_node;   // as --gpus-per-node
+  std::string source;                // a preset name or a YAML file
+  std::optional<int> nodes;          // as --nodes
+  std::optional<int> gpus_per_node;  // as --gpus-per-node
   std::vector<Edit> edits;
 };
 

@@ -69,7 +69,9 @@ model::Workload workload_of(const std::string& name, std::optional<int> batch) {
 }
 
 std::vector<model::DecodeAlgorithm> algorithms_of(const std::vector<std::string>& names) {
-  if (names.empty()) throw topologies::InputError("no algorithm given (algos: ring, tree, tree-fused, tree-lse, allgather-merge, pass-q, a2a, ag-rs)");
+  if (names.empty())
+    throw topologies::InputError(
+        "no algorithm given (algos: ring, tree, tree-fused, tree-lse, allgather-merge, pass-q, a2a, ag-rs)");
   std::vector<model::DecodeAlgorithm> algorithms;
   for (const std::string& name : names) algorithms.push_back(model::parse_decode_algorithm(name));
   return algorithms;
@@ -141,12 +143,13 @@ struct CaseChoice {
   analysis::GenerationChoice generation;
 };
 
-CaseChoice case_choice(std::optional<int> tp, std::optional<int> cp, const std::string& replicas, const std::string& placement,
-                       bool tp_in_domain, const std::string& scope, std::optional<long long> tokens, bool prefill) {
+CaseChoice case_choice(std::optional<int> tp, std::optional<int> cp, const std::string& replicas,
+                       const std::string& placement, bool tp_in_domain, const std::string& scope,
+                       std::optional<long long> tokens, bool prefill) {
   if (tp && *tp < 1) throw topologies::InputError("tp must be at least 1, got " + std::to_string(*tp));
   if (cp && *cp < 1) throw topologies::InputError("cp must be at least 1, got " + std::to_string(*cp));
   if (tokens && *tokens < 1) throw topologies::InputError("tokens must be at least 1, got " + std::to_string(*tokens));
-  model::parse_scope(scope);              // refuses a name that is not a scope
+  model::parse_scope(scope);             // refuses a name that is not a scope
   model::parse_layout_order(placement);  // likewise a placement
   return {{tp, cp, replicas, placement, tp_in_domain, scope}, {tokens, prefill}};
 }
@@ -154,8 +157,8 @@ CaseChoice case_choice(std::optional<int> tp, std::optional<int> cp, const std::
 // The analytical model, lengths outer and algorithms inner (as `treering predict`); with check_memory a case
 // that does not fit in a GPU's memory is an error, as on the command line.
 py::list predict(const Cluster& cluster, const std::vector<long long>& seq_lens, const std::vector<std::string>& algos,
-                 const std::string& workload_name, std::optional<int> batch, const std::string& split, bool check_memory,
-                 const std::string& impl, const CaseChoice& choice) {
+                 const std::string& workload_name, std::optional<int> batch, const std::string& split,
+                 bool check_memory, const std::string& impl, const CaseChoice& choice) {
   const model::Workload workload = workload_of(workload_name, batch);
   const model::PlanOptions options = plan_options(split, impl);
   const std::vector<model::DecodeAlgorithm> algorithms = algorithms_of(algos);
@@ -164,7 +167,8 @@ py::list predict(const Cluster& cluster, const std::vector<long long>& seq_lens,
   std::vector<analysis::DecodeRow> rows;
   for (long long seq_len : seq_lens) {
     for (model::DecodeAlgorithm algorithm : algorithms) {
-      rows.push_back(analysis::predict_row(choice.layout, choice.generation, layouts, workload, seq_len, algorithm, options, check_memory));
+      rows.push_back(analysis::predict_row(choice.layout, choice.generation, layouts, workload, seq_len, algorithm,
+                                           options, check_memory));
     }
   }
   return records(rows);
@@ -173,8 +177,8 @@ py::list predict(const Cluster& cluster, const std::vector<long long>& seq_lens,
 // The simulator, in the same order. Each replay runs in a child process (sim::replay_plan forks); the C++ work
 // touches no Python object, so the GIL is let go meanwhile and other Python threads keep running.
 py::list simulate(const Cluster& cluster, const std::vector<long long>& seq_lens, const std::vector<std::string>& algos,
-                  const std::string& workload_name, std::optional<int> batch, const std::string& split, bool check_memory,
-                  const std::string& impl, const CaseChoice& choice) {
+                  const std::string& workload_name, std::optional<int> batch, const std::string& split,
+                  bool check_memory, const std::string& impl, const CaseChoice& choice) {
   const model::Workload workload = workload_of(workload_name, batch);
   const model::PlanOptions options = plan_options(split, impl);
   const std::vector<model::DecodeAlgorithm> algorithms = algorithms_of(algos);
@@ -185,16 +189,17 @@ py::list simulate(const Cluster& cluster, const std::vector<long long>& seq_lens
     const py::gil_scoped_release release;
     for (long long seq_len : seq_lens) {
       for (model::DecodeAlgorithm algorithm : algorithms) {
-        rows.push_back(analysis::simulate_row(choice.layout, choice.generation, {}, layouts, workload, seq_len, algorithm, options,
-                                         check_memory).row);
+        rows.push_back(analysis::simulate_row(choice.layout, choice.generation, {}, layouts, workload, seq_len,
+                                              algorithm, options, check_memory)
+                           .row);
       }
     }
   }
   return records(rows);
 }
 
-// A whole sweep (analysis::run_sweep: every case, in its fixed order, in `jobs` worker processes) on one layout (tp x cp,
-// placement, scope: predict's). Empty nodes or batches: the cluster file's count, each workload's own batch.
+// A whole sweep (analysis::run_sweep: every case, in its fixed order, in `jobs` worker processes) on one layout (tp x
+// cp, placement, scope: predict's). Empty nodes or batches: the cluster file's count, each workload's own batch.
 py::list sweep(const std::string& cluster, const std::vector<int>& nodes, const std::vector<long long>& seq_lens,
                const std::vector<std::string>& workloads, const std::vector<int>& batches,
                const std::vector<std::string>& algos, const std::vector<std::string>& engines,
@@ -262,8 +267,8 @@ py::list tune(const Cluster& cluster, long long seq_len, const std::string& work
   return list;
 }
 
-// The elasticities of analysis::sensitivity (`treering sensitivity`), one record per (parameter, algorithm) in the order
-// of the parameters: parameter, value (as written), algo, latency_s (unscaled), elasticity.
+// The elasticities of analysis::sensitivity (`treering sensitivity`), one record per (parameter, algorithm) in the
+// order of the parameters: parameter, value (as written), algo, latency_s (unscaled), elasticity.
 py::list sensitivity(const Cluster& cluster, long long seq_len, const std::vector<std::string>& parameters,
                      const std::vector<std::string>& algos, const std::string& workload_name, std::optional<int> batch,
                      double step, const std::string& split, const std::string& impl) {
@@ -315,7 +320,8 @@ std::vector<std::string> algorithm_names() {
 
 std::vector<std::string> default_algorithm_names() {
   std::vector<std::string> names;
-  for (model::DecodeAlgorithm algorithm : model::paper_decode_algorithms()) names.push_back(model::to_string(algorithm));
+  for (model::DecodeAlgorithm algorithm : model::paper_decode_algorithms())
+    names.push_back(model::to_string(algorithm));
   return names;
 }
 
@@ -325,7 +331,8 @@ std::vector<std::string> default_algorithm_names() {
 // never released, so nothing Python-owned is destroyed after the interpreter has finalised.
 void add_input_error(py::module_& m) {
   static PyObject* input_error = PyErr_NewExceptionWithDoc(
-      "treering.InputError", "Bad input: a cluster or workload file, a value or an argument. A ValueError.", PyExc_ValueError, nullptr);
+      "treering.InputError", "Bad input: a cluster or workload file, a value or an argument. A ValueError.",
+      PyExc_ValueError, nullptr);
   if (input_error == nullptr) throw py::error_already_set();
   m.add_object("InputError", py::handle(input_error));
   // The command's mapping (topologies::error_exit): bad input raises InputError with its message (what(), as the
@@ -356,13 +363,17 @@ void add_cluster(py::module_& m) {
       .def_property_readonly("nodes", [](const Cluster& c) { return c.topology().node_count(); })
       .def_property_readonly("gpus", [](const Cluster& c) { return c.topology().gpu_count(); })
       .def_property_readonly("domains", [](const Cluster& c) { return c.topology().domain_count(); })
-      .def("with_edits",
-           [](const Cluster& c, const std::vector<EditTuple>& more) { return std::make_shared<Cluster>(c.with_edits(edits_of(more))); },
-           py::arg("edits"))
+      .def(
+          "with_edits",
+          [](const Cluster& c, const std::vector<EditTuple>& more) {
+            return std::make_shared<Cluster>(c.with_edits(edits_of(more)));
+          },
+          py::arg("edits"))
       .def("setting_values", &Cluster::setting_values, py::arg("path"));
   m.def(
       "load_cluster",
-      [](const std::string& source, std::optional<int> nodes, std::optional<int> gpus_per_node, const std::vector<EditTuple>& edits) {
+      [](const std::string& source, std::optional<int> nodes, std::optional<int> gpus_per_node,
+         const std::vector<EditTuple>& edits) {
         return std::make_shared<Cluster>(ClusterRecipe{source, nodes, gpus_per_node, edits_of(edits)});
       },
       py::arg("source"), py::arg("nodes"), py::arg("gpus_per_node"), py::arg("edits"));
@@ -370,17 +381,22 @@ void add_cluster(py::module_& m) {
 
 // A report the command writes as JSON, as Python values (json.loads of the same text: dicts, lists, floats;
 // an unbounded band is None, as in the command's JSON).
-py::object from_json(const nlohmann::ordered_json& json) { return py::module_::import("json").attr("loads")(json.dump()); }
+py::object from_json(const nlohmann::ordered_json& json) {
+  return py::module_::import("json").attr("loads")(json.dump());
+}
 
 // The collective model over sizes, as `treering collective --format json`: one dict per size.
 py::object collective(const Cluster& cluster, const analysis::CollectiveChoice& choice) {
   const analysis::CollectiveReport report = analysis::collective_report(cluster.topology(), choice);
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const analysis::BandedEstimate& estimate : report.estimates) list.push_back(analysis::estimate_json(estimate, report.group));
+  for (const analysis::BandedEstimate& estimate : report.estimates)
+    list.push_back(analysis::estimate_json(estimate, report.group));
   py::object rows = from_json(list);
   if (!report.warnings.empty()) {
-    py::module_::import("warnings").attr("warn")(report.warnings.front() +
-                                                 (report.warnings.size() > 1 ? " (and " + std::to_string(report.warnings.size() - 1) + " more)" : ""));
+    py::module_::import("warnings")
+        .attr("warn")(report.warnings.front() + (report.warnings.size() > 1
+                                                     ? " (and " + std::to_string(report.warnings.size() - 1) + " more)"
+                                                     : ""));
   }
   return rows;
 }
@@ -399,16 +415,19 @@ py::object plan(const Cluster& cluster, const analysis::PlanChoice& choice) {
 void refuse_other_measurements(const std::vector<std::string>& files, bool decodes_allowed, const char* command) {
   for (const std::string& file : files) {
     const bool timings = validate::is_decode_file(file) || validate::is_decode_timings_csv(file);
-    const bool other = validate::is_step_file(file) || validate::is_attention_file(file) || (timings && !decodes_allowed);
+    const bool other =
+        validate::is_step_file(file) || validate::is_attention_file(file) || (timings && !decodes_allowed);
     if (other) {
-      throw topologies::InputError(file + ": attention benchmarks, decode steps" + std::string(decodes_allowed ? "" : " and timed decodes") +
-                                  " are for the command here: treering " + command + " " + file + " ...");
+      throw topologies::InputError(file + ": attention benchmarks, decode steps" +
+                                   std::string(decodes_allowed ? "" : " and timed decodes") +
+                                   " are for the command here: treering " + command + " " + file + " ...");
     }
   }
 }
 
 // `treering validate --format json` on collective measurements and timed decodes: cases and summary.
-py::object validate_files(const Cluster& cluster, const std::vector<std::string>& files, const std::vector<std::string>& engine_names) {
+py::object validate_files(const Cluster& cluster, const std::vector<std::string>& files,
+                          const std::vector<std::string>& engine_names) {
   if (files.empty()) throw topologies::InputError("no measurement file given");
   refuse_other_measurements(files, true, "validate");
   std::vector<validate::Engine> engines;
@@ -439,9 +458,11 @@ py::dict calibrate_files(const Cluster& cluster, const std::vector<std::string>&
   topologies::OutputFile out(output);  // a bad path fails before the fit; replaced only once all succeeded
   std::vector<topologies::Setting> sizes;
   if (cluster.recipe().nodes) sizes.push_back({"nodes.0.count", std::to_string(*cluster.recipe().nodes)});
-  if (cluster.recipe().gpus_per_node) sizes.push_back({"gpus_per_node", std::to_string(*cluster.recipe().gpus_per_node)});
+  if (cluster.recipe().gpus_per_node)
+    sizes.push_back({"gpus_per_node", std::to_string(*cluster.recipe().gpus_per_node)});
   const std::string base = topologies::apply_settings(cluster.text(), cluster.source_name(), sizes);
-  const analysis::NetworkCalibration network = analysis::calibrate_network(cluster.topology().spec(), measured, sends, files);
+  const analysis::NetworkCalibration network =
+      analysis::calibrate_network(cluster.topology().spec(), measured, sends, files);
   const std::string text = validate::with_calibration(base, network.fit.calibration);
   topologies::load_cluster_text(text, output);  // what is written must load
   out.stream() << text;
@@ -455,12 +476,14 @@ py::dict calibrate_files(const Cluster& cluster, const std::vector<std::string>&
   result["sends"] = sends.size();
   result["fitted"] = fitted;
   result["iterations"] = network.fit.iterations;
-  result["median_abs_rel_error_before"] = measured.empty() ? py::object(py::none()) : py::cast(model::median_abs(network.fit.rel_errors_before));
+  result["median_abs_rel_error_before"] =
+      measured.empty() ? py::object(py::none()) : py::cast(model::median_abs(network.fit.rel_errors_before));
   result["median_abs_rel_error_after"] = py::cast(provenance.median_abs_rel_error);
   result["max_abs_rel_error"] = py::cast(provenance.max_abs_rel_error);
   result["r_squared"] = py::cast(provenance.r_squared);
   result["p2p_bands"] = network.p2p ? network.p2p->scale_up.size() + network.p2p->scale_out.size() : 0;
-  result["p2p_median_abs_rel_error"] = network.p2p ? py::cast(model::median_abs(network.p2p->rel_errors)) : py::object(py::none());
+  result["p2p_median_abs_rel_error"] =
+      network.p2p ? py::cast(model::median_abs(network.p2p->rel_errors)) : py::object(py::none());
   return result;
 }
 
@@ -477,7 +500,9 @@ PYBIND11_MODULE(_treering, m) {
   m.def("workloads", &workload_names);
   m.def("algorithms", &algorithm_names);
   m.def("default_algorithms", &default_algorithm_names);
-  m.def("parse_token_counts", [](const std::string& text) { return treering::topologies::parse_token_counts(text); }, py::arg("text"));
+  m.def(
+      "parse_token_counts", [](const std::string& text) { return treering::topologies::parse_token_counts(text); },
+      py::arg("text"));
   m.def(
       "parse_setting",
       [](const std::string& text) {
@@ -494,14 +519,14 @@ PYBIND11_MODULE(_treering, m) {
         [rows_of](const Cluster& cluster, const std::vector<long long>& seq_lens, const std::vector<std::string>& algos,
                   const std::string& workload, std::optional<int> batch, const std::string& split, bool check_memory,
                   const std::string& impl, std::optional<int> tp, std::optional<int> cp, const std::string& replicas,
-                  const std::string& placement, bool tp_in_domain, const std::string& scope, std::optional<long long> tokens,
-                  bool prefill) {
+                  const std::string& placement, bool tp_in_domain, const std::string& scope,
+                  std::optional<long long> tokens, bool prefill) {
           return rows_of(cluster, seq_lens, algos, workload, batch, split, check_memory, impl,
                          case_choice(tp, cp, replicas, placement, tp_in_domain, scope, tokens, prefill));
         },
-        py::arg("cluster"), py::arg("seq_lens"), py::arg("algos"), py::arg("workload"), py::arg("batch"), py::arg("split"),
-        py::arg("check_memory"), py::arg("impl"), py::arg("tp"), py::arg("cp"), py::arg("replicas"), py::arg("placement"),
-        py::arg("tp_in_domain"), py::arg("scope"), py::arg("tokens"), py::arg("prefill"));
+        py::arg("cluster"), py::arg("seq_lens"), py::arg("algos"), py::arg("workload"), py::arg("batch"),
+        py::arg("split"), py::arg("check_memory"), py::arg("impl"), py::arg("tp"), py::arg("cp"), py::arg("replicas"),
+        py::arg("placement"), py::arg("tp_in_domain"), py::arg("scope"), py::arg("tokens"), py::arg("prefill"));
   };
   decode_rows("predict", &predict);
   decode_rows("simulate", &simulate);
@@ -520,24 +545,27 @@ PYBIND11_MODULE(_treering, m) {
       "plan",
       [](const Cluster& cluster, long long seq_len, const std::string& workload, int batch, int gpus_max,
          const std::vector<std::string>& combines, const std::string& impl, int confirm) {
-        if (batch < 0 || gpus_max < 0 || confirm < 0) throw treering::topologies::InputError("batch, gpus_max and confirm must be at least 0 (0: the default)");
+        if (batch < 0 || gpus_max < 0 || confirm < 0)
+          throw treering::topologies::InputError("batch, gpus_max and confirm must be at least 0 (0: the default)");
         return plan(cluster, {workload, seq_len, batch, gpus_max, combines, impl, confirm});
       },
-      py::arg("cluster"), py::arg("seq_len"), py::arg("workload"), py::arg("batch"), py::arg("gpus_max"), py::arg("combines"),
-      py::arg("impl"), py::arg("confirm"));
+      py::arg("cluster"), py::arg("seq_len"), py::arg("workload"), py::arg("batch"), py::arg("gpus_max"),
+      py::arg("combines"), py::arg("impl"), py::arg("confirm"));
   m.def(
       "sweep",
       [](const std::string& cluster, const std::vector<int>& nodes, const std::vector<long long>& seq_lens,
-         const std::vector<std::string>& workloads, const std::vector<int>& batches, const std::vector<std::string>& algos,
-         const std::vector<std::string>& engines, const std::vector<std::pair<std::string, std::string>>& settings,
-         const std::string& split, int jobs, const std::string& impl, std::optional<int> tp, std::optional<int> cp,
-         const std::string& replicas, const std::string& placement, bool tp_in_domain, const std::string& scope) {
+         const std::vector<std::string>& workloads, const std::vector<int>& batches,
+         const std::vector<std::string>& algos, const std::vector<std::string>& engines,
+         const std::vector<std::pair<std::string, std::string>>& settings, const std::string& split, int jobs,
+         const std::string& impl, std::optional<int> tp, std::optional<int> cp, const std::string& replicas,
+         const std::string& placement, bool tp_in_domain, const std::string& scope) {
         return sweep(cluster, nodes, seq_lens, workloads, batches, algos, engines, settings, split, jobs, impl,
                      case_choice(tp, cp, replicas, placement, tp_in_domain, scope, std::nullopt, false));
       },
-      py::arg("cluster"), py::arg("nodes"), py::arg("seq_lens"), py::arg("workloads"), py::arg("batches"), py::arg("algos"),
-      py::arg("engines"), py::arg("settings"), py::arg("split"), py::arg("jobs"), py::arg("impl"), py::arg("tp"), py::arg("cp"),
-      py::arg("replicas"), py::arg("placement"), py::arg("tp_in_domain"), py::arg("scope"));
+      py::arg("cluster"), py::arg("nodes"), py::arg("seq_lens"), py::arg("workloads"), py::arg("batches"),
+      py::arg("algos"), py::arg("engines"), py::arg("settings"), py::arg("split"), py::arg("jobs"), py::arg("impl"),
+      py::arg("tp"), py::arg("cp"), py::arg("replicas"), py::arg("placement"), py::arg("tp_in_domain"),
+      py::arg("scope"));
   m.def("tune", &tune, py::arg("cluster"), py::arg("seq_len"), py::arg("workload"), py::arg("batch"), py::arg("impl"));
   m.def("sensitivity", &sensitivity, py::arg("cluster"), py::arg("seq_len"), py::arg("parameters"), py::arg("algos"),
         py::arg("workload"), py::arg("batch"), py::arg("step"), py::arg("split"), py::arg("impl"));

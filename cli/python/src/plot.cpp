@@ -30,7 +30,7 @@ cli::TableCell cell_of(const py::handle& value) {
     return {py::str(value).cast<std::string>(), value.cast<double>()};
   }
   throw topologies::InputError("plot: a record's value must be None, str, bool, int or float, not " +
-                              py::str(py::type::of(value).attr("__name__")).cast<std::string>());
+                               py::str(py::type::of(value).attr("__name__")).cast<std::string>());
 }
 
 // The records as a table: the columns in the order they first appear, a record without one an empty cell there.
@@ -40,7 +40,8 @@ cli::DataTable table_of(const py::list& records) {
   std::map<std::string, std::size_t> index;
   std::vector<std::vector<std::pair<std::size_t, cli::TableCell>>> cells;
   for (const py::handle& record : records) {
-    if (!py::isinstance<py::dict>(record)) throw topologies::InputError("plot: records are dicts (as predict() returns)");
+    if (!py::isinstance<py::dict>(record))
+      throw topologies::InputError("plot: records are dicts (as predict() returns)");
     auto& row = cells.emplace_back();
     for (const auto& [key, value] : record.cast<py::dict>()) {
       const std::string name = py::str(key).cast<std::string>();
@@ -66,8 +67,8 @@ void add_plot(py::module_& m) {
         const topologies::InputFilesScope inputs;  // `output` may not be `file`, by any name
         cli::plot_file(file, plot_spec(x, y, series, log_x, log_y, title), output);
       },
-      py::arg("file"), py::arg("x"), py::arg("y"), py::arg("series"), py::arg("log_x"), py::arg("log_y"), py::arg("title"),
-      py::arg("output"));
+      py::arg("file"), py::arg("x"), py::arg("y"), py::arg("series"), py::arg("log_x"), py::arg("log_y"),
+      py::arg("title"), py::arg("output"));
   m.def(
       "plot_records",
       [](const py::list& records, const std::string& x, const std::string& y, const std::vector<std::string>& series,
@@ -75,8 +76,8 @@ void add_plot(py::module_& m) {
         cli::chart_kind(output);
         cli::write_chart(cli::plot_chart(table_of(records), plot_spec(x, y, series, log_x, log_y, title)), output);
       },
-      py::arg("records"), py::arg("x"), py::arg("y"), py::arg("series"), py::arg("log_x"), py::arg("log_y"), py::arg("title"),
-      py::arg("output"));
+      py::arg("records"), py::arg("x"), py::arg("y"), py::arg("series"), py::arg("log_x"), py::arg("log_y"),
+      py::arg("title"), py::arg("output"));
 }
 
 }  // namespace treering::python

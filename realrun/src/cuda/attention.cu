@@ -30,7 +30,8 @@ __device__ std::uint32_t shared_address(const void* pointer) {
 
 // 16 bytes from global to shared memory, bypassing L1; `bytes` 0 fills the slot with zeros (a token past the end).
 __device__ void copy_async(void* to_shared, const void* from_global, int bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(to_shared)), "l"(from_global), "r"(bytes)
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(to_shared)), "l"(from_global),
+               "r"(bytes)
                : "memory");
 }
 __device__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
@@ -54,13 +55,17 @@ __device__ void load_matrices_transposed(std::uint32_t (&out)[4], const void* ro
 template <typename T>
 __device__ void mma(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
   if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, "
+        "%2, %3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   } else {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, "
+        "%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   }
 }
 
@@ -105,7 +110,8 @@ struct WarpState {
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int row = a_row(lane, j);
-        q[ks][j] = row < rows ? *reinterpret_cast<const std::uint32_t*>(q_block + row * D + 16 * ks + a_col(lane, j, 0)) : 0u;
+        q[ks][j] =
+            row < rows ? *reinterpret_cast<const std::uint32_t*>(q_block + row * D + 16 * ks + a_col(lane, j, 0)) : 0u;
       }
     }
 #pragma unroll
@@ -116,7 +122,8 @@ struct WarpState {
 
   // 16 tokens (rows 16 u ... 16 u + 15 of the staged tile, the first of them token `first`; those at or past `end`
   // are masked): S = Q K^T, the online softmax on S's accumulators, O += (P_hi + P_lo) V.
-  __device__ void attend(const T* k_tile, const T* v_tile, int u, long long first, long long end, float scale_log2, int lane) {
+  __device__ void attend(const T* k_tile, const T* v_tile, int u, long long first, long long end, float scale_log2,
+                         int lane) {
     float s[2][4] = {};
 #pragma unroll
     for (int ks = 0; ks < kSteps; ++ks) {
@@ -173,8 +180,8 @@ struct WarpState {
 
 // A warp's tile `tile` of the chunk into stage `stage`: K rows then V rows, each slot at its swizzled place.
 template <typename T, int D>
-__device__ void stage_tile(T* stage, const T* k, const T* v, long long stride, long long head_offset, const TokenRange& range,
-                           int warp, long long tile, int lane) {
+__device__ void stage_tile(T* stage, const T* k, const T* v, long long stride, long long head_offset,
+                           const TokenRange& range, int warp, long long tile, int lane) {
   const long long first = range.begin + warp_tile_begin(D, warp, tile);
   T* k_tile = stage;
   T* v_tile = stage + warp_tile_tokens(D) * D;
@@ -193,7 +200,8 @@ __device__ void stage_tile(T* stage, const T* k, const T* v, long long stride, l
 // head's. `warp_o`: each warp's O, [16][D] floats, in its own stages.
 template <int D>
 __device__ void write_chunk_state(const KernelArgs& a, const CtaPlace& cta, int chunk, const float (&m2)[kWarps][kRows],
-                                  const float (&l)[kWarps][kRows], const unsigned char* shared, GroupMerge (&merges)[kRows]) {
+                                  const float (&l)[kWarps][kRows], const unsigned char* shared,
+                                  GroupMerge (&merges)[kRows]) {
   const int thread = static_cast<int>(threadIdx.x);
   if (thread < kRows) merges[thread] = merge_groups(&m2[0][thread], &l[0][thread], kWarps, kRows);
   __syncthreads();
@@ -202,7 +210,8 @@ __device__ void write_chunk_state(const KernelArgs& a, const CtaPlace& cta, int 
     float value = 0.0f;
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) {
-      const auto* warp_o = reinterpret_cast<const float*>(shared + static_cast<size_t>(w) * kStages * stage_values(D) * 2);
+      const auto* warp_o =
+          reinterpret_cast<const float*>(shared + static_cast<size_t>(w) * kStages * stage_values(D) * 2);
       value += merges[row].weight(m2[w][row], l[w][row]) * warp_o[row * D + i];
     }
     const long long state = static_cast<long long>(cta.sequence) * a.query_heads + cta.first_query_head + row;
@@ -243,7 +252,8 @@ __device__ void merge_chunks_if_last(const KernelArgs& a, const CtaPlace& cta) {
     const long long state = first_state + row;
     float value = 0.0f;
     for (int c = 0; c < a.chunks; ++c) {
-      value += state_weight(__ldcg(a.lse_part + state * a.chunks + c), merged[row]) * __ldcg(a.o_part + (state * a.chunks + c) * D + i);
+      value += state_weight(__ldcg(a.lse_part + state * a.chunks + c), merged[row]) *
+               __ldcg(a.o_part + (state * a.chunks + c) * D + i);
     }
     a.o[state * D + i] = value;
     if (i == 0) a.lse[state] = merged[row];
@@ -253,7 +263,7 @@ __device__ void merge_chunks_if_last(const KernelArgs& a, const CtaPlace& cta) {
 
 // One CTA: (sequence, KV head, head block) x chunk blockIdx.y. Dynamic shared memory: split_kv::shared_bytes(D).
 template <typename T, int D>
-__global__ void __launch_bounds__(kWarps * kLanes, 2) split_kv_kernel(const T* q, const T* k, const T* v, KernelArgs a) {
+__global__ void __launch_bounds__(kWarps* kLanes, 2) split_kv_kernel(const T* q, const T* k, const T* v, KernelArgs a) {
   extern __shared__ __align__(16) unsigned char shared[];
   __shared__ float warp_m2[kWarps][kRows], warp_l[kWarps][kRows];
   __shared__ GroupMerge merges[kRows];
@@ -276,7 +286,9 @@ __global__ void __launch_bounds__(kWarps * kLanes, 2) split_kv_kernel(const T* q
   }
   for (long long tile = 0; tile < tiles; ++tile) {
     const long long ahead = tile + kStages - 1;  // into the stage the last iteration read
-    if (ahead < tiles) stage_tile<T, D>(stages + (ahead % kStages) * stage_values(D), k, v, stride, head_offset, range, warp, ahead, lane);
+    if (ahead < tiles)
+      stage_tile<T, D>(stages + (ahead % kStages) * stage_values(D), k, v, stride, head_offset, range, warp, ahead,
+                       lane);
     commit_copies();
     wait_copies<kStages - 1>();  // this tile's copies are done
     __syncwarp();
@@ -295,7 +307,8 @@ __global__ void __launch_bounds__(kWarps * kLanes, 2) split_kv_kernel(const T* q
 #pragma unroll
   for (int n = 0; n < D / 8; ++n) {
 #pragma unroll
-    for (int i = 0; i < 4; ++i) warp_o[accumulator_row(lane, i) * D + 8 * n + accumulator_col(lane, i)] = state.acc[n][i];
+    for (int i = 0; i < 4; ++i)
+      warp_o[accumulator_row(lane, i) * D + 8 * n + accumulator_col(lane, i)] = state.acc[n][i];
   }
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
@@ -311,7 +324,8 @@ __global__ void __launch_bounds__(kWarps * kLanes, 2) split_kv_kernel(const T* q
 }
 
 template <typename T, int D>
-void launch(const std::uint16_t* q, const std::uint16_t* k, const std::uint16_t* v, const KernelArgs& a, unsigned ctas, cudaStream_t stream) {
+void launch(const std::uint16_t* q, const std::uint16_t* k, const std::uint16_t* v, const KernelArgs& a, unsigned ctas,
+            cudaStream_t stream) {
   split_kv_kernel<T, D><<<dim3(ctas, static_cast<unsigned>(a.chunks)), kWarps * kLanes, shared_bytes(D), stream>>>(
       reinterpret_cast<const T*>(q), reinterpret_cast<const T*>(k), reinterpret_cast<const T*>(v), a);
 }
@@ -321,10 +335,14 @@ void launch(const std::uint16_t* q, const std::uint16_t* k, const std::uint16_t*
 // The four instantiations (dtype x head dim).
 KernelEntry kernel_entry(Dtype dtype, int head_dim) {
   if (dtype == Dtype::bf16) {
-    if (head_dim == 64) return {&launch<__nv_bfloat16, 64>, reinterpret_cast<const void*>(&split_kv_kernel<__nv_bfloat16, 64>), shared_bytes(64)};
-    return {&launch<__nv_bfloat16, 128>, reinterpret_cast<const void*>(&split_kv_kernel<__nv_bfloat16, 128>), shared_bytes(128)};
+    if (head_dim == 64)
+      return {&launch<__nv_bfloat16, 64>, reinterpret_cast<const void*>(&split_kv_kernel<__nv_bfloat16, 64>),
+              shared_bytes(64)};
+    return {&launch<__nv_bfloat16, 128>, reinterpret_cast<const void*>(&split_kv_kernel<__nv_bfloat16, 128>),
+            shared_bytes(128)};
   }
-  if (head_dim == 64) return {&launch<__half, 64>, reinterpret_cast<const void*>(&split_kv_kernel<__half, 64>), shared_bytes(64)};
+  if (head_dim == 64)
+    return {&launch<__half, 64>, reinterpret_cast<const void*>(&split_kv_kernel<__half, 64>), shared_bytes(64)};
   return {&launch<__half, 128>, reinterpret_cast<const void*>(&split_kv_kernel<__half, 128>), shared_bytes(128)};
 }
 

@@ -13,16 +13,16 @@ namespace treering::realrun::cuda {
 struct KernelArgs {
   long long tokens = 0;
   int query_heads = 0, kv_heads = 0, chunks = 1;
-  float scale_log2 = 0;                     // log2(e) / sqrt(d): scores in log2 units
+  float scale_log2 = 0;                          // log2(e) / sqrt(d): scores in log2 units
   float *o_part = nullptr, *lse_part = nullptr;  // the chunks' states, [state][chunk] (chunks > 1)
-  unsigned* arrivals = nullptr;             // per CTA row: chunks done; 0 between launches (the last resets it)
+  unsigned* arrivals = nullptr;                  // per CTA row: chunks done; 0 between launches (the last resets it)
   float *o = nullptr, *lse = nullptr;
 };
 
 struct KernelEntry {
   // Launches ctas x args.chunks CTAs of 128 threads with `shared_bytes` of dynamic shared memory on `stream`.
-  void (*launch)(const std::uint16_t* q, const std::uint16_t* k, const std::uint16_t* v, const KernelArgs& args, unsigned ctas,
-                 cudaStream_t stream);
+  void (*launch)(const std::uint16_t* q, const std::uint16_t* k, const std::uint16_t* v, const KernelArgs& args,
+                 unsigned ctas, cudaStream_t stream);
   const void* function;  // for cudaFuncSetAttribute and the occupancy calculator
   int shared_bytes;
 };

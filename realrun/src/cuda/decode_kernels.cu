@@ -13,7 +13,8 @@ namespace treering::realrun::cuda::detail {
 namespace {
 
 // numerator = o e^(lse - top), denominator = e^(lse - top) (0 for an empty state).
-__global__ void numerator_kernel(const float* o, const float* lse, const float* top, int d, float* numerator, float* denominator) {
+__global__ void numerator_kernel(const float* o, const float* lse, const float* top, int d, float* numerator,
+                                 float* denominator) {
   const int s = blockIdx.x, i = threadIdx.x;
   const float weight = lse[s] == -INFINITY ? 0.0f : expf(lse[s] - top[s]);
   numerator[static_cast<long long>(s) * d + i] = o[static_cast<long long>(s) * d + i] * weight;
@@ -23,7 +24,8 @@ __global__ void numerator_kernel(const float* o, const float* lse, const float* 
 __global__ void divide_kernel(const float* numerator, const float* denominator, int d, float* o) {
   const int s = blockIdx.x, i = threadIdx.x;
   // Every rank's state empty (no tokens anywhere): o 0, as merge_into and gathered_merge leave it, not 0/0.
-  o[static_cast<long long>(s) * d + i] = denominator[s] > 0.0f ? numerator[static_cast<long long>(s) * d + i] / denominator[s] : 0.0f;
+  o[static_cast<long long>(s) * d + i] =
+      denominator[s] > 0.0f ? numerator[static_cast<long long>(s) * d + i] / denominator[s] : 0.0f;
 }
 
 // (o, lse) <- merge((o, lse), (o_in, lse_in)): every thread reads both lse before thread 0 writes the new one.
@@ -43,7 +45,8 @@ __global__ void gathered_merge_kernel(const float* all, int ranks, int states, i
   const float* lse = all + static_cast<long long>(states) * d + s;
   const float merged = merged_lse(lse, ranks, block);
   float value = 0.0f;
-  for (int r = 0; r < ranks; ++r) value += state_weight(lse[r * block], merged) * all[r * block + static_cast<long long>(s) * d + i];
+  for (int r = 0; r < ranks; ++r)
+    value += state_weight(lse[r * block], merged) * all[r * block + static_cast<long long>(s) * d + i];
   o[static_cast<long long>(s) * d + i] = value;
 }
 
@@ -60,7 +63,8 @@ void launched(const char* what) {
   if (status != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
 }
 
-void numerators(const float* o, const float* lse, const float* top, int states, int d, float* numerator, float* denominator, void* stream) {
+void numerators(const float* o, const float* lse, const float* top, int states, int d, float* numerator,
+                float* denominator, void* stream) {
   numerator_kernel<<<states, d, 0, static_cast<cudaStream_t>(stream)>>>(o, lse, top, d, numerator, denominator);
   launched("numerator kernel");
 }

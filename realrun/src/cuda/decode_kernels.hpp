@@ -6,7 +6,8 @@
 
 namespace treering::realrun::cuda::detail {
 
-void numerators(const float* o, const float* lse, const float* top, int states, int d, float* numerator, float* denominator, void* stream);
+void numerators(const float* o, const float* lse, const float* top, int states, int d, float* numerator,
+                float* denominator, void* stream);
 void divide(const float* numerator, const float* denominator, int states, int d, float* o, void* stream);
 void merge_into(float* o, float* lse, const float* o_in, const float* lse_in, int states, int d, void* stream);
 void gathered_merge(const float* all, int ranks, int states, int d, float* o, void* stream);

@@ -70,9 +70,11 @@ double elapsed_s(const Clock& clock) {
 }
 
 // Warm-up (bytes counted on the last), one step alone, then the graph of N steps and its timed replays.
-GpuMeasurement measure(detail::DecodeStep& step, detail::Fabric& fabric, const GpuTiming& timing, const Waiter& wait_for,
-                       const std::function<void()>& host_barrier, const std::function<double(double)>& max_over_ranks) {
-  if (timing.warmup < 1 || timing.samples < 1) throw topologies::InputError("a GPU measurement needs at least one warm-up step and one sample");
+GpuMeasurement measure(detail::DecodeStep& step, detail::Fabric& fabric, const GpuTiming& timing,
+                       const Waiter& wait_for, const std::function<void()>& host_barrier,
+                       const std::function<double(double)>& max_over_ranks) {
+  if (timing.warmup < 1 || timing.samples < 1)
+    throw topologies::InputError("a GPU measurement needs at least one warm-up step and one sample");
   Clock clock;
   GpuMeasurement m;
   auto barrier = [&] {
@@ -97,7 +99,8 @@ GpuMeasurement measure(detail::DecodeStep& step, detail::Fabric& fabric, const G
   wait_for(clock.main, "a step timed alone");
   double steps = std::ceil(timing.min_sample_s / std::max(elapsed_s(clock), 1e-7));
   if (max_over_ranks) steps = max_over_ranks(steps);
-  m.steps_per_sample = static_cast<int>(std::clamp(steps, 1.0, static_cast<double>(std::max(1, timing.max_steps_per_sample))));
+  m.steps_per_sample =
+      static_cast<int>(std::clamp(steps, 1.0, static_cast<double>(std::max(1, timing.max_steps_per_sample))));
   clock.graph = detail::capture_graph(clock.main, [&] {
     for (int n = 0; n < m.steps_per_sample; ++n) step.enqueue(clock.main);
   });
@@ -121,28 +124,33 @@ std::string waiting_for(const model::DecodePlan& plan, int rank) {
   const int ranks = static_cast<int>(plan.gpus.size());
   if (ranks == 1) return "one rank: a device fault or a kernel that does not end";
   if (model::has_phase(plan, model::PhaseRole::kv_ring)) {
-    return "waiting for rank " + std::to_string((rank + ranks - 1) % ranks) + "'s K/V block or rank " + std::to_string((rank + 1) % ranks) +
-           " to take this one's";
+    return "waiting for rank " + std::to_string((rank + ranks - 1) % ranks) + "'s K/V block or rank " +
+           std::to_string((rank + 1) % ranks) + " to take this one's";
   }
-  return "waiting in a collective or transfer with the other " + std::to_string(ranks - 1) + " ranks: one of them stalled";
+  return "waiting in a collective or transfer with the other " + std::to_string(ranks - 1) +
+         " ranks: one of them stalled";
 }
 
 }  // namespace
 
-GpuMeasurement measure_on_gpu(const model::DecodePlan& plan, int rank, void* nccl_comm, std::uint64_t seed, const GpuTiming& timing,
-                              const std::function<void()>& host_barrier, const std::function<double(double)>& max_over_ranks) {
+GpuMeasurement measure_on_gpu(const model::DecodePlan& plan, int rank, void* nccl_comm, std::uint64_t seed,
+                              const GpuTiming& timing, const std::function<void()>& host_barrier,
+                              const std::function<double(double)>& max_over_ranks) {
   detail::check_cuda_plan(plan);
   const int ranks = static_cast<int>(plan.gpus.size());
   if (rank < 0 || rank >= ranks) throw std::logic_error("no rank " + std::to_string(rank) + " in the plan");
   if (ranks > 1) {
     int members = 0;
-    if (nccl_comm == nullptr || ncclCommCount(static_cast<ncclComm_t>(nccl_comm), &members) != ncclSuccess || members != ranks) {
-      throw topologies::InputError("a plan over " + std::to_string(ranks) + " GPUs needs an NCCL communicator of as many");
+    if (nccl_comm == nullptr || ncclCommCount(static_cast<ncclComm_t>(nccl_comm), &members) != ncclSuccess ||
+        members != ranks) {
+      throw topologies::InputError("a plan over " + std::to_string(ranks) +
+                                   " GPUs needs an NCCL communicator of as many");
     }
   }
   const auto fabric = detail::nccl_fabric(nccl_comm, rank, ranks);
   detail::DecodeStep step(plan, *fabric, seed);
-  const Waiter wait_for{timing.timeout_s, "rank " + std::to_string(rank) + " (" + waiting_for(plan, rank) + ")", timing.on_hang};
+  const Waiter wait_for{timing.timeout_s, "rank " + std::to_string(rank) + " (" + waiting_for(plan, rank) + ")",
+                        timing.on_hang};
   return measure(step, *fabric, timing, wait_for, host_barrier, max_over_ranks);
 }
 
@@ -151,9 +159,12 @@ GpuMeasurement measure_loopback(const model::DecodePlan& plan, std::uint64_t see
   const int ranks = static_cast<int>(plan.gpus.size());
   const auto fabric = detail::loopback_fabric(ranks);
   detail::DecodeStep step(plan, *fabric, seed);
-  GpuMeasurement m = measure(step, *fabric, timing, Waiter{timing.timeout_s, "loopback, " + std::to_string(ranks) + " virtual ranks", timing.on_hang}, {}, {});
+  GpuMeasurement m = measure(
+      step, *fabric, timing,
+      Waiter{timing.timeout_s, "loopback, " + std::to_string(ranks) + " virtual ranks", timing.on_hang}, {}, {});
   m.timing_note = "loopback: " + std::to_string(ranks) +
-                  " virtual ranks share one GPU (its SMs, memory bandwidth and copy engines) and a transfer is a device copy; the time is "
+                  " virtual ranks share one GPU (its SMs, memory bandwidth and copy engines) and a transfer is a "
+                  "device copy; the time is "
                   "that GPU work (predict it with a loopback cluster), not a cluster's step time";
   return m;
 }

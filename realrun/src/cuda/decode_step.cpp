@@ -26,11 +26,11 @@ struct Rank {
   Stream compute, transfer;
   Event joined, done;
   std::vector<Event> attended, received;  // the ring's hand-overs, one per round
-  SplitKvAttention kernel;                 // its own workspace: ranks attend at once on one GPU
-  Device<std::uint16_t> q, own;            // q; this rank's [K | V]
-  Device<std::uint16_t> ping, pong;        // the ring's incoming blocks
+  SplitKvAttention kernel;                // its own workspace: ranks attend at once on one GPU
+  Device<std::uint16_t> q, own;           // q; this rank's [K | V]
+  Device<std::uint16_t> ping, pong;       // the ring's incoming blocks
   Device<float> o, lse, part_o, part_lse, top, packed, mine, all;
-  std::vector<Device<float>> incoming;     // tree-lse: the states one phase brings
+  std::vector<Device<float>> incoming;  // tree-lse: the states one phase brings
   Rank(int r, int rounds) : rank(r), attended(static_cast<size_t>(rounds)), received(static_cast<size_t>(rounds)) {}
 };
 
@@ -53,14 +53,17 @@ std::pair<size_t, size_t> most_incoming(const model::DecodePlan& plan, int rank)
 void check_cuda_plan(const model::DecodePlan& plan) {
   if (model::algorithm_info(plan).output_split != model::OutputSplit::replicated) {
     throw topologies::InputError(std::string("--backend cuda does not run ") + model::algorithm_info(plan).name +
-                                " yet (ring, tree, tree-fused, tree-lse, allgather-merge); the cpu backend runs it");
+                                 " yet (ring, tree, tree-fused, tree-lse, allgather-merge); the cpu backend runs it");
   }
   const AttentionShape shape = shape_of(plan.workload);
-  if (plan.sizes.o_bytes != static_cast<double>(shape.q_values() * 4) || plan.sizes.stats_bytes != static_cast<double>(shape.states() * 4)) {
-    throw topologies::InputError("the cuda backend runs plans made with realrun::plan_options(Backend::cuda) (fp32 partial states)");
+  if (plan.sizes.o_bytes != static_cast<double>(shape.q_values() * 4) ||
+      plan.sizes.stats_bytes != static_cast<double>(shape.states() * 4)) {
+    throw topologies::InputError(
+        "the cuda backend runs plans made with realrun::plan_options(Backend::cuda) (fp32 partial states)");
   }
   for (const model::Phase& phase : plan.phases) {
-    const double state = static_cast<double>(shape.q_values() * 4) + (phase.merge_states > 0 ? static_cast<double>(shape.states() * 4) : 0.0);
+    const double state = static_cast<double>(shape.q_values() * 4) +
+                         (phase.merge_states > 0 ? static_cast<double>(shape.states() * 4) : 0.0);
     for (const model::Transfer& t : phase.sends) {
       if (t.bytes != state) throw std::logic_error("the plan's transfer size differs from a state's");
       if (t.from == t.to) throw std::logic_error("the plan sends from a rank to itself");
@@ -82,10 +85,16 @@ struct DecodeStep::Impl {
   size_t o_floats() const { return static_cast<size_t>(states() * d()); }
   size_t per_token() const { return static_cast<size_t>(shape.kv_values_per_token()); }
   long long block(int index) const { return plan.shards[static_cast<size_t>((index % ranks + ranks) % ranks)].count; }
-  size_t block_bytes(long long tokens) const { return 2 * per_token() * static_cast<size_t>(tokens) * 2; }  // K and V, 16-bit
+  size_t block_bytes(long long tokens) const {
+    return 2 * per_token() * static_cast<size_t>(tokens) * 2;
+  }  // K and V, 16-bit
 
   Impl(const model::DecodePlan& p, Fabric& f, std::uint64_t seed)
-      : plan(p), fabric(f), ranks(static_cast<int>(p.gpus.size())), shape(shape_of(p.workload)), dtype(dtype_of(p.workload)) {
+      : plan(p),
+        fabric(f),
+        ranks(static_cast<int>(p.gpus.size())),
+        shape(shape_of(p.workload)),
+        dtype(dtype_of(p.workload)) {
     long long largest = 0;
     for (const model::Shard& s : plan.shards) largest = std::max(largest, s.count);
     for (int r : fabric.local_ranks()) local.push_back(make_rank(r, seed, largest));
@@ -108,20 +117,24 @@ struct DecodeStep::Impl {
       rank->pong = Device<std::uint16_t>(2 * per_token() * static_cast<size_t>(largest));
     }
     for (Device<float>* state : {&rank->o, &rank->part_o}) *state = Device<float>(o_floats());
-    for (Device<float>* stats : {&rank->lse, &rank->part_lse, &rank->top}) *stats = Device<float>(static_cast<size_t>(states()));
+    for (Device<float>* stats : {&rank->lse, &rank->part_lse, &rank->top})
+      *stats = Device<float>(static_cast<size_t>(states()));
     rank->packed = Device<float>(o_floats() + static_cast<size_t>(states()));
     rank->mine = Device<float>(o_floats() + static_cast<size_t>(states()));
-    if (model::has_phase(plan, model::PhaseRole::state_gather)) rank->all = Device<float>(rank->mine.size * static_cast<size_t>(ranks));
+    if (model::has_phase(plan, model::PhaseRole::state_gather))
+      rank->all = Device<float>(rank->mine.size * static_cast<size_t>(ranks));
     const auto [most, floats] = most_incoming(plan, r);
     for (size_t i = 0; i < most; ++i) rank->incoming.emplace_back(floats);
     return rank;
   }
 
   void attend(Rank& r, const std::uint16_t* kv, long long tokens, float* out_o, float* out_lse) {
-    r.kernel.run(shape, dtype, r.q.data, kv, kv + per_token() * static_cast<size_t>(tokens), tokens, out_o, out_lse, 0, r.compute.handle);
+    r.kernel.run(shape, dtype, r.q.data, kv, kv + per_token() * static_cast<size_t>(tokens), tokens, out_o, out_lse, 0,
+                 r.compute.handle);
   }
   void copy(Rank& r, float* to, const float* from, size_t floats) {
-    check(cudaMemcpyAsync(to, from, floats * sizeof(float), cudaMemcpyDeviceToDevice, r.compute.handle), "cudaMemcpyAsync");
+    check(cudaMemcpyAsync(to, from, floats * sizeof(float), cudaMemcpyDeviceToDevice, r.compute.handle),
+          "cudaMemcpyAsync");
   }
   std::vector<RankBuffer> buffers(Device<float> Rank::*member, size_t offset) {
     std::vector<RankBuffer> out;
@@ -141,8 +154,12 @@ struct DecodeStep::Impl {
       for (auto& r : local) {
         const long long tokens = block(r->rank - round), coming = round < ranks - 1 ? block(r->rank - round - 1) : 0;
         if (round > 0) wait(r->transfer.handle, r->attended[at - 1]);
-        if (round < ranks - 1 && tokens > 0) ops.push_back({r->rank, true, (r->rank + 1) % ranks, held(*r, round), block_bytes(tokens), r->transfer.handle});
-        if (coming > 0) ops.push_back({r->rank, false, (r->rank + ranks - 1) % ranks, next(*r, round), block_bytes(coming), r->transfer.handle});
+        if (round < ranks - 1 && tokens > 0)
+          ops.push_back(
+              {r->rank, true, (r->rank + 1) % ranks, held(*r, round), block_bytes(tokens), r->transfer.handle});
+        if (coming > 0)
+          ops.push_back({r->rank, false, (r->rank + ranks - 1) % ranks, next(*r, round), block_bytes(coming),
+                         r->transfer.handle});
       }
       fabric.exchange(ops);
       for (auto& r : local) {
@@ -168,12 +185,14 @@ struct DecodeStep::Impl {
   }
   void rescale() {
     for (auto& r : local) {
-      numerators(r->o.data, r->lse.data, r->top.data, states(), d(), r->packed.data, r->packed.data + o_floats(), r->compute.handle);
+      numerators(r->o.data, r->lse.data, r->top.data, states(), d(), r->packed.data, r->packed.data + o_floats(),
+                 r->compute.handle);
     }
   }
   void sum(size_t offset, size_t floats) { fabric.allreduce(buffers(&Rank::packed, offset), floats, Reduce::sum); }
   void divide_all() {
-    for (auto& r : local) divide(r->packed.data, r->packed.data + o_floats(), states(), d(), r->o.data, r->compute.handle);
+    for (auto& r : local)
+      divide(r->packed.data, r->packed.data + o_floats(), states(), d(), r->o.data, r->compute.handle);
   }
 
   // tree-lse: one phase of the plan's point-to-point tree; received states merged on the device (broadcasts replace o).
@@ -188,15 +207,19 @@ struct DecodeStep::Impl {
       if (reduce) copy(r, r.mine.data + o_floats(), r.lse.data, static_cast<size_t>(states()));
       for (const model::Transfer& t : phase.sends) {
         if (t.from == r.rank) ops.push_back({r.rank, true, t.to, r.mine.data, floats * 4, r.compute.handle});
-        if (t.to == r.rank) ops.push_back({r.rank, false, t.from, r.incoming.at(received[i]++).data, floats * 4, r.compute.handle});
+        if (t.to == r.rank)
+          ops.push_back({r.rank, false, t.from, r.incoming.at(received[i]++).data, floats * 4, r.compute.handle});
       }
     }
     fabric.exchange(ops);
     for (size_t i = 0; i < local.size(); ++i) {
       Rank& r = *local[i];
       for (size_t k = 0; k < received[i]; ++k) {
-        if (reduce) merge_into(r.o.data, r.lse.data, r.incoming[k].data, r.incoming[k].data + o_floats(), states(), d(), r.compute.handle);
-        else copy(r, r.o.data, r.incoming[k].data, o_floats());
+        if (reduce)
+          merge_into(r.o.data, r.lse.data, r.incoming[k].data, r.incoming[k].data + o_floats(), states(), d(),
+                     r.compute.handle);
+        else
+          copy(r, r.o.data, r.incoming[k].data, o_floats());
       }
     }
   }
@@ -214,14 +237,14 @@ struct DecodeStep::Impl {
     for (auto& r : local) gathered_merge(r->all.data, ranks, states(), d(), r->o.data, r->compute.handle);
   }
 
-
   // One phase, by its role (model::PhaseRole), in the plan's order.
   void run_phase(const model::Phase& phase) {
     using model::PhaseRole;
     const auto all_states = static_cast<size_t>(states());
     switch (phase.role) {
       case PhaseRole::attention:
-        for (auto& r : local) attend(*r, r->own.data, plan.shards[static_cast<size_t>(r->rank)].count, r->o.data, r->lse.data);
+        for (auto& r : local)
+          attend(*r, r->own.data, plan.shards[static_cast<size_t>(r->rank)].count, r->o.data, r->lse.data);
         return;
       case PhaseRole::kv_ring: return ring_pass();
       case PhaseRole::normalise: return;  // the ring's merges keep o normalised
@@ -236,7 +259,9 @@ struct DecodeStep::Impl {
       case PhaseRole::state_gather: return gather_states();
       case PhaseRole::merge_gathered: return merge_gathered();
       case PhaseRole::implementation: return;  // an implementation profile's own work: time, not data
-      default: throw std::logic_error(std::string("the cuda backend has no kernels for a ") + model::to_string(phase.role) + " phase");
+      default:
+        throw std::logic_error(std::string("the cuda backend has no kernels for a ") + model::to_string(phase.role) +
+                               " phase");
     }
   }
 
@@ -247,7 +272,8 @@ struct DecodeStep::Impl {
 
 DecodeStep::DecodeStep(const model::DecodePlan& plan, Fabric& fabric, std::uint64_t seed) {
   check_cuda_plan(plan);
-  if (fabric.ranks() != static_cast<int>(plan.gpus.size())) throw topologies::InputError("the fabric's ranks differ from the plan's");
+  if (fabric.ranks() != static_cast<int>(plan.gpus.size()))
+    throw topologies::InputError("the fabric's ranks differ from the plan's");
   impl_ = std::make_unique<Impl>(plan, fabric, seed);
 }
 

@@ -25,7 +25,7 @@ class DecodeStep {
   DecodeStep(const DecodeStep&) = delete;
   DecodeStep& operator=(const DecodeStep&) = delete;
 
-  void enqueue(cudaStream_t main);           // one step, after what `main` holds; `main` then waits for its end
+  void enqueue(cudaStream_t main);             // one step, after what `main` holds; `main` then waits for its end
   std::vector<float> output(int local) const;  // local rank `local`'s o ([b][n_h][d]) after the last step
   int local_count() const;
   int rank_of(int local) const;

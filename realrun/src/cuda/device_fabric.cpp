@@ -49,20 +49,23 @@ class NcclFabric : public Fabric {
   void allreduce(const std::vector<RankBuffer>& buffers, std::size_t count, Reduce op) override {
     if (ranks_ == 1) return;  // nothing to reduce (and no communicator)
     for (const RankBuffer& b : buffers) {
-      check(ncclAllReduce(b.data, b.data, count, ncclFloat, op == Reduce::max ? ncclMax : ncclSum, comm_, b.stream), "ncclAllReduce");
+      check(ncclAllReduce(b.data, b.data, count, ncclFloat, op == Reduce::max ? ncclMax : ncclSum, comm_, b.stream),
+            "ncclAllReduce");
     }
   }
   void allgather(const std::vector<RankBuffer>& mine, const std::vector<float*>& all, std::size_t count) override {
     for (std::size_t i = 0; i < mine.size(); ++i) {
       if (ranks_ == 1) {
-        check(cudaMemcpyAsync(all[i], mine[i].data, count * sizeof(float), cudaMemcpyDeviceToDevice, mine[i].stream), "cudaMemcpyAsync");
+        check(cudaMemcpyAsync(all[i], mine[i].data, count * sizeof(float), cudaMemcpyDeviceToDevice, mine[i].stream),
+              "cudaMemcpyAsync");
       } else {
         check(ncclAllGather(mine[i].data, all[i], count, ncclFloat, comm_, mine[i].stream), "ncclAllGather");
       }
     }
   }
   void device_barrier(cudaStream_t stream) override {
-    if (ranks_ > 1) check(ncclAllReduce(token_, token_, 1, ncclFloat, ncclSum, comm_, stream), "ncclAllReduce (barrier)");
+    if (ranks_ > 1)
+      check(ncclAllReduce(token_, token_, 1, ncclFloat, ncclSum, comm_, stream), "ncclAllReduce (barrier)");
   }
   double take_bytes_sent(int) override { return std::exchange(bytes_, 0.0); }
   bool collective_bytes_observed() const override { return ranks_ == 1; }
@@ -77,7 +80,10 @@ class NcclFabric : public Fabric {
 
 class LoopbackFabric : public Fabric {
  public:
-  explicit LoopbackFabric(int ranks) : ranks_(ranks), bytes_(static_cast<std::size_t>(ranks), 0.0), scratch_(static_cast<std::size_t>(ranks), nullptr) {}
+  explicit LoopbackFabric(int ranks)
+      : ranks_(ranks),
+        bytes_(static_cast<std::size_t>(ranks), 0.0),
+        scratch_(static_cast<std::size_t>(ranks), nullptr) {}
   ~LoopbackFabric() override {
     for (float* s : scratch_) cudaFree(s);
     for (cudaEvent_t e : events_) cudaEventDestroy(e);
@@ -114,20 +120,27 @@ class LoopbackFabric : public Fabric {
           break;
         }
       }
-      if (match == nullptr) throw std::runtime_error("loopback: virtual rank " + std::to_string(op.rank) + " receives from " + std::to_string(op.peer) + ", which sends nothing to it");
+      if (match == nullptr)
+        throw std::runtime_error("loopback: virtual rank " + std::to_string(op.rank) + " receives from " +
+                                 std::to_string(op.peer) + ", which sends nothing to it");
       if (match->send->bytes != op.bytes) {
-        throw std::runtime_error("loopback: virtual rank " + std::to_string(op.rank) + " expected " + std::to_string(op.bytes) + " B from virtual rank " +
-                                 std::to_string(op.peer) + ", which sent " + std::to_string(match->send->bytes) + " B");
+        throw std::runtime_error("loopback: virtual rank " + std::to_string(op.rank) + " expected " +
+                                 std::to_string(op.bytes) + " B from virtual rank " + std::to_string(op.peer) +
+                                 ", which sent " + std::to_string(match->send->bytes) + " B");
       }
       match->taken = true;
       check(cudaStreamWaitEvent(op.stream, match->ready, 0), "cudaStreamWaitEvent");
-      if (op.bytes > 0) check(cudaMemcpyAsync(op.data, match->send->data, op.bytes, cudaMemcpyDeviceToDevice, op.stream), "cudaMemcpyAsync");
+      if (op.bytes > 0)
+        check(cudaMemcpyAsync(op.data, match->send->data, op.bytes, cudaMemcpyDeviceToDevice, op.stream),
+              "cudaMemcpyAsync");
       const cudaEvent_t done = next_event(op.stream);
       check(cudaEventRecord(done, op.stream), "cudaEventRecord");
       copied.emplace_back(match->send->stream, done);
     }
     for (const Posted& p : posted) {
-      if (!p.taken) throw std::runtime_error("loopback: virtual rank " + std::to_string(p.send->rank) + " sends to " + std::to_string(p.send->peer) + ", which receives nothing");
+      if (!p.taken)
+        throw std::runtime_error("loopback: virtual rank " + std::to_string(p.send->rank) + " sends to " +
+                                 std::to_string(p.send->peer) + ", which receives nothing");
     }
     for (const auto& [stream, done] : copied) check(cudaStreamWaitEvent(stream, done, 0), "cudaStreamWaitEvent");
   }
@@ -138,20 +151,24 @@ class LoopbackFabric : public Fabric {
     for (int step = 0; step < n - 1; ++step) {
       std::vector<PointOp> ops;
       for (const RankBuffer& b : buffers) {
-        const RingChunk out = ring_chunk(count, n, ring_wrap(b.rank - step, n)), in = ring_chunk(count, n, ring_wrap(b.rank - step - 1, n));
+        const RingChunk out = ring_chunk(count, n, ring_wrap(b.rank - step, n)),
+                        in = ring_chunk(count, n, ring_wrap(b.rank - step - 1, n));
         ops.push_back({b.rank, true, (b.rank + 1) % n, b.data + out.first, out.count * sizeof(float), b.stream});
-        ops.push_back({b.rank, false, (b.rank + n - 1) % n, scratch_[static_cast<std::size_t>(b.rank)], in.count * sizeof(float), b.stream});
+        ops.push_back({b.rank, false, (b.rank + n - 1) % n, scratch_[static_cast<std::size_t>(b.rank)],
+                       in.count * sizeof(float), b.stream});
       }
       exchange(ops);
       for (const RankBuffer& b : buffers) {
         const RingChunk in = ring_chunk(count, n, ring_wrap(b.rank - step - 1, n));
-        reduce_into(b.data + in.first, scratch_[static_cast<std::size_t>(b.rank)], in.count, op == Reduce::max, b.stream);
+        reduce_into(b.data + in.first, scratch_[static_cast<std::size_t>(b.rank)], in.count, op == Reduce::max,
+                    b.stream);
       }
     }
     for (int step = 0; step < n - 1; ++step) {
       std::vector<PointOp> ops;
       for (const RankBuffer& b : buffers) {
-        const RingChunk out = ring_chunk(count, n, ring_wrap(b.rank + 1 - step, n)), in = ring_chunk(count, n, ring_wrap(b.rank - step, n));
+        const RingChunk out = ring_chunk(count, n, ring_wrap(b.rank + 1 - step, n)),
+                        in = ring_chunk(count, n, ring_wrap(b.rank - step, n));
         ops.push_back({b.rank, true, (b.rank + 1) % n, b.data + out.first, out.count * sizeof(float), b.stream});
         ops.push_back({b.rank, false, (b.rank + n - 1) % n, b.data + in.first, in.count * sizeof(float), b.stream});
       }
@@ -161,15 +178,18 @@ class LoopbackFabric : public Fabric {
   void allgather(const std::vector<RankBuffer>& mine, const std::vector<float*>& all, std::size_t count) override {
     const int n = ranks_;
     for (std::size_t i = 0; i < mine.size(); ++i) {
-      check(cudaMemcpyAsync(all[i] + static_cast<std::size_t>(mine[i].rank) * count, mine[i].data, count * sizeof(float),
-                            cudaMemcpyDeviceToDevice, mine[i].stream), "cudaMemcpyAsync");
+      check(cudaMemcpyAsync(all[i] + static_cast<std::size_t>(mine[i].rank) * count, mine[i].data,
+                            count * sizeof(float), cudaMemcpyDeviceToDevice, mine[i].stream),
+            "cudaMemcpyAsync");
     }
     for (int step = 0; step < n - 1; ++step) {
       std::vector<PointOp> ops;
       for (std::size_t i = 0; i < mine.size(); ++i) {
         const int r = mine[i].rank;
-        ops.push_back({r, true, (r + 1) % n, all[i] + static_cast<std::size_t>(ring_wrap(r - step, n)) * count, count * sizeof(float), mine[i].stream});
-        ops.push_back({r, false, (r + n - 1) % n, all[i] + static_cast<std::size_t>(ring_wrap(r - step - 1, n)) * count, count * sizeof(float), mine[i].stream});
+        ops.push_back({r, true, (r + 1) % n, all[i] + static_cast<std::size_t>(ring_wrap(r - step, n)) * count,
+                       count * sizeof(float), mine[i].stream});
+        ops.push_back({r, false, (r + n - 1) % n, all[i] + static_cast<std::size_t>(ring_wrap(r - step - 1, n)) * count,
+                       count * sizeof(float), mine[i].stream});
       }
       exchange(ops);
     }
@@ -196,7 +216,9 @@ class LoopbackFabric : public Fabric {
       cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
       check(cudaStreamIsCapturing(stream, &capturing), "cudaStreamIsCapturing");
       if (capturing != cudaStreamCaptureStatusNone) {
-        throw std::logic_error("loopback: an exchange larger than the warm-up step's inside a graph capture (events are made in the warm-up)");
+        throw std::logic_error(
+            "loopback: an exchange larger than the warm-up step's inside a graph capture (events are made in the "
+            "warm-up)");
       }
       cudaEvent_t event = nullptr;
       check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate");
@@ -214,7 +236,9 @@ class LoopbackFabric : public Fabric {
 
 }  // namespace
 
-std::unique_ptr<Fabric> nccl_fabric(void* comm, int rank, int ranks) { return std::make_unique<NcclFabric>(comm, rank, ranks); }
+std::unique_ptr<Fabric> nccl_fabric(void* comm, int rank, int ranks) {
+  return std::make_unique<NcclFabric>(comm, rank, ranks);
+}
 std::unique_ptr<Fabric> loopback_fabric(int ranks) { return std::make_unique<LoopbackFabric>(ranks); }
 
 }  // namespace treering::realrun::cuda::detail

@@ -49,7 +49,11 @@ struct Stream {  // non-blocking, destroyed when it goes
   Stream& operator=(const Stream&) = delete;
 };
 
-inline void record(const Event& event, cudaStream_t stream) { check(cudaEventRecord(event.handle, stream), "cudaEventRecord"); }
-inline void wait(cudaStream_t stream, const Event& event) { check(cudaStreamWaitEvent(stream, event.handle, 0), "cudaStreamWaitEvent"); }
+inline void record(const Event& event, cudaStream_t stream) {
+  check(cudaEventRecord(event.handle, stream), "cudaEventRecord");
+}
+inline void wait(cudaStream_t stream, const Event& event) {
+  check(cudaStreamWaitEvent(stream, event.handle, 0), "cudaStreamWaitEvent");
+}
 
 }  // namespace treering::realrun::cuda::detail

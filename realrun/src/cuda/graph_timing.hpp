@@ -61,7 +61,8 @@ std::vector<double> graph_times(int warmup, int iterations, double bytes_per_cal
     check(cudaEventRecord(stop, stream), "cudaEventRecord");
     const double estimate_s = elapsed_s();
     // A sample lasts a millisecond or more, and spans a whole rotation of the inputs.
-    const int calls = std::max(copies_held, plan_gpu_timing(std::max(1.0, bytes_per_call), 0, 0, estimate_s).calls_per_sample);
+    const int calls =
+        std::max(copies_held, plan_gpu_timing(std::max(1.0, bytes_per_call), 0, 0, estimate_s).calls_per_sample);
     graph = capture_graph(stream, [&] {
       for (int c = 0; c < calls; ++c) body(call++, stream);
     });

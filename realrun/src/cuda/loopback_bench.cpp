@@ -33,8 +33,8 @@ std::vector<double> time_loopback_collective(BenchOp op, double bytes, int ranks
     rank.push_back(std::make_unique<Rank>());
     rank.back()->data = Device<float>(floats);
     rank.back()->all = Device<float>(op == BenchOp::sendrecv ? floats : each * static_cast<size_t>(ranks));
-    fill_hashed(reinterpret_cast<std::uint16_t*>(rank.back()->data.data), 2 * floats, 200 + static_cast<std::uint64_t>(r), 0, Dtype::bf16,
-                rank.back()->stream.handle);
+    fill_hashed(reinterpret_cast<std::uint16_t*>(rank.back()->data.data), 2 * floats,
+                200 + static_cast<std::uint64_t>(r), 0, Dtype::bf16, rank.back()->stream.handle);
   }
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   const Event fork;
@@ -51,9 +51,12 @@ std::vector<double> time_loopback_collective(BenchOp op, double bytes, int ranks
       ops.push_back({r, true, (r + 1) % ranks, mine.data.data, floats * sizeof(float), mine.stream.handle});
       ops.push_back({r, false, (r + ranks - 1) % ranks, mine.all.data, floats * sizeof(float), mine.stream.handle});
     }
-    if (op == BenchOp::allreduce) fabric->allreduce(buffers, floats, Reduce::sum);
-    else if (op == BenchOp::allgather) fabric->allgather(buffers, all, each);
-    else fabric->exchange(ops);
+    if (op == BenchOp::allreduce)
+      fabric->allreduce(buffers, floats, Reduce::sum);
+    else if (op == BenchOp::allgather)
+      fabric->allgather(buffers, all, each);
+    else
+      fabric->exchange(ops);
     for (auto& mine : rank) {
       record(mine->done, mine->stream.handle);
       wait(main, mine->done);

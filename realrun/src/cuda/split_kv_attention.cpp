@@ -23,7 +23,8 @@ using detail::check;
 bool aligned16(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; }
 
 long long cta_rows(const AttentionShape& shape) {
-  return static_cast<long long>(shape.batch) * shape.kv_heads * split_kv::head_blocks(shape.query_heads, shape.kv_heads);
+  return static_cast<long long>(shape.batch) * shape.kv_heads *
+         split_kv::head_blocks(shape.query_heads, shape.kv_heads);
 }
 
 int entry_index(Dtype dtype, int head_dim) { return (dtype == Dtype::bf16 ? 0 : 2) + (head_dim == 64 ? 0 : 1); }
@@ -36,8 +37,8 @@ struct SplitKvAttention::Impl {
   float* o_part = nullptr;
   float* lse_part = nullptr;
   unsigned* arrivals = nullptr;
-  size_t parts = 0;        // chunk states the workspace holds
-  int head_dim = 0;        // ... of this head dim
+  size_t parts = 0;  // chunk states the workspace holds
+  int head_dim = 0;  // ... of this head dim
   size_t arrival_slots = 0;
 
   ~Impl() {
@@ -51,11 +52,14 @@ struct SplitKvAttention::Impl {
     int& count = resident[static_cast<size_t>(entry_index(dtype, d))];
     if (count > 0) return count;
     const KernelEntry entry = kernel_entry(dtype, d);
-    check(cudaFuncSetAttribute(entry.function, cudaFuncAttributeMaxDynamicSharedMemorySize, entry.shared_bytes), "cudaFuncSetAttribute");
+    check(cudaFuncSetAttribute(entry.function, cudaFuncAttributeMaxDynamicSharedMemorySize, entry.shared_bytes),
+          "cudaFuncSetAttribute");
     check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&count, entry.function, split_kv::kWarps * split_kv::kLanes,
                                                         static_cast<size_t>(entry.shared_bytes)),
           "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-    if (count < 1) throw std::runtime_error("the attention kernel does not fit an SM of this device (" + std::to_string(entry.shared_bytes) + " B of shared memory)");
+    if (count < 1)
+      throw std::runtime_error("the attention kernel does not fit an SM of this device (" +
+                               std::to_string(entry.shared_bytes) + " B of shared memory)");
     return count;
   }
 
@@ -69,7 +73,8 @@ struct SplitKvAttention::Impl {
     o_part = lse_part = nullptr;
     arrivals = nullptr;
     parts = arrival_slots = 0;
-    check(cudaMalloc(reinterpret_cast<void**>(&o_part), wanted_parts * static_cast<size_t>(d) * sizeof(float)), "cudaMalloc");
+    check(cudaMalloc(reinterpret_cast<void**>(&o_part), wanted_parts * static_cast<size_t>(d) * sizeof(float)),
+          "cudaMalloc");
     check(cudaMalloc(reinterpret_cast<void**>(&lse_part), wanted_parts * sizeof(float)), "cudaMalloc");
     check(cudaMalloc(reinterpret_cast<void**>(&arrivals), wanted_slots * sizeof(unsigned)), "cudaMalloc");
     check(cudaMemset(arrivals, 0, wanted_slots * sizeof(unsigned)), "cudaMemset");
@@ -88,20 +93,24 @@ SplitKvAttention::SplitKvAttention() : impl_(std::make_unique<Impl>()) {
 SplitKvAttention::~SplitKvAttention() = default;
 
 int SplitKvAttention::chunks_for(const AttentionShape& shape, Dtype dtype, long long tokens) const {
-  return split_kv::choose_chunks(impl_->sms, impl_->resident_for(dtype, shape.head_dim), cta_rows(shape), tokens, shape.head_dim);
+  return split_kv::choose_chunks(impl_->sms, impl_->resident_for(dtype, shape.head_dim), cta_rows(shape), tokens,
+                                 shape.head_dim);
 }
 
 void SplitKvAttention::run(const AttentionShape& shape, Dtype dtype, const std::uint16_t* q, const std::uint16_t* k,
                            const std::uint16_t* v, long long tokens, float* o, float* lse, int splits, void* stream) {
   check_shape(shape);
-  if (shape.head_dim != 64 && shape.head_dim != 128) throw topologies::InputError("the CUDA kernel takes head dims 64 and 128");
+  if (shape.head_dim != 64 && shape.head_dim != 128)
+    throw topologies::InputError("the CUDA kernel takes head dims 64 and 128");
   if (tokens < 0) throw topologies::InputError("partial_attention: a negative number of tokens");
   if (!aligned16(q) || (tokens > 0 && (!aligned16(k) || !aligned16(v)))) {
     throw std::logic_error("partial_attention: q, K and V must be 16-byte aligned (cp.async copies 16 bytes)");
   }
-  if (splits > split_kv::kMaxChunks) throw topologies::InputError("at most 65,535 chunks per head (the grid's y dimension)");
+  if (splits > split_kv::kMaxChunks)
+    throw topologies::InputError("at most 65,535 chunks per head (the grid's y dimension)");
   const long long rows = cta_rows(shape);
-  if (rows > 0x7FFFFFFFLL) throw topologies::InputError("partial_attention: more than 2^31 - 1 CTAs in the grid's x dimension");
+  if (rows > 0x7FFFFFFFLL)
+    throw topologies::InputError("partial_attention: more than 2^31 - 1 CTAs in the grid's x dimension");
   const int chunks = splits > 0 ? splits : chunks_for(shape, dtype, tokens);
   impl_->resident_for(dtype, shape.head_dim);  // the shared-memory limit, before the first launch
   if (chunks > 1) {
@@ -110,7 +119,8 @@ void SplitKvAttention::run(const AttentionShape& shape, Dtype dtype, const std::
       cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
       check(cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &capturing), "cudaStreamIsCapturing");
       if (capturing != cudaStreamCaptureStatusNone) {
-        throw std::logic_error("the attention workspace must grow inside a graph capture: call it once with this size before capturing");
+        throw std::logic_error(
+            "the attention workspace must grow inside a graph capture: call it once with this size before capturing");
       }
     }
     impl_->reserve(parts, shape.head_dim, static_cast<size_t>(rows));
@@ -126,7 +136,8 @@ void SplitKvAttention::run(const AttentionShape& shape, Dtype dtype, const std::
   args.arrivals = impl_->arrivals;
   args.o = o;
   args.lse = lse;
-  kernel_entry(dtype, shape.head_dim).launch(q, k, v, args, static_cast<unsigned>(rows), static_cast<cudaStream_t>(stream));
+  kernel_entry(dtype, shape.head_dim)
+      .launch(q, k, v, args, static_cast<unsigned>(rows), static_cast<cudaStream_t>(stream));
   check(cudaGetLastError(), "the attention kernel");
 }
 
@@ -158,7 +169,8 @@ void partial_attention(const AttentionShape& shape, Dtype dtype, const std::uint
                        const std::uint16_t* v, long long tokens, float* o, float* lse, int splits, void* stream) {
   SplitKvAttention kernel;
   kernel.run(shape, dtype, q, k, v, tokens, o, lse, splits, stream);
-  check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");  // before the workspace goes
+  check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)),
+        "cudaStreamSynchronize");  // before the workspace goes
 }
 
 }  // namespace treering::realrun::cuda

@@ -15,8 +15,8 @@ std::size_t aligned(std::size_t count) { return (count + 127) / 128 * 128; }  //
 // Parameters one layer holds, in the order RankState lays them out.
 std::array<std::size_t, 6> layer_sizes(const StepShape& s) {
   const std::size_t h = size_of(s.hidden);
-  return {h, size_of(s.qkv_rows()) * h, h * size_of(s.attention_width()), h, 2 * size_of(s.intermediate) * h,
-          h * size_of(s.intermediate)};
+  return {h, size_of(s.qkv_rows()) * h,       h * size_of(s.attention_width()),
+          h, 2 * size_of(s.intermediate) * h, h * size_of(s.intermediate)};
 }
 // The fan-in of each: a matrix's values are uniform with variance 1 / fan-in; a norm's (0) in [-1, 1).
 std::array<std::size_t, 6> layer_fan_in(const StepShape& s) {
@@ -45,7 +45,8 @@ RankState::RankState(const StepShape& s, std::uint64_t seed, int rank) {
   for (int l = 0; l < s.layers; ++l) {
     LayerTensors t;
     const std::uint16_t** slots[6] = {&t.attention_norm, &t.qkv, &t.o, &t.mlp_norm, &t.gate_up, &t.down};
-    for (int i = 0; i < 6; ++i) *slots[i] = take(sizes[static_cast<std::size_t>(i)], fan_in[static_cast<std::size_t>(i)]);
+    for (int i = 0; i < 6; ++i)
+      *slots[i] = take(sizes[static_cast<std::size_t>(i)], fan_in[static_cast<std::size_t>(i)]);
     t.k_cache = cache.data + (2 * static_cast<std::size_t>(l)) * aligned(cache_each);
     t.v_cache = t.k_cache + aligned(cache_each);
     fill_uniform(t.k_cache, cache_each, stream_id++, 1.0f, nullptr);

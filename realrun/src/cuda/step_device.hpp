@@ -60,9 +60,9 @@ class StepRunner {
   // One step for every rank on `stream`, marking parts when `marks` is given.
   void enqueue(cudaStream_t stream, PartMarks* marks);
   StepCollectiveCount collectives_per_step() const { return per_step_; }
-  std::vector<int> next_tokens() const;      // after a step: rank 0's argmax of every sequence
-  long long non_finite_hidden() const;       // after a step: NaN or inf in rank 0's final hidden state
-  StepOutputs outputs() const;               // after a step: rank 0's hidden state, the logits, the argmax
+  std::vector<int> next_tokens() const;  // after a step: rank 0's argmax of every sequence
+  long long non_finite_hidden() const;   // after a step: NaN or inf in rank 0's final hidden state
+  StepOutputs outputs() const;           // after a step: rank 0's hidden state, the logits, the argmax
 
  private:
   void attention_block(int layer, cudaStream_t stream, PartMarks* marks);

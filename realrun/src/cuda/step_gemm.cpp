@@ -46,16 +46,17 @@ LtGemm::LtGemm(const LtContext& context, int n, int k, int rows, bool accumulate
   const std::size_t workspace_bytes = LtContext::kWorkspaceBytes;
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  const cublasStatus_t status =
-      cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes, sizeof workspace_bytes);
+  const cublasStatus_t status = cublasLtMatmulPreferenceSetAttribute(
+      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes, sizeof workspace_bytes);
   const cublasStatus_t asked = status != CUBLAS_STATUS_SUCCESS
                                    ? status
-                                   : cublasLtMatmulAlgoGetHeuristic(context.handle(), operation_, a_, b_, c_, c_, preference, 1, &result, &found);
+                                   : cublasLtMatmulAlgoGetHeuristic(context.handle(), operation_, a_, b_, c_, c_,
+                                                                    preference, 1, &result, &found);
   cublasLtMatmulPreferenceDestroy(preference);
   if (asked != CUBLAS_STATUS_SUCCESS || found < 1) {
     release();
-    throw std::runtime_error("cuBLASLt has no algorithm for a " + std::to_string(rows) + " x " + std::to_string(k) + " by " +
-                             std::to_string(k) + " x " + std::to_string(n) + " bf16 product");
+    throw std::runtime_error("cuBLASLt has no algorithm for a " + std::to_string(rows) + " x " + std::to_string(k) +
+                             " by " + std::to_string(k) + " x " + std::to_string(n) + " bf16 product");
   }
   algorithm_ = result.algo;
 }

@@ -12,7 +12,9 @@ namespace treering::realrun::cuda::detail {
 namespace {
 
 __device__ float load(const bf16_bits* p, std::size_t i) { return __bfloat162float(__ushort_as_bfloat16(p[i])); }
-__device__ void store(bf16_bits* p, std::size_t i, float value) { p[i] = __bfloat16_as_ushort(__float2bfloat16_rn(value)); }
+__device__ void store(bf16_bits* p, std::size_t i, float value) {
+  p[i] = __bfloat16_as_ushort(__float2bfloat16_rn(value));
+}
 
 void launched(const char* what) {
   const cudaError_t status = cudaGetLastError();
@@ -91,9 +93,8 @@ __global__ void rope_append_kernel(RopeAppend a) {
   float sine, cosine;
   sincosf(angle, &sine, &cosine);
   const float x0 = load(in, i), x1 = load(in, i + half);
-  bf16_bits* out = head < a.query_heads
-                       ? a.q + (static_cast<long long>(b) * a.query_heads + head) * a.head_dim
-                       : a.k_cache + slot + static_cast<long long>(head - a.query_heads) * a.head_dim;
+  bf16_bits* out = head < a.query_heads ? a.q + (static_cast<long long>(b) * a.query_heads + head) * a.head_dim
+                                        : a.k_cache + slot + static_cast<long long>(head - a.query_heads) * a.head_dim;
   store(out, i, x0 * cosine - x1 * sine);
   store(out, i + half, x1 * cosine + x0 * sine);
 }
@@ -141,7 +142,8 @@ __global__ void argmax_kernel(const bf16_bits* logits, int vocab, int* next) {
     if (static_cast<int>(threadIdx.x) < stride) {
       const float other = best_values[threadIdx.x + stride];
       const int other_index = best_indices[threadIdx.x + stride];
-      if (other > best_values[threadIdx.x] || (other == best_values[threadIdx.x] && other_index < best_indices[threadIdx.x])) {
+      if (other > best_values[threadIdx.x] ||
+          (other == best_values[threadIdx.x] && other_index < best_indices[threadIdx.x])) {
         best_values[threadIdx.x] = other;
         best_indices[threadIdx.x] = other_index;
       }

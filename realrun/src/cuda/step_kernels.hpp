@@ -26,7 +26,7 @@ struct RopeAppend {
   bf16_bits* v_cache = nullptr;
   int batch = 1, query_heads = 1, kv_heads = 1, head_dim = 64;
   long long position = 0;
-  float theta = 500000.0f;         // RoPE's base (Llama 3: 500,000)
+  float theta = 500000.0f;  // RoPE's base (Llama 3: 500,000)
 };
 // RoPE (rotate-half pairs i, i + d/2 by position x theta^(-2i/d)) on q and k; q to its buffer, k and v appended.
 void rope_append(const RopeAppend& args, cudaStream_t stream);

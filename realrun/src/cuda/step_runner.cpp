@@ -28,11 +28,14 @@ StepRunner::StepRunner(const StepShape& s, std::uint64_t seed)
 }
 
 void StepRunner::enqueue(cudaStream_t stream, PartMarks* marks) {
-  auto mark = [&](StepPart part) { if (marks) marks->mark(part, stream); };
+  auto mark = [&](StepPart part) {
+    if (marks) marks->mark(part, stream);
+  };
   counted_ = {};
   mark(StepPart::other);
   for (auto& rank : ranks_) {
-    check(cudaMemcpyAsync(rank->x.data, x0_.data, x0_.size * 2, cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync (x)");
+    check(cudaMemcpyAsync(rank->x.data, x0_.data, x0_.size * 2, cudaMemcpyDeviceToDevice, stream),
+          "cudaMemcpyAsync (x)");
   }
   for (int l = 0; l < shape_.layers; ++l) {
     attention_block(l, stream, marks);
@@ -44,7 +47,9 @@ void StepRunner::enqueue(cudaStream_t stream, PartMarks* marks) {
 }
 
 void StepRunner::attention_block(int layer, cudaStream_t stream, PartMarks* marks) {
-  auto mark = [&](StepPart part) { if (marks) marks->mark(part, stream); };
+  auto mark = [&](StepPart part) {
+    if (marks) marks->mark(part, stream);
+  };
   const AttentionShape attention{shape_.batch, shape_.query_heads, shape_.kv_heads, shape_.head_dim};
   for (auto& rank : ranks_) {
     RankState& r = *rank;
@@ -54,12 +59,19 @@ void StepRunner::attention_block(int layer, cudaStream_t stream, PartMarks* mark
     mark(StepPart::projections);
     qkv_.run(t.qkv, r.h.data, r.qkv.data, stream);
     mark(StepPart::other);
-    rope_append({.qkv = r.qkv.data, .q = r.q.data, .k_cache = t.k_cache, .v_cache = t.v_cache, .batch = shape_.batch,
-                 .query_heads = shape_.query_heads, .kv_heads = shape_.kv_heads, .head_dim = shape_.head_dim,
+    rope_append({.qkv = r.qkv.data,
+                 .q = r.q.data,
+                 .k_cache = t.k_cache,
+                 .v_cache = t.v_cache,
+                 .batch = shape_.batch,
+                 .query_heads = shape_.query_heads,
+                 .kv_heads = shape_.kv_heads,
+                 .head_dim = shape_.head_dim,
                  .position = shape_.seq_len},
                 stream);
     mark(StepPart::attention);
-    r.attention.run(attention, Dtype::bf16, r.q.data, t.k_cache, t.v_cache, shape_.seq_len + 1, r.o.data, r.lse.data, 0, stream);
+    r.attention.run(attention, Dtype::bf16, r.q.data, t.k_cache, t.v_cache, shape_.seq_len + 1, r.o.data, r.lse.data, 0,
+                    stream);
     to_bf16(r.o.data, r.attended.data, r.o.size, stream);
     mark(StepPart::projections);
     o_.run(t.o, r.attended.data, shape_.tp == 1 ? r.x.data : r.partial.data, stream);
@@ -68,7 +80,9 @@ void StepRunner::attention_block(int layer, cudaStream_t stream, PartMarks* mark
 }
 
 void StepRunner::mlp_block(int layer, cudaStream_t stream, PartMarks* marks) {
-  auto mark = [&](StepPart part) { if (marks) marks->mark(part, stream); };
+  auto mark = [&](StepPart part) {
+    if (marks) marks->mark(part, stream);
+  };
   for (auto& rank : ranks_) {
     RankState& r = *rank;
     const LayerTensors& t = r.layers[static_cast<std::size_t>(layer)];
@@ -96,7 +110,9 @@ void StepRunner::allreduce(cudaStream_t stream, PartMarks* marks) {
 }
 
 void StepRunner::lm_head(cudaStream_t stream, PartMarks* marks) {
-  auto mark = [&](StepPart part) { if (marks) marks->mark(part, stream); };
+  auto mark = [&](StepPart part) {
+    if (marks) marks->mark(part, stream);
+  };
   for (auto& rank : ranks_) {
     mark(StepPart::lm_head);
     rms_norm(rank->x.data, rank->final_norm, rank->h.data, shape_.batch, shape_.hidden, stream);
@@ -107,7 +123,8 @@ void StepRunner::lm_head(cudaStream_t stream, PartMarks* marks) {
     mark(StepPart::tp_communication);
     const std::size_t slice_bytes = static_cast<std::size_t>(shape_.vocab) * 2;
     for (int r = 0; r < shape_.tp; ++r) {
-      check(cudaMemcpy2DAsync(gathered_.data + static_cast<std::size_t>(r) * shape_.vocab, static_cast<std::size_t>(shape_.full_vocab) * 2,
+      check(cudaMemcpy2DAsync(gathered_.data + static_cast<std::size_t>(r) * shape_.vocab,
+                              static_cast<std::size_t>(shape_.full_vocab) * 2,
                               ranks_[static_cast<std::size_t>(r)]->logits.data, slice_bytes, slice_bytes,
                               static_cast<std::size_t>(shape_.batch), cudaMemcpyDeviceToDevice, stream),
             "cudaMemcpy2DAsync (logits all-gather)");
@@ -122,7 +139,8 @@ void StepRunner::lm_head(cudaStream_t stream, PartMarks* marks) {
 
 std::vector<int> StepRunner::next_tokens() const {
   std::vector<int> tokens(next_.size);
-  check(cudaMemcpy(tokens.data(), next_.data, tokens.size() * sizeof(int), cudaMemcpyDeviceToHost), "cudaMemcpy (next tokens)");
+  check(cudaMemcpy(tokens.data(), next_.data, tokens.size() * sizeof(int), cudaMemcpyDeviceToHost),
+        "cudaMemcpy (next tokens)");
   return tokens;
 }
 
@@ -149,7 +167,8 @@ StepOutputs StepRunner::outputs() const {
 
 long long StepRunner::non_finite_hidden() const {
   std::vector<std::uint16_t> x(ranks_.front()->x.size);
-  check(cudaMemcpy(x.data(), ranks_.front()->x.data, x.size() * 2, cudaMemcpyDeviceToHost), "cudaMemcpy (hidden state)");
+  check(cudaMemcpy(x.data(), ranks_.front()->x.data, x.size() * 2, cudaMemcpyDeviceToHost),
+        "cudaMemcpy (hidden state)");
   return std::count_if(x.begin(), x.end(), [](std::uint16_t bits) { return (bits & 0x7f80u) == 0x7f80u; });
 }
 

@@ -17,9 +17,9 @@
 // - tree: NCCL's double binary tree per channel (channels as the ring's), two trees of S / 2C each: a chain
 //   inside each domain (tree 0 towards the channel's first member of the domain, tree 1 towards its last) and
 //   a binary tree over the domains (tree 1 mirrored, so a domain inner in one is a leaf in the other); every
-//   edge carries S / 2C up (reduce) and S / 2C down (broadcast). An inner GPU of a chain then has four flows of S / 2 on its port: time 2 S / bandwidth, the
-//   model's (with g = 2 the two GPUs carry two flows each and finish in S / bandwidth: the model's charge of
-//   2 S is NCCL's, conservative there).
+//   edge carries S / 2C up (reduce) and S / 2C down (broadcast). An inner GPU of a chain then has four flows of S / 2
+//   on its port: time 2 S / bandwidth, the model's (with g = 2 the two GPUs carry two flows each and finish in S /
+//   bandwidth: the model's charge of 2 S is NCCL's, conservative there).
 // - nvls: each member sends S to the next in its domain through the switch (wire scaled to the in-switch rate).
 // - nvls-tree: nvls inside domains, and per rail l (the l-th member of each domain) a ring all-reduce of S / g
 //   over the domains: 2 (k-1)/k x S/g per GPU, the model's network volume (wire scaled to its network time).
@@ -51,8 +51,8 @@ namespace treering::model {
 struct CollectiveFlow {
   int from = 0;  // ranks of the group
   int to = 0;
-  double bytes = 0;       // payload
-  double wire_bytes = 0;  // what the flow costs on its links
+  double bytes = 0;         // payload
+  double wire_bytes = 0;    // what the flow costs on its links
   double max_rate_Bps = 0;  // of wire bytes; 0: none (the links set its rate)
 };
 
@@ -64,7 +64,7 @@ struct CollectiveSchedule {
 // The flows of `chosen` (a candidate estimate_collective returned for this group and request) for a group
 // whose rank r lies in domain `domain_of_rank[r]` (any labels; ranks of one domain in rank order).
 // Throws std::logic_error when the sizes disagree, InputError when the algorithm cannot run on the group.
-CollectiveSchedule collective_schedule(const CommGroup& group, const std::vector<int>& domain_of_rank,
-                                       CollectiveOp op, double bytes, const CollectiveCandidate& chosen);
+CollectiveSchedule collective_schedule(const CommGroup& group, const std::vector<int>& domain_of_rank, CollectiveOp op,
+                                       double bytes, const CollectiveCandidate& chosen);
 
 }  // namespace treering::model

@@ -4,10 +4,10 @@
 //
 // Form (per algorithm a, protocol p): time = latency(a, p) + bytes_moved_per_gpu(a) / bandwidth(a, p, bytes).
 // Latency follows NCCL's model (src/graph/tuning.cc, constants of NCCL 2.30.7-1:
-// ncclTopoTuneModel's latency tables, ncclTopoGetAlgoTime's formula), plus the fill of NVLS-tree's chunk pipeline; bandwidths come from the
-// cluster's tiers (topology) times efficiencies, and across domains what NCCL makes of them by size: per-protocol
-// caps, its tree correction, fewer channels for small buffers (model/src/nccl_rates.hpp, NCCL 2.26.2). All are
-// overridable by the cluster file's calibration section.
+// ncclTopoTuneModel's latency tables, ncclTopoGetAlgoTime's formula), plus the fill of NVLS-tree's chunk pipeline;
+// bandwidths come from the cluster's tiers (topology) times efficiencies, and across domains what NCCL makes of them by
+// size: per-protocol caps, its tree correction, fewer channels for small buffers (model/src/nccl_rates.hpp,
+// NCCL 2.26.2). All are overridable by the cluster file's calibration section.
 #pragma once
 
 #include <optional>
@@ -21,7 +21,17 @@ namespace treering::model {
 enum class CollectiveOp { allreduce, allgather, reduce_scatter, broadcast, sendrecv, alltoall };
 // collnet_direct and collnet_chain are NCCL's CollNet all-reduces, which reduce in the network's switches (SHARP):
 // only where the cluster's network says so (`in_network_reduction`), as is NVLS across domains.
-enum class CollectiveAlgorithm { ring, tree, nvls, nvls_tree, hierarchical, recursive_doubling, collnet_direct, collnet_chain, p2p };
+enum class CollectiveAlgorithm {
+  ring,
+  tree,
+  nvls,
+  nvls_tree,
+  hierarchical,
+  recursive_doubling,
+  collnet_direct,
+  collnet_chain,
+  p2p
+};
 enum class Protocol { ll, ll128, simple };
 
 const char* to_string(CollectiveOp op);
@@ -38,8 +48,8 @@ std::string requirements(CollectiveAlgorithm algorithm);
 bool reduces_in_network(CollectiveAlgorithm algorithm, int domains);
 
 // Which algorithms may be picked. NCCL's own set is what a program linked with NCCL gets (ring, tree, nvls,
-// nvls-tree, collnet-direct, collnet-chain for collectives; p2p for send/recv); `all` adds the two-level hierarchical all-reduce and
-// recursive doubling/halving, which MPI libraries use and custom kernels could.
+// nvls-tree, collnet-direct, collnet-chain for collectives; p2p for send/recv); `all` adds the two-level hierarchical
+// all-reduce and recursive doubling/halving, which MPI libraries use and custom kernels could.
 enum class AlgorithmSet { nccl, all };
 
 struct CollectiveRequest {
@@ -55,8 +65,8 @@ struct CollectiveCandidate {
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
   Protocol protocol = Protocol::simple;
   double time_s = 0;
-  double latency_s = 0;   // the step latencies (and, for NVLS-tree, the chunk pipeline's fill)
-  double transfer_s = 0;  // bytes over bandwidth
+  double latency_s = 0;     // the step latencies (and, for NVLS-tree, the chunk pipeline's fill)
+  double transfer_s = 0;    // bytes over bandwidth
   double inter_node_s = 0;  // the part spent on the network: its step latencies, and the transfer when the
                             // NICs are the bottleneck (the rest is inside scale-up domains)
   double processing_s = 0;  // the part of transfer_s that NCCL's protocol caps, tree correction and channel
@@ -68,10 +78,10 @@ struct CollectiveEstimate {
   CollectiveOp op = CollectiveOp::allreduce;
   double bytes = 0;
   CollectiveCandidate chosen;
-  double algorithm_bandwidth_Bps = 0;  // bytes / time_s (nccl-tests' algbw)
-  double bus_bandwidth_Bps = 0;        // algbw times the nccl-tests bus factor (2(n-1)/n for all-reduce, ...)
-  double scale_up_bytes_per_gpu = 0;   // what one GPU sends over the fabric inside its domain
-  double scale_out_bytes_per_gpu = 0;  // what one GPU sends through the NICs
+  double algorithm_bandwidth_Bps = 0;           // bytes / time_s (nccl-tests' algbw)
+  double bus_bandwidth_Bps = 0;                 // algbw times the nccl-tests bus factor (2(n-1)/n for all-reduce, ...)
+  double scale_up_bytes_per_gpu = 0;            // what one GPU sends over the fabric inside its domain
+  double scale_out_bytes_per_gpu = 0;           // what one GPU sends through the NICs
   std::vector<CollectiveCandidate> candidates;  // every (algorithm, protocol) that can run, fastest first
 };
 

@@ -18,7 +18,7 @@ constexpr int kProtocols = 3;  // LL, LL128, Simple
 // Seconds, indexed [row][protocol].
 struct LatencyTable {
   std::array<std::array<double, kProtocols>, kLatencyRows> base{};
-  std::array<std::array<double, kProtocols>, kLatencyRows> scale_up_step{};   // NCCL's hw latency NVLink or PCI
+  std::array<std::array<double, kProtocols>, kLatencyRows> scale_up_step{};  // NCCL's hw latency NVLink or PCI
   // A step across domains (a network hop), as it takes. The ring row is NCCL's tree NET figure, not NCCL's ring
   // one: a ring step and a tree step that cross the network are the same event (the proxy posts an RDMA write,
   // the peer polls its flags), and the tree figure is the one measured (2 x DGX H100 all-reduce at 8 B-64 KiB:
@@ -87,15 +87,15 @@ std::string describe(const NcclRows& rows, const topologies::NcclVersion& versio
 //   hosts, 8 HDR NICs), LL128 ring cap 8 x 20 = 160 GB/s, LL cap 22.5 GB/s.
 // Calibration (`protocols:`) replaces the LL and LL128 caps.
 struct NcclChannels {
-  int search_channels = 0;           // 0: one domain (no channel caps, no channel narrowing)
-  int channels = 0;                  // execution channels of rings and trees (2 x search)
+  int search_channels = 0;  // 0: one domain (no channel caps, no channel narrowing)
+  int channels = 0;         // execution channels of rings and trees (2 x search)
   int nvls_channels = 16;
-  double ll_max_bus_Bps = 0;         // LL's bus bandwidth cap (0: none)
-  double ll128_bus_Bps = 0;          // LL128's bus bandwidth cap on rings (0: none)
-  double tree_ll128_bus_Bps = 0;     // LL128's on trees
-  double tree_bus_Bps = 0;           // Simple trees
-  double network_post_s = 1e-6;      // the network proxy's post overhead per step (x3 for Simple)
-  NcclRows rows;                     // the tuning rows these came from
+  double ll_max_bus_Bps = 0;      // LL's bus bandwidth cap (0: none)
+  double ll128_bus_Bps = 0;       // LL128's bus bandwidth cap on rings (0: none)
+  double tree_ll128_bus_Bps = 0;  // LL128's on trees
+  double tree_bus_Bps = 0;        // Simple trees
+  double network_post_s = 1e-6;   // the network proxy's post overhead per step (x3 for Simple)
+  NcclRows rows;                  // the tuning rows these came from
 };
 // Releases that share every constant treering takes from NCCL share an epoch: the number of changes
 // (2.24.0, 2.25.0, 2.28.0, 2.28.7, 2.28.9, 2.29.0, 2.29.7, 2.30.3) at or before `version`.
@@ -122,26 +122,26 @@ struct P2pCommunicator {
 };
 
 struct CommGroup {
-  std::vector<int> gpus;            // the members, global GPU indices
-  int ranks = 0;                    // n
-  int domains = 0;                  // k: scale-up domains spanned ("nodes" in NCCL's model)
-  int ranks_per_domain = 0;         // g: the most members in one domain
-  bool uniform = true;              // every spanned domain holds g members
-  bool pcie = false;                // some domain's fabric is PCIe (NCCL's PCI latencies apply)
-  bool mesh = false;                // every spanned domain is a full mesh (rings run over all of its links)
-  bool in_switch_reduction = false; // every spanned domain can reduce in its switch (NVLS)
-  bool in_network_reduction = false;// the group spans domains and the network reduces (SHARP, NCCL's CollNet)
-  bool nvswitch = false;            // every spanned domain is an NVSwitch (NCCL's CollNet Direct needs one)
-  double scale_up_bus_Bps = 0;      // ring bus bandwidth per GPU inside a domain, effective
-  double in_switch_Bps = 0;         // all-reduce algorithm bandwidth with in-switch reduction, effective
-  double scale_out_domain_Bps = 0;  // NIC bandwidth out of the group's slowest domain, effective (0: one domain)
-  double scale_out_gpu_Bps = 0;     // the same divided by the domain's members
-  double scale_out_nic_Bps = 0;     // one NIC of the slowest domain, effective (what one GPU pair gets)
-  double scale_up_pair_Bps = 0;     // one GPU to another in its domain, effective (bottleneck of the route)
-  LatencyTable latency;             // the cluster's NCCL release's defaults, then the cluster's calibration
+  std::vector<int> gpus;                 // the members, global GPU indices
+  int ranks = 0;                         // n
+  int domains = 0;                       // k: scale-up domains spanned ("nodes" in NCCL's model)
+  int ranks_per_domain = 0;              // g: the most members in one domain
+  bool uniform = true;                   // every spanned domain holds g members
+  bool pcie = false;                     // some domain's fabric is PCIe (NCCL's PCI latencies apply)
+  bool mesh = false;                     // every spanned domain is a full mesh (rings run over all of its links)
+  bool in_switch_reduction = false;      // every spanned domain can reduce in its switch (NVLS)
+  bool in_network_reduction = false;     // the group spans domains and the network reduces (SHARP, NCCL's CollNet)
+  bool nvswitch = false;                 // every spanned domain is an NVSwitch (NCCL's CollNet Direct needs one)
+  double scale_up_bus_Bps = 0;           // ring bus bandwidth per GPU inside a domain, effective
+  double in_switch_Bps = 0;              // all-reduce algorithm bandwidth with in-switch reduction, effective
+  double scale_out_domain_Bps = 0;       // NIC bandwidth out of the group's slowest domain, effective (0: one domain)
+  double scale_out_gpu_Bps = 0;          // the same divided by the domain's members
+  double scale_out_nic_Bps = 0;          // one NIC of the slowest domain, effective (what one GPU pair gets)
+  double scale_up_pair_Bps = 0;          // one GPU to another in its domain, effective (bottleneck of the route)
+  LatencyTable latency;                  // the cluster's NCCL release's defaults, then the cluster's calibration
   topologies::NcclVersion nccl_version;  // the release whose constants these are
-  P2pCommunicator p2p;              // for NCCL's p2p channels (hosts: NCCL's nNodes, an NVL72 domain spans 18)
-  NcclChannels nccl;                // channel counts and per-protocol limits (only across domains, see below)
+  P2pCommunicator p2p;                   // for NCCL's p2p channels (hosts: NCCL's nNodes, an NVL72 domain spans 18)
+  NcclChannels nccl;                     // channel counts and per-protocol limits (only across domains, see below)
 };
 // Calibration (topologies::Calibration) replaces: tiers.scale-up.bandwidth -> scale_up_bus_Bps;
 // tiers.scale-out.bandwidth -> the effective bandwidth of one NIC; tier latencies -> every step latency of

@@ -21,23 +21,24 @@ namespace treering::model {
 constexpr double kDefaultHbmEfficiency = 0.80;
 
 struct ComputeRates {
-  double hbm_Bps = 0;        // effective
+  double hbm_Bps = 0;  // effective
   double peak_flops = 0;
   double launch_s = 0;
   double hbm_capacity_bytes = 0;
   double hbm_rated_Bps = 0;  // the GPU model's rated bandwidth (the step calibration's efficiencies are over it)
   std::array<topologies::StepPartCalibration, topologies::kStepCalibrationPartCount> step{};  // the calibration's
-  std::vector<topologies::StepAttentionShape> step_attention_shapes;                            // ... and by shape
-  int multiprocessors = 0;                                           // the GPU's SMs (0: unknown)
+  std::vector<topologies::StepAttentionShape> step_attention_shapes;                          // ... and by shape
+  int multiprocessors = 0;                                              // the GPU's SMs (0: unknown)
   std::vector<topologies::AttentionShapeCalibration> attention_shapes;  // a decode's attention, by kernel shape
 };
 
 // The entry of `shapes` for the workload's kernel shape (head dim, query heads per KV head), or null.
-const topologies::AttentionShapeCalibration* find_attention_shape(const std::vector<topologies::AttentionShapeCalibration>& shapes,
-                                                                  const Workload& workload);
+const topologies::AttentionShapeCalibration* find_attention_shape(
+    const std::vector<topologies::AttentionShapeCalibration>& shapes, const Workload& workload);
 
 // Bytes one attention call moves: tokens x K/V bytes per token + q + o + lse, plus `extra_bytes`.
-// Example: llama3.1-8b (one layer), 16,000 tokens, fp32 o and lse: 16,000 x 4,096 + 8,192 + 16,384 + 128 = 65,560,704 B.
+// Example: llama3.1-8b (one layer), 16,000 tokens, fp32 o and lse: 16,000 x 4,096 + 8,192 + 16,384 + 128 = 65,560,704
+// B.
 double attention_bytes(const PlanSizes& sizes, long long tokens, double extra_bytes = 0);
 
 // The rates of one GPU, from its model and the cluster's calibration.
@@ -53,8 +54,8 @@ double attention_time_s(const ComputeRates& rates, const Workload& workload, con
 // the surplus is taken from the ranks that would finish last. Equal rates give the equal split's counts.
 // Example: an H100 (3.35 TB/s) and an H200 (4.8 TB/s) at the same efficiency and launch overhead share 1M
 // tokens about 411k : 589k (in proportion to 3.35 : 4.8).
-std::vector<long long> split_by_speed(long long tokens, const std::vector<ComputeRates>& rates, const Workload& workload,
-                                      const PlanSizes& sizes);
+std::vector<long long> split_by_speed(long long tokens, const std::vector<ComputeRates>& rates,
+                                      const Workload& workload, const PlanSizes& sizes);
 
 // A small memory-bound kernel touching `bytes`.
 double kernel_time_s(const ComputeRates& rates, double bytes);

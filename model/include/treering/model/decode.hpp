@@ -26,19 +26,19 @@ struct DecodeBreakdown {
   double host_s = 0;                      // the GPU idle while the host catches up (implementation profile)
 };
 
-struct DecodeVolume {  // bytes sent, one attention layer
+struct DecodeVolume {     // bytes sent, one attention layer
   double per_gpu = 0;     // the most any GPU sends
   double intra_node = 0;  // all GPUs together, over the scale-up fabric
   double inter_node = 0;  // all GPUs together, through NICs
   double total = 0;
 };
 
-struct DecodeMemory {  // bytes per GPU (the fullest GPU), the whole model
-  double kv_cache = 0;        // all layers' K and V of the shard
-  double receive_buffers = 0; // ring: one incoming K/V block (double buffering)
-  double partial_states = 0;  // q, o, lse and the states being merged
-  double workspace = 0;       // collective buffers (all-gathered states, numerator/denominator)
-  double weights = 0;         // model weights, replicated on every GPU
+struct DecodeMemory {          // bytes per GPU (the fullest GPU), the whole model
+  double kv_cache = 0;         // all layers' K and V of the shard
+  double receive_buffers = 0;  // ring: one incoming K/V block (double buffering)
+  double partial_states = 0;   // q, o, lse and the states being merged
+  double workspace = 0;        // collective buffers (all-gathered states, numerator/denominator)
+  double weights = 0;          // model weights, replicated on every GPU
   double total = 0;
 };
 
@@ -55,13 +55,13 @@ struct DecodeResult {
   int gpus = 0;
   int domains = 0;
   std::string impl = "efficient";  // the implementation profile it predicts
-  double latency_s = 0;   // one attention layer: compute + exposed communication + host time
+  double latency_s = 0;            // one attention layer: compute + exposed communication + host time
   DecodeBreakdown breakdown;
   DecodeVolume volume;
   DecodeMemory memory;
-  double weights_s = 0;   // reading the weights once per token (every GPU holds them all), and launching the
-                          // layers' other kernels (DecodePlan::other_kernels_per_layer)
-  double token_s = 0;     // layers x latency_s + weights_s (a once-per-call host phase counted once)
+  double weights_s = 0;     // reading the weights once per token (every GPU holds them all), and launching the
+                            // layers' other kernels (DecodePlan::other_kernels_per_layer)
+  double token_s = 0;       // layers x latency_s + weights_s (a once-per-call host phase counted once)
   double first_call_s = 0;  // the once-per-call part of latency_s and token_s (a first call's compilation)
   std::vector<PhaseTime> phases;
 };
@@ -145,7 +145,8 @@ class DecodeModel {
   // network send posted before it (kNetworkPostOverheadSimple_s: one proxy thread posts them one at a time), as
   // the all-to-all model charges. Example: pass-q's all-to-all on CP 4 with one GPU per node: three network
   // sends of 22.4 us leave after 22.4, 25.4 and 28.4 us.
-  std::vector<double> group_send_latencies_s(int from_rank, const std::vector<int>& peers, const std::vector<double>& bytes) const;
+  std::vector<double> group_send_latencies_s(int from_rank, const std::vector<int>& peers,
+                                             const std::vector<double>& bytes) const;
   // One send of such a group: `network_posted` counts the sender's network sends posted so far (and is advanced).
   double group_send_latency_s(int from_rank, int to_rank, double bytes, int& network_posted) const;
   bool crosses_domains(int from_rank, int to_rank) const;
@@ -171,13 +172,14 @@ class DecodeModel {
   // Pairs of GPUs cost the same when their node groups and their sharing a domain are the same: one cost
   // per such class, worked out once here so that evaluation only reads.
   std::map<std::tuple<int, int, bool>, PairCost> pair_costs_;
-  std::vector<const PairCost*> pair_cost_of_;  // [(from group x groups + to group) x 2 + across]: the map's, for lookups
+  std::vector<const PairCost*>
+      pair_cost_of_;  // [(from group x groups + to group) x 2 + across]: the map's, for lookups
   int node_groups_ = 0;
   std::vector<int> node_group_of_rank_;
   struct RankPorts {  // first / last link of a route to (from) a GPU of the same domain, and of another
     long long out_intra = -1, in_intra = -1, out_cross = -1, in_cross = -1;
     long long nic_out = -1, nic_in = -1;  // its NIC's link into the network and back (GPUs may share the NIC)
-    bool mesh = false;  // intra-domain routes are direct links, one per peer
+    bool mesh = false;                    // intra-domain routes are direct links, one per peer
   };
   std::vector<RankPorts> ports_;
   void add_ports();

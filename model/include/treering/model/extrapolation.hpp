@@ -51,7 +51,8 @@ void add_measures(const DecodePlan& plan, PlanMeasures& measures);
 // all-gathers): outside the measured sizes or rank counts, or no collective measured. Example: a calibration of
 // 8-rank all-reduces from 8 B to 8 GiB, TP 16's all-reduces of 32 KiB -> "collectives over 16 ranks outside the
 // measured 8-8".
-std::vector<std::string> collective_extrapolations(const topologies::Topology& topology, double low_bytes, double high_bytes, int ranks);
+std::vector<std::string> collective_extrapolations(const topologies::Topology& topology, double low_bytes,
+                                                   double high_bytes, int ranks);
 
 // The reasons joined with "; ".
 std::string join_reasons(const std::vector<std::string>& reasons);

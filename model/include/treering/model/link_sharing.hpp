@@ -34,7 +34,8 @@ std::vector<PhaseFlow> phase_flows(const DecodeModel& model, const DecodePlan& p
 
 // One per group (`models[g]` made `plans[g]`; the plans alike but for their GPUs). Plans of different phases
 // (tree-lse over groups of different domains) are left alone (no sharing counted).
-std::vector<GroupSharing> layout_sharing(const std::vector<const DecodeModel*>& models, const std::vector<DecodePlan>& plans);
+std::vector<GroupSharing> layout_sharing(const std::vector<const DecodeModel*>& models,
+                                         const std::vector<DecodePlan>& plans);
 
 // Each group of `groups` (GPU lists) running the collective `op` of `bytes` at once in a communicator of its own,
 // as NCCL would pick it: the time the slowest of them takes, its latency plus the larger of its transfer and what

@@ -61,15 +61,15 @@ struct Transfer {
 };
 
 enum class PhaseKind {
-  attend,      // every rank: flash-decoding over its own shard -> (o, lse)
-  ring_pass,   // p - 1 rounds: send the held KV block to rank + 1 while attending to it; then the last block
-  collective,  // a collective over all ranks (`op`, `bytes` per rank as CollectiveRequest counts them)
-  transfers,   // point-to-point sends, all at once; each receiver then merges what it got (`merge_states`)
-  merge,       // every rank merges `merge_states` partial states locally
-  elementwise, // every rank (or `ranks`) runs `kernels` small kernels moving `bytes` (rescale, divide, copies)
-  host,        // every rank's GPU idles `time_s` while its host catches up (a host round trip, a compilation)
-  q_ring,      // pass-q: p rounds: attend the query block held (its owner's sequences) to the local shard while
-               // sending it to rank + 1; the partial states stay on the rank that made them
+  attend,       // every rank: flash-decoding over its own shard -> (o, lse)
+  ring_pass,    // p - 1 rounds: send the held KV block to rank + 1 while attending to it; then the last block
+  collective,   // a collective over all ranks (`op`, `bytes` per rank as CollectiveRequest counts them)
+  transfers,    // point-to-point sends, all at once; each receiver then merges what it got (`merge_states`)
+  merge,        // every rank merges `merge_states` partial states locally
+  elementwise,  // every rank (or `ranks`) runs `kernels` small kernels moving `bytes` (rescale, divide, copies)
+  host,         // every rank's GPU idles `time_s` while its host catches up (a host round trip, a compilation)
+  q_ring,       // pass-q: p rounds: attend the query block held (its owner's sequences) to the local shard while
+                // sending it to rank + 1; the partial states stay on the rank that made them
 };
 
 // What a phase does with the partial states, so that an executor runs it by its role and not by its position in
@@ -81,11 +81,25 @@ enum class PhaseKind {
 //   a2a: states_to_head_owners;  ag-rs: lse_gather, rescale_to_global, rescaled_reduce_scatter.
 // implementation: work an implementation profile adds (copies, host round trips): time, no data of the combine.
 enum class PhaseRole {
-  attention, kv_ring, q_ring, normalise,
-  lse_max, rescale, numerator_sum, denominator_sum, rescaled_sum, divide,
-  state_reduce, output_broadcast, state_gather, merge_gathered,
-  states_to_sequence_owners, states_to_head_owners,
-  lse_gather, rescale_to_global, rescaled_reduce_scatter,
+  attention,
+  kv_ring,
+  q_ring,
+  normalise,
+  lse_max,
+  rescale,
+  numerator_sum,
+  denominator_sum,
+  rescaled_sum,
+  divide,
+  state_reduce,
+  output_broadcast,
+  state_gather,
+  merge_gathered,
+  states_to_sequence_owners,
+  states_to_head_owners,
+  lse_gather,
+  rescale_to_global,
+  rescaled_reduce_scatter,
   implementation,
 };
 const char* to_string(PhaseRole role);
@@ -95,17 +109,17 @@ struct Phase {
   PhaseRole role = PhaseRole::attention;
   std::string label{};
   CollectiveOp op = CollectiveOp::allreduce;
-  double bytes = 0;                // collective: its size; elementwise: bytes touched per rank
-  std::vector<Transfer> sends{};   // transfers
-  int merge_states = 0;            // transfers: states merged at each receiver (its own + received); merge: states
+  double bytes = 0;               // collective: its size; elementwise: bytes touched per rank
+  std::vector<Transfer> sends{};  // transfers
+  int merge_states = 0;           // transfers: states merged at each receiver (its own + received); merge: states
   std::optional<CollectiveAlgorithm> algorithm{};  // collective: run by this algorithm (else the fastest, NCCL's pick)
-  int element_bytes = 0;           // collective: bytes of one element (0: mixed sizes)
-  int kernels = 1;                 // elementwise: kernels launched
+  int element_bytes = 0;                           // collective: bytes of one element (0: mixed sizes)
+  int kernels = 1;                                 // elementwise: kernels launched
   topologies::ExtraRanks ranks = topologies::ExtraRanks::all;  // elementwise: the ranks that run it
-  double time_s = 0;               // host: its duration
-  bool once_per_call = false;      // host: paid once per timed call, not per layer (a first call's compilation)
-  double merge_fraction = 1;       // transfers: each merged state is this fraction of a full one (a2a: a head
-                                   // slice; pass-q: one owner's sequences), the largest receiver's
+  double time_s = 0;                                           // host: its duration
+  bool once_per_call = false;  // host: paid once per timed call, not per layer (a first call's compilation)
+  double merge_fraction = 1;   // transfers: each merged state is this fraction of a full one (a2a: a head
+                               // slice; pass-q: one owner's sequences), the largest receiver's
 };
 
 struct PlanSizes {
@@ -142,8 +156,8 @@ struct DecodePlan {
   std::vector<Shard> shards;  // rank -> the shard it holds at the start
   PlanSizes sizes;
   std::vector<Phase> phases;
-  bool ring_overlap = true;   // PlanOptions::ring_overlap
-  ImplCosts costs;            // how the implementation runs it (apply_impl)
+  bool ring_overlap = true;  // PlanOptions::ring_overlap
+  ImplCosts costs;           // how the implementation runs it (apply_impl)
 };
 
 // equal: N / p tokens each (split_tokens). by_speed: in proportion to each GPU's speed, the split that minimises
@@ -153,15 +167,15 @@ const char* to_string(TokenSplit split);
 TokenSplit parse_token_split(const std::string& text);  // "equal" | "by-speed"; throws std::invalid_argument
 
 struct PlanOptions {
-  int stats_bytes = 4;        // element size of lse, max and denominator (2 reproduces the paper's counts)
-  int partial_o_bytes = 0;    // element size of partial outputs and numerators as they travel (0: the workload's
-                              // dtype, as FlashInfer keeps them; 4: fp32, as realrun's cpu backend sends them)
+  int stats_bytes = 4;      // element size of lse, max and denominator (2 reproduces the paper's counts)
+  int partial_o_bytes = 0;  // element size of partial outputs and numerators as they travel (0: the workload's
+                            // dtype, as FlashInfer keeps them; 4: fp32, as realrun's cpu backend sends them)
   std::optional<CollectiveAlgorithm> collective_algorithm;  // every collective by this algorithm (realrun's cpu
                                                             // backend runs rings); none: the fastest per phase
-  int tree_fan_in_domain = 0; // tree-lse: states merged per step inside a scale-up domain (0: all at once)
-  int tree_fan_in_network = 2;// tree-lse: across domains (2: binomial)
-  bool ring_overlap = true;   // ring: a round's transfer runs beside its attention (false: after it, as on a CPU
-                              // host, whose cores both compute and copy the blocks)
+  int tree_fan_in_domain = 0;   // tree-lse: states merged per step inside a scale-up domain (0: all at once)
+  int tree_fan_in_network = 2;  // tree-lse: across domains (2: binomial)
+  bool ring_overlap = true;     // ring: a round's transfer runs beside its attention (false: after it, as on a CPU
+                                // host, whose cores both compute and copy the blocks)
   TokenSplit split = TokenSplit::equal;  // how DecodeModel::plan shares the KV cache out (make_plan: shard_tokens)
   std::vector<long long> shard_tokens;   // tokens per rank, summing to the length; empty: split_tokens's equal split
   std::shared_ptr<const topologies::ImplProfile> impl;  // how the implementation runs it (none: the plan as is)
@@ -200,9 +214,9 @@ enum class StepKind { compute, send, receive, collective };
 struct Step {
   StepKind kind = StepKind::compute;
   std::string label;
-  int peer = -1;          // send / receive: the other rank
-  double bytes = 0;       // compute: bytes read; send / receive / collective: bytes
-  double flops = 0;       // compute
+  int peer = -1;     // send / receive: the other rank
+  double bytes = 0;  // compute: bytes read; send / receive / collective: bytes
+  double flops = 0;  // compute
   CollectiveOp op = CollectiveOp::allreduce;
   bool overlaps_next = false;  // the ring's send runs while the next compute step does (double buffering); a
                                // ring send without it ends before the rank goes on (PlanOptions::ring_overlap)

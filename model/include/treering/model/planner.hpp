@@ -4,9 +4,9 @@
 //
 // Ranked by the bands, not the bare figures: the choices whose band meets the fastest one's are a tie within
 // the model's uncertainty, and come first ordered by how much of the prediction crosses nodes (the seconds of
-// communication across nodes, then the cross-node calls and bytes: least first), as communication across nodes is what the model predicts least well (TP across
-// nodes: 20-42 % low against Meta's published Llama 3.1 405B decode, README "Deployed decode"); the rest follow,
-// fastest first.
+// communication across nodes, then the cross-node calls and bytes: least first), as communication across nodes is what
+// the model predicts least well (TP across nodes: 20-42 % low against Meta's published Llama 3.1 405B decode, README
+// "Deployed decode"); the rest follow, fastest first.
 //
 // Tried: tp a power of two that splits the heads (head_slice), cp a power of two or what fills the GPUs up,
 // tp x cp at most `gpus_max`; with cp 1 there is nothing to combine (plain tensor parallelism, `tp_only`),
@@ -23,10 +23,10 @@
 namespace treering::model {
 
 struct PlannerOptions {
-  int gpus_max = 0;                         // 0: all the cluster's GPUs
-  std::vector<DecodeAlgorithm> combines;    // empty: all_decode_algorithms()
-  PlanOptions plan;                         // the implementation (--impl) and split
-  RelativeErrors errors;                    // for the bands (uncertainty.hpp)
+  int gpus_max = 0;                       // 0: all the cluster's GPUs
+  std::vector<DecodeAlgorithm> combines;  // empty: all_decode_algorithms()
+  PlanOptions plan;                       // the implementation (--impl) and split
+  RelativeErrors errors;                  // for the bands (uncertainty.hpp)
 };
 
 // What a step sends across scale-up domains (nodes). time_s: the part of step_s that is communication across
@@ -51,9 +51,10 @@ struct PlannedLayout {
   bool tp_only = false;
   LayoutAttention attention;
   StepResult step;
-  Band band;                      // of step_s: the attention's exposed and the TP communication vs the rest
-  double network_latency_s = 0;   // of step_s: communication across nodes at latency-bound sizes (its band's widest part)
-  bool fits = true;               // weights, KV cache and buffers within every GPU's memory
+  Band band;  // of step_s: the attention's exposed and the TP communication vs the rest
+  double network_latency_s =
+      0;             // of step_s: communication across nodes at latency-bound sizes (its band's widest part)
+  bool fits = true;  // weights, KV cache and buffers within every GPU's memory
   bool within_best_band = false;  // its band meets the fastest one's: the model cannot tell them apart (a tie)
   CrossNodeTraffic cross_node;    // what orders a tie
   std::string extrapolation;      // where it leaves the cluster's calibration (extrapolation.hpp; empty: inside it,
@@ -61,10 +62,10 @@ struct PlannedLayout {
 };
 
 struct DeploymentPlan {
-  std::vector<PlannedLayout> ranked;      // those that fit: the tie with the fastest (within_best_band) first,
-                                          // fewest cross-node calls and bytes first, then the rest fastest first
-  std::vector<PlannedLayout> not_fitting; // by how much they need
-  std::vector<std::string> skipped;       // layouts that cannot split the workload, with the reason
+  std::vector<PlannedLayout> ranked;       // those that fit: the tie with the fastest (within_best_band) first,
+                                           // fewest cross-node calls and bytes first, then the rest fastest first
+  std::vector<PlannedLayout> not_fitting;  // by how much they need
+  std::vector<std::string> skipped;        // layouts that cannot split the workload, with the reason
 };
 
 DeploymentPlan plan_deployment(const topologies::Topology& topology, const Workload& workload, long long seq_len,

@@ -10,8 +10,9 @@
 // context parallel then use every GPU as the TP group); two all-reduces of the hidden state per layer over
 // that group. Decode is memory-bound: a part takes launch + max(weight bytes / HBM rate, FLOPs / peak), its
 // FLOPs 2 x tokens x parameters; a cluster whose calibration has a `step` section (a real step measured it) costs
-// the parts it names as fixed + bytes / (rated HBM x efficiency) instead, the attention's kernel included. Example: llama3.1-405b-fp8 at tp 8 (H100, 2.68 TB/s effective): a layer's
-// 3.25 G parameters at 1 B over 8 GPUs = 406 MB -> 152 us; 126 layers: 19.1 ms of weights per token.
+// the parts it names as fixed + bytes / (rated HBM x efficiency) instead, the attention's kernel included. Example:
+// llama3.1-405b-fp8 at tp 8 (H100, 2.68 TB/s effective): a layer's 3.25 G parameters at 1 B over 8 GPUs = 406 MB -> 152
+// us; 126 layers: 19.1 ms of weights per token.
 #pragma once
 
 #include <string>
@@ -24,14 +25,14 @@ enum class Scope { attention, layer, step };
 const char* to_string(Scope scope);
 Scope parse_scope(const std::string& text);  // "attention" | "layer" | "step"; throws std::invalid_argument
 
-struct StepBreakdown {            // per layer (Scope::layer) or per step (Scope::step)
-  double attention_s = 0;         // the combine, as LayoutModel::attention gives it
-  double projections_s = 0;       // QKV and output projections
-  double mlp_s = 0;               // MLP, or the routed and shared experts and the router
-  double tp_communication_s = 0;  // all-reduces of the hidden state (and the LM head's all-gather of logits)
+struct StepBreakdown {              // per layer (Scope::layer) or per step (Scope::step)
+  double attention_s = 0;           // the combine, as LayoutModel::attention gives it
+  double projections_s = 0;         // QKV and output projections
+  double mlp_s = 0;                 // MLP, or the routed and shared experts and the router
+  double tp_communication_s = 0;    // all-reduces of the hidden state (and the LM head's all-gather of logits)
   double tp_network_latency_s = 0;  // the part of it across domains whose latency is at least its transfer
-  double other_s = 0;             // norms, rotary embedding, KV append
-  double lm_head_s = 0;           // Scope::step only
+  double other_s = 0;               // norms, rotary embedding, KV append
+  double lm_head_s = 0;             // Scope::step only
 };
 
 // The bytes each part reads from HBM per step: weights, the KV cache the attention reads (the slowest shard's,
@@ -43,23 +44,23 @@ struct StepPartBytes {
 struct StepMemory {  // bytes per GPU
   double weights = 0;
   double kv_cache = 0;
-  double buffers = 0;      // the combine's receive buffers, partial states and workspace
+  double buffers = 0;  // the combine's receive buffers, partial states and workspace
   double activations = 0;
   double total = 0;
-  double capacity = 0;     // the smallest GPU's HBM
+  double capacity = 0;        // the smallest GPU's HBM
   long long max_seq_len = 0;  // the longest context whose KV cache fits beside the rest (0: nothing fits)
 };
 
 struct StepResult {
   Scope scope = Scope::step;
-  double layer_s = 0;        // one layer, everything in it
-  double step_s = 0;         // time per output token: layers x layer_s + the LM head (Scope::layer: layer_s)
-  double tokens_per_s = 0;   // batch / step_s (Scope::layer: 0, one layer makes no token)
+  double layer_s = 0;           // one layer, everything in it
+  double step_s = 0;            // time per output token: layers x layer_s + the LM head (Scope::layer: layer_s)
+  double tokens_per_s = 0;      // batch / step_s (Scope::layer: 0, one layer makes no token)
   int post_attention_gpus = 1;  // the GPUs the output projection and the MLP split over
   int tokens_per_gpu = 1;       // the tokens each GPU's projections and MLP take (pass-q: its own sequences)
   StepBreakdown breakdown;
   StepPartBytes part_bytes;
-  int calibrated_parts = 0;     // how many parts the cluster's step calibration costs (0: none, the rates alone)
+  int calibrated_parts = 0;  // how many parts the cluster's step calibration costs (0: none, the rates alone)
   StepMemory memory;
 };
 
@@ -69,7 +70,7 @@ struct StepResult {
 // batch 8: hidden 8 x 4,096 x 2 B = 65,536 B per all-reduce, 64 per step; logits 8 x 128,256 x 2 B = 2,052,096 B.
 struct StepCollectives {
   double hidden_allreduce_bytes = 0;
-  int hidden_allreduces = 0;         // per step: 2 x layers
+  int hidden_allreduces = 0;  // per step: 2 x layers
   double logits_allgather_bytes = 0;
 };
 StepCollectives step_collectives(const Workload& workload, int tokens);

@@ -28,7 +28,8 @@ struct Strategy {
 struct TunedStrategy {
   Strategy strategy;
   DecodeResult result;
-  bool extrapolated = false;  // on a calibrated cluster: its plan leaves what the calibration measured (extrapolation.hpp)
+  bool extrapolated =
+      false;  // on a calibrated cluster: its plan leaves what the calibration measured (extrapolation.hpp)
 };
 
 // The search's strategies in a fixed order (the paper's tree and ring first).

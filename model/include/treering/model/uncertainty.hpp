@@ -22,7 +22,7 @@ struct RelativeErrors {
   double compute = 0;
   double communication = 0;
   double network_latency = 0;  // communication across domains at latency-bound sizes
-  std::string source;  // where they come from, for people
+  std::string source;          // where they come from, for people
   bool host_staged = false;    // the communication errors were raised to kHostStagedError
 };
 
@@ -49,7 +49,8 @@ struct CalibrationUse {
   bool communication_extrapolated = false;
   std::optional<std::pair<double, double>> collective_bytes;  // none: the calibration's largest |error|
 };
-RelativeErrors prediction_errors(const topologies::Topology& topology, const topologies::ImplProfile& profile, const CalibrationUse& use);
+RelativeErrors prediction_errors(const topologies::Topology& topology, const topologies::ImplProfile& profile,
+                                 const CalibrationUse& use);
 
 // The collective fit's largest |error| over the sizes it measured from the last at or below `low_bytes` to the first
 // at or above `high_bytes` (provenance.residuals); the calibration's largest |error| where it lists none. Example:
@@ -84,6 +85,7 @@ Band latency_band(const DecodeResult& result, const RelativeErrors& errors);
 
 // The band of a generation of `tokens` tokens taking `generation_s` in all: its communication is tokens x layers x
 // the layer's exposed communication at the first length (at most the whole), the rest compute (prefill, weights).
-Band generation_band(const DecodeResult& first, int layers, long long tokens, double generation_s, const RelativeErrors& errors);
+Band generation_band(const DecodeResult& first, int layers, long long tokens, double generation_s,
+                     const RelativeErrors& errors);
 
 }  // namespace treering::model

@@ -28,7 +28,8 @@ std::vector<double> time_copy(double bytes, int warmup, int iterations);
 
 // The partial-attention kernel over `tokens` tokens: seconds per call, per iteration; and the bytes it reads
 // (K and V, q) for the achieved bandwidth.
-std::vector<double> time_attention(const AttentionShape& shape, Dtype dtype, long long tokens, int warmup, int iterations);
+std::vector<double> time_attention(const AttentionShape& shape, Dtype dtype, long long tokens, int warmup,
+                                   int iterations);
 double attention_bytes(const AttentionShape& shape, long long tokens);
 
 // How a GPU timing (cuda_attention.hpp's time_copy and time_attention) rotates over copies of its inputs and
@@ -43,7 +44,7 @@ struct GpuTimingPlan {
   int copies = 1;
   int calls_per_sample = 1;
 };
-GpuTimingPlan plan_gpu_timing(double bytes_per_call, double l2_bytes, double memory_budget_bytes, double estimated_call_s,
-                              double min_sample_s = 1e-3);
+GpuTimingPlan plan_gpu_timing(double bytes_per_call, double l2_bytes, double memory_budget_bytes,
+                              double estimated_call_s, double min_sample_s = 1e-3);
 
 }  // namespace treering::realrun

@@ -32,8 +32,8 @@ class SplitKvAttention {
   SplitKvAttention& operator=(const SplitKvAttention&) = delete;
   // Device pointers, 16-byte aligned; o: [b][n_h][d] floats, lse: [b][n_h] floats. `splits` 0: the chunks
   // split_kv::choose_chunks gives for this device. Asynchronous on `stream`.
-  void run(const AttentionShape& shape, Dtype dtype, const std::uint16_t* q, const std::uint16_t* k, const std::uint16_t* v,
-           long long tokens, float* o, float* lse, int splits = 0, void* stream = nullptr);
+  void run(const AttentionShape& shape, Dtype dtype, const std::uint16_t* q, const std::uint16_t* k,
+           const std::uint16_t* v, long long tokens, float* o, float* lse, int splits = 0, void* stream = nullptr);
   int chunks_for(const AttentionShape& shape, Dtype dtype, long long tokens) const;
 
  private:
@@ -50,7 +50,8 @@ void partial_attention(const AttentionShape& shape, Dtype dtype, const std::uint
 // SplitKvAttention (its workspace and arrival counts reused), the last one's output returned.
 void partial_attention_from_host(const AttentionShape& shape, Dtype dtype, const std::vector<std::uint16_t>& q,
                                  const std::vector<std::uint16_t>& k, const std::vector<std::uint16_t>& v,
-                                 long long tokens, std::vector<float>& o, std::vector<float>& lse, int splits = 0, int calls = 1);
+                                 long long tokens, std::vector<float>& o, std::vector<float>& lse, int splits = 0,
+                                 int calls = 1);
 
 // Timings with CUDA events, seconds per call after `warmup` calls (at least 1): each sample is one replay of a CUDA
 // graph of back-to-back calls between one pair of events (as nccl-tests batches its calls and serving engines
@@ -58,6 +59,7 @@ void partial_attention_from_host(const AttentionShape& shape, Dtype dtype, const
 // rotate over enough copies of their random inputs to exceed twice the L2 cache, so that what is timed is read
 // from HBM, as a decode step's K/V is. `bytes` copied device to device; the kernel over `tokens` tokens.
 std::vector<double> time_copy(double bytes, int warmup, int iterations);
-std::vector<double> time_attention(const AttentionShape& shape, Dtype dtype, long long tokens, int warmup, int iterations);
+std::vector<double> time_attention(const AttentionShape& shape, Dtype dtype, long long tokens, int warmup,
+                                   int iterations);
 
 }  // namespace treering::realrun::cuda

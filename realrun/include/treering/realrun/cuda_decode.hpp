@@ -30,24 +30,24 @@ namespace treering::realrun::cuda {
 bool decode_available(std::string& why);
 
 struct GpuTiming {
-  int warmup = 1;                  // untimed steps first (at least 1: modules load, workspaces grow, NCCL connects)
-  int samples = 10;                // graph replays timed
-  double min_sample_s = 1e-3;      // a sample lasts at least this (N = ceil(min_sample_s / one step))...
-  int max_steps_per_sample = 64;   // ... but has at most this many steps
-  double timeout_s = 600;          // a wait for the device longer than this is a hang
+  int warmup = 1;                 // untimed steps first (at least 1: modules load, workspaces grow, NCCL connects)
+  int samples = 10;               // graph replays timed
+  double min_sample_s = 1e-3;     // a sample lasts at least this (N = ceil(min_sample_s / one step))...
+  int max_steps_per_sample = 64;  // ... but has at most this many steps
+  double timeout_s = 600;         // a wait for the device longer than this is a hang
   // Called with the hang's message before GpuHang unwinds the measurement (whose device memory cannot be freed while
   // the hung work runs): the program aborts NCCL and the job there.
   std::function<void(const std::string&)> on_hang;
 };
 
 struct GpuMeasurement {
-  std::vector<int> ranks;                  // the plan's ranks this process ran (NCCL: its own; loopback: all)
-  std::vector<std::vector<float>> outputs; // each one's o ([b][n_h][d]) after the last step
-  std::vector<double> bytes_sent;          // each one's bytes in one step (loopback: the collectives' too)
-  bool collective_bytes_observed = true;   // false when the plan's collectives ran inside NCCL
-  std::vector<double> step_s;              // per sample: the replay's seconds / steps_per_sample
+  std::vector<int> ranks;                   // the plan's ranks this process ran (NCCL: its own; loopback: all)
+  std::vector<std::vector<float>> outputs;  // each one's o ([b][n_h][d]) after the last step
+  std::vector<double> bytes_sent;           // each one's bytes in one step (loopback: the collectives' too)
+  bool collective_bytes_observed = true;    // false when the plan's collectives ran inside NCCL
+  std::vector<double> step_s;               // per sample: the replay's seconds / steps_per_sample
   int steps_per_sample = 1;
-  std::string timing_note;                 // loopback: what the times are
+  std::string timing_note;  // loopback: what the times are
 };
 
 // The device did not finish within the timeout: a peer stalled or died. The program aborts the job.
@@ -59,8 +59,9 @@ struct GpuHang : std::runtime_error {
 // the ranks' barrier (MPI's), `max_over_ranks` the largest of a value over the ranks (so that every rank's graph
 // holds the same number of steps). Plans made with realrun::plan_options(Backend::cuda); the deployed combines
 // (pass-q, a2a, ag-rs) are refused (the cpu backend runs them): std::invalid_argument.
-GpuMeasurement measure_on_gpu(const model::DecodePlan& plan, int rank, void* nccl_comm, std::uint64_t seed, const GpuTiming& timing,
-                              const std::function<void()>& host_barrier = {}, const std::function<double(double)>& max_over_ranks = {});
+GpuMeasurement measure_on_gpu(const model::DecodePlan& plan, int rank, void* nccl_comm, std::uint64_t seed,
+                              const GpuTiming& timing, const std::function<void()>& host_barrier = {},
+                              const std::function<double(double)>& max_over_ranks = {});
 
 // Loopback: all of the plan's ranks on the current GPU.
 GpuMeasurement measure_loopback(const model::DecodePlan& plan, std::uint64_t seed, const GpuTiming& timing);

@@ -44,9 +44,9 @@ std::vector<long long> sampled_states(const AttentionShape& shape);
 std::vector<std::pair<long long, long long>> held_output(const model::DecodePlan& plan, int rank);
 
 struct RankResult {
-  std::vector<float> o;       // the rank's final output, [b][n_h][d]: its part (held_output) filled, the rest 0
-  double bytes_sent = 0;      // what it handed to the transport while running the plan
-  double elapsed_s = 0;       // from the barrier before to its own end
+  std::vector<float> o;   // the rank's final output, [b][n_h][d]: its part (held_output) filled, the rest 0
+  double bytes_sent = 0;  // what it handed to the transport while running the plan
+  double elapsed_s = 0;   // from the barrier before to its own end
 };
 
 // The ring's two block buffers. A caller that runs a plan again and again passes the same ones every time, as an
@@ -59,6 +59,7 @@ struct RingBuffers {
 // Runs `plan` (made with plan_options()) as rank transport.rank() of transport.ranks() (which must equal the
 // plan's GPUs), with `buffers` for the ring (none: its own, new). Throws std::invalid_argument for a plan it
 // cannot run.
-RankResult run_plan(const model::DecodePlan& plan, Transport& transport, std::uint64_t seed, RingBuffers* buffers = nullptr);
+RankResult run_plan(const model::DecodePlan& plan, Transport& transport, std::uint64_t seed,
+                    RingBuffers* buffers = nullptr);
 
 }  // namespace treering::realrun

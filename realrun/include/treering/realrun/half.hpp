@@ -35,7 +35,8 @@ inline float float_of(std::uint32_t bits) {
 
 inline std::uint16_t float_to_bf16(float value) {
   const std::uint32_t bits = bits_of(value);
-  if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu) != 0) return static_cast<std::uint16_t>((bits >> 16) | 0x40u);  // NaN stays NaN
+  if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu) != 0)
+    return static_cast<std::uint16_t>((bits >> 16) | 0x40u);     // NaN stays NaN
   const std::uint32_t rounding = 0x7FFFu + ((bits >> 16) & 1u);  // to nearest, ties to even
   return static_cast<std::uint16_t>((bits + rounding) >> 16);
 }

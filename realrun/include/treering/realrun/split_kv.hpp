@@ -22,11 +22,11 @@
 namespace treering::realrun::split_kv {
 
 constexpr int kLanes = 32;
-constexpr int kWarps = 4;            // per CTA: 128 threads
-constexpr int kRows = 16;            // query heads per CTA: the M of the MMA
-constexpr int kStages = 3;           // cp.async stages per warp
-constexpr int kValuesPerSlot = 8;    // 16-bit values in a 16-byte shared-memory slot (one cp.async, one ldmatrix row)
-constexpr int kMaxChunks = 65535;    // the grid's y dimension
+constexpr int kWarps = 4;          // per CTA: 128 threads
+constexpr int kRows = 16;          // query heads per CTA: the M of the MMA
+constexpr int kStages = 3;         // cp.async stages per warp
+constexpr int kValuesPerSlot = 8;  // 16-bit values in a 16-byte shared-memory slot (one cp.async, one ldmatrix row)
+constexpr int kMaxChunks = 65535;  // the grid's y dimension
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
@@ -54,7 +54,9 @@ struct TilePlace {
 
 // The copy of a warp tile: step `step` of copy_steps, lane `lane` moves piece step x 32 + lane, consecutive lanes
 // consecutive slots of a row (coalesced). Example, d = 128: step 3, lane 20 -> piece 116 = row 7, slot 4.
-TREERING_HOST_DEVICE constexpr int copy_steps(int head_dim) { return warp_tile_tokens(head_dim) * slots_per_row(head_dim) / kLanes; }
+TREERING_HOST_DEVICE constexpr int copy_steps(int head_dim) {
+  return warp_tile_tokens(head_dim) * slots_per_row(head_dim) / kLanes;
+}
 TREERING_HOST_DEVICE constexpr TilePlace copy_piece(int head_dim, int step, int lane) {
   return {(step * kLanes + lane) / slots_per_row(head_dim), (step * kLanes + lane) % slots_per_row(head_dim)};
 }
@@ -90,7 +92,9 @@ TREERING_HOST_DEVICE constexpr int a_col(int lane, int j, int h) { return 2 * (l
 // Query-head blocks per KV head (16 rows each, the last one padded) and what CTA x (of batch x n_kv x blocks, in
 // that order) serves. Examples: g = 8 -> 1 block of 8 rows; g = 40 -> 3 blocks (16, 16, 8 rows).
 // n_h 32, n_kv 4 (g 8): CTA 6 -> sequence 1, KV head 2, query heads 16 ... 23.
-TREERING_HOST_DEVICE constexpr int head_blocks(int query_heads, int kv_heads) { return (query_heads / kv_heads + kRows - 1) / kRows; }
+TREERING_HOST_DEVICE constexpr int head_blocks(int query_heads, int kv_heads) {
+  return (query_heads / kv_heads + kRows - 1) / kRows;
+}
 struct CtaPlace {
   int sequence = 0;
   int kv_head = 0;
@@ -110,7 +114,8 @@ TREERING_HOST_DEVICE constexpr CtaPlace cta_place(int cta, int query_heads, int 
 // head blocks); `resident_per_sm`: CTAs an SM holds at once (the occupancy calculator's).
 // Examples (H100, 132 SMs, 2 resident): 8 KV heads at 131,072 tokens (d 128): 264 / 8 = 33 chunks; 16 KV heads:
 // 16; 1,024 tokens over 8 KV heads: 1,024 / 64 = 16; 64 sequences x 8 KV heads (512 CTAs): 1.
-TREERING_HOST_DEVICE constexpr int choose_chunks(int sms, int resident_per_sm, long long ctas, long long tokens, int head_dim) {
+TREERING_HOST_DEVICE constexpr int choose_chunks(int sms, int resident_per_sm, long long ctas, long long tokens,
+                                                 int head_dim) {
   const long long wave = static_cast<long long>(sms) * resident_per_sm / (ctas > 0 ? ctas : 1);
   const long long most = tokens / cta_tile_tokens(head_dim);
   long long chunks = wave < most ? wave : most;
@@ -119,7 +124,8 @@ TREERING_HOST_DEVICE constexpr int choose_chunks(int sms, int resident_per_sm, l
 
 // Chunk `chunk` of `chunks` over `tokens` tokens: [begin, end), each ceil(tokens / chunks) rounded up to whole warp
 // tiles (so only the last chunk has a partial tile), the last shorter, any beyond the end empty.
-// Example, d = 128 (16-token warp tiles): 1,000 tokens in 3 chunks: 334 -> 336 a chunk: [0, 336), [336, 672), [672, 1000).
+// Example, d = 128 (16-token warp tiles): 1,000 tokens in 3 chunks: 334 -> 336 a chunk: [0, 336), [336, 672), [672,
+// 1000).
 struct TokenRange {
   long long begin = 0;
   long long end = 0;
@@ -165,7 +171,9 @@ struct GroupMerge {
   float top2 = -std::numeric_limits<float>::infinity();
   float total = 0;
   TREERING_HOST_DEVICE float weight(float m2, float l) const { return l > 0.0f ? exp2f(m2 - top2) / total : 0.0f; }
-  TREERING_HOST_DEVICE float lse() const { return total > 0.0f ? (top2 + log2f(total)) * kLn2 : -std::numeric_limits<float>::infinity(); }
+  TREERING_HOST_DEVICE float lse() const {
+    return total > 0.0f ? (top2 + log2f(total)) * kLn2 : -std::numeric_limits<float>::infinity();
+  }
 };
 TREERING_HOST_DEVICE inline GroupMerge merge_groups(const float* m2, const float* l, int count, int stride) {
   GroupMerge merge;

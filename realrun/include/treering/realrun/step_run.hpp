@@ -27,12 +27,12 @@ namespace treering::realrun {
 struct StepShape {  // one TP rank's share of the model and of the batch's state
   std::string workload;
   int layers = 0;
-  int hidden = 0;         // the full hidden size (every rank holds the whole hidden state)
+  int hidden = 0;  // the full hidden size (every rank holds the whole hidden state)
   int head_dim = 0;
-  int query_heads = 0;    // per rank
-  int kv_heads = 0;       // per rank
-  int intermediate = 0;   // the MLP's width per rank
-  int vocab = 0;          // the LM head's rows per rank
+  int query_heads = 0;   // per rank
+  int kv_heads = 0;      // per rank
+  int intermediate = 0;  // the MLP's width per rank
+  int vocab = 0;         // the LM head's rows per rank
   int full_vocab = 0;
   bool tied_embeddings = false;
   int tp = 1;
@@ -48,7 +48,7 @@ struct StepShape {  // one TP rank's share of the model and of the batch's state
 // the vocabulary; batch < 1, seq_len < 0.
 StepShape step_shape(const model::Workload& workload, int batch, long long seq_len, int tp);
 
-struct StepBytes {  // one rank's device memory
+struct StepBytes {         // one rank's device memory
   double weights = 0;      // the layers' matrices and norms, the final norm and the LM head (the input embedding is
                            // not held: the step starts from the new token's hidden state)
   double kv_cache = 0;     // layers x 2 x (seq_len + 1) x batch x kv_heads x head_dim x 2 B
@@ -66,16 +66,16 @@ const char* to_string(StepPart part);
 
 struct StepCollectiveCount {  // what one rank put into collectives over the step (nccl-tests' sizes)
   int allreduces = 0;
-  double allreduce_bytes = 0;   // each
+  double allreduce_bytes = 0;  // each
   int allgathers = 0;
-  double allgather_bytes = 0;   // each: the gathered whole
+  double allgather_bytes = 0;  // each: the gathered whole
 };
 // The model's collectives for the shape (model::step_collectives; none at tp 1).
 StepCollectiveCount expected_collectives(const model::Workload& workload, const StepShape& shape);
 
 struct StepMeasurement {
   StepShape shape;
-  std::vector<double> step_s;                 // seconds per step, one sample per CUDA-graph replay
+  std::vector<double> step_s;  // seconds per step, one sample per CUDA-graph replay
   // The parts pass: a mark between two parts costs time of its own (an event node: about 2 us on an H100), so
   // the pass's whole step is longer than the plain graph's. part_raw_s is each part's median as timed;
   // part_s takes off each of its intervals' share of the excess: mark_overhead_s = (parts_pass_s - median
@@ -85,11 +85,11 @@ struct StepMeasurement {
   std::array<double, kStepParts> part_raw_s{};
   std::array<int, kStepParts> part_intervals{};
   double mark_overhead_s = 0;
-  double parts_pass_s = 0;                    // the median whole step of the parts pass
-  std::string parts_method;                   // how the parts were timed
-  StepCollectiveCount collectives;            // rank 0's
-  std::vector<int> next_tokens;               // argmax of the first sequences (a check that it ran)
-  long long non_finite = 0;                   // NaN or infinite values in the final hidden state
+  double parts_pass_s = 0;          // the median whole step of the parts pass
+  std::string parts_method;         // how the parts were timed
+  StepCollectiveCount collectives;  // rank 0's
+  std::vector<int> next_tokens;     // argmax of the first sequences (a check that it ran)
+  long long non_finite = 0;         // NaN or infinite values in the final hidden state
   StepBytes bytes;
 };
 
@@ -121,10 +121,10 @@ StepOutputs run_step_once(const StepShape& shape, std::uint64_t seed);
 
 // Runs the step of `shape` on the current GPU (its tp ranks as loopback ranks, one after another, the collectives
 // device copies) and times it: `warmup` steps, then a CUDA graph of one step replayed untimed until steady (20
-// replays and 0.2 s at least), then `iterations` times, one event pair around each replay; then the parts, from a graph with event nodes at the parts' boundaries (the same
-// kernels, replayed until 5 samples), or from uncaptured steps with events where the graph refuses such nodes.
-// Throws std::invalid_argument when it does not fit the free memory (check_fits), std::runtime_error without a
-// CUDA backend or when the device fails.
+// replays and 0.2 s at least), then `iterations` times, one event pair around each replay; then the parts, from a graph
+// with event nodes at the parts' boundaries (the same kernels, replayed until 5 samples), or from uncaptured steps with
+// events where the graph refuses such nodes. Throws std::invalid_argument when it does not fit the free memory
+// (check_fits), std::runtime_error without a CUDA backend or when the device fails.
 StepMeasurement measure_step(const StepShape& shape, int warmup, int iterations, std::uint64_t seed);
 }  // namespace cuda
 

@@ -23,7 +23,8 @@ struct SimulatedCollective {
 
 // `group`'s collective `op` of `bytes` (nccl-tests' size) by `chosen` (model::estimate_collective's pick for it).
 // Throws std::invalid_argument when the algorithm cannot run on the group (collective_schedule), as replay_groups.
-SimulatedCollective simulate_collective(const topologies::Topology& topology, const model::CommGroup& group, model::CollectiveOp op,
-                                        double bytes, const model::CollectiveCandidate& chosen, const ReplayOptions& options = {});
+SimulatedCollective simulate_collective(const topologies::Topology& topology, const model::CommGroup& group,
+                                        model::CollectiveOp op, double bytes, const model::CollectiveCandidate& chosen,
+                                        const ReplayOptions& options = {});
 
 }  // namespace treering::sim

@@ -14,8 +14,8 @@ struct Flow {
   int src_gpu = 0;
   int dst_gpu = 0;
   double bytes = 0;
-  double start_s = 0;    // when the flow is posted
-  double latency_s = 0;  // waited before its bytes move (software and device latency, as the caller models it)
+  double start_s = 0;       // when the flow is posted
+  double latency_s = 0;     // waited before its bytes move (software and device latency, as the caller models it)
   double max_rate_Bps = 0;  // 0: as fast as its links let it; else never faster (a calibrated rate, or what the
                             // sending GPU's threads drive), leaving the rest of its links to others
 };

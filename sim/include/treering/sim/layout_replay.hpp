@@ -18,26 +18,26 @@ namespace treering::sim {
 // the hidden state, the MLP, the second all-reduce, the norms; and for a step (stage 2) the LM head and the
 // all-gather of the logits. The parts' times are the step model's (`step`), the collectives are replayed.
 struct LayoutReplay {
-  std::vector<model::DecodePlan> plans;        // per group replayed: the CP groups' plans, then the post-attention
-                                               // groups' (one per stage after the attention)
-  std::vector<model::DecodeModel> post_models; // the post-attention groups' models
-  std::vector<GroupPlan> groups;               // what was replayed, in order (for traces)
+  std::vector<model::DecodePlan> plans;         // per group replayed: the CP groups' plans, then the post-attention
+                                                // groups' (one per stage after the attention)
+  std::vector<model::DecodeModel> post_models;  // the post-attention groups' models
+  std::vector<GroupPlan> groups;                // what was replayed, in order (for traces)
   ReplayResult replay;
-  int cp_groups = 0;                           // plans[0 .. cp_groups) are the CP groups'
-  int slowest_group = 0;                       // the CP group (TP slice) whose combine ended last
-  double attention_s = 0;                      // when the last CP group's combine ended
-  std::optional<double> layer_s;               // scope layer|step: when the last GPU ended the layer
-  std::optional<double> step_s;                // scope step: layers x the layer + the LM head and its all-gather
-  double tp_communication_s = 0;               // the layer's time beyond the combine and the parts' fixed times
-                                               // (the TP all-reduces, and waiting for the slowest CP group); a
-                                               // step: every layer's, and the logits' all-gather
+  int cp_groups = 0;              // plans[0 .. cp_groups) are the CP groups'
+  int slowest_group = 0;          // the CP group (TP slice) whose combine ended last
+  double attention_s = 0;         // when the last CP group's combine ended
+  std::optional<double> layer_s;  // scope layer|step: when the last GPU ended the layer
+  std::optional<double> step_s;   // scope step: layers x the layer + the LM head and its all-gather
+  double tp_communication_s = 0;  // the layer's time beyond the combine and the parts' fixed times
+                                  // (the TP all-reduces, and waiting for the slowest CP group); a
+                                  // step: every layer's, and the logits' all-gather
 };
 
 // `step`: the step model's result for the same case (scope layer or step; none for the attention alone).
 // Throws as replay_groups.
-LayoutReplay replay_layout(const model::LayoutModel& layouts, model::DecodeAlgorithm algorithm, const model::Workload& workload,
-                           long long seq_len, const model::PlanOptions& options, const std::optional<model::StepResult>& step,
-                           const ReplayOptions& replay);
+LayoutReplay replay_layout(const model::LayoutModel& layouts, model::DecodeAlgorithm algorithm,
+                           const model::Workload& workload, long long seq_len, const model::PlanOptions& options,
+                           const std::optional<model::StepResult>& step, const ReplayOptions& replay);
 
 // The links a replay loaded most, busiest first: bytes over the link / (its rate x the replay's latency).
 struct LinkLoad {

@@ -18,7 +18,7 @@ namespace treering::sim {
 // receive, or taking part in a collective (from its arrival to the last flow's).
 enum class ActivityKind { compute, send, wait, collective };
 struct Activity {
-  int rank = 0;    // of the replay (ReplayResult::gpus)
+  int rank = 0;  // of the replay (ReplayResult::gpus)
   ActivityKind kind = ActivityKind::compute;
   double start_s = 0;
   double end_s = 0;
@@ -31,11 +31,11 @@ struct Activity {
 struct RankTimes {
   int rank = 0;
   double compute_s = 0;
-  double wait_intra_s = 0;   // waiting for receives from its own scale-up domain
-  double wait_inter_s = 0;   // from other domains
-  double collective_s = 0;   // inside collectives, from arriving to the last flow's arrival
-  double send_s = 0;         // its transfers moving bytes (after their latency)
-  double overlapped_s = 0;   // the part of send_s that ran while the rank computed
+  double wait_intra_s = 0;      // waiting for receives from its own scale-up domain
+  double wait_inter_s = 0;      // from other domains
+  double collective_s = 0;      // inside collectives, from arriving to the last flow's arrival
+  double send_s = 0;            // its transfers moving bytes (after their latency)
+  double overlapped_s = 0;      // the part of send_s that ran while the rank computed
   std::vector<double> phase_s;  // per plan phase: from its first step to its last, on this rank
 };
 
@@ -47,13 +47,13 @@ struct StageOutcome {
 };
 
 struct ReplayResult {
-  std::vector<Activity> activities;    // every rank's timeline, for traces
-  double latency_s = 0;                // when the last rank finished
-  std::vector<int> gpus;               // rank -> GPU (one plan: its GPUs, in its rank order)
-  std::vector<double> rank_finish_s;   // per rank
-  std::vector<double> link_bytes;      // per topology link (LinkId): bytes of the plans' sends that crossed it
-  RankTimes critical;                  // the rank that finished last: its time over every stage, its phases stage
-                                       // after stage
+  std::vector<Activity> activities;   // every rank's timeline, for traces
+  double latency_s = 0;               // when the last rank finished
+  std::vector<int> gpus;              // rank -> GPU (one plan: its GPUs, in its rank order)
+  std::vector<double> rank_finish_s;  // per rank
+  std::vector<double> link_bytes;     // per topology link (LinkId): bytes of the plans' sends that crossed it
+  RankTimes critical;                 // the rank that finished last: its time over every stage, its phases stage
+                                      // after stage
   std::vector<StageOutcome> stages;
   long long transfers_simulated = 0;   // point-to-point transfers the simulator moved (fewer than the plan's when
                                        // the ring's repeated rounds were skipped or one group stood for others)
@@ -64,7 +64,6 @@ struct ReplayResult {
                                        // "steady ring rounds skipped", "rings computed round by round (no block
                                        // shares a link)", "1 of 8 identical groups (they share no link)"
 };
-
 
 // One plan of a replay of several: the model that made it (its GPUs, in its rank order), and when it runs: each
 // GPU runs its plan of stage 0, then of stage 1, ... (a TP x CP layer: every CP group's combine, then every TP
@@ -95,18 +94,19 @@ struct Degradation {
 void slow_nic(const topologies::Topology& topology, int gpu, double fraction, Degradation& degradation);
 // The cable between the devices named `a` and `b` ("leaf0", "spine3", "dgx-h100-0/nic0", as `treering topo dot`
 // names them) out of service. Throws std::invalid_argument naming what does not exist.
-void take_down(const topologies::Topology& topology, const std::string& a, const std::string& b, Degradation& degradation);
+void take_down(const topologies::Topology& topology, const std::string& a, const std::string& b,
+               Degradation& degradation);
 
 struct ReplayOptions {
-  bool record_activities = false;  // keep every rank's timeline (for traces; ~3 p^2 spans for the ring)
-  bool skip_steady_rounds = true;  // with equal blocks, stop replaying ring rounds once they repeat exactly
-                                   // (ring_steady.hpp); off: every round, to check it or time the full replay
-  Degradation degradation = {};    // none: the cluster as described
-  bool in_simgrid = false;         // the network is an event loop of our own (sim/src/event_network.hpp), 10-30x
-                                   // faster than SimGrid with the same results (tested to 1e-9); true: SimGrid's,
-                                   // in a child process, to check one by the other
-  bool one_of_identical = true;    // groups that share no link and are alike (GPUs, routes, link rates) are
-                                   // replayed as one, the others given its times; false: every group
+  bool record_activities = false;        // keep every rank's timeline (for traces; ~3 p^2 spans for the ring)
+  bool skip_steady_rounds = true;        // with equal blocks, stop replaying ring rounds once they repeat exactly
+                                         // (ring_steady.hpp); off: every round, to check it or time the full replay
+  Degradation degradation = {};          // none: the cluster as described
+  bool in_simgrid = false;               // the network is an event loop of our own (sim/src/event_network.hpp), 10-30x
+                                         // faster than SimGrid with the same results (tested to 1e-9); true: SimGrid's,
+                                         // in a child process, to check one by the other
+  bool one_of_identical = true;          // groups that share no link and are alike (GPUs, routes, link rates) are
+                                         // replayed as one, the others given its times; false: every group
   std::function<void(double)> progress;  // hears the share of the replay done, now and then (empty: nothing)
   double memory_budget_bytes = 0;        // the memory the replay may use (80 % of it); 0: what this machine has
                                          // available (MemAvailable, capped by the cgroup's limit)
@@ -121,9 +121,10 @@ struct ReplayOptions {
 // rank, the rest repeat it: each rank goes straight to its last round at the time it would have reached it (the
 // same result as replaying them, tested; traces replay every round). Runs in this process (the event loop) or,
 // with in_simgrid, in a child process (SimGrid). Throws std::logic_error (a bug) for a plan made for other
-// GPUs, naming ranks it does not have or sending from a rank to itself, InputError for a degradation outside its ranges,
-// and std::runtime_error naming the GPUs when the replay deadlocks (some rank never finished) or a rank failed.
-ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePlan& plan, const ReplayOptions& options = {});
+// GPUs, naming ranks it does not have or sending from a rank to itself, InputError for a degradation outside its
+// ranges, and std::runtime_error naming the GPUs when the replay deadlocks (some rank never finished) or a rank failed.
+ReplayResult replay_plan(const model::DecodeModel& model, const model::DecodePlan& plan,
+                         const ReplayOptions& options = {});
 
 // Several plans at once on one cluster (GroupPlan), their transfers sharing links: every CP group of a layout
 // side by side, and the TP groups after them. As replay_plan for each, and besides: throws

@@ -23,10 +23,10 @@ enum class HostCpu { unknown, intel, amd, arm };
 
 struct GpuModel {
   std::string name;
-  double hbm_bandwidth_Bps = 0;  // > 0
-  double hbm_capacity_bytes = 0; // > 0
-  double peak_fp16_flops = 0;    // dense 16-bit tensor FLOP/s, > 0
-  double launch_overhead_s = 0;  // >= 0
+  double hbm_bandwidth_Bps = 0;   // > 0
+  double hbm_capacity_bytes = 0;  // > 0
+  double peak_fp16_flops = 0;     // dense 16-bit tensor FLOP/s, > 0
+  double launch_overhead_s = 0;   // >= 0
   // Streaming multiprocessors (YAML `multiprocessors`, from the GPU's datasheet; 0 when the file does not say): how
   // many CTAs one wave of a kernel runs, which sets how a split-KV attention kernel cuts its shard into chunks.
   int multiprocessors = 0;
@@ -37,10 +37,10 @@ enum class FabricType { nvswitch, mesh, pcie };
 
 struct Fabric {
   FabricType type = FabricType::nvswitch;
-  double latency_s = 0;           // nvswitch: GPU-switch-GPU; mesh: per link; pcie: per switch/host bridge
+  double latency_s = 0;  // nvswitch: GPU-switch-GPU; mesh: per link; pcie: per switch/host bridge
   // nvswitch
-  double bandwidth_Bps = 0;       // nvswitch: per GPU per direction; pcie: each GPU's link per direction
-  int domain_nodes = 1;           // nvswitch: consecutive nodes sharing one NVLink domain
+  double bandwidth_Bps = 0;  // nvswitch: per GPU per direction; pcie: each GPU's link per direction
+  int domain_nodes = 1;      // nvswitch: consecutive nodes sharing one NVLink domain
   bool in_switch_reduction = false;
   // mesh
   double link_bandwidth_Bps = 0;  // per link per direction
@@ -57,7 +57,7 @@ struct Fabric {
 };
 
 struct Nics {
-  int count = 0;                  // 0 = no NICs
+  int count = 0;  // 0 = no NICs
   double bandwidth_Bps = 0;
   double latency_s = 0;           // added by each NIC crossed
   std::vector<int> gpu_to_nic;    // size gpus_per_node, each in [0, count) (filled in by the loader)
@@ -67,11 +67,11 @@ struct Nics {
 // A group of identical nodes.
 struct NodeGroup {
   std::string name;
-  int count = 0;                  // >= 1
-  std::string gpu_model;          // a key of ClusterSpec::gpu_models
+  int count = 0;          // >= 1
+  std::string gpu_model;  // a key of ClusterSpec::gpu_models
   HostCpu host_cpu = HostCpu::unknown;
-  int gpus_per_node = 0;          // >= 1
-  int max_gpus_per_node = 0;      // >= gpus_per_node
+  int gpus_per_node = 0;      // >= 1
+  int max_gpus_per_node = 0;  // >= gpus_per_node
   Fabric fabric;
   Nics nics;
   // The node's GPUs are virtual ranks on ONE physical GPU (treering-realrun decode --loopback P): the P ranks share
@@ -79,7 +79,7 @@ struct NodeGroup {
   // fabric's bandwidth (the fabric: device copies). Applied once, when the topology is built (shared_by records P).
   bool shared_device = false;
   int shared_by = 0;
-  InputLocation location;         // where the group was described (for errors found later)
+  InputLocation location;  // where the group was described (for errors found later)
 };
 
 enum class NetworkTopology { none, single_switch, fat_tree, rail_optimized };
@@ -130,10 +130,10 @@ struct CalibrationProvenance {
   std::optional<double> median_abs_rel_error;  // >= 0
   std::optional<double> max_abs_rel_error;     // >= 0
   // What the measurements covered; a prediction outside is an extrapolation (the commands warn).
-  std::optional<std::pair<double, double>> sizes_bytes;  // smallest, largest message
-  std::optional<std::pair<int, int>> ranks;              // fewest, most ranks
+  std::optional<std::pair<double, double>> sizes_bytes;      // smallest, largest message
+  std::optional<std::pair<int, int>> ranks;                  // fewest, most ranks
   std::optional<std::pair<double, double>> p2p_sizes_bytes;  // point-to-point messages measured
-  std::optional<std::pair<long long, long long>> tokens;    // attention kernels measured (tokens per call)
+  std::optional<std::pair<long long, long long>> tokens;     // attention kernels measured (tokens per call)
   std::optional<double> attention_max_abs_rel_error;         // >= 0: the attention fit by shape's worst |error|
   // The collective fit's largest |error| at each message size it measured, by increasing size (YAML `residuals:
   // [{size: 8B, error: 0.056}, ...]`): a prediction's band at the sizes it uses (model/uncertainty.hpp).
@@ -191,11 +191,11 @@ struct Calibration {
   // Point-to-point sends as measured (treering-realrun bench sendrecv), per tier the pair crosses: they replace
   // the send/recv model's latency and bandwidth for pairs of that tier.
   std::vector<SizeBand> p2p_scale_up, p2p_scale_out;
-  std::optional<double> hbm_efficiency;                      // in (0, 1]
+  std::optional<double> hbm_efficiency;  // in (0, 1]
   std::optional<double> launch_overhead_s;
   std::array<StepPartCalibration, kStepCalibrationPartCount> step{};  // kStepCalibrationParts' order
-  std::vector<StepAttentionShape> step_attention_shapes;  // before step[0] for a step of such a shape
-  std::vector<AttentionShapeCalibration> attention_shapes;  // a decode's attention kernels, by shape
+  std::vector<StepAttentionShape> step_attention_shapes;              // before step[0] for a step of such a shape
+  std::vector<AttentionShapeCalibration> attention_shapes;            // a decode's attention kernels, by shape
 };
 
 // The NCCL release the cluster runs (YAML `nccl_version: 2.26.2`, or 2.26 for the minor's first release). The
@@ -218,7 +218,7 @@ constexpr bool at_least(const NcclVersion& version, int minor, int patch = 0) {
 struct ClusterSpec {
   std::string name;
   std::string description;
-  std::string source;             // file path or "preset:NAME"
+  std::string source;  // file path or "preset:NAME"
   std::map<std::string, GpuModel> gpu_models;
   std::vector<NodeGroup> groups;
   Network network;
@@ -242,7 +242,7 @@ std::vector<std::string> cluster_warnings(const ClusterSpec& spec);
 
 const char* to_string(FabricType type);
 const char* to_string(GpuArchitecture architecture);  // "hopper"; "unknown"
-const char* to_string(HostCpu cpu);                    // "intel"; "unknown"
+const char* to_string(HostCpu cpu);                   // "intel"; "unknown"
 const char* to_string(NetworkTopology topology);
 
 }  // namespace treering::topologies

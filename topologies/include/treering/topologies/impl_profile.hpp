@@ -63,25 +63,25 @@ struct PrefillProfile {
 struct ImplProfile {
   std::string name;
   std::string description;
-  std::string implementation;                 // the program it models (repository, version, files)
-  std::string origin;                         // "preset:NAME" or the file path
-  std::optional<double> kernel_launch_s;      // per kernel launched; none: the GPU's own figure (calibrated or model)
+  std::string implementation;             // the program it models (repository, version, files)
+  std::string origin;                     // "preset:NAME" or the file path
+  std::optional<double> kernel_launch_s;  // per kernel launched; none: the GPU's own figure (calibrated or model)
   // Host time an eager framework spends per kernel it dispatches (Python, dispatcher, launch): the host issues a
   // token's kernels no faster than this each, so a step takes at least kernels x this (none: not host-bound).
   std::optional<double> eager_dispatch_s;
-  double collective_call_s = 0;               // host-side cost of each collective call, on top of the library's
-  double host_round_trip_s = 0;               // one host synchronisation: the GPU idles while the host catches up
-  double first_call_s = 0;                    // a one-off cost inside the timed region (tracing, compilation)
-  bool kv_expansion = false;                  // GQA K/V expanded to the query heads before attention (read, sent)
-  bool cuda_graphs = false;                   // the decode step replays from a CUDA graph (no host dispatch)
-  bool ring_overlap = true;                   // a ring step's transfer runs beside its attention
-  int ring_exchanges_per_step = 1;            // separately synchronised exchanges per ring step (latency each)
-  int ring_host_round_trips_per_step = 0;     // host synchronisations per ring step
-  int other_kernels_per_layer = 0;            // the rest of a decoder layer's kernels (projections, norms, MLP)
-  std::string collective_algorithm;           // every collective by this algorithm ("ring"); empty: NCCL's pick
-  int partial_o_bytes = 0;                    // element size of partial outputs as they travel (0: the workload's)
+  double collective_call_s = 0;            // host-side cost of each collective call, on top of the library's
+  double host_round_trip_s = 0;            // one host synchronisation: the GPU idles while the host catches up
+  double first_call_s = 0;                 // a one-off cost inside the timed region (tracing, compilation)
+  bool kv_expansion = false;               // GQA K/V expanded to the query heads before attention (read, sent)
+  bool cuda_graphs = false;                // the decode step replays from a CUDA graph (no host dispatch)
+  bool ring_overlap = true;                // a ring step's transfer runs beside its attention
+  int ring_exchanges_per_step = 1;         // separately synchronised exchanges per ring step (latency each)
+  int ring_host_round_trips_per_step = 0;  // host synchronisations per ring step
+  int other_kernels_per_layer = 0;         // the rest of a decoder layer's kernels (projections, norms, MLP)
+  std::string collective_algorithm;        // every collective by this algorithm ("ring"); empty: NCCL's pick
+  int partial_o_bytes = 0;                 // element size of partial outputs as they travel (0: the workload's)
   std::vector<ExtraWork> per_layer;
-  std::optional<PrefillProfile> prefill;      // none: the model's generic prefill estimate
+  std::optional<PrefillProfile> prefill;  // none: the model's generic prefill estimate
   Uncertainty uncertainty;
   std::map<std::string, std::string> sources;  // key -> where its value comes from
 };

@@ -32,7 +32,8 @@ ClusterSpec load_cluster(const std::string& name_or_path);
 // Command-line overrides of a loaded spec.
 struct ClusterOverrides {
   // A constructor, not an aggregate: {nodes, gpus_per_node} stays the short way to write the common case.
-  ClusterOverrides(std::optional<int> nodes_ = {}, std::optional<int> gpus_per_node_ = {}, std::vector<Setting> settings_ = {})
+  ClusterOverrides(std::optional<int> nodes_ = {}, std::optional<int> gpus_per_node_ = {},
+                   std::vector<Setting> settings_ = {})
       : nodes(nodes_), gpus_per_node(gpus_per_node_), settings(std::move(settings_)) {}
   std::optional<int> nodes;          // set the node count (clusters with one node group only)
   std::optional<int> gpus_per_node;  // within each group's max_gpus_per_node

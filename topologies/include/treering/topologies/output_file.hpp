@@ -8,9 +8,9 @@
 namespace treering::topologies {
 
 // A file written whole or not at all. The text goes to a temporary file beside PATH ("PATH.tmp-PID"), which
-// commit() renames onto PATH in one step. Until then PATH is untouched; a writer destroyed without commit() (an error on the way) removes
-// its temporary file and leaves PATH as it was, and so does a run stopped by a signal where main called
-// remove_unfinished_outputs_on_signals(). Opening the temporary file at construction also makes a bad path fail
+// commit() renames onto PATH in one step. Until then PATH is untouched; a writer destroyed without commit() (an error
+// on the way) removes its temporary file and leaves PATH as it was, and so does a run stopped by a signal where main
+// called remove_unfinished_outputs_on_signals(). Opening the temporary file at construction also makes a bad path fail
 // before any long work. A PATH that exists and is not a regular file (/dev/null, /dev/stdout, a FIFO) is written
 // directly: it cannot be replaced, and nothing there could be destroyed.
 // A PATH that is one of the files this process has read as input (input_files_read.hpp: the same file, by device

@@ -35,14 +35,16 @@ std::string apply_settings(std::string_view yaml_text, const std::string& source
 
 // Throws InputError "--set nodes.0.count=4 and --nodes 8 both set the node count: give one" when a setting sets what
 // an override (nodes, gpus_per_node; unset: std::nullopt) sets too.
-void check_setting_conflicts(const std::vector<Setting>& settings, std::optional<int> nodes, std::optional<int> gpus_per_node);
+void check_setting_conflicts(const std::vector<Setting>& settings, std::optional<int> nodes,
+                             std::optional<int> gpus_per_node);
 
 // The scalars PATH names (shorthand included), as written in the file: what `treering sensitivity` scales.
 std::vector<std::string> setting_values(std::string_view yaml_text, const std::string& source, const std::string& path);
 
 // The text with every scalar PATH names (shorthand included) multiplied by `factor` in its own unit: each
 // group's value scaled, not all set to one. Throws InputError as apply_settings, or for a value that is not a number.
-std::string scale_setting(std::string_view yaml_text, const std::string& source, const std::string& path, double factor);
+std::string scale_setting(std::string_view yaml_text, const std::string& source, const std::string& path,
+                          double factor);
 
 // A quantity as written ("450GB/s", "1.5us", "0.92") times `factor`, in the same unit: "454.5GB/s".
 // Throws InputError when the text does not start with a number.

@@ -22,12 +22,12 @@ using LinkId = int;
 
 struct Device {
   DeviceKind kind = DeviceKind::gpu;
-  std::string name;        // "dgx-3/gpu5", "leaf2", "spine7", "pod1/agg3", "core2.9"
-  int node = -1;           // global node index; -1 for devices outside nodes (network switches, NVLink domain switches)
-  int domain = -1;         // scale-up domain; -1 for network switches
-  int gpu = -1;            // global GPU index (GPUs only)
-  int level = 0;           // network switches: 1 leaf, 2 spine/aggregation, 3 core
-  double latency_s = 0;    // added to every route that passes through (not to routes that start or end here)
+  std::string name;      // "dgx-3/gpu5", "leaf2", "spine7", "pod1/agg3", "core2.9"
+  int node = -1;         // global node index; -1 for devices outside nodes (network switches, NVLink domain switches)
+  int domain = -1;       // scale-up domain; -1 for network switches
+  int gpu = -1;          // global GPU index (GPUs only)
+  int level = 0;         // network switches: 1 leaf, 2 spine/aggregation, 3 core
+  double latency_s = 0;  // added to every route that passes through (not to routes that start or end here)
 };
 
 struct Link {
@@ -36,7 +36,7 @@ struct Link {
   double bandwidth_Bps = 0;
   double latency_s = 0;
   Tier tier = Tier::scale_up;
-  LinkId reverse = -1;     // the other direction of the same cable
+  LinkId reverse = -1;  // the other direction of the same cable
 };
 
 // A route between two GPUs: the directed links in order, its latency (links plus the devices passed
@@ -48,12 +48,12 @@ struct Route {
 };
 
 struct NodeInfo {
-  int group = 0;           // index into ClusterSpec::groups
+  int group = 0;  // index into ClusterSpec::groups
   int index_in_group = 0;
   int domain = 0;
-  int first_gpu = 0;       // GPUs of the node are first_gpu .. first_gpu + gpus - 1
+  int first_gpu = 0;  // GPUs of the node are first_gpu .. first_gpu + gpus - 1
   int gpus = 0;
-  std::string name;        // "<group>-<index_in_group>"
+  std::string name;  // "<group>-<index_in_group>"
 };
 
 class Topology {

@@ -45,8 +45,9 @@ inline constexpr const char* kMessageSizeRule =
 
 // Lists and ranges of either: "a,b,c", "FIRST:LAST" (doubling) or "FIRST:LAST:xF" (times F) or
 // "FIRST:LAST:+S" (plus S), combinable with commas: "80k:5.12M:x2,10M". The range includes LAST when a step
-// lands on it, and stops at the last value below it otherwise ("128k:4M:x2" ends at 2048000: 4096000 > 4M). Throws std::invalid_argument on a malformed item, an empty or descending range, or more
-// than 100000 values. Message sizes must be whole numbers of bytes up to 1 PiB ("1.5" and "1e30" are refused).
+// lands on it, and stops at the last value below it otherwise ("128k:4M:x2" ends at 2048000: 4096000 > 4M). Throws
+// std::invalid_argument on a malformed item, an empty or descending range, or more than 100000 values. Message sizes
+// must be whole numbers of bytes up to 1 PiB ("1.5" and "1e30" are refused).
 std::vector<double> parse_message_sizes(std::string_view text);
 std::vector<long long> parse_token_counts(std::string_view text);
 

@@ -21,19 +21,19 @@ struct Workload {
   int batch = 1;               // sequences decoded together
   // The rest of the model, for --scope layer|step (0: unknown; the step then spreads `parameters` over the
   // layers' MLPs). Names follow Hugging Face's config.json.
-  int intermediate_size = 0;         // the dense MLP's width (gate, up: hidden -> this; down: back)
-  int vocab_size = 0;                // the embedding and LM head's rows
-  bool tie_word_embeddings = false;  // the LM head is the embedding table (held once)
-  std::string weight_dtype = "bf16"; // bf16 | fp16 | fp8: the MLP's (or the experts') weights
-  double weight_bytes = 2;           //   2 for bf16/fp16, 1 for fp8
+  int intermediate_size = 0;                    // the dense MLP's width (gate, up: hidden -> this; down: back)
+  int vocab_size = 0;                           // the embedding and LM head's rows
+  bool tie_word_embeddings = false;             // the LM head is the embedding table (held once)
+  std::string weight_dtype = "bf16";            // bf16 | fp16 | fp8: the MLP's (or the experts') weights
+  double weight_bytes = 2;                      //   2 for bf16/fp16, 1 for fp8
   std::string attention_weight_dtype = "bf16";  // the QKV and output projections' (embedding, LM head: dtype)
   double attention_weight_bytes = 2;
-  double mean_weight_bytes = 0;      // bytes per parameter over the whole model (0: dtype_bytes); derived from
-                                     // the parts by model::complete_weights, never read from a file
-  int experts = 0;                   // routed experts per MoE layer (0: dense MLP)
-  int experts_per_token = 0;         // experts each token routes to
-  int shared_experts = 0;            // experts every token runs
-  int moe_intermediate_size = 0;     // one expert's width (0: intermediate_size)
+  double mean_weight_bytes = 0;   // bytes per parameter over the whole model (0: dtype_bytes); derived from
+                                  // the parts by model::complete_weights, never read from a file
+  int experts = 0;                // routed experts per MoE layer (0: dense MLP)
+  int experts_per_token = 0;      // experts each token routes to
+  int shared_experts = 0;         // experts every token runs
+  int moe_intermediate_size = 0;  // one expert's width (0: intermediate_size)
 };
 
 // A workload file (YAML):

@@ -18,20 +18,21 @@ namespace treering::validate {
 
 struct AttentionShapeFit {
   topologies::AttentionShapeCalibration line;
-  std::vector<std::string> workloads;        // the measured workloads of this shape
+  std::vector<std::string> workloads;  // the measured workloads of this shape
   int points = 0;
-  std::pair<long long, long long> tokens;    // fewest, most measured
-  std::pair<int, int> chunks;                // fewest, most chunks the points ran
+  std::pair<long long, long long> tokens;  // fewest, most measured
+  std::pair<int, int> chunks;              // fewest, most chunks the points ran
   // Standard errors of the three parameters (from the residuals and the fit's normal matrix); negative when the
   // points leave none to estimate it (as many points as free parameters) or the parameter was held at 0.
   double fixed_error_s = -1, split_error_s = -1, bandwidth_error_Bps = -1;
   double median_abs_rel_error = 0, max_abs_rel_error = 0;
-  std::vector<double> rel_errors;            // (model - measured) / measured, in the measurements' order
+  std::vector<double> rel_errors;  // (model - measured) / measured, in the measurements' order
 };
 
 // One fit per shape, shapes in order of (head dim, group). Throws std::invalid_argument when the GPU model has no
 // multiprocessors, a shape has fewer than 2 distinct token counts, or its bandwidth comes out non-positive.
-std::vector<AttentionShapeFit> fit_attention_shapes(const topologies::ClusterSpec& spec, const std::vector<AttentionMeasurement>& measured);
+std::vector<AttentionShapeFit> fit_attention_shapes(const topologies::ClusterSpec& spec,
+                                                    const std::vector<AttentionMeasurement>& measured);
 
 // The model's time for one measurement with the calibrated shapes (the model's prior where its shape is missing).
 double predict_attention_s(const topologies::ClusterSpec& calibrated, const AttentionMeasurement& measurement);

@@ -26,7 +26,7 @@ namespace treering::validate {
 // other parameters fitted, the median |error| over the measurements was smaller than with it fitted.
 struct KeptPrior {
   std::string name;
-  double fitted = 0;  // what the fit had set (seconds, bytes/s)
+  double fitted = 0;                           // what the fit had set (seconds, bytes/s)
   double median_fitted = 0, median_prior = 0;  // median |error| with it fitted, with its prior
 };
 // "nvls-tree base latency: the prior kept (fitted 0.6 us: median |error| 3.7 %, 3.6 % with the prior)".
@@ -42,11 +42,13 @@ struct CalibrationFit {
 
 // `base`: the cluster (node counts applied) the measurements ran on. Throws std::invalid_argument with fewer
 // than 3 measurements, or ranks beyond the cluster's GPUs.
-CalibrationFit calibrate_collectives(const topologies::ClusterSpec& base, const std::vector<CollectiveMeasurement>& measured,
+CalibrationFit calibrate_collectives(const topologies::ClusterSpec& base,
+                                     const std::vector<CollectiveMeasurement>& measured,
                                      const std::vector<std::string>& inputs, const std::string& date);
 
 // The model's time for each measurement on `spec` (its calibration applied), the ranks on GPUs 0 .. n-1.
-std::vector<double> predict_collectives(const topologies::ClusterSpec& spec, const std::vector<CollectiveMeasurement>& measured);
+std::vector<double> predict_collectives(const topologies::ClusterSpec& spec,
+                                        const std::vector<CollectiveMeasurement>& measured);
 
 // Why a prediction of `bytes` over `ranks` on a cluster calibrated as `calibration` is an extrapolation (outside
 // the sizes or ranks its measurements covered), or "" when it is not (or nothing says).

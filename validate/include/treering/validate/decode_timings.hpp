@@ -21,10 +21,10 @@
 namespace treering::validate {
 
 struct TimedDecode {
-  std::string cluster;              // a preset name or a cluster file
-  std::string workload;             // a preset name or a workload file
-  std::string algorithm;            // ring, tree, ...
-  int gpus = 0;                     // GPUs 0 .. gpus-1
+  std::string cluster;    // a preset name or a cluster file
+  std::string workload;   // a preset name or a workload file
+  std::string algorithm;  // ring, tree, ...
+  int gpus = 0;           // GPUs 0 .. gpus-1
   long long seq_len = 0;
   int batch = 0;                    // 0: the workload's
   std::optional<long long> tokens;  // tokens generated in the timed region; none: one layer's decode step

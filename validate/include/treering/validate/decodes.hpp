@@ -18,8 +18,8 @@ struct DecodeMeasurement {
   int batch = 1;
   long long seq_len = 0;
   int ranks = 0;
-  double latency_s = 0;   // the median over repeats
-  std::string backend;    // cpu | cuda | cuda-loopback: the plan options it ran (model::realrun_plan_options)
+  double latency_s = 0;          // the median over repeats
+  std::string backend;           // cpu | cuda | cuda-loopback: the plan options it ran (model::realrun_plan_options)
   std::optional<double> spread;  // (p90 - p10) / median of its repeats, when the file has them
   std::string file;
 };
@@ -41,7 +41,8 @@ bool is_decode_file(const std::string& path);
 std::vector<DecodeMeasurement> read_decode_measurements(const std::string& path);
 
 // Throws std::invalid_argument for more ranks than the cluster has GPUs, or an unknown algorithm or workload.
-std::vector<DecodeCase> predict_decodes(const topologies::Topology& topology, const std::vector<DecodeMeasurement>& measured,
+std::vector<DecodeCase> predict_decodes(const topologies::Topology& topology,
+                                        const std::vector<DecodeMeasurement>& measured,
                                         const std::vector<Engine>& engines);
 
 // Per engine and algorithm (ErrorSummary::operation is the algorithm), with the median noise of its cases.

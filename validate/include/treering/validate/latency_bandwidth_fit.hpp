@@ -7,9 +7,9 @@
 namespace treering::validate {
 
 struct LatencyBandwidthFit {
-  double latency_s = 0;        // alpha
-  double bandwidth_Bps = 0;    // 1 / beta
-  double r_squared = 0;        // of the weighted fit, in relative terms
+  double latency_s = 0;      // alpha
+  double bandwidth_Bps = 0;  // 1 / beta
+  double r_squared = 0;      // of the weighted fit, in relative terms
   double max_abs_rel_error = 0;
 };
 

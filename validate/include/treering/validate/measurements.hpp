@@ -41,8 +41,8 @@ struct CollectiveMeasurement {
 // treering-realrun's bench JSON (`bench allreduce|allgather|sendrecv -o FILE.json`) is read too: per size the
 // median of the slowest rank, the ranks from its provenance.
 //
-// Reads one file (a log, a CSV or a realrun JSON, told apart by their first characters and lines). Throws topologies::InputError for a file that
-// cannot be read, is neither, has no data rows, or has a malformed row.
+// Reads one file (a log, a CSV or a realrun JSON, told apart by their first characters and lines). Throws
+// topologies::InputError for a file that cannot be read, is neither, has no data rows, or has a malformed row.
 std::vector<CollectiveMeasurement> read_collective_measurements(const std::string& path);
 
 }  // namespace treering::validate

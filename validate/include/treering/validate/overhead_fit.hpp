@@ -41,9 +41,9 @@ struct OverheadEstimate {
   Overhead overhead{};
   std::optional<double> prior_s;  // the profile's value; none: kernel_launch from the cluster's GPU figure
   double fitted_s = 0;
-  double std_error_s = 0;         // 0 when at the bound (fitted 0)
-  bool at_bound = false;          // the unconstrained fit wanted it below 0
-  double share = 0;               // of the summed measured time: sum_i (t_i(x) - t_i(x without it)) / sum_i m_i
+  double std_error_s = 0;  // 0 when at the bound (fitted 0)
+  bool at_bound = false;   // the unconstrained fit wanted it below 0
+  double share = 0;        // of the summed measured time: sum_i (t_i(x) - t_i(x without it)) / sum_i m_i
   // Fitted, the median |error| over the timings was larger than with the prior: the profile keeps the prior (fitted_s
   // is what the fit gave; the profile's source for it says so).
   bool kept_prior = false;

@@ -37,7 +37,8 @@ struct ErrorSummary {
 // The ranks run on GPUs 0 .. ranks - 1 of `topology` (node by node). The simulator's figure: the algorithm's
 // latency plus the time its flows take together on the platform (collective_flows.hpp). Throws
 // std::invalid_argument when a case has more ranks than the cluster has GPUs.
-std::vector<CaseResult> predict_cases(const topologies::Topology& topology, const std::vector<CollectiveMeasurement>& measured,
+std::vector<CaseResult> predict_cases(const topologies::Topology& topology,
+                                      const std::vector<CollectiveMeasurement>& measured,
                                       const std::vector<Engine>& engines);
 
 // Per engine and operation; percentiles by nearest rank. Example: errors 1 %, 2 %, 10 %: median 2 %, p90 10 %.

@@ -3,10 +3,10 @@
 // says the part reads (model::StepResult::part_bytes). A line through (bytes, time) per part, weighted so that
 // every point's relative error counts alike: minimise sum ((a + b x_i - y_i) / y_i)^2, a 2 x 2 linear system.
 // efficiency = 1 / (b x rated). The attention is fitted once over every point and once per kernel shape (head
-// dim, query group), whose fixed cost and bandwidth differ; where the points' bytes hardly vary (the norms and the KV append) or the slope
-// comes out negative, the slope stays the model's prior and only `fixed` is fitted; an efficiency above 1 is
-// held at 1, and a negative `fixed` held at 0, the other refitted. Example: y = 10 us + x / 2.68 TB/s at x = 10 MB and 100 MB (13.7 and 47.3 us):
-// a = 10 us, efficiency 0.80 over an H100's 3.35 TB/s.
+// dim, query group), whose fixed cost and bandwidth differ; where the points' bytes hardly vary (the norms and the KV
+// append) or the slope comes out negative, the slope stays the model's prior and only `fixed` is fitted; an efficiency
+// above 1 is held at 1, and a negative `fixed` held at 0, the other refitted. Example: y = 10 us + x / 2.68 TB/s at x =
+// 10 MB and 100 MB (13.7 and 47.3 us): a = 10 us, efficiency 0.80 over an H100's 3.35 TB/s.
 #pragma once
 
 #include <array>
@@ -48,10 +48,10 @@ StepPrediction predict_step(const topologies::ClusterSpec& spec, const StepPoint
 
 struct StepFit {
   std::array<topologies::StepPartCalibration, kStepParts> parts{};
-  std::array<bool, kStepParts> slope_fitted{};  // false: the prior's efficiency kept, only `fixed` fitted
-  std::vector<double> step_errors_before, step_errors_after;               // relative, per point
+  std::array<bool, kStepParts> slope_fitted{};                // false: the prior's efficiency kept, only `fixed` fitted
+  std::vector<double> step_errors_before, step_errors_after;  // relative, per point
   std::array<std::vector<double>, kStepParts> part_errors_before, part_errors_after;
-  std::array<double, kStepParts> share{};       // the part's median share of the measured step
+  std::array<double, kStepParts> share{};  // the part's median share of the measured step
   // The attention's line for each kernel shape whose points' bytes vary (step_attention_shapes); each point's
   // shape, to report the errors by shape.
   std::vector<topologies::StepAttentionShape> attention_shapes;

@@ -16,14 +16,14 @@
 namespace treering::analysis {
 
 struct CollectiveChoice {
-  std::string op = "allreduce";  // allreduce, allgather, reducescatter, broadcast, sendrecv, alltoall
-  std::string bytes;             // sizes as the command takes them: "8:16G:x8", "1M,4M"
-  std::vector<int> gpus;         // empty: all (send/recv: GPU 0 and the first of another scale-up domain)
-  std::string algorithm;         // empty: the fastest (NCCL's pick)
-  std::string protocol;          // empty: the fastest
+  std::string op = "allreduce";     // allreduce, allgather, reducescatter, broadcast, sendrecv, alltoall
+  std::string bytes;                // sizes as the command takes them: "8:16G:x8", "1M,4M"
+  std::vector<int> gpus;            // empty: all (send/recv: GPU 0 and the first of another scale-up domain)
+  std::string algorithm;            // empty: the fastest (NCCL's pick)
+  std::string protocol;             // empty: the fastest
   std::string algorithms = "nccl";  // nccl | all (also what NCCL does not implement)
   std::vector<std::string> engines = {"model"};  // model, sim (the flows replayed on their routes), or both
-  bool in_simgrid = false;          // sim: on SimGrid's network, not the event loop
+  bool in_simgrid = false;                       // sim: on SimGrid's network, not the event loop
 };
 
 // A prediction with its band: the calibration's error when the cluster is calibrated (doubled outside what it

@@ -45,7 +45,8 @@ struct ReplayChoice {
 // The layout on the GPUs of `gpus` (all when empty): tp and cp as given; one of them alone takes the rest of the
 // GPUs for the other; neither: tp 1 over all of them (the K/V split over every GPU, as the paper runs it).
 // Throws std::invalid_argument for a count that does not divide the GPUs, or an impossible placement.
-model::LayoutGroups layout_groups(const LayoutChoice& layout, const topologies::Topology& topology, const std::vector<int>& gpus);
+model::LayoutGroups layout_groups(const LayoutChoice& layout, const topologies::Topology& topology,
+                                  const std::vector<int>& gpus);
 
 // scope layer|step: the whole layer or step around the row's attention (row.result: CP group `slowest_group`'s,
 // the slowest), in row.step; row.memory_shortfall says what it needs when it does not fit in memory.
@@ -66,6 +67,7 @@ DecodeRow predict_row(const LayoutChoice& layout, const GenerationChoice& genera
 // with a degradation, its healthy latency. check_memory as predict_row's.
 SimulatedCase simulate_row(const LayoutChoice& layout, const GenerationChoice& generation, const ReplayChoice& replay,
                            const model::LayoutModel& layouts, const model::Workload& workload, long long seq_len,
-                           model::DecodeAlgorithm algorithm, const model::PlanOptions& options, bool check_memory = false);
+                           model::DecodeAlgorithm algorithm, const model::PlanOptions& options,
+                           bool check_memory = false);
 
 }  // namespace treering::analysis

@@ -23,14 +23,14 @@ const char* to_string(CalibrationState state);  // "none", "inside", "extrapolat
 struct DecodeRow {
   model::DecodeResult result;  // the model's, or the simulator's in the same form
   std::string engine = "model";
-  std::string cluster;         // its name
-  int cluster_nodes = 0;       // nodes in the cluster
-  int nodes_used = 0;          // nodes the GPUs used sit on
-  std::string workload;        // its name
+  std::string cluster;    // its name
+  int cluster_nodes = 0;  // nodes in the cluster
+  int nodes_used = 0;     // nodes the GPUs used sit on
+  std::string workload;   // its name
   int batch = 1;
   std::optional<double> prefill_s;
   std::optional<double> generation_s;
-  std::optional<double> model_latency_s;        // simulate: the model's figure beside the simulated one
+  std::optional<double> model_latency_s;         // simulate: the model's figure beside the simulated one
   std::optional<long long> transfers_simulated;  // simulate
   nlohmann::ordered_json links;                  // simulate: bytes and utilisation per link (JSON only)
   // none (nominal figures), inside (the plan stays inside what the calibration measured) or extrapolated, with

@@ -15,7 +15,7 @@
 namespace treering::analysis {
 
 struct NetworkCalibration {
-  validate::CalibrationFit fit;         // its calibration has the provenance (inputs, date, tool) even with no collectives
+  validate::CalibrationFit fit;  // its calibration has the provenance (inputs, date, tool) even with no collectives
   std::optional<validate::P2pFit> p2p;  // the send/recv bands, applied to fit.calibration
 };
 

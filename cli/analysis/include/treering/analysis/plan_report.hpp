@@ -17,11 +17,11 @@ namespace treering::analysis {
 struct PlanChoice {
   std::string workload = "llama3.1-8b";  // a preset, a YAML file or a Hugging Face config.json
   long long seq_len = 0;
-  int batch = 0;     // 0: the workload's
-  int gpus_max = 0;  // 0: all
+  int batch = 0;                      // 0: the workload's
+  int gpus_max = 0;                   // 0: all
   std::vector<std::string> combines;  // empty: all
   std::string impl = "efficient";
-  int confirm = 3;   // the best this many replayed in the simulator
+  int confirm = 3;  // the best this many replayed in the simulator
 };
 
 struct PlanReport {
@@ -38,7 +38,8 @@ PlanReport plan_report(const topologies::Topology& topology, const PlanChoice& c
 // How `ranked` is ordered, in words (the table's header and the JSON's "ranking").
 inline constexpr const char* kRankingRule =
     "ranked by the bands: the choices whose band meets the fastest one's are a tie within the model's uncertainty and "
-    "come first, least time across nodes first (then fewest cross-node calls and bytes); the rest follow, fastest first";
+    "come first, least time across nodes first (then fewest cross-node calls and bytes); the rest follow, fastest "
+    "first";
 
 // The fastest choice's place in plan.ranked, from 1 (0: none fits).
 int fastest_rank(const model::DeploymentPlan& plan);
@@ -47,6 +48,7 @@ int fastest_rank(const model::DeploymentPlan& plan);
 std::string combine_name(const model::PlannedLayout& choice);
 
 // The report as `plan --format json` writes it.
-nlohmann::ordered_json plan_json(const topologies::Topology& topology, const PlanChoice& choice, const PlanReport& report);
+nlohmann::ordered_json plan_json(const topologies::Topology& topology, const PlanChoice& choice,
+                                 const PlanReport& report);
 
 }  // namespace treering::analysis

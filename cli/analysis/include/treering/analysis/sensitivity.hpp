@@ -29,9 +29,9 @@ struct SensitivityRequest {
   model::Workload workload;
   long long seq_len = 0;
   std::vector<model::DecodeAlgorithm> algorithms;
-  model::PlanOptions options;            // split and implementation profile
-  std::vector<std::string> parameters;   // empty: the defaults the file has as positive numbers
-  double step = 0.05;                    // in (0, 1)
+  model::PlanOptions options;           // split and implementation profile
+  std::vector<std::string> parameters;  // empty: the defaults the file has as positive numbers
+  double step = 0.05;                   // in (0, 1)
 };
 
 struct SensitivityRow {

@@ -15,16 +15,16 @@
 namespace treering::analysis {
 
 struct SweepSpec {
-  std::string cluster;                      // a preset or a YAML file
-  std::vector<int> nodes;                   // empty: the cluster file's own count
+  std::string cluster;     // a preset or a YAML file
+  std::vector<int> nodes;  // empty: the cluster file's own count
   std::vector<std::string> workloads{"paper-mha16"};
-  std::vector<int> batches;                 // empty: each workload's own batch
+  std::vector<int> batches;  // empty: each workload's own batch
   std::vector<long long> seq_lens;
   std::vector<model::DecodeAlgorithm> algorithms;
   std::vector<validate::Engine> engines{validate::Engine::model};
   std::vector<topologies::Setting> settings;  // --set PATH=VALUE on the cluster file
   model::TokenSplit split = model::TokenSplit::equal;
-  std::string impl = "efficient";             // --impl: the implementation profile, a preset or a YAML file
+  std::string impl = "efficient";  // --impl: the implementation profile, a preset or a YAML file
   // --tp, --cp, --replicas, --placement, --tp-in-domain, --scope: one layout for every case, placed on each node
   // count's GPUs as predict places it (one of tp, cp alone takes the rest of the GPUs; neither: cp over all).
   LayoutChoice layout;
@@ -48,8 +48,8 @@ std::vector<SweepCase> sweep_cases(const SweepSpec& spec);
 // thread: called from a single-threaded process, every fork (workers, simulations) is from a single-threaded
 // one. `progress(done, total)` is called here, after each case. A case whose plan does not fit in memory is
 // computed all the same (its peak_memory_bytes says so); a layer or step that does not fit is an error, as in
-// predict. Every row is predict's (or simulate's) row for the same layout and case. Throws the error of the first case (in `indices`'
-// order) that fails, as sweep_workers.hpp passes it on.
+// predict. Every row is predict's (or simulate's) row for the same layout and case. Throws the error of the first case
+// (in `indices`' order) that fails, as sweep_workers.hpp passes it on.
 std::vector<DecodeRow> run_sweep(const SweepSpec& spec, const std::vector<std::size_t>& indices, int jobs,
                                  const std::function<void(std::size_t, std::size_t)>& progress = {});
 

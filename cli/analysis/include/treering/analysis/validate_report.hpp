@@ -16,8 +16,8 @@
 namespace treering::analysis {
 
 struct ValidateReport {
-  std::vector<validate::CaseResult> cases;     // collectives and sends
-  std::vector<validate::DecodeCase> decodes;   // timed decodes
+  std::vector<validate::CaseResult> cases;      // collectives and sends
+  std::vector<validate::DecodeCase> decodes;    // timed decodes
   std::vector<validate::ErrorSummary> summary;  // per engine and operation (decodes: per algorithm)
   std::vector<std::string> warnings;            // cases outside what the cluster's calibration measured
 };
