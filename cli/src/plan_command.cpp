@@ -10,6 +10,7 @@
 #include "replay_progress.hpp"
 #include "cluster_args.hpp"
 #include "commands.hpp"
+#include "treering/model/decode_algorithms.hpp"
 #include "treering/analysis/decode_output.hpp"
 #include "treering/analysis/plan_report.hpp"
 #include "treering/analysis/csv.hpp"
@@ -154,10 +155,7 @@ void add_plan_command(CLI::App& app) {
       ->check(CLI::Range(1, 1 << 30));
   command->add_option("--gpus-max", args->gpus_max, "Use at most this many GPUs (default: all)")
       ->check(CLI::Range(1, 1 << 30));
-  command
-      ->add_option("--algo", args->combines,
-                   "Combines to try (default: all): ring, tree, tree-fused, tree-lse, "
-                   "allgather-merge, pass-q, a2a, ag-rs")
+  command->add_option("--algo", args->combines, "Combines to try (default: all): " + model::decode_algorithm_names())
       ->delimiter(',');
   add_impl_option(*command, args->impl);
   command->add_option("--top", args->top, "Rows shown")->check(CLI::Range(1, 1 << 30))->capture_default_str();

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster_args.hpp"
+#include "treering/model/decode_algorithms.hpp"
 #include "treering/analysis/decode_output.hpp"
 #include "layout_args.hpp"
 #include "treering/model/layout_model.hpp"
@@ -131,10 +132,9 @@ void run(const PredictArgs& args) {
 
 void add_predict_command(CLI::App& app) {
   auto* command = app.add_subcommand("predict", "Predict decode latency, volume and memory of tree vs ring attention");
+  command->footer(model::decode_algorithm_help());
   auto args = std::make_shared<PredictArgs>();
-  add_decode_options(*command, *args,
-                     "Algorithms: ring (pass-KV), tree, tree-fused, tree-lse, allgather-merge, pass-q, a2a, ag-rs",
-                     {"table", "json", "csv"});
+  add_decode_options(*command, *args, "Algorithms: " + model::decode_algorithm_names(), {"table", "json", "csv"});
   add_layout_options(*command, args->layout);
   command->callback([args] { run(*args); });
 }

@@ -8,6 +8,7 @@
 
 #include "cluster_args.hpp"
 #include "commands.hpp"
+#include "treering/model/decode_algorithms.hpp"
 #include "treering/analysis/sensitivity.hpp"
 #include "table.hpp"
 #include "treering/model/decode.hpp"
@@ -95,8 +96,7 @@ void add_sensitivity_command(CLI::App& app) {
   auto* command = app.add_subcommand(
       "sensitivity", "Which cluster parameters move the decode latency most (elasticities), per algorithm");
   auto args = std::make_shared<SensitivityArgs>();
-  add_decode_options(*command, *args, "Algorithms: ring, tree, tree-fused, tree-lse, allgather-merge",
-                     {"table", "json"});
+  add_decode_options(*command, *args, "Algorithms: " + model::decode_algorithm_names(true), {"table", "json"});
   drop_options(*command, {"--tokens", "--prefill"});  // the elasticities are of the per-token latency
   command->get_option("--seq-len")
       ->description(std::string("One context length: 80k, 5.12M; ") + topologies::kTokenCountRule);

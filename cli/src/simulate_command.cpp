@@ -7,6 +7,7 @@
 
 #include "cluster_args.hpp"
 #include "commands.hpp"
+#include "treering/model/decode_algorithms.hpp"
 #include "treering/analysis/decode_output.hpp"
 #include "degradation_args.hpp"
 #include "layout_args.hpp"
@@ -228,9 +229,7 @@ void print_simulation(SimulateArgs& args, bool compare) {
 }
 
 void add_common(CLI::App& command, SimulateArgs& args) {
-  add_decode_options(command, args,
-                     "Algorithms: ring (pass-KV), tree, tree-fused, tree-lse, allgather-merge, pass-q, a2a, ag-rs",
-                     {"table", "json", "csv"});
+  add_decode_options(command, args, "Algorithms: " + model::decode_algorithm_names(), {"table", "json", "csv"});
   add_layout_options(command, args.layout);
   add_progress_flag(command);
   command.add_flag("--full-ring", args.full_ring,
@@ -258,7 +257,7 @@ constexpr const char* kSharing =
 void add_simulate_commands(CLI::App& app) {
   auto* simulate = app.add_subcommand(
       "simulate", "Replay decode plans in the simulator (links shared max-min, as SimGrid shares them)");
-  simulate->footer(kSharing);
+  simulate->footer(model::decode_algorithm_help() + "\n" + kSharing);
   auto simulate_args = std::make_shared<SimulateArgs>();
   add_common(*simulate, *simulate_args);
   simulate->add_option("--trace", simulate_args->trace,

@@ -10,6 +10,7 @@
 #include "cluster_args.hpp"
 #include "commands.hpp"
 #include "layout_args.hpp"
+#include "treering/model/decode_algorithms.hpp"
 #include "treering/analysis/sweep.hpp"
 #include "sweep_ranks.hpp"
 #include "sweep_table.hpp"
@@ -133,7 +134,7 @@ void add_sweep_command(CLI::App& app) {
           "--seq-len", args->seq_len,
           std::string("Context lengths: 80k, lists 80k,1M and ranges 80k:5.12M:x2; ") + topologies::kTokenCountRule)
       ->required();
-  command->add_option("--algo", args->algorithms, "Algorithms: ring, tree, tree-fused, tree-lse, allgather-merge")
+  command->add_option("--algo", args->algorithms, "Algorithms: " + model::decode_algorithm_names(true))
       ->delimiter(',')
       ->capture_default_str();
   command->add_option("--engine", args->engines, "model, sim or both (comma-separated)")

@@ -187,4 +187,14 @@ std::string decode_algorithm_names(bool paper) {
   return names_of([paper](const DecodeAlgorithmInfo& info) { return info.in_paper == paper; });
 }
 
+std::string decode_algorithm_help() {
+  std::string help = "Algorithms (--algo):\n";
+  for (const DecodeAlgorithmInfo& info : kTable) {
+    std::string name = info.name;
+    name.resize(std::max<std::size_t>(name.size(), 16), ' ');
+    help += "  " + name + " " + info.help + (info.in_paper ? "" : " (not in the paper's comparison)") + "\n";
+  }
+  return help;
+}
+
 }  // namespace treering::model

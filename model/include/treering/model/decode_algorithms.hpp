@@ -56,6 +56,8 @@ const DecodeAlgorithmInfo& algorithm_info(const DecodePlan& plan);
 // (in_paper), false only the others.
 std::string decode_algorithm_names();
 std::string decode_algorithm_names(bool paper);
+// Every algorithm's name and help line, one a line ("  tree-fused       the tree with ..."), for --help.
+std::string decode_algorithm_help();
 
 // A plan of the algorithm `algorithm` describes: make_plan (plan.hpp) with any descriptor, the table's or one of
 // the caller's own (a test's toy algorithm). The descriptor must outlive the plan (plan.info points at it).
