@@ -35,6 +35,7 @@
 #include "treering/analysis/simulated_decode.hpp"
 #include "treering/analysis/sensitivity.hpp"
 #include "treering/analysis/sweep.hpp"
+#include "treering/analysis/tune.hpp"
 #include "treering/model/tune.hpp"
 #include "treering/model/workload.hpp"
 #include "treering/topologies/error_exit.hpp"
@@ -237,9 +238,9 @@ py::list sweep(const std::string& cluster, const std::vector<int>& nodes, const 
   return records(rows);
 }
 
-// Every combine strategy model::tune tries, fastest first: rank (from 1), its description, its algorithm, the
-// model's latency with its band, and whether that band meets the best's. Equivalent strategies are all listed
-// (the command folds them).
+// The distinct combine strategies model::tune tries, fastest first, equivalents folded in as `treering tune` folds
+// them (analysis::fold_equivalents): rank (from 1), its description, the count of equivalents folded into it, its
+// algorithm, the model's latency with its band, and whether that band meets the best's.
 py::list tune(const Cluster& cluster, long long seq_len, const std::string& workload_name, std::optional<int> batch,
               const std::string& impl) {
   const model::PlanOptions options = plan_options("equal", impl);
@@ -251,17 +252,20 @@ py::list tune(const Cluster& cluster, long long seq_len, const std::string& work
     tuned = model::tune(cluster.topology(), workload, seq_len, {}, options);
   }
   const std::vector<model::StrategyBand> bands = model::strategy_bands(cluster.topology(), tuned, *options.impl);
+  const auto shown = analysis::fold_equivalents(tuned);
   py::list list;
-  for (std::size_t i = 0; i < tuned.size(); ++i) {
-    const model::Band& band = bands[i].band;
+  for (std::size_t i = 0; i < shown.size(); ++i) {
+    const model::TunedStrategy& t = *shown[i].first;
+    const model::StrategyBand& band = bands[static_cast<std::size_t>(shown[i].first - tuned.data())];
     py::dict d;
     d["rank"] = i + 1;
-    d["strategy"] = tuned[i].strategy.describe();
-    d["algo"] = model::to_string(tuned[i].strategy.algorithm);
-    d["latency_s"] = tuned[i].result.latency_s;
-    d["latency_s_low"] = band.low_s;
-    d["latency_s_high"] = band.high_s;  // inf when unbounded
-    d["within_best_band"] = bands[i].within_best_band;
+    d["strategy"] = t.strategy.describe();
+    d["equivalents"] = shown[i].second;
+    d["algo"] = model::to_string(t.strategy.algorithm);
+    d["latency_s"] = t.result.latency_s;
+    d["latency_s_low"] = band.band.low_s;
+    d["latency_s_high"] = band.band.high_s;  // inf when unbounded
+    d["within_best_band"] = band.within_best_band;
     list.append(d);
   }
   return list;

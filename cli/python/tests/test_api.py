@@ -449,7 +449,7 @@ class TuneTest(unittest.TestCase):
         c = treering.load_cluster("dgx-h100", nodes=2)
         ranked = treering.tune(c, seq_len="1M")
         self.assertGreater(len(ranked), 10)
-        self.assertEqual(set(ranked[0]), {"rank", "strategy", "algo", "latency_s", "latency_s_low", "latency_s_high",
+        self.assertEqual(set(ranked[0]), {"rank", "strategy", "equivalents", "algo", "latency_s", "latency_s_low", "latency_s_high",
                                           "within_best_band"})
         # efficient's errors: compute 0.125, communication 0.23, across nodes at latency-bound sizes 0.46, so a
         # latency x split any way has a band from between x / 1.46 and x / 1.125 to between x / 0.875 and x / 0.54.

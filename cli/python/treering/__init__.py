@@ -174,8 +174,9 @@ def plot(rows, x, y, output, series=None, log_x=False, log_y=False, title=None):
 
 
 def tune(cluster, seq_len, workload="paper-mha16", batch=None, impl="efficient"):
-    """Every combine strategy ``treering tune`` searches (algorithm, collective algorithm, tree-lse fan-ins,
-    leading GPU), timed by the model, fastest first: records rank (1 = best), strategy, algo, latency_s, its band
+    """The distinct combine strategies ``treering tune`` searches (algorithm, collective algorithm, tree-lse fan-ins,
+    leading GPU), timed by the model, fastest first, equivalents folded in as the command folds them: records rank
+    (1 = best), strategy, equivalents (how many were folded into it), algo, latency_s, its band
     latency_s_low / latency_s_high (inf when unbounded) and within_best_band (the model cannot tell it from the best)."""
     return _treering.tune(_cluster(cluster), _one_length(seq_len), str(workload), batch, str(impl))
 
