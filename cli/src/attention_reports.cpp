@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "treering/analysis/calibration_runs.hpp"
 #include "treering/analysis/csv.hpp"
 #include "table.hpp"
 #include "treering/model/attention_kernel.hpp"
@@ -35,18 +36,6 @@ std::string joined(const std::vector<std::string>& names) {
 }
 
 }  // namespace
-
-std::vector<validate::AttentionMeasurement> read_attention_files(const std::vector<std::string>& files,
-                                                                 const std::vector<long long>& tokens) {
-  std::vector<validate::AttentionMeasurement> kept;
-  for (const std::string& file : files) {
-    for (const validate::AttentionMeasurement& m : validate::read_attention_measurements(file)) {
-      if (tokens.empty() || std::find(tokens.begin(), tokens.end(), m.tokens) != tokens.end()) kept.push_back(m);
-    }
-  }
-  if (kept.empty() && !tokens.empty()) throw topologies::InputError("no attention measurement at the --tokens given");
-  return kept;
-}
 
 void print_attention_fit(std::ostream& out, const std::vector<validate::AttentionShapeFit>& fits,
                          double rated_hbm_Bps) {

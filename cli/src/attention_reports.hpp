@@ -11,10 +11,6 @@
 
 namespace treering::cli {
 
-// The measurements of `files` (bench attention files), those at `tokens` only when it is not empty.
-std::vector<validate::AttentionMeasurement> read_attention_files(const std::vector<std::string>& files,
-                                                                 const std::vector<long long>& tokens);
-
 void print_attention_fit(std::ostream& out, const std::vector<validate::AttentionShapeFit>& fits, double rated_hbm_Bps);
 
 // treering validate on attention files: a row per point (measured, model, error) and the median and worst.

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "treering/analysis/calibration_runs.hpp"
 #include "treering/analysis/csv.hpp"
 #include "table.hpp"
 #include "treering/model/statistics.hpp"
@@ -21,28 +22,6 @@ std::string percent(double value) { return format_percent(value, true); }
 std::string magnitude(double value) { return format_percent(value); }
 
 }  // namespace
-
-std::vector<validate::StepPoint> read_calibration_steps(const std::vector<std::string>& files) {
-  std::vector<validate::StepPoint> points;
-  int loopback = 0, step_files = 0;
-  for (const std::string& file : files) {
-    if (!validate::is_step_file(file)) continue;
-    ++step_files;
-    for (const validate::StepPoint& p : validate::read_step_points(file)) {
-      if (p.tp == 1)
-        points.push_back(p);
-      else
-        ++loopback;
-    }
-  }
-  if (step_files > 0 && points.empty()) {
-    throw topologies::InputError("no one-GPU steps to calibrate on (" + std::to_string(loopback) +
-                                 " loopback steps, tp > 1, time all their ranks on one GPU)");
-  }
-  if (loopback > 0)
-    std::cerr << "note: " << loopback << " loopback steps (tp > 1) left out: they time all their ranks on one GPU\n";
-  return points;
-}
 
 void print_step_fit(std::ostream& out, const validate::StepFit& fit, std::size_t points) {
   Table table({"step part", "fitted, per layer", "median |error| before", "after", "worst after", "share of the step"});
@@ -86,20 +65,9 @@ void print_step_fit(std::ostream& out, const validate::StepFit& fit, std::size_t
 
 double print_step_validation(std::ostream& out, const topologies::ClusterSpec& spec,
                              const std::vector<std::string>& files, const std::string& format) {
-  std::vector<validate::StepPoint> points;
-  int loopback = 0;
-  for (const std::string& file : files) {
-    for (const validate::StepPoint& p : validate::read_step_points(file)) {
-      if (p.tp == 1)
-        points.push_back(p);
-      else
-        ++loopback;
-    }
-  }
-  if (points.empty())
-    throw topologies::InputError("no one-GPU steps to validate (loopback steps time all their ranks on one GPU)");
-  if (loopback > 0)
-    std::cerr << "note: " << loopback << " loopback steps (tp > 1) left out: they time all their ranks on one GPU\n";
+  std::vector<std::string> notes;
+  const std::vector<validate::StepPoint> points = read_one_gpu_steps(files, false, notes);
+  for (const std::string& note : notes) std::cerr << "note: " << note << '\n';
   std::vector<std::string> header{"workload", "batch", "tokens", "tp", "measured", "model", "error"};
   for (const char* part : topologies::kStepCalibrationParts) header.emplace_back(part);
   Table table(header);

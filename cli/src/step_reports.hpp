@@ -11,8 +11,6 @@
 
 namespace treering::cli {
 
-// Reads the tp 1 points of `files` (loopback steps are named on stderr and left out).
-std::vector<validate::StepPoint> read_calibration_steps(const std::vector<std::string>& files);
 void print_step_fit(std::ostream& out, const validate::StepFit& fit, std::size_t points);
 // treering validate on step files: a row per point (measured, model, error, each part's error) and the medians.
 // `format` table | json | csv. Returns the median |error| of the whole step.
