@@ -118,9 +118,9 @@ void print_benchmark_calibration(const BenchmarkCalibration& result, const topol
 void run_benchmarks(const CalibrateArgs& args) {
   if (args.cluster.cluster.empty())
     throw topologies::InputError("calibrating from benchmarks needs --cluster (the cluster they ran on)");
-  if (!args.impl.empty() || !args.fit.empty() || args.format != "table") {
+  if (!args.impl.empty() || !args.fit.empty()) {
     throw topologies::InputError(
-        "--impl, --fit and --format are for timed decodes (a timings CSV, treering-realrun decode JSON)");
+        "--impl and --fit are for timed decodes (a timings CSV, treering-realrun decode JSON)");
   }
   // Opened first, so that a bad path fails before the fit; the file is replaced only once everything succeeded
   // (the output may be the cluster file read below).
@@ -130,6 +130,10 @@ void run_benchmarks(const CalibrateArgs& args) {
   for (const std::string& note : result.notes) std::cerr << "note: " << note << '\n';
   out.stream() << result.cluster_yaml;
   out.commit();
+  if (args.format == "json") {
+    std::cout << benchmark_calibration_json(result, request).dump(2) << '\n';
+    return;
+  }
   print_benchmark_calibration(result, request.spec);
   std::cout << "wrote " << args.output << '\n';
 }
@@ -174,7 +178,7 @@ void add_calibrate_command(CLI::App& app) {
                    "Timed decodes: the overheads to fit: kernel_launch, collective_call, host_round_trip, first_call "
                    "(default: every one the timings depend on)")
       ->delimiter(',');
-  add_format_option(*command, args->format);
+  add_format_option(*command, args->format, {"table", "json"});
   command
       ->add_option("-o,--output", args->output,
                    "The file to write: the calibrated cluster (benchmarks) or the fitted profile (timed decodes), YAML")

@@ -3,10 +3,7 @@
 // rank them differently. '~' marks the strategies whose latency band meets the best one's (model/uncertainty.hpp):
 // with both errors at 10 %, a strategy up to 1.1 / 0.9 = 1.22x the best's latency (best 100 us [90.9, 111.1],
 // 120 us [109.1, 133.3]) cannot be told from it.
-#include <cmath>
-#include <cstdio>
 #include <iostream>
-#include <nlohmann/json.hpp>
 
 #include "replay_progress.hpp"
 #include "cluster_args.hpp"
@@ -17,7 +14,6 @@
 #include "table.hpp"
 #include "treering/model/tune.hpp"
 #include "treering/model/uncertainty.hpp"
-#include "treering/sim/replay.hpp"
 #include "treering/topologies/units.hpp"
 #include "treering/topologies/input_error.hpp"
 
@@ -30,106 +26,7 @@ struct TuneArgs : DecodeArgs {
   int confirm = 5;  // the best this many replayed in the simulator (plus the paper's tree and ring)
 };
 
-struct Confirmed {
-  const model::TunedStrategy* tuned;
-  double simulated_s;
-};
-
 std::string times(double ratio) { return format_ratio(ratio); }
-
-double simulate(const topologies::Topology& topology, const std::vector<int>& gpus, const model::Strategy& s,
-                const model::Workload& workload, long long seq_len) {
-  const model::DecodeModel decode(topology, s.leader == 0 ? gpus : model::rotated_gpus(topology, gpus, s.leader));
-  return sim::replay_plan(decode, decode.plan(s.algorithm, workload, seq_len, s.options)).latency_s;
-}
-
-// Pairs of confirmed strategies the two engines order differently.
-int discordant_pairs(const std::vector<Confirmed>& confirmed) {
-  int count = 0;
-  for (size_t i = 0; i < confirmed.size(); ++i) {
-    for (size_t j = i + 1; j < confirmed.size(); ++j) {
-      const double model_order = confirmed[i].tuned->result.latency_s - confirmed[j].tuned->result.latency_s;
-      const double sim_order = confirmed[i].simulated_s - confirmed[j].simulated_s;
-      count += model_order * sim_order < 0 ? 1 : 0;
-    }
-  }
-  return count;
-}
-
-// What every format reports: the distinct strategies with their bands, the paper's tree and ring, the best few
-// replayed in the simulator. `shown`, `tree`, `ring` and `confirmed` point into `tuned` (moving keeps them valid).
-struct TuneReport {
-  std::vector<model::TunedStrategy> tuned;
-  std::vector<model::StrategyBand> bands;                          // per tuned strategy
-  std::vector<std::pair<const model::TunedStrategy*, int>> shown;  // distinct, with their equivalents
-  const model::TunedStrategy* tree = nullptr;
-  const model::TunedStrategy* ring = nullptr;
-  std::vector<Confirmed> confirmed;
-  int swaps = 0;  // pairs of the confirmed the simulator orders differently
-
-  const model::StrategyBand& band(size_t shown_index) const { return bands[shown[shown_index].first - tuned.data()]; }
-  // Distinct strategies other than the best within its band: the model cannot tell them from the best.
-  size_t others_within_best() const {
-    size_t count = 0;
-    for (size_t i = 1; i < shown.size(); ++i) count += band(i).within_best_band ? 1 : 0;
-    return count;
-  }
-  std::string errors_legend() const {
-    std::vector<model::RelativeErrors> errors;
-    for (const model::StrategyBand& b : bands) errors.push_back(b.errors);
-    return cli::errors_legend(errors);
-  }
-};
-
-TuneReport tune_report(const TuneArgs& args, const topologies::Topology& topology, const model::Workload& workload,
-                       long long seq_len) {
-  TuneReport report;
-  const model::PlanOptions options = plan_options(args);
-  report.tuned = model::tune(topology, workload, seq_len, args.gpus, options);
-  report.bands = model::strategy_bands(topology, report.tuned, *options.impl);
-  report.shown = fold_equivalents(report.tuned);
-  for (const auto& t : report.tuned) {
-    const bool plain = !t.strategy.options.collective_algorithm && t.strategy.leader == 0;
-    if (plain && t.strategy.algorithm == model::DecodeAlgorithm::tree && !report.tree) report.tree = &t;
-    if (plain && t.strategy.algorithm == model::DecodeAlgorithm::ring && !report.ring) report.ring = &t;
-  }
-  for (size_t i = 0; i < report.shown.size() && static_cast<int>(i) < args.confirm; ++i) {
-    const model::Strategy& strategy = report.shown[i].first->strategy;
-    if (progress_shown()) std::cerr << "simulating " << strategy.describe() << "...\n";
-    report.confirmed.push_back({report.shown[i].first, simulate(topology, args.gpus, strategy, workload, seq_len)});
-  }
-  report.swaps = discordant_pairs(report.confirmed);
-  return report;
-}
-
-// JSON has no infinity: an unbounded side is null.
-nlohmann::ordered_json bound_json(double seconds) {
-  return std::isfinite(seconds) ? nlohmann::ordered_json(seconds) : nlohmann::ordered_json();
-}
-
-void print_json(const TuneReport& r) {
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (size_t i = 0; i < r.shown.size(); ++i) {
-    const model::TunedStrategy& t = *r.shown[i].first;
-    nlohmann::ordered_json row = {{"rank", i + 1},
-                                  {"strategy", t.strategy.describe()},
-                                  {"equivalents", r.shown[i].second},
-                                  {"algo", model::to_string(t.strategy.algorithm)},
-                                  {"latency_s", t.result.latency_s},
-                                  {"latency_s_low", r.band(i).band.low_s},
-                                  {"latency_s_high", bound_json(r.band(i).band.high_s)},
-                                  {"within_best_band", r.band(i).within_best_band}};
-    if (i < r.confirmed.size()) row["simulated_latency_s"] = r.confirmed[i].simulated_s;
-    rows.push_back(row);
-  }
-  const model::TunedStrategy& best = r.tuned.front();
-  nlohmann::ordered_json json = {
-      {"best", best.strategy.describe()},           {"best_latency_s", best.result.latency_s},
-      {"tree_latency_s", r.tree->result.latency_s}, {"ring_latency_s", r.ring->result.latency_s},
-      {"strategies_tried", r.tuned.size()},         {"strategies_within_best_band", r.others_within_best()},
-      {"engines_disagree_pairs", r.swaps},          {"strategies", rows}};
-  std::cout << json.dump(2) << '\n';
-}
 
 // One line per distinct strategy; simulated_latency_s empty where not replayed, latency_s_high "inf" when unbounded.
 void print_csv(const TuneReport& r) {
@@ -191,8 +88,14 @@ void run(const TuneArgs& args) {
   const model::Workload workload = load_workload(args);
   const std::vector<long long> lengths = topologies::parse_token_counts(args.seq_len);
   if (lengths.size() != 1) throw topologies::InputError("--seq-len takes one length here");
-  const TuneReport report = tune_report(args, topology, workload, lengths[0]);
-  if (args.format == "json") return print_json(report);
+  TuneRequest request{workload, lengths[0], args.gpus, plan_options(args), args.confirm, {}};
+  if (progress_shown())
+    request.on_simulating = [](const std::string& strategy) { std::cerr << "simulating " << strategy << "...\n"; };
+  const TuneReport report = tune_report(topology, request);
+  if (args.format == "json") {
+    std::cout << tune_json(report).dump(2) << '\n';
+    return;
+  }
   if (args.format == "csv") return print_csv(report);
   std::cout << "tune: " << topology.spec().name << ", " << report.tree->result.gpus << " GPUs, " << workload.name
             << " (batch " << workload.batch << "), " << topologies::format_token_count(lengths[0])

@@ -75,8 +75,8 @@ OverheadCalibration calibrate_overheads(const OverheadCalibrationRequest& reques
   }
   const std::string text = topologies::impl_profile_yaml(result.fit.profile);
   topologies::load_impl_profile_text(text, request.output_name);  // what is written must load
-  result.profile_yaml = "# Written by treering calibrate from " + joined(request.files) +
-                        " (prior: " + result.prior.name + ").\n" + text;
+  result.profile_yaml =
+      "# Written by treering calibrate from " + joined(request.files) + " (prior: " + result.prior.name + ").\n" + text;
   return result;
 }
 

@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <limits>
 #include <new>
 #include <numeric>
 #include <optional>
@@ -17,7 +18,9 @@
 #include <variant>
 #include <vector>
 
+#include "calibrate.hpp"
 #include "cluster.hpp"
+#include "json_values.hpp"
 #include "treering/analysis/collective_report.hpp"
 #include "treering/analysis/decode_cases.hpp"
 #include "treering/analysis/decode_columns.hpp"
@@ -241,34 +244,24 @@ py::list sweep(const std::string& cluster, const std::vector<int>& nodes, const 
 // The distinct combine strategies model::tune tries, fastest first, equivalents folded in as `treering tune` folds
 // them (analysis::fold_equivalents): rank (from 1), its description, the count of equivalents folded into it, its
 // algorithm, the model's latency with its band, and whether that band meets the best's.
+// `treering tune --format json`'s strategy records, an unbounded latency_s_high as inf (not None).
 py::list tune(const Cluster& cluster, long long seq_len, const std::string& workload_name, std::optional<int> batch,
-              const std::string& impl) {
-  const model::PlanOptions options = plan_options("equal", impl);
-  const model::Workload workload = workload_of(workload_name, batch);
+              const std::string& impl, int confirm) {
+  if (confirm < 0) throw topologies::InputError("confirm must be at least 0");
   check_lengths({seq_len});
-  std::vector<model::TunedStrategy> tuned;
+  const analysis::TuneRequest request{workload_of(workload_name, batch), seq_len, {},
+                                      plan_options("equal", impl),       confirm, {}};
+  analysis::TuneReport report;
   {
     const py::gil_scoped_release release;
-    tuned = model::tune(cluster.topology(), workload, seq_len, {}, options);
+    report = analysis::tune_report(cluster.topology(), request);
   }
-  const std::vector<model::StrategyBand> bands = model::strategy_bands(cluster.topology(), tuned, *options.impl);
-  const auto shown = analysis::fold_equivalents(tuned);
-  py::list list;
-  for (std::size_t i = 0; i < shown.size(); ++i) {
-    const model::TunedStrategy& t = *shown[i].first;
-    const model::StrategyBand& band = bands[static_cast<std::size_t>(shown[i].first - tuned.data())];
-    py::dict d;
-    d["rank"] = i + 1;
-    d["strategy"] = t.strategy.describe();
-    d["equivalents"] = shown[i].second;
-    d["algo"] = model::to_string(t.strategy.algorithm);
-    d["latency_s"] = t.result.latency_s;
-    d["latency_s_low"] = band.band.low_s;
-    d["latency_s_high"] = band.band.high_s;  // inf when unbounded
-    d["within_best_band"] = band.within_best_band;
-    list.append(d);
+  py::list records = from_json(analysis::tune_strategies_json(report));
+  for (py::handle record : records) {
+    py::dict d = py::reinterpret_borrow<py::dict>(record);
+    if (d["latency_s_high"].is_none()) d["latency_s_high"] = std::numeric_limits<double>::infinity();
   }
-  return list;
+  return records;
 }
 
 // The elasticities of analysis::sensitivity (`treering sensitivity`), one record per (parameter, algorithm) in the
@@ -383,12 +376,6 @@ void add_cluster(py::module_& m) {
       py::arg("source"), py::arg("nodes"), py::arg("gpus_per_node"), py::arg("edits"));
 }
 
-// A report the command writes as JSON, as Python values (json.loads of the same text: dicts, lists, floats;
-// an unbounded band is None, as in the command's JSON).
-py::object from_json(const nlohmann::ordered_json& json) {
-  return py::module_::import("json").attr("loads")(json.dump());
-}
-
 // The collective model over sizes, as `treering collective --format json`: one dict per size.
 py::object collective(const Cluster& cluster, const analysis::CollectiveChoice& choice) {
   const analysis::CollectiveReport report = analysis::collective_report(cluster.topology(), choice);
@@ -415,16 +402,14 @@ py::object plan(const Cluster& cluster, const analysis::PlanChoice& choice) {
   return from_json(analysis::plan_json(cluster.topology(), choice, report));
 }
 
-// Attention benchmarks, decode steps and timed decodes have reports of their own that only the command prints.
-void refuse_other_measurements(const std::vector<std::string>& files, bool decodes_allowed, const char* command) {
+// Attention benchmarks and decode steps have reports of their own that only the command prints.
+void refuse_other_measurements(const std::vector<std::string>& files) {
   for (const std::string& file : files) {
-    const bool timings = validate::is_decode_file(file) || validate::is_decode_timings_csv(file);
-    const bool other =
-        validate::is_step_file(file) || validate::is_attention_file(file) || (timings && !decodes_allowed);
-    if (other) {
-      throw topologies::InputError(file + ": attention benchmarks, decode steps" +
-                                   std::string(decodes_allowed ? "" : " and timed decodes") +
-                                   " are for the command here: treering " + command + " " + file + " ...");
+    if (validate::is_step_file(file) || validate::is_attention_file(file)) {
+      throw topologies::InputError(file +
+                                   ": attention benchmarks and decode steps are for the command here: treering "
+                                   "validate " +
+                                   file + " ...");
     }
   }
 }
@@ -433,7 +418,7 @@ void refuse_other_measurements(const std::vector<std::string>& files, bool decod
 py::object validate_files(const Cluster& cluster, const std::vector<std::string>& files,
                           const std::vector<std::string>& engine_names) {
   if (files.empty()) throw topologies::InputError("no measurement file given");
-  refuse_other_measurements(files, true, "validate");
+  refuse_other_measurements(files);
   std::vector<validate::Engine> engines;
   for (const std::string& name : engine_names) engines.push_back(validate::parse_engine(name));
   if (engines.empty()) throw topologies::InputError("no engine given (model, sim)");
@@ -444,51 +429,6 @@ py::object validate_files(const Cluster& cluster, const std::vector<std::string>
   }
   for (const std::string& warning : report.warnings) py::module_::import("warnings").attr("warn")(warning);
   return from_json(analysis::validate_json(cluster.topology(), report));
-}
-
-// `treering calibrate FILES --cluster ... -o OUTPUT` on collective and send/recv measurements: the network fitted,
-// the calibrated cluster written to `output` (its node counts written in, as the command does); what was fitted.
-py::dict calibrate_files(const Cluster& cluster, const std::vector<std::string>& files, const std::string& output) {
-  if (files.empty()) throw topologies::InputError("no measurement file given");
-  const topologies::InputFilesScope inputs;  // `output` may be none of the files read here, nor the cluster's file
-  if (!cluster.source_name().starts_with("preset:")) topologies::note_input_file(cluster.source_name());
-  refuse_other_measurements(files, false, "calibrate");
-  std::vector<validate::CollectiveMeasurement> measured, sends;
-  for (const std::string& file : files) {
-    for (const validate::CollectiveMeasurement& row : validate::read_collective_measurements(file)) {
-      (row.op == model::CollectiveOp::sendrecv ? sends : measured).push_back(row);
-    }
-  }
-  topologies::OutputFile out(output);  // a bad path fails before the fit; replaced only once all succeeded
-  std::vector<topologies::Setting> sizes;
-  if (cluster.recipe().nodes) sizes.push_back({"nodes.0.count", std::to_string(*cluster.recipe().nodes)});
-  if (cluster.recipe().gpus_per_node)
-    sizes.push_back({"gpus_per_node", std::to_string(*cluster.recipe().gpus_per_node)});
-  const std::string base = topologies::apply_settings(cluster.text(), cluster.source_name(), sizes);
-  const analysis::NetworkCalibration network =
-      analysis::calibrate_network(cluster.topology().spec(), measured, sends, files);
-  const std::string text = validate::with_calibration(base, network.fit.calibration);
-  topologies::load_cluster_text(text, output);  // what is written must load
-  out.stream() << text;
-  out.commit();
-  py::dict fitted;
-  for (const auto& [name, value] : network.fit.fitted) fitted[name.c_str()] = value;
-  const topologies::CalibrationProvenance& provenance = network.fit.calibration.provenance;
-  py::dict result;
-  result["output"] = output;
-  result["collectives"] = measured.size();
-  result["sends"] = sends.size();
-  result["fitted"] = fitted;
-  result["iterations"] = network.fit.iterations;
-  result["median_abs_rel_error_before"] =
-      measured.empty() ? py::object(py::none()) : py::cast(model::median_abs(network.fit.rel_errors_before));
-  result["median_abs_rel_error_after"] = py::cast(provenance.median_abs_rel_error);
-  result["max_abs_rel_error"] = py::cast(provenance.max_abs_rel_error);
-  result["r_squared"] = py::cast(provenance.r_squared);
-  result["p2p_bands"] = network.p2p ? network.p2p->scale_up.size() + network.p2p->scale_out.size() : 0;
-  result["p2p_median_abs_rel_error"] =
-      network.p2p ? py::cast(model::median_abs(network.p2p->rel_errors)) : py::object(py::none());
-  return result;
 }
 
 }  // namespace
@@ -544,7 +484,7 @@ PYBIND11_MODULE(_treering, m) {
       py::arg("cluster"), py::arg("op"), py::arg("bytes"), py::arg("gpus"), py::arg("algorithm"), py::arg("protocol"),
       py::arg("algorithms"), py::arg("engines"));
   m.def("validate", &validate_files, py::arg("cluster"), py::arg("files"), py::arg("engines"));
-  m.def("calibrate", &calibrate_files, py::arg("cluster"), py::arg("files"), py::arg("output"));
+  add_calibrate(m);
   m.def(
       "plan",
       [](const Cluster& cluster, long long seq_len, const std::string& workload, int batch, int gpus_max,
@@ -570,7 +510,8 @@ PYBIND11_MODULE(_treering, m) {
       py::arg("algos"), py::arg("engines"), py::arg("settings"), py::arg("split"), py::arg("jobs"), py::arg("impl"),
       py::arg("tp"), py::arg("cp"), py::arg("replicas"), py::arg("placement"), py::arg("tp_in_domain"),
       py::arg("scope"));
-  m.def("tune", &tune, py::arg("cluster"), py::arg("seq_len"), py::arg("workload"), py::arg("batch"), py::arg("impl"));
+  m.def("tune", &tune, py::arg("cluster"), py::arg("seq_len"), py::arg("workload"), py::arg("batch"), py::arg("impl"),
+        py::arg("confirm"));
   m.def("sensitivity", &sensitivity, py::arg("cluster"), py::arg("seq_len"), py::arg("parameters"), py::arg("algos"),
         py::arg("workload"), py::arg("batch"), py::arg("step"), py::arg("split"), py::arg("impl"));
   m.attr("SENSITIVITY_PARAMETERS") = py::tuple(py::cast(treering::analysis::default_sensitivity_parameters()));

@@ -370,7 +370,6 @@ class CalibrateAndValidateTest(unittest.TestCase):
         attention = SOURCE_DIR / "validate" / "data" / "measured" / "h100-80gb-hbm3-2026-11-25" / "attention-llama3.1-8b.json"
         self.assertTrue(attention.exists())
         for call in (lambda: treering.validate("dgx-h100", attention),
-                     lambda: treering.calibrate("dgx-h100", attention, "x.yaml"),
                      lambda: treering.calibrate("dgx-h100", [], "x.yaml"),
                      lambda: treering.validate("dgx-h100", self.LOG, engines="magic")):
             with self.assertRaises(treering.InputError):
@@ -449,8 +448,10 @@ class TuneTest(unittest.TestCase):
         c = treering.load_cluster("dgx-h100", nodes=2)
         ranked = treering.tune(c, seq_len="1M")
         self.assertGreater(len(ranked), 10)
+        # The best `confirm` (5, the command's --confirm) also carry the simulator's replay, as the command's do.
         self.assertEqual(set(ranked[0]), {"rank", "strategy", "equivalents", "algo", "latency_s", "latency_s_low", "latency_s_high",
-                                          "within_best_band"})
+                                          "within_best_band", "simulated_latency_s"})
+        self.assertNotIn("simulated_latency_s", ranked[5])
         # efficient's errors: compute 0.125, communication 0.23, across nodes at latency-bound sizes 0.46, so a
         # latency x split any way has a band from between x / 1.46 and x / 1.125 to between x / 0.875 and x / 0.54.
         # The best is within its own band; a strategy up to 1.125 / 0.875 = 1.29x the best's latency is within it,

@@ -173,12 +173,14 @@ def plot(rows, x, y, output, series=None, log_x=False, log_y=False, title=None):
     return output
 
 
-def tune(cluster, seq_len, workload="paper-mha16", batch=None, impl="efficient"):
+def tune(cluster, seq_len, workload="paper-mha16", batch=None, impl="efficient", confirm=5):
     """The distinct combine strategies ``treering tune`` searches (algorithm, collective algorithm, tree-lse fan-ins,
-    leading GPU), timed by the model, fastest first, equivalents folded in as the command folds them: records rank
-    (1 = best), strategy, equivalents (how many were folded into it), algo, latency_s, its band
-    latency_s_low / latency_s_high (inf when unbounded) and within_best_band (the model cannot tell it from the best)."""
-    return _treering.tune(_cluster(cluster), _one_length(seq_len), str(workload), batch, str(impl))
+    leading GPU), timed by the model, fastest first, equivalents folded in as the command folds them: the
+    "strategies" of ``treering tune --format json``. Records rank (1 = best), strategy, equivalents (how many were
+    folded into it), algo, latency_s, its band latency_s_low / latency_s_high (inf when unbounded) and
+    within_best_band (the model cannot tell it from the best); the best `confirm` also simulated_latency_s (the
+    simulator's replay, as the command's --confirm)."""
+    return _treering.tune(_cluster(cluster), _one_length(seq_len), str(workload), batch, str(impl), int(confirm))
 
 
 def collective(cluster, op="allreduce", bytes="8:1G:x4", gpus=None, algorithm=None, protocol=None, algorithms="nccl",
@@ -231,14 +233,29 @@ def validate(cluster, files, engines="model"):
     return _treering.validate(_cluster(cluster), _paths(files), _names(engines, ["model"]))
 
 
-def calibrate(cluster, files, output):
-    """Fits the cluster's network to measured collectives and send/recv, as ``treering calibrate FILES --cluster
-    ... -o OUTPUT``: writes the calibrated cluster file to `output` (the cluster's edits and node counts written
-    in) and returns what was fitted (parameters, errors before and after, send/recv bands) with "cluster": the
-    calibrated cluster, loaded. Attention benchmarks, decode steps and timed decodes: the command.
+def calibrate(cluster, files, output, tokens=None, impl=None, fit=None):
+    """``treering calibrate FILES --cluster CLUSTER -o OUTPUT``, either kind of run, returning what ``--format
+    json`` prints.
+
+    Benchmarks (nccl-tests logs, bytes,time CSVs, treering-realrun bench JSON for collectives, send/recv and
+    attention, treering-realrun step JSON) fit the cluster: its network (parameters, errors before and after,
+    send/recv bands), its attention kernel ("attention": one HBM efficiency and launch overhead, then a line per
+    kernel shape) and its decode step ("step": part by part). The calibrated cluster file is written to `output`
+    (the cluster's edits and node counts written in) and the result has "cluster": it, loaded. tokens: fit the
+    attention benchmarks at these token counts only ("1k,16k" or a list). What the command notes on stderr
+    (loopback steps left out, shapes not fitted) is warned (warnings.warn) and listed under "notes".
+
+    Timed decodes (a timings CSV, treering-realrun decode JSON) fit an implementation profile's overheads: the
+    fitted profile is written to `output` (use it as impl=output). cluster: the cluster realrun decode files
+    ran on (None for a CSV, whose rows name theirs). impl: the prior profile (None: treering-realrun-cpu for
+    realrun cpu decodes, else efficient). fit: the overheads to fit (kernel_launch, collective_call,
+    host_round_trip, first_call; None: every one the timings depend on).
     """
-    result = _treering.calibrate(_cluster(cluster), _paths(files), os.fspath(output))
-    result["cluster"] = load_cluster(result["output"])
+    core = None if cluster is None else _cluster(cluster)
+    result = _treering.calibrate(core, _paths(files), os.fspath(output), _lengths(tokens) if tokens else [],
+                                 str(impl or ""), _names(fit, []))
+    if "collectives" in result:  # a cluster calibrated
+        result["cluster"] = load_cluster(result["output"])
     return result
 
 

@@ -52,7 +52,7 @@ struct BenchmarkCalibration {
   NetworkCalibration network;  // network.fit.calibration holds everything fitted, with its provenance
   std::size_t collectives = 0, sends = 0;
   std::vector<validate::AttentionMeasurement> kernels;
-  std::optional<validate::ComputeFit> compute;             // with kernels
+  std::optional<validate::ComputeFit> compute;              // with kernels
   std::vector<validate::AttentionShapeFit> attention_fits;  // with kernels, where the GPU's multiprocessors are known
   std::vector<validate::StepPoint> steps;
   std::optional<validate::StepFit> step_fit;  // with steps
@@ -63,6 +63,10 @@ struct BenchmarkCalibration {
 
 // Throws InputError for bad files and for what the fits refuse.
 BenchmarkCalibration calibrate_benchmarks(const BenchmarkCalibrationRequest& request);
+// `treering calibrate --format json` on benchmarks (and Python's calibrate()): the network's fitted parameters
+// and errors, its send/recv bands, the attention kernel's fit by shape, the step's parts, the notes.
+nlohmann::ordered_json benchmark_calibration_json(const BenchmarkCalibration& result,
+                                                  const BenchmarkCalibrationRequest& request);
 
 struct OverheadCalibrationRequest {
   std::vector<std::string> files;      // timings CSVs and realrun decode JSON
