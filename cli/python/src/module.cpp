@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "cluster.hpp"
+#include "crossover.hpp"
+#include "json_values.hpp"
 #include "treering/analysis/collective_report.hpp"
 #include "treering/analysis/decode_cases.hpp"
 #include "treering/analysis/decode_columns.hpp"
@@ -383,12 +385,6 @@ void add_cluster(py::module_& m) {
       py::arg("source"), py::arg("nodes"), py::arg("gpus_per_node"), py::arg("edits"));
 }
 
-// A report the command writes as JSON, as Python values (json.loads of the same text: dicts, lists, floats;
-// an unbounded band is None, as in the command's JSON).
-py::object from_json(const nlohmann::ordered_json& json) {
-  return py::module_::import("json").attr("loads")(json.dump());
-}
-
 // The collective model over sizes, as `treering collective --format json`: one dict per size.
 py::object collective(const Cluster& cluster, const analysis::CollectiveChoice& choice) {
   const analysis::CollectiveReport report = analysis::collective_report(cluster.topology(), choice);
@@ -500,6 +496,7 @@ PYBIND11_MODULE(_treering, m) {
   add_input_error(m);
   add_cluster(m);
   add_plot(m);
+  add_crossover(m);
   m.def("presets", &preset_names);
   m.def("workloads", &workload_names);
   m.def("algorithms", &algorithm_names);
