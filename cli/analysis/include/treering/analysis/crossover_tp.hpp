@@ -35,9 +35,9 @@ struct CpVsTpSummary {
 };
 
 struct CpVsTpResult {
-  std::vector<int> batches;        // those asked, or the workload's
-  std::vector<Contest> contests;   // GPU counts outer, then lengths, batches inner
-  model::RelativeErrors errors;    // the last GPU count's, behind the bands (for a legend)
+  std::vector<int> batches;              // those asked, or the workload's
+  std::vector<Contest> contests;         // GPU counts outer, then lengths, batches inner
+  model::RelativeErrors errors;          // the last GPU count's, behind the bands (for a legend)
   std::vector<CpVsTpSummary> summaries;  // one per GPU count, in order
 };
 
