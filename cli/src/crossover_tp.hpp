@@ -1,27 +1,15 @@
-// treering crossover --vs tp: where context parallelism (the planner's best tp x cp layout and combine with
-// cp > 1) starts to beat plain tensor parallelism (its best cp = 1 layout), by context length and batch, in
-// time per output token (model::plan_deployment).
+// treering crossover --vs tp: where context parallelism starts to beat plain tensor parallelism, by context length
+// and batch, printed as tables (one per GPU count), CSV or JSON. The contests are analysis::run_cp_vs_tp's
+// (treering/analysis/crossover_tp.hpp).
 #pragma once
 
 #include <string>
-#include <vector>
 
-#include "treering/topologies/settings.hpp"
+#include "treering/analysis/crossover.hpp"
 
 namespace treering::cli {
 
-struct CpVsTpRequest {
-  std::string cluster;
-  std::vector<int> nodes;
-  std::vector<topologies::Setting> settings;
-  std::string workload;
-  std::vector<int> batches;  // empty: the workload's
-  std::vector<long long> seq_lens;
-  std::vector<std::string> combines;  // empty: all
-  std::string impl;
-  std::string format;  // table | csv | json
-};
-
-void print_cp_vs_tp(const CpVsTpRequest& request);
+// request.algorithms: the combines tried (empty: all). format: table | csv | json.
+void print_cp_vs_tp(const analysis::CrossoverRequest& request, const std::string& format);
 
 }  // namespace treering::cli

@@ -89,7 +89,8 @@ void add_calibrate(py::module_& m) {
           return calibrate_timings(cluster, files, impl, fit, output);
         }
         if (!impl.empty() || !fit.empty())
-          throw topologies::InputError("impl and fit are for timed decodes (a timings CSV, treering-realrun decode JSON)");
+          throw topologies::InputError(
+              "impl and fit are for timed decodes (a timings CSV, treering-realrun decode JSON)");
         return calibrate_benchmarks(cluster, files, tokens, output);
       },
       py::arg("cluster").none(true), py::arg("files"), py::arg("output"), py::arg("tokens"), py::arg("impl"),

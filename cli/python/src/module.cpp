@@ -20,6 +20,7 @@
 
 #include "calibrate.hpp"
 #include "cluster.hpp"
+#include "crossover.hpp"
 #include "json_values.hpp"
 #include "treering/analysis/collective_report.hpp"
 #include "treering/analysis/decode_cases.hpp"
@@ -440,6 +441,7 @@ PYBIND11_MODULE(_treering, m) {
   add_input_error(m);
   add_cluster(m);
   add_plot(m);
+  add_crossover(m);
   m.def("presets", &preset_names);
   m.def("workloads", &workload_names);
   m.def("algorithms", &algorithm_names);

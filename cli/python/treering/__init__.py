@@ -20,7 +20,7 @@ from . import _treering
 from ._treering import InputError
 
 __all__ = ["InputError", "COLUMNS", "UNITS", "Cluster", "load_cluster", "presets", "workloads", "algorithms", "predict", "simulate",
-           "sweep", "tune", "sensitivity", "collective", "plan", "validate", "calibrate", "plot"]
+           "sweep", "crossover", "tune", "sensitivity", "collective", "plan", "validate", "calibrate", "plot"]
 
 # The columns every predict/simulate/sweep record has, in the CSV's order: the command's own list (one list feeds
 # the CSV, the JSON and these records). Records add the optional ones they carry: prefill_s; generation_s and its
@@ -152,6 +152,35 @@ def sweep(cluster, seq_len, nodes=None, workloads=None, batches=None, algos=None
     return _treering.sweep(str(cluster), _ints(nodes, "nodes"), _lengths(seq_len), _names(workloads, ["paper-mha16"]),
                            _ints(batches, "batches"), _algos(algos), _names(engines, ["model"]), settings, str(split),
                            int(jobs), str(impl), tp, cp, str(replicas), str(placement), bool(tp_in_domain), str(scope))
+
+
+def crossover(cluster, seq_len="80k:5.12M:x2", nodes=(1, 2, 4, 8, 16), algos=None, workload="paper-mha16",
+              batches=None, engine="model", set=None, impl="efficient", vs=None, jobs=1):
+    """Where one algorithm beats another over context length x GPU count, as ``treering crossover --format json``:
+    the same records, in the same order (GPU counts outer, lengths inner).
+
+    Two algorithms (vs=None): one record per (GPU count, length) with gpus, seq_len, first, second, both
+    latencies first_latency_s / second_latency_s with their bands (..._low / ..._high, None: unbounded), speedup
+    (second's latency / first's: > 1 where the first wins), winner and within_band (the bands meet: the model
+    cannot say which wins). algos: the two compared (None: tree and ring). batches: one batch (None: the
+    workload's). engine: "model" or "sim". jobs: worker processes (forked from this interpreter).
+
+    vs="tp": the planner's best context-parallel layout and combine (cp > 1) against the best plain tensor-parallel
+    one, in time per output token, one record per (GPU count, length, batch): gpus, batch, seq_len, cp_best and
+    tp_best (tp, cp, combine, step_s with its band, max_seq_len; None where nothing fits), speedup, winner ("cp",
+    "tp" or "none") and within_band. algos: the combines tried (None: all). batches: an int or a list. The model
+    only.
+
+    cluster: a preset name or a YAML file (not a Cluster: each node count is built afresh). seq_len: as
+    predict's. nodes: an int or a list. set: as load_cluster's. impl: as predict's. Defaults are the command's.
+    """
+    if isinstance(cluster, Cluster):
+        raise TypeError("crossover takes a preset name or a YAML file (with nodes= and set=), not a Cluster")
+    settings = [(path, value) for path, value, _ in _edits(set, None)]
+    return _treering.crossover(str(cluster), _ints(nodes, "nodes"), _lengths(seq_len),
+                               _names(algos, [] if vs == "tp" else ["tree", "ring"]), str(workload),
+                               _ints(batches, "batches"), str(engine), settings, str(impl),
+                               "" if vs is None else str(vs), int(jobs))
 
 
 def plot(rows, x, y, output, series=None, log_x=False, log_y=False, title=None):
