@@ -6,6 +6,7 @@
 #include "calibrate_overheads.hpp"
 #include "cluster_args.hpp"
 #include "commands.hpp"
+#include "reporter.hpp"
 #include "treering/analysis/calibration_runs.hpp"
 #include "step_reports.hpp"
 #include "table.hpp"
@@ -26,7 +27,7 @@ struct CalibrateArgs {
   std::string output;
   std::string impl;              // timings: the prior profile
   std::vector<std::string> fit;  // timings: the overheads to fit
-  std::string format = "table";
+  OutputFormat format = OutputFormat::table;
   std::string tokens;  // attention benchmarks: fit only these token counts
 };
 
@@ -80,38 +81,56 @@ Table fitted_table(const BenchmarkCalibration& result) {
   return table;
 }
 
-void print_benchmark_calibration(const BenchmarkCalibration& result, const topologies::ClusterSpec& spec) {
+void print_benchmark_calibration(std::ostream& out, const BenchmarkCalibration& result,
+                                 const topologies::ClusterSpec& spec) {
   const validate::CalibrationFit& fit = result.network.fit;
   if (result.network.p2p) {
     const validate::P2pFit& p2p = *result.network.p2p;
-    std::cout << "point-to-point: " << result.sends << " measurements, " << p2p.scale_up.size() + p2p.scale_out.size()
-              << " size bands, median |error| " << percent(model::median_abs(p2p.rel_errors)) << " after the fit\n";
+    out << "point-to-point: " << result.sends << " measurements, " << p2p.scale_up.size() + p2p.scale_out.size()
+        << " size bands, median |error| " << percent(model::median_abs(p2p.rel_errors)) << " after the fit\n";
   }
   if (result.compute) {
-    std::cout << "attention kernels: " << result.kernels.size() << " measurements, median |error| "
-              << percent(result.compute->median_abs_rel_error)
-              << " after the fit of one HBM efficiency and launch overhead\n";
+    out << "attention kernels: " << result.kernels.size() << " measurements, median |error| "
+        << percent(result.compute->median_abs_rel_error)
+        << " after the fit of one HBM efficiency and launch overhead\n";
   }
-  if (result.fitted_anything()) fitted_table(result).print(std::cout);
+  if (result.fitted_anything()) fitted_table(result).print(out);
   if (result.collectives > 0) {
     const topologies::Calibration& c = fit.calibration;
-    std::cout << "\n"
-              << result.collectives << " collective measurements, " << fit.iterations << " iterations; median |error| "
-              << percent(model::median_abs(fit.rel_errors_before)) << " before, "
-              << percent(*c.provenance.median_abs_rel_error) << " after (max "
-              << percent(*c.provenance.max_abs_rel_error) << "), R^2 of log times " << *c.provenance.r_squared << '\n';
-    for (const validate::KeptPrior& kept : fit.kept_priors) std::cout << validate::describe(kept) << '\n';
+    out << "\n"
+        << result.collectives << " collective measurements, " << fit.iterations << " iterations; median |error| "
+        << percent(model::median_abs(fit.rel_errors_before)) << " before, "
+        << percent(*c.provenance.median_abs_rel_error) << " after (max " << percent(*c.provenance.max_abs_rel_error)
+        << "), R^2 of log times " << *c.provenance.r_squared << '\n';
+    for (const validate::KeptPrior& kept : fit.kept_priors) out << validate::describe(kept) << '\n';
   }
   if (!result.attention_fits.empty()) {
-    std::cout << '\n';
-    print_attention_fit(std::cout, result.attention_fits,
+    out << '\n';
+    print_attention_fit(out, result.attention_fits,
                         spec.gpu_models.at(spec.groups.front().gpu_model).hbm_bandwidth_Bps);
   }
   if (result.step_fit) {
-    if (result.fitted_anything()) std::cout << '\n';
-    print_step_fit(std::cout, *result.step_fit, result.steps.size());
+    if (result.fitted_anything()) out << '\n';
+    print_step_fit(out, *result.step_fit, result.steps.size());
   }
 }
+
+// What was fitted: the parameters, the errors, the fits by shape and step part (table, then "wrote FILE"), or
+// benchmark_calibration_json (json).
+class BenchmarkReport : public Report {
+ public:
+  BenchmarkReport(const BenchmarkCalibration& result, const BenchmarkCalibrationRequest& request)
+      : result_(result), request_(request) {}
+  void print_table(std::ostream& out) const override {
+    print_benchmark_calibration(out, result_, request_.spec);
+    out << "wrote " << request_.output_name << '\n';
+  }
+  nlohmann::ordered_json json() const override { return benchmark_calibration_json(result_, request_); }
+
+ private:
+  const BenchmarkCalibration& result_;
+  const BenchmarkCalibrationRequest& request_;
+};
 
 // Collective measurements fit the network (send/recv ones its point-to-point bands); attention benchmarks fit the
 // compute model; decode steps the step's parts.
@@ -130,12 +149,7 @@ void run_benchmarks(const CalibrateArgs& args) {
   for (const std::string& note : result.notes) std::cerr << "note: " << note << '\n';
   out.stream() << result.cluster_yaml;
   out.commit();
-  if (args.format == "json") {
-    std::cout << benchmark_calibration_json(result, request).dump(2) << '\n';
-    return;
-  }
-  print_benchmark_calibration(result, request.spec);
-  std::cout << "wrote " << args.output << '\n';
+  make_reporter(args.format, std::cout)->report(BenchmarkReport(result, request));
 }
 
 // Timed decodes fit a profile's overheads; benchmarks fit the cluster. One kind per run.
@@ -146,7 +160,7 @@ void run(const CalibrateArgs& args) {
   }
   OverheadCalibrationRequest request{args.files, {}, args.impl, args.fit, args.output};
   if (!args.cluster.cluster.empty()) request.cluster = args.cluster.cluster;
-  run_overhead_calibration(request, args.format);
+  run_overhead_calibration(request, *make_reporter(args.format, std::cout));
 }
 
 }  // namespace
@@ -178,7 +192,7 @@ void add_calibrate_command(CLI::App& app) {
                    "Timed decodes: the overheads to fit: kernel_launch, collective_call, host_round_trip, first_call "
                    "(default: every one the timings depend on)")
       ->delimiter(',');
-  add_format_option(*command, args->format, {"table", "json"});
+  add_format_option(*command, args->format);
   command
       ->add_option("-o,--output", args->output,
                    "The file to write: the calibrated cluster (benchmarks) or the fitted profile (timed decodes), YAML")

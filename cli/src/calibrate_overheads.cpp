@@ -25,10 +25,10 @@ std::string timed_what(const validate::TimedDecode& t) {
   return std::to_string(*t.tokens) + " tokens" + (t.prefill ? " + prefill" : "");
 }
 
-void print_report(const validate::OverheadFit& fit, const topologies::ImplProfile& prior,
+void print_report(std::ostream& out, const validate::OverheadFit& fit, const topologies::ImplProfile& prior,
                   const OverheadCalibrationRequest& args) {
-  std::cout << "prior: " << prior.name << " (" << prior.origin << "); " << fit.timings.size() << " timings from "
-            << joined(args.files) << "\n\n";
+  out << "prior: " << prior.name << " (" << prior.origin << "); " << fit.timings.size() << " timings from "
+      << joined(args.files) << "\n\n";
   Table overheads({"overhead", "prior", "fitted", "+- (1 sigma)", "share of measured time"});
   for (const validate::OverheadEstimate& e : fit.estimates) {
     overheads.add_row({to_string(e.overhead), e.prior_s ? topologies::format_duration(*e.prior_s) : "the cluster's",
@@ -37,15 +37,14 @@ void print_report(const validate::OverheadFit& fit, const topologies::ImplProfil
   }
   overheads.add_row({"the rest of the model", "", "", "", percent(fit.base_share)});
   overheads.add_row({"unexplained (measured - fitted)", "", "", "", percent(fit.unexplained_share)});
-  overheads.print(std::cout);
+  overheads.print(out);
   for (const validate::OverheadEstimate& e : fit.estimates) {
     if (e.kept_prior) {
-      std::cout << to_string(e.overhead) << ": the prior kept (fitted " << topologies::format_duration(e.fitted_s)
-                << ": median |error| " << percent(e.median_fitted) << ", " << percent(e.median_prior)
-                << " with the prior)\n";
+      out << to_string(e.overhead) << ": the prior kept (fitted " << topologies::format_duration(e.fitted_s)
+          << ": median |error| " << percent(e.median_fitted) << ", " << percent(e.median_prior) << " with the prior)\n";
     } else if (!e.at_bound && e.std_error_s > e.fitted_s) {
-      std::cout << to_string(e.overhead)
-                << ": its 1-sigma error is larger than its value: the timings do not tell it from 0\n";
+      out << to_string(e.overhead)
+          << ": its 1-sigma error is larger than its value: the timings do not tell it from 0\n";
     }
   }
   Table rows(
@@ -59,26 +58,35 @@ void print_report(const validate::OverheadFit& fit, const topologies::ImplProfil
                   topologies::format_duration(f.before_s), topologies::format_duration(f.after_s),
                   percent(f.rel_error())});
   }
-  std::cout << '\n';
-  rows.print(std::cout);
-  std::cout << "\nmedian |error| " << percent(fit.median_abs_rel_error_before) << " with the prior, "
-            << percent(fit.median_abs_rel_error) << " fitted (max " << percent(fit.max_abs_rel_error) << "), "
-            << fit.iterations << " iterations\nwrote " << args.output_name << " (use it with --impl "
-            << args.output_name << ")\n";
+  out << '\n';
+  rows.print(out);
+  out << "\nmedian |error| " << percent(fit.median_abs_rel_error_before) << " with the prior, "
+      << percent(fit.median_abs_rel_error) << " fitted (max " << percent(fit.max_abs_rel_error) << "), "
+      << fit.iterations << " iterations\nwrote " << args.output_name << " (use it with --impl " << args.output_name
+      << ")\n";
 }
+
+// The fit: a table of the overheads and of the timings (table), or overhead_calibration_json (json).
+class OverheadReport : public Report {
+ public:
+  OverheadReport(const OverheadCalibration& result, const OverheadCalibrationRequest& request)
+      : result_(result), request_(request) {}
+  void print_table(std::ostream& out) const override { print_report(out, result_.fit, result_.prior, request_); }
+  nlohmann::ordered_json json() const override { return overhead_calibration_json(result_, request_); }
+
+ private:
+  const OverheadCalibration& result_;
+  const OverheadCalibrationRequest& request_;
+};
 
 }  // namespace
 
-void run_overhead_calibration(const OverheadCalibrationRequest& request, const std::string& format) {
+void run_overhead_calibration(const OverheadCalibrationRequest& request, Reporter& reporter) {
   topologies::OutputFile out(request.output_name);  // opened first: a bad path fails before the fit
   const OverheadCalibration result = calibrate_overheads(request);
   out.stream() << result.profile_yaml;
   out.commit();
-  if (format == "json") {
-    std::cout << overhead_calibration_json(result, request).dump(2) << '\n';
-  } else {
-    print_report(result.fit, result.prior, request);
-  }
+  reporter.report(OverheadReport(result, request));
 }
 
 }  // namespace treering::cli

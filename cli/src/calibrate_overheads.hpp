@@ -5,11 +5,11 @@
 
 #include <string>
 
+#include "reporter.hpp"
 #include "treering/analysis/calibration_runs.hpp"
 
 namespace treering::cli {
 
-// `format`: table | json.
-void run_overhead_calibration(const analysis::OverheadCalibrationRequest& request, const std::string& format);
+void run_overhead_calibration(const analysis::OverheadCalibrationRequest& request, Reporter& reporter);
 
 }  // namespace treering::cli
