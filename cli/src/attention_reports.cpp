@@ -64,62 +64,17 @@ void print_attention_fit(std::ostream& out, const std::vector<validate::Attentio
          "efficiency above.\n";
 }
 
-double print_attention_validation(std::ostream& out, const topologies::ClusterSpec& spec,
-                                  const std::vector<std::string>& files, const std::string& format) {
+void print_attention_validation(std::ostream& out, const AttentionValidation& validation) {
   Table table({"workload", "shape", "tokens", "measured", "model", "error", "calibrated"});
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  std::string csv = "workload,head_dim,group,tokens,measured_s,predicted_s,rel_error,shape_calibrated\n";
-  std::vector<double> errors;
-  const auto& shapes =
-      spec.calibration ? spec.calibration->attention_shapes : std::vector<topologies::AttentionShapeCalibration>{};
-  for (const validate::AttentionMeasurement& m : read_attention_files(files, {})) {
-    const model::Workload& w = model::find_workload(m.workload);
-    const int group = model::split_kv_shape(w).group;
-    const bool calibrated = model::find_attention_shape(shapes, w) != nullptr;
-    const double predicted_s = validate::predict_attention_s(spec, m);
-    errors.push_back((predicted_s - m.time_s) / m.time_s);
-    table.add_row({m.workload, shape_name(w.head_dim, group), topologies::format_token_count(m.tokens),
-                   topologies::format_duration(m.time_s), topologies::format_duration(predicted_s),
-                   format_percent(errors.back(), true), calibrated ? "yes" : "no (prior)"});
-    CsvRecord record;
-    record.text(m.workload)
-        .integer(w.head_dim)
-        .integer(group)
-        .integer(m.tokens)
-        .number(m.time_s)
-        .number(predicted_s)
-        .number(errors.back());
-    csv += record.text(calibrated ? "true" : "false").line();
-    rows.push_back({{"kind", "attention"},
-                    {"workload", m.workload},
-                    {"head_dim", w.head_dim},
-                    {"group", group},
-                    {"tokens", m.tokens},
-                    {"measured_s", m.time_s},
-                    {"predicted_s", predicted_s},
-                    {"rel_error", errors.back()},
-                    {"shape_calibrated", calibrated},
-                    {"file", m.file}});
+  for (const AttentionCheck& c : validation.kernels) {
+    table.add_row({c.measured.workload, shape_name(c.head_dim, c.group),
+                   topologies::format_token_count(c.measured.tokens), topologies::format_duration(c.measured.time_s),
+                   topologies::format_duration(c.predicted_s), format_percent(c.rel_error, true),
+                   c.shape_calibrated ? "yes" : "no (prior)"});
   }
-  std::vector<double> magnitudes;
-  for (double e : errors) magnitudes.push_back(std::fabs(e));
-  const double median = model::median(magnitudes), worst = *std::max_element(magnitudes.begin(), magnitudes.end());
-  if (format == "json") {
-    out << nlohmann::ordered_json{{"cases", rows},
-                                  {"summary",
-                                   {{"kernels", errors.size()},
-                                    {"median_abs_rel_error", median},
-                                    {"max_abs_rel_error", worst}}}}
-               .dump(2)
-        << '\n';
-  } else if (format == "csv") {
-    out << csv;
-  } else {
-    table.print(out);
-    out << "model vs measured attention: median |error| " << format_percent(median) << ", worst "
-        << format_percent(worst) << " over " << errors.size() << " kernels\n";
-  }
-  return median;
+  table.print(out);
+  out << "model vs measured attention: median |error| " << format_percent(validation.median_abs_rel_error) << ", worst "
+      << format_percent(validation.max_abs_rel_error) << " over " << validation.kernels.size() << " kernels\n";
 }
 
 }  // namespace treering::cli

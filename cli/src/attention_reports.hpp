@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "treering/topologies/cluster.hpp"
+#include "treering/analysis/kernel_validation.hpp"
 #include "treering/validate/attention_fit.hpp"
 
 namespace treering::cli {
@@ -14,8 +14,6 @@ namespace treering::cli {
 void print_attention_fit(std::ostream& out, const std::vector<validate::AttentionShapeFit>& fits, double rated_hbm_Bps);
 
 // treering validate on attention files: a row per point (measured, model, error) and the median and worst.
-// `format` table | json | csv. Returns the median |error|.
-double print_attention_validation(std::ostream& out, const topologies::ClusterSpec& spec,
-                                  const std::vector<std::string>& files, const std::string& format);
+void print_attention_validation(std::ostream& out, const analysis::AttentionValidation& validation);
 
 }  // namespace treering::cli

@@ -63,66 +63,25 @@ void print_step_fit(std::ostream& out, const validate::StepFit& fit, std::size_t
       << magnitude(*std::max_element(worst.begin(), worst.end())) << ")\n";
 }
 
-double print_step_validation(std::ostream& out, const topologies::ClusterSpec& spec,
-                             const std::vector<std::string>& files, const std::string& format) {
-  std::vector<std::string> notes;
-  const std::vector<validate::StepPoint> points = read_one_gpu_steps(files, false, notes);
-  for (const std::string& note : notes) std::cerr << "note: " << note << '\n';
+void print_step_validation(std::ostream& out, const StepValidation& validation) {
   std::vector<std::string> header{"workload", "batch", "tokens", "tp", "measured", "model", "error"};
   for (const char* part : topologies::kStepCalibrationParts) header.emplace_back(part);
   Table table(header);
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  std::string csv = "workload,batch,seq_len,tp,measured_s,predicted_s,rel_error";
-  for (const char* part : topologies::kStepCalibrationParts) csv += std::string(",") + part + "_rel_error";
-  csv += '\n';
-  std::vector<double> errors;
-  for (const validate::StepPoint& p : points) {
-    const validate::StepPrediction predicted = validate::predict_step(spec, p);
-    errors.push_back((predicted.step_s - p.step_s) / p.step_s);
-    CsvRecord record;
-    record.text(p.workload).integer(p.batch).integer(p.seq_len).integer(p.tp).number(p.step_s).number(predicted.step_s);
+  for (const StepCheck& c : validation.steps) {
+    const validate::StepPoint& p = c.measured;
     std::vector<std::string> row{p.workload,
                                  std::to_string(p.batch),
                                  std::to_string(p.seq_len),
                                  std::to_string(p.tp),
                                  topologies::format_duration(p.step_s),
-                                 topologies::format_duration(predicted.step_s),
-                                 percent(errors.back())};
-    nlohmann::ordered_json parts = nlohmann::ordered_json::object();
-    for (std::size_t i = 0; i < static_cast<std::size_t>(validate::kStepParts); ++i) {
-      const double e = p.part_s[i] > 0 ? (predicted.part_s[i] - p.part_s[i]) / p.part_s[i] : 0.0;
-      row.push_back(percent(e));
-      if (i == 0) record.number(errors.back());
-      record.number(e);
-      parts[topologies::kStepCalibrationParts[i]] = {
-          {"measured_s", p.part_s[i]}, {"predicted_s", predicted.part_s[i]}, {"rel_error", e}};
-    }
+                                 topologies::format_duration(c.predicted.step_s),
+                                 percent(c.rel_error)};
+    for (double e : c.part_rel_error) row.push_back(percent(e));
     table.add_row(row);
-    csv += record.line();
-    rows.push_back({{"kind", "step"},
-                    {"workload", p.workload},
-                    {"batch", p.batch},
-                    {"seq_len", p.seq_len},
-                    {"tp", p.tp},
-                    {"measured_s", p.step_s},
-                    {"predicted_s", predicted.step_s},
-                    {"rel_error", errors.back()},
-                    {"parts", parts},
-                    {"file", p.file}});
   }
-  const double median = model::median_abs(errors);
-  if (format == "json") {
-    out << nlohmann::ordered_json{{"cases", rows},
-                                  {"summary", {{"steps", points.size()}, {"median_abs_rel_error", median}}}}
-               .dump(2)
-        << '\n';
-  } else if (format == "csv") {
-    out << csv;
-  } else {
-    table.print(out);
-    out << "model vs measured step: median |error| " << magnitude(median) << " over " << points.size() << " steps\n";
-  }
-  return median;
+  table.print(out);
+  out << "model vs measured step: median |error| " << magnitude(validation.median_abs_rel_error) << " over "
+      << validation.steps.size() << " steps\n";
 }
 
 }  // namespace treering::cli

@@ -6,15 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "treering/topologies/cluster.hpp"
+#include "treering/analysis/kernel_validation.hpp"
 #include "treering/validate/step_fit.hpp"
 
 namespace treering::cli {
 
 void print_step_fit(std::ostream& out, const validate::StepFit& fit, std::size_t points);
-// treering validate on step files: a row per point (measured, model, error, each part's error) and the medians.
-// `format` table | json | csv. Returns the median |error| of the whole step.
-double print_step_validation(std::ostream& out, const topologies::ClusterSpec& spec,
-                             const std::vector<std::string>& files, const std::string& format);
+// treering validate on step files: a row per point (measured, model, error, each part's error) and the median.
+void print_step_validation(std::ostream& out, const analysis::StepValidation& validation);
 
 }  // namespace treering::cli

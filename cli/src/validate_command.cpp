@@ -1,32 +1,23 @@
-// treering validate: measured collectives (nccl-tests logs, CSVs) beside the model's and the simulator's
-// predictions on a cluster, case by case, with the median, p90 and max error per engine and operation.
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <map>
-#include <optional>
+// treering validate: measurements beside the model's (and the simulator's) predictions. Collectives (nccl-tests
+// logs, CSVs, treering-realrun bench JSON) and timed decodes case by case, with the median, p90 and max error per
+// engine and operation (analysis/validate_report.hpp); attention benchmarks kernel by kernel and decode steps part
+// by part (analysis/kernel_validation.hpp).
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "attention_reports.hpp"
 #include "cluster_args.hpp"
 #include "commands.hpp"
-#include "attention_reports.hpp"
+#include "reporter.hpp"
 #include "step_reports.hpp"
 #include "table.hpp"
+#include "treering/analysis/kernel_validation.hpp"
 #include "treering/analysis/validate_report.hpp"
 #include "treering/topologies/units.hpp"
-#include "treering/validate/calibrate.hpp"
-#include "treering/validate/decodes.hpp"
-#include "treering/validate/report.hpp"
-#include "treering/validate/compute_fit.hpp"
-#include "treering/model/statistics.hpp"
-#include "treering/topologies/input_error.hpp"
 
 namespace treering::cli {
 using namespace treering::analysis;  // the analysis library's requests and results
 namespace {
-
-using nlohmann::ordered_json;
 
 struct ValidateArgs {
   ClusterArgs cluster;
@@ -34,13 +25,13 @@ struct ValidateArgs {
   std::vector<std::string> engines{"model"};
   double max_error = 0;   // 0: no bound
   double max_factor = 0;  // 0: no bound
-  std::string format = "table";
+  OutputFormat format = OutputFormat::table;
 };
 
 std::string percent(double value, bool sign = true) { return format_percent(value, sign); }
 
-void print_table(const std::vector<validate::CaseResult>& cases, const std::vector<validate::ErrorSummary>& summary,
-                 const std::vector<validate::Engine>& engines) {
+void print_table(std::ostream& out, const std::vector<validate::CaseResult>& cases,
+                 const std::vector<validate::ErrorSummary>& summary, const std::vector<validate::Engine>& engines) {
   std::vector<std::string> header{"op", "ranks", "size", "measured"};
   for (validate::Engine engine : engines) {
     header.push_back(validate::to_string(engine));
@@ -60,8 +51,8 @@ void print_table(const std::vector<validate::CaseResult>& cases, const std::vect
     table.add_row(row);
   }
   if (!cases.empty()) {
-    table.print(std::cout);
-    std::cout << '\n';
+    table.print(out);
+    out << '\n';
   }
   Table totals({"engine", "op", "cases", "median |error|", "p90 |error|", "max |error|", "median noise"});
   for (const validate::ErrorSummary& s : summary) {
@@ -69,11 +60,11 @@ void print_table(const std::vector<validate::CaseResult>& cases, const std::vect
                     percent(s.median_abs_rel_error, false), percent(s.p90_abs_rel_error, false),
                     percent(s.max_abs_rel_error, false), s.median_noise ? percent(*s.median_noise, false) : "-"});
   }
-  totals.print(std::cout);
+  totals.print(out);
 }
 
-void print_decode_table(const std::vector<validate::DecodeCase>& cases, const std::vector<validate::Engine>& engines,
-                        bool calibrated) {
+void print_decode_table(std::ostream& out, const std::vector<validate::DecodeCase>& cases,
+                        const std::vector<validate::Engine>& engines, bool calibrated) {
   std::vector<std::string> header{"algorithm", "workload", "batch", "tokens", "ranks", "measured", "noise"};
   for (validate::Engine engine : engines) {
     header.push_back(validate::to_string(engine));
@@ -101,50 +92,48 @@ void print_decode_table(const std::vector<validate::DecodeCase>& cases, const st
               std::to_string(c.measured.ranks) + " ranks"] = c.extrapolation;
     }
   }
-  table.print(std::cout);
-  for (const auto& [which, why] : outside) std::cout << "* " << which << ": " << why << '\n';
-  std::cout << '\n';
+  table.print(out);
+  for (const auto& [which, why] : outside) out << "* " << which << ": " << why << '\n';
+  out << '\n';
 }
 
-// Fails (exit 1) on a prediction or measurement that is not a finite positive time, and with --max-factor when
-// the median case of an engine and algorithm (or operation) is predicted more than that many times too slow or
-// too fast: the loop's check that the machinery works, on any machine, idle or busy (one case may be hit by a
-// neighbour's burst; the median of several is not). Median by nearest rank, the lower middle.
-void check_gross_errors(const std::vector<validate::DecodeCase>& cases,
-                        const std::vector<validate::CaseResult>& collectives,
-                        const std::vector<validate::Engine>& engines, double max_factor) {
-  std::map<std::string, std::vector<double>> ratios;  // "model, ring" -> predicted / measured per case
-  auto add = [&](const std::string& group, const std::string& what, double measured_s, double predicted_s) {
-    const double ratio = predicted_s / measured_s;
-    if (!std::isfinite(ratio) || !(ratio > 0)) {
-      std::cerr << "error: " << what << ": the prediction (" << predicted_s << " s) or the measurement (" << measured_s
-                << " s) is not a finite positive time\n";
-      throw ExitWith{1};
-    }
-    ratios[group].push_back(ratio);
-  };
-  for (validate::Engine engine : engines) {
-    const std::string name = validate::to_string(engine);
-    for (const auto& c : cases) {
-      add(name + ", " + c.measured.algorithm,
-          name + ", " + c.measured.algorithm + " at " + std::to_string(c.measured.seq_len) + " tokens",
-          c.measured.latency_s, c.predicted_s.at(engine));
-    }
-    for (const auto& c : collectives) {
-      const std::string op = model::to_string(c.measured.op);
-      add(name + ", " + op, name + ", " + op + " of " + topologies::format_bytes(c.measured.bytes), c.measured.time_s,
-          c.predicted_s.at(engine));
-    }
+class CollectiveReport : public Report {
+ public:
+  CollectiveReport(const topologies::Topology& topology, const ValidateReport& report,
+                   const std::vector<validate::Engine>& engines)
+      : topology_(topology), report_(report), engines_(engines) {}
+  void print_table(std::ostream& out) const override {
+    if (!report_.decodes.empty())
+      print_decode_table(out, report_.decodes, engines_, topology_.spec().calibration.has_value());
+    cli::print_table(out, report_.cases, report_.summary, engines_);
   }
-  for (auto& [group, values] : ratios) {
-    const double median = model::median(values);
-    if (max_factor > 0 && (median > max_factor || median < 1 / max_factor)) {
-      std::cerr << "error: " << group << ": the median case is predicted " << median
-                << "x the measured time, off by more than --max-factor " << max_factor << '\n';
-      throw ExitWith{1};
-    }
-  }
-}
+  nlohmann::ordered_json json() const override { return validate_json(topology_, report_); }
+
+ private:
+  const topologies::Topology& topology_;
+  const ValidateReport& report_;
+  const std::vector<validate::Engine>& engines_;
+};
+
+class StepReport : public Report {
+ public:
+  explicit StepReport(const StepValidation& validation) : validation_(validation) {}
+  void print_table(std::ostream& out) const override { print_step_validation(out, validation_); }
+  nlohmann::ordered_json json() const override { return step_validation_json(validation_); }
+
+ private:
+  const StepValidation& validation_;
+};
+
+class AttentionReport : public Report {
+ public:
+  explicit AttentionReport(const AttentionValidation& validation) : validation_(validation) {}
+  void print_table(std::ostream& out) const override { print_attention_validation(out, validation_); }
+  nlohmann::ordered_json json() const override { return attention_validation_json(validation_); }
+
+ private:
+  const AttentionValidation& validation_;
+};
 
 // Exit 1 when the median |error| over `what` exceeds --max-error.
 void check_max_error(const ValidateArgs& args, double median, const std::string& what) {
@@ -155,40 +144,41 @@ void check_max_error(const ValidateArgs& args, double median, const std::string&
   }
 }
 
+// Real decode steps: the model by part (the simulator replays no step); attention benchmarks: the compute model,
+// kernel by kernel. False when `args.files` hold neither.
+bool validate_kernels(const ValidateArgs& args) {
+  const KernelFiles kind = kernel_files(args.files);
+  if (kind == KernelFiles::none) return false;
+  const topologies::ClusterSpec spec = load_topology(args.cluster).spec();
+  if (kind == KernelFiles::steps) {
+    const StepValidation validation = validate_steps(spec, args.files);
+    for (const std::string& note : validation.notes) std::cerr << "note: " << note << '\n';
+    make_reporter(args.format, std::cout)->report(StepReport(validation));
+    check_max_error(args, validation.median_abs_rel_error, "decode steps");
+  } else {
+    const AttentionValidation validation = validate_attention(spec, args.files);
+    make_reporter(args.format, std::cout)->report(AttentionReport(validation));
+    check_max_error(args, validation.median_abs_rel_error, "attention kernels");
+  }
+  return true;
+}
+
+// Fails (exit 1) on a prediction or measurement that is not a finite positive time, and with --max-factor when
+// the median case of an engine and algorithm (or operation) is predicted more than that many times too slow or
+// too fast (analysis::gross_error): the loop's check that the machinery works, on any machine, idle or busy.
 void run(const ValidateArgs& args) {
-  const auto steps = std::count_if(args.files.begin(), args.files.end(), validate::is_step_file);
-  if (steps > 0) {  // real decode steps: the model by part (the simulator replays no step)
-    if (steps != static_cast<long>(args.files.size()))
-      throw topologies::InputError("validate decode steps apart from other measurements");
-    check_max_error(args, print_step_validation(std::cout, load_topology(args.cluster).spec(), args.files, args.format),
-                    "decode steps");
-    return;
-  }
-  const auto kernels = std::count_if(args.files.begin(), args.files.end(), validate::is_attention_file);
-  if (kernels > 0) {  // attention benchmarks: the compute model, kernel by kernel
-    if (kernels != static_cast<long>(args.files.size()))
-      throw topologies::InputError("validate attention benchmarks apart from other measurements");
-    check_max_error(args,
-                    print_attention_validation(std::cout, load_topology(args.cluster).spec(), args.files, args.format),
-                    "attention kernels");
-    return;
-  }
+  if (validate_kernels(args)) return;
   std::vector<validate::Engine> engines;
   for (const std::string& name : args.engines) engines.push_back(validate::parse_engine(name));
   const topologies::Topology topology = load_topology(args.cluster);
   const ValidateReport report = validate_measurements(topology, args.files, engines);
   for (const std::string& warning : report.warnings) std::cerr << "warning: " << warning << '\n';
-  const auto& cases = report.cases;
-  const auto& decode_cases = report.decodes;
-  const auto& summary = report.summary;
-  if (args.format == "json") {
-    std::cout << validate_json(topology, report).dump(2) << '\n';
-  } else {
-    if (!decode_cases.empty()) print_decode_table(decode_cases, engines, topology.spec().calibration.has_value());
-    print_table(cases, summary, engines);
+  make_reporter(args.format, std::cout)->report(CollectiveReport(topology, report, engines));
+  if (const std::optional<std::string> error = gross_error(report, engines, args.max_factor)) {
+    std::cerr << "error: " << *error << '\n';
+    throw ExitWith{1};
   }
-  check_gross_errors(decode_cases, cases, engines, args.max_factor);
-  for (const validate::ErrorSummary& s : summary) {
+  for (const validate::ErrorSummary& s : report.summary) {
     if (args.max_error > 0 && s.median_abs_rel_error > args.max_error) {
       std::cerr << "error: the " << validate::to_string(s.engine) << "'s median error on " << s.operation << " is "
                 << percent(s.median_abs_rel_error, false) << ", over --max-error " << percent(args.max_error, false)

@@ -1,8 +1,13 @@
 #include "treering/analysis/validate_report.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <set>
+#include <sstream>
 
+#include "treering/model/statistics.hpp"
+#include "treering/topologies/units.hpp"
 #include "treering/validate/calibrate.hpp"
 
 namespace treering::analysis {
@@ -158,6 +163,50 @@ ordered_json validate_json(const topologies::Topology& topology, const ValidateR
   for (const auto& row : decode_rows(report.decodes, topology.spec().calibration.has_value()))
     json["cases"].push_back(row);
   return json;
+}
+
+}  // namespace treering::analysis
+
+namespace treering::analysis {
+
+std::optional<std::string> gross_error(const ValidateReport& report, const std::vector<validate::Engine>& engines,
+                                       double max_factor) {
+  std::map<std::string, std::vector<double>> ratios;  // "model, ring" -> predicted / measured per case
+  std::optional<std::string> invalid;
+  auto add = [&](const std::string& group, const std::string& what, double measured_s, double predicted_s) {
+    const double ratio = predicted_s / measured_s;
+    if (!invalid && (!std::isfinite(ratio) || !(ratio > 0))) {
+      std::ostringstream message;
+      message << what << ": the prediction (" << predicted_s << " s) or the measurement (" << measured_s
+              << " s) is not a finite positive time";
+      invalid = message.str();
+    }
+    ratios[group].push_back(ratio);
+  };
+  for (validate::Engine engine : engines) {
+    const std::string name = validate::to_string(engine);
+    for (const validate::DecodeCase& c : report.decodes) {
+      add(name + ", " + c.measured.algorithm,
+          name + ", " + c.measured.algorithm + " at " + std::to_string(c.measured.seq_len) + " tokens",
+          c.measured.latency_s, c.predicted_s.at(engine));
+    }
+    for (const validate::CaseResult& c : report.cases) {
+      const std::string op = model::to_string(c.measured.op);
+      add(name + ", " + op, name + ", " + op + " of " + topologies::format_bytes(c.measured.bytes), c.measured.time_s,
+          c.predicted_s.at(engine));
+    }
+  }
+  if (invalid) return invalid;
+  for (auto& [group, values] : ratios) {
+    const double median = model::median(values);
+    if (max_factor > 0 && (median > max_factor || median < 1 / max_factor)) {
+      std::ostringstream message;
+      message << group << ": the median case is predicted " << median
+              << "x the measured time, off by more than --max-factor " << max_factor;
+      return message.str();
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace treering::analysis

@@ -1,9 +1,10 @@
 // Measured collectives (nccl-tests logs, CSVs, treering-realrun bench JSON) and timed decodes (treering-realrun
 // decode JSON) beside the model's and the simulator's predictions, case by case, with the median, p90 and max
 // error per engine and operation: what `treering validate` prints for them and the Python module's validate()
-// returns. (Attention benchmarks and decode steps have their own reports: attention_reports, step_reports.)
+// returns. (Attention benchmarks and decode steps have their own: kernel_validation.hpp.)
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,13 @@ ValidateReport validate_measurements(const topologies::Topology& topology, const
 
 // "none" on a cluster without a calibration, else "inside" or "OUTSIDE *", as predict's.
 std::string calibration_label(bool calibrated, const validate::DecodeCase& c);
+
+// --max-factor: the first engine and algorithm (or operation) whose median case is predicted more than
+// `max_factor` times too slow or too fast, or whose prediction or measurement is not a finite positive time, as a
+// message ("model, ring: the median case is predicted 3.4x the measured time, ..."); nullopt when none is. The
+// median by nearest rank, the lower middle: one case hit by a neighbour's burst does not move it.
+std::optional<std::string> gross_error(const ValidateReport& report, const std::vector<validate::Engine>& engines,
+                                       double max_factor);
 
 // The report as `validate --format json` writes it: cases (collectives, then decodes) and summary.
 nlohmann::ordered_json validate_json(const topologies::Topology& topology, const ValidateReport& report);
