@@ -26,14 +26,12 @@
 #include "treering/analysis/decode_cases.hpp"
 #include "treering/analysis/decode_columns.hpp"
 #include "treering/analysis/decode_output.hpp"
+#include "treering/analysis/kernel_validation.hpp"
 #include "treering/analysis/plan_report.hpp"
 #include "plot.hpp"
 #include "treering/analysis/network_calibration.hpp"
 #include "treering/analysis/validate_report.hpp"
 #include "treering/model/statistics.hpp"
-#include "treering/validate/compute_fit.hpp"
-#include "treering/validate/decode_timings.hpp"
-#include "treering/validate/step_fit.hpp"
 #include "treering/topologies/input_files_read.hpp"
 #include "treering/topologies/output_file.hpp"
 #include "treering/analysis/simulated_decode.hpp"
@@ -403,33 +401,34 @@ py::object plan(const Cluster& cluster, const analysis::PlanChoice& choice) {
   return from_json(analysis::plan_json(cluster.topology(), choice, report));
 }
 
-// Attention benchmarks and decode steps have reports of their own that only the command prints.
-void refuse_other_measurements(const std::vector<std::string>& files) {
-  for (const std::string& file : files) {
-    if (validate::is_step_file(file) || validate::is_attention_file(file)) {
-      throw topologies::InputError(file +
-                                   ": attention benchmarks and decode steps are for the command here: treering "
-                                   "validate " +
-                                   file + " ...");
-    }
-  }
-}
-
-// `treering validate --format json` on collective measurements and timed decodes: cases and summary.
+// `treering validate --format json`: collective measurements and timed decodes (cases and summary per engine), or
+// attention benchmarks kernel by kernel, or decode steps part by part (the model alone: engines are not asked).
 py::object validate_files(const Cluster& cluster, const std::vector<std::string>& files,
                           const std::vector<std::string>& engine_names) {
   if (files.empty()) throw topologies::InputError("no measurement file given");
-  refuse_other_measurements(files);
   std::vector<validate::Engine> engines;
   for (const std::string& name : engine_names) engines.push_back(validate::parse_engine(name));
   if (engines.empty()) throw topologies::InputError("no engine given (model, sim)");
-  analysis::ValidateReport report;
+  const analysis::KernelFiles kind = analysis::kernel_files(files);
+  nlohmann::ordered_json json;
+  std::vector<std::string> warnings;
   {
     const py::gil_scoped_release release;
-    report = analysis::validate_measurements(cluster.topology(), files, engines);
+    const topologies::ClusterSpec& spec = cluster.topology().spec();
+    if (kind == analysis::KernelFiles::steps) {
+      const analysis::StepValidation validation = analysis::validate_steps(spec, files);
+      warnings = validation.notes;
+      json = analysis::step_validation_json(validation);
+    } else if (kind == analysis::KernelFiles::attention) {
+      json = analysis::attention_validation_json(analysis::validate_attention(spec, files));
+    } else {
+      const analysis::ValidateReport report = analysis::validate_measurements(cluster.topology(), files, engines);
+      warnings = report.warnings;
+      json = analysis::validate_json(cluster.topology(), report);
+    }
   }
-  for (const std::string& warning : report.warnings) py::module_::import("warnings").attr("warn")(warning);
-  return from_json(analysis::validate_json(cluster.topology(), report));
+  for (const std::string& warning : warnings) py::module_::import("warnings").attr("warn")(warning);
+  return from_json(json);
 }
 
 }  // namespace

@@ -366,16 +366,16 @@ class CalibrateAndValidateTest(unittest.TestCase):
             for _ in range(2):
                 self.assertEqual(treering.calibrate(loaded, log, out)["cluster"].gpus, 16)
 
-    def test_what_only_the_command_reads(self):
+    def test_bad_measurements(self):
         attention = SOURCE_DIR / "validate" / "data" / "measured" / "h100-80gb-hbm3-2026-11-25" / "attention-llama3.1-8b.json"
         self.assertTrue(attention.exists())
-        for call in (lambda: treering.validate("dgx-h100", attention),
-                     lambda: treering.calibrate("dgx-h100", [], "x.yaml"),
+        for call in (lambda: treering.calibrate("dgx-h100", [], "x.yaml"),
+                     lambda: treering.validate("dgx-h100", [attention, self.LOG]),
                      lambda: treering.validate("dgx-h100", self.LOG, engines="magic")):
             with self.assertRaises(treering.InputError):
                 call()
-        with self.assertRaisesRegex(treering.InputError, "for the command here"):
-            treering.validate("dgx-h100", attention)
+        with self.assertRaisesRegex(treering.InputError, "apart from other measurements"):
+            treering.validate("dgx-h100", [attention, self.LOG])
 
 
 class SweepTest(unittest.TestCase):

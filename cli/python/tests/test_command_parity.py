@@ -1,7 +1,7 @@
-"""Python gives the command's answers: the README's examples of tune, calibrate and sweep run both ways, compared
-whole (crossover: test_crossover_parity.py). Both sides come from the same analysis library, so any difference
-is a front end adding, dropping or re-deriving something; the expected values are the command's own output,
-which other tests check against hand-derived figures.
+"""Python gives the command's answers: the README's examples of tune, calibrate and sweep, and validate on each
+kind of measurement, run both ways and compared whole (crossover: test_crossover_parity.py). Both sides come from
+the same analysis library, so any difference is a front end adding, dropping or re-deriving something; the
+expected values are the command's own output, which other tests check against hand-derived figures.
 
 Run with the package on the path: PYTHONPATH=build/python python3 -m unittest discover -s cli/python/tests
 """
@@ -112,6 +112,18 @@ class CalibrateParityTest(unittest.TestCase):
             with self.assertRaisesRegex(treering.InputError, "timed decodes"):
                 treering.calibrate("dgx-h100", [NDR_LOG], pathlib.Path(folder) / "x.yaml", impl="efficient")
             self.assertEqual(list(pathlib.Path(folder).iterdir()), [])
+
+
+class ValidateParityTest(unittest.TestCase):
+    def test_each_kind_of_measurement(self):
+        heldout = MEASURED / "h100-80gb-hbm3-2026-11-26" / "step-heldout.json"
+        for files, engines in (([NDR_LOG], "model,sim"), ([heldout], "model"), (KERNELS, "model")):
+            with self.subTest(files=[f.name for f in files]):
+                command = command_json(self, ["validate"] + files + ["--cluster", "dgx-h100", "--nodes", "2",
+                                                                     "--engine", engines])
+                ours = treering.validate(treering.load_cluster("dgx-h100", nodes=2), files, engines=engines)
+                self.assertEqual(ours, command)
+                self.assertTrue(ours["cases"])
 
 
 class SweepParityTest(unittest.TestCase):

@@ -256,8 +256,9 @@ def validate(cluster, files, engines="model"):
     (median, p90 and max |error| per engine and operation).
 
     files: a path or a list: nccl-tests logs (every *_perf binary), bytes,time CSVs, treering-realrun bench JSON
-    (collectives, send/recv) and decode JSON. Attention benchmarks and decode steps have their own reports: the
-    command prints them (``treering validate``). engines: "model", "sim" or both.
+    (collectives, send/recv) and decode JSON; engines: "model", "sim" or both. Or attention benchmarks (the compute
+    model kernel by kernel: "cases" with measured_s, predicted_s, rel_error, shape_calibrated; "summary" with the
+    median and max |error|) or decode steps (the step model part by part), each kind apart, by the model alone.
     """
     return _treering.validate(_cluster(cluster), _paths(files), _names(engines, ["model"]))
 
