@@ -12,7 +12,7 @@
 #include "layout_args.hpp"
 #include "treering/model/decode_algorithms.hpp"
 #include "treering/analysis/sweep.hpp"
-#include "sweep_ranks.hpp"
+#include "treering/analysis/sweep_ranks.hpp"
 #include "sweep_table.hpp"
 #include "treering/topologies/output_file.hpp"
 #include "treering/topologies/units.hpp"

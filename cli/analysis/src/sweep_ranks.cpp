@@ -1,4 +1,4 @@
-#include "sweep_ranks.hpp"
+#include "treering/analysis/sweep_ranks.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -11,7 +11,7 @@
 #include "treering/topologies/output_file.hpp"
 #include "treering/topologies/input_error.hpp"
 
-namespace treering::cli {
+namespace treering::analysis {
 namespace {
 
 const char* environment(const char* name) { return std::getenv(name); }
@@ -131,4 +131,4 @@ std::vector<std::vector<std::string>> SweepRanks::gather(const std::vector<std::
   return pieces;
 }
 
-}  // namespace treering::cli
+}  // namespace treering::analysis

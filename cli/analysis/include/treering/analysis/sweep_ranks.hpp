@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace treering::cli {
+namespace treering::analysis {
 
 // How the ranks of one launch recognise each other's files, and how long rank 0 waits for them.
 struct RendezvousOptions {
@@ -42,4 +42,4 @@ class SweepRanks {
   double timeout_s_ = 3600;
 };
 
-}  // namespace treering::cli
+}  // namespace treering::analysis
