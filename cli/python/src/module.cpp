@@ -21,6 +21,7 @@
 #include "calibrate.hpp"
 #include "cluster.hpp"
 #include "crossover.hpp"
+#include "enums.hpp"
 #include "json_values.hpp"
 #include "treering/analysis/collective_report.hpp"
 #include "treering/analysis/decode_cases.hpp"
@@ -486,6 +487,7 @@ PYBIND11_MODULE(_treering, m) {
       py::arg("algorithms"), py::arg("engines"));
   m.def("validate", &validate_files, py::arg("cluster"), py::arg("files"), py::arg("engines"));
   add_calibrate(m);
+  add_enums(m);
   m.def(
       "plan",
       [](const Cluster& cluster, long long seq_len, const std::string& workload, int batch, int gpus_max,

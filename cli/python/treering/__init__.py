@@ -8,6 +8,9 @@ Load a cluster (a preset or a YAML file, with what-if edits), then predict (the 
     c = treering.load_cluster("dgx-h100", nodes=2)
     df = pandas.DataFrame(treering.predict(c, seq_len="80k:1M:x2", algos=["tree", "ring"]))
 
+Names may be given as the enums' members as well: ``algos=[treering.Algorithm.tree_fused]``,
+``scope=treering.Scope.step``, ``engines=treering.Engine.sim``; str(member) is its name ("tree-fused").
+
 Bad input (a file, a value, an argument) raises treering.InputError, a ValueError whose message is the
 command's: ``preset:dgx-h100:43:18: error: invalid bandwidth ...``.
 A bug raises RuntimeError("internal error: ... (please report it: ...)"), as the command exits 1 with it.
@@ -17,9 +20,9 @@ import numbers
 import os
 
 from . import _treering
-from ._treering import InputError
+from ._treering import InputError, Algorithm, Engine, Scope, Placement, Op
 
-__all__ = ["InputError", "COLUMNS", "UNITS", "Cluster", "load_cluster", "presets", "workloads", "algorithms", "predict", "simulate",
+__all__ = ["InputError", "Algorithm", "Engine", "Scope", "Placement", "Op", "COLUMNS", "UNITS", "Cluster", "load_cluster", "presets", "workloads", "algorithms", "predict", "simulate",
            "sweep", "crossover", "tune", "sensitivity", "collective", "plan", "validate", "calibrate", "plot"]
 
 # The columns every predict/simulate/sweep record has, in the CSV's order: the command's own list (one list feeds
@@ -351,6 +354,8 @@ def _names(value, default):
         return list(default)
     if isinstance(value, str):
         return [part.strip() for part in value.split(",")]
+    if not isinstance(value, (list, tuple, set, frozenset)):  # one enum member (treering.Algorithm.tree)
+        return [str(value)]
     return [str(v) for v in value]
 
 
