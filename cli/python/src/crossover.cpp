@@ -38,17 +38,17 @@ void add_crossover(py::module_& m) {
          const std::vector<std::string>& algos, const std::string& workload, const std::vector<int>& batches,
          const std::string& engine, const std::vector<std::pair<std::string, std::string>>& settings,
          const std::string& impl, const std::string& vs, int jobs) {
-        analysis::CrossoverRequest request;
-        request.cluster = cluster;
-        request.nodes = nodes;
-        request.seq_lens = seq_lens;
-        request.algorithms = algos;
-        request.workload = workload;
-        request.batches = batches;
-        request.engine = engine;
+        analysis::CrossoverRequest request{.cluster = cluster,
+                                           .nodes = nodes,
+                                           .workload = workload,
+                                           .batches = batches,
+                                           .seq_lens = seq_lens,
+                                           .algorithms = algos,
+                                           .engine = engine,
+                                           .settings = {},
+                                           .impl = impl,
+                                           .jobs = jobs};
         for (const auto& [path, value] : settings) request.settings.push_back({path, value});
-        request.impl = impl;
-        request.jobs = jobs;
         return crossover(request, vs);
       },
       py::arg("cluster"), py::arg("nodes"), py::arg("seq_lens"), py::arg("algos"), py::arg("workload"),
