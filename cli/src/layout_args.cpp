@@ -17,17 +17,19 @@ void add_layout_options(CLI::App& command, LayoutArgs& args) {
                   "parallelism; 'all': as many as the GPUs hold): their transfers share NICs and spines")
       ->capture_default_str();
   command
-      .add_option("--placement", args.placement,
-                  "tp-inner: a TP group on consecutive GPUs of the list (inside a node); cp-inner: a CP group on them")
+      .add_option_function<std::string>(
+          "--placement", [&args](const std::string& name) { args.placement = model::parse_layout_order(name); },
+          "tp-inner: a TP group on consecutive GPUs of the list (inside a node); cp-inner: a CP group on them")
       ->check(CLI::IsMember({"tp-inner", "cp-inner"}))
-      ->capture_default_str();
+      ->default_str(model::to_string(args.placement));
   command.add_flag("--tp-in-domain", args.tp_in_domain, "Refuse a layout whose TP group spans scale-up domains");
   command
-      .add_option("--scope", args.scope,
-                  "attention: one layer's attention (the combine); layer: plus projections, norms, MLP and TP "
-                  "collectives; step: all layers plus the LM head: time per output token")
+      .add_option_function<std::string>(
+          "--scope", [&args](const std::string& name) { args.scope = model::parse_scope(name); },
+          "attention: one layer's attention (the combine); layer: plus projections, norms, MLP and TP "
+          "collectives; step: all layers plus the LM head: time per output token")
       ->check(CLI::IsMember({"attention", "layer", "step"}))
-      ->capture_default_str();
+      ->default_str(model::to_string(args.scope));
 }
 
 }  // namespace treering::cli

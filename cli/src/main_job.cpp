@@ -49,10 +49,10 @@ LineChart latency_chart(const std::vector<DecodeRow>& rows) {
   chart.y_label = "latency per layer";
   const auto& algorithms = model::paper_decode_algorithms();
   for (std::size_t a = 0; a < algorithms.size(); ++a) {
-    for (const char* engine : {"model", "sim"}) {
+    for (const validate::Engine engine : {validate::Engine::model, validate::Engine::sim}) {
       ChartSeries series;
-      series.name = std::string(model::to_string(algorithms[a])) + (engine == std::string("sim") ? " (simulated)" : "");
-      series.dashed = engine == std::string("sim");
+      series.dashed = engine == validate::Engine::sim;
+      series.name = std::string(model::to_string(algorithms[a])) + (series.dashed ? " (simulated)" : "");
       series.rgb = series.dashed ? darker(kColours[a % 5]) : kColours[a % 5];
       series.markers = !series.dashed;
       for (const DecodeRow& row : rows) {

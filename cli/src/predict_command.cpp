@@ -52,7 +52,8 @@ void print_table(const std::vector<DecodeRow>& rows, const PredictArgs& args, co
             << (rows.front().layout.replicas > 1 ? " x " + std::to_string(rows.front().layout.replicas) + " replicas"
                                                  : std::string())
             << ") — analytical model, "
-            << (step ? "attention columns: one layer's combine; then the " + args.layout.scope + " around it"
+            << (step ? "attention columns: one layer's combine; then the " +
+                           std::string(model::to_string(args.layout.scope)) + " around it"
                      : "one attention layer per row")
             << "\nimplementation: " << args.impl << band_line(rows) << '\n'
             << calibration_line(topology) << "\n\n";
@@ -70,7 +71,7 @@ void print_table(const std::vector<DecodeRow>& rows, const PredictArgs& args, co
   if (per_token) header.push_back("per token");
   if (step) {
     header.push_back("layer");
-    if (args.layout.scope == "step") header.insert(header.end(), {"per token", "tokens/s"});
+    if (args.layout.scope == model::Scope::step) header.insert(header.end(), {"per token", "tokens/s"});
     header.insert(header.end(), {"memory/GPU", "max context"});
   }
   if (args.tokens) header.push_back("generation");

@@ -24,14 +24,14 @@ CaseKey key_of(const DecodeRow& row, model::DecodeAlgorithm algorithm) {
 std::string layout_cell(const DecodeRow& row) {
   std::string text = "tp " + std::to_string(row.layout.tp) + " x cp " + std::to_string(row.layout.cp);
   if (row.layout.replicas > 1) text += " x " + std::to_string(row.layout.replicas) + " replicas";
-  if (row.placement != "tp-inner") text += ", " + row.placement;
+  if (row.placement != model::LayoutOrder::tp_inner) text += std::string(", ") + model::to_string(row.placement);
   return text;
 }
 
 // A sweep given --tp, --cp, --replicas or --placement shows its layout; the default (cp over all GPUs) does not.
 bool shows_layout(const std::vector<DecodeRow>& rows) {
   for (const DecodeRow& row : rows) {
-    if (row.layout.tp != 1 || row.layout.replicas != 1 || row.placement != "tp-inner") return true;
+    if (row.layout.tp != 1 || row.layout.replicas != 1 || row.placement != model::LayoutOrder::tp_inner) return true;
   }
   return false;
 }
@@ -54,10 +54,10 @@ std::string speedup(double ring_s, double latency_s) {
 
 void print_sweep_table(std::ostream& out, const std::vector<DecodeRow>& rows) {
   bool model = false, sim = false;
-  std::map<CaseKey, std::map<std::string, const DecodeRow*>> by_case;  // -> engine -> row
+  std::map<CaseKey, std::map<validate::Engine, const DecodeRow*>> by_case;  // -> engine -> row
   std::vector<CaseKey> order;
   for (const DecodeRow& row : rows) {
-    (row.engine == "sim" ? sim : model) = true;
+    (row.engine == validate::Engine::sim ? sim : model) = true;
     const CaseKey key = key_of(row, row.result.algorithm);
     if (!by_case.count(key)) order.push_back(key);
     by_case[key][row.engine] = &row;
@@ -91,8 +91,8 @@ void print_sweep_table(std::ostream& out, const std::vector<DecodeRow>& rows) {
     cells.insert(cells.end(), {any.workload, std::to_string(any.batch), fmt::format_token_count(any.result.seq_len),
                                model::to_string(any.result.algorithm)});
     const auto ring = by_case.find(key_of(any, model::DecodeAlgorithm::ring));
-    for (const char* engine : {"model", "sim"}) {
-      if ((engine == std::string("model") && !model) || (engine == std::string("sim") && !sim)) continue;
+    for (const validate::Engine engine : {validate::Engine::model, validate::Engine::sim}) {
+      if ((engine == validate::Engine::model && !model) || (engine == validate::Engine::sim && !sim)) continue;
       const auto it = engines.find(engine);
       const bool have_ring = ring != by_case.end() && ring->second.count(engine);
       cells.push_back(it == engines.end() ? "-" : fmt::format_duration(it->second->result.latency_s));
@@ -100,8 +100,8 @@ void print_sweep_table(std::ostream& out, const std::vector<DecodeRow>& rows) {
                           ? "-"
                           : speedup(ring->second.at(engine)->result.latency_s, it->second->result.latency_s));
     }
-    for (const char* engine : {"model", "sim"}) {
-      if (scope.empty() || (engine == std::string("model") && !model) || (engine == std::string("sim") && !sim))
+    for (const validate::Engine engine : {validate::Engine::model, validate::Engine::sim}) {
+      if (scope.empty() || (engine == validate::Engine::model && !model) || (engine == validate::Engine::sim && !sim))
         continue;
       const auto it = engines.find(engine);
       const bool has_step = it != engines.end() && it->second->step;

@@ -40,12 +40,12 @@ model::LayoutGroups layout_groups(const LayoutChoice& layout, const topologies::
   if (layout.cp && !layout.tp) counts.tp = rest(*layout.cp, "--cp");
   if (!layout.tp && !layout.cp) counts.cp = available;
   counts.replicas = replica_count(layout.replicas, available / counts.gpus());
-  return model::place_layout(topology, counts, gpus, model::parse_layout_order(layout.placement), layout.tp_in_domain);
+  return model::place_layout(topology, counts, gpus, layout.placement, layout.tp_in_domain);
 }
 
 void add_step(const LayoutChoice& layout, const model::LayoutModel& layouts, const model::Workload& workload,
               int slowest_group, DecodeRow& row) {
-  const model::Scope scope = model::parse_scope(layout.scope);
+  const model::Scope scope = layout.scope;
   if (scope == model::Scope::attention) return;
   const model::LayoutAttention attention{row.result, row.result.volume, slowest_group};
   row.step = model::evaluate_step(layouts, attention, row.result.algorithm, workload, row.result.seq_len, scope);
@@ -152,7 +152,7 @@ SimulatedCase simulate_row(const LayoutChoice& layout, const GenerationChoice& g
   const model::LayoutAttention predicted = layouts.attention(algorithm, workload, seq_len, options);
   std::optional<model::StepResult> step;
   std::string shortfall;
-  if (model::parse_scope(layout.scope) != model::Scope::attention) {
+  if (layout.scope != model::Scope::attention) {
     DecodeRow model_row;  // the model's step: its parts' times, and whether it fits
     model_row.result = predicted.slowest;
     model_row.layout = layouts.groups().layout;

@@ -18,7 +18,7 @@ std::vector<DecodeColumn> make_columns() {
   using C = Carried;
   return {
       {"algo", "algo", "", C::always, [](R r) -> Cell { return std::string(model::to_string(r.result.algorithm)); }},
-      {"engine", "engine", "", C::always, [](R r) -> Cell { return r.engine; }},
+      {"engine", "engine", "", C::always, [](R r) -> Cell { return std::string(validate::to_string(r.engine)); }},
       {"cluster", "cluster", "", C::always, [](R r) -> Cell { return r.cluster; }},
       {"nodes", "nodes", "nodes", C::always, [](R r) -> Cell { return static_cast<long long>(r.nodes_used); }},
       {"gpus", "gpus", "GPUs", C::always, [](R r) -> Cell { return static_cast<long long>(r.result.gpus); }},
@@ -52,7 +52,7 @@ std::vector<DecodeColumn> make_columns() {
       {"tp", "tp", "GPUs", C::always, [](R r) -> Cell { return static_cast<long long>(r.layout.tp); }},
       {"cp", "cp", "GPUs", C::always, [](R r) -> Cell { return static_cast<long long>(r.layout.cp); }},
       {"replicas", "replicas", "", C::always, [](R r) -> Cell { return static_cast<long long>(r.layout.replicas); }},
-      {"placement", "placement", "", C::always, [](R r) -> Cell { return r.placement; }},
+      {"placement", "placement", "", C::always, [](R r) -> Cell { return std::string(model::to_string(r.placement)); }},
       {"cluster_nodes", "cluster_nodes", "nodes", C::always,
        [](R r) -> Cell { return static_cast<long long>(r.cluster_nodes); }},
       {"first_call_s", "first_call_s", "s", C::always, [](R r) -> Cell { return r.result.first_call_s; }},

@@ -61,7 +61,7 @@ void set_context(DecodeRow& row, const model::DecodeModel& decode, const model::
 
 void set_layout(DecodeRow& row, const model::LayoutGroups& groups, const topologies::Topology& topology) {
   row.layout = groups.layout;
-  row.placement = model::to_string(groups.order);
+  row.placement = groups.order;
   row.result.gpus = static_cast<int>(groups.gpus.size());
   row.nodes_used = nodes_used(topology, groups.gpus);
 }

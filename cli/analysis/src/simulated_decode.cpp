@@ -13,7 +13,7 @@ SimulatedCase simulate_decode(const model::DecodeModel& decode, const model::Wor
   if (check_memory) model::check_fits(c.predicted, decode);
   c.simulated = sim::replay_plan(decode, c.plan, options);
   c.row.result = sim::simulated_result(decode, c.plan, c.predicted, c.simulated);
-  c.row.engine = "sim";
+  c.row.engine = validate::Engine::sim;
   set_context(c.row, decode, c.plan);
   c.row.model_latency_s = c.predicted.latency_s;
   c.row.transfers_simulated = c.simulated.transfers_simulated;
@@ -37,7 +37,7 @@ SimulatedCase simulate_layout(const model::LayoutModel& layouts, const model::Wo
   c.predicted = decode.evaluate(c.plan);
   c.simulated = layout->replay;
   c.row.result = sim::simulated_result(decode, c.plan, c.predicted, c.simulated);
-  c.row.engine = "sim";
+  c.row.engine = validate::Engine::sim;
   set_context(c.row, decode, c.plan);
   c.row.transfers_simulated = c.simulated.transfers_simulated;
   c.layout = std::move(layout);

@@ -141,7 +141,7 @@ namespace {
 DecodeRow sweep_columns(const SweepSpec& spec) {
   DecodeRow first;
   first.model_latency_s = 0;
-  if (model::parse_scope(spec.layout.scope) != model::Scope::attention) first.step = model::StepResult{};
+  if (spec.layout.scope != model::Scope::attention) first.step = model::StepResult{};
   return first;
 }
 

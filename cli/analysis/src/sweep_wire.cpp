@@ -68,7 +68,7 @@ void from_json(const nlohmann::json& j, Links& links) {
 
 nlohmann::json row_json(const DecodeRow& row) {
   return {{"result", row.result},
-          {"engine", row.engine},
+          {"engine", validate::to_string(row.engine)},
           {"cluster", row.cluster},
           {"cluster_nodes", row.cluster_nodes},
           {"nodes_used", row.nodes_used},
@@ -85,7 +85,7 @@ nlohmann::json row_json(const DecodeRow& row) {
           {"latency_band", row.latency_band},
           {"generation_band", row.generation_band},
           {"layout", row.layout},
-          {"placement", row.placement},
+          {"placement", model::to_string(row.placement)},
           {"step", row.step},
           {"memory_shortfall", row.memory_shortfall}};
 }
@@ -93,7 +93,7 @@ nlohmann::json row_json(const DecodeRow& row) {
 DecodeRow row_of(const nlohmann::json& j) {
   DecodeRow row;
   j.at("result").get_to(row.result);
-  j.at("engine").get_to(row.engine);
+  row.engine = validate::parse_engine(j.at("engine").get<std::string>());
   j.at("cluster").get_to(row.cluster);
   j.at("cluster_nodes").get_to(row.cluster_nodes);
   j.at("nodes_used").get_to(row.nodes_used);
@@ -110,7 +110,7 @@ DecodeRow row_of(const nlohmann::json& j) {
   j.at("latency_band").get_to(row.latency_band);
   j.at("generation_band").get_to(row.generation_band);
   j.at("layout").get_to(row.layout);
-  j.at("placement").get_to(row.placement);
+  row.placement = model::parse_layout_order(j.at("placement").get<std::string>());
   j.at("step").get_to(row.step);
   j.at("memory_shortfall").get_to(row.memory_shortfall);
   return row;

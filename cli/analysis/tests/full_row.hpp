@@ -32,7 +32,7 @@ inline DecodeRow full_row() {
   r.token_s = 2e-3;
   r.first_call_s = 3e-3;
   r.phases = {{"combine\nline", 4e-6, true, std::string("nvls\0x", 6)}, {"", 0, false, ""}};
-  row.engine = "sim";
+  row.engine = validate::Engine::sim;
   row.cluster = "dgx-h100";
   row.cluster_nodes = 16;
   row.nodes_used = 15;
@@ -50,7 +50,7 @@ inline DecodeRow full_row() {
   row.latency_band = {8.9e-5, kInfinity};
   row.generation_band = model::Band{1.0, 2.0};
   row.layout = {4, 32};
-  row.placement = "cp-inner";
+  row.placement = model::LayoutOrder::cp_inner;
   model::StepResult step;
   step.scope = model::Scope::layer;
   step.layer_s = 1.1e-4;

@@ -109,7 +109,7 @@ TEST_CASE("run_sweep: rows from 3 worker processes are the rows of one process, 
   // The cases' order, engine fastest (sweep.hpp): case 5 is 1 node, 160k tokens, ring, sim.
   CHECK(workers[5].result.seq_len == 160'000);
   CHECK(workers[5].result.algorithm == model::DecodeAlgorithm::ring);
-  CHECK(workers[5].engine == "sim");
+  CHECK(workers[5].engine == treering::validate::Engine::sim);
   CHECK(workers[5].result.gpus == 8);
   CHECK(progress == std::vector<std::size_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16});
 }

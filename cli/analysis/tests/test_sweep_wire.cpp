@@ -64,7 +64,7 @@ TEST_CASE("a sweep row as bytes: every field comes back, doubles bit for bit") {
   CHECK(r.phases[0].how == std::string("nvls\0x", 6));
   CHECK(r.phases[1].label.empty());
   CHECK_FALSE(r.phases[1].inter_node);
-  CHECK(got.engine == "sim");
+  CHECK(got.engine == treering::validate::Engine::sim);
   CHECK(got.cluster == "dgx-h100");
   CHECK(got.cluster_nodes == 16);
   CHECK(got.nodes_used == 15);
@@ -90,7 +90,7 @@ TEST_CASE("a sweep row as bytes: every field comes back, doubles bit for bit") {
   CHECK(got.generation_band->high_s == 2.0);
   CHECK(got.layout.tp == 4);
   CHECK(got.layout.cp == 32);
-  CHECK(got.placement == "cp-inner");
+  CHECK(got.placement == model::LayoutOrder::cp_inner);
   REQUIRE(got.step.has_value());
   CHECK(got.step->scope == model::Scope::layer);
   CHECK(got.step->layer_s == 1.1e-4);
@@ -124,7 +124,7 @@ TEST_CASE("a sweep row as bytes: absent optionals stay absent") {
   CHECK_FALSE(got.step.has_value());
   CHECK(got.links.is_null());
   CHECK(got.result.phases.empty());
-  CHECK(got.engine == "model");  // the defaults, as sent
+  CHECK(got.engine == treering::validate::Engine::model);  // the defaults, as sent
 }
 
 TEST_CASE("a sweep row as bytes: what encode_row did not write is an error") {

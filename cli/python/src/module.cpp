@@ -153,9 +153,8 @@ CaseChoice case_choice(std::optional<int> tp, std::optional<int> cp, const std::
   if (tp && *tp < 1) throw topologies::InputError("tp must be at least 1, got " + std::to_string(*tp));
   if (cp && *cp < 1) throw topologies::InputError("cp must be at least 1, got " + std::to_string(*cp));
   if (tokens && *tokens < 1) throw topologies::InputError("tokens must be at least 1, got " + std::to_string(*tokens));
-  model::parse_scope(scope);             // refuses a name that is not a scope
-  model::parse_layout_order(placement);  // likewise a placement
-  return {{tp, cp, replicas, placement, tp_in_domain, scope}, {tokens, prefill}};
+  return {{tp, cp, replicas, model::parse_layout_order(placement), tp_in_domain, model::parse_scope(scope)},
+          {tokens, prefill}};
 }
 
 // The analytical model, lengths outer and algorithms inner (as `treering predict`); with check_memory a case

@@ -20,9 +20,9 @@ struct LayoutChoice {
   std::optional<int> tp;
   std::optional<int> cp;
   std::string replicas = "1";  // copies of the layout side by side (data parallelism): a count, or "all" that fit
-  std::string placement = "tp-inner";
+  model::LayoutOrder placement = model::LayoutOrder::tp_inner;
   bool tp_in_domain = false;
-  std::string scope = "attention";
+  model::Scope scope = model::Scope::attention;
 };
 
 // --tokens N (the time to generate N tokens after the prompt), --prefill (the prompt's estimate added).

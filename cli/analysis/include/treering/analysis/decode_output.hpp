@@ -12,6 +12,7 @@
 #include "treering/model/layout.hpp"
 #include "treering/model/step.hpp"
 #include "treering/model/uncertainty.hpp"
+#include "treering/validate/report.hpp"
 
 namespace treering::analysis {
 
@@ -22,7 +23,7 @@ const char* to_string(CalibrationState state);  // "none", "inside", "extrapolat
 
 struct DecodeRow {
   model::DecodeResult result;  // the model's, or the simulator's in the same form
-  std::string engine = "model";
+  validate::Engine engine = validate::Engine::model;
   std::string cluster;    // its name
   int cluster_nodes = 0;  // nodes in the cluster
   int nodes_used = 0;     // nodes the GPUs used sit on
@@ -43,7 +44,7 @@ struct DecodeRow {
   std::optional<model::Band> generation_band;
   // The layout (--tp x --cp): result holds the slowest CP group's attention, its volume all groups'.
   model::Layout layout;
-  std::string placement = "tp-inner";
+  model::LayoutOrder placement = model::LayoutOrder::tp_inner;
   std::optional<model::StepResult> step;  // --scope layer|step
   // Empty when the case fits in every GPU's memory, else what it needs (model::memory_shortfall's words, or the
   // step's): the row is still computed, and marked.
