@@ -30,7 +30,8 @@ void add_plot_command(CLI::App& app);
 // `treering` with no arguments: the default comparison, with its files in treering-out/.
 void run_main_job();
 
-// --format table|json (or more choices), default "table".
+// --format table|json (or more choices), default "table", as a string: validate's until it reports through
+// reporter.hpp (every other command takes --format as an OutputFormat, reporter.hpp's add_format_option).
 CLI::Option* add_format_option(CLI::App& command, std::string& format,
                                std::vector<std::string> choices = {"table", "json"});
 

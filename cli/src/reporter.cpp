@@ -3,6 +3,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "commands.hpp"
+
 namespace treering::cli {
 
 const char* to_string(OutputFormat format) {
@@ -41,6 +43,11 @@ CLI::Option* add_format_option(CLI::App& command, OutputFormat& format, const st
   return command.add_option_function<std::string>("--format", set, "Output format")
       ->check(CLI::IsMember(names))
       ->default_str(names.front());
+}
+
+// validate's --format, a string still (commands.hpp).
+CLI::Option* add_format_option(CLI::App& command, std::string& format, std::vector<std::string> choices) {
+  return command.add_option("--format", format, "Output format")->check(CLI::IsMember(choices))->capture_default_str();
 }
 
 }  // namespace treering::cli
