@@ -54,7 +54,7 @@ topologies::Topology load_topology(const ClusterArgs& args) {
 }
 
 void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& algorithms_help,
-                        std::vector<std::string> formats) {
+                        const std::vector<OutputFormat>& formats) {
   add_cluster_option(command, args.cluster);
   command.add_option("--workload", args.workload, "A workload preset (treering workload list) or a YAML file")
       ->capture_default_str();
@@ -81,7 +81,7 @@ void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& 
                    "Add the prompt's prefill: the --impl profile's schedule where it has one, else a balanced estimate "
                    "(JSON prefill_s; in generation_s)");
   add_impl_option(command, args.impl);
-  add_format_option(command, args.format, std::move(formats));
+  add_format_option(command, args.format, formats);
 }
 
 void add_progress_flag(CLI::App& command) {

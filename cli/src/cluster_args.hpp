@@ -8,6 +8,7 @@
 
 #include <memory>
 
+#include "reporter.hpp"
 #include "treering/model/plan.hpp"
 #include "treering/model/workload.hpp"
 #include "treering/topologies/impl_profile.hpp"
@@ -47,10 +48,10 @@ struct DecodeArgs {
   std::string split = "equal";      // --split equal|by-speed: how the KV cache is shared out (model::TokenSplit)
   bool prefill = false;             // add the model's prefill estimate
   std::string impl = "efficient";   // --impl NAME|FILE: the implementation profile predicted
-  std::string format = "table";
+  OutputFormat format = OutputFormat::table;
 };
 void add_decode_options(CLI::App& command, DecodeArgs& args, const std::string& algorithms_help,
-                        std::vector<std::string> formats);
+                        const std::vector<OutputFormat>& formats);
 // Takes back options add_decode_options added that a command has no use for ("--tokens", ...): given, they are an
 // error ("The following arguments were not expected"), not silently ignored.
 void drop_options(CLI::App& command, const std::vector<std::string>& names);

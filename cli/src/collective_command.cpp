@@ -8,6 +8,7 @@
 #include "cluster_args.hpp"
 #include "treering/analysis/collective_report.hpp"
 #include "commands.hpp"
+#include "reporter.hpp"
 #include "table.hpp"
 #include "treering/model/collectives.hpp"
 #include "treering/model/uncertainty.hpp"
@@ -21,7 +22,7 @@ using nlohmann::ordered_json;
 
 struct CollectiveArgs : CollectiveChoice {
   ClusterArgs cluster;
-  std::string format = "table";
+  OutputFormat format = OutputFormat::table;
 };
 
 // "+12.34 %" (the difference from `reference`), or "87.5 %" (a share).
@@ -29,14 +30,14 @@ std::string percent_of(double value, double reference = 0) {
   return reference > 0 ? format_change(value, reference) : format_percent(value);
 }
 
-void print_table(const std::vector<BandedEstimate>& estimates, const model::CommGroup& group,
-                 const CollectiveArgs& args) {
+void print_estimates(std::ostream& out, const std::vector<BandedEstimate>& estimates, const model::CommGroup& group,
+                     const CollectiveArgs& args) {
   const bool simulated = !estimates.empty() && estimates.front().simulated;
-  std::cout << args.op << " over " << group.ranks << " GPUs in " << group.domains << " scale-up domain(s) of "
-            << args.cluster.cluster << " (model, " << nccl_constants(group) << ")\n";
+  out << args.op << " over " << group.ranks << " GPUs in " << group.domains << " scale-up domain(s) of "
+      << args.cluster.cluster << " (model, " << nccl_constants(group) << ")\n";
   if (simulated) {
-    std::cout << "simulated: the model's pick replayed flow by flow on the routes ("
-              << estimates.front().simulated->engine << ", links shared max-min)\n";
+    out << "simulated: the model's pick replayed flow by flow on the routes (" << estimates.front().simulated->engine
+        << ", links shared max-min)\n";
   }
   if (!estimates.empty()) {
     std::vector<double> told;  // each error once, named by the first size that has it
@@ -45,13 +46,13 @@ void print_table(const std::vector<BandedEstimate>& estimates, const model::Comm
       told.push_back(e->errors.communication);
       char error[32];
       std::snprintf(error, sizeof error, "%.1f %%", 100 * e->errors.communication);
-      std::cout << "band"
-                << (estimates.size() > 1 ? std::string(" (") + topologies::format_bytes(e->estimate.bytes) + ")"
-                                         : std::string())
-                << ": +-" << error << " (" << e->errors.source << ")\n";
+      out << "band"
+          << (estimates.size() > 1 ? std::string(" (") + topologies::format_bytes(e->estimate.bytes) + ")"
+                                   : std::string())
+          << ": +-" << error << " (" << e->errors.source << ")\n";
     }
   }
-  std::cout << '\n';
+  out << '\n';
   Table table({"bytes", "time", "band", "algbw", "busbw", "algorithm", "protocol", "latency", "transfer",
                simulated ? "simulated" : "", simulated ? "vs model" : "", simulated ? "busiest link" : ""});
   for (const auto& [estimate, band, errors, replay] : estimates) {
@@ -69,17 +70,32 @@ void print_table(const std::vector<BandedEstimate>& estimates, const model::Comm
                    replay ? percent_of(replay->time_s, estimate.chosen.time_s) : "",
                    replay ? percent_of(replay->busiest_utilisation) : ""});
   }
-  table.print(std::cout);
+  table.print(out);
 }
+
+// The estimates, one per size: a heading, the bands' sources and a table (table), or an array of estimate_json
+// (json: an array for one size as for several).
+class CollectiveEstimatesReport : public Report {
+ public:
+  CollectiveEstimatesReport(const CollectiveReport& report, const CollectiveArgs& args)
+      : report_(report), args_(args) {}
+  void print_table(std::ostream& out) const override { print_estimates(out, report_.estimates, report_.group, args_); }
+  ordered_json json() const override {
+    ordered_json list = ordered_json::array();
+    for (const auto& estimate : report_.estimates) list.push_back(estimate_json(estimate, report_.group));
+    return list;
+  }
+
+ private:
+  const CollectiveReport& report_;
+  const CollectiveArgs& args_;
+};
 
 void run(const CollectiveArgs& args) {
   const topologies::Topology topology = load_topology(args.cluster);
   const CollectiveReport report = collective_report(topology, args);
   for (const std::string& warning : report.warnings) std::cerr << "warning: " << warning << '\n';
-  if (args.format == "table") return print_table(report.estimates, report.group, args);
-  ordered_json list = ordered_json::array();
-  for (const auto& estimate : report.estimates) list.push_back(estimate_json(estimate, report.group));
-  std::cout << list.dump(2) << '\n';  // an array for one size as for several
+  make_reporter(args.format, std::cout)->report(CollectiveEstimatesReport(report, args));
 }
 
 }  // namespace
@@ -118,7 +134,7 @@ void add_collective_command(CLI::App& app) {
       ->capture_default_str();
   command->add_flag("--simgrid", args->in_simgrid,
                     "With --engine sim: on SimGrid's network, not treering's event loop");
-  add_format_option(*command, args->format, {"table", "json"});
+  add_format_option(*command, args->format, {OutputFormat::table, OutputFormat::json});
   command->callback([args] { run(*args); });
 }
 

@@ -30,8 +30,4 @@ void add_plot_command(CLI::App& app);
 // `treering` with no arguments: the default comparison, with its files in treering-out/.
 void run_main_job();
 
-// --format table|json (or more choices), default "table".
-CLI::Option* add_format_option(CLI::App& command, std::string& format,
-                               std::vector<std::string> choices = {"table", "json"});
-
 }  // namespace treering::cli

@@ -10,6 +10,7 @@
 #include "cluster_args.hpp"
 #include "commands.hpp"
 #include "crossover_tp.hpp"
+#include "reporter.hpp"
 #include "table.hpp"
 #include "treering/analysis/crossover.hpp"
 #include "treering/analysis/csv.hpp"
@@ -29,7 +30,7 @@ struct CrossoverArgs {
   std::vector<std::string> algorithms{"tree", "ring"};
   std::string engine = "model";
   std::vector<std::string> settings;
-  std::string format = "table";
+  OutputFormat format = OutputFormat::table;
   std::string impl = "efficient";
   int jobs = 1;
   std::string vs;  // "tp": context parallelism against plain TP (crossover_tp.hpp)
@@ -51,12 +52,12 @@ std::string runs_text(const std::vector<LengthRun>& runs) {
   return text.empty() ? "none" : text;
 }
 
-void print_table(const CrossoverArgs& args, const CrossoverResult& result) {
+void print_cells(std::ostream& out, const CrossoverArgs& args, const CrossoverResult& result) {
   const std::string& a = result.first;
   const std::string& b = result.second;
   const std::vector<CrossoverCell>& cells = result.cells;
-  std::cout << a << " vs " << b << " on " << args.cluster << ", " << args.workload << " (" << args.engine
-            << "): latency of " << b << " / latency of " << a << "; '" << b << " 1.5x' where " << b << " wins\n\n";
+  out << a << " vs " << b << " on " << args.cluster << ", " << args.workload << " (" << args.engine << "): latency of "
+      << b << " / latency of " << a << "; '" << b << " 1.5x' where " << b << " wins\n\n";
   std::vector<std::string> header{"tokens \\ GPUs"};
   for (int gpus : result.gpus) header.push_back(std::to_string(gpus));
   Table table(header);
@@ -83,24 +84,36 @@ void print_table(const CrossoverArgs& args, const CrossoverResult& result) {
   table.add_row(from);
   table.add_row(uncertain);
   table.add_row(surely);
-  table.print(std::cout);
-  std::cout << "~: within each other's band (" << errors_legend(result.errors)
-            << "): the model cannot say which wins\n";
+  table.print(out);
+  out << "~: within each other's band (" << errors_legend(result.errors) << "): the model cannot say which wins\n";
 }
 
-void print_csv(const CrossoverResult& result) {
-  std::cout << "gpus,seq_len,first,second,first_latency_s,second_latency_s,speedup,winner,first_latency_s_low,first_"
-               "latency_s_high,"
-               "second_latency_s_low,second_latency_s_high,within_band\n";
+void print_cells_csv(std::ostream& out, const CrossoverResult& result) {
+  out << "gpus,seq_len,first,second,first_latency_s,second_latency_s,speedup,winner,first_latency_s_low,first_"
+         "latency_s_high,"
+         "second_latency_s_low,second_latency_s_high,within_band\n";
   for (const CrossoverCell& c : result.cells) {
     const std::string& winner = c.speedup() >= 1 ? result.first : result.second;
     CsvRecord record;
     record.integer(c.gpus).integer(c.seq_len).text(result.first).text(result.second).number(c.first_s);
     record.number(c.second_s).number(c.speedup()).text(winner).number(c.first_band.low_s).number(c.first_band.high_s);
     record.number(c.second_band.low_s).number(c.second_band.high_s).text(c.uncertain() ? "true" : "false");
-    std::cout << record.line();
+    out << record.line();
   }
 }
+
+// The cells: a table of ratios with the summary rows under it, one line per cell (csv), or crossover_json.
+class CrossoverReport : public Report {
+ public:
+  CrossoverReport(const CrossoverResult& result, const CrossoverArgs& args) : result_(result), args_(args) {}
+  void print_table(std::ostream& out) const override { print_cells(out, args_, result_); }
+  void print_csv(std::ostream& out) const override { print_cells_csv(out, result_); }
+  nlohmann::ordered_json json() const override { return crossover_json(result_); }
+
+ private:
+  const CrossoverResult& result_;
+  const CrossoverArgs& args_;
+};
 
 CrossoverRequest request_of(const CrossoverArgs& args) {
   CrossoverRequest request;
@@ -124,9 +137,7 @@ void run(const CrossoverArgs& args, const CLI::App& command) {
     return print_cp_vs_tp(request, args.format);
   }
   const CrossoverResult result = run_crossover(request);
-  if (args.format == "table") return print_table(args, result);
-  if (args.format == "csv") return print_csv(result);
-  std::cout << crossover_json(result).dump(2) << '\n';
+  make_reporter(args.format, std::cout)->report(CrossoverReport(result, args));
 }
 
 }  // namespace
@@ -173,7 +184,7 @@ void add_crossover_command(CLI::App& app) {
                    "tp: the best context-parallel layout and combine against plain tensor parallelism, by "
                    "context length and batch (time per output token)")
       ->check(CLI::IsMember({"tp"}));
-  add_format_option(*command, args->format, {"table", "csv", "json"});
+  add_format_option(*command, args->format, {OutputFormat::table, OutputFormat::csv, OutputFormat::json});
   add_progress_flag(*command);
   command->callback([args, command] { run(*args, *command); });
 }

@@ -36,15 +36,15 @@ std::string cell_text(const Contest& c) {
          (c.uncertain() ? " ~" : "");
 }
 
-void print_table(const CpVsTpResult& result, const CrossoverRequest& r) {
-  std::cout << "context parallelism vs plain TP on " << r.cluster << ", " << r.workload
-            << " (model): time per output token of the best tp x cp (cp > 1) and combine over the best tp only; "
-               "'tp 1.2x' where plain TP wins\n";
+void print_contest_tables(std::ostream& out, const CpVsTpResult& result, const CrossoverRequest& r) {
+  out << "context parallelism vs plain TP on " << r.cluster << ", " << r.workload
+      << " (model): time per output token of the best tp x cp (cp > 1) and combine over the best tp only; "
+         "'tp 1.2x' where plain TP wins\n";
   const std::vector<Contest>& contests = result.contests;
   const std::vector<int>& batches = result.batches;
   size_t first = 0;
   for (const CpVsTpSummary& summary : result.summaries) {
-    std::cout << '\n' << summary.gpus << " GPUs\n";
+    out << '\n' << summary.gpus << " GPUs\n";
     std::vector<std::string> header{"tokens \\ batch"};
     for (int batch : batches) header.push_back(std::to_string(batch));
     Table table(header);
@@ -58,15 +58,15 @@ void print_table(const CpVsTpResult& result, const CrossoverRequest& r) {
     for (const std::optional<long long>& from : summary.cp_wins_from)
       wins.push_back(from ? units::format_token_count(*from) : "never");
     table.add_row(wins);
-    table.print(std::cout);
+    table.print(out);
     first = row;
   }
-  std::cout << "layouts: tp x cp and the combine; ~: within each other's band (" << errors_text(result.errors)
-            << "): the model cannot say which wins\n";
+  out << "layouts: tp x cp and the combine; ~: within each other's band (" << errors_text(result.errors)
+      << "): the model cannot say which wins\n";
 }
 
-void print_csv(const std::vector<Contest>& contests) {
-  std::cout << "gpus,batch,seq_len,cp_tp,cp_cp,cp_combine,cp_step_s,tp_tp,tp_step_s,speedup,winner,within_band\n";
+void print_contests_csv(std::ostream& out, const std::vector<Contest>& contests) {
+  out << "gpus,batch,seq_len,cp_tp,cp_cp,cp_combine,cp_step_s,tp_tp,tp_step_s,speedup,winner,within_band\n";
   for (const Contest& c : contests) {
     CsvRecord record;
     record.integer(c.gpus).integer(c.batch).integer(c.seq_len);
@@ -89,27 +89,36 @@ void print_csv(const std::vector<Contest>& contests) {
       record.empty();
     }
     record.text(c.winner()).text(c.uncertain() ? "true" : "false");
-    std::cout << record.line();
+    out << record.line();
   }
 }
 
+// The contests: a table per GPU count, one line per contest (csv), or cp_vs_tp_json.
+class CpVsTpReport : public Report {
+ public:
+  CpVsTpReport(const CpVsTpResult& result, const CrossoverRequest& request) : result_(result), request_(request) {}
+  void print_table(std::ostream& out) const override { print_contest_tables(out, result_, request_); }
+  void print_csv(std::ostream& out) const override { print_contests_csv(out, result_.contests); }
+  nlohmann::ordered_json json() const override { return cp_vs_tp_json(result_); }
+
+ private:
+  const CpVsTpResult& result_;
+  const CrossoverRequest& request_;
+};
+
 }  // namespace
 
-void print_cp_vs_tp(const CrossoverRequest& request, const std::string& format) {
+void print_cp_vs_tp(const CrossoverRequest& request, OutputFormat format) {
   std::function<void(int, long long, int)> on_case;
-  const bool progress = format == "table" && progress_shown();
+  const bool progress = format == OutputFormat::table && progress_shown();
   if (progress) {
     on_case = [](int gpus, long long seq_len, int batch) {
       std::cerr << "planning " << gpus << " GPUs, " << seq_len << " tokens, batch " << batch << "...\r";
     };
   }
   const CpVsTpResult result = run_cp_vs_tp(request, on_case);
-  if (format == "table") {
-    if (progress) std::cerr << std::string(60, ' ') << '\r';
-    return print_table(result, request);
-  }
-  if (format == "csv") return print_csv(result.contests);
-  std::cout << cp_vs_tp_json(result).dump(2) << '\n';
+  if (progress) std::cerr << std::string(60, ' ') << '\r';
+  make_reporter(format, std::cout)->report(CpVsTpReport(result, request));
 }
 
 }  // namespace treering::cli

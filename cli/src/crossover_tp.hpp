@@ -5,11 +5,12 @@
 
 #include <string>
 
+#include "reporter.hpp"
 #include "treering/analysis/crossover.hpp"
 
 namespace treering::cli {
 
-// request.algorithms: the combines tried (empty: all). format: table | csv | json.
-void print_cp_vs_tp(const analysis::CrossoverRequest& request, const std::string& format);
+// request.algorithms: the combines tried (empty: all). Progress lines on stderr with the table format only.
+void print_cp_vs_tp(const analysis::CrossoverRequest& request, OutputFormat format);
 
 }  // namespace treering::cli

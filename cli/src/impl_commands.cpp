@@ -4,6 +4,7 @@
 
 #include "cluster_args.hpp"
 #include "commands.hpp"
+#include "reporter.hpp"
 #include "table.hpp"
 #include "treering/topologies/impl_profile.hpp"
 
@@ -13,27 +14,36 @@ namespace {
 using nlohmann::ordered_json;
 using topologies::ImplProfile;
 
+// impl list's profiles: name and description, and how to see one (table); name, description, implementation (json).
+class ProfilesReport : public Report {
+ public:
+  explicit ProfilesReport(const std::vector<ImplProfile>& profiles) : profiles_(profiles) {}
+  void print_table(std::ostream& out) const override {
+    Table table({"profile", "description"});
+    for (const ImplProfile& profile : profiles_) table.add_row({profile.name, profile.description});
+    table.print(out);
+    out << "treering impl show NAME prints one with the source of each figure; --impl takes a name or a YAML file of "
+           "the same form\n";
+  }
+  ordered_json json() const override {
+    ordered_json list = ordered_json::array();
+    for (const ImplProfile& profile : profiles_) {
+      list.push_back(
+          {{"name", profile.name}, {"description", profile.description}, {"implementation", profile.implementation}});
+    }
+    return list;
+  }
+
+ private:
+  const std::vector<ImplProfile>& profiles_;
+};
+
 void add_list(CLI::App& parent) {
   auto* command = parent.add_subcommand("list", "List the implementation profiles compiled in (--impl NAME)");
-  auto format = std::make_shared<std::string>("table");
+  auto format = std::make_shared<OutputFormat>();
   add_format_option(*command, *format);
-  command->callback([format] {
-    if (*format == "json") {
-      ordered_json list = ordered_json::array();
-      for (const ImplProfile& profile : topologies::impl_presets()) {
-        list.push_back(
-            {{"name", profile.name}, {"description", profile.description}, {"implementation", profile.implementation}});
-      }
-      std::cout << list.dump(2) << '\n';
-      return;
-    }
-    Table table({"profile", "description"});
-    for (const ImplProfile& profile : topologies::impl_presets()) table.add_row({profile.name, profile.description});
-    table.print(std::cout);
-    std::cout
-        << "treering impl show NAME prints one with the source of each figure; --impl takes a name or a YAML file of "
-           "the same form\n";
-  });
+  command->callback(
+      [format] { make_reporter(*format, std::cout)->report(ProfilesReport(topologies::impl_presets())); });
 }
 
 void add_show(CLI::App& parent) {

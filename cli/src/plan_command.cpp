@@ -10,6 +10,7 @@
 #include "replay_progress.hpp"
 #include "cluster_args.hpp"
 #include "commands.hpp"
+#include "reporter.hpp"
 #include "treering/model/decode_algorithms.hpp"
 #include "treering/analysis/decode_output.hpp"
 #include "treering/analysis/plan_report.hpp"
@@ -31,29 +32,28 @@ struct PlanArgs : PlanChoice {
   ClusterArgs cluster;
   std::string seq_len_text;  // --seq-len: one length (PlanChoice::seq_len once read)
   int top = 12;
-  std::string format = "table";
+  OutputFormat format = OutputFormat::table;
 };
 
 // "#1-#74 are a tie within the model's uncertainty (their bands meet the fastest's, #3, 25.81 ms)".
-void print_tie(const model::DeploymentPlan& plan) {
+void print_tie(std::ostream& out, const model::DeploymentPlan& plan) {
   const auto tied = std::count_if(plan.ranked.begin(), plan.ranked.end(),
                                   [](const model::PlannedLayout& c) { return c.within_best_band; });
   const int fastest = fastest_rank(plan);
   const std::string best = "#" + std::to_string(fastest) + ", " +
                            units::format_duration(plan.ranked[static_cast<size_t>(fastest - 1)].step.step_s);
   if (tied == 1) {
-    std::cout << "#1 is the fastest, and no other choice's band meets its own\n";
+    out << "#1 is the fastest, and no other choice's band meets its own\n";
   } else {
-    std::cout << "#1-#" << tied << " are a tie within the model's uncertainty (their bands meet the fastest's, " << best
-              << "): ordered by their time across nodes, least first\n";
+    out << "#1-#" << tied << " are a tie within the model's uncertainty (their bands meet the fastest's, " << best
+        << "): ordered by their time across nodes, least first\n";
   }
 }
 
-void print_table(const model::DeploymentPlan& plan, const PlanArgs& args, const model::Workload& workload,
-                 long long seq_len, const topologies::Topology& topology,
-                 const std::vector<std::optional<double>>& simulated, const model::RelativeErrors& errors) {
-  std::cout
-      << workload.name << ", batch " << workload.batch << ", " << seq_len << " tokens of context on "
+void print_choices(std::ostream& out, const model::DeploymentPlan& plan, const PlanArgs& args,
+                   const model::Workload& workload, long long seq_len, const topologies::Topology& topology,
+                   const std::vector<std::optional<double>>& simulated, const model::RelativeErrors& errors) {
+  out << workload.name << ", batch " << workload.batch << ", " << seq_len << " tokens of context on "
       << topology.spec().name << " (" << topology.gpu_count() << " GPUs) — time per output token, analytical "
       << "model\nimplementation: " << args.impl << "; band: " << errors_text(errors) << "; " << kRankingRule
       << "; ~: in that tie; x-node: the share of the time that is communication across "
@@ -81,20 +81,67 @@ void print_table(const model::DeploymentPlan& plan, const PlanArgs& args, const 
          c.extrapolation.empty() ? "" : "*"});
     if (!c.extrapolation.empty()) notes.push_back("* #" + std::to_string(i + 1) + ": " + c.extrapolation);
   }
-  table.print(std::cout);
-  print_tie(plan);
-  for (const std::string& note : notes) std::cout << note << '\n';
-  std::cout << plan.ranked.size() << " choices fit";
-  if (static_cast<int>(plan.ranked.size()) > args.top) std::cout << " (" << args.top << " shown: --top)";
+  table.print(out);
+  print_tie(out, plan);
+  for (const std::string& note : notes) out << note << '\n';
+  out << plan.ranked.size() << " choices fit";
+  if (static_cast<int>(plan.ranked.size()) > args.top) out << " (" << args.top << " shown: --top)";
   if (!plan.not_fitting.empty()) {
     const model::PlannedLayout& least = plan.not_fitting.front();
-    std::cout << "; " << plan.not_fitting.size() << " do not (the smallest need, tp " << least.layout.tp << " x cp "
-              << least.layout.cp << ", " << units::format_bytes(least.step.memory.total) << " per GPU of "
-              << units::format_bytes(least.step.memory.capacity) << ")";
+    out << "; " << plan.not_fitting.size() << " do not (the smallest need, tp " << least.layout.tp << " x cp "
+        << least.layout.cp << ", " << units::format_bytes(least.step.memory.total) << " per GPU of "
+        << units::format_bytes(least.step.memory.capacity) << ")";
   }
-  std::cout << '\n';
-  for (const std::string& why : plan.skipped) std::cout << "skipped " << why << '\n';
+  out << '\n';
+  for (const std::string& why : plan.skipped) out << "skipped " << why << '\n';
 }
+
+// One line per choice, the ranked ones first (rank 0: the ones that do not fit).
+void print_choices_csv(std::ostream& out, const model::DeploymentPlan& plan,
+                       const std::vector<std::optional<double>>& simulated) {
+  out << "rank,tp,cp,gpus,combine,step_s,step_s_low,step_s_high,within_best_band,tokens_per_s,attention_layer_s,"
+         "memory_bytes,capacity_bytes,max_seq_len,fits,simulated_step_s,extrapolation,cross_node_time_s,"
+         "cross_node_calls,cross_node_bytes\n";
+  auto line = [&](size_t rank, const model::PlannedLayout& c, const std::optional<double>& sim_s) {
+    CsvRecord record;
+    record.integer(static_cast<long long>(rank)).integer(c.layout.tp).integer(c.layout.cp).integer(c.layout.gpus());
+    record.text(combine_name(c)).number(c.step.step_s).number(c.band.low_s).number(c.band.high_s);
+    record.integer(c.within_best_band ? 1 : 0).number(c.step.tokens_per_s).number(c.attention.slowest.latency_s);
+    record.number(c.step.memory.total)
+        .number(c.step.memory.capacity)
+        .integer(c.step.memory.max_seq_len)
+        .integer(c.fits ? 1 : 0);
+    if (sim_s) {
+      record.number(*sim_s);  // was std::to_string: 6 decimals, 0.000012 for 12.3 us
+    } else {
+      record.empty();
+    }
+    record.text(c.extrapolation).number(c.cross_node.time_s).integer(c.cross_node.calls).number(c.cross_node.bytes);
+    out << record.line();
+  };
+  for (size_t i = 0; i < plan.ranked.size(); ++i) line(i + 1, plan.ranked[i], simulated[i]);
+  for (const model::PlannedLayout& c : plan.not_fitting) line(0, c, std::nullopt);
+}
+
+// The plan: the ranked choices' table and what it says (table), one line per choice (csv), or plan_json.
+class DeploymentReport : public Report {
+ public:
+  DeploymentReport(const PlanReport& report, const PlanArgs& args, const PlanChoice& choice,
+                   const topologies::Topology& topology)
+      : report_(report), args_(args), choice_(choice), topology_(topology) {}
+  void print_table(std::ostream& out) const override {
+    print_choices(out, report_.plan, args_, report_.workload, choice_.seq_len, topology_, report_.simulated_step_s,
+                  report_.errors);
+  }
+  void print_csv(std::ostream& out) const override { print_choices_csv(out, report_.plan, report_.simulated_step_s); }
+  ordered_json json() const override { return plan_json(topology_, choice_, report_); }
+
+ private:
+  const PlanReport& report_;
+  const PlanArgs& args_;
+  const PlanChoice& choice_;
+  const topologies::Topology& topology_;
+};
 
 void run(const PlanArgs& args) {
   const topologies::Topology topology = load_topology(args.cluster);
@@ -103,40 +150,10 @@ void run(const PlanArgs& args) {
   PlanChoice choice = args;
   choice.seq_len = lengths.front();
   const PlanReport report = plan_report(topology, choice, [&](int i, int n) {
-    if (args.format == "table" && progress_shown())
+    if (args.format == OutputFormat::table && progress_shown())
       std::cerr << "simulating choice " << i + 1 << " of " << n << "...\n";
   });
-  const model::DeploymentPlan& plan = report.plan;
-  const std::vector<std::optional<double>>& simulated = report.simulated_step_s;
-  if (args.format == "table")
-    return print_table(plan, args, report.workload, lengths.front(), topology, simulated, report.errors);
-  if (args.format == "csv") {
-    std::cout
-        << "rank,tp,cp,gpus,combine,step_s,step_s_low,step_s_high,within_best_band,tokens_per_s,attention_layer_s,"
-           "memory_bytes,capacity_bytes,max_seq_len,fits,simulated_step_s,extrapolation,cross_node_time_s,"
-           "cross_node_calls,cross_node_bytes\n";
-    auto line = [&](size_t rank, const model::PlannedLayout& c, const std::optional<double>& sim_s) {
-      CsvRecord record;
-      record.integer(static_cast<long long>(rank)).integer(c.layout.tp).integer(c.layout.cp).integer(c.layout.gpus());
-      record.text(combine_name(c)).number(c.step.step_s).number(c.band.low_s).number(c.band.high_s);
-      record.integer(c.within_best_band ? 1 : 0).number(c.step.tokens_per_s).number(c.attention.slowest.latency_s);
-      record.number(c.step.memory.total)
-          .number(c.step.memory.capacity)
-          .integer(c.step.memory.max_seq_len)
-          .integer(c.fits ? 1 : 0);
-      if (sim_s) {
-        record.number(*sim_s);  // was std::to_string: 6 decimals, 0.000012 for 12.3 us
-      } else {
-        record.empty();
-      }
-      record.text(c.extrapolation).number(c.cross_node.time_s).integer(c.cross_node.calls).number(c.cross_node.bytes);
-      std::cout << record.line();
-    };
-    for (size_t i = 0; i < plan.ranked.size(); ++i) line(i + 1, plan.ranked[i], simulated[i]);
-    for (const model::PlannedLayout& c : plan.not_fitting) line(0, c, std::nullopt);
-    return;
-  }
-  std::cout << plan_json(topology, choice, report).dump(2) << '\n';
+  make_reporter(args.format, std::cout)->report(DeploymentReport(report, args, choice, topology));
 }
 
 }  // namespace
@@ -162,7 +179,7 @@ void add_plan_command(CLI::App& app) {
   command->add_option("--confirm", args->confirm, "Replay the best this many in the simulator (0: none)")
       ->check(CLI::Range(0, 1 << 30))
       ->capture_default_str();
-  add_format_option(*command, args->format, {"table", "json", "csv"});
+  add_format_option(*command, args->format, {OutputFormat::table, OutputFormat::json, OutputFormat::csv});
   add_progress_flag(*command);
   command->callback([args] { run(*args); });
 }

@@ -10,6 +10,7 @@
 #include "layout_args.hpp"
 #include "treering/model/layout_model.hpp"
 #include "commands.hpp"
+#include "reporter.hpp"
 #include "table.hpp"
 #include "treering/model/decode.hpp"
 #include "treering/topologies/units.hpp"
@@ -40,23 +41,23 @@ void add_step_cells(const DecodeRow& row, std::vector<std::string>& cells) {
   cells.push_back(std::to_string(step.memory.max_seq_len));
 }
 
-void print_table(const std::vector<DecodeRow>& rows, const PredictArgs& args, const topologies::Topology& topology,
-                 const model::Workload& workload) {
+void print_predictions(std::ostream& out, const std::vector<DecodeRow>& rows, const PredictArgs& args,
+                       const topologies::Topology& topology, const model::Workload& workload) {
   const bool batches =
       std::any_of(rows.begin(), rows.end(), [&](const DecodeRow& row) { return row.batch != rows.front().batch; });
   const bool step = !rows.empty() && rows.front().step.has_value();
-  std::cout << workload.name << (batches ? "" : " (batch " + std::to_string(workload.batch) + ")") << " on "
-            << topology.spec().name << ": " << count_of(topology.node_count(), "node") << ", "
-            << (rows.empty() ? 0 : rows.front().result.gpus) << " GPUs used (tp " << rows.front().layout.tp << " x cp "
-            << rows.front().layout.cp
-            << (rows.front().layout.replicas > 1 ? " x " + std::to_string(rows.front().layout.replicas) + " replicas"
-                                                 : std::string())
-            << ") — analytical model, "
-            << (step ? "attention columns: one layer's combine; then the " +
-                           std::string(model::to_string(args.layout.scope)) + " around it"
-                     : "one attention layer per row")
-            << "\nimplementation: " << args.impl << band_line(rows) << '\n'
-            << calibration_line(topology) << "\n\n";
+  out << workload.name << (batches ? "" : " (batch " + std::to_string(workload.batch) + ")") << " on "
+      << topology.spec().name << ": " << count_of(topology.node_count(), "node") << ", "
+      << (rows.empty() ? 0 : rows.front().result.gpus) << " GPUs used (tp " << rows.front().layout.tp << " x cp "
+      << rows.front().layout.cp
+      << (rows.front().layout.replicas > 1 ? " x " + std::to_string(rows.front().layout.replicas) + " replicas"
+                                           : std::string())
+      << ") — analytical model, "
+      << (step ? "attention columns: one layer's combine; then the " +
+                     std::string(model::to_string(args.layout.scope)) + " around it"
+               : "one attention layer per row")
+      << "\nimplementation: " << args.impl << band_line(rows) << '\n'
+      << calibration_line(topology) << "\n\n";
   std::vector<std::string> header{"tokens"};
   if (batches) header.push_back("batch");
   for (const char* name : {"algorithm", "latency", "band", "compute", "comm intra", "comm inter", "overlapped",
@@ -102,9 +103,30 @@ void print_table(const std::vector<DecodeRow>& rows, const PredictArgs& args, co
     if (marks) cells.push_back(row.memory_shortfall.empty() ? "" : "no !");
     table.add_row(cells);
   }
-  table.print(std::cout);
-  print_extrapolation_notes(std::cout, listed);
+  table.print(out);
+  print_extrapolation_notes(out, listed);
 }
+
+// predict's rows: the table above, print_decode_csv's rows (csv), or each row's decode_json (json).
+class PredictReport : public Report {
+ public:
+  PredictReport(const std::vector<DecodeRow>& rows, const PredictArgs& args, const topologies::Topology& topology,
+                const model::Workload& workload)
+      : rows_(rows), args_(args), topology_(topology), workload_(workload) {}
+  void print_table(std::ostream& out) const override { print_predictions(out, rows_, args_, topology_, workload_); }
+  void print_csv(std::ostream& out) const override { print_decode_csv(out, rows_); }
+  ordered_json json() const override {
+    ordered_json list = ordered_json::array();
+    for (const DecodeRow& row : rows_) list.push_back(decode_json(row));
+    return list;
+  }
+
+ private:
+  const std::vector<DecodeRow>& rows_;
+  const PredictArgs& args_;
+  const topologies::Topology& topology_;
+  const model::Workload& workload_;
+};
 
 void run(const PredictArgs& args) {
   const topologies::Topology topology = load_topology(args.cluster);
@@ -122,11 +144,7 @@ void run(const PredictArgs& args) {
       }
     }
   }
-  if (args.format == "table") return print_table(rows, args, topology, workloads.front());
-  if (args.format == "csv") return print_decode_csv(std::cout, rows);
-  ordered_json list = ordered_json::array();
-  for (const DecodeRow& row : rows) list.push_back(decode_json(row));
-  std::cout << list.dump(2) << '\n';
+  make_reporter(args.format, std::cout)->report(PredictReport(rows, args, topology, workloads.front()));
 }
 
 }  // namespace
@@ -135,7 +153,8 @@ void add_predict_command(CLI::App& app) {
   auto* command = app.add_subcommand("predict", "Predict decode latency, volume and memory of tree vs ring attention");
   command->footer(model::decode_algorithm_help());
   auto args = std::make_shared<PredictArgs>();
-  add_decode_options(*command, *args, "Algorithms: " + model::decode_algorithm_names(), {"table", "json", "csv"});
+  add_decode_options(*command, *args, "Algorithms: " + model::decode_algorithm_names(),
+                     {OutputFormat::table, OutputFormat::json, OutputFormat::csv});
   add_layout_options(*command, args->layout);
   command->callback([args] { run(*args); });
 }

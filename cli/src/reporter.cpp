@@ -3,6 +3,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "commands.hpp"
+
 namespace treering::cli {
 
 const char* to_string(OutputFormat format) {

@@ -3,7 +3,7 @@
 // builds one Report (what it found, which knows how it reads in each format) and hands it to the Reporter that
 // --format made; no command compares format strings.
 //
-// Example: predict builds a DecodeRowsReport of its rows; `--format csv` makes a CsvReporter, whose report()
+// Example: predict builds a PredictReport of its rows; `--format csv` makes a CsvReporter, whose report()
 // prints the rows' CSV: the same rows as the table and the JSON, in the columns Python's records have.
 #pragma once
 

@@ -13,6 +13,7 @@
 #include "layout_args.hpp"
 #include "treering/model/layout_model.hpp"
 #include "replay_progress.hpp"
+#include "reporter.hpp"
 #include "treering/analysis/simulated_decode.hpp"
 #include "treering/sim/layout_replay.hpp"
 #include "table.hpp"
@@ -79,7 +80,7 @@ std::vector<SimulatedCase> run_cases(const SimulateArgs& args, const topologies:
   for (const model::Workload& workload : workloads) {
     for (long long seq_len : lengths) {
       for (const std::string& name : args.algorithms) {
-        if (args.format == "table" && workloads.size() * lengths.size() * args.algorithms.size() > 1 &&
+        if (args.format == OutputFormat::table && workloads.size() * lengths.size() * args.algorithms.size() > 1 &&
             progress_shown()) {
           std::cerr << "simulating " << name << " at " << seq_len << " tokens, batch " << workload.batch << "...\n";
         }
@@ -109,44 +110,46 @@ std::string engines(const std::vector<SimulatedCase>& cases) {
 
 // Under the table: each case's busiest links, "ring at 1000000: dgx-h100-0/nic0 -> leaf0 99.7 % (24.6 GB), ...",
 // and what its replay took a shortcut through (the same figures, fewer events).
-void print_busiest_links(const std::vector<SimulatedCase>& cases, const topologies::Topology& topology) {
+void print_busiest_links(std::ostream& out, const std::vector<SimulatedCase>& cases,
+                         const topologies::Topology& topology) {
   bool shortcuts = false;
   for (const SimulatedCase& c : cases) shortcuts = shortcuts || !c.simulated.shortcuts.empty();
   if (shortcuts) {
-    std::cout << "\nshortcuts (the same figures as replaying every event):\n";
+    out << "\nshortcuts (the same figures as replaying every event):\n";
     for (const SimulatedCase& c : cases) {
       std::string text;
       for (const std::string& shortcut : c.simulated.shortcuts) text += (text.empty() ? "" : "; ") + shortcut;
       if (!text.empty())
-        std::cout << "  " << model::to_string(c.row.result.algorithm) << " at " << c.row.result.seq_len << ": " << text
-                  << '\n';
+        out << "  " << model::to_string(c.row.result.algorithm) << " at " << c.row.result.seq_len << ": " << text
+            << '\n';
     }
   }
-  std::cout << "\nbusiest links (bytes / (rate x latency)):\n";
+  out << "\nbusiest links (bytes / (rate x latency)):\n";
   for (const SimulatedCase& c : cases) {
-    std::cout << "  " << model::to_string(c.row.result.algorithm) << " at " << c.row.result.seq_len << ":";
+    out << "  " << model::to_string(c.row.result.algorithm) << " at " << c.row.result.seq_len << ":";
     const char* separator = " ";
     for (const sim::LinkLoad& load : sim::busiest_links(topology, c.simulated, 3)) {
       const topologies::Link& link = topology.link(load.link);
       char share[32];
       std::snprintf(share, sizeof share, "%.1f %%", 100 * load.utilisation);
-      std::cout << separator << topology.device(link.from).name << " -> " << topology.device(link.to).name << " "
-                << share << " (" << topologies::format_bytes(load.bytes) << ")";
+      out << separator << topology.device(link.from).name << " -> " << topology.device(link.to).name << " " << share
+          << " (" << topologies::format_bytes(load.bytes) << ")";
       separator = ", ";
     }
-    std::cout << '\n';
+    out << '\n';
   }
 }
 
-void print_table(const std::vector<SimulatedCase>& cases, const topologies::Topology& topology, bool compare) {
-  std::cout << (compare ? "model vs simulator" : "simulator") << " (" << engines(cases) << ", links shared max-min) on "
-            << topology.spec().name << ", " << (cases.empty() ? "no case" : replay_summary(cases.front().simulated))
-            << ", one attention layer"
-            << (!cases.empty() && cases.front().row.step
-                    ? " and the " + std::string(model::to_string(cases.front().row.step->scope)) + " around it"
-                    : "")
-            << "\n"
-            << calibration_line(topology) << "\n\n";
+void print_simulations(std::ostream& out, const std::vector<SimulatedCase>& cases, const topologies::Topology& topology,
+                       bool compare) {
+  out << (compare ? "model vs simulator" : "simulator") << " (" << engines(cases) << ", links shared max-min) on "
+      << topology.spec().name << ", " << (cases.empty() ? "no case" : replay_summary(cases.front().simulated))
+      << ", one attention layer"
+      << (!cases.empty() && cases.front().row.step
+              ? " and the " + std::string(model::to_string(cases.front().row.step->scope)) + " around it"
+              : "")
+      << "\n"
+      << calibration_line(topology) << "\n\n";
   const bool calibrated = topology.spec().calibration.has_value();
   std::vector<const DecodeRow*> listed;
   for (const SimulatedCase& c : cases) listed.push_back(&c.row);
@@ -161,8 +164,8 @@ void print_table(const std::vector<SimulatedCase>& cases, const topologies::Topo
                      topologies::format_duration(c.simulated.latency_s),
                      percent(c.simulated.latency_s, c.predicted.latency_s), calibration_marker(c.row), fits(c)});
     }
-    table.print(std::cout);
-    return print_extrapolation_notes(std::cout, listed);
+    table.print(out);
+    return print_extrapolation_notes(out, listed);
   }
   const bool degraded = !cases.empty() && cases.front().healthy_s;
   const bool step = !cases.empty() && cases.front().row.step.has_value();  // --scope layer|step: the step around it
@@ -186,10 +189,42 @@ void print_table(const std::vector<SimulatedCase>& cases, const topologies::Topo
                    generation ? topologies::format_duration(c.row.generation_s.value_or(0)) : "",
                    calibration_marker(c.row), fits(c)});
   }
-  table.print(std::cout);
-  print_extrapolation_notes(std::cout, listed);
-  print_busiest_links(cases, topology);
+  table.print(out);
+  print_extrapolation_notes(out, listed);
+  print_busiest_links(out, cases, topology);
 }
+
+// simulate's and compare's cases: the table above, print_decode_csv's rows (csv), or each row's decode_json with
+// what the replay did (json).
+class SimulationReport : public Report {
+ public:
+  SimulationReport(const std::vector<SimulatedCase>& cases, const std::vector<DecodeRow>& rows,
+                   const topologies::Topology& topology, bool compare)
+      : cases_(cases), rows_(rows), topology_(topology), compare_(compare) {}
+  void print_table(std::ostream& out) const override { print_simulations(out, cases_, topology_, compare_); }
+  void print_csv(std::ostream& out) const override { print_decode_csv(out, rows_); }
+  ordered_json json() const override {
+    ordered_json list = ordered_json::array();
+    for (size_t i = 0; i < rows_.size(); ++i) {
+      const SimulatedCase& c = cases_[i];
+      list.push_back(decode_json(rows_[i]));
+      list.back()["simulator"] = c.simulated.engine;  // "event loop" or "SimGrid 3.32.0" (--simgrid)
+      list.back()["groups"] = c.simulated.groups;
+      list.back()["groups_replayed"] = c.simulated.groups_replayed;
+      list.back()["gpus_replayed"] = c.simulated.gpus.size();
+      list.back()["shortcuts"] = c.simulated.shortcuts;
+      list.back()["busiest_links"] = busiest_json(topology_, c.simulated);
+      if (c.healthy_s) list.back()["healthy_latency_s"] = *c.healthy_s;
+    }
+    return list;
+  }
+
+ private:
+  const std::vector<SimulatedCase>& cases_;
+  const std::vector<DecodeRow>& rows_;
+  const topologies::Topology& topology_;
+  bool compare_;
+};
 
 void print_simulation(SimulateArgs& args, bool compare) {
   if (!args.trace.empty() && topologies::parse_token_counts(args.seq_len).size() * args.algorithms.size() != 1) {
@@ -209,27 +244,15 @@ void print_simulation(SimulateArgs& args, bool compare) {
   }
   std::vector<DecodeRow> rows;
   for (SimulatedCase& c : cases) {
-    if (!compare && args.format == "json") c.row.links = links_json(topology, c.simulated);
+    if (!compare && args.format == OutputFormat::json) c.row.links = links_json(topology, c.simulated);
     rows.push_back(c.row);
   }
-  if (args.format == "csv") return print_decode_csv(std::cout, rows);
-  if (args.format == "table") return print_table(cases, topology, compare);
-  ordered_json list = ordered_json::array();
-  for (size_t i = 0; i < rows.size(); ++i) {
-    list.push_back(decode_json(rows[i]));
-    list.back()["simulator"] = cases[i].simulated.engine;  // "event loop" or "SimGrid 3.32.0" (--simgrid)
-    list.back()["groups"] = cases[i].simulated.groups;
-    list.back()["groups_replayed"] = cases[i].simulated.groups_replayed;
-    list.back()["gpus_replayed"] = cases[i].simulated.gpus.size();
-    list.back()["shortcuts"] = cases[i].simulated.shortcuts;
-    list.back()["busiest_links"] = busiest_json(topology, cases[i].simulated);
-    if (cases[i].healthy_s) list.back()["healthy_latency_s"] = *cases[i].healthy_s;
-  }
-  std::cout << list.dump(2) << '\n';
+  make_reporter(args.format, std::cout)->report(SimulationReport(cases, rows, topology, compare));
 }
 
 void add_common(CLI::App& command, SimulateArgs& args) {
-  add_decode_options(command, args, "Algorithms: " + model::decode_algorithm_names(), {"table", "json", "csv"});
+  add_decode_options(command, args, "Algorithms: " + model::decode_algorithm_names(),
+                     {OutputFormat::table, OutputFormat::json, OutputFormat::csv});
   add_layout_options(command, args.layout);
   add_progress_flag(command);
   command.add_flag("--full-ring", args.full_ring,

@@ -4,6 +4,7 @@
 
 #include "cluster_args.hpp"
 #include "commands.hpp"
+#include "reporter.hpp"
 #include "table.hpp"
 #include "treering/topologies/load.hpp"
 #include "treering/topologies/output_file.hpp"
@@ -65,26 +66,26 @@ std::string route_text(const std::optional<topo::RouteSummary>& route) {
          topo::format_bandwidth(route->bottleneck_Bps);
 }
 
-void print_summary(const topo::ClusterSummary& summary) {
-  std::cout << summary.name << (summary.description.empty() ? "" : " — " + summary.description) << "\n\n";
-  print_fields(std::cout, {{"source", summary.source},
-                           {"GPUs", std::to_string(summary.gpus)},
-                           {"nodes", std::to_string(summary.nodes)},
-                           {"GPUs per node", summary.gpus_per_node ? std::to_string(summary.gpus_per_node) : "mixed"},
-                           {"scale-up domains", std::to_string(summary.domains)},
-                           {"network", summary.network},
-                           {"bisection", topo::format_bandwidth(summary.bisection_Bps) + " per direction"},
-                           {"graph", std::to_string(summary.devices) + " devices, " + std::to_string(summary.links) +
-                                         " directed links"},
-                           {"calibrated", summary.calibrated ? "yes" : "no"}});
-  std::cout << "\nNode groups\n";
+void print_summary(std::ostream& out, const topo::ClusterSummary& summary) {
+  out << summary.name << (summary.description.empty() ? "" : " — " + summary.description) << "\n\n";
+  print_fields(out, {{"source", summary.source},
+                     {"GPUs", std::to_string(summary.gpus)},
+                     {"nodes", std::to_string(summary.nodes)},
+                     {"GPUs per node", summary.gpus_per_node ? std::to_string(summary.gpus_per_node) : "mixed"},
+                     {"scale-up domains", std::to_string(summary.domains)},
+                     {"network", summary.network},
+                     {"bisection", topo::format_bandwidth(summary.bisection_Bps) + " per direction"},
+                     {"graph", std::to_string(summary.devices) + " devices, " + std::to_string(summary.links) +
+                                   " directed links"},
+                     {"calibrated", summary.calibrated ? "yes" : "no"}});
+  out << "\nNode groups\n";
   Table groups({"group", "nodes", "GPU", "architecture", "host CPU", "GPUs/node", "scale-up fabric", "NICs"});
   for (const topo::GroupSummary& group : summary.groups) {
     groups.add_row({group.name, std::to_string(group.count), group.gpu_model, group.architecture, group.host_cpu,
                     std::to_string(group.gpus_per_node), group.fabric, group.nics});
   }
-  groups.print(std::cout);
-  std::cout << "\nTiers (per GPU, per direction)\n";
+  groups.print(out);
+  out << "\nTiers (per GPU, per direction)\n";
   Table tiers({"tier", "bandwidth per GPU", "example route"});
   const topo::GroupSummary& first = summary.groups.front();
   tiers.add_row({"scale-up", topo::format_bandwidth(first.scale_up_per_gpu_Bps), route_text(summary.scale_up_route)});
@@ -92,26 +93,46 @@ void print_summary(const topo::ClusterSummary& summary) {
                  first.scale_out_per_gpu_Bps > 0 ? topo::format_bandwidth(first.scale_out_per_gpu_Bps) : "-",
                  route_text(summary.scale_out_route)});
   if (summary.farthest_route) tiers.add_row({"farthest from GPU 0", "", route_text(summary.farthest_route)});
-  tiers.print(std::cout);
+  tiers.print(out);
 }
+
+// topo show's cluster: its figures, node groups and tiers (table), or summary_json (json).
+class ClusterReport : public Report {
+ public:
+  explicit ClusterReport(const topo::ClusterSummary& summary) : summary_(summary) {}
+  void print_table(std::ostream& out) const override { print_summary(out, summary_); }
+  ordered_json json() const override { return summary_json(summary_); }
+
+ private:
+  const topo::ClusterSummary& summary_;
+};
+
+// topo list's presets: name and description.
+class PresetsReport : public Report {
+ public:
+  explicit PresetsReport(const std::vector<topo::Preset>& presets) : presets_(presets) {}
+  void print_table(std::ostream& out) const override {
+    Table table({"preset", "description"});
+    for (const topo::Preset& preset : presets_) table.add_row({preset.name, preset.description});
+    table.print(out);
+  }
+  ordered_json json() const override {
+    ordered_json list = ordered_json::array();
+    for (const topo::Preset& preset : presets_) {
+      list.push_back({{"name", preset.name}, {"description", preset.description}});
+    }
+    return list;
+  }
+
+ private:
+  const std::vector<topo::Preset>& presets_;
+};
 
 void add_list(CLI::App& topo_command) {
   auto* command = topo_command.add_subcommand("list", "List the cluster presets compiled into treering");
-  auto format = std::make_shared<std::string>("table");
+  auto format = std::make_shared<OutputFormat>();
   add_format_option(*command, *format);
-  command->callback([format] {
-    if (*format == "json") {
-      ordered_json list = ordered_json::array();
-      for (const topo::Preset& preset : topo::cluster_presets()) {
-        list.push_back({{"name", preset.name}, {"description", preset.description}});
-      }
-      std::cout << list.dump(2) << '\n';
-      return;
-    }
-    Table table({"preset", "description"});
-    for (const topo::Preset& preset : topo::cluster_presets()) table.add_row({preset.name, preset.description});
-    table.print(std::cout);
-  });
+  command->callback([format] { make_reporter(*format, std::cout)->report(PresetsReport(topo::cluster_presets())); });
 }
 
 void add_check(CLI::App& topo_command) {
@@ -137,16 +158,12 @@ void add_check(CLI::App& topo_command) {
 void add_show(CLI::App& topo_command) {
   auto* command = topo_command.add_subcommand("show", "Show a cluster: GPUs, nodes, tiers, routes, bisection");
   auto args = std::make_shared<ClusterArgs>();
-  auto format = std::make_shared<std::string>("table");
+  auto format = std::make_shared<OutputFormat>();
   add_cluster_positional(*command, *args);
   add_format_option(*command, *format);
   command->callback([args, format] {
-    topo::ClusterSummary summary = topo::summarize(load_topology(*args));
-    if (*format == "json") {
-      std::cout << summary_json(summary).dump(2) << '\n';
-    } else {
-      print_summary(summary);
-    }
+    const topo::ClusterSummary summary = topo::summarize(load_topology(*args));
+    make_reporter(*format, std::cout)->report(ClusterReport(summary));
   });
 }
 
@@ -168,10 +185,6 @@ void add_dot(CLI::App& topo_command) {
 }
 
 }  // namespace
-
-CLI::Option* add_format_option(CLI::App& command, std::string& format, std::vector<std::string> choices) {
-  return command.add_option("--format", format, "Output format")->check(CLI::IsMember(choices))->capture_default_str();
-}
 
 void add_topo_commands(CLI::App& app) {
   auto* topo_command = app.add_subcommand("topo", "Cluster descriptions: list presets, check, show, export the graph");

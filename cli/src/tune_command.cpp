@@ -8,6 +8,7 @@
 #include "replay_progress.hpp"
 #include "cluster_args.hpp"
 #include "commands.hpp"
+#include "reporter.hpp"
 #include "treering/analysis/decode_output.hpp"
 #include "treering/analysis/tune.hpp"
 #include "treering/analysis/csv.hpp"
@@ -29,9 +30,8 @@ struct TuneArgs : DecodeArgs {
 std::string times(double ratio) { return format_ratio(ratio); }
 
 // One line per distinct strategy; simulated_latency_s empty where not replayed, latency_s_high "inf" when unbounded.
-void print_csv(const TuneReport& r) {
-  std::cout
-      << "rank,strategy,equivalents,algo,latency_s,latency_s_low,latency_s_high,within_best_band,simulated_latency_s\n";
+void print_tune_csv(std::ostream& out, const TuneReport& r) {
+  out << "rank,strategy,equivalents,algo,latency_s,latency_s_low,latency_s_high,within_best_band,simulated_latency_s\n";
   for (size_t i = 0; i < r.shown.size(); ++i) {
     const model::TunedStrategy& t = *r.shown[i].first;
     CsvRecord record;
@@ -43,11 +43,11 @@ void print_csv(const TuneReport& r) {
     } else {
       record.empty();
     }
-    std::cout << record.line();
+    out << record.line();
   }
 }
 
-void print_table(const TuneArgs& args, const TuneReport& r) {
+void print_ranking(std::ostream& out, const TuneArgs& args, const TuneReport& r) {
   Table table({"rank", "strategy", "same", "model", "~best", "simulated", "vs tree", "vs ring"});
   for (size_t i = 0; i < r.shown.size() && static_cast<int>(i) < args.top; ++i) {
     const double s = r.shown[i].first->result.latency_s;
@@ -57,31 +57,55 @@ void print_table(const TuneArgs& args, const TuneReport& r) {
                    i < r.confirmed.size() ? topologies::format_duration(r.confirmed[i].simulated_s) : "-",
                    times(r.tree->result.latency_s / s), times(r.ring->result.latency_s / s)});
   }
-  table.print(std::cout);
+  table.print(out);
   const model::TunedStrategy& best = r.tuned.front();
-  std::cout << "\nbest: " << best.strategy.describe() << ", " << topologies::format_duration(best.result.latency_s)
-            << " per layer: " << times(r.tree->result.latency_s / best.result.latency_s)
-            << " faster than the paper's tree (" << topologies::format_duration(r.tree->result.latency_s) << "), "
-            << times(r.ring->result.latency_s / best.result.latency_s) << " faster than ring ("
-            << topologies::format_duration(r.ring->result.latency_s) << ")\n";
+  out << "\nbest: " << best.strategy.describe() << ", " << topologies::format_duration(best.result.latency_s)
+      << " per layer: " << times(r.tree->result.latency_s / best.result.latency_s) << " faster than the paper's tree ("
+      << topologies::format_duration(r.tree->result.latency_s) << "), "
+      << times(r.ring->result.latency_s / best.result.latency_s) << " faster than ring ("
+      << topologies::format_duration(r.ring->result.latency_s) << ")\n";
   const size_t close = r.others_within_best();
   if (close > 0) {
-    std::cout << "~: " << close << " strateg" << (close == 1 ? "y" : "ies") << " within the best's band ("
-              << r.errors_legend() << "): the model cannot tell " << (close == 1 ? "it" : "them") << " from the best\n";
+    out << "~: " << close << " strateg" << (close == 1 ? "y" : "ies") << " within the best's band ("
+        << r.errors_legend() << "): the model cannot tell " << (close == 1 ? "it" : "them") << " from the best\n";
   } else {
-    std::cout << "no other strategy is within the best's band (" << r.errors_legend() << ")\n";
+    out << "no other strategy is within the best's band (" << r.errors_legend() << ")\n";
   }
   const auto& c = r.confirmed;
   size_t sim_best = 0;
   for (size_t i = 1; i < c.size(); ++i) sim_best = c[i].simulated_s < c[sim_best].simulated_s ? i : sim_best;
   if (r.swaps == 0) {
-    std::cout << "the simulator ranks the best " << c.size() << " in the same order\n";
+    out << "the simulator ranks the best " << c.size() << " in the same order\n";
   } else {
-    std::cout << "the simulator orders " << r.swaps << " pair(s) of the best " << c.size() << " differently; it ranks "
-              << c[sim_best].tuned->strategy.describe() << " first ("
-              << topologies::format_duration(c[sim_best].simulated_s) << ")\n";
+    out << "the simulator orders " << r.swaps << " pair(s) of the best " << c.size() << " differently; it ranks "
+        << c[sim_best].tuned->strategy.describe() << " first (" << topologies::format_duration(c[sim_best].simulated_s)
+        << ")\n";
   }
 }
+
+// tune's strategies: a heading, the ranking and what it says (table), one line per strategy (csv), or tune_json.
+class TuneStrategiesReport : public Report {
+ public:
+  TuneStrategiesReport(const TuneReport& report, const TuneArgs& args, const topologies::Topology& topology,
+                       const model::Workload& workload, long long seq_len)
+      : report_(report), args_(args), topology_(topology), workload_(workload), seq_len_(seq_len) {}
+  void print_table(std::ostream& out) const override {
+    out << "tune: " << topology_.spec().name << ", " << report_.tree->result.gpus << " GPUs, " << workload_.name
+        << " (batch " << workload_.batch << "), " << topologies::format_token_count(seq_len_)
+        << " tokens: " << report_.tuned.size() << " strategies timed by the model (" << report_.shown.size()
+        << " distinct; 'same': equivalents folded in)\n\n";
+    print_ranking(out, args_, report_);
+  }
+  void print_csv(std::ostream& out) const override { print_tune_csv(out, report_); }
+  nlohmann::ordered_json json() const override { return tune_json(report_); }
+
+ private:
+  const TuneReport& report_;
+  const TuneArgs& args_;
+  const topologies::Topology& topology_;
+  const model::Workload& workload_;
+  long long seq_len_;
+};
 
 void run(const TuneArgs& args) {
   const topologies::Topology topology = load_topology(args.cluster);
@@ -92,16 +116,7 @@ void run(const TuneArgs& args) {
   if (progress_shown())
     request.on_simulating = [](const std::string& strategy) { std::cerr << "simulating " << strategy << "...\n"; };
   const TuneReport report = tune_report(topology, request);
-  if (args.format == "json") {
-    std::cout << tune_json(report).dump(2) << '\n';
-    return;
-  }
-  if (args.format == "csv") return print_csv(report);
-  std::cout << "tune: " << topology.spec().name << ", " << report.tree->result.gpus << " GPUs, " << workload.name
-            << " (batch " << workload.batch << "), " << topologies::format_token_count(lengths[0])
-            << " tokens: " << report.tuned.size() << " strategies timed by the model (" << report.shown.size()
-            << " distinct; 'same': equivalents folded in)\n\n";
-  print_table(args, report);
+  make_reporter(args.format, std::cout)->report(TuneStrategiesReport(report, args, topology, workload, lengths[0]));
 }
 
 }  // namespace
@@ -112,7 +127,7 @@ void add_tune_command(CLI::App& app) {
       "Search combine strategies (algorithm, collective algorithm, tree fan-ins, leaders) for the fastest, "
       "and say which lie within the best one's band");
   auto args = std::make_shared<TuneArgs>();
-  add_decode_options(*command, *args, "", {"table", "csv", "json"});
+  add_decode_options(*command, *args, "", {OutputFormat::table, OutputFormat::csv, OutputFormat::json});
   drop_options(*command,
                {"--algo", "--tokens", "--prefill"});  // tune tries every combine and ranks their per-token latency
   command->get_option("--seq-len")

@@ -4,6 +4,7 @@
 
 #include "cluster_args.hpp"
 #include "commands.hpp"
+#include "reporter.hpp"
 #include "table.hpp"
 #include "treering/model/workload.hpp"
 #include "treering/topologies/units.hpp"
@@ -37,53 +38,72 @@ std::string parameters_text(double parameters) {
   return text;
 }
 
-void add_list(CLI::App& parent) {
-  auto* command = parent.add_subcommand("list", "List the workload presets");
-  auto format = std::make_shared<std::string>("table");
-  add_format_option(*command, *format);
-  command->callback([format] {
-    const auto& presets = model::workload_presets();
-    if (*format == "json") {
-      ordered_json list = ordered_json::array();
-      for (const Workload& workload : presets) list.push_back(workload_json(workload));
-      std::cout << list.dump(2) << '\n';
-      return;
-    }
+// workload list's presets: their shapes (table), or each one's workload_json (json).
+class WorkloadsReport : public Report {
+ public:
+  explicit WorkloadsReport(const std::vector<Workload>& presets) : presets_(presets) {}
+  void print_table(std::ostream& out) const override {
     Table table({"workload", "layers", "q heads", "kv heads", "head dim", "params", "KV cache/token", "description"});
-    for (const Workload& workload : presets) {
+    for (const Workload& workload : presets_) {
       table.add_row({workload.name, std::to_string(workload.layers), std::to_string(workload.query_heads),
                      std::to_string(workload.kv_heads), std::to_string(workload.head_dim),
                      parameters_text(workload.parameters),
                      topologies::format_bytes(model::kv_cache_bytes_per_token(workload)), workload.description});
     }
-    table.print(std::cout);
-  });
+    table.print(out);
+  }
+  ordered_json json() const override {
+    ordered_json list = ordered_json::array();
+    for (const Workload& workload : presets_) list.push_back(workload_json(workload));
+    return list;
+  }
+
+ private:
+  const std::vector<Workload>& presets_;
+};
+
+// workload show's workload: its fields (table), or workload_json (json).
+class WorkloadReport : public Report {
+ public:
+  explicit WorkloadReport(const Workload& workload) : workload_(workload) {}
+  void print_table(std::ostream& out) const override {
+    const Workload& w = workload_;
+    out << w.name << " — " << w.description << "\n\n";
+    print_fields(
+        out, {{"layers", std::to_string(w.layers)},
+              {"query heads", std::to_string(w.query_heads)},
+              {"KV heads", std::to_string(w.kv_heads)},
+              {"head dim", std::to_string(w.head_dim)},
+              {"hidden size", std::to_string(w.hidden_size)},
+              {"parameters", parameters_text(w.parameters)},
+              {"dtype", w.dtype},
+              {"batch", std::to_string(w.batch)},
+              {"KV cache per token", topologies::format_bytes(model::kv_cache_bytes_per_token(w)) + " (all layers)"},
+              {"source", w.source}});
+  }
+  ordered_json json() const override { return workload_json(workload_); }
+
+ private:
+  const Workload& workload_;
+};
+
+void add_list(CLI::App& parent) {
+  auto* command = parent.add_subcommand("list", "List the workload presets");
+  auto format = std::make_shared<OutputFormat>();
+  add_format_option(*command, *format);
+  command->callback(
+      [format] { make_reporter(*format, std::cout)->report(WorkloadsReport(model::workload_presets())); });
 }
 
 void add_show(CLI::App& parent) {
   auto* command = parent.add_subcommand("show", "Show one workload preset");
   auto name = std::make_shared<std::string>();
-  auto format = std::make_shared<std::string>("table");
+  auto format = std::make_shared<OutputFormat>();
   command->add_option("workload", *name, "A workload preset (treering workload list) or a YAML file")->required();
   add_format_option(*command, *format);
   command->callback([name, format] {
     const Workload workload = load_workload(*name);
-    if (*format == "json") {
-      std::cout << workload_json(workload).dump(2) << '\n';
-      return;
-    }
-    std::cout << workload.name << " — " << workload.description << "\n\n";
-    print_fields(std::cout, {{"layers", std::to_string(workload.layers)},
-                             {"query heads", std::to_string(workload.query_heads)},
-                             {"KV heads", std::to_string(workload.kv_heads)},
-                             {"head dim", std::to_string(workload.head_dim)},
-                             {"hidden size", std::to_string(workload.hidden_size)},
-                             {"parameters", parameters_text(workload.parameters)},
-                             {"dtype", workload.dtype},
-                             {"batch", std::to_string(workload.batch)},
-                             {"KV cache per token",
-                              topologies::format_bytes(model::kv_cache_bytes_per_token(workload)) + " (all layers)"},
-                             {"source", workload.source}});
+    make_reporter(*format, std::cout)->report(WorkloadReport(workload));
   });
 }
 
