@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "bench_command.hpp"
+#include "cli_choices.hpp"
 #include "decode_command.hpp"
 #include "mpi_transport.hpp"
 #include "nccl_bench.hpp"
@@ -48,8 +49,8 @@ int run(int argc, char** argv, app::MpiTransport& transport) {
   app::DecodeOptions options;
   for (int i = 0; i < argc; ++i) options.argv.emplace_back(argv[i]);
   auto* decode = cli.add_subcommand("decode", "Run decode plans, check them against the reference, time them");
-  decode->add_option("--backend", options.backend, "cpu (host kernels, MPI) or cuda (one GPU per rank, NCCL)")
-      ->capture_default_str();
+  app::add_backend_option(*decode, options.backend, "cpu (host kernels, MPI) or cuda (one GPU per rank, NCCL)",
+                          app::cpu_or_cuda);
   decode
       ->add_option("--algo", options.algorithms,
                    treering::model::decode_algorithm_names(true) +
@@ -80,18 +81,9 @@ int run(int argc, char** argv, app::MpiTransport& transport) {
   bench.argv = options.argv;
   auto* bench_command =
       cli.add_subcommand("bench", "Microbenchmarks: allreduce, allgather, sendrecv (nccl-tests style), hbm, attention");
-  bench_command->add_option("what", bench.what, "allreduce | allgather | sendrecv | hbm | attention")
-      ->required()
-      ->check(CLI::Validator(
-          [](const std::string& what) -> std::string {
-            for (const char* known : {"allreduce", "allgather", "sendrecv", "hbm", "attention"}) {
-              if (what == known) return "";
-            }
-            return "unknown benchmark '" + what + "' (choose allreduce, allgather, sendrecv, hbm or attention)";
-          },
-          "BENCHMARK"));
-  bench_command->add_option("--backend", bench.backend, "cpu (MPI rings, host kernel) or cuda (NCCL, the CUDA kernel)")
-      ->capture_default_str();
+  app::add_bench_kind_option(*bench_command, bench.kind);
+  app::add_backend_option(*bench_command, bench.backend, "cpu (MPI rings, host kernel) or cuda (NCCL, the CUDA kernel)",
+                          app::cpu_or_cuda);
   auto* sizes =
       bench_command
           ->add_option("--sizes", bench.sizes, "Collective sizes in bytes: 8:1G doubles (K M G: powers of 1024)")
@@ -127,7 +119,8 @@ int run(int argc, char** argv, app::MpiTransport& transport) {
   step.argv = options.argv;
   auto* step_command = cli.add_subcommand(
       "step", "One whole decode step of a Llama-architecture model on the GPU, timed as a CUDA graph, by part");
-  step_command->add_option("--backend", step.backend, "cuda (the step's GEMMs need a GPU)")->capture_default_str();
+  app::add_backend_option(*step_command, step.backend, "cuda (the step's GEMMs need a GPU)",
+                          [](const std::string&) { return std::string(app::kStepNeedsCuda); });
   step_command
       ->add_option("--workload", step.workloads,
                    "Presets (llama3.2-1b, llama3.1-8b, ...), workload YAML or Hugging Face config.json files")
