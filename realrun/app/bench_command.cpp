@@ -5,6 +5,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <utility>
 
 #include "bench_sizes.hpp"
 #include "nccl_bench.hpp"
@@ -25,6 +26,13 @@ namespace {
 using nlohmann::ordered_json;
 
 using model::percentile;
+using model::RealrunBackend;
+
+constexpr std::pair<BenchKind, const char*> kBenchKinds[] = {{BenchKind::allreduce, "allreduce"},
+                                                             {BenchKind::allgather, "allgather"},
+                                                             {BenchKind::sendrecv, "sendrecv"},
+                                                             {BenchKind::hbm, "hbm"},
+                                                             {BenchKind::attention, "attention"}};
 
 ordered_json timing(const std::vector<double>& seconds) {
   return {{"median", percentile(seconds, 0.5)}, {"p10", percentile(seconds, 0.1)}, {"p90", percentile(seconds, 0.9)}};
@@ -38,17 +46,16 @@ int bench_ranks(const BenchOptions& options, const MpiTransport& transport) {
 std::vector<double> time_one(const BenchOptions& options, MpiTransport& transport, BenchOp op, double bytes) {
   if (options.loopback > 0)
     return cuda::time_loopback_collective(op, bytes, options.loopback, options.warmup, options.iterations);
-  if (options.backend == "cuda") return time_nccl(op, bytes, options.warmup, options.iterations);
+  if (options.backend == RealrunBackend::cuda) return time_nccl(op, bytes, options.warmup, options.iterations);
   return time_collective(transport, op, bytes, options.warmup, options.iterations);
 }
 
 ordered_json collectives(const BenchOptions& options, const std::vector<double>& sizes, MpiTransport& transport,
                          BenchOp op) {
   ordered_json rows = ordered_json::array();
-  const bool nccl = options.backend == "cuda";
+  const bool nccl = options.backend == RealrunBackend::cuda;
   std::string why;
   if (nccl && options.loopback == 0 && !nccl_available(why)) throw topologies::InputError("--backend cuda: " + why);
-  if (!nccl && options.backend != "cpu") throw topologies::InputError("--backend " + options.backend + ": cpu or cuda");
   if (options.loopback != 0) {
     if (!nccl) throw topologies::InputError("--loopback runs the cuda backend (--backend cuda)");
     if (options.loopback < 2 || options.loopback > 64)
@@ -83,8 +90,7 @@ ordered_json collectives(const BenchOptions& options, const std::vector<double>&
 }
 
 bool on_gpu(const BenchOptions& options) {
-  if (options.backend == "cpu") return false;
-  if (options.backend != "cuda") throw topologies::InputError("--backend " + options.backend + ": cpu or cuda");
+  if (options.backend == RealrunBackend::cpu) return false;
   std::string why;
   if (!cuda::available(why)) throw topologies::InputError("--backend cuda: " + why);
   return true;
@@ -101,7 +107,7 @@ double copy_Bps(const BenchOptions& options, MpiTransport& transport, ordered_js
   const std::vector<double> slowest = transport.max_over_ranks(mine);
   const double bandwidth = bytes / percentile(slowest, 0.5);
   rows.push_back({{"size_bytes", bytes},
-                  {"backend", options.backend},
+                  {"backend", to_string(options.backend)},
                   {"device", gpu ? cuda::device_name() : "host"},
                   {"time_s", timing(slowest)},
                   {"copy_Bps", bandwidth},
@@ -153,39 +159,67 @@ ordered_json attention(const BenchOptions& options, const std::vector<long long>
 
 }  // namespace
 
+std::optional<BenchKind> find_bench_kind(const std::string& name) {
+  for (const auto& [kind, known] : kBenchKinds) {
+    if (name == known) return kind;
+  }
+  return std::nullopt;
+}
+
+const char* to_string(BenchKind kind) {
+  for (const auto& [known, name] : kBenchKinds) {
+    if (kind == known) return name;
+  }
+  throw std::logic_error("to_string: not a BenchKind");
+}
+
+std::optional<BenchOp> collective_of(BenchKind kind) {
+  switch (kind) {
+    case BenchKind::allreduce: return BenchOp::allreduce;
+    case BenchKind::allgather: return BenchOp::allgather;
+    case BenchKind::sendrecv: return BenchOp::sendrecv;
+    case BenchKind::hbm:
+    case BenchKind::attention: return std::nullopt;
+  }
+  throw std::logic_error("collective_of: not a BenchKind");
+}
+
 int run_bench(const BenchOptions& options, MpiTransport& transport) {
   if (options.iterations < 1 || options.warmup < 0)
     throw topologies::InputError("--iters must be at least 1, --warmup at least 0");
-  if (options.backend == "cuda" && options.warmup < 1)
+  if (options.backend != RealrunBackend::cpu && options.backend != RealrunBackend::cuda)
+    throw std::logic_error("bench: the backend is cpu or cuda (--loopback makes the loopback)");
+  if (options.backend == RealrunBackend::cuda && options.warmup < 1)
     throw topologies::InputError("--backend cuda needs --warmup 1 or more");
   BenchSizes sizes;
   if (options.for_plan) {
     sizes = sizes_for_plans(options, transport.ranks());
-  } else if (options.what == "attention") {
+  } else if (options.kind == BenchKind::attention) {
     sizes.tokens = topologies::parse_token_counts(options.tokens);
-  } else if (options.what != "hbm") {
+  } else if (options.kind != BenchKind::hbm) {
     sizes.bytes = topologies::parse_message_sizes(options.sizes);
   }
   std::optional<topologies::OutputFile> out;  // opened before the runs: a bad path fails at once
   if (transport.rank() == 0 && !options.output.empty()) out.emplace(options.output);
   ordered_json results;
-  if (options.what == "hbm") {
+  if (options.kind == BenchKind::hbm) {
     results = ordered_json::array();
     copy_Bps(options, transport, results);
-  } else if (options.what == "attention") {
+  } else if (options.kind == BenchKind::attention) {
     results = attention(options, sizes.tokens, transport);
   } else {
-    results = collectives(options, sizes.bytes, transport, parse_bench_op(options.what));
+    results = collectives(options, sizes.bytes, transport, collective_of(options.kind).value());
   }
   if (out) {
-    ordered_json file{{"provenance", provenance(options.argv, options.backend, transport)}, {"bench", options.what}};
+    ordered_json file{{"provenance", provenance(options.argv, options.backend, transport)},
+                      {"bench", to_string(options.kind)}};
     if (options.loopback > 0) {  // the virtual ranks are the collective's ranks
-      file["provenance"]["backend"] = "cuda-loopback";
+      file["provenance"]["backend"] = to_string(RealrunBackend::cuda_loopback);
       file["provenance"]["ranks"] = options.loopback;
     }
     // What ran: the cpu backend's and the loopback's rings (send/recv: point to point); on cuda, NCCL's own pick.
-    if ((options.backend == "cpu" || options.loopback > 0) && options.what != "hbm" && options.what != "attention") {
-      file["algorithm"] = options.what == "sendrecv" ? "p2p" : "ring";
+    if ((options.backend == RealrunBackend::cpu || options.loopback > 0) && collective_of(options.kind)) {
+      file["algorithm"] = options.kind == BenchKind::sendrecv ? "p2p" : "ring";
     }
     file["results"] = results;
     out->stream() << file.dump(2) << '\n';

@@ -4,16 +4,28 @@
 // bandwidth. JSON with provenance.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "mpi_transport.hpp"
+#include "treering/model/realrun_plans.hpp"
+#include "treering/realrun/bench.hpp"
 
 namespace treering::realrun::app {
 
+// What `bench` measures: a collective (allreduce, allgather, sendrecv), the memory's copy bandwidth (hbm) or the
+// partial-attention kernel (attention).
+enum class BenchKind { allreduce, allgather, sendrecv, hbm, attention };
+std::optional<BenchKind> find_bench_kind(const std::string& name);  // nullopt for an unknown name
+const char* to_string(BenchKind kind);
+// The collective a collective benchmark times; nullopt for hbm and attention.
+std::optional<BenchOp> collective_of(BenchKind kind);
+
 struct BenchOptions {
-  std::string what;                  // allreduce | allgather | sendrecv | hbm | attention
-  std::string backend = "cpu";       // hbm and attention: cpu (host memory, CPU kernel) or cuda (device)
+  BenchKind kind = BenchKind::allreduce;  // the command line always names it
+  // cpu (MPI rings, host memory, CPU kernel) or cuda (NCCL, the device)
+  model::RealrunBackend backend = model::RealrunBackend::cpu;
   std::string sizes = "8:64M";       // collectives: bytes (nccl-tests' K M G: powers of 1024)
   std::string copy_bytes = "256M";   // hbm
   std::string tokens = "1k:64k:x4";  // attention

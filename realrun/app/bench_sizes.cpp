@@ -17,7 +17,7 @@ std::vector<double> size_ladder(double largest_bytes) {
 }
 
 BenchSizes sizes_for_plans(const BenchOptions& options, int ranks) {
-  if (options.what == "hbm")
+  if (options.kind == BenchKind::hbm)
     throw topologies::InputError("--for-plan sizes sendrecv, allreduce, allgather and attention; hbm takes --bytes");
   const PlanMaker plans(options.cluster, options.workload, options.batch, ranks, options.backend);
   model::PlanMeasures measures;
@@ -27,7 +27,7 @@ BenchSizes sizes_for_plans(const BenchOptions& options, int ranks) {
       model::add_measures(plans.plan(algorithm, seq_len), measures);
   }
   BenchSizes out;
-  if (options.what == "attention") {
+  if (options.kind == BenchKind::attention) {
     if (measures.tokens.empty()) throw topologies::InputError("--for-plan: the plans run no attention kernel");
     std::set<long long> tokens = measures.tokens;
     if (tokens.size() == 1) tokens.insert(std::max(1LL, *tokens.begin() / 2));
@@ -35,16 +35,16 @@ BenchSizes sizes_for_plans(const BenchOptions& options, int ranks) {
     return out;
   }
   std::set<double> used;
-  if (options.what == "sendrecv") {
+  if (options.kind == BenchKind::sendrecv) {
     used = measures.send_bytes;
   } else {
     const model::CollectiveOp op =
-        options.what == "allreduce" ? model::CollectiveOp::allreduce : model::CollectiveOp::allgather;
+        options.kind == BenchKind::allreduce ? model::CollectiveOp::allreduce : model::CollectiveOp::allgather;
     if (measures.collective_bytes.count(op)) used = measures.collective_bytes.at(op);
   }
   if (used.empty()) {
-    throw topologies::InputError("--for-plan: the plans (" + std::to_string(ranks) + " ranks) use no " + options.what +
-                                 (ranks < 2 ? " (one rank communicates nothing)" : ""));
+    throw topologies::InputError("--for-plan: the plans (" + std::to_string(ranks) + " ranks) use no " +
+                                 to_string(options.kind) + (ranks < 2 ? " (one rank communicates nothing)" : ""));
   }
   for (double ladder : size_ladder(*used.rbegin())) used.insert(ladder);
   out.bytes.assign(used.begin(), used.end());

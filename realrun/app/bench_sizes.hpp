@@ -24,7 +24,7 @@ struct BenchSizes {
   std::vector<long long> tokens;  // attention, ascending
 };
 
-// For `options.what` on `ranks` ranks. Throws std::invalid_argument when the plans use no such operation (a
+// For `options.kind` on `ranks` ranks. Throws std::invalid_argument when the plans use no such operation (a
 // ring all-reduces nothing), or for hbm, which no plan sizes.
 BenchSizes sizes_for_plans(const BenchOptions& options, int ranks);
 

@@ -34,6 +34,7 @@ using nlohmann::ordered_json;
 constexpr double kTolerance = 1e-5;
 
 using model::percentile;
+using model::RealrunBackend;
 
 struct Case {
   model::DecodeAlgorithm algorithm;
@@ -166,8 +167,8 @@ double reference_error(const Measured& m, const model::DecodePlan& plan, std::ui
 }
 
 // The plan options' name: the loopback's rings are its own, NCCL's collectives NCCL's (model::realrun_plan_options).
-std::string backend_of(const DecodeOptions& options) {
-  return options.loopback > 0 ? "cuda-loopback" : options.backend;
+RealrunBackend backend_of(const DecodeOptions& options) {
+  return options.loopback > 0 ? RealrunBackend::cuda_loopback : options.backend;
 }
 
 // One algorithm at one length: warm-up, repeats, then the check against the reference and the model's bytes.
@@ -176,9 +177,9 @@ ordered_json run_case(const DecodeOptions& options, MpiTransport& transport, con
   const model::DecodePlan plan = plans.plan(c.algorithm, c.seq_len);
   const model::DecodeModel& model = plans.model();
   const model::Workload& workload = plans.workload();
-  const Measured m = options.loopback > 0        ? measure_loopback(options, transport, plan)
-                     : options.backend == "cuda" ? measure_cuda(options, transport, plan)
-                                                 : measure_cpu(options, transport, plan);
+  const Measured m = options.loopback > 0                      ? measure_loopback(options, transport, plan)
+                     : options.backend == RealrunBackend::cuda ? measure_cuda(options, transport, plan)
+                                                               : measure_cpu(options, transport, plan);
   if (transport.rank() != 0) return {};
   const double error = reference_error(m, plan, options.seed, c.seq_len);
   const long long non_finite = count_non_finite(m.outputs.data(), m.outputs.size());
@@ -193,7 +194,7 @@ ordered_json run_case(const DecodeOptions& options, MpiTransport& transport, con
   ordered_json row{{"algo", model::to_string(c.algorithm)},
                    {"seq_len", c.seq_len},
                    {"ranks", static_cast<int>(plan.gpus.size())},
-                   {"backend", backend_of(options)},
+                   {"backend", to_string(backend_of(options))},
                    {"workload", workload.name},
                    {"batch", workload.batch},
                    {"latency_s",
@@ -214,7 +215,7 @@ ordered_json run_case(const DecodeOptions& options, MpiTransport& transport, con
   for (const model::PhaseTime& phase : model.evaluate(plan).phases)
     phases.push_back({{"phase", phase.label}, {"how", phase.how}});
   row["predicted_phases"] = phases;
-  if (backend_of(options) == "cuda") {
+  if (backend_of(options) == RealrunBackend::cuda) {
     const char* algo = std::getenv("NCCL_ALGO");
     const char* proto = std::getenv("NCCL_PROTO");
     row["nccl_env"] = {{"NCCL_ALGO", algo ? ordered_json(algo) : ordered_json()},
@@ -240,16 +241,17 @@ void print_row(const ordered_json& row) {
 }  // namespace
 
 int run_decode(const DecodeOptions& options, MpiTransport& transport) {
-  if (options.backend != "cpu" && options.backend != "cuda")
-    throw topologies::InputError("--backend " + options.backend + ": cpu or cuda");
+  if (options.backend != RealrunBackend::cpu && options.backend != RealrunBackend::cuda)
+    throw std::logic_error("decode: the backend is cpu or cuda (--loopback makes the loopback)");
   if (options.repeats < 1 || options.warmup < 0)
     throw topologies::InputError("--repeats must be at least 1, --warmup at least 0");
-  if (options.backend == "cuda" && options.warmup < 1) {
+  if (options.backend == RealrunBackend::cuda && options.warmup < 1) {
     throw topologies::InputError(
         "--backend cuda needs --warmup 1 or more (the first run loads the kernels and sets up NCCL's connections)");
   }
   if (options.loopback != 0) {
-    if (options.backend != "cuda") throw topologies::InputError("--loopback runs the cuda backend (--backend cuda)");
+    if (options.backend != RealrunBackend::cuda)
+      throw topologies::InputError("--loopback runs the cuda backend (--backend cuda)");
     if (options.loopback < 1 || options.loopback > 64)
       throw topologies::InputError("--loopback takes 1 to 64 virtual ranks");
     if (transport.ranks() > 1)
@@ -261,7 +263,7 @@ int run_decode(const DecodeOptions& options, MpiTransport& transport) {
   std::vector<model::DecodeAlgorithm> algorithms;  // checked before anything runs
   for (const std::string& name : options.algorithms) algorithms.push_back(model::parse_decode_algorithm(name));
   const std::vector<long long> lengths = topologies::parse_token_counts(options.seq_len);
-  if (options.backend == "cuda") {
+  if (options.backend == RealrunBackend::cuda) {
     std::string why;
     if (!cuda::decode_available(why)) throw topologies::InputError("--backend cuda: " + why);
     if (transport.ranks() > 1 && options.loopback == 0 && !nccl_available(why))

@@ -7,11 +7,12 @@
 #include <vector>
 
 #include "mpi_transport.hpp"
+#include "treering/model/realrun_plans.hpp"
 
 namespace treering::realrun::app {
 
 struct DecodeOptions {
-  std::string backend = "cpu";
+  model::RealrunBackend backend = model::RealrunBackend::cpu;  // cpu or cuda (--loopback: cuda-loopback)
   std::vector<std::string> algorithms{"tree", "ring"};
   std::string workload = "paper-mha16";
   std::string seq_len = "10000";

@@ -44,12 +44,12 @@ std::optional<model::CollectiveAlgorithm> nccl_algo_from_environment() {
 }  // namespace
 
 PlanMaker::PlanMaker(const std::string& cluster, const std::string& workload, int batch, int ranks,
-                     const std::string& backend)
+                     model::RealrunBackend backend)
     : topology_(topology_for(cluster, ranks)),
       workload_(model::find_workload(workload)),
-      options_(plan_options(parse_backend(backend))) {
+      options_(plan_options(backend)) {
   if (batch > 0) workload_.batch = batch;
-  if (parse_backend(backend) == Backend::cuda) {
+  if (backend == model::RealrunBackend::cuda) {
     if (const auto forced = nccl_algo_from_environment()) options_.collective_algorithm = forced;
   }
   std::vector<int> gpus(static_cast<size_t>(ranks));

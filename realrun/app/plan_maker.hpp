@@ -9,14 +9,16 @@
 #include <string>
 
 #include "treering/model/decode.hpp"
+#include "treering/model/realrun_plans.hpp"
 #include "treering/topologies/topology.hpp"
 
 namespace treering::realrun::app {
 
 class PlanMaker {
  public:
-  // Throws std::invalid_argument for an unknown workload, algorithm or backend; InputError for a bad cluster.
-  PlanMaker(const std::string& cluster, const std::string& workload, int batch, int ranks, const std::string& backend);
+  // Throws std::invalid_argument for an unknown workload or algorithm; InputError for a bad cluster.
+  PlanMaker(const std::string& cluster, const std::string& workload, int batch, int ranks,
+            model::RealrunBackend backend);
   model::DecodePlan plan(model::DecodeAlgorithm algorithm, long long seq_len) const;
   const model::DecodeModel& model() const { return *model_; }
   const model::Workload& workload() const { return workload_; }

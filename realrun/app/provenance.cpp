@@ -23,7 +23,7 @@ std::string utc_now() {
 
 }  // namespace
 
-nlohmann::ordered_json provenance(const std::vector<std::string>& argv, const std::string& backend,
+nlohmann::ordered_json provenance(const std::vector<std::string>& argv, model::RealrunBackend backend,
                                   const MpiTransport& transport) {
   char host[256] = "unknown";
   gethostname(host, sizeof host - 1);
@@ -32,12 +32,12 @@ nlohmann::ordered_json provenance(const std::vector<std::string>& argv, const st
           {"time", utc_now()},
           {"git_sha", TREERING_GIT_SHA},
           {"argv", argv},
-          {"backend", backend},
+          {"backend", model::to_string(backend)},
           {"ranks", transport.ranks()},
           {"mpi", transport.library_version()},
           {"cuda", info.cuda_runtime_version},
           {"nccl", info.nccl_version},
-          {"gpu", backend == "cuda" ? nlohmann::ordered_json(cuda::device_name()) : nullptr},
+          {"gpu", backend == model::RealrunBackend::cuda ? nlohmann::ordered_json(cuda::device_name()) : nullptr},
           {"driver", nullptr},
           {"cuda_devices", info.cuda_device_status}};
 }

@@ -7,10 +7,11 @@
 #include <vector>
 
 #include "mpi_transport.hpp"
+#include "treering/model/realrun_plans.hpp"
 
 namespace treering::realrun::app {
 
-nlohmann::ordered_json provenance(const std::vector<std::string>& argv, const std::string& backend,
+nlohmann::ordered_json provenance(const std::vector<std::string>& argv, model::RealrunBackend backend,
                                   const MpiTransport& transport);
 
 }  // namespace treering::realrun::app

@@ -84,8 +84,7 @@ ordered_json point_json(const model::Workload& w, int batch, long long seq_len, 
 }  // namespace
 
 int run_step(const StepOptions& options, MpiTransport& transport) {
-  if (options.backend != "cuda")
-    throw topologies::InputError("step runs on the cuda backend only (a step's GEMMs need a GPU)");
+  if (options.backend != model::RealrunBackend::cuda) throw topologies::InputError(kStepNeedsCuda);
   if (options.cp != 1)
     throw topologies::InputError("step --cp: context parallelism is not run yet (decode runs the combines)");
   if (transport.ranks() != 1)
@@ -134,7 +133,7 @@ int run_step(const StepOptions& options, MpiTransport& transport) {
   ordered_json report{
       {"kind", "treering-step"},
       {"implementation", "treering-realrun step: cuBLASLt bf16 GEMMs, the split-KV attention kernel, one CUDA graph"},
-      {"provenance", provenance(options.argv, "cuda", transport)},
+      {"provenance", provenance(options.argv, model::RealrunBackend::cuda, transport)},
       {"results", results}};
   if (out) {
     out->stream() << report.dump(1) << '\n';

@@ -8,11 +8,15 @@
 #include <vector>
 
 #include "mpi_transport.hpp"
+#include "treering/model/realrun_plans.hpp"
 
 namespace treering::realrun::app {
 
+// What a step asked of another backend is told.
+inline constexpr const char* kStepNeedsCuda = "step runs on the cuda backend only (a step's GEMMs need a GPU)";
+
 struct StepOptions {
-  std::string backend = "cuda";
+  model::RealrunBackend backend = model::RealrunBackend::cuda;  // cuda only (cpu is refused)
   std::vector<std::string> workloads{"llama3.1-8b"};  // presets, workload YAML files or Hugging Face config.json files
   std::string seq_len = "4k";
   std::vector<int> batch{1};
