@@ -22,6 +22,7 @@ using nlohmann::ordered_json;
 
 struct CollectiveArgs : CollectiveChoice {
   ClusterArgs cluster;
+  std::vector<std::string> engine_names{"model"};  // --engine, as CollectiveChoice::engines once read
   OutputFormat format = OutputFormat::table;
 };
 
@@ -91,8 +92,10 @@ class CollectiveEstimatesReport : public Report {
   const CollectiveArgs& args_;
 };
 
-void run(const CollectiveArgs& args) {
+void run(CollectiveArgs& args) {
   const topologies::Topology topology = load_topology(args.cluster);
+  args.engines.clear();
+  for (const std::string& name : args.engine_names) args.engines.push_back(validate::parse_engine(name));
   const CollectiveReport report = collective_report(topology, args);
   for (const std::string& warning : report.warnings) std::cerr << "warning: " << warning << '\n';
   make_reporter(args.format, std::cout)->report(CollectiveEstimatesReport(report, args));
@@ -126,7 +129,7 @@ void add_collective_command(CLI::App& app) {
       ->check(CLI::IsMember({"nccl", "all"}))
       ->capture_default_str();
   command
-      ->add_option("--engine", args->engines,
+      ->add_option("--engine", args->engine_names,
                    "model (NCCL's algorithms costed from the tiers), sim (the model's pick "
                    "replayed flow by flow on the routes, links shared: sees an oversubscribed "
                    "spine), or model,sim")

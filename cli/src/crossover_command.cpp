@@ -123,7 +123,7 @@ CrossoverRequest request_of(const CrossoverArgs& args) {
   request.batches = args.batches;
   request.seq_lens = topologies::parse_token_counts(args.seq_len);
   request.algorithms = args.algorithms;
-  request.engine = args.engine;
+  request.engine = validate::parse_engine(args.engine);
   for (const std::string& text : args.settings) request.settings.push_back(topologies::parse_setting(text));
   request.impl = args.impl;
   request.jobs = args.jobs;

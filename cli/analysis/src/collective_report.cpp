@@ -79,12 +79,8 @@ CollectiveReport collective_report(const topologies::Topology& topology, const C
   request.allowed = choice.algorithms == "all" ? model::AlgorithmSet::all : model::AlgorithmSet::nccl;
   std::vector<int> gpus = choice.gpus;
   if (gpus.empty() && request.op == model::CollectiveOp::sendrecv) gpus = default_pair(topology);
-  bool simulate = false;
-  for (const std::string& engine : choice.engines) {
-    if (engine != "model" && engine != "sim")
-      throw topologies::InputError("unknown engine '" + engine + "' (model, sim)");
-    simulate = simulate || engine == "sim";
-  }
+  const bool simulate =
+      std::find(choice.engines.begin(), choice.engines.end(), validate::Engine::sim) != choice.engines.end();
   CollectiveReport report{model::describe_group(topology, gpus), {}, {}};
   const model::CommGroup& group = report.group;
   for (double bytes : topologies::parse_message_sizes(choice.bytes)) {

@@ -49,7 +49,7 @@ ordered_json choice_json(const std::optional<model::PlannedLayout>& c) {
 }  // namespace
 
 CpVsTpResult run_cp_vs_tp(const CrossoverRequest& request, const std::function<void(int, long long, int)>& on_case) {
-  if (request.engine != "model")
+  if (request.engine != validate::Engine::model)
     throw topologies::InputError("--vs tp runs the model only (treering plan --confirm replays the best)");
   check_crossover_request(request);
   const model::Workload base = load_workload(request.workload);

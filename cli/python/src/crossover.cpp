@@ -44,7 +44,7 @@ void add_crossover(py::module_& m) {
                                            .batches = batches,
                                            .seq_lens = seq_lens,
                                            .algorithms = algos,
-                                           .engine = engine,
+                                           .engine = validate::parse_engine(engine),
                                            .settings = {},
                                            .impl = impl,
                                            .jobs = jobs};

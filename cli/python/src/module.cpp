@@ -480,7 +480,9 @@ PYBIND11_MODULE(_treering, m) {
       [](const Cluster& cluster, const std::string& op, const std::string& bytes, const std::vector<int>& gpus,
          const std::string& algorithm, const std::string& protocol, const std::string& algorithms,
          const std::vector<std::string>& engines) {
-        return collective(cluster, {op, bytes, gpus, algorithm, protocol, algorithms, engines, false});
+        std::vector<treering::validate::Engine> parsed;
+        for (const std::string& name : engines) parsed.push_back(treering::validate::parse_engine(name));
+        return collective(cluster, {op, bytes, gpus, algorithm, protocol, algorithms, parsed, false});
       },
       py::arg("cluster"), py::arg("op"), py::arg("bytes"), py::arg("gpus"), py::arg("algorithm"), py::arg("protocol"),
       py::arg("algorithms"), py::arg("engines"));

@@ -12,6 +12,7 @@
 #include "treering/sim/collective_replay.hpp"
 #include "treering/model/uncertainty.hpp"
 #include "treering/topologies/topology.hpp"
+#include "treering/validate/report.hpp"
 
 namespace treering::analysis {
 
@@ -22,8 +23,8 @@ struct CollectiveChoice {
   std::string algorithm;            // empty: the fastest (NCCL's pick)
   std::string protocol;             // empty: the fastest
   std::string algorithms = "nccl";  // nccl | all (also what NCCL does not implement)
-  std::vector<std::string> engines = {"model"};  // model, sim (the flows replayed on their routes), or both
-  bool in_simgrid = false;                       // sim: on SimGrid's network, not the event loop
+  std::vector<validate::Engine> engines = {validate::Engine::model};  // sim: the flows replayed on their routes
+  bool in_simgrid = false;                                            // sim: on SimGrid's network, not the event loop
 };
 
 // A prediction with its band: the calibration's error when the cluster is calibrated (doubled outside what it

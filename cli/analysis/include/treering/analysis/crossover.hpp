@@ -10,6 +10,7 @@
 
 #include "treering/model/uncertainty.hpp"
 #include "treering/topologies/settings.hpp"
+#include "treering/validate/report.hpp"
 
 namespace treering::analysis {
 
@@ -35,7 +36,7 @@ struct CrossoverRequest {
   std::vector<long long> seq_lens;  // in increasing order
   // Two algorithms: the two compared, the first's speedup shown. --vs tp: the combines tried (empty: all).
   std::vector<std::string> algorithms{"tree", "ring"};
-  std::string engine = "model";  // model or sim (--vs tp: model only)
+  validate::Engine engine = validate::Engine::model;  // --vs tp: the model only
   std::vector<topologies::Setting> settings;
   std::string impl = "efficient";
   int jobs = 1;  // worker processes (two algorithms)
