@@ -59,14 +59,8 @@ ordered_json busiest_json(const topologies::Topology& topology, const sim::Repla
 
 ordered_json links_json(const topologies::Topology& topology, const sim::ReplayResult& simulated) {
   ordered_json links = ordered_json::array();
-  const model::LinkEfficiency efficiency = model::link_efficiency(topology);  // what the simulator's links carry
-  for (topologies::LinkId id = 0; id < topology.link_count(); ++id) {
-    const double bytes = simulated.link_bytes[static_cast<size_t>(id)];
-    if (bytes <= 0) continue;
-    const topologies::Link& link = topology.link(id);
-    const double capacity = link.bandwidth_Bps * efficiency.of(link) * simulated.latency_s;
-    links.push_back(link_json(topology, id, bytes, capacity > 0 ? bytes / capacity : 0.0));
-  }
+  for (const sim::LinkLoad& load : sim::link_loads(topology, simulated))
+    links.push_back(link_json(topology, load.link, load.bytes, load.utilisation));
   return links;
 }
 

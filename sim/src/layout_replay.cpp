@@ -112,7 +112,7 @@ LayoutReplay replay_layout(const model::LayoutModel& layouts, model::DecodeAlgor
   return out;
 }
 
-std::vector<LinkLoad> busiest_links(const topologies::Topology& topology, const ReplayResult& replay, size_t count) {
+std::vector<LinkLoad> link_loads(const topologies::Topology& topology, const ReplayResult& replay) {
   const model::LinkEfficiency efficiency = model::link_efficiency(topology);
   std::vector<LinkLoad> loads;
   for (topologies::LinkId id = 0; id < topology.link_count(); ++id) {
@@ -122,6 +122,11 @@ std::vector<LinkLoad> busiest_links(const topologies::Topology& topology, const 
     const double capacity_bytes = link.bandwidth_Bps * efficiency.of(link) * replay.latency_s;
     loads.push_back({id, bytes, capacity_bytes > 0 ? bytes / capacity_bytes : 0.0});
   }
+  return loads;
+}
+
+std::vector<LinkLoad> busiest_links(const topologies::Topology& topology, const ReplayResult& replay, size_t count) {
+  std::vector<LinkLoad> loads = link_loads(topology, replay);
   const size_t kept = std::min(count, loads.size());
   std::partial_sort(loads.begin(), loads.begin() + static_cast<std::ptrdiff_t>(kept), loads.end(),
                     [](const LinkLoad& a, const LinkLoad& b) {

@@ -39,12 +39,17 @@ LayoutReplay replay_layout(const model::LayoutModel& layouts, model::DecodeAlgor
                            const model::Workload& workload, long long seq_len, const model::PlanOptions& options,
                            const std::optional<model::StepResult>& step, const ReplayOptions& replay);
 
-// The links a replay loaded most, busiest first: bytes over the link / (its rate x the replay's latency).
+// A link's load in a replay: its bytes, and its utilisation: bytes / (its rate, as the simulator's links carry it,
+// x the replay's latency). Example: 300 MB over a 400 GB/s link at efficiency 0.75 in 2 ms: 300e6 / (300e9 x
+// 2e-3) = 0.5.
 struct LinkLoad {
   topologies::LinkId link = 0;
   double bytes = 0;
   double utilisation = 0;
 };
+// Every link the replay loaded, in link order.
+std::vector<LinkLoad> link_loads(const topologies::Topology& topology, const ReplayResult& replay);
+// The `count` links the replay loaded most, busiest first (ties: the lower link id first).
 std::vector<LinkLoad> busiest_links(const topologies::Topology& topology, const ReplayResult& replay, size_t count);
 
 }  // namespace treering::sim
