@@ -113,6 +113,18 @@ model::PlanOptions plan_options(const DecodeArgs& args) {
   return options;
 }
 
+DecodeRequest decode_request(const DecodeArgs& args, const LayoutChoice& layout) {
+  DecodeRequest request;
+  request.workloads = load_workloads(args);
+  for (const std::string& name : args.algorithms) request.algorithms.push_back(model::parse_decode_algorithm(name));
+  request.options = plan_options(args);
+  request.seq_lens = topologies::parse_token_counts(args.seq_len);
+  request.gpus = args.gpus;
+  request.layout = layout;
+  request.generation = {args.tokens, args.prefill};
+  return request;
+}
+
 std::vector<model::Workload> load_workloads(const DecodeArgs& args) {
   const model::Workload workload = load_workload(args.workload);
   if (args.batches.empty()) return {workload};

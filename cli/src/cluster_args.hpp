@@ -12,6 +12,7 @@
 #include "treering/model/plan.hpp"
 #include "treering/model/workload.hpp"
 #include "treering/topologies/impl_profile.hpp"
+#include "treering/analysis/decode_cases.hpp"
 #include "treering/analysis/workload_files.hpp"
 #include "treering/topologies/load.hpp"
 #include "treering/topologies/topology.hpp"
@@ -70,5 +71,8 @@ void add_impl_option(CLI::App& command, std::string& impl);
 
 // The plan options of --split and --impl.
 model::PlanOptions plan_options(const DecodeArgs& args);
+
+// The cases of predict and simulate: every --batch of the workload x --seq-len x --algo, on `layout`.
+DecodeRequest decode_request(const DecodeArgs& args, const LayoutChoice& layout);
 
 }  // namespace treering::cli

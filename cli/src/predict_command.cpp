@@ -130,21 +130,9 @@ class PredictReport : public Report {
 
 void run(const PredictArgs& args) {
   const topologies::Topology topology = load_topology(args.cluster);
-  const std::vector<model::Workload> workloads = load_workloads(args);
-  std::vector<model::DecodeAlgorithm> algorithms;
-  for (const std::string& name : args.algorithms) algorithms.push_back(model::parse_decode_algorithm(name));
-  const model::LayoutModel layouts(topology, layout_groups(args.layout, topology, args.gpus));
-  const model::PlanOptions options = plan_options(args);
-  std::vector<DecodeRow> rows;
-  for (const model::Workload& workload : workloads) {
-    for (long long seq_len : topologies::parse_token_counts(args.seq_len)) {
-      for (model::DecodeAlgorithm algorithm : algorithms) {
-        rows.push_back(
-            predict_row(args.layout, {args.tokens, args.prefill}, layouts, workload, seq_len, algorithm, options));
-      }
-    }
-  }
-  make_reporter(args.format, std::cout)->report(PredictReport(rows, args, topology, workloads.front()));
+  const DecodeRequest request = decode_request(args, args.layout);
+  const std::vector<DecodeRow> rows = predict_rows(topology, request);
+  make_reporter(args.format, std::cout)->report(PredictReport(rows, args, topology, request.workloads.front()));
 }
 
 }  // namespace

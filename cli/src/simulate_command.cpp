@@ -64,27 +64,23 @@ ordered_json links_json(const topologies::Topology& topology, const sim::ReplayR
   return links;
 }
 
+// Each case simulated, with a line on stderr before each (several cases, a table, progress shown) and the
+// replay's progress on a terminal.
 std::vector<SimulatedCase> run_cases(const SimulateArgs& args, const topologies::Topology& topology) {
-  const model::LayoutModel layouts(topology, layout_groups(args.layout, topology, args.gpus));
-  ReplayChoice replay{!args.trace.empty(), args.full_ring, args.in_simgrid, args.degradation, args.every_group, {}};
-  const model::PlanOptions options = plan_options(args);
-  std::vector<SimulatedCase> cases;
-  const std::vector<long long> lengths = topologies::parse_token_counts(args.seq_len);
-  const std::vector<model::Workload> workloads = load_workloads(args);
-  for (const model::Workload& workload : workloads) {
-    for (long long seq_len : lengths) {
-      for (const std::string& name : args.algorithms) {
-        if (args.format == OutputFormat::table && workloads.size() * lengths.size() * args.algorithms.size() > 1 &&
-            progress_shown()) {
-          std::cerr << "simulating " << name << " at " << seq_len << " tokens, batch " << workload.batch << "...\n";
-        }
-        replay.progress = terminal_progress(name + " at " + std::to_string(seq_len) + " tokens");
-        cases.push_back(simulate_row(args.layout, {args.tokens, args.prefill}, replay, layouts, workload, seq_len,
-                                     model::parse_decode_algorithm(name), options));
-      }
-    }
-  }
-  return cases;
+  const DecodeRequest request = decode_request(args, args.layout);
+  const bool lines = args.format == OutputFormat::table &&
+                     request.workloads.size() * request.seq_lens.size() * request.algorithms.size() > 1 &&
+                     progress_shown();
+  auto before_case = [lines](ReplayChoice& replay, const model::Workload& workload, long long seq_len,
+                             model::DecodeAlgorithm algorithm) {
+    const std::string name = model::to_string(algorithm);
+    if (lines)
+      std::cerr << "simulating " << name << " at " << seq_len << " tokens, batch " << workload.batch << "...\n";
+    replay.progress = terminal_progress(name + " at " + std::to_string(seq_len) + " tokens");
+  };
+  return simulate_cases(topology, request,
+                        {!args.trace.empty(), args.full_ring, args.in_simgrid, args.degradation, args.every_group, {}},
+                        before_case);
 }
 
 std::string percent(double simulated, double predicted) { return format_change(simulated, predicted); }

@@ -188,4 +188,34 @@ SimulatedCase simulate_row(const LayoutChoice& layout, const GenerationChoice& g
   return c;
 }
 
+std::vector<DecodeRow> predict_rows(const topologies::Topology& topology, const DecodeRequest& request) {
+  const model::LayoutModel layouts(topology, layout_groups(request.layout, topology, request.gpus));
+  std::vector<DecodeRow> rows;
+  for (const model::Workload& workload : request.workloads) {
+    for (long long seq_len : request.seq_lens) {
+      for (model::DecodeAlgorithm algorithm : request.algorithms) {
+        rows.push_back(predict_row(request.layout, request.generation, layouts, workload, seq_len, algorithm,
+                                   request.options, request.check_memory));
+      }
+    }
+  }
+  return rows;
+}
+
+std::vector<SimulatedCase> simulate_cases(const topologies::Topology& topology, const DecodeRequest& request,
+                                          ReplayChoice replay, const BeforeCase& before_case) {
+  const model::LayoutModel layouts(topology, layout_groups(request.layout, topology, request.gpus));
+  std::vector<SimulatedCase> cases;
+  for (const model::Workload& workload : request.workloads) {
+    for (long long seq_len : request.seq_lens) {
+      for (model::DecodeAlgorithm algorithm : request.algorithms) {
+        if (before_case) before_case(replay, workload, seq_len, algorithm);
+        cases.push_back(simulate_row(request.layout, request.generation, replay, layouts, workload, seq_len, algorithm,
+                                     request.options, request.check_memory));
+      }
+    }
+  }
+  return cases;
+}
+
 }  // namespace treering::analysis

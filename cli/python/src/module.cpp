@@ -157,24 +157,30 @@ CaseChoice case_choice(std::optional<int> tp, std::optional<int> cp, const std::
           {tokens, prefill}};
 }
 
+// predict's and simulate's cases (one workload and batch; lengths outer, algorithms inner), checked as they arrive.
+analysis::DecodeRequest decode_request(const std::vector<long long>& seq_lens, const std::vector<std::string>& algos,
+                                       const std::string& workload_name, std::optional<int> batch,
+                                       const std::string& split, bool check_memory, const std::string& impl,
+                                       const CaseChoice& choice) {
+  analysis::DecodeRequest request;
+  request.workloads = {workload_of(workload_name, batch)};
+  request.options = plan_options(split, impl);
+  request.algorithms = algorithms_of(algos);
+  check_lengths(seq_lens);
+  request.seq_lens = seq_lens;
+  request.layout = choice.layout;
+  request.generation = choice.generation;
+  request.check_memory = check_memory;
+  return request;
+}
+
 // The analytical model, lengths outer and algorithms inner (as `treering predict`); with check_memory a case
 // that does not fit in a GPU's memory is an error, as on the command line.
 py::list predict(const Cluster& cluster, const std::vector<long long>& seq_lens, const std::vector<std::string>& algos,
                  const std::string& workload_name, std::optional<int> batch, const std::string& split,
                  bool check_memory, const std::string& impl, const CaseChoice& choice) {
-  const model::Workload workload = workload_of(workload_name, batch);
-  const model::PlanOptions options = plan_options(split, impl);
-  const std::vector<model::DecodeAlgorithm> algorithms = algorithms_of(algos);
-  check_lengths(seq_lens);
-  const model::LayoutModel layouts(cluster.topology(), analysis::layout_groups(choice.layout, cluster.topology(), {}));
-  std::vector<analysis::DecodeRow> rows;
-  for (long long seq_len : seq_lens) {
-    for (model::DecodeAlgorithm algorithm : algorithms) {
-      rows.push_back(analysis::predict_row(choice.layout, choice.generation, layouts, workload, seq_len, algorithm,
-                                           options, check_memory));
-    }
-  }
-  return records(rows);
+  return records(analysis::predict_rows(
+      cluster.topology(), decode_request(seq_lens, algos, workload_name, batch, split, check_memory, impl, choice)));
 }
 
 // The simulator, in the same order. Each replay runs in a child process (sim::replay_plan forks); the C++ work
@@ -182,21 +188,13 @@ py::list predict(const Cluster& cluster, const std::vector<long long>& seq_lens,
 py::list simulate(const Cluster& cluster, const std::vector<long long>& seq_lens, const std::vector<std::string>& algos,
                   const std::string& workload_name, std::optional<int> batch, const std::string& split,
                   bool check_memory, const std::string& impl, const CaseChoice& choice) {
-  const model::Workload workload = workload_of(workload_name, batch);
-  const model::PlanOptions options = plan_options(split, impl);
-  const std::vector<model::DecodeAlgorithm> algorithms = algorithms_of(algos);
-  check_lengths(seq_lens);
-  const model::LayoutModel layouts(cluster.topology(), analysis::layout_groups(choice.layout, cluster.topology(), {}));
+  const analysis::DecodeRequest request =
+      decode_request(seq_lens, algos, workload_name, batch, split, check_memory, impl, choice);
   std::vector<analysis::DecodeRow> rows;
   {
     const py::gil_scoped_release release;
-    for (long long seq_len : seq_lens) {
-      for (model::DecodeAlgorithm algorithm : algorithms) {
-        rows.push_back(analysis::simulate_row(choice.layout, choice.generation, {}, layouts, workload, seq_len,
-                                              algorithm, options, check_memory)
-                           .row);
-      }
-    }
+    for (analysis::SimulatedCase& c : analysis::simulate_cases(cluster.topology(), request, {}))
+      rows.push_back(std::move(c.row));
   }
   return records(rows);
 }

@@ -70,4 +70,27 @@ SimulatedCase simulate_row(const LayoutChoice& layout, const GenerationChoice& g
                            model::DecodeAlgorithm algorithm, const model::PlanOptions& options,
                            bool check_memory = false);
 
+// The cases predict and simulate take (the command's options, Python's arguments): every workload x length x
+// algorithm, in that order, the last varying fastest, on one layout of `gpus` (all when empty).
+struct DecodeRequest {
+  std::vector<model::Workload> workloads;
+  std::vector<long long> seq_lens;
+  std::vector<model::DecodeAlgorithm> algorithms;
+  std::vector<int> gpus;
+  LayoutChoice layout;
+  GenerationChoice generation;
+  model::PlanOptions options;
+  bool check_memory = false;  // as predict_row's
+};
+
+// Called before each case is simulated, with the case; it may set replay.progress for the case.
+using BeforeCase =
+    std::function<void(ReplayChoice& replay, const model::Workload&, long long seq_len, model::DecodeAlgorithm)>;
+
+// predict_row for each case of `request`, in its order.
+std::vector<DecodeRow> predict_rows(const topologies::Topology& topology, const DecodeRequest& request);
+// simulate_row for each case of `request`, in its order.
+std::vector<SimulatedCase> simulate_cases(const topologies::Topology& topology, const DecodeRequest& request,
+                                          ReplayChoice replay, const BeforeCase& before_case = {});
+
 }  // namespace treering::analysis
