@@ -40,11 +40,10 @@ struct SweepArgs {
   LayoutArgs layout;
 };
 
-std::string output_format(const SweepArgs& args) {
-  if (!args.format.empty()) return args.format;
-  if (args.output.empty()) return "table";
-  if (args.output.ends_with(".csv")) return "csv";
-  if (args.output.ends_with(".json")) return "json";
+OutputFormat output_format(const SweepArgs& args) {
+  if (args.format == "csv" || (args.format.empty() && args.output.ends_with(".csv"))) return OutputFormat::csv;
+  if (args.format == "json" || (args.format.empty() && args.output.ends_with(".json"))) return OutputFormat::json;
+  if (!args.format.empty() || args.output.empty()) return OutputFormat::table;
   throw topologies::InputError("-o " + args.output + ": name a .csv or .json file, or give --format csv|json");
 }
 
@@ -59,8 +58,7 @@ void show_progress(std::size_t done, std::size_t total) {
 
 // This rank's cases (every size()-th, from its own index: long and short cases alternate between ranks), run,
 // formatted; rank 0 joins everyone's in the case order.
-void run_sweep_on_ranks(const SweepArgs& args, const SweepSpec& spec, const std::string& format,
-                        const SweepRanks& ranks) {
+void run_sweep_on_ranks(const SweepArgs& args, const SweepSpec& spec, OutputFormat format, const SweepRanks& ranks) {
   const std::size_t total = sweep_cases(spec).size();
   std::vector<std::size_t> mine;
   for (std::size_t i = static_cast<std::size_t>(ranks.rank()); i < total; i += static_cast<std::size_t>(ranks.size()))
@@ -68,16 +66,16 @@ void run_sweep_on_ranks(const SweepArgs& args, const SweepSpec& spec, const std:
   const bool terminal = ranks.rank() == 0 && progress_shown();
   const std::vector<DecodeRow> rows =
       run_sweep(spec, mine, args.jobs, terminal ? show_progress : std::function<void(std::size_t, std::size_t)>{});
-  if (format == "table") {
+  if (format == OutputFormat::table) {
     return print_sweep_table(std::cout, rows);
   }
   std::vector<std::string> formatted;
-  for (const DecodeRow& row : rows) formatted.push_back(format_row(row, format, spec));
+  for (const DecodeRow& row : rows) formatted.push_back(format_row(row, to_string(format), spec));
   const std::vector<std::vector<std::string>> pieces = ranks.gather(formatted);
   if (ranks.rank() != 0) return;
   std::vector<std::string> ordered(total);
   for (std::size_t i = 0; i < total; ++i) ordered[i] = pieces.at(i % pieces.size()).at(i / pieces.size());
-  const std::string text = join_rows(ordered, format, spec);
+  const std::string text = join_rows(ordered, to_string(format), spec);
   if (args.output.empty()) {
     std::cout << text;
     return;
@@ -87,21 +85,30 @@ void run_sweep_on_ranks(const SweepArgs& args, const SweepSpec& spec, const std:
             << (ranks.size() > 1 ? " (" + std::to_string(ranks.size()) + " ranks)" : "") << '\n';
 }
 
+// The sweep the options ask for (names parsed: an unknown one fails before any case runs).
+SweepSpec spec_of(const SweepArgs& args) {
+  std::vector<model::DecodeAlgorithm> algorithms;
+  for (const std::string& name : args.algorithms) algorithms.push_back(model::parse_decode_algorithm(name));
+  std::vector<validate::Engine> engines;
+  for (const std::string& engine : args.engines) engines.push_back(validate::parse_engine(engine));
+  std::vector<topologies::Setting> settings;
+  for (const std::string& text : args.settings) settings.push_back(topologies::parse_setting(text));
+  return {.cluster = args.cluster,
+          .nodes = args.nodes,
+          .workloads = args.workloads,
+          .batches = args.batches,
+          .seq_lens = topologies::parse_token_counts(args.seq_len),
+          .algorithms = algorithms,
+          .engines = engines,
+          .settings = settings,
+          .split = model::parse_token_split(args.split),
+          .impl = args.impl,
+          .layout = args.layout};
+}
+
 void run(const SweepArgs& args) {
-  SweepSpec spec;
-  spec.cluster = args.cluster;
-  spec.nodes = args.nodes;
-  spec.workloads = args.workloads;
-  spec.batches = args.batches;
-  spec.seq_lens = topologies::parse_token_counts(args.seq_len);
-  for (const std::string& name : args.algorithms) spec.algorithms.push_back(model::parse_decode_algorithm(name));
-  spec.engines.clear();
-  for (const std::string& engine : args.engines) spec.engines.push_back(validate::parse_engine(engine));
-  for (const std::string& text : args.settings) spec.settings.push_back(topologies::parse_setting(text));
-  spec.split = model::parse_token_split(args.split);
-  spec.impl = args.impl;
-  spec.layout = args.layout;
-  const std::string format = output_format(args);
+  const SweepSpec spec = spec_of(args);
+  const OutputFormat format = output_format(args);
   sweep_cases(spec);  // bad axes fail before any case runs
   const SweepRanks ranks(args.output, args.rendezvous);
   try {
