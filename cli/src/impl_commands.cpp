@@ -14,36 +14,35 @@ namespace {
 using nlohmann::ordered_json;
 using topologies::ImplProfile;
 
-// impl list's profiles: name and description, and how to see one (table); name, description, implementation (json).
-class ProfilesReport : public Report {
- public:
-  explicit ProfilesReport(const std::vector<ImplProfile>& profiles) : profiles_(profiles) {}
-  void print_table(std::ostream& out) const override {
-    Table table({"profile", "description"});
-    for (const ImplProfile& profile : profiles_) table.add_row({profile.name, profile.description});
-    table.print(out);
-    out << "treering impl show NAME prints one with the source of each figure; --impl takes a name or a YAML file of "
-           "the same form\n";
-  }
-  ordered_json json() const override {
-    ordered_json list = ordered_json::array();
-    for (const ImplProfile& profile : profiles_) {
-      list.push_back(
-          {{"name", profile.name}, {"description", profile.description}, {"implementation", profile.implementation}});
-    }
-    return list;
-  }
+// impl list's table: name and description, and how to see one.
+void print_profiles(std::ostream& out, const std::vector<ImplProfile>& profiles) {
+  Table table({"profile", "description"});
+  for (const ImplProfile& profile : profiles) table.add_row({profile.name, profile.description});
+  table.print(out);
+  out << "treering impl show NAME prints one with the source of each figure; --impl takes a name or a YAML file of "
+         "the same form\n";
+}
 
- private:
-  const std::vector<ImplProfile>& profiles_;
-};
+// impl list's JSON: name, description, implementation of each.
+ordered_json profiles_json(const std::vector<ImplProfile>& profiles) {
+  ordered_json list = ordered_json::array();
+  for (const ImplProfile& profile : profiles)
+    list.push_back(
+        {{"name", profile.name}, {"description", profile.description}, {"implementation", profile.implementation}});
+  return list;
+}
 
 void add_list(CLI::App& parent) {
   auto* command = parent.add_subcommand("list", "List the implementation profiles compiled in (--impl NAME)");
   auto format = std::make_shared<OutputFormat>();
   add_format_option(*command, *format);
-  command->callback(
-      [format] { make_reporter(*format, std::cout)->report(ProfilesReport(topologies::impl_presets())); });
+  command->callback([format] {
+    const std::vector<ImplProfile>& profiles = topologies::impl_presets();
+    make_reporter(*format, std::cout)
+        ->report(FunctionReport({.table = [&](std::ostream& out) { print_profiles(out, profiles); },
+                                 .csv = {},
+                                 .json = [&] { return profiles_json(profiles); }}));
+  });
 }
 
 void add_show(CLI::App& parent) {

@@ -20,6 +20,16 @@ void Report::print_csv(std::ostream&) const { throw std::logic_error("this repor
 
 nlohmann::ordered_json Report::json() const { throw std::logic_error("this report has no JSON form"); }
 
+void FunctionReport::print_csv(std::ostream& out) const {
+  if (!forms_.csv) return Report::print_csv(out);
+  forms_.csv(out);
+}
+
+nlohmann::ordered_json FunctionReport::json() const {
+  if (!forms_.json) return Report::json();
+  return forms_.json();
+}
+
 void JsonReporter::report(const Report& report) { out_ << report.json().dump(2) << '\n'; }
 
 std::unique_ptr<Reporter> make_reporter(OutputFormat format, std::ostream& out) {

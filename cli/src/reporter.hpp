@@ -8,10 +8,12 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace treering::cli {
@@ -32,6 +34,25 @@ class Report {
   virtual void print_csv(std::ostream& out) const;
   // One JSON document (printed two-space indented).
   virtual nlohmann::ordered_json json() const;
+};
+
+// A report whose forms are a call each, for the commands whose table and JSON are already functions:
+// make_reporter(format, std::cout)->report(FunctionReport{{.table = ..., .json = ...}}).
+struct ReportForms {
+  std::function<void(std::ostream&)> table;
+  std::function<void(std::ostream&)> csv;  // empty where the command offers no CSV
+  std::function<nlohmann::ordered_json()> json;
+};
+
+class FunctionReport : public Report {
+ public:
+  explicit FunctionReport(ReportForms forms) : forms_(std::move(forms)) {}
+  void print_table(std::ostream& out) const override { forms_.table(out); }
+  void print_csv(std::ostream& out) const override;
+  nlohmann::ordered_json json() const override;
+
+ private:
+  ReportForms forms_;
 };
 
 class Reporter {

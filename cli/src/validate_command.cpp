@@ -115,26 +115,6 @@ class CollectiveReport : public Report {
   const std::vector<validate::Engine>& engines_;
 };
 
-class StepReport : public Report {
- public:
-  explicit StepReport(const StepValidation& validation) : validation_(validation) {}
-  void print_table(std::ostream& out) const override { print_step_validation(out, validation_); }
-  nlohmann::ordered_json json() const override { return step_validation_json(validation_); }
-
- private:
-  const StepValidation& validation_;
-};
-
-class AttentionReport : public Report {
- public:
-  explicit AttentionReport(const AttentionValidation& validation) : validation_(validation) {}
-  void print_table(std::ostream& out) const override { print_attention_validation(out, validation_); }
-  nlohmann::ordered_json json() const override { return attention_validation_json(validation_); }
-
- private:
-  const AttentionValidation& validation_;
-};
-
 // Exit 1 when the median |error| over `what` exceeds --max-error.
 void check_max_error(const ValidateArgs& args, double median, const std::string& what) {
   if (args.max_error > 0 && median > args.max_error) {
@@ -153,11 +133,17 @@ bool validate_kernels(const ValidateArgs& args) {
   if (kind == KernelFiles::steps) {
     const StepValidation validation = validate_steps(spec, args.files);
     for (const std::string& note : validation.notes) std::cerr << "note: " << note << '\n';
-    make_reporter(args.format, std::cout)->report(StepReport(validation));
+    make_reporter(args.format, std::cout)
+        ->report(FunctionReport({.table = [&](std::ostream& out) { print_step_validation(out, validation); },
+                                 .csv = {},
+                                 .json = [&] { return step_validation_json(validation); }}));
     check_max_error(args, validation.median_abs_rel_error, "decode steps");
   } else {
     const AttentionValidation validation = validate_attention(spec, args.files);
-    make_reporter(args.format, std::cout)->report(AttentionReport(validation));
+    make_reporter(args.format, std::cout)
+        ->report(FunctionReport({.table = [&](std::ostream& out) { print_attention_validation(out, validation); },
+                                 .csv = {},
+                                 .json = [&] { return attention_validation_json(validation); }}));
     check_max_error(args, validation.median_abs_rel_error, "attention kernels");
   }
   return true;

@@ -38,61 +38,50 @@ std::string parameters_text(double parameters) {
   return text;
 }
 
-// workload list's presets: their shapes (table), or each one's workload_json (json).
-class WorkloadsReport : public Report {
- public:
-  explicit WorkloadsReport(const std::vector<Workload>& presets) : presets_(presets) {}
-  void print_table(std::ostream& out) const override {
-    Table table({"workload", "layers", "q heads", "kv heads", "head dim", "params", "KV cache/token", "description"});
-    for (const Workload& workload : presets_) {
-      table.add_row({workload.name, std::to_string(workload.layers), std::to_string(workload.query_heads),
-                     std::to_string(workload.kv_heads), std::to_string(workload.head_dim),
-                     parameters_text(workload.parameters),
-                     topologies::format_bytes(model::kv_cache_bytes_per_token(workload)), workload.description});
-    }
-    table.print(out);
+// workload list's table: one preset a row.
+void print_presets(std::ostream& out, const std::vector<Workload>& presets) {
+  Table table({"workload", "layers", "q heads", "kv heads", "head dim", "params", "KV cache/token", "description"});
+  for (const Workload& workload : presets) {
+    table.add_row({workload.name, std::to_string(workload.layers), std::to_string(workload.query_heads),
+                   std::to_string(workload.kv_heads), std::to_string(workload.head_dim),
+                   parameters_text(workload.parameters),
+                   topologies::format_bytes(model::kv_cache_bytes_per_token(workload)), workload.description});
   }
-  ordered_json json() const override {
-    ordered_json list = ordered_json::array();
-    for (const Workload& workload : presets_) list.push_back(workload_json(workload));
-    return list;
-  }
+  table.print(out);
+}
 
- private:
-  const std::vector<Workload>& presets_;
-};
-
-// workload show's workload: its fields (table), or workload_json (json).
-class WorkloadReport : public Report {
- public:
-  explicit WorkloadReport(const Workload& workload) : workload_(workload) {}
-  void print_table(std::ostream& out) const override {
-    const Workload& w = workload_;
-    out << w.name << " — " << w.description << "\n\n";
-    print_fields(
-        out, {{"layers", std::to_string(w.layers)},
-              {"query heads", std::to_string(w.query_heads)},
-              {"KV heads", std::to_string(w.kv_heads)},
-              {"head dim", std::to_string(w.head_dim)},
-              {"hidden size", std::to_string(w.hidden_size)},
-              {"parameters", parameters_text(w.parameters)},
-              {"dtype", w.dtype},
-              {"batch", std::to_string(w.batch)},
-              {"KV cache per token", topologies::format_bytes(model::kv_cache_bytes_per_token(w)) + " (all layers)"},
-              {"source", w.source}});
-  }
-  ordered_json json() const override { return workload_json(workload_); }
-
- private:
-  const Workload& workload_;
-};
+// workload show's table: the fields, one a line.
+void print_workload(std::ostream& out, const Workload& w) {
+  out << w.name << " — " << w.description << "\n\n";
+  print_fields(out,
+               {{"layers", std::to_string(w.layers)},
+                {"query heads", std::to_string(w.query_heads)},
+                {"KV heads", std::to_string(w.kv_heads)},
+                {"head dim", std::to_string(w.head_dim)},
+                {"hidden size", std::to_string(w.hidden_size)},
+                {"parameters", parameters_text(w.parameters)},
+                {"dtype", w.dtype},
+                {"batch", std::to_string(w.batch)},
+                {"KV cache per token", topologies::format_bytes(model::kv_cache_bytes_per_token(w)) + " (all layers)"},
+                {"source", w.source}});
+}
 
 void add_list(CLI::App& parent) {
   auto* command = parent.add_subcommand("list", "List the workload presets");
   auto format = std::make_shared<OutputFormat>();
   add_format_option(*command, *format);
-  command->callback(
-      [format] { make_reporter(*format, std::cout)->report(WorkloadsReport(model::workload_presets())); });
+  command->callback([format] {
+    const std::vector<Workload>& presets = model::workload_presets();
+    make_reporter(*format, std::cout)
+        ->report(FunctionReport({.table = [&](std::ostream& out) { print_presets(out, presets); },
+                                 .csv = {},
+                                 .json =
+                                     [&] {
+                                       ordered_json list = ordered_json::array();
+                                       for (const Workload& workload : presets) list.push_back(workload_json(workload));
+                                       return list;
+                                     }}));
+  });
 }
 
 void add_show(CLI::App& parent) {
@@ -103,7 +92,10 @@ void add_show(CLI::App& parent) {
   add_format_option(*command, *format);
   command->callback([name, format] {
     const Workload workload = load_workload(*name);
-    make_reporter(*format, std::cout)->report(WorkloadReport(workload));
+    make_reporter(*format, std::cout)
+        ->report(FunctionReport({.table = [&](std::ostream& out) { print_workload(out, workload); },
+                                 .csv = {},
+                                 .json = [&] { return workload_json(workload); }}));
   });
 }
 
