@@ -42,7 +42,7 @@ analysis::BenchmarkCalibrationRequest benchmark_request(const Cluster& cluster, 
 
 py::object calibrate_benchmarks(const Cluster* cluster, const std::vector<std::string>& files,
                                 const std::vector<long long>& tokens, const std::string& output) {
-  if (cluster == nullptr) throw topologies::InputError("calibrating from benchmarks needs a cluster (they ran on)");
+  if (cluster == nullptr) throw topologies::InputError("calibrating from benchmarks needs the cluster they ran on");
   const topologies::InputFilesScope inputs;  // `output` may be none of the files read here, nor the cluster's file
   if (!cluster->source_name().starts_with("preset:")) topologies::note_input_file(cluster->source_name());
   topologies::OutputFile out(output);  // a bad path fails before the fit; replaced only once all succeeded

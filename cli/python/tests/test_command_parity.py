@@ -111,6 +111,8 @@ class CalibrateParityTest(unittest.TestCase):
                 treering.calibrate("dgx-h100", [DECODES, NDR_LOG], pathlib.Path(folder) / "x.yaml")
             with self.assertRaisesRegex(treering.InputError, "timed decodes"):
                 treering.calibrate("dgx-h100", [NDR_LOG], pathlib.Path(folder) / "x.yaml", impl="efficient")
+            with self.assertRaisesRegex(treering.InputError, "needs the cluster they ran on"):
+                treering.calibrate(None, [NDR_LOG], pathlib.Path(folder) / "x.yaml")
             self.assertEqual(list(pathlib.Path(folder).iterdir()), [])
 
 
