@@ -29,12 +29,6 @@ std::string shape_name(int head_dim, int group) {
   return "head dim " + std::to_string(head_dim) + ", group " + std::to_string(group);
 }
 
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& name : names) out += (out.empty() ? "" : ", ") + name;
-  return out;
-}
-
 }  // namespace
 
 void print_attention_fit(std::ostream& out, const std::vector<validate::AttentionShapeFit>& fits,
@@ -44,7 +38,7 @@ void print_attention_fit(std::ostream& out, const std::vector<validate::Attentio
   for (const validate::AttentionShapeFit& f : fits) {
     const topologies::AttentionShapeCalibration& c = f.line;
     table.add_row(
-        {shape_name(c.head_dim, c.group) + " (" + joined(f.workloads) + ")", std::to_string(f.points),
+        {shape_name(c.head_dim, c.group) + " (" + topologies::format_list(f.workloads) + ")", std::to_string(f.points),
          topologies::format_token_count(f.tokens.first) + "-" + topologies::format_token_count(f.tokens.second),
          std::to_string(f.chunks.first) + "-" + std::to_string(f.chunks.second),
          with_error(topologies::format_duration(c.fixed_s), f.fixed_error_s,

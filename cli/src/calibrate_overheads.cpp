@@ -14,12 +14,6 @@ namespace {
 
 std::string percent(double value) { return format_percent(value); }
 
-std::string joined(const std::vector<std::string>& items) {
-  std::string text;
-  for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
-  return text;
-}
-
 std::string timed_what(const validate::TimedDecode& t) {
   if (!t.tokens) return "1 layer step";
   return std::to_string(*t.tokens) + " tokens" + (t.prefill ? " + prefill" : "");
@@ -28,7 +22,7 @@ std::string timed_what(const validate::TimedDecode& t) {
 void print_report(std::ostream& out, const validate::OverheadFit& fit, const topologies::ImplProfile& prior,
                   const OverheadCalibrationRequest& args) {
   out << "prior: " << prior.name << " (" << prior.origin << "); " << fit.timings.size() << " timings from "
-      << joined(args.files) << "\n\n";
+      << topologies::format_list(args.files) << "\n\n";
   Table overheads({"overhead", "prior", "fitted", "+- (1 sigma)", "share of measured time"});
   for (const validate::OverheadEstimate& e : fit.estimates) {
     overheads.add_row({to_string(e.overhead), e.prior_s ? topologies::format_duration(*e.prior_s) : "the cluster's",

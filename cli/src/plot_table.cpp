@@ -6,6 +6,7 @@
 
 #include "treering/analysis/decode_columns.hpp"
 #include "treering/topologies/input_error.hpp"
+#include "treering/topologies/units.hpp"
 
 namespace treering::cli {
 using namespace treering::analysis;  // the analysis library's requests and results
@@ -14,9 +15,7 @@ namespace {
 using topologies::InputError;
 
 std::string joined(const std::vector<std::string>& names) {
-  std::string text;
-  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
-  return text.empty() ? "none" : text;
+  return names.empty() ? "none" : topologies::format_list(names);
 }
 
 // The whole field as a double, or nothing ("8", "1e-05", "inf" read; "", " 8", "8 GB", "tree" do not).

@@ -185,4 +185,10 @@ std::string format_duration(double seconds) {
   return format_scaled(seconds, kSteps, "s");
 }
 
+std::string format_list(const std::vector<std::string>& items) {
+  std::string text;
+  for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
 }  // namespace treering::topologies

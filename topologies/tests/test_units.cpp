@@ -97,3 +97,9 @@ TEST_CASE("format_si: the one SI formatter, a prefix chosen after rounding to 4 
   CHECK(format_duration(5e-10) == "0.5 ns");       // under 1 ns: still ns
   CHECK(format_duration(-2.5e-3) == "-2.5 ms");
 }
+
+TEST_CASE("format_list: items joined by a comma and a space") {
+  CHECK(format_list({"a.log", "b.json"}) == "a.log, b.json");
+  CHECK(format_list({"one"}) == "one");
+  CHECK(format_list({}).empty());
+}

@@ -1,5 +1,6 @@
 // Calibrating an implementation profile's overheads from timed decodes (calibration_runs.hpp).
 #include "treering/topologies/input_error.hpp"
+#include "treering/topologies/units.hpp"
 #include "treering/analysis/calibration_runs.hpp"
 #include "treering/validate/decode_timings.hpp"
 
@@ -33,12 +34,6 @@ Inputs read_inputs(const OverheadCalibrationRequest& request) {
   return in;
 }
 
-std::string joined(const std::vector<std::string>& items) {
-  std::string text;
-  for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
-  return text;
-}
-
 ordered_json timing_json(const validate::FittedTiming& f) {
   const validate::TimedDecode& t = f.timing;
   return {{"file", t.file},
@@ -68,15 +63,16 @@ OverheadCalibration calibrate_overheads(const OverheadCalibrationRequest& reques
   std::vector<validate::Overhead> free;
   for (const std::string& name : request.fit) free.push_back(validate::parse_overhead(name));
   try {
-    result.fit = validate::fit_overheads(result.prior, in.timings, free, joined(request.files) + ", " + today_utc());
+    result.fit = validate::fit_overheads(result.prior, in.timings, free,
+                                         topologies::format_list(request.files) + ", " + today_utc());
   } catch (const topologies::InputError& error) {
     if (error.located()) throw;  // a file's error, as it was
     throw topologies::InputError(std::string(error.what()) + " (choose the overheads with --fit NAME,...)");
   }
   const std::string text = topologies::impl_profile_yaml(result.fit.profile);
   topologies::load_impl_profile_text(text, request.output_name);  // what is written must load
-  result.profile_yaml =
-      "# Written by treering calibrate from " + joined(request.files) + " (prior: " + result.prior.name + ").\n" + text;
+  result.profile_yaml = "# Written by treering calibrate from " + topologies::format_list(request.files) +
+                        " (prior: " + result.prior.name + ").\n" + text;
   return result;
 }
 

@@ -67,5 +67,7 @@ std::string format_duration(double seconds);
 std::string format_flops(double flops);
 // Token counts as parse_token_counts reads them: 80000 -> "80k", 5120000 -> "5.12M", 1001 -> "1001".
 std::string format_token_count(long long tokens);
+// A list for a sentence: {"a.log", "b.json"} -> "a.log, b.json"; {} -> "".
+std::string format_list(const std::vector<std::string>& items);
 
 }  // namespace treering::topologies
