@@ -96,7 +96,7 @@ Workload head_slice(const Workload& workload, int tp) {
   Workload slice = workload;
   slice.query_heads = workload.query_heads / tp;
   slice.kv_heads = workload.kv_heads >= tp ? workload.kv_heads / tp : 1;
-  slice.hidden_size = slice.query_heads * slice.head_dim;
+  if (!has_latent_attention(workload)) slice.hidden_size = slice.query_heads * slice.head_dim;
   slice.parameters = workload.parameters / tp;
   return slice;
 }

@@ -1,6 +1,7 @@
 #include "treering/model/workload.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 
 #include "treering/model/weights.hpp"
@@ -36,6 +37,73 @@ Workload with_fp8_mlp(Workload workload) {
   workload.weight_dtype = "fp8";
   workload.weight_bytes = 1;
   return workload;
+}
+
+struct LatentShape {  // a DeepSeek-style config.json's attention and MoE keys
+  int hidden, layers, heads, q_lora_rank, intermediate, moe_intermediate, experts, per_token, shared, first_dense,
+      groups, groups_per_token, vocab;
+};
+
+// DeepSeek-V2/V3 attention (kv_lora_rank 512, rope 64, nope 128, v 128 in all three presets) and MoE layers.
+Workload deepseek(std::string name, std::string description, std::string source, const LatentShape& shape) {
+  Workload w;
+  w.name = std::move(name);
+  w.description = std::move(description);
+  w.source = std::move(source);
+  w.layers = shape.layers;
+  w.query_heads = shape.heads;
+  w.kv_lora_rank = 512;
+  w.qk_rope_head_dim = 64;
+  w.qk_nope_head_dim = 128;
+  w.v_head_dim = 128;
+  w.q_lora_rank = shape.q_lora_rank;
+  w.kv_heads = 1;
+  w.head_dim = w.kv_lora_rank + w.qk_rope_head_dim;
+  w.hidden_size = shape.hidden;
+  w.intermediate_size = shape.intermediate;
+  w.moe_intermediate_size = shape.moe_intermediate;
+  w.experts = shape.experts;
+  w.experts_per_token = shape.per_token;
+  w.shared_experts = shape.shared;
+  w.first_k_dense_replace = shape.first_dense;
+  w.expert_groups = shape.groups;
+  w.expert_groups_per_token = shape.groups_per_token;
+  w.vocab_size = shape.vocab;
+  return w;
+}
+
+// DeepSeek's FP8 releases: every linear layer of the blocks in e4m3 with a scale per 128 x 128 tile; embedding,
+// LM head, norms and the router in bf16 (quantization_config: fmt e4m3, weight_block_size [128, 128]).
+Workload with_block_fp8(Workload w) {
+  w.weight_dtype = w.attention_weight_dtype = "fp8";
+  w.weight_bytes = w.attention_weight_bytes = 1;
+  w.weight_block_size = 128;
+  return w;
+}
+
+// Multi-token-prediction modules (num_nextn_predict_layers) are left out: decode without speculation runs none.
+void add_latent_presets(std::vector<Workload>& presets) {
+  // deepseek-ai/DeepSeek-V3 config.json (R1 and V3.1 share it): hidden 7168, 61 layers, 128 heads, q_lora_rank 1536,
+  // intermediate 18432, moe_intermediate 2048, 256 routed experts, 8 per token, 1 shared, first_k_dense_replace 3,
+  // n_group 8, topk_group 4, vocab 129280. 671.0e9 parameters from that shape (DeepSeek-V3 technical report, arXiv
+  // 2412.19437: "671B total parameters with 37B activated for each token", the MTP module's 14B apart).
+  presets.push_back(with_block_fp8(
+      deepseek("deepseek-v3", "DeepSeek-V3/R1: 61 layers, MLA 128 heads (latent 512 + 64), 256 experts, 8 per token",
+               "deepseek-ai/DeepSeek-V3 config.json; arXiv 2412.19437 (DeepSeek-V3 technical report)",
+               {7168, 61, 128, 1536, 18432, 2048, 256, 8, 1, 3, 8, 4, 129280})));
+  // moonshotai/Kimi-K2-Instruct config.json (DeepseekV3ForCausalLM): 64 heads, 384 routed experts, one dense layer,
+  // vocab 163840, no expert groups (n_group 1). Moonshot: "1 trillion total parameters, 32 billion activated".
+  presets.push_back(
+      with_block_fp8(deepseek("kimi-k2", "Kimi K2: 61 layers, MLA 64 heads (latent 512 + 64), 384 experts, 8 per token",
+                              "moonshotai/Kimi-K2-Instruct config.json; Kimi K2 technical report (arXiv 2507.20534)",
+                              {7168, 61, 64, 1536, 18432, 2048, 384, 8, 1, 1, 1, 1, 163840})));
+  // deepseek-ai/DeepSeek-V2-Lite config.json: hidden 2048, 27 layers, 16 heads, no q_lora_rank, 64 routed experts of
+  // 1408, 6 per token, 2 shared, first_k_dense_replace 1, vocab 102400, bf16. DeepSeek-V2 paper (arXiv 2405.04434):
+  // "15.7B total parameters, 2.4B activated".
+  presets.push_back(deepseek("deepseek-v2-lite",
+                             "DeepSeek-V2-Lite: 27 layers, MLA 16 heads (latent 512 + 64), 64 experts, 6 per token",
+                             "deepseek-ai/DeepSeek-V2-Lite config.json; arXiv 2405.04434 (DeepSeek-V2)",
+                             {2048, 27, 16, 0, 10944, 1408, 64, 6, 2, 1, 1, 1, 102400}));
 }
 
 std::vector<Workload> make_presets() {
@@ -83,12 +151,42 @@ std::vector<Workload> make_presets() {
   mixtral.experts = 8;
   mixtral.experts_per_token = 2;
   presets.push_back(mixtral);
+  add_latent_presets(presets);
   std::sort(presets.begin(), presets.end(), [](const Workload& a, const Workload& b) { return a.name < b.name; });
   for (Workload& workload : presets) {
     complete_weights(workload);
     validate(workload);
   }
   return presets;
+}
+
+using Fail = std::function<void(const std::string&)>;
+
+// Latent attention: the four widths given, one KV head of the absorbed key width, a hidden size of its own.
+void validate_latent_attention(const Workload& w, const Fail& fail) {
+  if (w.qk_rope_head_dim < 1 || w.qk_nope_head_dim < 1 || w.v_head_dim < 1 || w.q_lora_rank < 0)
+    fail("latent attention needs kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim and v_head_dim of at least 1");
+  if (w.kv_heads != 1) fail("latent attention caches one latent head: kv_heads must be 1");
+  if (w.head_dim != w.kv_lora_rank + w.qk_rope_head_dim) {
+    fail("latent attention's head_dim (" + std::to_string(w.head_dim) + ") must be kv_lora_rank + qk_rope_head_dim (" +
+         std::to_string(w.kv_lora_rank + w.qk_rope_head_dim) + "), the absorbed kernel's key width");
+  }
+  if (w.hidden_size < 1) fail("latent attention needs hidden_size");
+}
+
+void validate_moe_extras(const Workload& w, const Fail& fail) {
+  if (w.first_k_dense_replace < 0 || w.first_k_dense_replace > w.layers)
+    fail("first_k_dense_replace must be between 0 and layers (" + std::to_string(w.layers) + ")");
+  if (w.first_k_dense_replace > 0 && w.intermediate_size <= 0)
+    fail("first_k_dense_replace needs intermediate_size (the dense layers' MLP width)");
+  if (w.expert_groups < 0 || w.expert_groups_per_token < 0 || w.weight_block_size < 0)
+    fail("n_group, topk_group and weight_block_size must not be negative");
+  if (w.expert_groups > 0) {
+    if (w.experts == 0 || w.experts % w.expert_groups != 0)
+      fail("n_group (" + std::to_string(w.expert_groups) + ") must divide the routed experts");
+    if (w.expert_groups_per_token < 1 || w.expert_groups_per_token > w.expert_groups)
+      fail("topk_group must be between 1 and n_group (" + std::to_string(w.expert_groups) + ")");
+  }
 }
 
 bool known_weight_dtype(const std::string& dtype, double bytes) {
@@ -109,7 +207,9 @@ void validate(const Workload& workload) {
     fail("query_heads (" + std::to_string(workload.query_heads) + ") must be a multiple of kv_heads (" +
          std::to_string(workload.kv_heads) + ")");
   }
-  if (workload.hidden_size != workload.query_heads * workload.head_dim) {
+  if (has_latent_attention(workload)) {
+    validate_latent_attention(workload, fail);
+  } else if (workload.hidden_size != workload.query_heads * workload.head_dim) {
     fail("hidden_size (" + std::to_string(workload.hidden_size) + ") must equal query_heads x head_dim (" +
          std::to_string(workload.query_heads * workload.head_dim) + ")");
   }
@@ -131,10 +231,32 @@ void validate(const Workload& workload) {
   if (workload.experts > 0 && workload.intermediate_size <= 0 && workload.moe_intermediate_size <= 0) {
     fail("an MoE workload needs intermediate_size or moe_intermediate_size (an expert's width)");
   }
+  validate_moe_extras(workload, fail);
+  if (!((workload.kv_cache_dtype == "bf16" || workload.kv_cache_dtype == "fp16") && workload.kv_cache_bytes == 2) &&
+      !(workload.kv_cache_dtype == "fp8" && workload.kv_cache_bytes == 1)) {
+    fail("kv_cache_dtype must be bf16 or fp16 (2 bytes) or fp8 (1 byte)");
+  }
+  if (workload.kv_cache_bytes != workload.dtype_bytes && !has_latent_attention(workload)) {
+    fail("an fp8 KV cache is modelled for latent attention only (kv_cache_dtype " + workload.kv_cache_dtype + ")");
+  }
 }
 
+bool has_latent_attention(const Workload& workload) { return workload.kv_lora_rank > 0; }
+
+int attention_value_dim(const Workload& workload) {
+  return has_latent_attention(workload) ? workload.kv_lora_rank : workload.head_dim;
+}
+
+int dense_mlp_layers(const Workload& workload) {
+  return workload.experts > 0 ? std::min(workload.first_k_dense_replace, workload.layers) : workload.layers;
+}
+
+int moe_layers(const Workload& workload) { return workload.layers - dense_mlp_layers(workload); }
+
 double kv_cache_bytes_per_token(const Workload& workload) {
-  return 2.0 * workload.kv_heads * workload.head_dim * workload.dtype_bytes * workload.layers;
+  const double values = has_latent_attention(workload) ? workload.kv_lora_rank + workload.qk_rope_head_dim
+                                                       : 2.0 * workload.kv_heads * workload.head_dim;
+  return values * workload.kv_cache_bytes * workload.layers;
 }
 
 const std::vector<Workload>& workload_presets() {

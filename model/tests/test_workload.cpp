@@ -43,7 +43,8 @@ TEST_CASE("KV cache per token: 2 x kv_heads x head_dim x bytes x layers") {
 
 TEST_CASE("presets are sorted by name and every one is valid") {
   const auto& presets = workload_presets();
-  REQUIRE(presets.size() == 7);  // paper-mha16, llama 3.2 1B, 3.1 8B, 70B, 405B, 405B fp8, mixtral 8x7B
+  // paper-mha16, llama 3.2 1B, 3.1 8B, 70B, 405B, 405B fp8, mixtral 8x7B; deepseek-v3, deepseek-v2-lite, kimi-k2
+  REQUIRE(presets.size() == 10);
   for (size_t i = 1; i < presets.size(); ++i) CHECK(presets[i - 1].name < presets[i].name);
   for (const Workload& workload : presets) CHECK_NOTHROW(validate(workload));
 }
@@ -60,7 +61,7 @@ TEST_CASE("impossible shapes and unknown names are refused") {
   bad.batch = 0;
   CHECK_THROWS_AS(validate(bad), std::invalid_argument);
   CHECK_THROWS_WITH_AS(find_workload("gpt5"),
-                       "unknown workload 'gpt5' (presets: llama3.1-405b, llama3.1-405b-fp8, llama3.1-70b, llama3.1-8b, "
-                       "llama3.2-1b, mixtral-8x7b, paper-mha16)",
+                       "unknown workload 'gpt5' (presets: deepseek-v2-lite, deepseek-v3, kimi-k2, llama3.1-405b, "
+                       "llama3.1-405b-fp8, llama3.1-70b, llama3.1-8b, llama3.2-1b, mixtral-8x7b, paper-mha16)",
                        std::invalid_argument);
 }

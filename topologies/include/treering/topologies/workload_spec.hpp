@@ -28,12 +28,29 @@ struct Workload {
   double weight_bytes = 2;                      //   2 for bf16/fp16, 1 for fp8
   std::string attention_weight_dtype = "bf16";  // the QKV and output projections' (embedding, LM head: dtype)
   double attention_weight_bytes = 2;
-  double mean_weight_bytes = 0;   // bytes per parameter over the whole model (0: dtype_bytes); derived from
-                                  // the parts by model::complete_weights, never read from a file
-  int experts = 0;                // routed experts per MoE layer (0: dense MLP)
-  int experts_per_token = 0;      // experts each token routes to
-  int shared_experts = 0;         // experts every token runs
-  int moe_intermediate_size = 0;  // one expert's width (0: intermediate_size)
+  double mean_weight_bytes = 0;     // bytes per parameter over the whole model (0: dtype_bytes); derived from
+                                    // the parts by model::complete_weights, never read from a file
+  int experts = 0;                  // routed experts per MoE layer (0: dense MLP)
+  int experts_per_token = 0;        // experts each token routes to
+  int shared_experts = 0;           // experts every token runs
+  int moe_intermediate_size = 0;    // one expert's width (0: intermediate_size)
+  int first_k_dense_replace = 0;    // MoE models: the first layers keep a dense MLP of intermediate_size
+  int expert_groups = 0;            // n_group: routed experts in groups (0: none) ...
+  int expert_groups_per_token = 0;  // ... of which a token's experts come from topk_group
+  int weight_block_size = 0;        // fp8 weights scaled per block x block tile (fp32 scales; 0: per tensor)
+  // Multi-head latent attention (DeepSeek-V2/V3, Kimi K2), in Hugging Face's names; kv_lora_rank 0: none. The cache
+  // holds one latent of kv_lora_rank + qk_rope_head_dim values per token and layer, shared by every query head.
+  // Decode runs it absorbed (W_UK folded into the query, W_UV applied to the output), as FlashMLA and the serving
+  // engines do: one KV head whose keys are the whole latent and whose values are its first kv_lora_rank values. So a
+  // latent-attention workload has kv_heads 1 and head_dim kv_lora_rank + qk_rope_head_dim (the kernel's key width).
+  // Example: DeepSeek-V3: 512 + 64 = 576 values per token and layer, 1,152 B in bf16; 61 layers: 70,272 B.
+  int kv_lora_rank = 0;
+  int qk_rope_head_dim = 0;
+  int qk_nope_head_dim = 0;             // a head's query and key width without the rotary part
+  int v_head_dim = 0;                   // a head's value width before the output projection
+  int q_lora_rank = 0;                  // the query's compressed width (0: queries projected from the hidden state)
+  std::string kv_cache_dtype = "bf16";  // the cached K/V (or latent) element: bf16 | fp16, or fp8 for a latent
+  int kv_cache_bytes = 2;
 };
 
 // A workload file (YAML):
@@ -56,7 +73,18 @@ struct Workload {
 //   experts_per_token: 2      #   the experts each token uses (required with experts),
 //   shared_experts: 0         #   experts every token runs (default 0) and
 //   moe_intermediate_size: 0  #   one expert's width (default: intermediate_size)
-// hidden_size is query_heads x head_dim. Errors are InputError with FILE:LINE:COL.
+//   first_k_dense_replace: 3  # optional MoE: leading layers with a dense MLP (intermediate_size)
+//   n_group: 8                # optional MoE: expert groups, with
+//   topk_group: 4             #   the groups a token's experts come from
+//   weight_block_size: 128    # optional: fp8 weights' scale tile (128 x 128)
+//   kv_lora_rank: 512         # optional multi-head latent attention (all four required together, q_lora_rank
+//   qk_rope_head_dim: 64      #   optional): kv_heads and head_dim may then be left out (1 and kv_lora_rank +
+//   qk_nope_head_dim: 128     #   qk_rope_head_dim) and hidden_size is required
+//   v_head_dim: 128
+//   q_lora_rank: 1536
+//   hidden_size: 7168         # required with latent attention; otherwise query_heads x head_dim
+//   kv_cache_dtype: fp8       # optional: bf16, fp16 (default: dtype), or fp8 for a latent cache
+// Errors are InputError with FILE:LINE:COL.
 Workload load_workload_file(const std::string& path);
 
 // A Hugging Face config.json (what a model's repository ships): model_type llama, mistral, mixtral or qwen2;
