@@ -58,14 +58,24 @@ double attention_bytes(const PlanSizes& sizes, long long tokens, double extra_by
 double attention_time_s(const ComputeRates& rates, const Workload& workload, const PlanSizes& sizes, long long tokens,
                         double extra_bytes) {
   if (tokens <= 0) return 0.0;
-  const double n = static_cast<double>(tokens);
   const double bytes = attention_bytes(sizes, tokens, extra_bytes);
   if (const topologies::AttentionShapeCalibration* shape = find_attention_shape(rates.attention_shapes, workload)) {
     const int chunks = split_kv_chunks(split_kv_shape(workload), rates.multiprocessors, tokens);
     return shape->fixed_s + shape->split_per_chunk_s * chunks + bytes / shape->bandwidth_Bps;
   }
-  const double flops = 4.0 * workload.batch * workload.query_heads * workload.head_dim * n;
-  return rates.launch_s + std::max(bytes / rates.hbm_Bps, flops / rates.peak_flops);
+  const KernelRates kernel = attention_kernel_rates(rates, workload);
+  return rates.launch_s + std::max(bytes / kernel.hbm_Bps, attention_flops(workload, tokens) / kernel.peak_flops);
+}
+
+KernelRates attention_kernel_rates(const ComputeRates& rates, const Workload& workload) {
+  if (!has_latent_attention(workload)) return {rates.hbm_Bps, rates.peak_flops};
+  const double rated_Bps = rates.hbm_rated_Bps > 0 ? rates.hbm_rated_Bps : rates.hbm_Bps;
+  return {rated_Bps * kLatentAttentionHbmEfficiency, rates.peak_flops * kLatentAttentionFlopEfficiency};
+}
+
+double attention_flops(const Workload& workload, long long tokens) {
+  return 2.0 * workload.batch * workload.query_heads * static_cast<double>(tokens) *
+         (workload.head_dim + attention_value_dim(workload));
 }
 
 double kernel_time_s(const ComputeRates& rates, double bytes) { return rates.launch_s + bytes / rates.hbm_Bps; }

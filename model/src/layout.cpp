@@ -1,7 +1,9 @@
 // Placing a TP x CP layout on a cluster's GPUs (layout.hpp).
 #include "treering/model/layout.hpp"
+#include "treering/model/plan.hpp"
 #include "treering/topologies/input_error.hpp"
 
+#include <algorithm>
 #include <numeric>
 #include <set>
 #include <stdexcept>
@@ -17,12 +19,41 @@ LayoutOrder parse_layout_order(const std::string& text) {
   throw topologies::InputError("unknown placement '" + text + "' (tp-inner or cp-inner)");
 }
 
+const char* to_string(AttentionParallelism parallelism) {
+  switch (parallelism) {
+    case AttentionParallelism::heads: return "tp";
+    case AttentionParallelism::decode_context: return "dcp";
+    case AttentionParallelism::data: return "dp-attention";
+  }
+  return "?";
+}
+
+std::string layout_name(const Layout& layout) {
+  std::string name;
+  switch (layout.attention) {
+    case AttentionParallelism::heads:
+      name = "tp " + std::to_string(layout.tp) + " x cp " + std::to_string(layout.cp);
+      break;
+    case AttentionParallelism::decode_context:
+      name = "tp " + std::to_string(layout.tp * layout.cp) + " (dcp " + std::to_string(layout.cp) + ")";
+      break;
+    case AttentionParallelism::data: name = "tp " + std::to_string(layout.tp) + ", dp attention"; break;
+  }
+  return name + (layout.replicas > 1 ? " x " + std::to_string(layout.replicas) + " replicas" : "");
+}
+
+int projection_split(const Layout& layout) {
+  switch (layout.attention) {
+    case AttentionParallelism::heads: return layout.tp;
+    case AttentionParallelism::decode_context: return layout.tp * layout.cp;
+    case AttentionParallelism::data: return 1;
+  }
+  return layout.tp;
+}
+
 namespace {
 
-std::string layout_text(Layout layout) {
-  return "tp " + std::to_string(layout.tp) + " x cp " + std::to_string(layout.cp) +
-         (layout.replicas > 1 ? " x " + std::to_string(layout.replicas) + " replicas" : "");
-}
+std::string layout_text(const Layout& layout) { return layout_name(layout); }
 
 void check_tp_domains(const topologies::Topology& topology, LayoutGroups& groups, bool tp_in_domain) {
   for (const std::vector<int>& group : groups.tp_groups) {
@@ -45,6 +76,8 @@ LayoutGroups place_layout(const topologies::Topology& topology, Layout layout, s
                           bool tp_in_domain) {
   if (layout.tp < 1 || layout.cp < 1) throw topologies::InputError("--tp and --cp must be at least 1");
   if (layout.replicas < 1) throw topologies::InputError("--replicas must be at least 1");
+  if (layout.attention == AttentionParallelism::data && layout.cp > 1)
+    throw topologies::InputError("data-parallel attention keeps each sequence on one GPU: --cp must be 1");
   const long long wanted = static_cast<long long>(layout.tp) * layout.cp * layout.replicas;
   if (gpus.empty()) {
     if (wanted > topology.gpu_count()) {
@@ -99,6 +132,14 @@ Workload head_slice(const Workload& workload, int tp) {
   if (!has_latent_attention(workload)) slice.hidden_size = slice.query_heads * slice.head_dim;
   slice.parameters = workload.parameters / tp;
   return slice;
+}
+
+Workload attention_slice(const Workload& workload, const Layout& layout, int group) {
+  if (layout.attention != AttentionParallelism::data) return head_slice(workload, layout.tp);
+  validate(workload);
+  Workload own = workload;
+  own.batch = std::max<int>(1, static_cast<int>(owned_sequences(workload.batch, layout.tp, group % layout.tp).count));
+  return own;
 }
 
 }  // namespace treering::model

@@ -4,11 +4,38 @@
 #include <algorithm>
 
 #include "treering/model/link_sharing.hpp"
+#include "treering/topologies/input_error.hpp"
 
 namespace treering::model {
 
+namespace {
+
+// Whether the output projection and the MLP run over each replica's tp x cp GPUs: a combine that leaves the output
+// split by head, or decode context parallelism (whose TP group is all of them).
+bool post_attention_over_all(const Layout& layout, DecodeAlgorithm algorithm) {
+  return output_split(algorithm) == OutputSplit::by_head || layout.attention == AttentionParallelism::decode_context;
+}
+
+// Decode context parallelism takes its TP group's output projection by head: a combine that leaves each rank its own
+// sequences would need another exchange first, which no engine runs.
+void check_combine(const Layout& layout, DecodeAlgorithm algorithm) {
+  if (layout.attention == AttentionParallelism::decode_context && output_split(algorithm) == OutputSplit::by_sequence)
+    throw topologies::InputError(std::string(to_string(algorithm)) +
+                                 " leaves each rank its own sequences; decode context parallelism (--dcp) needs a "
+                                 "combine that leaves every head on the TP group (tree, ring, a2a, ag-rs, ...)");
+}
+
+// The plan options a layout adds: decode context parallelism gathers the queries before attending.
+PlanOptions layout_options(const Layout& layout, const PlanOptions& options) {
+  PlanOptions with = options;
+  if (layout.attention == AttentionParallelism::decode_context) with.gather_queries = true;
+  return with;
+}
+
+}  // namespace
+
 std::vector<std::vector<int>> post_attention_groups(const LayoutGroups& groups, DecodeAlgorithm algorithm) {
-  if (output_split(algorithm) != OutputSplit::by_head) return groups.tp_groups;
+  if (!post_attention_over_all(groups.layout, algorithm)) return groups.tp_groups;
   std::vector<std::vector<int>> replicas;
   const auto size = static_cast<std::ptrdiff_t>(groups.layout.tp) * groups.layout.cp;
   for (auto first = groups.gpus.begin(); first != groups.gpus.end(); first += size)
@@ -26,12 +53,14 @@ LayoutModel::LayoutModel(const topologies::Topology& topology, LayoutGroups grou
 }
 
 const CommGroup& LayoutModel::post_attention_group(DecodeAlgorithm algorithm) const {
-  return output_split(algorithm) == OutputSplit::by_head ? all_group_ : tp_group_;
+  return post_attention_over_all(groups_.layout, algorithm) ? all_group_ : tp_group_;
 }
 
 DecodePlan LayoutModel::plan(int t, DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,
                              const PlanOptions& options) const {
-  return cp_model(t).plan(algorithm, head_slice(workload, groups_.layout.tp), seq_len, options);
+  check_combine(groups_.layout, algorithm);
+  return cp_model(t).plan(algorithm, attention_slice(workload, groups_.layout, t), seq_len,
+                          layout_options(groups_.layout, options));
 }
 
 // The groups run on different GPUs at once: each is timed with what the links it shares with the others cost it
@@ -40,12 +69,11 @@ DecodePlan LayoutModel::plan(int t, DecodeAlgorithm algorithm, const Workload& w
 LayoutAttention LayoutModel::attention(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,
                                        const PlanOptions& options) const {
   LayoutAttention result;
-  const Workload slice = head_slice(workload, groups_.layout.tp);
   std::vector<DecodePlan> plans;
   std::vector<const DecodeModel*> models;
-  for (const DecodeModel& model : cp_models_) {
-    plans.push_back(model.plan(algorithm, slice, seq_len, options));
-    models.push_back(&model);
+  for (int t = 0; t < static_cast<int>(cp_models_.size()); ++t) {
+    plans.push_back(plan(t, algorithm, workload, seq_len, options));
+    models.push_back(&cp_models_[static_cast<size_t>(t)]);
   }
   const std::vector<GroupSharing> sharing = layout_sharing(models, plans);
   for (int t = 0; t < static_cast<int>(cp_models_.size()); ++t) {

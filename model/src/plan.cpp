@@ -61,6 +61,7 @@ const char* to_string(PhaseRole role) {
                                            "lse-gather",
                                            "rescale-to-global",
                                            "rescaled-reduce-scatter",
+                                           "query-gather",
                                            "implementation"};
   static_assert(std::size(kRoles) == static_cast<size_t>(PhaseRole::implementation) + 1, "one name per role");
   return kRoles[static_cast<size_t>(role)];
@@ -126,9 +127,13 @@ PlanSizes plan_sizes(const Workload& workload, int stats_bytes, int partial_o_by
   const double b = workload.batch;
   const double e = workload.dtype_bytes;
   PlanSizes sizes;
+  const double values = attention_value_dim(workload);
   sizes.q_bytes = b * workload.query_heads * workload.head_dim * e;
-  sizes.o_bytes = b * workload.query_heads * workload.head_dim * (partial_o_bytes > 0 ? partial_o_bytes : e);
-  sizes.kv_bytes_per_token = 2.0 * workload.kv_heads * workload.head_dim * b * e;
+  sizes.o_bytes = b * workload.query_heads * values * (partial_o_bytes > 0 ? partial_o_bytes : e);
+  // Latent attention caches one latent (keys and, in its first kv_lora_rank values, the values): head_dim per token.
+  const double cached =
+      has_latent_attention(workload) ? workload.head_dim : 2.0 * workload.kv_heads * workload.head_dim;
+  sizes.kv_bytes_per_token = cached * b * workload.kv_cache_bytes;
   sizes.stats_bytes = b * workload.query_heads * stats_bytes;
   sizes.state_bytes = sizes.o_bytes + sizes.stats_bytes;
   return sizes;
@@ -182,6 +187,14 @@ DecodePlan make_plan(const DecodeAlgorithmInfo& algorithm, const Workload& workl
   } else {
     plan.phases = algorithm.phases({workload, plan.sizes, static_cast<int>(plan.gpus.size()), options.stats_bytes,
                                     o_element, domain_of_rank, options});
+  }
+  if (options.gather_queries && plan.gpus.size() > 1) {
+    plan.phases.insert(plan.phases.begin(), Phase{.kind = PhaseKind::collective,
+                                                  .role = PhaseRole::query_gather,
+                                                  .label = "all-gather q",
+                                                  .op = CollectiveOp::allgather,
+                                                  .bytes = plan.sizes.q_bytes,
+                                                  .element_bytes = workload.dtype_bytes});
   }
   if (options.impl) apply_impl(plan, options.impl);
   for (Phase& phase : plan.phases) {

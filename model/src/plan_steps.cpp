@@ -1,6 +1,7 @@
 // A plan as one rank's own steps (plan.hpp, steps_of).
 #include <stdexcept>
 
+#include "treering/model/compute.hpp"
 #include "treering/model/plan.hpp"
 
 namespace treering::model {
@@ -15,7 +16,7 @@ Step attention_step(const DecodePlan& plan, const std::string& label, long long 
   step.label = label;
   step.bytes = fraction * (static_cast<double>(tokens) * s.kv_bytes_per_token + s.q_bytes + s.o_bytes + s.stats_bytes) +
                extra_bytes;
-  step.flops = fraction * 4.0 * w.batch * w.query_heads * w.head_dim * static_cast<double>(tokens);
+  step.flops = fraction * attention_flops(w, tokens);
   step.attention = true;
   return step;
 }

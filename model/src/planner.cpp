@@ -32,7 +32,7 @@ std::string extrapolation(const LayoutModel& layouts, DecodeAlgorithm algorithm,
   std::vector<std::string> reasons =
       extrapolations(layouts.topology(), layouts.plan(0, algorithm, workload, seq_len, options.plan));
   if (step.post_attention_gpus > 1) {
-    const StepCollectives collectives = step_collectives(workload, step.tokens_per_gpu);
+    const StepCollectives& collectives = step.collectives;
     const double low = std::min(collectives.hidden_allreduce_bytes, collectives.logits_allgather_bytes);
     const double high = std::max(collectives.hidden_allreduce_bytes, collectives.logits_allgather_bytes);
     for (const std::string& reason :
@@ -97,7 +97,7 @@ CrossNodeTraffic cross_node_traffic(const LayoutModel& layouts, const PlannedLay
   }
   const CommGroup& group = layouts.post_attention_group(choice.algorithm);
   if (group.domains > 1) {
-    const StepCollectives collectives = step_collectives(workload, choice.step.tokens_per_gpu);
+    const StepCollectives& collectives = choice.step.collectives;
     const double p = group.ranks;
     const double groups = static_cast<double>(layouts.groups().gpus.size()) / p;
     const double per_group =

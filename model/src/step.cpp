@@ -32,10 +32,13 @@ constexpr int kOtherKernels = 4;
 
 struct LayerShape {  // one GPU's share of a layer
   double projection_parameters = 0;
-  double mlp_parameters = 0;    // read per step (the experts the tokens route to)
-  double mlp_resident = 0;      // held (every expert)
-  double other_parameters = 0;  // norms
+  double mlp_parameters = 0;        // read per step (the experts the tokens route to)
+  double mlp_resident = 0;          // held (every expert)
+  double dense_mlp_parameters = 0;  // an MoE model's dense first layers' MLP (read and held)
+  double other_parameters = 0;      // norms
   double kv_append_bytes = 0;
+  int projection_tokens = 1;  // the tokens the projections take (data-parallel attention: its own sequences)
+  int mlp_tokens = 1;         // the tokens the MLP takes (data-parallel attention: the whole batch)
 };
 
 // A part's time: its launches, then its weights streamed or its FLOPs, whichever is slower.
@@ -46,25 +49,41 @@ double part_s(const ComputeRates& rates, int kernels, double parameters, double 
                                              2.0 * tokens * parameters / rates.peak_flops);
 }
 
+// The attention's weights on one GPU: split `split` ways (projection_split) with the heads, the output projection
+// over the post-attention GPUs (whole with data-parallel attention), latent attention's down-projections whole.
+double projection_parameters(const Workload& w, const LayerWeights& layer, const Layout& layout, int post_gpus) {
+  const int split = projection_split(layout);
+  const double o = layer.o / (layout.attention == AttentionParallelism::data ? 1 : post_gpus);
+  if (has_latent_attention(w)) return layer.replicated + (layer.q + layer.v) / split + o;
+  const double kv_share = static_cast<double>(head_slice(w, split).kv_heads) / w.kv_heads;  // of K and V's weights
+  return layer.q / split + (layer.k + layer.v) * kv_share + o;
+}
+
 // Workloads that give only a parameter count (no MLP width) put everything but attention in the MLP, spread
 // evenly over the layers; attention-only workloads (paper-mha16) have no weights at all.
-LayerShape layer_shape(const Workload& w, const Layout& layout, int post_gpus, int tokens, int kv_heads_per_gpu) {
+LayerShape layer_shape(const Workload& w, const Layout& layout, int post_gpus, int tokens) {
   LayerShape shape;
   const LayerWeights layer = layer_weights(w);
-  const double kv_share = static_cast<double>(kv_heads_per_gpu) / w.kv_heads;  // of K and V's weights
-  shape.projection_parameters = layer.q / layout.tp + (layer.k + layer.v) * kv_share + layer.o / post_gpus;
+  const bool data = layout.attention == AttentionParallelism::data;
+  shape.projection_tokens = tokens;
+  shape.mlp_tokens = data ? w.batch : tokens;
+  shape.projection_parameters = projection_parameters(w, layer, layout, post_gpus);
   if (w.experts > 0) {
-    const double touched = expected_experts_touched(w.experts, w.experts_per_token, tokens);
+    const double touched = expected_experts_touched(w.experts, w.experts_per_token, shape.mlp_tokens);
     shape.mlp_parameters = (touched * layer.experts_routed_each + layer.experts_shared + layer.router) / post_gpus;
     shape.mlp_resident = (w.experts * layer.experts_routed_each + layer.experts_shared + layer.router) / post_gpus;
+    shape.dense_mlp_parameters = layer.mlp_dense / post_gpus;
   } else if (layer.mlp_dense > 0) {
     shape.mlp_parameters = shape.mlp_resident = layer.mlp_dense / post_gpus;
   } else if (w.parameters > 0) {
-    const double attention = layer.q + layer.k + layer.v + layer.o;
+    const double attention = attention_parameters(layer);
     shape.mlp_parameters = shape.mlp_resident = std::max(0.0, w.parameters / w.layers - attention) / post_gpus;
   }
   shape.other_parameters = layer.norms;
-  shape.kv_append_bytes = 2.0 * tokens * kv_heads_per_gpu * w.head_dim * w.dtype_bytes;
+  // the new token's K and V (its latent) where this GPU keeps them
+  const double cached =
+      has_latent_attention(w) ? w.head_dim : 2.0 * head_slice(w, projection_split(layout)).kv_heads * w.head_dim;
+  shape.kv_append_bytes = tokens * cached * w.kv_cache_bytes;
   return shape;
 }
 
@@ -127,9 +146,11 @@ StepPartBytes part_bytes(const Workload& w, const LayerShape& shape, const PlanS
 StepMemory step_memory(const Workload& w, const LayerShape& shape, const DecodeMemory& a, int post_ranks,
                        double hidden_bytes, int tokens, double capacity_bytes, long long largest_shard, int cp) {
   StepMemory m;
-  m.weights = w.layers * (shape.projection_parameters * w.attention_weight_bytes + shape.mlp_resident * w.weight_bytes +
-                          shape.other_parameters * w.dtype_bytes) +
-              (embedding_parameters(w) + lm_head_parameters(w)) / post_ranks * w.dtype_bytes;
+  const int dense = w.experts > 0 ? dense_mlp_layers(w) : 0;
+  m.weights =
+      w.layers * (shape.projection_parameters * w.attention_weight_bytes + shape.other_parameters * w.dtype_bytes) +
+      ((w.layers - dense) * shape.mlp_resident + dense * shape.dense_mlp_parameters) * w.weight_bytes +
+      (embedding_parameters(w) + lm_head_parameters(w)) / post_ranks * w.dtype_bytes;
   m.kv_cache = a.kv_cache;
   m.buffers = a.receive_buffers + a.partial_states + a.workspace;
   m.activations = 4 * hidden_bytes + static_cast<double>(tokens) * w.vocab_size * 4;
@@ -160,13 +181,13 @@ topologies::StepPartCalibration attention_line(const ComputeRates& rates, const 
 }
 
 int apply_step_calibration(const ComputeRates& rates, const LayerShape& shape, const StepPartBytes& bytes,
-                           double tokens, const topologies::StepPartCalibration& attention, double attention_kernel_s,
+                           const topologies::StepPartCalibration& attention, double attention_kernel_s,
                            double attention_flops, StepBreakdown& b) {
   const auto& c = rates.step;
   int parts = 0;
-  auto use = [&](int part, double& time_s, double part_bytes, double parameters) {
+  auto use = [&](int part, double& time_s, double part_bytes, double flops) {
     if (c[static_cast<std::size_t>(part)].efficiency <= 0) return;
-    time_s = calibrated_s(c[static_cast<std::size_t>(part)], rates, part_bytes, 2.0 * tokens * parameters);
+    time_s = calibrated_s(c[static_cast<std::size_t>(part)], rates, part_bytes, flops);
     ++parts;
   };
   if (attention.efficiency > 0) {
@@ -174,8 +195,8 @@ int apply_step_calibration(const ComputeRates& rates, const LayerShape& shape, c
                     calibrated_s(attention, rates, bytes.attention, attention_flops);
     ++parts;
   }
-  use(1, b.projections_s, bytes.projections, shape.projection_parameters);
-  use(2, b.mlp_s, bytes.mlp, shape.mlp_parameters);
+  use(1, b.projections_s, bytes.projections, 2.0 * shape.projection_tokens * shape.projection_parameters);
+  use(2, b.mlp_s, bytes.mlp, 2.0 * shape.mlp_tokens * shape.mlp_parameters);
   use(3, b.other_s, bytes.other, 0.0);
   return parts;
 }
@@ -190,67 +211,106 @@ StepCollectives step_collectives(const Workload& w, int tokens) {
   return c;
 }
 
+// Data-parallel attention: the whole batch's hidden states gathered before the MLP and scattered after it; the LM head
+// runs as the MLP does, split over the GPUs on the whole batch, its logits all-gathered.
+StepCollectives step_collectives(const Workload& w, int tokens, const Layout& layout) {
+  if (layout.attention != AttentionParallelism::data) return step_collectives(w, tokens);
+  StepCollectives c = step_collectives(w, w.batch);
+  c.attention_output_op = CollectiveOp::allgather;
+  c.mlp_output_op = CollectiveOp::reduce_scatter;
+  return c;
+}
+
+namespace {
+
+// The layer's parts after the attention, as the rates (or the step calibration) cost them.
+void cost_parts(const ComputeRates& rates, const Workload& w, const LayerShape& shape, StepBreakdown& b,
+                double& dense_mlp_s) {
+  b.projections_s =
+      part_s(rates, kProjectionKernels, shape.projection_parameters, w.attention_weight_bytes, shape.projection_tokens);
+  b.mlp_s =
+      part_s(rates, kMlpKernels + (w.experts > 0 ? 1 : 0), shape.mlp_parameters, w.weight_bytes, shape.mlp_tokens);
+  dense_mlp_s = part_s(rates, kMlpKernels, shape.dense_mlp_parameters, w.weight_bytes, shape.mlp_tokens);
+  b.other_s = part_s(rates, kOtherKernels, shape.other_parameters, w.dtype_bytes, shape.projection_tokens,
+                     shape.kv_append_bytes);
+}
+
+// A layer's two TP collectives over the post-attention groups.
+CollectiveTime layer_collectives_time(const LayoutModel& layouts, const CommGroup& post,
+                                      const std::vector<std::vector<int>>& groups, const StepCollectives& c) {
+  const CollectiveTime first =
+      collective_time(layouts.topology(), post, groups, c.hidden_allreduce_bytes, c.attention_output_op);
+  const CollectiveTime second =
+      collective_time(layouts.topology(), post, groups, c.hidden_allreduce_bytes, c.mlp_output_op);
+  return {first.time_s + second.time_s, first.network_latency_s + second.network_latency_s};
+}
+
+// Scope::step: every layer (the dense first ones with their MLP), the LM head and the logits' all-gather.
+void add_whole_step(const LayoutModel& layouts, const CommGroup& post, const std::vector<std::vector<int>>& groups,
+                    const ComputeRates& rates, const Workload& w, const LayerShape& shape,
+                    const LayoutAttention& attention, StepResult& r) {
+  StepBreakdown& b = r.breakdown;
+  for (double* part :
+       {&b.attention_s, &b.projections_s, &b.mlp_s, &b.other_s, &b.tp_communication_s, &b.tp_network_latency_s}) {
+    *part *= w.layers;
+  }
+  const double dense_change_s = r.dense_layers * (r.dense_mlp_s - r.breakdown.mlp_s / w.layers);
+  b.mlp_s += dense_change_s;
+  const double lm_head = lm_head_parameters(w) / post.ranks;
+  b.lm_head_s = part_s(rates, 1, lm_head, w.dtype_bytes, shape.mlp_tokens);
+  const topologies::StepPartCalibration& head = rates.step[4];
+  if (head.efficiency > 0) {
+    b.lm_head_s = calibrated_s(head, rates, r.part_bytes.lm_head, 2.0 * shape.mlp_tokens * lm_head);
+    ++r.calibrated_parts;
+  }
+  for (double* part : {&r.part_bytes.attention, &r.part_bytes.projections, &r.part_bytes.mlp, &r.part_bytes.other}) {
+    *part *= w.layers;
+  }
+  const CollectiveTime logits =
+      collective_time(layouts.topology(), post, groups, r.collectives.logits_allgather_bytes, CollectiveOp::allgather);
+  b.tp_communication_s += logits.time_s;
+  b.tp_network_latency_s += logits.network_latency_s;
+  r.step_s = w.layers * r.layer_s + dense_change_s + b.lm_head_s + logits.time_s + attention.slowest.first_call_s;
+}
+
+}  // namespace
+
 StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& attention, DecodeAlgorithm algorithm,
                          const Workload& w, long long seq_len, Scope scope) {
   if (scope == Scope::attention) throw std::logic_error("evaluate_step: the attention scope has nothing to add");
   const Layout layout = layouts.groups().layout;
   const CommGroup& post = layouts.post_attention_group(algorithm);
   const ComputeRates& rates = layouts.cp_model(attention.slowest_group).slowest_rates();
+  const DecodePlan slowest_plan = layouts.plan(attention.slowest_group, algorithm, w, seq_len);
   StepResult r;
   r.scope = scope;
   r.post_attention_gpus = post.ranks;
   r.tokens_per_gpu = output_split(algorithm) == OutputSplit::by_sequence
                          ? static_cast<int>(owned_sequences(w.batch, layout.cp, 0).count)
-                         : w.batch;
-  const int tokens = r.tokens_per_gpu;
-  const int kv_heads_per_gpu = head_slice(w, layout.tp).kv_heads;
-  const LayerShape shape = layer_shape(w, layout, post.ranks, tokens, kv_heads_per_gpu);
+                         : slowest_plan.workload.batch;
+  const LayerShape shape = layer_shape(w, layout, post.ranks, r.tokens_per_gpu);
   StepBreakdown& b = r.breakdown;
   b.attention_s = attention.slowest.latency_s - attention.slowest.first_call_s;
-  b.projections_s = part_s(rates, kProjectionKernels, shape.projection_parameters, w.attention_weight_bytes, tokens);
-  b.mlp_s = part_s(rates, kMlpKernels + (w.experts > 0 ? 1 : 0), shape.mlp_parameters, w.weight_bytes, tokens);
-  b.other_s = part_s(rates, kOtherKernels, shape.other_parameters, w.dtype_bytes, tokens, shape.kv_append_bytes);
-  const DecodePlan slowest_plan = layouts.plan(attention.slowest_group, algorithm, w, seq_len);
+  cost_parts(rates, w, shape, b, r.dense_mlp_s);
+  r.dense_layers = w.experts > 0 ? dense_mlp_layers(w) : 0;
   long long largest_shard = 0;
   for (const Shard& shard : slowest_plan.shards) largest_shard = std::max(largest_shard, shard.count);
   r.part_bytes = part_bytes(w, shape, slowest_plan.sizes, largest_shard, post.ranks);
   const Workload& slice = slowest_plan.workload;
-  const double attention_flops =
-      4.0 * slice.batch * slice.query_heads * slice.head_dim * static_cast<double>(largest_shard);
-  r.calibrated_parts =
-      apply_step_calibration(rates, shape, r.part_bytes, tokens, attention_line(rates, slice),
-                             attention_time_s(rates, slice, slowest_plan.sizes, largest_shard), attention_flops, b);
-  const StepCollectives collectives = step_collectives(w, tokens);
-  const double hidden_bytes = collectives.hidden_allreduce_bytes;
+  r.calibrated_parts = apply_step_calibration(rates, shape, r.part_bytes, attention_line(rates, slice),
+                                              attention_time_s(rates, slice, slowest_plan.sizes, largest_shard),
+                                              attention_flops(slice, largest_shard), b);
+  r.collectives = step_collectives(w, r.tokens_per_gpu, layout);
   const std::vector<std::vector<int>> post_groups = post_attention_groups(layouts.groups(), algorithm);
-  const CollectiveTime hidden = collective_time(layouts.topology(), post, post_groups, hidden_bytes);
-  b.tp_communication_s = 2 * hidden.time_s;
-  b.tp_network_latency_s = 2 * hidden.network_latency_s;
+  const CollectiveTime hidden = layer_collectives_time(layouts, post, post_groups, r.collectives);
+  b.tp_communication_s = hidden.time_s;
+  b.tp_network_latency_s = hidden.network_latency_s;
   r.layer_s = b.attention_s + b.projections_s + b.mlp_s + b.other_s + b.tp_communication_s;
   r.step_s = r.layer_s;
-  if (scope == Scope::step) {
-    for (double* part :
-         {&b.attention_s, &b.projections_s, &b.mlp_s, &b.other_s, &b.tp_communication_s, &b.tp_network_latency_s}) {
-      *part *= w.layers;
-    }
-    b.lm_head_s = part_s(rates, 1, lm_head_parameters(w) / post.ranks, w.dtype_bytes, tokens);
-    const topologies::StepPartCalibration& head = rates.step[4];
-    if (head.efficiency > 0) {
-      b.lm_head_s = calibrated_s(head, rates, r.part_bytes.lm_head, 2.0 * tokens * lm_head_parameters(w) / post.ranks);
-      ++r.calibrated_parts;
-    }
-    for (double* part : {&r.part_bytes.attention, &r.part_bytes.projections, &r.part_bytes.mlp, &r.part_bytes.other}) {
-      *part *= w.layers;
-    }
-    const CollectiveTime logits = collective_time(layouts.topology(), post, post_groups,
-                                                  collectives.logits_allgather_bytes, CollectiveOp::allgather);
-    b.tp_communication_s += logits.time_s;
-    b.tp_network_latency_s += logits.network_latency_s;
-    r.step_s = w.layers * r.layer_s + b.lm_head_s + logits.time_s + attention.slowest.first_call_s;
-  }
+  if (scope == Scope::step) add_whole_step(layouts, post, post_groups, rates, w, shape, attention, r);
   r.tokens_per_s = scope == Scope::step ? w.batch / r.step_s : 0.0;  // one layer makes no token
-  r.memory = step_memory(w, shape, attention.slowest.memory, post.ranks, hidden_bytes, tokens, rates.hbm_capacity_bytes,
-                         largest_shard, layout.cp);
+  r.memory = step_memory(w, shape, attention.slowest.memory, post.ranks, r.collectives.hidden_allreduce_bytes,
+                         shape.mlp_tokens, rates.hbm_capacity_bytes, largest_shard, layout.cp);
   return r;
 }
 

@@ -314,6 +314,8 @@ struct Run {
       case PhaseRole::lse_gather: gathered = detail::gather_lse(rank_view, index); return;
       case PhaseRole::rescale_to_global: return detail::rescale_to_global(rank_view, gathered);
       case PhaseRole::rescaled_reduce_scatter: return detail::reduce_scatter_o(rank_view, index);
+      case PhaseRole::query_gather:  // realrun's ranks start with every query (realrun_plans never gather them)
+        throw std::logic_error("realrun: a plan that gathers the queries (decode context parallelism) is not run here");
       case PhaseRole::implementation: return;  // an implementation profile's own work: time, not data
     }
   }

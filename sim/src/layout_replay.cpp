@@ -42,16 +42,18 @@ model::DecodePlan post_plan(model::DecodeAlgorithm algorithm, const model::Workl
 std::vector<std::vector<model::Phase>> post_stages(const model::StepResult& step, const model::Workload& workload) {
   const double per_layer = step.scope == model::Scope::step ? 1.0 / workload.layers : 1.0;
   const model::StepBreakdown& b = step.breakdown;
-  const model::StepCollectives bytes = model::step_collectives(workload, step.tokens_per_gpu);
+  const model::StepCollectives& bytes = step.collectives;
   const int element = workload.dtype_bytes;
   std::vector<std::vector<model::Phase>> stages;
-  stages.push_back({host_phase("QKV and output projections", b.projections_s * per_layer),
-                    collective_phase("all-reduce of the hidden state (attention output)",
-                                     model::CollectiveOp::allreduce, bytes.hidden_allreduce_bytes, element),
-                    host_phase("MLP", b.mlp_s * per_layer),
-                    collective_phase("all-reduce of the hidden state (MLP output)", model::CollectiveOp::allreduce,
-                                     bytes.hidden_allreduce_bytes, element),
-                    host_phase("norms, rotary embedding, KV append", b.other_s * per_layer)});
+  stages.push_back(
+      {host_phase("QKV and output projections", b.projections_s * per_layer),
+       collective_phase(
+           std::string(model::to_string(bytes.attention_output_op)) + " of the hidden state (attention output)",
+           bytes.attention_output_op, bytes.hidden_allreduce_bytes, element),
+       host_phase("MLP", b.mlp_s * per_layer),
+       collective_phase(std::string(model::to_string(bytes.mlp_output_op)) + " of the hidden state (MLP output)",
+                        bytes.mlp_output_op, bytes.hidden_allreduce_bytes, element),
+       host_phase("norms, rotary embedding, KV append", b.other_s * per_layer)});
   if (step.scope == model::Scope::step) {
     stages.push_back({host_phase("LM head", b.lm_head_s),
                       collective_phase("all-gather of the logits", model::CollectiveOp::allgather,

@@ -15,7 +15,10 @@ double kernel_time_s(const model::DecodeModel& model, const model::DecodePlan& p
     const auto slow = degradation.gpu_slowdown.find(plan.gpus[static_cast<size_t>(rank)]);
     return slow == degradation.gpu_slowdown.end() ? 1.0 : slow->second;
   }();
-  return (step.kernels * launch_s + std::max(step.bytes / rates.hbm_Bps, step.flops / rates.peak_flops)) * slowdown;
+  // an attention kernel at its kind's rates (latent attention: FlashMLA's efficiencies), as the model times it
+  const model::KernelRates kernel = step.attention ? model::attention_kernel_rates(rates, plan.workload)
+                                                   : model::KernelRates{rates.hbm_Bps, rates.peak_flops};
+  return (step.kernels * launch_s + std::max(step.bytes / kernel.hbm_Bps, step.flops / kernel.peak_flops)) * slowdown;
 }
 
 RankAccounts::RankAccounts(std::vector<int> domain_of_rank, int stages, bool record)

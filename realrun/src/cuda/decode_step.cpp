@@ -258,6 +258,8 @@ struct DecodeStep::Impl {
       case PhaseRole::output_broadcast: return transfers(phase);
       case PhaseRole::state_gather: return gather_states();
       case PhaseRole::merge_gathered: return merge_gathered();
+      case PhaseRole::query_gather:  // realrun's ranks start with every query (realrun_plans never gather them)
+        throw std::logic_error("realrun: a plan that gathers the queries (decode context parallelism) is not run here");
       case PhaseRole::implementation: return;  // an implementation profile's own work: time, not data
       default:
         throw std::logic_error(std::string("the cuda backend has no kernels for a ") + model::to_string(phase.role) +

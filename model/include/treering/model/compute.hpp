@@ -15,6 +15,21 @@
 
 namespace treering::model {
 
+// Latent attention (workload.hpp) runs absorbed, FlashMLA-style: one latent head of 576 values read per token for all
+// the GPU's query heads, 2 x b x n_h x tokens x (576 + 512) FLOPs, about 2 x n_h FLOPs a byte: memory-bound with few
+// heads a GPU, compute-bound from about 128 (H800). Uncalibrated, its kernel reaches what FlashMLA publishes for an
+// H800 SXM5 (deepseek-ai/FlashMLA README: "up to 3000 GB/s in memory-bound configuration"; its 2025-04-22 update:
+// "up to 660 TFlops"), over that GPU's rated 3.35 TB/s and 990 TFLOP/s: 0.896 and 0.667.
+// Example (deepseek-v3 at tp 8 on an H200, 4.8 TB/s, 989 TFLOP/s: 16 heads, b = 1, 128k tokens): 151 MB read ->
+// 35.1 us; 4.56 GFLOP -> 6.9 us: memory-bound. With dcp 8 (128 heads, 16k tokens): 18.9 MB -> 4.4 us; the same
+// 4.56 GFLOP -> 6.9 us: compute-bound.
+constexpr double kLatentAttentionHbmEfficiency = 3000.0 / 3350.0;
+constexpr double kLatentAttentionFlopEfficiency = 660.0 / 990.0;
+
+// FLOPs of one decode attention over `tokens`: 2 x b x n_h x tokens x (key width + value width) (q.K and p.V).
+// Example: llama3.1-8b, b = 1, 1,000 tokens: 2 x 32 x 1,000 x 256 = 16.4 MFLOP.
+double attention_flops(const Workload& workload, long long tokens);
+
 // Achieved HBM bandwidth of split-KV decode kernels over the datasheet figure, unless calibrated
 // (calibration.compute.hbm_efficiency). FlashInfer and FlashDecoding report 70-90 % of peak for long contexts;
 // 0.80 is the middle.
@@ -31,6 +46,14 @@ struct ComputeRates {
   int multiprocessors = 0;                                              // the GPU's SMs (0: unknown)
   std::vector<topologies::AttentionShapeCalibration> attention_shapes;  // a decode's attention, by kernel shape
 };
+
+// The bandwidth and FLOP rate an attention kernel of `workload` reaches uncalibrated: latent attention's at FlashMLA's
+// efficiencies over the rated figures (above), any other at the rates' own (hbm_Bps, peak_flops).
+struct KernelRates {
+  double hbm_Bps = 0;
+  double peak_flops = 0;
+};
+KernelRates attention_kernel_rates(const ComputeRates& rates, const Workload& workload);
 
 // The entry of `shapes` for the workload's kernel shape (head dim, query heads per KV head), or null.
 const topologies::AttentionShapeCalibration* find_attention_shape(

@@ -12,6 +12,7 @@
 // on 16,384 GPUs: 128 replicas, 1,024 CP groups of 16 GPUs.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "treering/model/workload.hpp"
@@ -19,12 +20,32 @@
 
 namespace treering::model {
 
+// How the attention uses a layout's GPUs:
+//   heads (tensor parallelism, the default): a TP group of tp GPUs splits the heads; cp such groups split the tokens.
+//   decode_context (vLLM's --decode-context-parallel-size, SGLang's DCP): the cp ranks that split the tokens belong to
+//     the TP group, which runs the projections and the MLP over all tp x cp GPUs (engine TP = tp x cp, DCP = cp); each
+//     rank attends 1/tp of the heads over its shard after an all-gather of those heads' queries (each rank projected
+//     its own slice of them). Example: vLLM's --tp 8 --dcp 8 is tp 1 x cp 8 here; --tp 8 --dcp 2 is tp 4 x cp 2.
+//   data (DP attention, SGLang's --enable-dp-attention): each of the tp GPUs attends its own sequences (batch / tp,
+//     at least one: engines run an idle rank on a dummy batch) with every head, holding the attention's weights whole;
+//     the MLP splits over the tp GPUs, the hidden states all-gathered before it and reduce-scattered after. cp is 1.
+enum class AttentionParallelism { heads, decode_context, data };
+const char* to_string(AttentionParallelism parallelism);  // "tp" | "dcp" | "dp-attention"
+
 struct Layout {
   int tp = 1;
   int cp = 1;
   int replicas = 1;
+  AttentionParallelism attention = AttentionParallelism::heads;
   int gpus() const { return tp * cp * replicas; }
 };
+
+// The layout as an engine names it: "tp 8 x cp 2", "tp 8 (dcp 8)" (decode_context: tp x cp GPUs, cp of them
+// splitting the tokens), "tp 8, dp attention" (data); " x R replicas" after it when R > 1.
+std::string layout_name(const Layout& layout);
+
+// The ways the attention's projections split: tp (heads), tp x cp (decode_context), 1 (data: every GPU holds them).
+int projection_split(const Layout& layout);
 
 enum class LayoutOrder { tp_inner, cp_inner };
 const char* to_string(LayoutOrder order);
@@ -49,5 +70,9 @@ LayoutGroups place_layout(const topologies::Topology& topology, Layout layout, s
 // std::invalid_argument when the heads do not split. Example: llama3.1-405b (128 query, 8 KV heads) at tp 16:
 // 8 query heads and 1 KV head per GPU, each KV head on 2 GPUs.
 Workload head_slice(const Workload& workload, int tp);
+
+// The attention CP group `group` (LayoutGroups::cp_groups' index) runs: head_slice(workload, tp), or with data
+// parallel attention every head over its own sequences (owned_sequences of the batch over tp, at least one).
+Workload attention_slice(const Workload& workload, const Layout& layout, int group);
 
 }  // namespace treering::model

@@ -6,6 +6,9 @@
 //   K and V:        2 * n_kv * d_h * b elements of e bytes per token;
 //   lse, max, den:  b * n_h elements of `stats_bytes` (4: fp32 by default, as FlashInfer keeps lse).
 // Example (paper-mha16, b = 1): q = 16 * 128 * 2 B = 4 KiB; K and V = 2 * 16 * 128 * 2 B = 8 KiB per token.
+// Latent attention (workload.hpp), absorbed: q is b * n_h * (kv_lora_rank + qk_rope_head_dim), o b * n_h *
+// kv_lora_rank, and the cache one latent of kv_lora_rank + qk_rope_head_dim values per token at kv_cache_bytes.
+// Example (deepseek-v3 at tp 8, b = 1): q = 16 * 576 * 2 B = 18,432 B; o = 16 * 512 * 2 B = 16,384 B; 1,152 B a token.
 #pragma once
 
 #include <memory>
@@ -79,6 +82,8 @@ enum class PhaseKind {
 //   ring: kv_ring, normalise;  tree-lse: state_reduce and output_broadcast transfers;
 //   allgather-merge: state_gather, merge_gathered;  pass-q: q_ring, states_to_sequence_owners;
 //   a2a: states_to_head_owners;  ag-rs: lse_gather, rescale_to_global, rescaled_reduce_scatter.
+// query_gather: decode context parallelism inside a TP group (PlanOptions::gather_queries): before attending, the
+//   ranks all-gather the queries of the heads they attend (each projected its own slice of them).
 // implementation: work an implementation profile adds (copies, host round trips): time, no data of the combine.
 enum class PhaseRole {
   attention,
@@ -100,6 +105,7 @@ enum class PhaseRole {
   lse_gather,
   rescale_to_global,
   rescaled_reduce_scatter,
+  query_gather,
   implementation,
 };
 const char* to_string(PhaseRole role);
@@ -179,6 +185,8 @@ struct PlanOptions {
   TokenSplit split = TokenSplit::equal;  // how DecodeModel::plan shares the KV cache out (make_plan: shard_tokens)
   std::vector<long long> shard_tokens;   // tokens per rank, summing to the length; empty: split_tokens's equal split
   std::shared_ptr<const topologies::ImplProfile> impl;  // how the implementation runs it (none: the plan as is)
+  bool gather_queries = false;  // decode context parallelism inside a TP group (vLLM's --dcp): an all-gather of the
+                                // queries (q_bytes in all, the whole buffer) before the attention, on p > 1 ranks
 };
 
 // The plan as `profile` runs it: its extra work per layer goes before the algorithm's phases, in the profile's

@@ -3,6 +3,12 @@
 // the weights streamed from HBM, and the tensor-parallel all-reduces between them; then the LM head. Time
 // per output token, tokens per second, memory per GPU and the longest context that fits. Pure.
 //
+// Latent attention (workload.hpp): the down-projections (q_a, kv_a) on every GPU, the per-head up-projections (q_b and
+// kv_b's W_UK, W_UV, absorbed) split with the heads, the output projection as any. Data-parallel attention (layout.hpp)
+// runs the attention's weights whole on each GPU's own sequences and the MLP on the whole batch; decode context
+// parallelism splits the projections over all tp x cp GPUs. MoE models with dense first layers (first_k_dense_replace)
+// run those layers' dense MLP instead of the experts.
+//
 // Where the layers run: QKV on the TP group's heads (tp ways; KV weights replicated where KV heads are);
 // the output projection and the MLP over the TP group (tp ways, each CP rank a replica) where the combine
 // leaves the output on every CP rank or split by sequence (pass-q: each rank then runs its own sequences),
@@ -51,6 +57,23 @@ struct StepMemory {  // bytes per GPU
   long long max_seq_len = 0;  // the longest context whose KV cache fits beside the rest (0: nothing fits)
 };
 
+// The tensor-parallel collectives of one decode step, as the step model costs them (and a real run checks its
+// bytes against): per layer two all-reduces of the hidden state (after the output projection and after the MLP),
+// then one all-gather of the logits. Sizes are nccl-tests' "size" (the whole buffer). Example: llama3.1-8b at
+// batch 8: hidden 8 x 4,096 x 2 B = 65,536 B per all-reduce, 64 per step; logits 8 x 128,256 x 2 B = 2,052,096 B.
+// With data-parallel attention (layout.hpp) the two collectives of a layer are an all-gather of every GPU's hidden
+// states before the MLP and a reduce-scatter after it, each the whole batch's hidden states (nccl-tests' size).
+struct StepCollectives {
+  double hidden_allreduce_bytes = 0;
+  int hidden_allreduces = 0;  // per step: 2 x layers
+  double logits_allgather_bytes = 0;
+  CollectiveOp attention_output_op = CollectiveOp::allreduce;  // after the output projection
+  CollectiveOp mlp_output_op = CollectiveOp::allreduce;        // after the MLP
+};
+StepCollectives step_collectives(const Workload& workload, int tokens);
+// The layout's: `tokens` the tokens each GPU's projections take (data-parallel attention: its own sequences).
+StepCollectives step_collectives(const Workload& workload, int tokens, const Layout& layout);
+
 struct StepResult {
   Scope scope = Scope::step;
   double layer_s = 0;           // one layer, everything in it
@@ -62,18 +85,10 @@ struct StepResult {
   StepPartBytes part_bytes;
   int calibrated_parts = 0;  // how many parts the cluster's step calibration costs (0: none, the rates alone)
   StepMemory memory;
+  StepCollectives collectives;  // the TP collectives costed (step_collectives for the layout)
+  int dense_layers = 0;         // MoE models' dense first layers (first_k_dense_replace); Scope::layer gives an MoE
+  double dense_mlp_s = 0;       //   layer, and a dense layer's MLP takes dense_mlp_s instead of the MLP's
 };
-
-// The tensor-parallel collectives of one decode step, as the step model costs them (and a real run checks its
-// bytes against): per layer two all-reduces of the hidden state (after the output projection and after the MLP),
-// then one all-gather of the logits. Sizes are nccl-tests' "size" (the whole buffer). Example: llama3.1-8b at
-// batch 8: hidden 8 x 4,096 x 2 B = 65,536 B per all-reduce, 64 per step; logits 8 x 128,256 x 2 B = 2,052,096 B.
-struct StepCollectives {
-  double hidden_allreduce_bytes = 0;
-  int hidden_allreduces = 0;  // per step: 2 x layers
-  double logits_allgather_bytes = 0;
-};
-StepCollectives step_collectives(const Workload& workload, int tokens);
 
 // `attention`: LayoutModel::attention's for the same arguments. Throws std::invalid_argument for
 // Scope::attention (nothing to add).
