@@ -12,6 +12,14 @@ void add_layout_options(CLI::App& command, LayoutArgs& args) {
                   "Context parallel: GPUs each sequence's KV cache splits over (default: the GPUs over --tp)")
       ->check(CLI::Range(1, 1 << 30));
   command
+      .add_option("--dcp", args.dcp,
+                  "Decode context parallel inside the TP group (vLLM's --decode-context-parallel-size): the --tp GPUs "
+                  "run the projections and MLP; N of them split each sequence's KV cache, --tp / N the heads")
+      ->check(CLI::Range(1, 1 << 30));
+  command.add_flag("--dp-attention", args.dp_attention,
+                   "Data-parallel attention: each of the --tp GPUs attends its own sequences with every head; the MLP "
+                   "splits over them (hidden states all-gathered before it, reduce-scattered after)");
+  command
       .add_option("--replicas", args.replicas,
                   "Copies of the tp x cp layout side by side on the next GPUs, each serving its own requests (data "
                   "parallelism; 'all': as many as the GPUs hold): their transfers share NICs and spines")

@@ -25,9 +25,35 @@ int replica_count(const std::string& text, int fit) {
 
 }  // namespace
 
+namespace {
+
+// --dcp N and --dp-attention: the engine's TP group (--tp, default: every GPU) with its attention split otherwise.
+model::Layout engine_attention_layout(const LayoutChoice& layout, int available) {
+  if (layout.dcp && layout.dp_attention)
+    throw topologies::InputError("--dcp and --dp-attention are two ways to run the attention: give one");
+  if (layout.cp && *layout.cp > 1)
+    throw topologies::InputError(std::string(layout.dcp ? "--dcp" : "--dp-attention") +
+                                 " splits the attention inside the TP group: leave out --cp");
+  const int tp = layout.tp.value_or(available);
+  if (layout.dp_attention) return {tp, 1, 1, model::AttentionParallelism::data};
+  const int dcp = *layout.dcp;
+  if (dcp < 1 || tp % dcp != 0) {
+    throw topologies::InputError("--dcp " + std::to_string(dcp) + " must divide --tp " + std::to_string(tp) +
+                                 " (the ranks that split the tokens are part of the TP group)");
+  }
+  return {tp / dcp, dcp, 1, model::AttentionParallelism::decode_context};
+}
+
+}  // namespace
+
 model::LayoutGroups layout_groups(const LayoutChoice& layout, const topologies::Topology& topology,
                                   const std::vector<int>& gpus) {
   const int available = gpus.empty() ? topology.gpu_count() : static_cast<int>(gpus.size());
+  if (layout.dcp || layout.dp_attention) {
+    model::Layout counts = engine_attention_layout(layout, available);
+    counts.replicas = replica_count(layout.replicas, available / counts.gpus());
+    return model::place_layout(topology, counts, gpus, layout.placement, layout.tp_in_domain);
+  }
   model::Layout counts{layout.tp.value_or(1), layout.cp.value_or(1)};
   auto rest = [&](int given, const char* option) {
     if (available % given != 0) {
@@ -63,8 +89,8 @@ void add_step(const LayoutChoice& layout, const model::LayoutModel& layouts, con
 static void refuse_unless_fits(const DecodeRow& row, const model::Workload& workload, bool check_memory) {
   if (!check_memory || row.memory_shortfall.empty()) return;
   throw topologies::InputError(std::string(model::to_string(row.result.algorithm)) + " at " +
-                               std::to_string(row.result.seq_len) + " tokens, tp " + std::to_string(row.layout.tp) +
-                               " x cp " + std::to_string(row.layout.cp) + ", batch " + std::to_string(workload.batch) +
+                               std::to_string(row.result.seq_len) + " tokens, " + model::layout_name(row.layout) +
+                               ", batch " + std::to_string(workload.batch) +
                                " does not fit: it " + row.memory_shortfall);
 }
 
@@ -73,7 +99,7 @@ DecodeRow predict_row(const LayoutChoice& layout, const GenerationChoice& genera
                       const model::PlanOptions& options, bool check_memory) {
   const model::LayoutAttention attention = layouts.attention(algorithm, workload, seq_len, options);
   const model::DecodeModel& decode = layouts.cp_model(attention.slowest_group);
-  const model::Workload slice = model::head_slice(workload, layouts.groups().layout.tp);
+  const model::Workload slice = model::attention_slice(workload, layouts.groups().layout, attention.slowest_group);
   DecodeRow row;
   row.result = attention.slowest;
   row.result.volume = attention.volume;
@@ -128,7 +154,7 @@ void add_simulated_step(const model::StepResult& predicted, const sim::LayoutRep
 void add_generation(const GenerationChoice& generation, const ReplayChoice& replay, const model::LayoutModel& layouts,
                     const model::Workload& workload, model::DecodeAlgorithm algorithm,
                     const model::PlanOptions& options, bool check_memory, SimulatedCase& c) {
-  const model::Workload slice = model::head_slice(workload, layouts.groups().layout.tp);
+  const model::Workload slice = model::attention_slice(workload, layouts.groups().layout, c.layout->slowest_group);
   const model::DecodeModel& decode = layouts.cp_model(c.layout->slowest_group);
   if (generation.prefill || generation.tokens)
     c.row.prefill_s = generation.prefill ? decode.prefill_s(slice, c.plan.seq_len, options) : 0.0;
