@@ -19,6 +19,7 @@
 #include "treering/realrun/cuda_attention.hpp"
 #include "treering/realrun/cuda_decode.hpp"
 #include "treering/realrun/decode_run.hpp"
+#include "treering/realrun/mla_run.hpp"
 #include "treering/topologies/load.hpp"
 #include "treering/topologies/output_file.hpp"
 #include "treering/topologies/units.hpp"
@@ -52,12 +53,16 @@ struct Measured {
   std::string timing = "per repeat, one step from a barrier to the slowest rank's end (host clock)";
 };
 
-Measured measure_cpu(const DecodeOptions& options, MpiTransport& transport, const model::DecodePlan& plan) {
+// A workload with multi-head latent attention runs as MLA with decode context parallelism (mla_run.hpp).
+Measured measure_cpu(const DecodeOptions& options, MpiTransport& transport, const PlanMaker& plans,
+                     const model::DecodePlan& plan) {
   Measured m;
   RankResult result;
   RingBuffers buffers;  // one set for every repeat, as an engine keeps them
   for (int run = 0; run < options.warmup + options.repeats; ++run) {
-    result = run_plan(plan, transport, options.seed, &buffers);
+    result = plans.latent() ? run_mla_plan(plan, mla_shape_of(plans.workload()), dtype_of(plans.workload()), transport,
+                                           options.seed)
+                            : run_plan(plan, transport, options.seed, &buffers);
     const double slowest = transport.max_over_ranks(result.elapsed_s);
     if (run >= options.warmup) m.latencies.push_back(slowest);
   }
@@ -129,6 +134,18 @@ bool full_reference(const AttentionShape& shape, long long tokens) {  // K and V
          kFullReferenceBytes;
 }
 
+// MLA: every state of the one-rank absorbed reference (mla_reference), o_lat kv_lora_rank values a head.
+double mla_reference_error(const Measured& m, const model::DecodePlan& plan, const MlaShape& shape, std::uint64_t seed,
+                           long long tokens) {
+  const std::vector<double> reference = mla_reference(shape, dtype_of(plan.workload), seed, tokens);
+  double error = 0;
+  for (size_t r = 0; r < m.bytes.size(); ++r) {
+    error = std::max(error, max_relative_error(m.outputs.data() + r * reference.size(), reference, shape.kv_lora_rank,
+                                               held_output(plan, static_cast<int>(r))));
+  }
+  return error;
+}
+
 double reference_error(const Measured& m, const model::DecodePlan& plan, std::uint64_t seed, long long tokens) {
   const AttentionShape shape = shape_of(plan.workload);
   const Dtype dtype = dtype_of(plan.workload);
@@ -179,16 +196,20 @@ ordered_json run_case(const DecodeOptions& options, MpiTransport& transport, con
   const model::Workload& workload = plans.workload();
   const Measured m = options.loopback > 0                      ? measure_loopback(options, transport, plan)
                      : options.backend == RealrunBackend::cuda ? measure_cuda(options, transport, plan)
-                                                               : measure_cpu(options, transport, plan);
+                                                               : measure_cpu(options, transport, plans, plan);
   if (transport.rank() != 0) return {};
-  const double error = reference_error(m, plan, options.seed, c.seq_len);
+  const double error = plans.latent() ? mla_reference_error(m, plan, mla_shape_of(workload), options.seed, c.seq_len)
+                                      : reference_error(m, plan, options.seed, c.seq_len);
   const long long non_finite = count_non_finite(m.outputs.data(), m.outputs.size());
   if (non_finite > 0) {
     std::fprintf(stderr, "error: %s at %lld tokens: %lld output values are NaN or infinite\n",
                  model::to_string(c.algorithm), c.seq_len, non_finite);
   }
-  const double model_total = model.evaluate(plan).volume.total;
-  const std::vector<double> model_per_rank = model::bytes_sent_per_rank(plan);
+  // MLA: the model's bytes are the combine's; the query all-gather before the attention adds its own.
+  const double gather = plans.latent() ? mla_query_gather_bytes(mla_shape_of(workload), transport.ranks()) : 0.0;
+  std::vector<double> model_per_rank = model::bytes_sent_per_rank(plan);
+  for (double& bytes : model_per_rank) bytes += gather;
+  const double model_total = model.evaluate(plan).volume.total + gather * static_cast<double>(model_per_rank.size());
   const double total = std::accumulate(m.bytes.begin(), m.bytes.end(), 0.0);
   ok = ok && error <= m.tolerance && (!m.bytes_observed || (total == model_total && m.bytes == model_per_rank));
   ordered_json row{{"algo", model::to_string(c.algorithm)},
@@ -221,7 +242,8 @@ ordered_json run_case(const DecodeOptions& options, MpiTransport& transport, con
     row["nccl_env"] = {{"NCCL_ALGO", algo ? ordered_json(algo) : ordered_json()},
                        {"NCCL_PROTO", proto ? ordered_json(proto) : ordered_json()}};
   }
-  row["reference"] = full_reference(shape_of(workload), c.seq_len)
+  row["attention"] = plans.latent() ? "mla-absorbed, decode context parallel" : "gqa";
+  row["reference"] = plans.latent() || full_reference(shape_of(workload), c.seq_len)
                          ? "every state, double precision"
                          : "sampled states (first and last, half a group away), double precision";
   if (options.loopback > 0) {
@@ -236,6 +258,29 @@ void print_row(const ordered_json& row) {
               row["seq_len"].get<long long>(), row["ranks"].get<int>(), 1e3 * row["latency_s"]["median"].get<double>(),
               1e3 * row["latency_s"]["p90"].get<double>(), row["max_rel_error"].get<double>(),
               row["bytes_sent_total"].get<double>(), row["model_bytes_total"].get<double>());
+}
+
+// What the MLA run takes: the cpu backend, a combine (not ring or pass-q), a context whose latents the one-rank
+// reference can hold.
+void check_mla(const DecodeOptions& options, const model::Workload& workload,
+               const std::vector<model::DecodeAlgorithm>& algorithms, const std::vector<long long>& lengths) {
+  const std::string what = workload.name + " (multi-head latent attention)";
+  if (options.backend != RealrunBackend::cpu || options.loopback > 0)
+    throw topologies::InputError(what + " runs on --backend cpu only");
+  for (model::DecodeAlgorithm algorithm : algorithms) {
+    if (algorithm == model::DecodeAlgorithm::ring || algorithm == model::DecodeAlgorithm::pass_q) {
+      throw topologies::InputError(what + ": --algo " + model::to_string(algorithm) +
+                                   " is not run for MLA; a2a, ag-rs, tree, tree-fused, tree-lse or allgather-merge");
+    }
+  }
+  const MlaShape shape = mla_shape_of(workload);
+  for (long long tokens : lengths) {
+    if (2.0 * static_cast<double>(tokens) * shape.batch * shape.latent() > kFullReferenceBytes) {
+      throw topologies::InputError(what + ": " + std::to_string(tokens) +
+                                   " tokens: the reference holds every latent, " + "at most " +
+                                   std::to_string(static_cast<long long>(kFullReferenceBytes)) + " bytes");
+    }
+  }
 }
 
 }  // namespace
@@ -263,6 +308,7 @@ int run_decode(const DecodeOptions& options, MpiTransport& transport) {
   std::vector<model::DecodeAlgorithm> algorithms;  // checked before anything runs
   for (const std::string& name : options.algorithms) algorithms.push_back(model::parse_decode_algorithm(name));
   const std::vector<long long> lengths = topologies::parse_token_counts(options.seq_len);
+  if (plans.latent()) check_mla(options, plans.workload(), algorithms, lengths);
   if (options.backend == RealrunBackend::cuda) {
     std::string why;
     if (!cuda::decode_available(why)) throw topologies::InputError("--backend cuda: " + why);

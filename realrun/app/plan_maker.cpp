@@ -6,7 +6,9 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "treering/model/workload.hpp"
 #include "treering/realrun/decode_run.hpp"
+#include "treering/realrun/mla_run.hpp"
 #include "treering/topologies/load.hpp"
 #include "treering/topologies/input_error.hpp"
 
@@ -49,6 +51,7 @@ PlanMaker::PlanMaker(const std::string& cluster, const std::string& workload, in
       workload_(model::find_workload(workload)),
       options_(plan_options(backend)) {
   if (batch > 0) workload_.batch = batch;
+  planned_ = latent() ? combine_workload(workload_) : workload_;
   if (backend == model::RealrunBackend::cuda) {
     if (const auto forced = nccl_algo_from_environment()) options_.collective_algorithm = forced;
   }
@@ -58,7 +61,9 @@ PlanMaker::PlanMaker(const std::string& cluster, const std::string& workload, in
 }
 
 model::DecodePlan PlanMaker::plan(model::DecodeAlgorithm algorithm, long long seq_len) const {
-  return model_->plan(algorithm, workload_, seq_len, options_);
+  return model_->plan(algorithm, planned_, seq_len, options_);
 }
+
+bool PlanMaker::latent() const { return model::has_latent_attention(workload_); }
 
 }  // namespace treering::realrun::app

@@ -13,6 +13,12 @@
 namespace treering::realrun {
 
 void check_shape(const AttentionShape& shape) {
+  if (shape.value_dim < 0 || shape.value_dim > shape.head_dim || shape.scale_dim < 0) {
+    throw topologies::InputError("attention shape: value dim " + std::to_string(shape.value_dim) + ", scale dim " +
+                                 std::to_string(shape.scale_dim) +
+                                 " (0, or positive and the value dim at most head dim " +
+                                 std::to_string(shape.head_dim) + ")");
+  }
   if (shape.batch < 1 || shape.query_heads < 1 || shape.kv_heads < 1 || shape.head_dim < 1 ||
       shape.query_heads % shape.kv_heads != 0) {
     throw topologies::InputError("attention shape: batch " + std::to_string(shape.batch) + ", " +
@@ -38,10 +44,10 @@ template <Dtype kDtype>
 void all_heads(const AttentionShape& s, const std::uint16_t* q, const std::uint16_t* k, const std::uint16_t* v,
                long long tokens, float* o, float* lse) {
   const int group = s.query_heads / s.kv_heads;
-  const auto d = static_cast<size_t>(s.head_dim);
+  const auto d = static_cast<size_t>(s.head_dim), dv = static_cast<size_t>(s.value_width());
   const auto states = static_cast<size_t>(s.states());
-  const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
-  std::vector<float> qf(states * d), acc(states * d, 0.0f), kf(d), vf(d);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(s.scale_width()));
+  std::vector<float> qf(states * d), acc(states * dv, 0.0f), kf(d), vf(dv);
   std::vector<float> top(states, -std::numeric_limits<float>::infinity()), denominator(states, 0.0f);
   for (size_t i = 0; i < qf.size(); ++i) qf[i] = to_float<kDtype>(q[i]) * scale;
   const auto stride = static_cast<size_t>(s.kv_values_per_token());
@@ -50,32 +56,32 @@ void all_heads(const AttentionShape& s, const std::uint16_t* q, const std::uint1
     const std::uint16_t* vt = v + static_cast<size_t>(t) * stride;
     for (size_t head = 0; head < stride / d; ++head) {  // (sequence, KV head)
       for (size_t i = 0; i < d; ++i) kf[i] = to_float<kDtype>(kt[head * d + i]);
-      for (size_t i = 0; i < d; ++i) vf[i] = to_float<kDtype>(vt[head * d + i]);
+      for (size_t i = 0; i < dv; ++i) vf[i] = to_float<kDtype>(vt[head * d + i]);
       for (size_t state = head * static_cast<size_t>(group); state < (head + 1) * static_cast<size_t>(group); ++state) {
         const float* qh = qf.data() + state * d;
-        float* ah = acc.data() + state * d;
+        float* ah = acc.data() + state * dv;
         float score = 0;
         for (size_t i = 0; i < d; ++i) score += qh[i] * kf[i];
         if (score > top[state]) {  // rescale what was summed so far
           const float factor = std::exp(top[state] - score);
           denominator[state] *= factor;
-          for (size_t i = 0; i < d; ++i) ah[i] *= factor;
+          for (size_t i = 0; i < dv; ++i) ah[i] *= factor;
           top[state] = score;
         }
         const float weight = std::exp(score - top[state]);
         denominator[state] += weight;
-        for (size_t i = 0; i < d; ++i) ah[i] += weight * vf[i];
+        for (size_t i = 0; i < dv; ++i) ah[i] += weight * vf[i];
       }
     }
   }
   for (size_t state = 0; state < states; ++state) {
-    float* os = o + state * d;
+    float* os = o + state * dv;
     if (tokens == 0) {
-      std::fill(os, os + d, 0.0f);
+      std::fill(os, os + dv, 0.0f);
       lse[state] = -std::numeric_limits<float>::infinity();
       continue;
     }
-    for (size_t i = 0; i < d; ++i) os[i] = acc[state * d + i] / denominator[state];
+    for (size_t i = 0; i < dv; ++i) os[i] = acc[state * dv + i] / denominator[state];
     lse[state] = top[state] + std::log(denominator[state]);
   }
 }
@@ -97,7 +103,8 @@ std::vector<double> reference_attention(const AttentionShape& shape, Dtype dtype
   check_shape(shape);
   const int group = shape.query_heads / shape.kv_heads;
   const long long stride = shape.kv_values_per_token();
-  std::vector<double> o(static_cast<size_t>(shape.q_values()), 0.0);
+  const int dv = shape.value_width();
+  std::vector<double> o(static_cast<size_t>(shape.o_values()), 0.0);
   std::vector<double> scores(static_cast<size_t>(tokens));
   for (int b = 0; b < shape.batch; ++b) {
     for (int h = 0; h < shape.query_heads; ++h) {
@@ -110,16 +117,15 @@ std::vector<double> reference_attention(const AttentionShape& shape, Dtype dtype
           score += static_cast<double>(from_half(dtype, q[state * shape.head_dim + i])) *
                    from_half(dtype, k[t * stride + kv_offset + i]);
         }
-        scores[static_cast<size_t>(t)] = score / std::sqrt(static_cast<double>(shape.head_dim));
+        scores[static_cast<size_t>(t)] = score / std::sqrt(static_cast<double>(shape.scale_width()));
         top = std::max(top, scores[static_cast<size_t>(t)]);
       }
       double sum = 0;
       for (long long t = 0; t < tokens; ++t) sum += std::exp(scores[static_cast<size_t>(t)] - top);
       for (long long t = 0; t < tokens; ++t) {
         const double weight = std::exp(scores[static_cast<size_t>(t)] - top) / sum;
-        for (int i = 0; i < shape.head_dim; ++i) {
-          o[static_cast<size_t>(state * shape.head_dim + i)] +=
-              weight * from_half(dtype, v[t * stride + kv_offset + i]);
+        for (int i = 0; i < dv; ++i) {
+          o[static_cast<size_t>(state * dv + i)] += weight * from_half(dtype, v[t * stride + kv_offset + i]);
         }
       }
     }

@@ -21,6 +21,12 @@ using detail::CountingLink;
 using detail::ReduceOp;
 
 AttentionShape shape_of(const model::Workload& w) {
+  if (model::has_latent_attention(w)) {
+    throw topologies::InputError(w.name +
+                                 " has multi-head latent attention: it runs as MLA (treering-realrun decode "
+                                 "--backend cpu --algo a2a, ag-rs or a tree), not as grouped-query attention "
+                                 "over separate K and V");
+  }
   AttentionShape shape{w.batch, w.query_heads, w.kv_heads, w.head_dim};
   check_shape(shape);
   return shape;
@@ -137,8 +143,9 @@ struct Run {
   Dtype dtype;
   std::uint64_t seed;
   int rank, ranks;
-  Inputs mine;                // q and this rank's shard
-  std::vector<float> o, lse;  // the rank's state
+  const detail::OwnAttention* own;  // none: the plan's attention over `mine`; else this instead (MLA)
+  Inputs mine;                      // q and this rank's shard
+  std::vector<float> o, lse;        // the rank's state
   std::vector<float> numerator, denominator, top;
   std::vector<float> gathered;  // allgather-merge: every rank's (o, lse); ag-rs: every rank's lse
 
@@ -295,7 +302,9 @@ struct Run {
     using model::PhaseRole;
     detail::RankView rank_view = view();
     switch (plan.phases.at(index).role) {
-      case PhaseRole::attention: return attend(mine.k, mine.v, plan.shards[static_cast<size_t>(rank)].count);
+      case PhaseRole::attention:
+        if (own != nullptr) return (*own)(link, o, lse);
+        return attend(mine.k, mine.v, plan.shards[static_cast<size_t>(rank)].count);
       case PhaseRole::kv_ring: return ring_pass(index);
       case PhaseRole::q_ring: return detail::run_q_ring(rank_view, pass_q, index);
       case PhaseRole::normalise: return;  // the ring's merges keep o normalised
@@ -335,8 +344,20 @@ std::vector<std::pair<long long, long long>> held_output(const model::DecodePlan
 }
 
 RankResult run_plan(const model::DecodePlan& plan, Transport& transport, std::uint64_t seed, RingBuffers* buffers) {
-  RingBuffers own;
-  RingBuffers& ring = buffers != nullptr ? *buffers : own;
+  return detail::run_plan_with(plan, transport, seed, buffers, nullptr);
+}
+
+namespace detail {
+
+RankResult run_plan_with(const model::DecodePlan& plan, Transport& transport, std::uint64_t seed, RingBuffers* buffers,
+                         const OwnAttention* own) {
+  RingBuffers mine;
+  RingBuffers& ring = buffers != nullptr ? *buffers : mine;
+  if (own != nullptr &&
+      (plan.algorithm == model::DecodeAlgorithm::ring || plan.algorithm == model::DecodeAlgorithm::pass_q)) {
+    throw topologies::InputError(std::string(model::to_string(plan.algorithm)) +
+                                 " moves K/V or queries between ranks, which a rank's own attention does not");
+  }
   if (static_cast<int>(plan.gpus.size()) != transport.ranks()) {
     throw topologies::InputError("the plan is for " + std::to_string(plan.gpus.size()) + " ranks, the run has " +
                                  std::to_string(transport.ranks()));
@@ -356,7 +377,8 @@ RankResult run_plan(const model::DecodePlan& plan, Transport& transport, std::ui
           seed,
           rank,
           transport.ranks(),
-          make_inputs(shape, dtype_of(plan.workload), shard.first, shard.count, seed),
+          own,
+          own != nullptr ? Inputs{} : make_inputs(shape, dtype_of(plan.workload), shard.first, shard.count, seed),
           std::vector<float>(static_cast<size_t>(shape.q_values())),
           std::vector<float>(static_cast<size_t>(shape.states())),
           {},
@@ -372,5 +394,7 @@ RankResult run_plan(const model::DecodePlan& plan, Transport& transport, std::ui
   run.execute();
   return {std::move(run.o), run.link.bytes_sent, transport.now_s() - start};
 }
+
+}  // namespace detail
 
 }  // namespace treering::realrun

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "ring_collectives.hpp"
@@ -42,5 +43,15 @@ std::vector<float> gather_lse(RankView& view, size_t phase);                // l
 void rescale_to_global(RankView& view, const std::vector<float>& all_lse);  // rescale_to_global
 void reduce_scatter_o(RankView& view, size_t phase);                        // rescaled_reduce_scatter
 void keep_held(const RankView& view);
+
+// A rank's own attention over its shard in place of the plan's (MLA's absorbed kernel over the latent, mla_run.cpp):
+// fills o ([b][n_h][d], d the plan workload's head_dim) and lse, sending through the link what it needs to. The
+// plan's other phases run around it as for any workload.
+using OwnAttention = std::function<void(CountingLink& link, std::vector<float>& o, std::vector<float>& lse)>;
+
+// run_plan (decode_run.hpp) with `own` attention, or the plan's (own null). Throws topologies::InputError for own
+// attention in a plan that passes K/V or queries (ring, pass-q).
+RankResult run_plan_with(const model::DecodePlan& plan, Transport& transport, std::uint64_t seed, RingBuffers* buffers,
+                         const OwnAttention* own);
 
 }  // namespace treering::realrun::detail

@@ -33,6 +33,11 @@ StepShape step_shape(const model::Workload& w, int batch, long long seq_len, int
   }
   if (w.experts > 0)
     throw topologies::InputError(who + " has experts: the real step runs dense Llama-architecture models");
+  if (w.kv_lora_rank > 0) {
+    throw topologies::InputError(who +
+                                 " has multi-head latent attention: the real step runs grouped-query attention "
+                                 "(treering-realrun decode --backend cpu runs MLA's attention)");
+  }
   if (w.dtype != "bf16" || w.weight_bytes != 2 || w.attention_weight_bytes != 2) {
     throw topologies::InputError(who + " is not bf16 throughout: the real step runs bf16 weights and activations");
   }
