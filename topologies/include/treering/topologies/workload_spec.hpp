@@ -59,8 +59,8 @@ struct Workload {
 //   source: "config.json of ..."  # optional
 //   layers: 32                # required, >= 1
 //   query_heads: 32           # required
-//   kv_heads: 8               # required; query_heads must be a multiple
-//   head_dim: 128             # required
+//   kv_heads: 8               # required (latent attention: 1, may be left out); query_heads a multiple
+//   head_dim: 128             # required (latent attention: kv_lora_rank + qk_rope_head_dim, may be left out)
 //   parameters: 8.03e9        # optional (default 0: attention only)
 //   dtype: bf16               # optional: bf16 (default) or fp16
 //   batch: 1                  # optional (default 1)
@@ -84,7 +84,8 @@ struct Workload {
 //   q_lora_rank: 1536
 //   hidden_size: 7168         # required with latent attention; otherwise query_heads x head_dim
 //   kv_cache_dtype: fp8       # optional: bf16, fp16 (default: dtype), or fp8 for a latent cache
-// Errors are InputError with FILE:LINE:COL.
+// Keys of one kind only (qk_rope_head_dim without kv_lora_rank, n_group without experts, ...) and unknown keys are
+// errors. Example: topologies/workloads/deepseek-v3.yaml. Errors are InputError with FILE:LINE:COL.
 Workload load_workload_file(const std::string& path);
 
 // A Hugging Face config.json (what a model's repository ships): model_type llama, mistral, mixtral or qwen2;
