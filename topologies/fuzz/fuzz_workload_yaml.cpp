@@ -19,8 +19,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     treering::fuzz::check(workload.layers >= 1 && workload.kv_heads >= 1 && workload.head_dim >= 1,
                           "a loaded workload has positive dimensions");
     treering::fuzz::check(workload.query_heads % workload.kv_heads == 0, "query_heads is a multiple of kv_heads");
-    treering::fuzz::check(workload.hidden_size == workload.query_heads * workload.head_dim,
-                          "hidden_size = query_heads x head_dim");
+    if (workload.kv_lora_rank > 0) {  // latent attention: one latent head, a hidden size of its own
+      treering::fuzz::check(
+          workload.kv_heads == 1 && workload.head_dim == workload.kv_lora_rank + workload.qk_rope_head_dim,
+          "latent attention: kv_heads 1, head_dim = kv_lora_rank + qk_rope_head_dim");
+      treering::fuzz::check(workload.hidden_size >= 1, "latent attention has a hidden size");
+    } else {
+      treering::fuzz::check(workload.hidden_size == workload.query_heads * workload.head_dim,
+                            "hidden_size = query_heads x head_dim (without latent attention)");
+    }
+    treering::fuzz::check(workload.kv_cache_bytes == 2 || (workload.kv_cache_bytes == 1 && workload.kv_lora_rank > 0),
+                          "an fp8 KV cache only with latent attention");
   } catch (const InputError& error) {
     treering::fuzz::check(!error.message().empty(), "an InputError says what is wrong");
   } catch (const std::invalid_argument&) {}

@@ -6,52 +6,36 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "hf_config_text.hpp"
 #include "treering/topologies/input_error.hpp"
 #include "treering/topologies/workload_spec.hpp"
 
 namespace treering::topologies {
-namespace {
+namespace hf {
 
-using nlohmann::json;
-
-// A config.json and where its keys are: errors name the line and column of the key they are about.
-class ConfigText {
- public:
-  ConfigText(std::string file, std::string text) : file_(std::move(file)), text_(std::move(text)) {}
-
-  InputLocation at_offset(size_t offset) const {
-    InputLocation location{file_, 1, 1};
-    for (size_t i = 0; i < offset && i < text_.size(); ++i) {
-      if (text_[i] == '\n') {
-        ++location.line;
-        location.column = 1;
-      } else {
-        ++location.column;
-      }
+InputLocation ConfigText::at_offset(size_t offset) const {
+  InputLocation location{file_, 1, 1};
+  for (size_t i = 0; i < offset && i < text_.size(); ++i) {
+    if (text_[i] == '\n') {
+      ++location.line;
+      location.column = 1;
+    } else {
+      ++location.column;
     }
-    return location;
   }
-  // The first `"key"` followed by a colon (the file's own key; config.json nests little).
-  InputLocation at_key(const std::string& key) const {
-    const std::string quoted = '"' + key + '"';
-    for (size_t at = text_.find(quoted); at != std::string::npos; at = text_.find(quoted, at + 1)) {
-      const size_t next = text_.find_first_not_of(" \t\r\n", at + quoted.size());
-      if (next != std::string::npos && text_[next] == ':') return at_offset(at);
-    }
-    return {file_, 0, 0};
-  }
-  [[noreturn]] void fail(const std::string& key, const std::string& message) const {
-    throw InputError(at_key(key), message);
-  }
-  const std::string& file() const { return file_; }
-  const std::string& text() const { return text_; }
+  return location;
+}
 
- private:
-  std::string file_;
-  std::string text_;
-};
+InputLocation ConfigText::at_key(const std::string& key) const {
+  const std::string quoted = '"' + key + '"';
+  for (size_t at = text_.find(quoted); at != std::string::npos; at = text_.find(quoted, at + 1)) {
+    const size_t next = text_.find_first_not_of(" \t\r\n", at + quoted.size());
+    if (next != std::string::npos && text_[next] == ':') return at_offset(at);
+  }
+  return {file_, 0, 0};
+}
 
-int positive_int(const ConfigText& config, const json& root, const std::string& key, bool required, int fallback = 0) {
+int positive_int(const ConfigText& config, const json& root, const std::string& key, bool required, int fallback) {
   if (!root.contains(key) || root[key].is_null()) {
     if (required)
       throw InputError({config.file(), 0, 0}, "config.json has no '" + key + "' (a model's shape needs it)");
@@ -64,12 +48,16 @@ int positive_int(const ConfigText& config, const json& root, const std::string& 
   return value.get<int>();
 }
 
-void refuse_unmodelled_attention(const ConfigText& config, const json& root) {
+namespace {
+
+// Sliding windows in use refuse any file; kv_lora_rank / q_lora_rank refuse a model_type that is not DeepSeek's (its
+// latent attention is read by read_latent_model).
+void refuse_unmodelled_attention(const ConfigText& config, const json& root, bool latent) {
   for (const char* key : {"kv_lora_rank", "q_lora_rank"}) {
-    if (root.contains(key) && !root[key].is_null()) {
+    if (!latent && root.contains(key) && !root[key].is_null()) {
       config.fail(key, std::string("'") + key +
-                           "': multi-head latent attention caches a compressed latent, not K and V per head; "
-                           "treering models multi-head and grouped-query attention");
+                           "': multi-head latent attention is read for model_type deepseek_v2, deepseek_v3 and "
+                           "kimi_k2 only");
     }
   }
   bool sliding_in_use = true;  // Qwen2 lists a window and says whether it is used
@@ -97,11 +85,23 @@ void read_dtype(const ConfigText& config, const json& root, Workload& w) {
   } else {
     config.fail("torch_dtype", "torch_dtype '" + dtype + "': treering models 16-bit K/V (bfloat16 or float16)");
   }
-  w.weight_dtype = w.attention_weight_dtype = w.dtype;
+  w.weight_dtype = w.attention_weight_dtype = w.kv_cache_dtype = w.dtype;
 }
 
-// An FP8 checkpoint: fbgemm_fp8 (Meta's Llama 3.1 FP8) or fp8; the attention projections stay 16-bit when the
-// quantization leaves self_attn modules out.
+// weight_block_size [B, B]: a 4-byte scale per B x B tile (DeepSeek's fp8 releases: [128, 128]). Absent: per tensor.
+int read_weight_block(const ConfigText& config, const json& q) {
+  if (!q.contains("weight_block_size") || q["weight_block_size"].is_null()) return 0;
+  const json& block = q["weight_block_size"];
+  if (!block.is_array() || block.size() != 2 || !block[0].is_number_integer() || block[0] != block[1] ||
+      block[0].get<long long>() < 1 || block[0].get<long long>() > 65536) {
+    config.fail("weight_block_size",
+                "weight_block_size must be a square tile [B, B] with B from 1 to 65536, got " + block.dump());
+  }
+  return block[0].get<int>();
+}
+
+// An FP8 checkpoint: fbgemm_fp8 (Meta's Llama 3.1 FP8) or fp8 (DeepSeek's block-scaled e4m3); the attention
+// projections stay 16-bit when the quantization leaves self_attn modules out. Embedding and LM head stay at dtype.
 void read_quantization(const ConfigText& config, const json& root, Workload& w) {
   if (!root.contains("quantization_config") || root["quantization_config"].is_null()) return;
   const json& q = root["quantization_config"];
@@ -115,6 +115,7 @@ void read_quantization(const ConfigText& config, const json& root, Workload& w) 
   }
   w.weight_dtype = "fp8";
   w.weight_bytes = 1;
+  w.weight_block_size = read_weight_block(config, q);
   bool attention_kept = false;
   if (q.contains("modules_to_not_convert") && q["modules_to_not_convert"].is_array()) {
     for (const json& module : q["modules_to_not_convert"]) {
@@ -140,19 +141,8 @@ std::string model_name(const std::string& path, const json& root) {
                                                                                                : parent;
 }
 
-Workload read_config(const ConfigText& config, const json& root) {
-  if (!root.is_object()) throw InputError(config.at_offset(0), "config.json must be a JSON object");
-  const std::string type =
-      root.contains("model_type") && root["model_type"].is_string() ? root["model_type"].get<std::string>() : "";
-  if (type != "llama" && type != "mistral" && type != "mixtral" && type != "qwen2") {
-    if (type.empty())
-      throw InputError({config.file(), 0, 0}, "config.json has no model_type (llama, mistral, mixtral or qwen2)");
-    config.fail("model_type", "model_type '" + type + "' is not read (llama, mistral, mixtral or qwen2)");
-  }
-  refuse_unmodelled_attention(config, root);
-  Workload w;
-  w.name = model_name(config.file(), root);
-  w.source = config.file();
+// Llama, Mistral, Mixtral, Qwen2: grouped-query attention, hidden_size = heads x head_dim, a dense or Mixtral MLP.
+void read_grouped_model(const ConfigText& config, const json& root, const std::string& type, Workload& w) {
   w.layers = positive_int(config, root, "num_hidden_layers", true);
   w.query_heads = positive_int(config, root, "num_attention_heads", true);
   w.hidden_size = positive_int(config, root, "hidden_size", true);
@@ -170,41 +160,72 @@ Workload read_config(const ConfigText& config, const json& root) {
     config.fail("num_key_value_heads", "num_attention_heads must be a multiple of num_key_value_heads");
   w.intermediate_size = positive_int(config, root, "intermediate_size", true);
   w.vocab_size = positive_int(config, root, "vocab_size", true);
-  if (root.contains("tie_word_embeddings")) {
-    if (!root["tie_word_embeddings"].is_boolean())
-      config.fail("tie_word_embeddings", "tie_word_embeddings must be true or false");
-    w.tie_word_embeddings = root["tie_word_embeddings"].get<bool>();
-  }
   if (type == "mixtral") {
     w.experts = positive_int(config, root, "num_local_experts", true);
     w.experts_per_token = positive_int(config, root, "num_experts_per_tok", true);
     if (w.experts_per_token > w.experts)
       config.fail("num_experts_per_tok", "num_experts_per_tok exceeds num_local_experts");
   }
-  read_dtype(config, root, w);
-  read_quantization(config, root, w);
   w.description = type + " from " + config.file();
   if (!root.contains("num_key_value_heads")) {
     w.description += "; no num_key_value_heads: one KV head per query head (MHA, Hugging Face's default)";
   }
+}
+
+bool is_latent_type(const std::string& type) {
+  return type == "deepseek_v2" || type == "deepseek_v3" || type == "kimi_k2";
+}
+
+Workload read_config(const ConfigText& config, const json& root) {
+  if (!root.is_object()) throw InputError(config.at_offset(0), "config.json must be a JSON object");
+  const std::string type =
+      root.contains("model_type") && root["model_type"].is_string() ? root["model_type"].get<std::string>() : "";
+  const bool latent = is_latent_type(type);
+  if (!latent && type != "llama" && type != "mistral" && type != "mixtral" && type != "qwen2") {
+    const std::string known = "llama, mistral, mixtral, qwen2, deepseek_v2, deepseek_v3 or kimi_k2";
+    if (type.empty()) throw InputError({config.file(), 0, 0}, "config.json has no model_type (" + known + ")");
+    config.fail("model_type", "model_type '" + type + "' is not read (" + known + ")");
+  }
+  refuse_unmodelled_attention(config, root, latent);
+  Workload w;
+  w.name = model_name(config.file(), root);
+  w.source = config.file();
+  if (latent) {
+    read_latent_model(config, root, w);
+  } else {
+    read_grouped_model(config, root, type, w);
+  }
+  read_types(config, root, w);
   return w;
 }
 
 }  // namespace
 
+void read_types(const ConfigText& config, const json& root, Workload& w) {
+  if (root.contains("tie_word_embeddings")) {
+    if (!root["tie_word_embeddings"].is_boolean())
+      config.fail("tie_word_embeddings", "tie_word_embeddings must be true or false");
+    w.tie_word_embeddings = root["tie_word_embeddings"].get<bool>();
+  }
+  read_dtype(config, root, w);
+  read_quantization(config, root, w);
+}
+
+}  // namespace hf
+
 Workload load_hf_config_file(const std::string& path) {
-  const ConfigText config(path, read_input_file(path));
-  json root;
+  const hf::ConfigText config(path, read_input_file(path));
+  hf::json root;
   try {
-    root = json::parse(config.text());
-  } catch (const json::parse_error& error) {
+    root = hf::json::parse(config.text());
+  } catch (const hf::json::parse_error& error) {
     const size_t byte = error.byte > 0 ? error.byte - 1 : 0;
     std::string message = error.what();
     const size_t detail = message.find("parse error");
     throw InputError(config.at_offset(byte),
                      "JSON syntax: " + (detail == std::string::npos ? message : message.substr(detail)));
   }
-  return read_config(config, root);
+  return hf::read_config(config, root);
 }
 
 }  // namespace treering::topologies

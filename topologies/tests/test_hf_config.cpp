@@ -89,10 +89,12 @@ TEST_CASE("Mixtral's config.json: 8 experts, 2 per token") {
 TEST_CASE("config.json files treering cannot model are refused at the key, with the reason") {
   // Line 1 column 1 is '{'; each key below starts at column 3 of line 2.
   CHECK(error_of(config_file("mla", "{\n  \"kv_lora_rank\": 512, \"model_type\": \"llama\"}"))
-            .find(":2:3: error: 'kv_lora_rank': multi-head latent") != std::string::npos);
-  CHECK(error_of(config_file("type", "{\n  \"model_type\": \"deepseek_v3\"}")) ==
-        config_file("type", "{\n  \"model_type\": \"deepseek_v3\"}") +
-            ":2:3: error: model_type 'deepseek_v3' is not read (llama, mistral, mixtral or qwen2)");
+            .find(":2:3: error: 'kv_lora_rank': multi-head latent attention is read for model_type deepseek_v2, "
+                  "deepseek_v3 and kimi_k2 only") != std::string::npos);
+  CHECK(error_of(config_file("type", "{\n  \"model_type\": \"gpt2\"}")) ==
+        config_file("type", "{\n  \"model_type\": \"gpt2\"}") +
+            ":2:3: error: model_type 'gpt2' is not read (llama, mistral, mixtral, qwen2, deepseek_v2, deepseek_v3 or "
+            "kimi_k2)");
   const std::string sliding =
       config_file("sliding", R"({"model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336,
   "num_attention_heads": 32, "num_hidden_layers": 32, "vocab_size": 32000, "sliding_window": 4096})");

@@ -59,8 +59,8 @@ struct Workload {
 //   source: "config.json of ..."  # optional
 //   layers: 32                # required, >= 1
 //   query_heads: 32           # required
-//   kv_heads: 8               # required; query_heads must be a multiple
-//   head_dim: 128             # required
+//   kv_heads: 8               # required (latent attention: 1, may be left out); query_heads a multiple
+//   head_dim: 128             # required (latent attention: kv_lora_rank + qk_rope_head_dim, may be left out)
 //   parameters: 8.03e9        # optional (default 0: attention only)
 //   dtype: bf16               # optional: bf16 (default) or fp16
 //   batch: 1                  # optional (default 1)
@@ -84,15 +84,23 @@ struct Workload {
 //   q_lora_rank: 1536
 //   hidden_size: 7168         # required with latent attention; otherwise query_heads x head_dim
 //   kv_cache_dtype: fp8       # optional: bf16, fp16 (default: dtype), or fp8 for a latent cache
-// Errors are InputError with FILE:LINE:COL.
+// Keys of one kind only (qk_rope_head_dim without kv_lora_rank, n_group without experts, ...) and unknown keys are
+// errors. Example: topologies/workloads/deepseek-v3.yaml. Errors are InputError with FILE:LINE:COL.
 Workload load_workload_file(const std::string& path);
 
-// A Hugging Face config.json (what a model's repository ships): model_type llama, mistral, mixtral or qwen2;
-// num_hidden_layers, num_attention_heads, hidden_size, intermediate_size and vocab_size required;
-// num_key_value_heads (default: num_attention_heads), head_dim (default: hidden_size / heads),
-// tie_word_embeddings, torch_dtype, num_local_experts / num_experts_per_tok and an fp8 quantization_config
-// read; keys that would change the attention treering models (multi-head latent attention, sliding windows in
-// use) refuse the file. Errors are InputError with FILE:LINE:COL of the offending key.
+// A Hugging Face config.json (what a model's repository ships): model_type llama, mistral, mixtral or qwen2
+// (grouped-query attention): num_hidden_layers, num_attention_heads, hidden_size, intermediate_size and vocab_size
+// required; num_key_value_heads (default: num_attention_heads), head_dim (default: hidden_size / heads),
+// num_local_experts / num_experts_per_tok read. model_type deepseek_v2, deepseek_v3 or kimi_k2 (multi-head latent
+// attention, hf_config_latent.cpp): kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim required,
+// q_lora_rank (null: 0) read, num_key_value_heads ignored (kv_heads 1, head_dim kv_lora_rank + qk_rope_head_dim);
+// n_routed_experts, num_experts_per_tok, n_shared_experts, moe_intermediate_size, first_k_dense_replace, n_group and
+// topk_group read, moe_layer_freq other than 1 refused; num_nextn_predict_layers (the MTP module) left out, as the
+// description says; routing and training keys (topk_method, scoring_func, routed_scaling_factor, rope_scaling, ...)
+// accepted and left alone. Every family: tie_word_embeddings, torch_dtype and an fp8 quantization_config
+// (weight_block_size [B, B]: block-scaled) read; keys that would change the attention treering models (sliding
+// windows in use, latent attention in another model_type) refuse the file. Errors are InputError with
+// FILE:LINE:COL of the offending key. The model's validate() runs after (treering::analysis::load_workload).
 Workload load_hf_config_file(const std::string& path);
 
 }  // namespace treering::topologies
