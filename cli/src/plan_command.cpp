@@ -61,9 +61,9 @@ void print_choices(std::ostream& out, const model::DeploymentPlan& plan, const P
          "simulated: a layer replayed (every CP group's combine and every TP group's all-reduces at once, links shared)"
       << (topology.spec().calibration ? "; *: outside what the calibration measured (listed below)" : "") << "\n"
       << calibration_line(topology) << "\n\n";
-  Table table({"#", "tp x cp", "combine", "per token", "band", "", "x-node", "calls", "x-node lat", "tokens/s",
+  Table table({"#", "layout", "combine", "per token", "band", "", "x-node", "calls", "x-node lat", "tokens/s",
                "attention", "memory/GPU", "headroom", "max context", "simulated", ""});
-  std::vector<std::string> notes;
+  std::vector<std::string> notes, reasons;
   for (size_t i = 0; i < plan.ranked.size() && static_cast<int>(i) < args.top; ++i) {
     const model::PlannedLayout& c = plan.ranked[i];
     char tokens[32], network[32], across[32];
@@ -71,25 +71,29 @@ void print_choices(std::ostream& out, const model::DeploymentPlan& plan, const P
     std::snprintf(network, sizeof network, "%.0f %%", 100 * c.network_latency_s / c.step.step_s);
     std::snprintf(across, sizeof across, "%.0f %%", 100 * c.cross_node.time_s / c.step.step_s);
     table.add_row(
-        {std::to_string(i + 1), std::to_string(c.layout.tp) + " x " + std::to_string(c.layout.cp), combine_name(c),
-         units::format_duration(c.step.step_s), format_band(c.band), c.within_best_band ? "~" : "",
-         c.cross_node.calls > 0 ? across : "", c.cross_node.calls > 0 ? std::to_string(c.cross_node.calls) : "",
-         c.network_latency_s > 0 ? network : "", tokens, units::format_duration(c.attention.slowest.latency_s),
-         units::format_bytes(c.step.memory.total), units::format_bytes(c.step.memory.capacity - c.step.memory.total),
-         std::to_string(c.step.memory.max_seq_len),
+        {std::to_string(i + 1), model::layout_name(c.layout), combine_name(c), units::format_duration(c.step.step_s),
+         format_band(c.band), c.within_best_band ? "~" : "", c.cross_node.calls > 0 ? across : "",
+         c.cross_node.calls > 0 ? std::to_string(c.cross_node.calls) : "", c.network_latency_s > 0 ? network : "",
+         tokens, units::format_duration(c.attention.slowest.latency_s), units::format_bytes(c.step.memory.total),
+         units::format_bytes(c.step.memory.capacity - c.step.memory.total), std::to_string(c.step.memory.max_seq_len),
          i < simulated.size() && simulated[i] ? units::format_duration(*simulated[i]) : "",
          c.extrapolation.empty() ? "" : "*"});
     if (!c.extrapolation.empty()) notes.push_back("* #" + std::to_string(i + 1) + ": " + c.extrapolation);
+    if (!c.why.empty())
+      reasons.push_back("#" + std::to_string(i + 1) + " " + model::layout_name(c.layout) + " " + combine_name(c) + " " +
+                        c.why);
   }
   table.print(out);
   print_tie(out, plan);
   for (const std::string& note : notes) out << note << '\n';
+  if (!reasons.empty()) out << "why (memory, communication, compute against plain TP on as many GPUs):\n";
+  for (const std::string& reason : reasons) out << "  " << reason << '\n';
   out << plan.ranked.size() << " choices fit";
   if (static_cast<int>(plan.ranked.size()) > args.top) out << " (" << args.top << " shown: --top)";
   if (!plan.not_fitting.empty()) {
     const model::PlannedLayout& least = plan.not_fitting.front();
-    out << "; " << plan.not_fitting.size() << " do not (the smallest need, tp " << least.layout.tp << " x cp "
-        << least.layout.cp << ", " << units::format_bytes(least.step.memory.total) << " per GPU of "
+    out << "; " << plan.not_fitting.size() << " do not (the smallest need, " << model::layout_name(least.layout) << ", "
+        << units::format_bytes(least.step.memory.total) << " per GPU of "
         << units::format_bytes(least.step.memory.capacity) << ")";
   }
   out << '\n';

@@ -75,6 +75,44 @@ bool ranks_before(const PlannedLayout& a, const PlannedLayout& b) {
   return a.step.step_s < b.step.step_s;
 }
 
+void add_choice(const LayoutModel& layouts, DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,
+                const PlannerOptions& options, DeploymentPlan& plan) {
+  PlannedLayout choice = evaluate_choice(layouts, algorithm, workload, seq_len, options);
+  (choice.fits ? plan.ranked : plan.not_fitting).push_back(std::move(choice));
+}
+
+// The engines' layouts inside a TP group of tp GPUs: decode context parallelism (dcp 2 .. tp) and data-parallel
+// attention; then every latent-attention choice's `why` against plain TP on as many GPUs.
+void add_engine_layouts(const topologies::Topology& topology, const Workload& workload, long long seq_len,
+                        const PlannerOptions& options, const std::vector<DecodeAlgorithm>& combines, int gpus_max,
+                        DeploymentPlan& plan) {
+  for (int tp : powers_of_two_to(gpus_max)) {
+    if (tp < 2) continue;
+    for (int dcp = 2; dcp <= tp; dcp *= 2) {
+      const Layout layout{tp / dcp, dcp, 1, AttentionParallelism::decode_context};
+      const LayoutModel layouts(topology, place_layout(topology, layout));
+      for (DecodeAlgorithm algorithm : combines) {
+        if (output_split(algorithm) != OutputSplit::by_sequence)
+          add_choice(layouts, algorithm, workload, seq_len, options, plan);
+      }
+    }
+    const LayoutModel data(topology, place_layout(topology, Layout{tp, 1, 1, AttentionParallelism::data}));
+    add_choice(data, DecodeAlgorithm::a2a, workload, seq_len, options, plan);
+  }
+  for (std::vector<PlannedLayout>* list : {&plan.ranked, &plan.not_fitting}) {
+    for (PlannedLayout& choice : *list) {
+      if (choice.layout.attention == AttentionParallelism::heads && choice.tp_only) continue;
+      for (const std::vector<PlannedLayout>* other : {&plan.ranked, &plan.not_fitting}) {
+        for (const PlannedLayout& tp : *other) {
+          if (tp.tp_only && tp.layout.attention == AttentionParallelism::heads &&
+              tp.layout.gpus() == choice.layout.gpus())
+            choice.why = versus_tensor_parallel(choice, tp);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 const PlannedLayout* fastest_choice(const DeploymentPlan& plan) {
@@ -135,12 +173,12 @@ DeploymentPlan plan_deployment(const topologies::Topology& topology, const Workl
     }
     for (int cp : cp_values(tp, gpus_max)) {
       const LayoutModel layouts(topology, place_layout(topology, Layout{tp, cp}));
-      for (DecodeAlgorithm algorithm : cp == 1 ? std::vector<DecodeAlgorithm>{DecodeAlgorithm::a2a} : combines) {
-        PlannedLayout choice = evaluate_choice(layouts, algorithm, workload, seq_len, options);
-        (choice.fits ? plan.ranked : plan.not_fitting).push_back(std::move(choice));
-      }
+      for (DecodeAlgorithm algorithm : cp == 1 ? std::vector<DecodeAlgorithm>{DecodeAlgorithm::a2a} : combines)
+        add_choice(layouts, algorithm, workload, seq_len, options, plan);
     }
   }
+  if (has_latent_attention(workload))
+    add_engine_layouts(topology, workload, seq_len, options, combines, gpus_max, plan);
   std::sort(plan.not_fitting.begin(), plan.not_fitting.end(),
             [](const PlannedLayout& a, const PlannedLayout& b) { return a.step.memory.total < b.step.memory.total; });
   if (const PlannedLayout* fastest = fastest_choice(plan)) {

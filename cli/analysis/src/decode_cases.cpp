@@ -90,8 +90,8 @@ static void refuse_unless_fits(const DecodeRow& row, const model::Workload& work
   if (!check_memory || row.memory_shortfall.empty()) return;
   throw topologies::InputError(std::string(model::to_string(row.result.algorithm)) + " at " +
                                std::to_string(row.result.seq_len) + " tokens, " + model::layout_name(row.layout) +
-                               ", batch " + std::to_string(workload.batch) +
-                               " does not fit: it " + row.memory_shortfall);
+                               ", batch " + std::to_string(workload.batch) + " does not fit: it " +
+                               row.memory_shortfall);
 }
 
 DecodeRow predict_row(const LayoutChoice& layout, const GenerationChoice& generation, const model::LayoutModel& layouts,

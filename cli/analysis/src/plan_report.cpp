@@ -26,6 +26,9 @@ double simulated_step_s(const topologies::Topology& topology, const model::Plann
 ordered_json choice_json(const model::PlannedLayout& c, const std::optional<double>& simulated_s) {
   const model::StepResult& s = c.step;
   ordered_json json = {
+      {"layout", model::layout_name(c.layout)},
+      {"attention_parallelism", model::to_string(c.layout.attention)},
+      {"why", c.why},
       {"tp", c.layout.tp},
       {"cp", c.layout.cp},
       {"gpus", c.layout.gpus()},

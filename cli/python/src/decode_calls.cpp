@@ -122,8 +122,15 @@ CaseChoice case_choice(std::optional<int> tp, std::optional<int> cp, const std::
   if (tp && *tp < 1) throw topologies::InputError("tp must be at least 1, got " + std::to_string(*tp));
   if (cp && *cp < 1) throw topologies::InputError("cp must be at least 1, got " + std::to_string(*cp));
   if (tokens && *tokens < 1) throw topologies::InputError("tokens must be at least 1, got " + std::to_string(*tokens));
-  return {{tp, cp, replicas, model::parse_layout_order(placement), tp_in_domain, model::parse_scope(scope)},
-          {tokens, prefill}};
+  CaseChoice choice;
+  choice.layout.tp = tp;
+  choice.layout.cp = cp;
+  choice.layout.replicas = replicas;
+  choice.layout.placement = model::parse_layout_order(placement);
+  choice.layout.tp_in_domain = tp_in_domain;
+  choice.layout.scope = model::parse_scope(scope);
+  choice.generation = {tokens, prefill};
+  return choice;
 }
 
 // predict's and simulate's cases (one workload and batch; lengths outer, algorithms inner), checked as they arrive.
@@ -276,13 +283,16 @@ void add_decode_calls(py::module_& m) {
                   const std::string& workload, std::optional<int> batch, const std::string& split, bool check_memory,
                   const std::string& impl, std::optional<int> tp, std::optional<int> cp, const std::string& replicas,
                   const std::string& placement, bool tp_in_domain, const std::string& scope,
-                  std::optional<long long> tokens, bool prefill) {
-          return rows_of(cluster, seq_lens, algos, workload, batch, split, check_memory, impl,
-                         case_choice(tp, cp, replicas, placement, tp_in_domain, scope, tokens, prefill));
+                  std::optional<long long> tokens, bool prefill, std::optional<int> dcp, bool dp_attention) {
+          CaseChoice choice = case_choice(tp, cp, replicas, placement, tp_in_domain, scope, tokens, prefill);
+          choice.layout.dcp = dcp;
+          choice.layout.dp_attention = dp_attention;
+          return rows_of(cluster, seq_lens, algos, workload, batch, split, check_memory, impl, choice);
         },
         py::arg("cluster"), py::arg("seq_lens"), py::arg("algos"), py::arg("workload"), py::arg("batch"),
         py::arg("split"), py::arg("check_memory"), py::arg("impl"), py::arg("tp"), py::arg("cp"), py::arg("replicas"),
-        py::arg("placement"), py::arg("tp_in_domain"), py::arg("scope"), py::arg("tokens"), py::arg("prefill"));
+        py::arg("placement"), py::arg("tp_in_domain"), py::arg("scope"), py::arg("tokens"), py::arg("prefill"),
+        py::arg("dcp"), py::arg("dp_attention"));
   };
   decode_rows("predict", &predict);
   decode_rows("simulate", &simulate);

@@ -95,7 +95,7 @@ def load_cluster(cluster, nodes=None, gpus_per_node=None, set=None, scale=None):
 
 def predict(cluster, seq_len, algos=None, workload="paper-mha16", batch=None, split="equal", check_memory=False,
             impl="efficient", tp=None, cp=None, placement="tp-inner", tp_in_domain=False, scope="attention", tokens=None,
-            prefill=False, replicas=1):
+            prefill=False, replicas=1, dcp=None, dp_attention=False):
     """The analytical model: one record per (length, algorithm), lengths outer, as ``treering predict``.
 
     cluster: a Cluster, or a preset name / YAML file loaded as it is. seq_len: an int, a string in the
@@ -113,25 +113,26 @@ def predict(cluster, seq_len, algos=None, workload="paper-mha16", batch=None, sp
     sequence's KV cache over a context-parallel group; one alone takes the rest of the GPUs, neither: cp over
     all), replicas (copies of the tp x cp layout side by side, each serving its own requests: an int, or "all"
     that the GPUs hold; their groups share the network), placement ("tp-inner" or "cp-inner"), tp_in_domain
-    (refuse a TP group across scale-up domains), scope
+    (refuse a TP group across scale-up domains), dcp (decode context parallelism inside the TP group, as vLLM's
+    --dcp: divides tp), dp_attention (each GPU of the TP group attends its own sequences), scope
     ("attention", "layer" or "step": the layer or the whole step around the attention, with layer_s, step_s,
     tokens_per_s, step_memory_bytes and max_seq_len). tokens: also the time to generate that many tokens
     (generation_s and its band); prefill: add the prompt's estimate (prefill_s).
     """
     return _treering.predict(_cluster(cluster), _lengths(seq_len), _algos(algos), str(workload), batch, str(split),
                              check_memory, str(impl), tp, cp, str(replicas), str(placement), bool(tp_in_domain), str(scope),
-                             tokens, bool(prefill))
+                             tokens, bool(prefill), dcp, bool(dp_attention))
 
 
 def simulate(cluster, seq_len, algos=None, workload="paper-mha16", batch=None, split="equal", check_memory=True,
              impl="efficient", tp=None, cp=None, placement="tp-inner", tp_in_domain=False, scope="attention", tokens=None,
-             prefill=False, replicas=1):
+             prefill=False, replicas=1, dcp=None, dp_attention=False):
     """The simulation of the same plans (every group of the layout at once, links shared max-min, as SimGrid
     shares them), arguments as predict(). Records as predict()'s with engine "sim", plus model_latency_s (the
     model's figure for the same case) and transfers_simulated."""
     return _treering.simulate(_cluster(cluster), _lengths(seq_len), _algos(algos), str(workload), batch, str(split),
                               check_memory, str(impl), tp, cp, str(replicas), str(placement), bool(tp_in_domain),
-                              str(scope), tokens, bool(prefill))
+                              str(scope), tokens, bool(prefill), dcp, bool(dp_attention))
 
 
 def sweep(cluster, seq_len, nodes=None, workloads=None, batches=None, algos=None, engines=None, set=None, split="equal",

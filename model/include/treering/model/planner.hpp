@@ -11,7 +11,11 @@
 // Tried: tp a power of two that splits the heads (head_slice), cp a power of two or what fills the GPUs up,
 // tp x cp at most `gpus_max`; with cp 1 there is nothing to combine (plain tensor parallelism, `tp_only`),
 // else every combine of `combines`. The paper's layout (tp 1, cp = all GPUs, tree) and plain TP are among
-// them, so the top choice is never slower than either.
+// them, so the top choice is never slower than either. Latent-attention workloads (workload.hpp) also try the engines'
+// layouts inside a TP group of tp (a power of two): decode context parallelism (dcp 2 .. tp, powers of two, every
+// combine that leaves every head on the TP group) and data-parallel attention (layout.hpp); each choice then says,
+// in `why`, what it gains or loses against plain tensor parallelism over as many GPUs: KV cache per GPU and the longest
+// context (memory), the attention's communication and its compute per layer, and the time per token.
 #pragma once
 
 #include <string>
@@ -59,7 +63,14 @@ struct PlannedLayout {
   CrossNodeTraffic cross_node;    // what orders a tie
   std::string extrapolation;      // where it leaves the cluster's calibration (extrapolation.hpp; empty: inside it,
                                   // or no calibration): its combine's plan and its TP collectives
+  std::string why;                // latent attention: against plain TP on as many GPUs (versus_tensor_parallel)
 };
+
+// What `choice` gains or loses against `tp` (plain tensor parallelism on as many GPUs), in words: memory (KV cache
+// per GPU, the longest context), the attention's communication and compute per layer, the time per token. Example:
+// "vs tp 8: KV cache 1.12 GB/GPU vs 8.99 GB (max context 6.38M vs 798k tokens); attention 37.2 us a layer vs 37.3 us
+// (communication 24.4 us vs 0 s, compute 12.8 us vs 37.3 us); 7.39 ms a token vs 7.39 ms".
+std::string versus_tensor_parallel(const PlannedLayout& choice, const PlannedLayout& tp);
 
 struct DeploymentPlan {
   std::vector<PlannedLayout> ranked;       // those that fit: the tie with the fastest (within_best_band) first,
