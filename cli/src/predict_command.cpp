@@ -48,10 +48,7 @@ void print_predictions(std::ostream& out, const std::vector<DecodeRow>& rows, co
   const bool step = !rows.empty() && rows.front().step.has_value();
   out << workload.name << (batches ? "" : " (batch " + std::to_string(workload.batch) + ")") << " on "
       << topology.spec().name << ": " << count_of(topology.node_count(), "node") << ", "
-      << (rows.empty() ? 0 : rows.front().result.gpus) << " GPUs used (tp " << rows.front().layout.tp << " x cp "
-      << rows.front().layout.cp
-      << (rows.front().layout.replicas > 1 ? " x " + std::to_string(rows.front().layout.replicas) + " replicas"
-                                           : std::string())
+      << (rows.empty() ? 0 : rows.front().result.gpus) << " GPUs used (" << model::layout_name(rows.front().layout)
       << ") — analytical model, "
       << (step ? "attention columns: one layer's combine; then the " +
                      std::string(model::to_string(args.layout.scope)) + " around it"

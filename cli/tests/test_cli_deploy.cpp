@@ -198,3 +198,31 @@ TEST_CASE("progress lines go to stderr only on a terminal, or with --progress") 
   CHECK(asked.err.find("simulating choice 1 of 1...") != std::string::npos);
   CHECK(asked.out == quiet.out);  // progress never enters the output
 }
+
+TEST_CASE("predict and plan: DeepSeek-V3 on 8 H200s under TP, decode context parallelism and DP attention") {
+  const std::string common = "--cluster dgx-h200 --nodes 1 --workload deepseek-v3 --seq-len 4k,128k --batch 1,64 ";
+  const json tp = predict_json(common + "--tp 8 --scope step --algo tree");
+  const json dcp = predict_json(common + "--tp 8 --dcp 8 --scope step --algo a2a,ag-rs");
+  REQUIRE(tp.size() == 4);
+  REQUIRE(dcp.size() == 8);
+  CHECK(dcp[0]["attention_parallelism"] == "dcp");
+  CHECK(dcp[0]["cp"] == 8);  // the 8 GPUs of the TP group split the tokens; each attends all 128 heads
+  // batch 1 at 128k: the latent of one sequence is 128,000 x 70,272 B = 8.99 GB; TP keeps it on every GPU, DCP an
+  // eighth of it on each
+  CHECK(tp[1]["step"]["memory_bytes"]["kv_cache"].get<double>() == doctest::Approx(8.994816e9).scale(1e-4));
+  CHECK(dcp[2]["step"]["memory_bytes"]["kv_cache"].get<double>() == doctest::Approx(8.994816e9 / 8).scale(1e-4));
+  const json data = predict_json(common + "--tp 8 --dp-attention --scope layer --algo a2a");
+  CHECK(data[0]["attention_parallelism"] == "dp-attention");
+  auto refused = run_treering("predict " + common + "--tp 8 --dcp 3");
+  CHECK(refused.exit_code != 0);
+  CHECK(refused.err.find("--dcp 3 must divide --tp 8") != std::string::npos);
+  refused = run_treering("predict " + common + "--tp 8 --dcp 8 --algo pass-q");
+  CHECK(refused.exit_code != 0);
+  CHECK(refused.err.find("pass-q leaves each rank its own sequences") != std::string::npos);
+  auto plan = run_treering("plan --cluster dgx-h200 --nodes 1 --workload deepseek-v3 --seq-len 128k --top 40");
+  REQUIRE_MESSAGE(plan.exit_code == 0, plan.err);
+  CHECK(plan.out.find("(dcp 8)") != std::string::npos);
+  CHECK(plan.out.find("dp attention") != std::string::npos);
+  CHECK(plan.out.find("tp 8 x cp 1") != std::string::npos);
+  CHECK(plan.out.find("why (memory, communication, compute") != std::string::npos);
+}

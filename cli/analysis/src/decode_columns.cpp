@@ -53,6 +53,8 @@ std::vector<DecodeColumn> make_columns() {
       {"cp", "cp", "GPUs", C::always, [](R r) -> Cell { return static_cast<long long>(r.layout.cp); }},
       {"replicas", "replicas", "", C::always, [](R r) -> Cell { return static_cast<long long>(r.layout.replicas); }},
       {"placement", "placement", "", C::always, [](R r) -> Cell { return std::string(model::to_string(r.placement)); }},
+      {"attention_parallelism", "attention_parallelism", "", C::always,
+       [](R r) -> Cell { return std::string(model::to_string(r.layout.attention)); }},
       {"cluster_nodes", "cluster_nodes", "nodes", C::always,
        [](R r) -> Cell { return static_cast<long long>(r.cluster_nodes); }},
       {"first_call_s", "first_call_s", "s", C::always, [](R r) -> Cell { return r.result.first_call_s; }},
