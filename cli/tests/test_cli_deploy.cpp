@@ -76,7 +76,8 @@ TEST_CASE("plan: the top choice is no slower than plain TP or the paper's tree a
   auto table =
       run_treering("plan --cluster dgx-h100 --nodes 2 --workload llama3.1-70b --seq-len 128k --confirm 0 --top 3");
   REQUIRE(table.exit_code == 0);
-  CHECK(table.out.find("tp x cp") != std::string::npos);
+  CHECK(table.out.find("layout") != std::string::npos);
+  CHECK(table.out.find(" x cp ") != std::string::npos);  // "tp 16 x cp 1": the layout as engines name it
   auto none = run_treering("plan --cluster dgx-h100 --nodes 1 --workload llama3.1-405b --seq-len 10M");
   CHECK(none.exit_code == 2);
   CHECK(none.err.find("no layout fits") != std::string::npos);

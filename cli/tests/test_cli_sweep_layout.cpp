@@ -77,9 +77,10 @@ TEST_CASE("sweep's worker processes and its table carry the layout") {
   REQUIRE(run_treering(axes + dir + "sweep-layout-serial.csv").exit_code == 0);
   REQUIRE(run_treering(axes + dir + "sweep-layout-jobs.csv --jobs 2").exit_code == 0);
   const std::string serial = read_file(dir + "sweep-layout-serial.csv");
-  CHECK(serial.find(",tp,cp,replicas,placement,cluster_nodes,first_call_s,fits,does_not_fit,scope,") !=
+  CHECK(serial.find(
+            ",tp,cp,replicas,placement,attention_parallelism,cluster_nodes,first_call_s,fits,does_not_fit,scope,") !=
         std::string::npos);
-  CHECK(serial.find(",8,4,1,tp-inner,4,") != std::string::npos);  // 4 nodes: 32 GPUs, tp 8 leaves cp 4
+  CHECK(serial.find(",8,4,1,tp-inner,tp,4,") != std::string::npos);  // 4 nodes: 32 GPUs, tp 8 leaves cp 4
   CHECK(serial.find(",layer,") != std::string::npos);
   CHECK(serial.find(",model_latency_s,layer_s,step_s,tokens_per_s,") != std::string::npos);  // the step's columns
   CHECK(serial == read_file(dir + "sweep-layout-jobs.csv"));

@@ -71,6 +71,7 @@ int fastest_rank(const model::DeploymentPlan& plan) {
 }
 
 std::string combine_name(const model::PlannedLayout& choice) {
+  if (choice.layout.attention == model::AttentionParallelism::data) return "none (own sequences)";
   return choice.tp_only ? "none (tp only)" : model::to_string(choice.algorithm);
 }
 
