@@ -142,9 +142,12 @@ StepPartBytes part_bytes(const Workload& w, const LayerShape& shape, const PlanS
 
 // Memory: every layer's share of the weights, the embeddings and LM head split over the group; the KV cache and
 // the combine's buffers from the attention; activations: the hidden state a few times and the logits. The KV
-// cache and the ring's blocks grow with the shard (the longest context that fits); the rest does not.
+// cache and the ring's blocks grow with the shard (the longest context that fits); the rest does not. The most
+// sequences that fit at this length: the room over one sequence's share of this GPU's cache (the rest as at this
+// batch), times the GPUs holding sequences of their own (data-parallel attention).
 StepMemory step_memory(const Workload& w, const LayerShape& shape, const DecodeMemory& a, int post_ranks,
-                       double hidden_bytes, int tokens, double capacity_bytes, long long largest_shard, int cp) {
+                       double hidden_bytes, int tokens, double capacity_bytes, long long largest_shard, int cp,
+                       int sequences_here, int gpus_sharing) {
   StepMemory m;
   const int dense = w.experts > 0 ? dense_mlp_layers(w) : 0;
   m.weights =
@@ -159,6 +162,10 @@ StepMemory step_memory(const Workload& w, const LayerShape& shape, const DecodeM
   const double per_token = largest_shard > 0 ? (a.kv_cache + a.receive_buffers) / largest_shard : 0.0;
   const double room = m.capacity - (m.total - a.kv_cache - a.receive_buffers);
   m.max_seq_len = room <= 0 || per_token <= 0 ? 0 : static_cast<long long>(std::floor(room / per_token)) * cp;
+  // a sequence's share of this GPU's cache: the attention's KV cache over the sequences it holds
+  const double per_sequence = (a.kv_cache + a.receive_buffers) / std::max(1, sequences_here);
+  m.max_batch =
+      room <= 0 || per_sequence <= 0 ? 0 : static_cast<long long>(std::floor(room / per_sequence)) * gpus_sharing;
   return m;
 }
 
@@ -310,7 +317,8 @@ StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& atte
   if (scope == Scope::step) add_whole_step(layouts, post, post_groups, rates, w, shape, attention, r);
   r.tokens_per_s = scope == Scope::step ? w.batch / r.step_s : 0.0;  // one layer makes no token
   r.memory = step_memory(w, shape, attention.slowest.memory, post.ranks, r.collectives.hidden_allreduce_bytes,
-                         shape.mlp_tokens, rates.hbm_capacity_bytes, largest_shard, layout.cp);
+                         shape.mlp_tokens, rates.hbm_capacity_bytes, largest_shard, layout.cp,
+                         slowest_plan.workload.batch, layout.attention == AttentionParallelism::data ? layout.tp : 1);
   return r;
 }
 

@@ -71,6 +71,13 @@ TEST_CASE("tp 8 holds eight copies of the latent, tp 8 with dcp 8 one") {
   // the longest context: 8 x more room per token with the latent split 8 ways (the rest of memory alike but for the
   // combine's buffers and the query gather, a few MB)
   CHECK(dcp.memory.max_seq_len > 7 * tp.memory.max_seq_len);
+  // sequences of 128,000 tokens that fit: the room beside everything else over 8.99 GB a sequence (TP) or an eighth
+  for (const model::StepResult* r : {&tp, &dcp}) {
+    const model::StepMemory& m = r->memory;
+    const double room = m.capacity - (m.total - m.kv_cache);  // a2a keeps no receive buffers beside the cache
+    const double per_sequence = r == &tp ? latent_bytes : latent_bytes / 8;
+    CHECK(m.max_batch == static_cast<long long>(room / per_sequence));
+  }
 }
 
 TEST_CASE("decode context parallelism gathers the queries first; pass-q is refused") {

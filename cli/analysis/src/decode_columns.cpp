@@ -84,6 +84,8 @@ std::vector<DecodeColumn> make_columns() {
        [](R r) -> Cell { return step_of(r) ? Cell(r.step->memory.total) : Cell(); }},
       {"max_seq_len", "step.max_seq_len", "tokens", C::step,
        [](R r) -> Cell { return step_of(r) ? Cell(r.step->memory.max_seq_len) : Cell(); }},
+      {"max_batch", "step.max_batch", "sequences", C::step,
+       [](R r) -> Cell { return step_of(r) ? Cell(r.step->memory.max_batch) : Cell(); }},
   };
 }
 

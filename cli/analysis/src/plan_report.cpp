@@ -57,6 +57,7 @@ ordered_json choice_json(const model::PlannedLayout& c, const std::optional<doub
         {"capacity", s.memory.capacity},
         {"headroom", s.memory.capacity - s.memory.total}}},
       {"max_seq_len", s.memory.max_seq_len},
+      {"max_batch", s.memory.max_batch},
       {"fits", c.fits},
       {"extrapolation", c.extrapolation}};
   if (simulated_s) json["simulated_step_s"] = *simulated_s;

@@ -42,13 +42,17 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DecodeResult, algorithm, seq_len, gpus, domai
                                    memory, weights_s, token_s, first_call_s, phases)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RelativeErrors, compute, communication, network_latency, source, host_staged)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Band, low_s, high_s)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Layout, tp, cp, replicas)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Layout, tp, cp, replicas, attention)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepBreakdown, attention_s, projections_s, mlp_s, tp_communication_s,
                                    tp_network_latency_s, other_s, lm_head_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepPartBytes, attention, projections, mlp, other, lm_head)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepMemory, weights, kv_cache, buffers, activations, total, capacity, max_seq_len)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepMemory, weights, kv_cache, buffers, activations, total, capacity, max_seq_len,
+                                   max_batch)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepCollectives, hidden_allreduce_bytes, hidden_allreduces, logits_allgather_bytes,
+                                   attention_output_op, mlp_output_op)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepResult, scope, layer_s, step_s, tokens_per_s, post_attention_gpus,
-                                   tokens_per_gpu, breakdown, part_bytes, calibrated_parts, memory)
+                                   tokens_per_gpu, breakdown, part_bytes, calibrated_parts, memory, collectives,
+                                   dense_layers, dense_mlp_s)
 
 }  // namespace treering::model
 

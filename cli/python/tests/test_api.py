@@ -269,6 +269,19 @@ class SameRowsAsTheCommandTest(unittest.TestCase):
         self.assertIsNone(row["tokens_per_s"])
         self.assertEqual((row["tp"], row["cp"]), (8, 1))  # one node: tp 8 takes its 8 GPUs, cp the rest (1)
 
+    def test_latent_attention_layouts_as_the_command(self):
+        kwargs = dict(workload="deepseek-v3", algos=["a2a", "tree"], tp=8, dcp=8, scope="step")
+        rows = treering.predict("dgx-h200", "128k", **kwargs)
+        arguments = ["predict", "--cluster", "dgx-h200", "--seq-len", "128k", "--workload", "deepseek-v3", "--tp", "8",
+                     "--dcp", "8", "--scope", "step", "--algo", "a2a,tree"]
+        self.check_same(self.command_rows(arguments), rows)
+        self.assertEqual(rows[0]["attention_parallelism"], "dcp")
+        data = treering.predict("dgx-h200", "4k", workload="deepseek-v3", algos="a2a", tp=8, dp_attention=True,
+                                batch=64, scope="layer")[0]
+        self.assertEqual(data["attention_parallelism"], "dp-attention")
+        with self.assertRaises(treering.InputError):
+            treering.predict("dgx-h200", "4k", workload="deepseek-v3", algos="pass-q", tp=8, dcp=8)
+
     def test_bad_layouts_are_input_errors(self):
         for kwargs in (dict(tp=3), dict(tp=0), dict(scope="token"), dict(placement="outer"), dict(tokens=0)):
             with self.assertRaises(treering.InputError, msg=str(kwargs)):

@@ -55,6 +55,8 @@ struct StepMemory {  // bytes per GPU
   double total = 0;
   double capacity = 0;        // the smallest GPU's HBM
   long long max_seq_len = 0;  // the longest context whose KV cache fits beside the rest (0: nothing fits)
+  long long max_batch = 0;    // the most sequences of this length whose KV cache fits beside the rest, in the whole
+                              // layout (each GPU's own, times tp, with data-parallel attention)
 };
 
 // The tensor-parallel collectives of one decode step, as the step model costs them (and a real run checks its
