@@ -122,3 +122,13 @@ TEST_CASE("a step runs the dense first layers' MLP and the MoE layers' experts")
   CHECK(layer.dense_mlp_s > 0);
   CHECK(layer.dense_mlp_s != layer.breakdown.mlp_s);
 }
+
+TEST_CASE("an MLA kernel calibrated by shape (head dim 576, 16 heads a latent) replaces FlashMLA's figures") {
+  model::ComputeRates rates = model::compute_rates(one_h200(), 0);
+  rates.multiprocessors = 132;
+  rates.attention_shapes.push_back({576, 16, 5e-6, 0.0, 2.0e12});  // a kernel measured at 2 TB/s, 5 us fixed
+  const model::Workload tp8 = model::head_slice(deepseek(1), 8);
+  const model::PlanSizes sizes = model::plan_sizes(tp8, 4);
+  // 128,000 tokens: 147,490,880 B (above) / 2e12 + 5 us = 78.75 us
+  CHECK(model::attention_time_s(rates, tp8, sizes, 128000) == doctest::Approx(5e-6 + 147490880.0 / 2e12).scale(1e-12));
+}
