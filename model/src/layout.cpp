@@ -53,8 +53,6 @@ int projection_split(const Layout& layout) {
 
 namespace {
 
-std::string layout_text(const Layout& layout) { return layout_name(layout); }
-
 void check_tp_domains(const topologies::Topology& topology, LayoutGroups& groups, bool tp_in_domain) {
   for (const std::vector<int>& group : groups.tp_groups) {
     std::set<int> domains;
@@ -62,7 +60,7 @@ void check_tp_domains(const topologies::Topology& topology, LayoutGroups& groups
     if (domains.size() < 2) continue;
     groups.tp_crosses_domains = true;
     if (tp_in_domain) {
-      throw topologies::InputError(layout_text(groups.layout) + ": a TP group of " + std::to_string(group.size()) +
+      throw topologies::InputError(layout_name(groups.layout) + ": a TP group of " + std::to_string(group.size()) +
                                    " GPUs (GPU " + std::to_string(group.front()) + " to " +
                                    std::to_string(group.back()) + ") spans " + std::to_string(domains.size()) +
                                    " scale-up domains (lower --tp, or let TP cross domains)");
@@ -81,13 +79,13 @@ LayoutGroups place_layout(const topologies::Topology& topology, Layout layout, s
   const long long wanted = static_cast<long long>(layout.tp) * layout.cp * layout.replicas;
   if (gpus.empty()) {
     if (wanted > topology.gpu_count()) {
-      throw topologies::InputError(layout_text(layout) + " needs " + std::to_string(wanted) +
+      throw topologies::InputError(layout_name(layout) + " needs " + std::to_string(wanted) +
                                    " GPUs; the cluster has " + std::to_string(topology.gpu_count()));
     }
     gpus.resize(static_cast<size_t>(wanted));
     std::iota(gpus.begin(), gpus.end(), 0);
   } else if (static_cast<long long>(gpus.size()) != wanted) {
-    throw topologies::InputError(layout_text(layout) + " needs " + std::to_string(wanted) + " GPUs; --gpus names " +
+    throw topologies::InputError(layout_name(layout) + " needs " + std::to_string(wanted) + " GPUs; --gpus names " +
                                  std::to_string(gpus.size()));
   }
   for (int gpu : gpus) {

@@ -131,9 +131,7 @@ PlanSizes plan_sizes(const Workload& workload, int stats_bytes, int partial_o_by
   sizes.q_bytes = b * workload.query_heads * workload.head_dim * e;
   sizes.o_bytes = b * workload.query_heads * values * (partial_o_bytes > 0 ? partial_o_bytes : e);
   // Latent attention caches one latent (keys and, in its first kv_lora_rank values, the values): head_dim per token.
-  const double cached =
-      has_latent_attention(workload) ? workload.head_dim : 2.0 * workload.kv_heads * workload.head_dim;
-  sizes.kv_bytes_per_token = cached * b * workload.kv_cache_bytes;
+  sizes.kv_bytes_per_token = cached_values_per_token(workload) * b * workload.kv_cache_bytes;
   sizes.stats_bytes = b * workload.query_heads * stats_bytes;
   sizes.state_bytes = sizes.o_bytes + sizes.stats_bytes;
   return sizes;

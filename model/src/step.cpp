@@ -81,9 +81,7 @@ LayerShape layer_shape(const Workload& w, const Layout& layout, int post_gpus, i
   }
   shape.other_parameters = layer.norms;
   // the new token's K and V (its latent) where this GPU keeps them
-  const double cached =
-      has_latent_attention(w) ? w.head_dim : 2.0 * head_slice(w, projection_split(layout)).kv_heads * w.head_dim;
-  shape.kv_append_bytes = tokens * cached * w.kv_cache_bytes;
+  shape.kv_append_bytes = tokens * cached_values_per_token(head_slice(w, projection_split(layout))) * w.kv_cache_bytes;
   return shape;
 }
 

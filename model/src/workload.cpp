@@ -253,10 +253,12 @@ int dense_mlp_layers(const Workload& workload) {
 
 int moe_layers(const Workload& workload) { return workload.layers - dense_mlp_layers(workload); }
 
+double cached_values_per_token(const Workload& workload) {
+  return has_latent_attention(workload) ? workload.head_dim : 2.0 * workload.kv_heads * workload.head_dim;
+}
+
 double kv_cache_bytes_per_token(const Workload& workload) {
-  const double values = has_latent_attention(workload) ? workload.kv_lora_rank + workload.qk_rope_head_dim
-                                                       : 2.0 * workload.kv_heads * workload.head_dim;
-  return values * workload.kv_cache_bytes * workload.layers;
+  return cached_values_per_token(workload) * workload.kv_cache_bytes * workload.layers;
 }
 
 const std::vector<Workload>& workload_presets() {

@@ -24,6 +24,10 @@ void validate(const Workload& workload);
 // 576 * 2 B * 61 = 70,272 B.
 double kv_cache_bytes_per_token(const Workload& workload);
 
+// Values one layer caches per token of one sequence: 2 x kv_heads x head_dim (K and V), or the latent's head_dim
+// (kv_lora_rank + qk_rope_head_dim) with latent attention. Of a head slice (layout.hpp): what one GPU holds.
+double cached_values_per_token(const Workload& workload);
+
 // Multi-head latent attention (Workload::kv_lora_rank > 0).
 bool has_latent_attention(const Workload& workload);
 
