@@ -10,20 +10,20 @@ using namespace treering;
 
 namespace {
 
-void bench(int nodes, const char* workload, long long seq_len) {
+void bench(int nodes, const char* workload, long long seq_len, const char* cluster = "dgx-h100") {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
-  const topologies::Topology topology = topologies::build_topology("dgx-h100", {nodes, {}});
+  const topologies::Topology topology = topologies::build_topology(cluster, {nodes, {}});
   const auto built = clock::now();
   const model::DeploymentPlan plan = model::plan_deployment(topology, model::find_workload(workload), seq_len, {});
   const auto done = clock::now();
   const size_t choices = plan.ranked.size() + plan.not_fitting.size();
   const model::PlannedLayout& best = *model::fastest_choice(plan);  // ranked puts a tie first
   std::printf(
-      "plan dgx-h100 x %d nodes (%d GPUs), %s at %lld tokens: topology %.3f s, %zu choices ranked in %.3f s "
-      "(best: tp %d x cp %d %s, %.2f ms per token)\n",
-      nodes, topology.gpu_count(), workload, seq_len, std::chrono::duration<double>(built - start).count(), choices,
-      std::chrono::duration<double>(done - built).count(), best.layout.tp, best.layout.cp,
+      "plan %s x %d nodes (%d GPUs), %s at %lld tokens: topology %.3f s, %zu choices ranked in %.3f s "
+      "(best: %s %s, %.2f ms per token)\n",
+      cluster, nodes, topology.gpu_count(), workload, seq_len, std::chrono::duration<double>(built - start).count(),
+      choices, std::chrono::duration<double>(done - built).count(), model::layout_name(best.layout).c_str(),
       best.tp_only ? "tp only" : model::to_string(best.algorithm), best.step.step_s * 1e3);
 }
 
@@ -33,5 +33,6 @@ int main() {
   bench(2, "llama3.1-70b", 131072);
   bench(8, "llama3.1-405b-fp8", 131072);  // 64 GPUs: the target
   bench(8, "llama3.1-405b-fp8", 1048576);
+  bench(4, "deepseek-v3", 131072, "dgx-h200");  // latent attention: the engines' DCP and DP-attention layouts too
   return 0;
 }
