@@ -217,6 +217,42 @@ void index_switch_hops(Topology::Impl& impl) {
 
 Route Topology::route(int src_gpu, int dst_gpu) const { return route(src_gpu, dst_gpu, nullptr); }
 
+namespace {
+
+// A route's latency (links plus the devices passed through, not the source) and bottleneck, its links given.
+void measure_route(const Topology::Impl& impl, Route& route) {
+  route.bottleneck_Bps = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < route.links.size(); ++i) {
+    const Link& hop = impl.graph[impl.edge_of_link[static_cast<size_t>(route.links[i])]];
+    route.latency_s += hop.latency_s;
+    if (i > 0) route.latency_s += impl.graph[static_cast<Graph::vertex_descriptor>(hop.from)].latency_s;
+    route.bottleneck_Bps = std::min(route.bottleneck_Bps, hop.bandwidth_Bps);
+  }
+}
+
+}  // namespace
+
+Route Topology::route_through_nics(int src_gpu, int dst_gpu) const {
+  const Impl& impl = *impl_;
+  const int gpus = static_cast<int>(impl.gpu_device.size());
+  if (src_gpu < 0 || src_gpu >= gpus || dst_gpu < 0 || dst_gpu >= gpus) {
+    throw std::out_of_range("route: GPU index outside [0, " + std::to_string(gpus) + ")");
+  }
+  if (impl.gpu_nic[src_gpu] < 0 || impl.gpu_nic[dst_gpu] < 0) {
+    throw InputError("no route through NICs from GPU " + std::to_string(src_gpu) + " to GPU " +
+                     std::to_string(dst_gpu) + ": one of them has no NIC");
+  }
+  Route route;
+  const std::vector<LinkId>& up = impl.gpu_to_nic[static_cast<size_t>(src_gpu)];
+  route.links.insert(route.links.end(), up.begin(), up.end());
+  if (impl.gpu_nic[src_gpu] != impl.gpu_nic[dst_gpu])
+    network_links(impl, impl.gpu_nic[src_gpu], impl.gpu_nic[dst_gpu], route.links, nullptr);
+  const std::vector<LinkId>& down = impl.nic_to_gpu[static_cast<size_t>(dst_gpu)];
+  route.links.insert(route.links.end(), down.begin(), down.end());
+  measure_route(impl, route);
+  return route;
+}
+
 Route Topology::route(int src_gpu, int dst_gpu, const std::vector<bool>* cables_down) const {
   const Impl& impl = *impl_;
   const int gpus = static_cast<int>(impl.gpu_device.size());
@@ -246,15 +282,7 @@ Route Topology::route(int src_gpu, int dst_gpu, const std::vector<bool>* cables_
                        " is down and has no alternative");
     }
   }
-  route.bottleneck_Bps = std::numeric_limits<double>::infinity();
-  for (size_t i = 0; i < route.links.size(); ++i) {
-    const Link& hop = impl.graph[impl.edge_of_link[static_cast<size_t>(route.links[i])]];
-    route.latency_s += hop.latency_s;
-    if (i > 0)
-      route.latency_s +=
-          impl.graph[static_cast<Graph::vertex_descriptor>(hop.from)].latency_s;  // passed through, not the source GPU
-    route.bottleneck_Bps = std::min(route.bottleneck_Bps, hop.bandwidth_Bps);
-  }
+  measure_route(impl, route);
   return route;
 }
 

@@ -137,3 +137,18 @@ TEST_CASE("the summary's farthest route is the slowest one from GPU 0") {
   CHECK(summary.farthest_route->hops == 6);
   CHECK(summary.farthest_route->latency_s == doctest::Approx(2.39e-6).scale(1e-12));
 }
+
+TEST_CASE("through NICs: an RDMA write leaves by the source's NIC even inside a node; a shared NIC loops back") {
+  Topology topology = build(kTwoNvswitchNodes);
+  // GPUs 0 and 2 are in one node on NICs 0 and 1: out through NIC 0, the switch, in through NIC 1; no NVSwitch.
+  const Route across_nics = topology.route_through_nics(0, 2);
+  CHECK(path_of(topology, across_nics) == "box-0/gpu0 > box-0/nic0 > switch > box-0/nic1 > box-0/gpu2");
+  CHECK(across_nics.latency_s == doctest::Approx(4.5e-6).scale(1e-12));  // NIC 2 + switch 0.5 + NIC 2
+  for (LinkId id : across_nics.links) CHECK(topology.link(id).tier == Tier::scale_out);
+  // GPUs 0 and 1 share NIC 0: to it and back, no switch (the NIC's loopback); to itself likewise.
+  CHECK(path_of(topology, topology.route_through_nics(0, 1)) == "box-0/gpu0 > box-0/nic0 > box-0/gpu1");
+  CHECK(path_of(topology, topology.route_through_nics(0, 0)) == "box-0/gpu0 > box-0/nic0 > box-0/gpu0");
+  // Across nodes it is the ordinary route.
+  CHECK(topology.route_through_nics(1, 7).links == topology.route(1, 7).links);
+  CHECK_THROWS_AS(topology.route_through_nics(0, 8), std::out_of_range);
+}

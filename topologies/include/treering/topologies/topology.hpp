@@ -86,6 +86,10 @@ class Topology {
   // the network the D-mod-k choice skips them and switches that cannot reach the destination without them.
   // Throws std::invalid_argument when no route is left (a node's fabric or a GPU's NIC link has no alternative).
   Route route(int src_gpu, int dst_gpu, const std::vector<bool>* cables_down) const;
+  // The route a GPU-initiated RDMA write takes (expert parallelism's low-latency kernels): out through the
+  // source GPU's NIC and in through the destination's, even inside one node or to itself; between GPUs that share
+  // a NIC, the NIC's loopback (to it and back, no switch). Throws InputError when either GPU has no NIC.
+  Route route_through_nics(int src_gpu, int dst_gpu) const;
   // A device by its name ("dgx-h100-0/gpu3", "leaf2"); -1 when none has it.
   DeviceId find_device(const std::string& name) const;
 
