@@ -39,14 +39,14 @@ struct ExpertPlacement {
 struct ExpertRouting {
   int ep = 1;
   int nodes = 1;
-  bool group_limited = false;     // n_group / topk_group routing
-  double experts_per_gpu = 0;     // routed experts a GPU holds, replicas included: (E + redundant) / ep
-  double copies_per_token = 0;    // (token, expert) pairs: k
-  double gpu_probability = 0;     // that a token reaches a given GPU (any of its experts there)
-  double node_probability = 0;    // that it reaches a given node
-  double gpus_per_token = 0;      // distinct GPUs a token reaches: ep x gpu_probability
-  double nodes_per_token = 0;     // distinct nodes: nodes x node_probability
-  double tokens_per_gpu = 0;      // the batch each GPU sends (B)
+  bool group_limited = false;          // n_group / topk_group routing
+  double experts_per_gpu = 0;          // routed experts a GPU holds, replicas included: (E + redundant) / ep
+  double copies_per_token = 0;         // (token, expert) pairs: k
+  double gpu_probability = 0;          // that a token reaches a given GPU (any of its experts there)
+  double node_probability = 0;         // that it reaches a given node
+  double gpus_per_token = 0;           // distinct GPUs a token reaches: ep x gpu_probability
+  double nodes_per_token = 0;          // distinct nodes: nodes x node_probability
+  double tokens_per_gpu = 0;           // the batch each GPU sends (B)
   double mean_copies_received = 0;     // per GPU: B x k
   double busiest_tokens_received = 0;  // the most-loaded GPU's distinct tokens (expected), skew included
   double busiest_copies_received = 0;  // and their copies
