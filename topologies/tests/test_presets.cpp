@@ -33,7 +33,7 @@ TEST_CASE("the embedded presets are exactly the files in topologies/clusters") {
 }
 
 TEST_CASE("the issue's presets exist, are named as their files, and build") {
-  for (const char* name : {"dgx-h100", "dgx-h200", "dgx-a100", "mi300x", "rtx4090-pcie", "gb200-nvl72"}) {
+  for (const char* name : {"dgx-h100", "dgx-h200", "dgx-h800", "dgx-a100", "mi300x", "rtx4090-pcie", "gb200-nvl72"}) {
     CAPTURE(name);
     ClusterSpec spec = load_cluster(name);
     CHECK(spec.name == name);
@@ -106,11 +106,11 @@ TEST_CASE("--gpus-per-node on a node that maps GPUs to NICs keeps the first GPUs
 }
 
 TEST_CASE("an unknown preset name lists the presets") {
-  CHECK_THROWS_WITH_AS(
-      load_cluster("dgx-h1000"),
-      "error: unknown cluster 'dgx-h1000' (presets: dgx-a100, dgx-h100, dgx-h200, gb200-nvl72, loopback-h100, "
-      "mi300x, rtx4090-pcie; a file path must contain '/' or end in .yaml)",
-      InputError);
+  CHECK_THROWS_WITH_AS(load_cluster("dgx-h1000"),
+                       "error: unknown cluster 'dgx-h1000' (presets: dgx-a100, dgx-h100, dgx-h200, dgx-h800, "
+                       "gb200-nvl72, loopback-h100, "
+                       "mi300x, rtx4090-pcie; a file path must contain '/' or end in .yaml)",
+                       InputError);
 }
 
 TEST_CASE("the example clusters in topologies/examples load and build") {
@@ -186,6 +186,7 @@ TEST_CASE("presets name their GPUs' architecture and, where nodes meet over a ne
   } expected[] = {{"dgx-a100", GpuArchitecture::ampere, HostCpu::amd},
                   {"dgx-h100", GpuArchitecture::hopper, HostCpu::intel},
                   {"dgx-h200", GpuArchitecture::hopper, HostCpu::intel},
+                  {"dgx-h800", GpuArchitecture::hopper, HostCpu::intel},
                   {"gb200-nvl72", GpuArchitecture::blackwell, HostCpu::arm},
                   {"mi300x", GpuArchitecture::cdna3, HostCpu::unknown},
                   {"rtx4090-pcie", GpuArchitecture::ada, HostCpu::unknown},
