@@ -7,6 +7,7 @@
 
 #include "cluster_args.hpp"
 #include "treering/analysis/collective_report.hpp"
+#include "treering/analysis/moe_report.hpp"
 #include "commands.hpp"
 #include "reporter.hpp"
 #include "table.hpp"
@@ -22,7 +23,9 @@ using nlohmann::ordered_json;
 
 struct CollectiveArgs : CollectiveChoice {
   ClusterArgs cluster;
+  MoeExchangeChoice moe;                           // --op moe-dispatch | moe-combine
   std::vector<std::string> engine_names{"model"};  // --engine, as CollectiveChoice::engines once read
+  bool moe_options_given = false;                  // --batch, --ep-kernel, ... given
   OutputFormat format = OutputFormat::table;
 };
 
@@ -92,13 +95,110 @@ class CollectiveEstimatesReport : public Report {
   const CollectiveArgs& args_;
 };
 
+void print_moe_exchange(std::ostream& out, const MoeExchangeReport& report, const CollectiveArgs& args) {
+  const auto& estimates = report.estimates;
+  const model::MoeExchange& first = estimates.front().exchange;
+  const bool simulated = estimates.front().simulated.has_value();
+  out << model::to_string(first.op) << " of " << report.workload << " over " << first.routing.ep << " GPUs (EP "
+      << first.routing.ep << ") in " << first.routing.nodes << " node(s) of " << args.cluster.cluster << ": "
+      << describe(first.kernel) << "\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "routing: %s, %g experts a token, %g experts a GPU; message %.0f B (%s)\n",
+                first.routing.group_limited ? "group-limited" : "uniform top-k", first.routing.copies_per_token,
+                first.routing.experts_per_gpu, first.message_bytes, first.dtype.c_str());
+  out << line;
+  std::snprintf(line, sizeof line, "band: +-%.1f %% (%s)\n", 100 * report.errors.communication,
+                report.errors.source.c_str());
+  out << line;
+  if (simulated)
+    out << "simulated: every pair's traffic at once on its routes (" << estimates.front().simulated->engine << ")\n";
+  out << '\n';
+  Table table({"tokens/GPU", "time", "band", "latency", "transfer", "bound", "GPUs/token", "nodes/token", "busiest",
+               "NIC/GPU", "NVLink/GPU", simulated ? "simulated" : "", simulated ? "vs model" : "",
+               simulated ? "busiest link" : ""});
+  for (const MoeExchangeEstimate& e : estimates) {
+    const model::MoeExchange& x = e.exchange;
+    const std::string high = std::isfinite(e.band.high_s) ? topologies::format_duration(e.band.high_s) : "unbounded";
+    char per_token[3][32];
+    std::snprintf(per_token[0], sizeof per_token[0], "%.2f", x.routing.gpus_per_token);
+    std::snprintf(per_token[1], sizeof per_token[1], "%.2f", x.routing.nodes_per_token);
+    std::snprintf(per_token[2], sizeof per_token[2], "x%.3f", x.routing.busiest_factor);
+    table.add_row({std::to_string(static_cast<long long>(x.routing.tokens_per_gpu)),
+                   topologies::format_duration(x.time_s), topologies::format_duration(e.band.low_s) + " - " + high,
+                   topologies::format_duration(x.latency_s), topologies::format_duration(x.transfer_s), x.bound,
+                   per_token[0], per_token[1], per_token[2], topologies::format_bytes(x.nic_bytes_per_gpu),
+                   topologies::format_bytes(x.nvlink_bytes_per_gpu),
+                   e.simulated ? topologies::format_duration(e.simulated->time_s) : "",
+                   e.simulated ? percent_of(e.simulated->time_s, x.time_s) : "",
+                   e.simulated ? percent_of(e.simulated->busiest_utilisation) : ""});
+  }
+  table.print(out);
+}
+
+class MoeExchangeTableReport : public Report {
+ public:
+  MoeExchangeTableReport(const MoeExchangeReport& report, const CollectiveArgs& args) : report_(report), args_(args) {}
+  void print_table(std::ostream& out) const override { print_moe_exchange(out, report_, args_); }
+  ordered_json json() const override {
+    ordered_json list = ordered_json::array();
+    for (const auto& estimate : report_.estimates) list.push_back(moe_estimate_json(estimate, report_));
+    return list;
+  }
+
+ private:
+  const MoeExchangeReport& report_;
+  const CollectiveArgs& args_;
+};
+
+void run_moe_exchange(const topologies::Topology& topology, CollectiveArgs& args) {
+  if (!args.bytes.empty()) throw topologies::InputError(args.op + " takes --batch (tokens per GPU), not --bytes");
+  if (!args.algorithm.empty() || !args.protocol.empty())
+    throw topologies::InputError(args.op + " takes --ep-kernel, not --algo or --protocol");
+  if (args.in_simgrid)
+    throw topologies::InputError(args.op + " replays on treering's event loop only (leave out --simgrid)");
+  args.moe.op = args.op;
+  args.moe.gpus = args.gpus;
+  args.moe.engines = args.engines;
+  const MoeExchangeReport report = moe_exchange_report(topology, args.moe);
+  make_reporter(args.format, std::cout)->report(MoeExchangeTableReport(report, args));
+}
+
 void run(CollectiveArgs& args) {
   const topologies::Topology topology = load_topology(args.cluster);
   args.engines.clear();
   for (const std::string& name : args.engine_names) args.engines.push_back(validate::parse_engine(name));
+  if (is_moe_op(args.op)) return run_moe_exchange(topology, args);
+  if (args.bytes.empty()) throw topologies::InputError("--bytes is required for " + args.op);
+  if (!args.moe.workload.empty() || args.moe_options_given)
+    throw topologies::InputError("--workload, --batch and --ep-kernel are for --op moe-dispatch and moe-combine");
   const CollectiveReport report = collective_report(topology, args);
   for (const std::string& warning : report.warnings) std::cerr << "warning: " << warning << '\n';
   make_reporter(args.format, std::cout)->report(CollectiveEstimatesReport(report, args));
+}
+
+void add_moe_options(CLI::App& command, CollectiveArgs& args) {
+  const auto given = [&args](const auto&) { args.moe_options_given = true; };
+  command.add_option("--workload", args.moe.workload, "moe-*: the MoE model (a preset, YAML or config.json)");
+  command.add_option("--batch", args.moe.batches, "moe-*: tokens each GPU sends, e.g. 128 or 1,8,128")
+      ->delimiter(',')
+      ->each(given)
+      ->capture_default_str();
+  command
+      .add_option("--ep-kernel", args.moe.kernel,
+                  "moe-*: nccl (ncclAllToAll), low-latency (an RDMA write per token copy, through NICs) or normal "
+                  "(RDMA once per node, NVLink forwarding)")
+      ->each(given)
+      ->capture_default_str();
+  command.add_option("--dtype", args.moe.dtype, "moe-*: fp8 or bf16 (default: fp8 dispatch, bf16 combine)")
+      ->each(given);
+  command
+      .add_option("--redundant-experts", args.moe.redundant_experts,
+                  "moe-*: replicas of the hottest experts beside the routed ones")
+      ->each(given);
+  command
+      .add_option("--expert-skew", args.moe.skew,
+                  "moe-*: what-if, the hottest expert draws this many times the mean expert's tokens (1: uniform)")
+      ->each(given);
 }
 
 }  // namespace
@@ -110,13 +210,13 @@ void add_collective_command(CLI::App& app) {
   command
       ->add_option("--op", args->op,
                    "allreduce, allgather, reducescatter, broadcast, sendrecv or alltoall (--bytes: each rank's send "
-                   "buffer, S / n per peer)")
+                   "buffer, S / n per peer); moe-dispatch or moe-combine (an MoE layer's exchanges over the GPUs as "
+                   "the EP group: --workload, --batch, --ep-kernel)")
       ->capture_default_str();
-  command
-      ->add_option("--bytes", args->bytes,
-                   std::string("Sizes: 8K, 1G, lists 8,1M and ranges 8:1G (doubling) or 8:1G:x4; ") +
-                       topologies::kMessageSizeRule)
-      ->required();
+  command->add_option(
+      "--bytes", args->bytes,
+      std::string("Sizes: 8K, 1G, lists 8,1M and ranges 8:1G (doubling) or 8:1G:x4; ") + topologies::kMessageSizeRule);
+  add_moe_options(*command, *args);
   command
       ->add_option("--gpus", args->gpus,
                    "The group's GPUs, e.g. 0,8 (default: all; sendrecv: 0 and the next domain's first)")
