@@ -12,9 +12,10 @@ using treering::cli::testing::run_treering;
 TEST_CASE("collective --op moe-dispatch --workload deepseek-v3 --batch 128 --ep-kernel low-latency, 1-8 nodes") {
   for (int nodes : {1, 2, 4, 8}) {
     CAPTURE(nodes);
-    auto result = run_treering("collective --op moe-dispatch --workload deepseek-v3 --batch 128 --ep-kernel low-latency "
-                               "--cluster dgx-h800 --engine model,sim --format json --nodes " +
-                               std::to_string(nodes));
+    auto result = run_treering(
+        "collective --op moe-dispatch --workload deepseek-v3 --batch 128 --ep-kernel low-latency "
+        "--cluster dgx-h800 --engine model,sim --format json --nodes " +
+        std::to_string(nodes));
     REQUIRE(result.exit_code == 0);
     const auto json = nlohmann::json::parse(result.out).at(0);
     CHECK(json["ep"] == 8 * nodes);
@@ -31,7 +32,8 @@ TEST_CASE("collective --op moe-dispatch --workload deepseek-v3 --batch 128 --ep-
 
 TEST_CASE("collective --op moe-combine prints a row per batch with the kernel and the routing") {
   auto result = run_treering(
-      "collective --op moe-combine --workload deepseek-v3 --batch 1,128 --ep-kernel normal --cluster dgx-h800 --nodes 2");
+      "collective --op moe-combine --workload deepseek-v3 --batch 1,128 --ep-kernel normal --cluster dgx-h800 --nodes "
+      "2");
   REQUIRE(result.exit_code == 0);
   CHECK(result.out.find("moe-combine of deepseek-v3 over 16 GPUs (EP 16)") != std::string::npos);
   CHECK(result.out.find("NVLink forwarding") != std::string::npos);

@@ -39,7 +39,8 @@ std::string layout_name(const Layout& layout) {
       break;
     case AttentionParallelism::data: name = "tp " + std::to_string(layout.tp) + ", dp attention"; break;
   }
-  return name + (layout.replicas > 1 ? " x " + std::to_string(layout.replicas) + " replicas" : "");
+  if (layout.replicas > 1) name += " x " + std::to_string(layout.replicas) + " replicas";
+  return name + (layout.experts.ep > 1 ? ", ep " + std::to_string(layout.experts.ep) : "");
 }
 
 int projection_split(const Layout& layout) {
@@ -77,6 +78,12 @@ LayoutGroups place_layout(const topologies::Topology& topology, Layout layout, s
   if (layout.attention == AttentionParallelism::data && layout.cp > 1)
     throw topologies::InputError("data-parallel attention keeps each sequence on one GPU: --cp must be 1");
   const long long wanted = static_cast<long long>(layout.tp) * layout.cp * layout.replicas;
+  if (layout.experts.ep != 1 && layout.experts.ep != wanted)
+    throw topologies::InputError("--ep " + std::to_string(layout.experts.ep) + " must be the layout's " +
+                                 std::to_string(wanted) + " GPUs (" + layout_name(layout) +
+                                 "): the experts spread over every GPU that serves");
+  if (layout.experts.micro_batches != 1 && layout.experts.micro_batches != 2)
+    throw topologies::InputError("--micro-batches must be 1 or 2");
   if (gpus.empty()) {
     if (wanted > topology.gpu_count()) {
       throw topologies::InputError(layout_name(layout) + " needs " + std::to_string(wanted) +

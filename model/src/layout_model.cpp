@@ -50,6 +50,7 @@ LayoutModel::LayoutModel(const topologies::Topology& topology, LayoutGroups grou
   const Layout& layout = groups_.layout;  // one replica's GPUs: where a combine split by head runs its layer
   all_group_ =
       describe_group(topology, std::vector<int>(groups_.gpus.begin(), groups_.gpus.begin() + layout.tp * layout.cp));
+  if (layout.experts.ep > 1) ep_group_ = describe_group(topology, groups_.gpus);
 }
 
 const CommGroup& LayoutModel::post_attention_group(DecodeAlgorithm algorithm) const {

@@ -145,8 +145,10 @@ MoeExchange estimate_moe_exchange(const topologies::Topology& topology, const Co
   if (request.kernel == EpKernel::low_latency) cost_low_latency(topology, group, x);
   if (request.kernel == EpKernel::normal) cost_normal(topology, group, x);
   if (request.kernel == EpKernel::nccl) {
-    if (group.ranks > 1) cost_nccl(group, x);
-    else x.bound = "local";
+    if (group.ranks > 1)
+      cost_nccl(group, x);
+    else
+      x.bound = "local";
   }
   if (request.tokens_per_gpu == 0) x.latency_s = x.transfer_s = 0;
   x.time_s = x.latency_s + x.transfer_s;
@@ -162,8 +164,8 @@ namespace {
 std::vector<int> local_indices(const std::vector<int>& domain_of_rank) {
   std::vector<int> local(domain_of_rank.size());
   for (size_t r = 0; r < domain_of_rank.size(); ++r) {
-    local[r] = static_cast<int>(std::count(domain_of_rank.begin(), domain_of_rank.begin() + static_cast<long>(r),
-                                           domain_of_rank[r]));
+    local[r] = static_cast<int>(
+        std::count(domain_of_rank.begin(), domain_of_rank.begin() + static_cast<long>(r), domain_of_rank[r]));
   }
   return local;
 }
@@ -182,7 +184,8 @@ std::vector<MoeFlow> dispatch_flows(const std::vector<int>& domain, const MoeExc
       if (x.kernel == EpKernel::low_latency) bytes = x.nic_bytes_per_gpu / n;
       if (x.kernel == EpKernel::nccl && from != to) bytes = x.busiest_bytes / n;
       if (x.kernel == EpKernel::normal && same_domain && from != to)
-        bytes = x.nvlink_bytes_per_gpu / std::max(1, static_cast<int>(std::count(domain.begin(), domain.end(), domain[f])) - 1);
+        bytes = x.nvlink_bytes_per_gpu /
+                std::max(1, static_cast<int>(std::count(domain.begin(), domain.end(), domain[f])) - 1);
       if (x.kernel == EpKernel::normal && !same_domain && local[f] == local[t])
         bytes = r.tokens_per_gpu * r.node_probability * x.message_bytes;
       if (bytes <= 0) continue;

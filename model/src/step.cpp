@@ -5,7 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "treering/model/link_sharing.hpp"
+#include "step_parts.hpp"
 #include "treering/model/weights.hpp"
 #include "treering/topologies/input_error.hpp"
 
@@ -24,30 +24,7 @@ Scope parse_scope(const std::string& text) {
 
 namespace {
 
-// Kernels a layer launches besides the attention: QKV and output projections; gate/up, activation and down
-// (plus the router with experts); two norms, the rotary embedding and the KV append.
-constexpr int kProjectionKernels = 2;
-constexpr int kMlpKernels = 3;
-constexpr int kOtherKernels = 4;
-
-struct LayerShape {  // one GPU's share of a layer
-  double projection_parameters = 0;
-  double mlp_parameters = 0;        // read per step (the experts the tokens route to)
-  double mlp_resident = 0;          // held (every expert)
-  double dense_mlp_parameters = 0;  // an MoE model's dense first layers' MLP (read and held)
-  double other_parameters = 0;      // norms
-  double kv_append_bytes = 0;
-  int projection_tokens = 1;  // the tokens the projections take (data-parallel attention: its own sequences)
-  int mlp_tokens = 1;         // the tokens the MLP takes (data-parallel attention: the whole batch)
-};
-
-// A part's time: its launches, then its weights streamed or its FLOPs, whichever is slower.
-double part_s(const ComputeRates& rates, int kernels, double parameters, double weight_bytes, double tokens,
-              double extra_bytes = 0) {
-  if (parameters <= 0 && extra_bytes <= 0) return 0.0;
-  return kernels * rates.launch_s + std::max((parameters * weight_bytes + extra_bytes) / rates.hbm_Bps,
-                                             2.0 * tokens * parameters / rates.peak_flops);
-}
+using namespace detail;
 
 // The attention's weights on one GPU: split `split` ways (projection_split) with the heads, the output projection
 // over the post-attention GPUs (whole with data-parallel attention), latent attention's down-projections whole.
@@ -79,47 +56,11 @@ LayerShape layer_shape(const Workload& w, const Layout& layout, int post_gpus, i
     const double attention = attention_parameters(layer);
     shape.mlp_parameters = shape.mlp_resident = std::max(0.0, w.parameters / w.layers - attention) / post_gpus;
   }
+  place_experts(w, layout, layer, expert_tokens_per_gpu(layout, tokens, post_gpus), shape);
   shape.other_parameters = layer.norms;
   // the new token's K and V (its latent) where this GPU keeps them
   shape.kv_append_bytes = tokens * cached_values_per_token(head_slice(w, projection_split(layout))) * w.kv_cache_bytes;
   return shape;
-}
-
-struct CollectiveTime {
-  double time_s = 0;
-  double network_latency_s = 0;  // time_s when the group spans domains and the latency is at least the transfer
-};
-
-// Whether groups of GPUs may share a link: some group spans scale-up domains or sits in a PCIe box (whose
-// switch uplinks its members share with others); groups inside NVSwitch or mesh domains have ports of their own.
-bool may_share_links(const topologies::Topology& topology, const std::vector<std::vector<int>>& groups) {
-  for (const std::vector<int>& gpus : groups) {
-    const int domain = topology.domain_of_gpu(gpus.front());
-    for (int gpu : gpus) {
-      if (topology.domain_of_gpu(gpu) != domain) return true;
-    }
-    const topologies::Fabric& fabric =
-        topology.spec().groups[topology.node(topology.node_of_gpu(gpus.front())).group].fabric;
-    if (fabric.type == topologies::FabricType::pcie) return true;
-  }
-  return false;
-}
-
-// `post`'s collective, run by every post-attention group at once (`groups`): where they may share links, the
-// slowest with what they share (link_sharing.hpp).
-CollectiveTime collective_time(const topologies::Topology& topology, const CommGroup& post,
-                               const std::vector<std::vector<int>>& groups, double bytes,
-                               CollectiveOp op = CollectiveOp::allreduce) {
-  if (post.ranks < 2 || bytes <= 0) return {};
-  CollectiveRequest request;
-  request.op = op;
-  request.bytes = bytes;
-  const CollectiveCandidate chosen = estimate_collective(post, request).chosen;
-  const bool network_latency = post.domains > 1 && chosen.latency_s >= chosen.transfer_s;
-  double time_s = chosen.time_s;
-  if (groups.size() > 1 && may_share_links(topology, groups))
-    time_s = concurrent_collective_s(topology, groups, op, bytes);
-  return {time_s, network_latency ? time_s : 0.0};
 }
 
 }  // namespace
@@ -153,7 +94,7 @@ StepMemory step_memory(const Workload& w, const LayerShape& shape, const DecodeM
       ((w.layers - dense) * shape.mlp_resident + dense * shape.dense_mlp_parameters) * w.weight_bytes +
       (embedding_parameters(w) + lm_head_parameters(w)) / post_ranks * w.dtype_bytes;
   m.kv_cache = a.kv_cache;
-  m.buffers = a.receive_buffers + a.partial_states + a.workspace;
+  m.buffers = a.receive_buffers + a.partial_states + a.workspace + shape.exchange_buffer_bytes;
   m.activations = 4 * hidden_bytes + static_cast<double>(tokens) * w.vocab_size * 4;
   m.total = m.weights + m.kv_cache + m.buffers + m.activations;
   m.capacity = capacity_bytes;
@@ -250,17 +191,24 @@ CollectiveTime layer_collectives_time(const LayoutModel& layouts, const CommGrou
   return {first.time_s + second.time_s, first.network_latency_s + second.network_latency_s};
 }
 
-// Scope::step: every layer (the dense first ones with their MLP), the LM head and the logits' all-gather.
+// The parts of a breakdown a step sums over its layers.
+constexpr double StepBreakdown::*kLayerParts[] = {&StepBreakdown::attention_s,
+                                                  &StepBreakdown::projections_s,
+                                                  &StepBreakdown::mlp_s,
+                                                  &StepBreakdown::other_s,
+                                                  &StepBreakdown::tp_communication_s,
+                                                  &StepBreakdown::tp_network_latency_s,
+                                                  &StepBreakdown::ep_communication_s,
+                                                  &StepBreakdown::overlapped_s};
+
+// Scope::step: every layer (the MoE ones as `r` has them, the dense first ones as `dense`), the LM head and the
+// logits' all-gather.
 void add_whole_step(const LayoutModel& layouts, const CommGroup& post, const std::vector<std::vector<int>>& groups,
                     const ComputeRates& rates, const Workload& w, const LayerShape& shape,
-                    const LayoutAttention& attention, StepResult& r) {
+                    const LayoutAttention& attention, const StepBreakdown& dense, StepResult& r) {
   StepBreakdown& b = r.breakdown;
-  for (double* part :
-       {&b.attention_s, &b.projections_s, &b.mlp_s, &b.other_s, &b.tp_communication_s, &b.tp_network_latency_s}) {
-    *part *= w.layers;
-  }
-  const double dense_change_s = r.dense_layers * (r.dense_mlp_s - r.breakdown.mlp_s / w.layers);
-  b.mlp_s += dense_change_s;
+  const int moe = w.layers - r.dense_layers;
+  for (double StepBreakdown::*part : kLayerParts) b.*part = moe * (b.*part) + r.dense_layers * (dense.*part);
   const double lm_head = lm_head_parameters(w) / post.ranks;
   b.lm_head_s = part_s(rates, 1, lm_head, w.dtype_bytes, shape.mlp_tokens);
   const topologies::StepPartCalibration& head = rates.step[4];
@@ -275,7 +223,8 @@ void add_whole_step(const LayoutModel& layouts, const CommGroup& post, const std
       collective_time(layouts.topology(), post, groups, r.collectives.logits_allgather_bytes, CollectiveOp::allgather);
   b.tp_communication_s += logits.time_s;
   b.tp_network_latency_s += logits.network_latency_s;
-  r.step_s = w.layers * r.layer_s + dense_change_s + b.lm_head_s + logits.time_s + attention.slowest.first_call_s;
+  r.step_s =
+      moe * r.layer_s + r.dense_layers * r.dense_layer_s + b.lm_head_s + logits.time_s + attention.slowest.first_call_s;
 }
 
 }  // namespace
@@ -311,8 +260,17 @@ StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& atte
   b.tp_communication_s = hidden.time_s;
   b.tp_network_latency_s = hidden.network_latency_s;
   r.layer_s = b.attention_s + b.projections_s + b.mlp_s + b.other_s + b.tp_communication_s;
+  StepBreakdown dense = b;  // a dense first layer of an MoE model: its dense MLP for the experts
+  dense.mlp_s = r.dense_mlp_s;
+  r.dense_layer_s = r.dense_layers > 0 ? r.layer_s - b.mlp_s + r.dense_mlp_s : 0.0;
+  if (layout.experts.ep > 1 && w.experts > 0) {
+    r.experts = apply_expert_parallelism(layouts, rates, w, shape, post, post_groups, b, r.layer_s);
+    r.part_bytes.mlp = (r.experts->dispatch.routing.busiest_experts_touched * layer_weights(w).experts_routed_each +
+                        layer_weights(w).experts_shared + layer_weights(w).router) *
+                       w.weight_bytes;
+  }
   r.step_s = r.layer_s;
-  if (scope == Scope::step) add_whole_step(layouts, post, post_groups, rates, w, shape, attention, r);
+  if (scope == Scope::step) add_whole_step(layouts, post, post_groups, rates, w, shape, attention, dense, r);
   r.tokens_per_s = scope == Scope::step ? w.batch / r.step_s : 0.0;  // one layer makes no token
   r.memory = step_memory(w, shape, attention.slowest.memory, post.ranks, r.collectives.hidden_allreduce_bytes,
                          shape.mlp_tokens, rates.hbm_capacity_bytes, largest_shard, layout.cp,

@@ -46,13 +46,35 @@ model::Layout engine_attention_layout(const LayoutChoice& layout, int available)
 
 }  // namespace
 
+namespace {
+
+// --ep N: the experts over N GPUs, every GPU of the layout: the replicas fill what tp x cp leaves of them.
+model::LayoutGroups place_with_experts(const LayoutChoice& layout, const topologies::Topology& topology,
+                                       const std::vector<int>& gpus, model::Layout counts) {
+  if (layout.ep) {
+    const int ep = *layout.ep;
+    if (ep < 1) throw topologies::InputError("--ep must be at least 1");
+    if (ep % counts.gpus() != 0)
+      throw topologies::InputError("--ep " + std::to_string(ep) + " is not a multiple of the " +
+                                   std::to_string(counts.gpus()) + " GPUs of " + model::layout_name(counts) +
+                                   ": the experts spread over every GPU that serves");
+    if (layout.replicas == "1") counts.replicas = ep / counts.gpus();
+    counts.experts = layout.experts;
+    counts.experts.ep = ep;
+  }
+  return model::place_layout(topology, counts, gpus, layout.placement, layout.tp_in_domain);
+}
+
+}  // namespace
+
 model::LayoutGroups layout_groups(const LayoutChoice& layout, const topologies::Topology& topology,
                                   const std::vector<int>& gpus) {
   const int available = gpus.empty() ? topology.gpu_count() : static_cast<int>(gpus.size());
+  const int unplaced = layout.ep ? *layout.ep : available;  // what tp and cp default to filling
   if (layout.dcp || layout.dp_attention) {
-    model::Layout counts = engine_attention_layout(layout, available);
+    model::Layout counts = engine_attention_layout(layout, unplaced);
     counts.replicas = replica_count(layout.replicas, available / counts.gpus());
-    return model::place_layout(topology, counts, gpus, layout.placement, layout.tp_in_domain);
+    return place_with_experts(layout, topology, gpus, counts);
   }
   model::Layout counts{layout.tp.value_or(1), layout.cp.value_or(1)};
   auto rest = [&](int given, const char* option) {
@@ -62,6 +84,10 @@ model::LayoutGroups layout_groups(const LayoutChoice& layout, const topologies::
     }
     return available / given;
   };
+  if (layout.ep) {  // the attention's layout as given (tp 1 x cp 1 by default), replicas to the EP size
+    counts.replicas = replica_count(layout.replicas, 1);
+    return place_with_experts(layout, topology, gpus, counts);
+  }
   if (layout.tp && !layout.cp) counts.cp = rest(*layout.tp, "--tp");
   if (layout.cp && !layout.tp) counts.tp = rest(*layout.cp, "--cp");
   if (!layout.tp && !layout.cp) counts.cp = available;

@@ -86,6 +86,14 @@ std::vector<DecodeColumn> make_columns() {
        [](R r) -> Cell { return step_of(r) ? Cell(r.step->memory.max_seq_len) : Cell(); }},
       {"max_batch", "step.max_batch", "sequences", C::step,
        [](R r) -> Cell { return step_of(r) ? Cell(r.step->memory.max_batch) : Cell(); }},
+      {"ep", "ep", "GPUs", C::always, [](R r) -> Cell { return static_cast<long long>(r.layout.experts.ep); }},
+      {"ep_communication_s", "step.breakdown.ep_communication_s", "s", C::step,
+       [](R r) -> Cell { return step_of(r) ? Cell(r.step->breakdown.ep_communication_s) : Cell(); }},
+      {"tokens_per_s_per_gpu", "tokens_per_s_per_gpu", "tokens/s", C::step,
+       [](R r) -> Cell {
+         if (!step_of(r) || r.step->scope != model::Scope::step) return Cell();
+         return Cell(r.step->tokens_per_s / (r.layout.tp * r.layout.cp));  // a replica's tokens over its GPUs
+       }},
   };
 }
 

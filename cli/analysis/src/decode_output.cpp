@@ -1,4 +1,5 @@
 #include "treering/analysis/decode_output.hpp"
+#include "treering/analysis/moe_report.hpp"
 
 #include "treering/analysis/csv.hpp"
 #include "treering/analysis/decode_columns.hpp"
@@ -149,7 +150,10 @@ ordered_json decode_json(const DecodeRow& row) {
                          {"mlp_s", b.mlp_s},
                          {"tp_communication_s", b.tp_communication_s},
                          {"other_s", b.other_s},
-                         {"lm_head_s", b.lm_head_s}};
+                         {"lm_head_s", b.lm_head_s},
+                         {"ep_communication_s", b.ep_communication_s},
+                         {"overlapped_s", b.overlapped_s}};
+    if (st.experts) step["experts"] = expert_step_json(*st.experts);
     ordered_json& memory = step["memory_bytes"];
     memory["kv_cache"] = m.kv_cache;
     memory["buffers"] = m.buffers;
@@ -198,6 +202,13 @@ std::string calibration_marker(const DecodeRow& row) {
 }
 
 void print_extrapolation_notes(std::ostream& out, const std::vector<const DecodeRow*>& rows) {
+  std::vector<std::string> told;  // each distinct expert line once
+  for (const DecodeRow* row : rows) {
+    const std::string line = row->step ? expert_step_line(*row->step) : "";
+    if (line.empty() || std::find(told.begin(), told.end(), line) != told.end()) continue;
+    told.push_back(line);
+    out << line << '\n';
+  }
   for (const DecodeRow* row : rows) {
     if (row->extrapolation.empty()) continue;
     out << "* " << model::to_string(row->result.algorithm) << " at " << row->result.seq_len

@@ -7,6 +7,8 @@
 #include "treering/analysis/workload_files.hpp"
 #include "treering/sim/moe_replay.hpp"
 #include "treering/topologies/input_error.hpp"
+#include "treering/topologies/units.hpp"
+#include <cstdio>
 
 namespace treering::analysis {
 namespace {
@@ -50,8 +52,7 @@ std::string describe(model::EpKernel kernel) {
     case model::EpKernel::normal:
       return "DeepEP-style normal kernel: one RDMA write per destination node on the sender's rail, NVLink "
              "forwarding inside nodes, a host-side notify first";
-    case model::EpKernel::nccl:
-      return "ncclAllToAll, every rank's buffer padded to the busiest receiver's";
+    case model::EpKernel::nccl: return "ncclAllToAll, every rank's buffer padded to the busiest receiver's";
   }
   return "";
 }
@@ -84,32 +85,35 @@ MoeExchangeReport moe_exchange_report(const topologies::Topology& topology, cons
   return report;
 }
 
-ordered_json moe_estimate_json(const MoeExchangeEstimate& estimate, const MoeExchangeReport& report) {
-  const model::MoeExchange& x = estimate.exchange;
+ordered_json exchange_json(const model::MoeExchange& x) {
   const model::ExpertRouting& r = x.routing;
-  ordered_json json = {{"op", model::to_string(x.op)},
-                       {"workload", report.workload},
-                       {"kernel", model::to_string(x.kernel)},
-                       {"ep", r.ep},
-                       {"nodes", r.nodes},
-                       {"tokens_per_gpu", static_cast<long long>(r.tokens_per_gpu)},
-                       {"dtype", x.dtype},
-                       {"message_bytes", x.message_bytes},
-                       {"time_s", x.time_s},
-                       {"time_s_low", bound_json(estimate.band.low_s)},
-                       {"time_s_high", bound_json(estimate.band.high_s)},
-                       {"band_source", report.errors.source},
-                       {"latency_s", x.latency_s},
-                       {"transfer_s", x.transfer_s},
-                       {"bound", x.bound},
-                       {"messages_per_gpu", x.messages_per_gpu},
-                       {"nic_bytes_per_gpu", x.nic_bytes_per_gpu},
-                       {"nvlink_bytes_per_gpu", x.nvlink_bytes_per_gpu},
-                       {"busiest_bytes", x.busiest_bytes},
-                       {"gpus_per_token", r.gpus_per_token},
-                       {"nodes_per_token", r.nodes_per_token},
-                       {"busiest_factor", r.busiest_factor},
-                       {"group_limited_routing", r.group_limited}};
+  return {{"op", model::to_string(x.op)},
+          {"kernel", model::to_string(x.kernel)},
+          {"ep", r.ep},
+          {"nodes", r.nodes},
+          {"tokens_per_gpu", static_cast<long long>(r.tokens_per_gpu)},
+          {"dtype", x.dtype},
+          {"message_bytes", x.message_bytes},
+          {"time_s", x.time_s},
+          {"latency_s", x.latency_s},
+          {"transfer_s", x.transfer_s},
+          {"bound", x.bound},
+          {"messages_per_gpu", x.messages_per_gpu},
+          {"nic_bytes_per_gpu", x.nic_bytes_per_gpu},
+          {"nvlink_bytes_per_gpu", x.nvlink_bytes_per_gpu},
+          {"busiest_bytes", x.busiest_bytes},
+          {"gpus_per_token", r.gpus_per_token},
+          {"nodes_per_token", r.nodes_per_token},
+          {"busiest_factor", r.busiest_factor},
+          {"group_limited_routing", r.group_limited}};
+}
+
+ordered_json moe_estimate_json(const MoeExchangeEstimate& estimate, const MoeExchangeReport& report) {
+  ordered_json json = exchange_json(estimate.exchange);
+  json["workload"] = report.workload;
+  json["time_s_low"] = bound_json(estimate.band.low_s);
+  json["time_s_high"] = bound_json(estimate.band.high_s);
+  json["band_source"] = report.errors.source;
   if (estimate.simulated) {
     json["simulated_time_s"] = estimate.simulated->time_s;
     json["simulated_flows"] = estimate.simulated->flows;
@@ -117,6 +121,34 @@ ordered_json moe_estimate_json(const MoeExchangeEstimate& estimate, const MoeExc
     json["simulator"] = estimate.simulated->engine;
   }
   return json;
+}
+
+ordered_json expert_step_json(const model::ExpertStep& e) {
+  return {{"tokens_per_gpu", e.tokens_per_gpu},
+          {"micro_batches", e.micro_batches},
+          {"moe_layers", e.moe_layers},
+          {"compute_s", e.compute_s},
+          {"exchange_s", e.exchange_s},
+          {"experts_mlp_s", e.experts_mlp_s},
+          {"dispatch", exchange_json(e.dispatch)},
+          {"combine", exchange_json(e.combine)}};
+}
+
+std::string expert_step_line(const model::StepResult& step) {
+  if (!step.experts) return "";
+  const model::ExpertStep& e = *step.experts;
+  const model::ExpertRouting& r = e.dispatch.routing;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "experts: EP %d over %d node(s), %s kernel, %d token(s) a GPU a layer%s: dispatch %s + combine %s "
+                "(%.2f GPUs, %.2f nodes a token; busiest GPU x%.3f), experts %s a MoE layer%s",
+                r.ep, r.nodes, model::to_string(e.dispatch.kernel), e.tokens_per_gpu,
+                e.micro_batches > 1 ? (" in " + std::to_string(e.micro_batches) + " micro-batches").c_str() : "",
+                topologies::format_duration(e.dispatch.time_s).c_str(),
+                topologies::format_duration(e.combine.time_s).c_str(), r.gpus_per_token, r.nodes_per_token,
+                r.busiest_factor, topologies::format_duration(e.experts_mlp_s).c_str(),
+                step.breakdown.overlapped_s > 0 ? "; the micro-batches hide part of the exchanges" : "");
+  return line;
 }
 
 }  // namespace treering::analysis

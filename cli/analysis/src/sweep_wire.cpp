@@ -42,9 +42,20 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DecodeResult, algorithm, seq_len, gpus, domai
                                    memory, weights_s, token_s, first_call_s, phases)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RelativeErrors, compute, communication, network_latency, source, host_staged)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Band, low_s, high_s)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Layout, tp, cp, replicas, attention)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExpertLayout, ep, kernel, redundant_experts, skew, micro_batches, dispatch_dtype,
+                                   combine_dtype)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Layout, tp, cp, replicas, attention, experts)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepBreakdown, attention_s, projections_s, mlp_s, tp_communication_s,
-                                   tp_network_latency_s, other_s, lm_head_s)
+                                   tp_network_latency_s, other_s, lm_head_s, ep_communication_s, overlapped_s)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExpertRouting, ep, nodes, group_limited, experts_per_gpu, copies_per_token,
+                                   gpu_probability, node_probability, gpus_per_token, nodes_per_token, tokens_per_gpu,
+                                   mean_copies_received, busiest_tokens_received, busiest_copies_received,
+                                   busiest_factor, busiest_experts_touched)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MoeExchange, op, kernel, dtype, routing, message_bytes, messages_per_gpu,
+                                   nic_bytes_per_gpu, nvlink_bytes_per_gpu, busiest_bytes, nic_Bps, nvlink_Bps,
+                                   latency_s, transfer_s, time_s, bound)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExpertStep, dispatch, combine, tokens_per_gpu, micro_batches, moe_layers, compute_s,
+                                   exchange_s, experts_mlp_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepPartBytes, attention, projections, mlp, other, lm_head)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepMemory, weights, kv_cache, buffers, activations, total, capacity, max_seq_len,
                                    max_batch)
@@ -52,7 +63,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepCollectives, hidden_allreduce_bytes, hidd
                                    attention_output_op, mlp_output_op)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepResult, scope, layer_s, step_s, tokens_per_s, post_attention_gpus,
                                    tokens_per_gpu, breakdown, part_bytes, calibrated_parts, memory, collectives,
-                                   dense_layers, dense_mlp_s)
+                                   dense_layers, dense_mlp_s, dense_layer_s, experts)
 
 }  // namespace treering::model
 

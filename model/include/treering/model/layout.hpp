@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "treering/model/expert_layout.hpp"
 #include "treering/model/workload.hpp"
 #include "treering/topologies/topology.hpp"
 
@@ -37,6 +38,7 @@ struct Layout {
   int cp = 1;
   int replicas = 1;
   AttentionParallelism attention = AttentionParallelism::heads;
+  ExpertLayout experts;  // expert parallelism of the MoE layers: experts.ep = gpus() when on (1: off)
   int gpus() const { return tp * cp * replicas; }
 };
 
@@ -61,7 +63,8 @@ struct LayoutGroups {
 };
 
 // Throws std::invalid_argument with the reason: tp, cp or replicas below 1; more GPUs than the cluster has; a GPU
-// list of another size than tp x cp x replicas; a TP group across scale-up domains when `tp_in_domain` asks for none.
+// list of another size than tp x cp x replicas; a TP group across scale-up domains when `tp_in_domain` asks for none;
+// an EP size other than 1 or the layout's GPUs, or micro-batches other than 1 or 2.
 LayoutGroups place_layout(const topologies::Topology& topology, Layout layout, std::vector<int> gpus = {},
                           LayoutOrder order = LayoutOrder::tp_inner, bool tp_in_domain = false);
 

@@ -36,6 +36,9 @@ class LayoutModel {
   // or a replica's tp x cp GPUs when the combine leaves the output split by head.
   const CommGroup& post_attention_group(DecodeAlgorithm algorithm) const;
 
+  // The EP group (Layout::experts.ep > 1): every GPU of the layout, replicas included, in its order.
+  const CommGroup& ep_group() const { return ep_group_; }
+
   const LayoutGroups& groups() const { return groups_; }
   const DecodeModel& cp_model(int t) const { return cp_models_.at(static_cast<size_t>(t)); }
   const topologies::Topology& topology() const { return *topology_; }
@@ -46,6 +49,7 @@ class LayoutModel {
   std::vector<DecodeModel> cp_models_;  // one per CP group
   CommGroup tp_group_;                  // the first TP group (all alike on a regular cluster)
   CommGroup all_group_;
+  CommGroup ep_group_;
 };
 
 }  // namespace treering::model

@@ -27,23 +27,21 @@
 #include <vector>
 
 #include "treering/model/comm_group.hpp"
+#include "treering/model/expert_layout.hpp"
 #include "treering/model/expert_routing.hpp"
 
 namespace treering::model {
 
-enum class EpKernel { nccl, low_latency, normal };
 enum class MoeOp { dispatch, combine };
-const char* to_string(EpKernel kernel);  // "nccl" | "low-latency" | "normal"
-const char* to_string(MoeOp op);         // "moe-dispatch" | "moe-combine"
-EpKernel parse_ep_kernel(const std::string& text);  // throws InputError naming the kernels
+const char* to_string(MoeOp op);  // "moe-dispatch" | "moe-combine"
 
 struct MoeExchangeRequest {
   MoeOp op = MoeOp::dispatch;
   EpKernel kernel = EpKernel::low_latency;
-  int tokens_per_gpu = 128;       // B: the tokens each GPU sends (its share of the batch)
-  std::string dtype;              // fp8 | bf16 (empty: fp8 for dispatch, bf16 for combine, as DeepSeek serves)
-  int redundant_experts = 0;      // ExpertPlacement's
-  double skew = 1;                // ExpertPlacement's
+  int tokens_per_gpu = 128;   // B: the tokens each GPU sends (its share of the batch)
+  std::string dtype;          // fp8 | bf16 (empty: fp8 for dispatch, bf16 for combine, as DeepSeek serves)
+  int redundant_experts = 0;  // ExpertPlacement's
+  double skew = 1;            // ExpertPlacement's
 };
 
 struct MoeExchange {
@@ -51,17 +49,17 @@ struct MoeExchange {
   EpKernel kernel = EpKernel::low_latency;
   std::string dtype;
   ExpertRouting routing;
-  double message_bytes = 0;          // one token copy on the wire
-  double messages_per_gpu = 0;       // what a GPU sends: copies (nccl, low-latency) or one per node (normal)
-  double nic_bytes_per_gpu = 0;      // what the mean GPU sends through its NIC(s)
-  double nvlink_bytes_per_gpu = 0;   // and over its scale-up fabric (the normal kernel's forwarding included)
-  double busiest_bytes = 0;          // the most-loaded GPU's received (dispatch) or sent (combine) bytes
-  double nic_Bps = 0;                // one GPU's share of its node's NICs, effective
-  double nvlink_Bps = 0;             // one GPU's port into its scale-up fabric, effective
-  double latency_s = 0;              // launch, notify, the farthest route, the completion flag
+  double message_bytes = 0;         // one token copy on the wire
+  double messages_per_gpu = 0;      // what a GPU sends: copies (nccl, low-latency) or one per node (normal)
+  double nic_bytes_per_gpu = 0;     // what the mean GPU sends through its NIC(s)
+  double nvlink_bytes_per_gpu = 0;  // and over its scale-up fabric (the normal kernel's forwarding included)
+  double busiest_bytes = 0;         // the most-loaded GPU's received (dispatch) or sent (combine) bytes
+  double nic_Bps = 0;               // one GPU's share of its node's NICs, effective
+  double nvlink_Bps = 0;            // one GPU's port into its scale-up fabric, effective
+  double latency_s = 0;             // launch, notify, the farthest route, the completion flag
   double transfer_s = 0;
   double time_s = 0;
-  std::string bound;                 // what the transfer waits on: "NIC", "NVLink" or "all-to-all"
+  std::string bound;  // what the transfer waits on: "NIC", "NVLink" or "all-to-all"
 };
 
 // The exchange over the EP group `group` (its GPUs, domains of equal size). `topology` for the routes' latencies

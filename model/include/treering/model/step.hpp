@@ -23,7 +23,10 @@
 
 #include <string>
 
+#include <optional>
+
 #include "treering/model/layout_model.hpp"
+#include "treering/model/moe_exchange.hpp"
 
 namespace treering::model {
 
@@ -39,6 +42,30 @@ struct StepBreakdown {              // per layer (Scope::layer) or per step (Sco
   double tp_network_latency_s = 0;  // the part of it across domains whose latency is at least its transfer
   double other_s = 0;               // norms, rotary embedding, KV append
   double lm_head_s = 0;             // Scope::step only
+  double ep_communication_s = 0;    // expert parallelism: the MoE layers' dispatches and combines
+  double overlapped_s = 0;          // two micro-batches: the part of the above hidden under the other's compute (the
+                                    // layer takes the parts' sum less this)
+};
+
+// Expert parallelism (Layout::experts.ep > 1) in an MoE layer. Each GPU dispatches its tokens (data-parallel
+// attention: its own sequences; TP attention: its 1/tp share of the TP group's, the hidden states reduce-scattered
+// over the group instead of all-reduced, all-gathered after the combine) to the GPUs holding their experts; the
+// busiest GPU runs its routed experts on what it received (the weights of the experts that tokens touch, FLOPs of
+// every copy), every GPU the router and the shared experts on its own tokens (held whole on each GPU); then the
+// combine. Two micro-batches (DeepSeek's and SGLang's two-batch overlap) run each half batch's compute while the
+// other's exchanges move: the layer takes 2 x max(compute, exchanges) of a half, each half streaming the weights
+// again. Example: deepseek-v3 at EP 64 with DP attention, 128 tokens a GPU, the low-latency kernel on H800 nodes:
+// dispatch ~184 us + combine ~350 us a layer, against ~0.3 ms of compute: exchange-bound, and two micro-batches
+// hide the smaller of the two halves. Dense first layers keep the layout's TP MLP.
+struct ExpertStep {
+  MoeExchange dispatch;  // one micro-batch's
+  MoeExchange combine;
+  int tokens_per_gpu = 0;  // tokens a GPU dispatches a layer (all micro-batches)
+  int micro_batches = 1;
+  int moe_layers = 0;
+  double compute_s = 0;      // per MoE layer and micro-batch: everything but the exchanges
+  double exchange_s = 0;     // per MoE layer and micro-batch: dispatch + combine
+  double experts_mlp_s = 0;  // per MoE layer (all micro-batches): router, shared and routed experts
 };
 
 // The bytes each part reads from HBM per step: weights, the KV cache the attention reads (the slowest shard's,
@@ -90,6 +117,8 @@ struct StepResult {
   StepCollectives collectives;  // the TP collectives costed (step_collectives for the layout)
   int dense_layers = 0;         // MoE models' dense first layers (first_k_dense_replace); Scope::layer gives an MoE
   double dense_mlp_s = 0;       //   layer, and a dense layer's MLP takes dense_mlp_s instead of the MLP's
+  double dense_layer_s = 0;     // one dense layer, everything in it (0: the model has none)
+  std::optional<ExpertStep> experts;  // expert parallelism's exchanges (Layout::experts.ep > 1, MoE models)
 };
 
 // `attention`: LayoutModel::attention's for the same arguments. Throws std::invalid_argument for

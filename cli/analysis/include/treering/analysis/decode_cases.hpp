@@ -19,9 +19,11 @@ namespace treering::analysis {
 struct LayoutChoice {
   std::optional<int> tp;
   std::optional<int> cp;
-  std::optional<int> dcp;      // decode context parallelism inside the TP group (vLLM's --dcp): divides --tp
-  bool dp_attention = false;   // data-parallel attention: each GPU of the TP group its own sequences
-  std::string replicas = "1";  // copies of the layout side by side (data parallelism): a count, or "all" that fit
+  std::optional<int> dcp;       // decode context parallelism inside the TP group (vLLM's --dcp): divides --tp
+  bool dp_attention = false;    // data-parallel attention: each GPU of the TP group its own sequences
+  std::optional<int> ep;        // expert parallelism over this many GPUs (the layout's, replicas included)
+  model::ExpertLayout experts;  // its kernel, redundant experts, skew, micro-batches, dtypes (experts.ep: from ep)
+  std::string replicas = "1";   // copies of the layout side by side (data parallelism): a count, or "all" that fit
   model::LayoutOrder placement = model::LayoutOrder::tp_inner;
   bool tp_in_domain = false;
   model::Scope scope = model::Scope::attention;

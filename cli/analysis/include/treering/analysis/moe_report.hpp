@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "treering/model/moe_exchange.hpp"
+#include "treering/model/step.hpp"
 #include "treering/model/uncertainty.hpp"
 #include "treering/sim/collective_replay.hpp"
 #include "treering/topologies/topology.hpp"
@@ -38,7 +39,7 @@ struct MoeExchangeEstimate {
 struct MoeExchangeReport {
   model::CommGroup group;
   std::string workload;
-  model::RelativeErrors errors;  // the band's: the kernel model against published measurements
+  model::RelativeErrors errors;                // the band's: the kernel model against published measurements
   std::vector<MoeExchangeEstimate> estimates;  // one per batch
 };
 
@@ -48,5 +49,11 @@ MoeExchangeReport moe_exchange_report(const topologies::Topology& topology, cons
 // What the kernel moves and how, for people: "DeepEP's low-latency kernels: an RDMA write per (token, expert)".
 std::string describe(model::EpKernel kernel);
 nlohmann::ordered_json moe_estimate_json(const MoeExchangeEstimate& estimate, const MoeExchangeReport& report);
+// One exchange's figures (kernel, tokens, bytes, time, destinations): what moe_estimate_json and a step's JSON show.
+nlohmann::ordered_json exchange_json(const model::MoeExchange& exchange);
+// A step's expert parallelism for people: "EP 64 (low-latency kernel), 32 tokens a GPU: dispatch 60 us + combine
+// 110 us a MoE layer, ..."; empty without it.
+std::string expert_step_line(const model::StepResult& step);
+nlohmann::ordered_json expert_step_json(const model::ExpertStep& experts);
 
 }  // namespace treering::analysis
