@@ -61,7 +61,7 @@ ExpertStep apply_expert_parallelism(const LayoutModel& layouts, const ComputeRat
   // FLOPs: each copy through one expert, 2 x copies x one expert's parameters = 2 x (copies / touched) x routed
   const double copies_per_expert =
       routing.busiest_experts_touched > 0 ? routing.busiest_copies_received / routing.busiest_experts_touched : 0.0;
-  const double experts_s = part_s(rates, 1, layer.router, w.dtype_bytes, tokens) +
+  const double experts_s = part_s(rates, 1, layer.router, w.weight_bytes, tokens) +
                            part_s(rates, kMlpKernels, layer.experts_shared, w.weight_bytes, tokens) +
                            part_s(rates, kMlpKernels, routed, w.weight_bytes, copies_per_expert);
   // TP or DCP attention: the hidden states reduce-scattered over the group before, all-gathered after
@@ -70,7 +70,8 @@ ExpertStep apply_expert_parallelism(const LayoutModel& layouts, const ComputeRat
     const double bytes = static_cast<double>(ceil_div(post_tokens, mb)) * w.hidden_size * w.dtype_bytes;
     const CollectiveTime scatter =
         collective_time(layouts.topology(), post, post_groups, bytes, CollectiveOp::reduce_scatter);
-    const CollectiveTime gather = collective_time(layouts.topology(), post, post_groups, bytes, CollectiveOp::allgather);
+    const CollectiveTime gather =
+        collective_time(layouts.topology(), post, post_groups, bytes, CollectiveOp::allgather);
     tp = {scatter.time_s + gather.time_s, scatter.network_latency_s + gather.network_latency_s};
   }
   const double mb_tokens = ceil_div(post_tokens, mb);
@@ -78,11 +79,10 @@ ExpertStep apply_expert_parallelism(const LayoutModel& layouts, const ComputeRat
       at_tokens(b.projections_s,
                 part_s(rates, kProjectionKernels, shape.projection_parameters, w.attention_weight_bytes, post_tokens),
                 part_s(rates, kProjectionKernels, shape.projection_parameters, w.attention_weight_bytes, mb_tokens));
-  const double other_s =
-      at_tokens(b.other_s, part_s(rates, kOtherKernels, shape.other_parameters, w.dtype_bytes, post_tokens,
-                                  shape.kv_append_bytes),
-                part_s(rates, kOtherKernels, shape.other_parameters, w.dtype_bytes, mb_tokens,
-                       shape.kv_append_bytes / mb));
+  const double other_s = at_tokens(
+      b.other_s,
+      part_s(rates, kOtherKernels, shape.other_parameters, w.dtype_bytes, post_tokens, shape.kv_append_bytes),
+      part_s(rates, kOtherKernels, shape.other_parameters, w.dtype_bytes, mb_tokens, shape.kv_append_bytes / mb));
   x.compute_s = b.attention_s / mb + projections_s + other_s + experts_s + tp.time_s;
   x.exchange_s = x.dispatch.time_s + x.combine.time_s;
   x.experts_mlp_s = mb * experts_s;

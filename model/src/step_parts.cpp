@@ -36,8 +36,7 @@ bool may_share_links(const topologies::Topology& topology, const std::vector<std
 // `post`'s collective, run by every post-attention group at once (`groups`): where they may share links, the
 // slowest with what they share (link_sharing.hpp).
 CollectiveTime collective_time(const topologies::Topology& topology, const CommGroup& post,
-                               const std::vector<std::vector<int>>& groups, double bytes,
-                               CollectiveOp op) {
+                               const std::vector<std::vector<int>>& groups, double bytes, CollectiveOp op) {
   if (post.ranks < 2 || bytes <= 0) return {};
   CollectiveRequest request;
   request.op = op;
@@ -49,6 +48,5 @@ CollectiveTime collective_time(const topologies::Topology& topology, const CommG
     time_s = concurrent_collective_s(topology, groups, op, bytes);
   return {time_s, network_latency ? time_s : 0.0};
 }
-
 
 }  // namespace treering::model::detail

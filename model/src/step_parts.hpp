@@ -26,8 +26,8 @@ struct LayerShape {  // one GPU's share of a layer
   double dense_mlp_parameters = 0;  // an MoE model's dense first layers' MLP (read and held)
   double other_parameters = 0;      // norms
   double kv_append_bytes = 0;
-  int projection_tokens = 1;  // the tokens the projections take (data-parallel attention: its own sequences)
-  int mlp_tokens = 1;         // the tokens the MLP takes (data-parallel attention: the whole batch)
+  int projection_tokens = 1;         // the tokens the projections take (data-parallel attention: its own sequences)
+  int mlp_tokens = 1;                // the tokens the MLP takes (data-parallel attention: the whole batch)
   double exchange_buffer_bytes = 0;  // expert parallelism: the dispatch and combine kernels' receive buffers
 };
 
