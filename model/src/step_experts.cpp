@@ -66,7 +66,8 @@ ExpertStep apply_expert_parallelism(const LayoutModel& layouts, const ComputeRat
                            part_s(rates, kMlpKernels, routed, w.weight_bytes, copies_per_expert);
   // TP or DCP attention: the hidden states reduce-scattered over the group before, all-gathered after
   CollectiveTime tp;
-  if (layout.attention != AttentionParallelism::data) {
+  x.hidden_collectives = layout.attention != AttentionParallelism::data && post.ranks > 1;
+  if (x.hidden_collectives) {
     const double bytes = static_cast<double>(ceil_div(post_tokens, mb)) * w.hidden_size * w.dtype_bytes;
     const CollectiveTime scatter =
         collective_time(layouts.topology(), post, post_groups, bytes, CollectiveOp::reduce_scatter);

@@ -127,8 +127,9 @@ TEST_CASE("a step with EP: 58 MoE layers with the exchanges, 3 dense layers with
   request.op = model::CollectiveOp::allgather;
   request.bytes = 512 * 129280 * 2.0;
   const double logits_s = model::estimate_collective(all, request).chosen.time_s;
-  CHECK(step.step_s == doctest::Approx(58 * layer.layer_s + 3 * step.dense_layer_s + step.breakdown.lm_head_s + logits_s)
-                           .epsilon(1e-9));
+  CHECK(
+      step.step_s ==
+      doctest::Approx(58 * layer.layer_s + 3 * step.dense_layer_s + step.breakdown.lm_head_s + logits_s).epsilon(1e-9));
 }
 
 TEST_CASE("EP must span the layout's GPUs; micro-batches are 1 or 2") {

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "treering/sim/moe_replay.hpp"
+
 namespace treering::sim {
 namespace {
 
@@ -45,15 +47,23 @@ std::vector<std::vector<model::Phase>> post_stages(const model::StepResult& step
   const model::StepCollectives& bytes = step.collectives;
   const int element = workload.dtype_bytes;
   std::vector<std::vector<model::Phase>> stages;
-  stages.push_back(
-      {host_phase("QKV and output projections", b.projections_s * per_layer),
-       collective_phase(
-           std::string(model::to_string(bytes.attention_output_op)) + " of the hidden state (attention output)",
-           bytes.attention_output_op, bytes.hidden_allreduce_bytes, element),
-       host_phase("MLP", b.mlp_s * per_layer),
-       collective_phase(std::string(model::to_string(bytes.mlp_output_op)) + " of the hidden state (MLP output)",
-                        bytes.mlp_output_op, bytes.hidden_allreduce_bytes, element),
-       host_phase("norms, rotary embedding, KV append", b.other_s * per_layer)});
+  model::CollectiveOp before = bytes.attention_output_op, after = bytes.mlp_output_op;
+  const bool experts = step.experts.has_value();
+  if (experts) {  // expert parallelism: around the experts, or nothing with data-parallel attention
+    before = model::CollectiveOp::reduce_scatter;
+    after = model::CollectiveOp::allgather;
+  }
+  const bool hidden_collectives = !experts || step.experts->hidden_collectives;
+  std::vector<model::Phase> layer{host_phase("QKV and output projections", b.projections_s * per_layer)};
+  if (hidden_collectives)
+    layer.push_back(collective_phase(std::string(model::to_string(before)) + " of the hidden state (attention output)",
+                                     before, bytes.hidden_allreduce_bytes, element));
+  layer.push_back(host_phase(experts ? "router and experts" : "MLP", b.mlp_s * per_layer));
+  if (hidden_collectives)
+    layer.push_back(collective_phase(std::string(model::to_string(after)) + " of the hidden state (MLP output)", after,
+                                     bytes.hidden_allreduce_bytes, element));
+  layer.push_back(host_phase("norms, rotary embedding, KV append", b.other_s * per_layer));
+  stages.push_back(std::move(layer));
   if (step.scope == model::Scope::step) {
     stages.push_back({host_phase("LM head", b.lm_head_s),
                       collective_phase("all-gather of the logits", model::CollectiveOp::allgather,
@@ -106,10 +116,23 @@ LayoutReplay replay_layout(const model::LayoutModel& layouts, model::DecodeAlgor
   const double layer_end_s = last_finish(out.replay.stages[1]);
   out.layer_s = layer_end_s - first_call_s;
   out.tp_communication_s = std::max(0.0, *out.layer_s - (out.attention_s - first_call_s) - parts_s);
+  // expert parallelism: each MoE layer's exchanges, replayed on their own and added
+  double exchange_s = 0;
+  if (step->experts) {
+    const model::ExpertStep& e = *step->experts;
+    out.dispatch = simulate_moe_exchange(layouts.topology(), layouts.ep_group(), e.dispatch, replay);
+    out.combine = simulate_moe_exchange(layouts.topology(), layouts.ep_group(), e.combine, replay);
+    const double moved_s = out.dispatch->time_s + out.combine->time_s;
+    exchange_s = e.micro_batches == 1 ? moved_s : e.micro_batches * (std::max(e.compute_s, moved_s) - e.compute_s);
+  }
   if (step->scope == model::Scope::step) {
     const double head_s = last_finish(out.replay.stages[2]) - layer_end_s;
-    out.step_s = workload.layers * *out.layer_s + head_s + first_call_s;
+    const int moe = step->experts ? step->experts->moe_layers : 0;
+    out.step_s = workload.layers * *out.layer_s + moe * exchange_s + head_s + first_call_s;
     out.tp_communication_s = workload.layers * out.tp_communication_s + std::max(0.0, head_s - b.lm_head_s);
+    *out.layer_s += moe * exchange_s / workload.layers;  // the mean layer
+  } else {
+    *out.layer_s += exchange_s;
   }
   return out;
 }

@@ -4,7 +4,9 @@
 
 #include <string>
 
+#include "treering/sim/layout_replay.hpp"
 #include "treering/sim/moe_replay.hpp"
+#include "treering/model/step.hpp"
 #include "treering/topologies/input_error.hpp"
 #include "treering/topologies/load.hpp"
 
@@ -18,8 +20,9 @@ struct Case {
   model::MoeExchange exchange;
 };
 
-Case exchange_on(const std::string& cluster, int nodes, model::EpKernel kernel, const std::string& oversubscription = "1",
-                 model::MoeOp op = model::MoeOp::dispatch, const std::string& radix = "64") {
+Case exchange_on(const std::string& cluster, int nodes, model::EpKernel kernel,
+                 const std::string& oversubscription = "1", model::MoeOp op = model::MoeOp::dispatch,
+                 const std::string& radix = "64") {
   topologies::Topology topology = topologies::build_topology(
       cluster,
       {nodes, std::nullopt, {{"network.oversubscription", oversubscription}, {"network.switch_radix", radix}}});
@@ -70,9 +73,10 @@ TEST_CASE("an oversubscribed spine slows the low-latency kernel, which crosses r
   CHECK(ll_over.exchange.time_s == doctest::Approx(ll_flat.exchange.time_s));  // the model does not see it
   const Case normal_flat = exchange_on("dgx-h100", 8, model::EpKernel::normal, "1", model::MoeOp::dispatch, "16");
   const Case normal_over = exchange_on("dgx-h100", 8, model::EpKernel::normal, "4", model::MoeOp::dispatch, "16");
-  CHECK(sim::simulate_moe_exchange(normal_over.topology, normal_over.group, normal_over.exchange).time_s ==
-        doctest::Approx(sim::simulate_moe_exchange(normal_flat.topology, normal_flat.group, normal_flat.exchange).time_s)
-            .epsilon(1e-9));
+  CHECK(
+      sim::simulate_moe_exchange(normal_over.topology, normal_over.group, normal_over.exchange).time_s ==
+      doctest::Approx(sim::simulate_moe_exchange(normal_flat.topology, normal_flat.group, normal_flat.exchange).time_s)
+          .epsilon(1e-9));
 }
 
 TEST_CASE("two GPUs on one NIC: the low-latency kernel takes twice as long, model and replay alike") {
@@ -89,4 +93,35 @@ TEST_CASE("the MoE replay runs on the event loop only") {
   sim::ReplayOptions simgrid;
   simgrid.in_simgrid = true;
   CHECK_THROWS_AS(sim::simulate_moe_exchange(c.topology, c.group, c.exchange, simgrid), topologies::InputError);
+}
+
+TEST_CASE("a layer with EP replays its exchanges with every EP rank: the model's alone, slower over a 4:1 spine") {
+  // deepseek-v3, TP 8 attention x 8 replicas, EP 64 on 8 DGX H100 (16-port switches, as above): 64 sequences a
+  // replica, 8 tokens a GPU dispatched.
+  model::Workload w = model::find_workload("deepseek-v3");
+  w.batch = 64;
+  auto replayed = [&](const std::string& oversubscription) {
+    const topologies::Topology topology = topologies::build_topology(
+        "dgx-h100",
+        {8, std::nullopt, {{"network.oversubscription", oversubscription}, {"network.switch_radix", "16"}}});
+    model::Layout layout{8, 1, 8};
+    layout.experts.ep = 64;
+    const model::LayoutModel layouts(topology, model::place_layout(topology, layout));
+    const model::LayoutAttention attention = layouts.attention(model::DecodeAlgorithm::tree, w, 4096);
+    const model::StepResult step =
+        model::evaluate_step(layouts, attention, model::DecodeAlgorithm::tree, w, 4096, model::Scope::layer);
+    const sim::LayoutReplay replay = sim::replay_layout(layouts, model::DecodeAlgorithm::tree, w, 4096, {}, step, {});
+    return std::pair{step, replay};
+  };
+  const auto [flat_step, flat] = replayed("1");
+  REQUIRE(flat.dispatch);
+  CHECK(flat_step.experts->tokens_per_gpu == 8);
+  CHECK(flat.dispatch->time_s == doctest::Approx(flat_step.experts->dispatch.time_s).epsilon(1e-6));
+  CHECK(flat.combine->time_s == doctest::Approx(flat_step.experts->combine.time_s).epsilon(1e-6));
+  // the replayed layer: attention, the TP group's reduce-scatter and all-gather, the parts, then the exchanges
+  CHECK(*flat.layer_s == doctest::Approx(flat_step.layer_s).epsilon(0.02));
+  const auto [over_step, over] = replayed("4");
+  CHECK(over_step.layer_s == doctest::Approx(flat_step.layer_s));  // the model does not see the spine
+  CHECK(over.dispatch->time_s > 1.3 * flat.dispatch->time_s);
+  CHECK(*over.layer_s > *flat.layer_s);
 }

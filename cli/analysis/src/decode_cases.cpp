@@ -173,6 +173,16 @@ void add_simulated_step(const model::StepResult& predicted, const sim::LayoutRep
   step.layer_s = *replay.layer_s;
   step.step_s = whole ? *replay.step_s : *replay.layer_s;
   step.tokens_per_s = whole ? workload.batch / step.step_s : 0.0;
+  if (step.experts && replay.dispatch && replay.combine) {  // the exchanges as replayed
+    model::ExpertStep& e = *step.experts;
+    e.dispatch.time_s = replay.dispatch->time_s;
+    e.combine.time_s = replay.combine->time_s;
+    e.exchange_s = e.dispatch.time_s + e.combine.time_s;
+    const double moe = whole ? e.moe_layers : 1.0;
+    step.breakdown.ep_communication_s = moe * e.micro_batches * e.exchange_s;
+    step.breakdown.overlapped_s =
+        e.micro_batches > 1 ? moe * e.micro_batches * std::min(e.compute_s, e.exchange_s) : 0.0;
+  }
   row.step = step;
 }
 

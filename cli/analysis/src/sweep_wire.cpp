@@ -54,8 +54,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExpertRouting, ep, nodes, group_limited, expe
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MoeExchange, op, kernel, dtype, routing, message_bytes, messages_per_gpu,
                                    nic_bytes_per_gpu, nvlink_bytes_per_gpu, busiest_bytes, nic_Bps, nvlink_Bps,
                                    latency_s, transfer_s, time_s, bound)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExpertStep, dispatch, combine, tokens_per_gpu, micro_batches, moe_layers, compute_s,
-                                   exchange_s, experts_mlp_s)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExpertStep, dispatch, combine, tokens_per_gpu, micro_batches, moe_layers,
+                                   hidden_collectives, compute_s, exchange_s, experts_mlp_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepPartBytes, attention, projections, mlp, other, lm_head)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepMemory, weights, kv_cache, buffers, activations, total, capacity, max_seq_len,
                                    max_batch)

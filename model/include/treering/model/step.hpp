@@ -63,9 +63,10 @@ struct ExpertStep {
   int tokens_per_gpu = 0;  // tokens a GPU dispatches a layer (all micro-batches)
   int micro_batches = 1;
   int moe_layers = 0;
-  double compute_s = 0;      // per MoE layer and micro-batch: everything but the exchanges
-  double exchange_s = 0;     // per MoE layer and micro-batch: dispatch + combine
-  double experts_mlp_s = 0;  // per MoE layer (all micro-batches): router, shared and routed experts
+  bool hidden_collectives = false;  // TP or DCP attention: the reduce-scatter and all-gather around the experts
+  double compute_s = 0;             // per MoE layer and micro-batch: everything but the exchanges
+  double exchange_s = 0;            // per MoE layer and micro-batch: dispatch + combine
+  double experts_mlp_s = 0;         // per MoE layer (all micro-batches): router, shared and routed experts
 };
 
 // The bytes each part reads from HBM per step: weights, the KV cache the attention reads (the slowest shard's,

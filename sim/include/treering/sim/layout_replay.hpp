@@ -9,6 +9,7 @@
 
 #include "treering/model/layout_model.hpp"
 #include "treering/model/step.hpp"
+#include "treering/sim/collective_replay.hpp"
 #include "treering/sim/replay.hpp"
 
 namespace treering::sim {
@@ -23,14 +24,16 @@ struct LayoutReplay {
   std::vector<model::DecodeModel> post_models;  // the post-attention groups' models
   std::vector<GroupPlan> groups;                // what was replayed, in order (for traces)
   ReplayResult replay;
-  int cp_groups = 0;              // plans[0 .. cp_groups) are the CP groups'
-  int slowest_group = 0;          // the CP group (TP slice) whose combine ended last
-  double attention_s = 0;         // when the last CP group's combine ended
-  std::optional<double> layer_s;  // scope layer|step: when the last GPU ended the layer
-  std::optional<double> step_s;   // scope step: layers x the layer + the LM head and its all-gather
-  double tp_communication_s = 0;  // the layer's time beyond the combine and the parts' fixed times
-                                  // (the TP all-reduces, and waiting for the slowest CP group); a
-                                  // step: every layer's, and the logits' all-gather
+  int cp_groups = 0;                            // plans[0 .. cp_groups) are the CP groups'
+  int slowest_group = 0;                        // the CP group (TP slice) whose combine ended last
+  double attention_s = 0;                       // when the last CP group's combine ended
+  std::optional<double> layer_s;                // scope layer|step: when the last GPU ended the layer
+  std::optional<double> step_s;                 // scope step: layers x the layer + the LM head and its all-gather
+  std::optional<SimulatedCollective> dispatch;  // expert parallelism: an MoE layer's exchanges (a micro-batch's),
+  std::optional<SimulatedCollective> combine;   //   all EP ranks at once on their routes (moe_replay.hpp)
+  double tp_communication_s = 0;                // the layer's time beyond the combine and the parts' fixed times
+                                                // (the TP all-reduces, and waiting for the slowest CP group); a
+                                                // step: every layer's, and the logits' all-gather
 };
 
 // `step`: the step model's result for the same case (scope layer or step; none for the attention alone).
