@@ -14,6 +14,7 @@
 #include "treering/model/decode_algorithms.hpp"
 #include "treering/analysis/decode_output.hpp"
 #include "treering/analysis/plan_report.hpp"
+#include "treering/analysis/moe_report.hpp"
 #include "treering/analysis/csv.hpp"
 #include "table.hpp"
 #include "treering/model/planner.hpp"
@@ -53,29 +54,38 @@ void print_tie(std::ostream& out, const model::DeploymentPlan& plan) {
 void print_choices(std::ostream& out, const model::DeploymentPlan& plan, const PlanArgs& args,
                    const model::Workload& workload, long long seq_len, const topologies::Topology& topology,
                    const std::vector<std::optional<double>>& simulated, const model::RelativeErrors& errors) {
-  out << workload.name << ", batch " << workload.batch << ", " << seq_len << " tokens of context on "
-      << topology.spec().name << " (" << topology.gpu_count() << " GPUs) — time per output token, analytical "
-      << "model\nimplementation: " << args.impl << "; band: " << errors_text(errors) << "; " << kRankingRule
+  const bool target = plan.tpot_target_s.has_value();
+  out << workload.name;
+  if (target) {
+    out << ", the largest batch that meets " << units::format_duration(*plan.tpot_target_s) << " a token";
+  } else {
+    out << ", batch " << workload.batch;
+  }
+  out << ", " << seq_len << " tokens of context on " << topology.spec().name << " (" << topology.gpu_count()
+      << " GPUs) — time per output token, analytical model\nimplementation: " << args.impl
+      << "; band: " << errors_text(errors) << "; " << (target ? kThroughputRankingRule : kRankingRule)
       << "; ~: in that tie; x-node: the share of the time that is communication across "
       << "nodes, and its calls a step; x-node lat: its part at latency-bound sizes, where the model is least sure; "
          "simulated: a layer replayed (every CP group's combine and every TP group's all-reduces at once, links shared)"
       << (topology.spec().calibration ? "; *: outside what the calibration measured (listed below)" : "") << "\n"
       << calibration_line(topology) << "\n\n";
-  Table table({"#", "layout", "combine", "per token", "band", "", "x-node", "calls", "x-node lat", "tokens/s",
-               "attention", "memory/GPU", "headroom", "max context", "simulated", ""});
+  Table table({"#", "layout", "combine", "batch", "per token", "band", "", "x-node", "calls", "x-node lat", "tokens/s",
+               "tok/s/GPU", "attention", "memory/GPU", "headroom", "max context", "simulated", ""});
   std::vector<std::string> notes, reasons;
   for (size_t i = 0; i < plan.ranked.size() && static_cast<int>(i) < args.top; ++i) {
     const model::PlannedLayout& c = plan.ranked[i];
-    char tokens[32], network[32], across[32];
+    char tokens[32], network[32], across[32], per_gpu[32];
     std::snprintf(tokens, sizeof tokens, "%.1f", c.step.tokens_per_s);
+    std::snprintf(per_gpu, sizeof per_gpu, "%.1f", c.tokens_per_s_per_gpu);
     std::snprintf(network, sizeof network, "%.0f %%", 100 * c.network_latency_s / c.step.step_s);
     std::snprintf(across, sizeof across, "%.0f %%", 100 * c.cross_node.time_s / c.step.step_s);
     table.add_row(
-        {std::to_string(i + 1), model::layout_name(c.layout), combine_name(c), units::format_duration(c.step.step_s),
-         format_band(c.band), c.within_best_band ? "~" : "", c.cross_node.calls > 0 ? across : "",
-         c.cross_node.calls > 0 ? std::to_string(c.cross_node.calls) : "", c.network_latency_s > 0 ? network : "",
-         tokens, units::format_duration(c.attention.slowest.latency_s), units::format_bytes(c.step.memory.total),
-         units::format_bytes(c.step.memory.capacity - c.step.memory.total), std::to_string(c.step.memory.max_seq_len),
+        {std::to_string(i + 1), model::layout_name(c.layout), combine_name(c), std::to_string(c.batch),
+         units::format_duration(c.step.step_s), format_band(c.band), c.within_best_band ? "~" : "",
+         c.cross_node.calls > 0 ? across : "", c.cross_node.calls > 0 ? std::to_string(c.cross_node.calls) : "",
+         c.network_latency_s > 0 ? network : "", tokens, per_gpu, units::format_duration(c.attention.slowest.latency_s),
+         units::format_bytes(c.step.memory.total), units::format_bytes(c.step.memory.capacity - c.step.memory.total),
+         std::to_string(c.step.memory.max_seq_len),
          i < simulated.size() && simulated[i] ? units::format_duration(*simulated[i]) : "",
          c.extrapolation.empty() ? "" : "*"});
     if (!c.extrapolation.empty()) notes.push_back("* #" + std::to_string(i + 1) + ": " + c.extrapolation);
@@ -84,17 +94,25 @@ void print_choices(std::ostream& out, const model::DeploymentPlan& plan, const P
                         c.why);
   }
   table.print(out);
-  print_tie(out, plan);
+  if (!target) print_tie(out, plan);
+  for (size_t i = 0; i < plan.ranked.size() && static_cast<int>(i) < args.top; ++i) {
+    if (plan.ranked[i].step.experts) out << "#" << i + 1 << " " << expert_step_line(plan.ranked[i].step) << '\n';
+  }
   for (const std::string& note : notes) out << note << '\n';
   if (!reasons.empty()) out << "why (memory, communication, compute against plain TP on as many GPUs):\n";
   for (const std::string& reason : reasons) out << "  " << reason << '\n';
-  out << plan.ranked.size() << " choices fit";
+  out << plan.ranked.size() << (target ? " choices meet the target" : " choices fit");
   if (static_cast<int>(plan.ranked.size()) > args.top) out << " (" << args.top << " shown: --top)";
   if (!plan.not_fitting.empty()) {
     const model::PlannedLayout& least = plan.not_fitting.front();
     out << "; " << plan.not_fitting.size() << " do not (the smallest need, " << model::layout_name(least.layout) << ", "
         << units::format_bytes(least.step.memory.total) << " per GPU of "
         << units::format_bytes(least.step.memory.capacity) << ")";
+  }
+  if (!plan.too_slow.empty()) {
+    const model::PlannedLayout& quickest = plan.too_slow.front();
+    out << "; " << plan.too_slow.size() << " miss it even at their smallest batch (the quickest, "
+        << model::layout_name(quickest.layout) << ", " << units::format_duration(quickest.step.step_s) << ")";
   }
   out << '\n';
   for (const std::string& why : plan.skipped) out << "skipped " << why << '\n';
@@ -179,6 +197,16 @@ void add_plan_command(CLI::App& app) {
   command->add_option("--algo", args->combines, "Combines to try (default: all): " + model::decode_algorithm_names())
       ->delimiter(',');
   add_impl_option(*command, args->impl);
+  command
+      ->add_option("--tpot-target", args->tpot_target_ms,
+                   "A time per output token in ms: each choice at the largest batch that meets it (and fits), ranked "
+                   "by output tokens/s per GPU")
+      ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--ep-kernel", args->ep_kernel,
+                   "MoE models' expert-parallel choices: nccl, low-latency or normal (the dispatch/combine kernel)")
+      ->check(CLI::IsMember({"nccl", "low-latency", "normal"}))
+      ->capture_default_str();
   command->add_option("--top", args->top, "Rows shown")->check(CLI::Range(1, 1 << 30))->capture_default_str();
   command->add_option("--confirm", args->confirm, "Replay the best this many in the simulator (0: none)")
       ->check(CLI::Range(0, 1 << 30))

@@ -40,7 +40,10 @@ std::string layout_name(const Layout& layout) {
     case AttentionParallelism::data: name = "tp " + std::to_string(layout.tp) + ", dp attention"; break;
   }
   if (layout.replicas > 1) name += " x " + std::to_string(layout.replicas) + " replicas";
-  return name + (layout.experts.ep > 1 ? ", ep " + std::to_string(layout.experts.ep) : "");
+  if (layout.experts.ep > 1) name += ", ep " + std::to_string(layout.experts.ep);
+  if (layout.experts.ep > 1 && layout.experts.micro_batches > 1)
+    name += ", " + std::to_string(layout.experts.micro_batches) + " micro-batches";
+  return name;
 }
 
 int projection_split(const Layout& layout) {

@@ -4,17 +4,23 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "planner_parts.hpp"
 #include "treering/model/extrapolation.hpp"
 #include "treering/topologies/input_error.hpp"
 
 namespace treering::model {
-namespace {
+using namespace detail;
+namespace detail {
 
 std::vector<int> powers_of_two_to(int most) {
   std::vector<int> values;
   for (int value = 1; value <= most; value *= 2) values.push_back(value);
   return values;
 }
+
+}  // namespace detail
+
+namespace {
 
 // cp values for a given tp: powers of two, and what fills the GPUs up when that is not one.
 std::vector<int> cp_values(int tp, int gpus_max) {
@@ -43,6 +49,10 @@ std::string extrapolation(const LayoutModel& layouts, DecodeAlgorithm algorithm,
   return join_reasons(reasons);
 }
 
+}  // namespace
+
+namespace detail {
+
 PlannedLayout evaluate_choice(const LayoutModel& layouts, DecodeAlgorithm algorithm, const Workload& workload,
                               long long seq_len, const PlannerOptions& options) {
   PlannedLayout choice;
@@ -56,8 +66,15 @@ PlannedLayout evaluate_choice(const LayoutModel& layouts, DecodeAlgorithm algori
   choice.fits = choice.step.memory.total <= choice.step.memory.capacity;
   choice.extrapolation = extrapolation(layouts, algorithm, workload, seq_len, options, choice.step);
   choice.cross_node = cross_node_traffic(layouts, choice, workload, seq_len, options.plan);
+  choice.batch = workload.batch;
+  const Layout& layout = choice.layout;
+  choice.tokens_per_s_per_gpu = choice.step.tokens_per_s / (layout.tp * layout.cp);
   return choice;
 }
+
+}  // namespace detail
+
+namespace {
 
 bool is_communication(const Phase& phase) {
   return phase.kind == PhaseKind::collective || phase.kind == PhaseKind::transfers ||
@@ -73,12 +90,6 @@ bool ranks_before(const PlannedLayout& a, const PlannedLayout& b) {
     if (a.cross_node.bytes != b.cross_node.bytes) return a.cross_node.bytes < b.cross_node.bytes;
   }
   return a.step.step_s < b.step.step_s;
-}
-
-void add_choice(const LayoutModel& layouts, DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,
-                const PlannerOptions& options, DeploymentPlan& plan) {
-  PlannedLayout choice = evaluate_choice(layouts, algorithm, workload, seq_len, options);
-  (choice.fits ? plan.ranked : plan.not_fitting).push_back(std::move(choice));
 }
 
 // The engines' layouts inside a TP group of tp GPUs: decode context parallelism (dcp 2 .. tp) and data-parallel
@@ -145,12 +156,22 @@ CrossNodeTraffic cross_node_traffic(const LayoutModel& layouts, const PlannedLay
     traffic.time_s += choice.step.breakdown.tp_communication_s;
     traffic.bytes += groups * per_group;
   }
+  if (const auto& experts = choice.step.experts; experts && experts->dispatch.routing.nodes > 1) {
+    // every MoE layer's dispatch and combine, each micro-batch's, through every EP GPU's NIC
+    const double exchanges = static_cast<double>(experts->moe_layers) * experts->micro_batches;
+    traffic.calls += static_cast<long long>(2 * exchanges);
+    traffic.time_s += choice.step.breakdown.ep_communication_s - choice.step.breakdown.overlapped_s;
+    traffic.bytes += exchanges * experts->dispatch.routing.ep *
+                     (experts->dispatch.nic_bytes_per_gpu + experts->combine.nic_bytes_per_gpu);
+  }
   return traffic;
 }
 
 Band step_band(const StepResult& step, const DecodeResult& attention, int layers, const RelativeErrors& errors) {
   const double exposed = attention.breakdown.intra_node_s + attention.breakdown.inter_node_s;
-  const double communication = std::min(step.step_s, layers * exposed + step.breakdown.tp_communication_s);
+  const double communication =
+      std::min(step.step_s, layers * exposed + step.breakdown.tp_communication_s +
+                                std::max(0.0, step.breakdown.ep_communication_s - step.breakdown.overlapped_s));
   return band_of(step.step_s - communication, communication, step_network_latency_s(step, attention, layers), errors);
 }
 
@@ -179,8 +200,14 @@ DeploymentPlan plan_deployment(const topologies::Topology& topology, const Workl
   }
   if (has_latent_attention(workload))
     add_engine_layouts(topology, workload, seq_len, options, combines, gpus_max, plan);
+  if (workload.experts > 0) add_expert_layouts(topology, workload, seq_len, options, gpus_max, plan);
   std::sort(plan.not_fitting.begin(), plan.not_fitting.end(),
             [](const PlannedLayout& a, const PlannedLayout& b) { return a.step.memory.total < b.step.memory.total; });
+  plan.tpot_target_s = options.tpot_target_s;
+  if (options.tpot_target_s) {
+    rank_by_throughput(plan);
+    return plan;
+  }
   if (const PlannedLayout* fastest = fastest_choice(plan)) {
     const Band best = fastest->band;
     for (PlannedLayout& choice : plan.ranked) choice.within_best_band = bands_overlap(choice.band, best);

@@ -8,6 +8,7 @@
 #include "treering/sim/layout_replay.hpp"
 #include "treering/analysis/workload_files.hpp"
 #include "treering/topologies/input_error.hpp"
+#include "treering/topologies/units.hpp"
 
 namespace treering::analysis {
 
@@ -42,6 +43,10 @@ ordered_json choice_json(const model::PlannedLayout& c, const std::optional<doub
       {"network_latency_s", c.network_latency_s},
       {"cross_node", {{"time_s", c.cross_node.time_s}, {"calls", c.cross_node.calls}, {"bytes", c.cross_node.bytes}}},
       {"tokens_per_s", s.tokens_per_s},
+      {"batch", c.batch},
+      {"tokens_per_s_per_gpu", c.tokens_per_s_per_gpu},
+      {"ep", c.layout.experts.ep},
+      {"micro_batches", c.layout.experts.ep > 1 ? c.layout.experts.micro_batches : 1},
       {"attention_layer_s", c.attention.slowest.latency_s},
       {"breakdown",
        {{"attention_s", s.breakdown.attention_s},
@@ -49,7 +54,9 @@ ordered_json choice_json(const model::PlannedLayout& c, const std::optional<doub
         {"mlp_s", s.breakdown.mlp_s},
         {"tp_communication_s", s.breakdown.tp_communication_s},
         {"other_s", s.breakdown.other_s},
-        {"lm_head_s", s.breakdown.lm_head_s}}},
+        {"lm_head_s", s.breakdown.lm_head_s},
+        {"ep_communication_s", s.breakdown.ep_communication_s},
+        {"overlapped_s", s.breakdown.overlapped_s}}},
       {"memory_bytes",
        {{"weights", s.memory.weights},
         {"kv_cache", s.memory.kv_cache},
@@ -88,8 +95,21 @@ PlanReport plan_report(const topologies::Topology& topology, const PlanChoice& c
   for (const std::string& name : choice.combines) options.combines.push_back(model::parse_decode_algorithm(name));
   options.plan.impl = load_impl(choice.impl);
   options.errors = model::prediction_errors(topology, *options.plan.impl, false);
+  options.experts.kernel = model::parse_ep_kernel(choice.ep_kernel);
+  if (choice.tpot_target_ms) {
+    if (!(*choice.tpot_target_ms > 0)) throw topologies::InputError("--tpot-target must be more than 0 ms");
+    options.tpot_target_s = *choice.tpot_target_ms * 1e-3;
+  }
   report.errors = options.errors;
   report.plan = model::plan_deployment(topology, report.workload, choice.seq_len, options);
+  if (report.plan.ranked.empty() && options.tpot_target_s) {
+    const model::PlannedLayout* quickest = report.plan.too_slow.empty() ? nullptr : &report.plan.too_slow.front();
+    throw topologies::InputError("no layout meets " + topologies::format_duration(*options.tpot_target_s) + " a token" +
+                                 (quickest
+                                      ? " (the quickest, " + model::layout_name(quickest->layout) + ", takes " +
+                                            topologies::format_duration(quickest->step.step_s) + " at one sequence)"
+                                      : std::string(": none fits")));
+  }
   if (report.plan.ranked.empty()) {
     throw topologies::InputError("no layout fits: " + std::to_string(report.plan.not_fitting.size()) + " tried");
   }
@@ -108,6 +128,8 @@ ordered_json plan_json(const topologies::Topology& topology, const PlanChoice& c
   for (size_t i = 0; i < report.plan.ranked.size(); ++i)
     ranked.push_back(choice_json(report.plan.ranked[i], report.simulated_step_s[i]));
   for (const model::PlannedLayout& c : report.plan.not_fitting) not_fitting.push_back(choice_json(c, std::nullopt));
+  ordered_json too_slow = ordered_json::array();
+  for (const model::PlannedLayout& c : report.plan.too_slow) too_slow.push_back(choice_json(c, std::nullopt));
   const model::RelativeErrors& errors = report.errors;
   return {{"cluster", topology.spec().name},
           {"gpus", topology.gpu_count()},
@@ -120,10 +142,12 @@ ordered_json plan_json(const topologies::Topology& topology, const PlanChoice& c
             {"communication", errors.communication},
             {"network_latency", errors.network_latency},
             {"source", errors.source}}},
-          {"ranking", kRankingRule},
+          {"tpot_target_s", choice.tpot_target_ms ? ordered_json(*choice.tpot_target_ms * 1e-3) : ordered_json()},
+          {"ranking", choice.tpot_target_ms ? kThroughputRankingRule : kRankingRule},
           {"fastest_rank", fastest_rank(report.plan)},
           {"ranked", ranked},
           {"not_fitting", not_fitting},
+          {"too_slow", too_slow},
           {"skipped", report.plan.skipped}};
 }
 

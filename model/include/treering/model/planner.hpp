@@ -18,6 +18,7 @@
 // context (memory), the attention's communication and its compute per layer, and the time per token.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,11 +27,22 @@
 
 namespace treering::model {
 
+// MoE workloads also try expert parallelism (expert_layout.hpp) over EP = e GPUs, e a power of two from a node's
+// GPUs (or 2) to gpus_max that splits the experts: data-parallel attention over the e GPUs; TP attention of t GPUs
+// (2 .. a node's, powers of two) x e / t replicas; latent attention's TP t with DCP d (a2a) x e / t replicas; each with
+// one and with two micro-batches, the exchanges by `experts.kernel`.
+//
+// A time-per-output-token target (tpot_target_s, AIConfigurator's question: how much throughput at this latency?)
+// evaluates every choice at the largest batch that meets it and fits (per replica; data-parallel attention in whole
+// sequences a GPU), by doubling then bisection, and ranks them by output tokens per second per GPU; a choice that
+// misses it even at one sequence (a GPU each with data-parallel attention) is set apart.
 struct PlannerOptions {
   int gpus_max = 0;                       // 0: all the cluster's GPUs
   std::vector<DecodeAlgorithm> combines;  // empty: all_decode_algorithms()
   PlanOptions plan;                       // the implementation (--impl) and split
   RelativeErrors errors;                  // for the bands (uncertainty.hpp)
+  ExpertLayout experts;                 // the EP choices' kernel, redundant experts and skew (ep, micro-batches: tried)
+  std::optional<double> tpot_target_s;  // see above
 };
 
 // What a step sends across scale-up domains (nodes). time_s: the part of step_s that is communication across
@@ -38,7 +50,8 @@ struct PlannerOptions {
 // calls: the communication calls a token waits on that cross
 // them, one group's (the groups run at once): the combine's collectives and point-to-point phases in each layer
 // (when its CP group spans domains) and the TP group's two all-reduces a layer plus the logits' all-gather (when
-// it spans them). bytes: all groups together, through the NICs: the combine's inter-node volume, and a ring's
+// it spans them), and with expert parallelism across nodes each MoE layer's dispatch and combine (per micro-batch).
+// bytes: all groups together, through the NICs: the combine's inter-node volume, the exchanges' NIC bytes, and a ring's
 // for each TP collective (NCCL's ring: each of the k edges between domains carries 2 (p - 1) / p of an all-reduce's
 // bytes, (p - 1) / p of an all-gather's output). Example: llama3.1-70b at tp 16 on 2 DGX H100, batch 1: 2 x 80 + 1
 // = 161 calls; each all-reduce of 16 KiB puts 2 x 2 x 15/16 x 16 KiB = 60 KiB across, 80 x 2 x 60 KiB = 9,600 KiB a
@@ -59,11 +72,13 @@ struct PlannedLayout {
   double network_latency_s =
       0;             // of step_s: communication across nodes at latency-bound sizes (its band's widest part)
   bool fits = true;  // weights, KV cache and buffers within every GPU's memory
-  bool within_best_band = false;  // its band meets the fastest one's: the model cannot tell them apart (a tie)
-  CrossNodeTraffic cross_node;    // what orders a tie
-  std::string extrapolation;      // where it leaves the cluster's calibration (extrapolation.hpp; empty: inside it,
-                                  // or no calibration): its combine's plan and its TP collectives
-  std::string why;                // latent attention: against plain TP on as many GPUs (versus_tensor_parallel)
+  bool within_best_band = false;    // its band meets the fastest one's: the model cannot tell them apart (a tie)
+  CrossNodeTraffic cross_node;      // what orders a tie
+  std::string extrapolation;        // where it leaves the cluster's calibration (extrapolation.hpp; empty: inside it,
+                                    // or no calibration): its combine's plan and its TP collectives
+  std::string why;                  // latent attention: against plain TP on as many GPUs (versus_tensor_parallel)
+  int batch = 0;                    // the batch it was evaluated at (per replica): the workload's, or the target's best
+  double tokens_per_s_per_gpu = 0;  // output tokens a second over the GPUs of a replica (tp x cp)
 };
 
 // What `choice` gains or loses against `tp` (plain tensor parallelism on as many GPUs), in words: memory (KV cache
@@ -75,9 +90,12 @@ std::string versus_tensor_parallel(const PlannedLayout& choice, const PlannedLay
 
 struct DeploymentPlan {
   std::vector<PlannedLayout> ranked;       // those that fit: the tie with the fastest (within_best_band) first,
-                                           // fewest cross-node calls and bytes first, then the rest fastest first
+                                           // fewest cross-node calls and bytes first, then the rest fastest first;
+                                           // with a target: those that meet it, most tokens/s per GPU first
   std::vector<PlannedLayout> not_fitting;  // by how much they need
+  std::vector<PlannedLayout> too_slow;     // with a target: missing it at the smallest batch, fastest first
   std::vector<std::string> skipped;        // layouts that cannot split the workload, with the reason
+  std::optional<double> tpot_target_s;
 };
 
 DeploymentPlan plan_deployment(const topologies::Topology& topology, const Workload& workload, long long seq_len,
@@ -90,8 +108,9 @@ const PlannedLayout* fastest_choice(const DeploymentPlan& plan);
 CrossNodeTraffic cross_node_traffic(const LayoutModel& layouts, const PlannedLayout& choice, const Workload& workload,
                                     long long seq_len, const PlanOptions& options);
 
-// The band of a step: its communication (the attention's exposed communication, layers times, and the TP
-// collectives) with the communication error, the rest with the compute error.
+// The band of a step: its communication (the attention's exposed communication, layers times, the TP
+// collectives, and the EP exchanges not hidden by micro-batches) with the communication error, the rest with the
+// compute error.
 Band step_band(const StepResult& step, const DecodeResult& attention, int layers, const RelativeErrors& errors);
 // The part of step_s that is communication across nodes at latency-bound sizes: each layer's attention's and the
 // TP collectives' (StepBreakdown::tp_network_latency_s).

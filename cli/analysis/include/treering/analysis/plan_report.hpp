@@ -21,7 +21,9 @@ struct PlanChoice {
   int gpus_max = 0;                   // 0: all
   std::vector<std::string> combines;  // empty: all
   std::string impl = "efficient";
-  int confirm = 3;  // the best this many replayed in the simulator
+  int confirm = 3;                        // the best this many replayed in the simulator
+  std::optional<double> tpot_target_ms;   // keep what meets it at its largest batch, by tokens/s per GPU
+  std::string ep_kernel = "low-latency";  // MoE workloads' EP choices: nccl | low-latency | normal
 };
 
 struct PlanReport {
@@ -35,6 +37,10 @@ struct PlanReport {
 PlanReport plan_report(const topologies::Topology& topology, const PlanChoice& choice,
                        const std::function<void(int, int)>& progress = {});
 
+// How `ranked` is ordered with a time-per-token target.
+inline constexpr const char* kThroughputRankingRule =
+    "each choice at the largest batch whose time per output token meets the target and fits, ranked by output tokens "
+    "per second per GPU, most first";
 // How `ranked` is ordered, in words (the table's header and the JSON's "ranking").
 inline constexpr const char* kRankingRule =
     "ranked by the bands: the choices whose band meets the fastest one's are a tie within the model's uncertainty and "
