@@ -64,3 +64,76 @@ TEST_CASE("collective moe-*: bad requests exit 2 with a reason") {
     CHECK(result.err.find(c.reason) != std::string::npos);
   }
 }
+
+TEST_CASE("predict --workload deepseek-v3 --ep 64 --dp-attention --scope step --nodes 8") {
+  auto result = run_treering(
+      "predict --cluster dgx-h800 --nodes 8 --workload deepseek-v3 --ep 64 --dp-attention --scope step --seq-len 4k "
+      "--batch 2048 --algo tree --format json");
+  REQUIRE(result.exit_code == 0);
+  const auto row = nlohmann::json::parse(result.out).at(0);
+  CHECK(row["ep"] == 64);
+  CHECK(row["tp"] == 64);
+  CHECK(row["attention_parallelism"] == "dp-attention");
+  const auto& experts = row["step"]["experts"];
+  CHECK(experts["tokens_per_gpu"] == 32);  // 2,048 sequences over 64 GPUs, each its own
+  CHECK(experts["moe_layers"] == 58);
+  CHECK(experts["dispatch"]["kernel"] == "low-latency");
+  CHECK(experts["dispatch"]["ep"] == 64);
+  // 58 MoE layers' dispatch and combine
+  CHECK(row["step"]["breakdown"]["ep_communication_s"].get<double>() ==
+        doctest::Approx(58 * experts["exchange_s"].get<double>()));
+  CHECK(row["tokens_per_s_per_gpu"].get<double>() == doctest::Approx(2048 / row["step_s"].get<double>() / 64));
+  auto table = run_treering(
+      "predict --cluster dgx-h800 --nodes 8 --workload deepseek-v3 --ep 64 --dp-attention --scope step --seq-len 4k "
+      "--batch 2048 --algo tree");
+  CHECK(table.out.find("experts: EP 64 over 8 node(s), low-latency kernel") != std::string::npos);
+  auto simulated = run_treering(
+      "simulate --cluster dgx-h800 --nodes 8 --workload deepseek-v3 --ep 64 --dp-attention --scope step --seq-len 4k "
+      "--batch 2048 --algo tree --format json");
+  REQUIRE(simulated.exit_code == 0);
+  CHECK(nlohmann::json::parse(simulated.out).at(0)["step"]["experts"]["dispatch"]["time_s"].get<double>() > 0);
+}
+
+TEST_CASE("predict --ep: errors") {
+  auto dense = run_treering(
+      "predict --cluster dgx-h800 --nodes 1 --workload llama3.1-8b --ep 8 --scope step "
+      "--seq-len 4k");
+  CHECK(dense.exit_code == 2);
+  CHECK(dense.err.find("no routed experts") != std::string::npos);
+  auto uneven = run_treering(
+      "predict --cluster dgx-h800 --nodes 2 --workload deepseek-v3 --tp 8 --ep 12 --scope step "
+      "--seq-len 4k");
+  CHECK(uneven.exit_code == 2);
+  CHECK(uneven.err.find("--ep 12 is not a multiple of the 8 GPUs") != std::string::npos);
+  auto micro = run_treering(
+      "predict --cluster dgx-h800 --nodes 1 --workload deepseek-v3 --ep 8 --micro-batches 3 "
+      "--scope step --seq-len 4k");
+  CHECK(micro.exit_code == 2);
+}
+
+TEST_CASE("plan --tpot-target answers for DeepSeek-V3 on 4 x 8 H200") {
+  auto result = run_treering(
+      "plan --cluster dgx-h200 --nodes 4 --workload deepseek-v3 --seq-len 4k --tpot-target 50 --confirm 0 "
+      "--format json");
+  REQUIRE(result.exit_code == 0);
+  const auto json = nlohmann::json::parse(result.out);
+  CHECK(json["tpot_target_s"].get<double>() == doctest::Approx(0.050));
+  const auto& ranked = json["ranked"];
+  REQUIRE(!ranked.empty());
+  bool any_ep = false;
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    CHECK(ranked[i]["step_s"].get<double>() <= 0.050);
+    if (i > 0)
+      CHECK(ranked[i - 1]["tokens_per_s_per_gpu"].get<double>() >= ranked[i]["tokens_per_s_per_gpu"].get<double>());
+    any_ep = any_ep || ranked[i]["ep"].get<int>() > 1;
+  }
+  CHECK(any_ep);
+  auto table = run_treering(
+      "plan --cluster dgx-h200 --nodes 4 --workload deepseek-v3 --seq-len 4k --tpot-target 50 --confirm 1");
+  CHECK(table.exit_code == 0);
+  CHECK(table.out.find("tok/s/GPU") != std::string::npos);
+  CHECK(table.out.find("choices meet the target") != std::string::npos);
+  auto tight = run_treering("plan --cluster dgx-h200 --nodes 4 --workload deepseek-v3 --seq-len 4k --tpot-target 0.1");
+  CHECK(tight.exit_code == 2);
+  CHECK(tight.err.find("no layout meets 100 us a token") != std::string::npos);
+}

@@ -263,7 +263,10 @@ StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& atte
   StepBreakdown dense = b;  // a dense first layer of an MoE model: its dense MLP for the experts
   dense.mlp_s = r.dense_mlp_s;
   r.dense_layer_s = r.dense_layers > 0 ? r.layer_s - b.mlp_s + r.dense_mlp_s : 0.0;
-  if (layout.experts.ep > 1 && w.experts > 0) {
+  if (layout.experts.ep > 1 && w.experts <= 0)
+    throw topologies::InputError("expert parallelism (--ep) needs an MoE workload: " + w.name +
+                                 " has no routed experts");
+  if (layout.experts.ep > 1) {
     r.experts = apply_expert_parallelism(layouts, rates, w, shape, post, post_groups, b, r.layer_s);
     r.part_bytes.mlp = (r.experts->dispatch.routing.busiest_experts_touched * layer_weights(w).experts_routed_each +
                         layer_weights(w).experts_shared + layer_weights(w).router) *
