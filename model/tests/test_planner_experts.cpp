@@ -47,7 +47,8 @@ TEST_CASE("deepseek-v3 on 2 DGX H200: the EP choices the planner tries") {
   }
   CHECK(with_experts == 40);
   // a dense model gets none
-  const model::DeploymentPlan dense = model::plan_deployment(two_h200(), model::find_workload("llama3.1-70b"), 4096, {});
+  const model::DeploymentPlan dense =
+      model::plan_deployment(two_h200(), model::find_workload("llama3.1-70b"), 4096, {});
   CHECK(std::none_of(dense.ranked.begin(), dense.ranked.end(),
                      [](const model::PlannedLayout& c) { return c.layout.experts.ep > 1; }));
 }

@@ -283,16 +283,20 @@ void add_decode_calls(py::module_& m) {
                   const std::string& workload, std::optional<int> batch, const std::string& split, bool check_memory,
                   const std::string& impl, std::optional<int> tp, std::optional<int> cp, const std::string& replicas,
                   const std::string& placement, bool tp_in_domain, const std::string& scope,
-                  std::optional<long long> tokens, bool prefill, std::optional<int> dcp, bool dp_attention) {
+                  std::optional<long long> tokens, bool prefill, std::optional<int> dcp, bool dp_attention,
+                  std::optional<int> ep, const std::string& ep_kernel, int micro_batches) {
           CaseChoice choice = case_choice(tp, cp, replicas, placement, tp_in_domain, scope, tokens, prefill);
           choice.layout.dcp = dcp;
           choice.layout.dp_attention = dp_attention;
+          choice.layout.ep = ep;
+          choice.layout.experts.kernel = model::parse_ep_kernel(ep_kernel);
+          choice.layout.experts.micro_batches = micro_batches;
           return rows_of(cluster, seq_lens, algos, workload, batch, split, check_memory, impl, choice);
         },
         py::arg("cluster"), py::arg("seq_lens"), py::arg("algos"), py::arg("workload"), py::arg("batch"),
         py::arg("split"), py::arg("check_memory"), py::arg("impl"), py::arg("tp"), py::arg("cp"), py::arg("replicas"),
         py::arg("placement"), py::arg("tp_in_domain"), py::arg("scope"), py::arg("tokens"), py::arg("prefill"),
-        py::arg("dcp"), py::arg("dp_attention"));
+        py::arg("dcp"), py::arg("dp_attention"), py::arg("ep"), py::arg("ep_kernel"), py::arg("micro_batches"));
   };
   decode_rows("predict", &predict);
   decode_rows("simulate", &simulate);

@@ -3,6 +3,7 @@
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "json_values.hpp"
 #include "treering/analysis/collective_report.hpp"
 #include "treering/analysis/kernel_validation.hpp"
+#include "treering/analysis/moe_report.hpp"
 #include "treering/analysis/plan_report.hpp"
 #include "treering/analysis/validate_report.hpp"
 #include "treering/topologies/input_error.hpp"
@@ -34,6 +36,15 @@ py::object collective(const Cluster& cluster, const analysis::CollectiveChoice& 
                                                      : ""));
   }
   return rows;
+}
+
+// An MoE layer's dispatch or combine over batches, as `treering collective --op moe-dispatch --format json`.
+py::object moe_exchange(const Cluster& cluster, const analysis::MoeExchangeChoice& choice) {
+  const analysis::MoeExchangeReport report = analysis::moe_exchange_report(cluster.topology(), choice);
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const analysis::MoeExchangeEstimate& estimate : report.estimates)
+    list.push_back(analysis::moe_estimate_json(estimate, report));
+  return from_json(list);
 }
 
 // The deployment planner, as `treering plan --format json`: one dict with the ranked choices.
@@ -90,17 +101,38 @@ void add_report_calls(py::module_& m) {
       },
       py::arg("cluster"), py::arg("op"), py::arg("bytes"), py::arg("gpus"), py::arg("algorithm"), py::arg("protocol"),
       py::arg("algorithms"), py::arg("engines"));
+  m.def(
+      "moe_exchange",
+      [](const Cluster& cluster, const std::string& op, const std::string& workload, const std::vector<int>& batches,
+         const std::string& kernel, const std::string& dtype, int redundant_experts, double skew,
+         const std::vector<int>& gpus, const std::vector<std::string>& engines) {
+        analysis::MoeExchangeChoice choice;
+        choice.op = op;
+        choice.workload = workload;
+        choice.batches = batches;
+        choice.kernel = kernel;
+        choice.dtype = dtype;
+        choice.redundant_experts = redundant_experts;
+        choice.skew = skew;
+        choice.gpus = gpus;
+        choice.engines.clear();
+        for (const std::string& name : engines) choice.engines.push_back(treering::validate::parse_engine(name));
+        return moe_exchange(cluster, choice);
+      },
+      py::arg("cluster"), py::arg("op"), py::arg("workload"), py::arg("batches"), py::arg("kernel"), py::arg("dtype"),
+      py::arg("redundant_experts"), py::arg("skew"), py::arg("gpus"), py::arg("engines"));
   m.def("validate", &validate_files, py::arg("cluster"), py::arg("files"), py::arg("engines"));
   m.def(
       "plan",
       [](const Cluster& cluster, long long seq_len, const std::string& workload, int batch, int gpus_max,
-         const std::vector<std::string>& combines, const std::string& impl, int confirm) {
+         const std::vector<std::string>& combines, const std::string& impl, int confirm,
+         std::optional<double> tpot_target_ms, const std::string& ep_kernel) {
         if (batch < 0 || gpus_max < 0 || confirm < 0)
           throw treering::topologies::InputError("batch, gpus_max and confirm must be at least 0 (0: the default)");
-        return plan(cluster, {workload, seq_len, batch, gpus_max, combines, impl, confirm});
+        return plan(cluster, {workload, seq_len, batch, gpus_max, combines, impl, confirm, tpot_target_ms, ep_kernel});
       },
       py::arg("cluster"), py::arg("seq_len"), py::arg("workload"), py::arg("batch"), py::arg("gpus_max"),
-      py::arg("combines"), py::arg("impl"), py::arg("confirm"));
+      py::arg("combines"), py::arg("impl"), py::arg("confirm"), py::arg("tpot_target_ms"), py::arg("ep_kernel"));
 }
 
 }  // namespace treering::python

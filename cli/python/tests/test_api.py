@@ -282,6 +282,16 @@ class SameRowsAsTheCommandTest(unittest.TestCase):
         with self.assertRaises(treering.InputError):
             treering.predict("dgx-h200", "4k", workload="deepseek-v3", algos="pass-q", tp=8, dcp=8)
 
+    def test_expert_parallelism_as_the_command(self):
+        kwargs = dict(workload="deepseek-v3", algos="tree", dp_attention=True, ep=16, batch=512, scope="step")
+        rows = treering.predict(treering.load_cluster("dgx-h800", nodes=2), "4k", **kwargs)
+        arguments = ["predict", "--cluster", "dgx-h800", "--nodes", "2", "--seq-len", "4k", "--workload", "deepseek-v3",
+                     "--dp-attention", "--ep", "16", "--batch", "512", "--scope", "step", "--algo", "tree"]
+        self.check_same(self.command_rows(arguments), rows)
+        self.assertEqual(rows[0]["ep"], 16)
+        with self.assertRaises(treering.InputError):
+            treering.predict("dgx-h800", "4k", workload="deepseek-v3", ep=16, ep_kernel="fast", scope="step")
+
     def test_bad_layouts_are_input_errors(self):
         for kwargs in (dict(tp=3), dict(tp=0), dict(scope="token"), dict(placement="outer"), dict(tokens=0)):
             with self.assertRaises(treering.InputError, msg=str(kwargs)):
@@ -312,6 +322,27 @@ class CollectiveAndPlanTest(unittest.TestCase):
         self.assertEqual(ring["algorithm"], "ring")
         with self.assertRaises(treering.InputError):
             treering.collective(c, "allsum", "1M")
+
+    def test_moe_exchange_is_the_commands(self):
+        c = treering.load_cluster("dgx-h800", nodes=2)
+        rows = treering.moe_exchange(c, "moe-dispatch", "deepseek-v3", [1, 128], engines="model,sim")
+        self.assertEqual(rows, self.command_json(["collective", "--cluster", "dgx-h800", "--nodes", "2", "--op",
+                                                  "moe-dispatch", "--workload", "deepseek-v3", "--batch", "1,128",
+                                                  "--engine", "model,sim"]))
+        # 128 tokens x 8 copies x (7,168 fp8 + 56 x 4 B scales + a 16 B header), all through the NIC
+        self.assertEqual(rows[1]["nic_bytes_per_gpu"], 128 * 8 * 7408)
+        with self.assertRaises(treering.InputError):
+            treering.moe_exchange(c, "moe-dispatch", "llama3.1-8b")
+
+    def test_plan_with_a_tpot_target(self):
+        c = treering.load_cluster("dgx-h200", nodes=2)
+        report = treering.plan(c, "4k", workload="deepseek-v3", confirm=0, tpot_target_ms=40)
+        self.assertEqual(report, self.command_json(["plan", "--cluster", "dgx-h200", "--nodes", "2", "--workload",
+                                                    "deepseek-v3", "--seq-len", "4k", "--confirm", "0",
+                                                    "--tpot-target", "40"]))
+        per_gpu = [choice["tokens_per_s_per_gpu"] for choice in report["ranked"]]
+        self.assertEqual(per_gpu, sorted(per_gpu, reverse=True))
+        self.assertTrue(all(choice["step_s"] <= 0.040 for choice in report["ranked"]))
 
     def test_plan_is_the_commands(self):
         c = treering.load_cluster("dgx-h100", nodes=2)

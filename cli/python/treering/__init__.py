@@ -23,7 +23,7 @@ from . import _treering
 from ._treering import InputError, Algorithm, Engine, Scope, Placement, Op
 
 __all__ = ["InputError", "Algorithm", "Engine", "Scope", "Placement", "Op", "COLUMNS", "UNITS", "Cluster", "load_cluster", "presets", "workloads", "algorithms", "predict", "simulate",
-           "sweep", "crossover", "tune", "sensitivity", "collective", "plan", "validate", "calibrate", "plot"]
+           "sweep", "crossover", "tune", "sensitivity", "collective", "moe_exchange", "plan", "validate", "calibrate", "plot"]
 
 # The columns every predict/simulate/sweep record has, in the CSV's order: the command's own list (one list feeds
 # the CSV, the JSON and these records). Records add the optional ones they carry: prefill_s; generation_s and its
@@ -95,7 +95,7 @@ def load_cluster(cluster, nodes=None, gpus_per_node=None, set=None, scale=None):
 
 def predict(cluster, seq_len, algos=None, workload="paper-mha16", batch=None, split="equal", check_memory=False,
             impl="efficient", tp=None, cp=None, placement="tp-inner", tp_in_domain=False, scope="attention", tokens=None,
-            prefill=False, replicas=1, dcp=None, dp_attention=False):
+            prefill=False, replicas=1, dcp=None, dp_attention=False, ep=None, ep_kernel="low-latency", micro_batches=1):
     """The analytical model: one record per (length, algorithm), lengths outer, as ``treering predict``.
 
     cluster: a Cluster, or a preset name / YAML file loaded as it is. seq_len: an int, a string in the
@@ -114,25 +114,30 @@ def predict(cluster, seq_len, algos=None, workload="paper-mha16", batch=None, sp
     all), replicas (copies of the tp x cp layout side by side, each serving its own requests: an int, or "all"
     that the GPUs hold; their groups share the network), placement ("tp-inner" or "cp-inner"), tp_in_domain
     (refuse a TP group across scale-up domains), dcp (decode context parallelism inside the TP group, as vLLM's
-    --dcp: divides tp), dp_attention (each GPU of the TP group attends its own sequences), scope
+    --dcp: divides tp), dp_attention (each GPU of the TP group attends its own sequences), ep (MoE models: the
+    routed experts over this many GPUs, every GPU of the layout, the attention's layout repeated to fill them;
+    each MoE layer dispatches and combines its tokens with ep_kernel, "low-latency", "normal" or "nccl";
+    micro_batches 2 overlaps one half batch's exchanges with the other's compute), scope
     ("attention", "layer" or "step": the layer or the whole step around the attention, with layer_s, step_s,
     tokens_per_s, step_memory_bytes and max_seq_len). tokens: also the time to generate that many tokens
     (generation_s and its band); prefill: add the prompt's estimate (prefill_s).
     """
     return _treering.predict(_cluster(cluster), _lengths(seq_len), _algos(algos), str(workload), batch, str(split),
                              check_memory, str(impl), tp, cp, str(replicas), str(placement), bool(tp_in_domain), str(scope),
-                             tokens, bool(prefill), dcp, bool(dp_attention))
+                             tokens, bool(prefill), dcp, bool(dp_attention), ep, str(ep_kernel), int(micro_batches))
 
 
 def simulate(cluster, seq_len, algos=None, workload="paper-mha16", batch=None, split="equal", check_memory=True,
              impl="efficient", tp=None, cp=None, placement="tp-inner", tp_in_domain=False, scope="attention", tokens=None,
-             prefill=False, replicas=1, dcp=None, dp_attention=False):
+             prefill=False, replicas=1, dcp=None, dp_attention=False, ep=None, ep_kernel="low-latency",
+             micro_batches=1):
     """The simulation of the same plans (every group of the layout at once, links shared max-min, as SimGrid
     shares them), arguments as predict(). Records as predict()'s with engine "sim", plus model_latency_s (the
     model's figure for the same case) and transfers_simulated."""
     return _treering.simulate(_cluster(cluster), _lengths(seq_len), _algos(algos), str(workload), batch, str(split),
                               check_memory, str(impl), tp, cp, str(replicas), str(placement), bool(tp_in_domain),
-                              str(scope), tokens, bool(prefill), dcp, bool(dp_attention))
+                              str(scope), tokens, bool(prefill), dcp, bool(dp_attention), ep, str(ep_kernel),
+                              int(micro_batches))
 
 
 def sweep(cluster, seq_len, nodes=None, workloads=None, batches=None, algos=None, engines=None, set=None, split="equal",
@@ -238,7 +243,8 @@ def collective(cluster, op="allreduce", bytes="8:1G:x4", gpus=None, algorithm=No
                                 str(protocol or ""), str(algorithms), [str(e) for e in engines])
 
 
-def plan(cluster, seq_len, workload="llama3.1-8b", batch=None, gpus_max=None, algos=None, impl="efficient", confirm=3):
+def plan(cluster, seq_len, workload="llama3.1-8b", batch=None, gpus_max=None, algos=None, impl="efficient", confirm=3,
+         tpot_target_ms=None, ep_kernel="low-latency"):
     """Every feasible TP x CP layout and combine ranked by time per output token and its band, as ``treering
     plan --format json``: a dict with "ranked" (the choices whose band meets the fastest's first, as a tie, least
     time across nodes first; then the rest, fastest first: tp, cp, combine, algo ("none" for TP only), step_s
@@ -248,10 +254,31 @@ def plan(cluster, seq_len, workload="llama3.1-8b", batch=None, gpus_max=None, al
 
     seq_len: one context length. workload: a preset, a YAML file or a Hugging Face config.json; batch replaces
     its batch. gpus_max: use at most this many GPUs (None: all). algos: the combines to try (None: all eight).
+    MoE models also try expert parallelism (ep, micro_batches in each choice; ep_kernel moves the tokens).
+    tpot_target_ms: each choice at the largest batch ("batch") whose time per output token meets it, ranked by
+    tokens_per_s_per_gpu ("too_slow": those that miss it at their smallest batch).
     """
+    target = None if tpot_target_ms is None else float(tpot_target_ms)
     return _treering.plan(_cluster(cluster), _one_length(seq_len), str(workload), _optional_count(batch, "batch"),
                           _optional_count(gpus_max, "gpus_max"), _names(algos, []), str(impl),
-                          _optional_count(confirm, "confirm", minimum=0))
+                          _optional_count(confirm, "confirm", minimum=0), target, str(ep_kernel))
+
+
+def moe_exchange(cluster, op="moe-dispatch", workload="deepseek-v3", batch=128, ep_kernel="low-latency", dtype=None,
+                 redundant_experts=0, expert_skew=1.0, gpus=None, engines="model"):
+    """An MoE layer's dispatch or combine over the GPUs as the EP group, as ``treering collective --op moe-dispatch
+    --format json``: one dict per batch with time_s and its band, latency_s, transfer_s, the bytes a GPU sends
+    through its NICs and over NVLink, the destinations per token and, with engines "sim", the replay on the routes.
+
+    op: "moe-dispatch" or "moe-combine". batch: tokens a GPU sends (an int or a list). ep_kernel: "low-latency",
+    "normal" or "nccl". dtype: "fp8" or "bf16" (None: fp8 dispatch, bf16 combine).
+    """
+    if isinstance(engines, str):
+        engines = engines.split(",")
+    batches = [int(b) for b in batch] if isinstance(batch, (list, tuple)) else [int(batch)]
+    return _treering.moe_exchange(_cluster(cluster), str(op), str(workload), batches, str(ep_kernel), str(dtype or ""),
+                                  int(redundant_experts), float(expert_skew), _ints(gpus, "gpus"),
+                                  [str(e) for e in engines])
 
 
 def validate(cluster, files, engines="model"):
