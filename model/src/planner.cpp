@@ -160,7 +160,7 @@ CrossNodeTraffic cross_node_traffic(const LayoutModel& layouts, const PlannedLay
     // every MoE layer's dispatch and combine, each micro-batch's, through every EP GPU's NIC
     const double exchanges = static_cast<double>(experts->moe_layers) * experts->micro_batches;
     traffic.calls += static_cast<long long>(2 * exchanges);
-    traffic.time_s += choice.step.breakdown.ep_communication_s - choice.step.breakdown.overlapped_s;
+    traffic.time_s += std::max(0.0, choice.step.breakdown.ep_communication_s - choice.step.breakdown.overlapped_s);
     traffic.bytes += exchanges * experts->dispatch.routing.ep *
                      (experts->dispatch.nic_bytes_per_gpu + experts->combine.nic_bytes_per_gpu);
   }
