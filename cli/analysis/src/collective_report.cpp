@@ -59,13 +59,15 @@ ordered_json estimate_json(const BandedEstimate& banded, const model::CommGroup&
       {"scale_out_bytes_per_gpu", estimate.scale_out_bytes_per_gpu},
       {"candidates", candidates},
       {"nccl_constants", nccl_constants(group)}};
-  if (banded.simulated) {
-    json["simulated_time_s"] = banded.simulated->time_s;
-    json["simulated_flows"] = banded.simulated->flows;
-    json["busiest_link_utilisation"] = banded.simulated->busiest_utilisation;
-    json["simulator"] = banded.simulated->engine;
-  }
+  if (banded.simulated) add_simulated_json(json, *banded.simulated);
   return json;
+}
+
+void add_simulated_json(ordered_json& json, const sim::SimulatedCollective& simulated) {
+  json["simulated_time_s"] = simulated.time_s;
+  json["simulated_flows"] = simulated.flows;
+  json["busiest_link_utilisation"] = simulated.busiest_utilisation;
+  json["simulator"] = simulated.engine;
 }
 
 CollectiveReport collective_report(const topologies::Topology& topology, const CollectiveChoice& choice) {

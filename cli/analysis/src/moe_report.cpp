@@ -1,6 +1,8 @@
 // moe_exchange_report (moe_report.hpp).
 #include "treering/analysis/moe_report.hpp"
 
+#include "treering/analysis/collective_report.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -114,12 +116,7 @@ ordered_json moe_estimate_json(const MoeExchangeEstimate& estimate, const MoeExc
   json["time_s_low"] = bound_json(estimate.band.low_s);
   json["time_s_high"] = bound_json(estimate.band.high_s);
   json["band_source"] = report.errors.source;
-  if (estimate.simulated) {
-    json["simulated_time_s"] = estimate.simulated->time_s;
-    json["simulated_flows"] = estimate.simulated->flows;
-    json["busiest_link_utilisation"] = estimate.simulated->busiest_utilisation;
-    json["simulator"] = estimate.simulated->engine;
-  }
+  if (estimate.simulated) add_simulated_json(json, *estimate.simulated);
   return json;
 }
 

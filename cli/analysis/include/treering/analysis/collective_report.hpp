@@ -48,5 +48,7 @@ CollectiveReport collective_report(const topologies::Topology& topology, const C
 // Which of NCCL's constants the model used: "NCCL 2.26.2 constants for Hopper GPUs, Intel hosts" across domains.
 std::string nccl_constants(const model::CommGroup& group);
 nlohmann::ordered_json estimate_json(const BandedEstimate& banded, const model::CommGroup& group);
+// A replay's figures into `json`: simulated_time_s, simulated_flows, busiest_link_utilisation, simulator.
+void add_simulated_json(nlohmann::ordered_json& json, const sim::SimulatedCollective& simulated);
 
 }  // namespace treering::analysis
