@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "treering/model/weights.hpp"
 #include "treering/topologies/input_error.hpp"
 
 namespace treering::realrun::app {
@@ -33,6 +34,17 @@ CLI::Option* add_bench_kind_option(CLI::App& command, BenchKind& kind) {
             return "unknown benchmark '" + name + "' (choose allreduce, allgather, sendrecv, hbm or attention)";
           },
           "BENCHMARK"));
+}
+
+model::Workload workload_named(const std::string& name_or_path) {
+  const bool json = name_or_path.ends_with(".json");
+  if (!json && !name_or_path.ends_with(".yaml") && !name_or_path.ends_with(".yml"))
+    return model::find_workload(name_or_path);
+  model::Workload w =
+      json ? topologies::load_hf_config_file(name_or_path) : topologies::load_workload_file(name_or_path);
+  model::complete_weights(w);
+  model::validate(w);
+  return w;
 }
 
 }  // namespace treering::realrun::app

@@ -2,6 +2,8 @@
 // model::RealrunBackend, bench's benchmark into BenchKind. --help shows them as the plain strings they were.
 #pragma once
 
+#include "treering/model/workload.hpp"
+
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
@@ -22,5 +24,8 @@ std::string cpu_or_cuda(const std::string& name);
 // bench's required positional `what` into `kind`; an unknown name is CLI11's validation error ("what: unknown
 // benchmark 'foo' (choose ...)", exit 2).
 CLI::Option* add_bench_kind_option(CLI::App& command, BenchKind& kind);
+
+// A workload preset, a workload YAML or a Hugging Face config.json (completed and checked).
+model::Workload workload_named(const std::string& name_or_path);
 
 }  // namespace treering::realrun::app

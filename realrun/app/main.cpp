@@ -11,6 +11,7 @@
 #include "bench_command.hpp"
 #include "cli_choices.hpp"
 #include "decode_command.hpp"
+#include "moe_command.hpp"
 #include "mpi_transport.hpp"
 #include "nccl_bench.hpp"
 #include "step_command.hpp"
@@ -146,6 +147,28 @@ CLI::App* add_step_command(CLI::App& cli, app::StepOptions& options) {
   return command;
 }
 
+CLI::App* add_moe_command(CLI::App& cli, app::MoeOptions& options, double& timeout_s) {
+  auto* command = cli.add_subcommand(
+      "moe", "An MoE layer with expert parallelism over the ranks: dispatch, experts, combine, checked");
+  app::add_backend_option(*command, options.backend, "cpu (MPI; the experts split evenly over the ranks)",
+                          [](const std::string& name) { return "--backend " + name + ": cpu"; });
+  command->add_option("--workload", options.workload, "An MoE workload: preset, YAML or Hugging Face config.json")
+      ->capture_default_str();
+  command->add_option("--batch", options.batch, "Tokens each rank routes")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
+  command->add_option("--hidden", options.hidden, "The hidden size to run at (default: the workload's)")
+      ->check(CLI::Range(1, 1 << 20));
+  command->add_option("--expert-intermediate", options.intermediate, "One expert's width (default: the workload's)")
+      ->check(CLI::Range(1, 1 << 20));
+  command->add_option("--seed", options.seed, "Seed of the made-up weights and tokens")->capture_default_str();
+  command->add_option("--format", options.format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  add_timeout_option(*command, timeout_s);
+  return command;
+}
+
 int run(int argc, char** argv, app::MpiTransport& transport) {
   if (!transport.same_on_all_ranks(app::arguments_fingerprint(argc, argv))) {
     if (transport.rank() == 0) {
@@ -168,6 +191,8 @@ int run(int argc, char** argv, app::MpiTransport& transport) {
   add_decode_command(cli, options, timeout_s);
   auto* bench_command = add_bench_command(cli, bench, timeout_s);
   auto* step_command = add_step_command(cli, step);
+  app::MoeOptions moe;
+  auto* moe_command = add_moe_command(cli, moe, timeout_s);
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& error) {  // --help is one too, with exit code 0
@@ -186,6 +211,7 @@ int run(int argc, char** argv, app::MpiTransport& transport) {
   }
   if (bench_command->parsed()) return app::run_bench(bench, transport);
   if (step_command->parsed()) return app::run_step(step, transport);
+  if (moe_command->parsed()) return app::run_moe(moe, transport);
   return app::run_decode(options, transport);
 }
 

@@ -1,5 +1,7 @@
 #include "step_command.hpp"
 
+#include "cli_choices.hpp"
+
 #include <cstdio>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -19,17 +21,6 @@ namespace treering::realrun::app {
 namespace {
 
 using nlohmann::ordered_json;
-
-model::Workload workload_named(const std::string& name_or_path) {
-  const bool json = name_or_path.ends_with(".json");
-  if (!json && !name_or_path.ends_with(".yaml") && !name_or_path.ends_with(".yml"))
-    return model::find_workload(name_or_path);
-  model::Workload w =
-      json ? topologies::load_hf_config_file(name_or_path) : topologies::load_workload_file(name_or_path);
-  model::complete_weights(w);
-  model::validate(w);
-  return w;
-}
 
 ordered_json collectives_json(const StepCollectiveCount& c) {
   return {{"allreduces", c.allreduces},

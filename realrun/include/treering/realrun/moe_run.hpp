@@ -20,8 +20,8 @@ struct MoeShape {
   int intermediate = 0;  // one expert's width
   int experts = 0;       // routed
   int top_k = 0;
-  int groups = 0;             // n_group (0 or 1: plain top-k)
-  int groups_per_token = 0;   // topk_group
+  int groups = 0;            // n_group (0 or 1: plain top-k)
+  int groups_per_token = 0;  // topk_group
   int shared_experts = 0;
 };
 
@@ -69,12 +69,12 @@ std::vector<float> reference_layer(const MoeShape& shape, const std::vector<floa
 
 struct MoeRankResult {
   int tokens = 0;
-  long long copies_sent = 0;           // (token, expert) copies dispatched, to itself included
+  long long copies_sent = 0;               // (token, expert) copies dispatched, to itself included
   double destination_ranks_per_token = 0;  // mean distinct ranks a token reaches
-  double dispatch_bytes = 0;           // sent to other ranks: float32 values and a 4-byte expert id a copy
-  double combine_bytes = 0;            // expert outputs sent back to other ranks
+  double dispatch_bytes = 0;               // sent to other ranks: float32 values and a 4-byte expert id a copy
+  double combine_bytes = 0;                // expert outputs sent back to other ranks
   double dispatch_s = 0, experts_s = 0, combine_s = 0;
-  double max_relative_error = 0;       // against reference_layer on this rank's tokens
+  double max_relative_error = 0;  // against reference_layer on this rank's tokens
 };
 
 // Runs the layer over transport's ranks (experts split evenly, contiguously). Throws topologies::InputError when
