@@ -20,11 +20,12 @@ TEST_CASE("collective --op moe-dispatch --workload deepseek-v3 --batch 128 --ep-
     const auto json = nlohmann::json::parse(result.out).at(0);
     CHECK(json["ep"] == 8 * nodes);
     // every copy through the NIC: 128 tokens x 8 experts x (7,168 + 56 x 4 + 16) B, nothing over NVLink
-    CHECK(json["nic_bytes_per_gpu"].get<double>() == doctest::Approx(128 * 8 * 7408.0));
+    CHECK(json["nic_bytes_per_gpu"].get<double>() == doctest::Approx(128 * 8 * 7408.0).scale(1e-12));
     CHECK(json["nvlink_bytes_per_gpu"].get<double>() == 0);
     // at least that over one 400 Gb/s NIC at 0.92 (46 GB/s), and alone on its routes the replay agrees
     CHECK(json["time_s"].get<double>() > 128 * 8 * 7408.0 / 46e9);
-    CHECK(json["simulated_time_s"].get<double>() == doctest::Approx(json["time_s"].get<double>()).epsilon(1e-6));
+    CHECK(json["simulated_time_s"].get<double>() ==
+          doctest::Approx(json["time_s"].get<double>()).epsilon(1e-6).scale(1e-12));
     CHECK(json["nodes_per_token"].get<double>() <= 4.0);  // group-limited: at most 4 of the 8 groups
     CHECK(json["time_s_low"].get<double>() < json["time_s"].get<double>());
   }
@@ -81,8 +82,9 @@ TEST_CASE("predict --workload deepseek-v3 --ep 64 --dp-attention --scope step --
   CHECK(experts["dispatch"]["ep"] == 64);
   // 58 MoE layers' dispatch and combine
   CHECK(row["step"]["breakdown"]["ep_communication_s"].get<double>() ==
-        doctest::Approx(58 * experts["exchange_s"].get<double>()));
-  CHECK(row["tokens_per_s_per_gpu"].get<double>() == doctest::Approx(2048 / row["step_s"].get<double>() / 64));
+        doctest::Approx(58 * experts["exchange_s"].get<double>()).scale(1e-12));
+  CHECK(row["tokens_per_s_per_gpu"].get<double>() ==
+        doctest::Approx(2048 / row["step_s"].get<double>() / 64).scale(1e-12));
   auto table = run_treering(
       "predict --cluster dgx-h800 --nodes 8 --workload deepseek-v3 --ep 64 --dp-attention --scope step --seq-len 4k "
       "--batch 2048 --algo tree");
@@ -117,7 +119,7 @@ TEST_CASE("plan --tpot-target answers for DeepSeek-V3 on 4 x 8 H200") {
       "--format json");
   REQUIRE(result.exit_code == 0);
   const auto json = nlohmann::json::parse(result.out);
-  CHECK(json["tpot_target_s"].get<double>() == doctest::Approx(0.050));
+  CHECK(json["tpot_target_s"].get<double>() == doctest::Approx(0.050).scale(1e-12));
   const auto& ranked = json["ranked"];
   REQUIRE(!ranked.empty());
   bool any_ep = false;

@@ -58,14 +58,15 @@ TEST_CASE("a TPOT target: each choice at the largest batch that meets it, ranked
   options.tpot_target_s = 0.040;
   const model::DeploymentPlan plan = model::plan_deployment(two_h200(), v3(1), 4096, options);
   REQUIRE(!plan.ranked.empty());
-  CHECK(plan.tpot_target_s == doctest::Approx(0.040));
+  CHECK(plan.tpot_target_s == doctest::Approx(0.040).scale(1e-12));
   for (size_t i = 0; i < plan.ranked.size(); ++i) {
     const model::PlannedLayout& c = plan.ranked[i];
     CAPTURE(model::layout_name(c.layout));
     CHECK(c.step.step_s <= 0.040);
     CHECK(c.fits);
     // tokens/s per GPU: the replica's batch over the step, over its tp x cp GPUs
-    CHECK(c.tokens_per_s_per_gpu == doctest::Approx(c.batch / c.step.step_s / (c.layout.tp * c.layout.cp)));
+    CHECK(c.tokens_per_s_per_gpu ==
+          doctest::Approx(c.batch / c.step.step_s / (c.layout.tp * c.layout.cp)).scale(1e-12));
     if (i > 0) CHECK(plan.ranked[i - 1].tokens_per_s_per_gpu >= c.tokens_per_s_per_gpu);
   }
   // the best: one more sequence a GPU (data-parallel attention) or a replica misses the target or does not fit,
@@ -74,7 +75,7 @@ TEST_CASE("a TPOT target: each choice at the largest batch that meets it, ranked
   const int unit = best.layout.attention == model::AttentionParallelism::data ? best.layout.tp : 1;
   CHECK(best.layout.experts.ep > 1);  // spreading the experts wins at this target
   const model::StepResult at = step_of(best.layout, best.batch);
-  CHECK(at.step_s == doctest::Approx(best.step.step_s));
+  CHECK(at.step_s == doctest::Approx(best.step.step_s).scale(1e-12));
   const model::StepResult more = step_of(best.layout, best.batch + unit);
   CHECK((more.step_s > 0.040 || more.memory.total > more.memory.capacity));
   // too tight a target: nothing meets it, the too-slow list says how close each came

@@ -60,15 +60,16 @@ TEST_CASE("DP attention x EP 16: each GPU dispatches its own sequences; the busi
   // (16 x (1 - (15/16)^C) = 16.0 at C ~ 290): 16 x 44.04 M fp8 parameters = 704.6 MB -> 262.9 us, 3 launches; the
   // shared expert 44.04 MB -> 16.43 us, 3 launches; the router 1.84 MB -> 0.68 us, 1 launch. FLOPs (2 x C x 44 M =
   // 25.5 GFLOP, 26 us) stay under the weights' time.
-  CHECK(e.dispatch.routing.busiest_experts_touched == doctest::Approx(16.0).epsilon(1e-6));
+  CHECK(e.dispatch.routing.busiest_experts_touched == doctest::Approx(16.0).epsilon(1e-6).scale(1e-12));
   const double experts_s = 7 * kLaunch_s + (17 * kExpert + kRouter) / kHbm_Bps;
-  CHECK(e.experts_mlp_s == doctest::Approx(experts_s).epsilon(1e-9));
-  CHECK(s.breakdown.mlp_s == doctest::Approx(experts_s).epsilon(1e-9));
+  CHECK(e.experts_mlp_s == doctest::Approx(experts_s).epsilon(1e-9).scale(1e-12));
+  CHECK(s.breakdown.mlp_s == doctest::Approx(experts_s).epsilon(1e-9).scale(1e-12));
   // DP attention: no TP collective around the experts; the exchanges are the layer's communication
   CHECK(s.breakdown.tp_communication_s == 0);
-  CHECK(s.breakdown.ep_communication_s == doctest::Approx(e.dispatch.time_s + e.combine.time_s));
+  CHECK(s.breakdown.ep_communication_s == doctest::Approx(e.dispatch.time_s + e.combine.time_s).scale(1e-12));
   const model::StepBreakdown& b = s.breakdown;
-  CHECK(s.layer_s == doctest::Approx(b.attention_s + b.projections_s + b.mlp_s + b.other_s + b.ep_communication_s));
+  CHECK(s.layer_s ==
+        doctest::Approx(b.attention_s + b.projections_s + b.mlp_s + b.other_s + b.ep_communication_s).scale(1e-12));
   CHECK(b.overlapped_s == 0);
 }
 
@@ -79,10 +80,11 @@ TEST_CASE("EP holds E / ep routed experts a GPU, the shared expert and router wh
   // per MoE layer, EP: 16 experts + shared + the router; TP over 16: (256 + 1 experts + the router) / 16
   const double ep_layer = 17 * kExpert + kRouter;
   const double tp_layer = (257 * kExpert + kRouter) / 16;
-  CHECK(s.memory.weights - split.memory.weights == doctest::Approx(58 * (ep_layer - tp_layer)).epsilon(1e-6));
+  CHECK(s.memory.weights - split.memory.weights ==
+        doctest::Approx(58 * (ep_layer - tp_layer)).epsilon(1e-6).scale(1e-12));
   // low-latency buffers: 2 x 16 experts x 16 ranks x 32 tokens x (7,168 x (1 + 4/128) + 2 x 7,168) B = 358.6 MB
   CHECK(s.memory.buffers - split.memory.buffers ==
-        doctest::Approx(2 * 16 * 16 * 32 * (7168 * (1 + 4.0 / 128) + 2 * 7168.0)).epsilon(1e-9));
+        doctest::Approx(2 * 16 * 16 * 32 * (7168 * (1 + 4.0 / 128) + 2 * 7168.0)).epsilon(1e-9).scale(1e-12));
 }
 
 TEST_CASE("two micro-batches: each half's compute against its exchanges, 2 x the larger") {
@@ -92,8 +94,8 @@ TEST_CASE("two micro-batches: each half's compute against its exchanges, 2 x the
   const model::ExpertStep& e = *two.experts;
   CHECK(e.micro_batches == 2);
   CHECK(e.dispatch.routing.tokens_per_gpu == 32);  // a half of 64
-  CHECK(two.layer_s == doctest::Approx(2 * std::max(e.compute_s, e.exchange_s)));
-  CHECK(two.breakdown.overlapped_s == doctest::Approx(2 * std::min(e.compute_s, e.exchange_s)));
+  CHECK(two.layer_s == doctest::Approx(2 * std::max(e.compute_s, e.exchange_s)).scale(1e-12));
+  CHECK(two.breakdown.overlapped_s == doctest::Approx(2 * std::min(e.compute_s, e.exchange_s)).scale(1e-12));
   // each half streams the weights again: the experts' time nearly doubles
   CHECK(two.experts->experts_mlp_s > 1.8 * one.experts->experts_mlp_s);
 }
@@ -112,13 +114,13 @@ TEST_CASE("TP 8 attention x 2 replicas, EP 16: the group's hidden states reduce-
   const double scatter_s = model::estimate_collective(tp, request).chosen.time_s;
   request.op = model::CollectiveOp::allgather;
   const double gather_s = model::estimate_collective(tp, request).chosen.time_s;
-  CHECK(s.breakdown.tp_communication_s == doctest::Approx(scatter_s + gather_s).epsilon(1e-9));
+  CHECK(s.breakdown.tp_communication_s == doctest::Approx(scatter_s + gather_s).epsilon(1e-9).scale(1e-12));
 }
 
 TEST_CASE("a step with EP: 58 MoE layers with the exchanges, 3 dense layers without") {
   const model::StepResult layer = step_of(dp_attention_ep16(), 16 * 32, Scope::layer);
   const model::StepResult step = step_of(dp_attention_ep16(), 16 * 32, Scope::step);
-  CHECK(step.breakdown.ep_communication_s == doctest::Approx(58 * layer.breakdown.ep_communication_s));
+  CHECK(step.breakdown.ep_communication_s == doctest::Approx(58 * layer.breakdown.ep_communication_s).scale(1e-12));
   CHECK(step.dense_layers == 3);
   // + the LM head and the all-gather of the logits (512 x 129,280 x 2 B over the 16 GPUs: DP attention's LM head
   // runs as its MLP, split over the group)
@@ -127,9 +129,10 @@ TEST_CASE("a step with EP: 58 MoE layers with the exchanges, 3 dense layers with
   request.op = model::CollectiveOp::allgather;
   request.bytes = 512 * 129280 * 2.0;
   const double logits_s = model::estimate_collective(all, request).chosen.time_s;
-  CHECK(
-      step.step_s ==
-      doctest::Approx(58 * layer.layer_s + 3 * step.dense_layer_s + step.breakdown.lm_head_s + logits_s).epsilon(1e-9));
+  CHECK(step.step_s ==
+        doctest::Approx(58 * layer.layer_s + 3 * step.dense_layer_s + step.breakdown.lm_head_s + logits_s)
+            .epsilon(1e-9)
+            .scale(1e-12));
 }
 
 TEST_CASE("EP must span the layout's GPUs; micro-batches are 1 or 2") {

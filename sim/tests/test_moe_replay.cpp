@@ -46,16 +46,16 @@ TEST_CASE("low-latency alone on its routes: the busiest GPU's NIC link paces it,
     CAPTURE(nodes);
     const Case c = exchange_on("dgx-h100", nodes, model::EpKernel::low_latency);
     const sim::SimulatedCollective simulated = sim::simulate_moe_exchange(c.topology, c.group, c.exchange);
-    CHECK(simulated.time_s == doctest::Approx(c.exchange.time_s).epsilon(1e-6));
+    CHECK(simulated.time_s == doctest::Approx(c.exchange.time_s).epsilon(1e-6).scale(1e-12));
     CHECK(simulated.flows == 64LL * nodes * nodes);  // every pair, each GPU to itself too
-    CHECK(simulated.busiest_utilisation == doctest::Approx(1.0).epsilon(0.02));
+    CHECK(simulated.busiest_utilisation == doctest::Approx(1.0).epsilon(0.02).scale(1e-12));
   }
 }
 
 TEST_CASE("combine replays the dispatch's flows backwards: the busiest GPU sends") {
   const Case c = exchange_on("dgx-h100", 2, model::EpKernel::low_latency, "1", model::MoeOp::combine);
   CHECK(sim::simulate_moe_exchange(c.topology, c.group, c.exchange).time_s ==
-        doctest::Approx(c.exchange.time_s).epsilon(1e-6));
+        doctest::Approx(c.exchange.time_s).epsilon(1e-6).scale(1e-12));
 }
 
 TEST_CASE("an oversubscribed spine slows the low-latency kernel, which crosses rails, and not the normal one") {
@@ -68,24 +68,25 @@ TEST_CASE("an oversubscribed spine slows the low-latency kernel, which crosses r
   const Case ll_over = exchange_on("dgx-h100", 8, model::EpKernel::low_latency, "4", model::MoeOp::dispatch, "16");
   const double flat_s = sim::simulate_moe_exchange(ll_flat.topology, ll_flat.group, ll_flat.exchange).time_s;
   const double over_s = sim::simulate_moe_exchange(ll_over.topology, ll_over.group, ll_over.exchange).time_s;
-  CHECK(over_s == doctest::Approx(53.1e6 / (4 * 46e9) + ll_over.exchange.latency_s).epsilon(0.05));
+  CHECK(over_s == doctest::Approx(53.1e6 / (4 * 46e9) + ll_over.exchange.latency_s).epsilon(0.05).scale(1e-12));
   CHECK(over_s > 1.5 * flat_s);
-  CHECK(ll_over.exchange.time_s == doctest::Approx(ll_flat.exchange.time_s));  // the model does not see it
+  CHECK(ll_over.exchange.time_s == doctest::Approx(ll_flat.exchange.time_s).scale(1e-12));  // the model does not see it
   const Case normal_flat = exchange_on("dgx-h100", 8, model::EpKernel::normal, "1", model::MoeOp::dispatch, "16");
   const Case normal_over = exchange_on("dgx-h100", 8, model::EpKernel::normal, "4", model::MoeOp::dispatch, "16");
   CHECK(
       sim::simulate_moe_exchange(normal_over.topology, normal_over.group, normal_over.exchange).time_s ==
       doctest::Approx(sim::simulate_moe_exchange(normal_flat.topology, normal_flat.group, normal_flat.exchange).time_s)
-          .epsilon(1e-9));
+          .epsilon(1e-9)
+          .scale(1e-12));
 }
 
 TEST_CASE("two GPUs on one NIC: the low-latency kernel takes twice as long, model and replay alike") {
   // topologies/examples/h100-fat-tree.yaml: 4 NICs for 8 GPUs; a GPU's share is 25 GB/s x 0.92 = 23 GB/s
   const std::string file = std::string(TREERING_SOURCE_DIR) + "/topologies/examples/h100-fat-tree.yaml";
   const Case shared = exchange_on(file, 2, model::EpKernel::low_latency);
-  CHECK(shared.exchange.nic_Bps == doctest::Approx(23e9));
+  CHECK(shared.exchange.nic_Bps == doctest::Approx(23e9).scale(1e-12));
   const double simulated_s = sim::simulate_moe_exchange(shared.topology, shared.group, shared.exchange).time_s;
-  CHECK(simulated_s == doctest::Approx(shared.exchange.time_s).epsilon(0.05));
+  CHECK(simulated_s == doctest::Approx(shared.exchange.time_s).epsilon(0.05).scale(1e-12));
 }
 
 TEST_CASE("the MoE replay runs on the event loop only") {
@@ -116,12 +117,12 @@ TEST_CASE("a layer with EP replays its exchanges with every EP rank: the model's
   const auto [flat_step, flat] = replayed("1");
   REQUIRE(flat.dispatch);
   CHECK(flat_step.experts->tokens_per_gpu == 8);
-  CHECK(flat.dispatch->time_s == doctest::Approx(flat_step.experts->dispatch.time_s).epsilon(1e-6));
-  CHECK(flat.combine->time_s == doctest::Approx(flat_step.experts->combine.time_s).epsilon(1e-6));
+  CHECK(flat.dispatch->time_s == doctest::Approx(flat_step.experts->dispatch.time_s).epsilon(1e-6).scale(1e-12));
+  CHECK(flat.combine->time_s == doctest::Approx(flat_step.experts->combine.time_s).epsilon(1e-6).scale(1e-12));
   // the replayed layer: attention, the TP group's reduce-scatter and all-gather, the parts, then the exchanges
-  CHECK(*flat.layer_s == doctest::Approx(flat_step.layer_s).epsilon(0.02));
+  CHECK(*flat.layer_s == doctest::Approx(flat_step.layer_s).epsilon(0.02).scale(1e-12));
   const auto [over_step, over] = replayed("4");
-  CHECK(over_step.layer_s == doctest::Approx(flat_step.layer_s));  // the model does not see the spine
+  CHECK(over_step.layer_s == doctest::Approx(flat_step.layer_s).scale(1e-12));  // the model does not see the spine
   CHECK(over.dispatch->time_s > 1.3 * flat.dispatch->time_s);
   CHECK(*over.layer_s > *flat.layer_s);
 }

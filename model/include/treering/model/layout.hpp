@@ -38,7 +38,7 @@ struct Layout {
   int cp = 1;
   int replicas = 1;
   AttentionParallelism attention = AttentionParallelism::heads;
-  ExpertLayout experts;  // expert parallelism of the MoE layers: experts.ep = gpus() when on (1: off)
+  ExpertLayout experts = {};  // expert parallelism of the MoE layers: experts.ep = gpus() when on (1: off)
   int gpus() const { return tp * cp * replicas; }
 };
 
