@@ -27,13 +27,17 @@ constexpr double kCompletionFlag_s = 1.5e-6;
 // round trip, ~ 20 us.
 constexpr double kNormalNotify_s = 20e-6;
 
-double message_bytes(const Workload& w, MoeOp op, EpKernel kernel, const std::string& dtype) {
+}  // namespace
+
+double moe_message_bytes(const Workload& w, MoeOp op, EpKernel kernel, const std::string& dtype) {
   if (dtype == "bf16") return 2.0 * w.hidden_size;
   if (dtype != "fp8") throw InputError("unknown MoE exchange dtype '" + dtype + "' (fp8 or bf16)");
   const double scales = std::ceil(static_cast<double>(w.hidden_size) / kFp8ScaleBlock) * 4;
   const bool header = kernel == EpKernel::low_latency && op == MoeOp::dispatch;
   return w.hidden_size + scales + (header ? kLowLatencyHeaderBytes : 0.0);
 }
+
+namespace {
 
 const topologies::NodeGroup& node_group_of(const topologies::Topology& topology, int gpu) {
   return topology.spec().groups[static_cast<size_t>(topology.node(topology.node_of_gpu(gpu)).group)];
@@ -141,7 +145,7 @@ MoeExchange estimate_moe_exchange(const topologies::Topology& topology, const Co
   x.dtype = !request.dtype.empty() ? request.dtype : request.op == MoeOp::dispatch ? "fp8" : "bf16";
   const ExpertPlacement placement{group.ranks, group.ranks_per_domain, request.redundant_experts, request.skew};
   x.routing = expert_routing(w, placement, request.tokens_per_gpu);
-  x.message_bytes = message_bytes(w, request.op, request.kernel, x.dtype);
+  x.message_bytes = moe_message_bytes(w, request.op, request.kernel, x.dtype);
   if (request.kernel == EpKernel::low_latency) cost_low_latency(topology, group, x);
   if (request.kernel == EpKernel::normal) cost_normal(topology, group, x);
   if (request.kernel == EpKernel::nccl) {

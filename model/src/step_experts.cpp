@@ -26,8 +26,8 @@ void place_experts(const Workload& w, const Layout& layout, const LayerWeights& 
   if (e.ep <= 1 || w.experts <= 0) return;
   const double held = static_cast<double>(w.experts + e.redundant_experts) / e.ep;
   shape.mlp_resident = held * layer.experts_routed_each + layer.experts_shared + layer.router;
-  const double dispatch_bytes = e.dispatch_dtype == "bf16" ? 2.0 * w.hidden_size : w.hidden_size * (1 + 4.0 / 128);
-  const double combine_bytes = e.combine_dtype == "fp8" ? w.hidden_size * (1 + 4.0 / 128) : 2.0 * w.hidden_size;
+  const double dispatch_bytes = moe_message_bytes(w, MoeOp::dispatch, e.kernel, e.dispatch_dtype);
+  const double combine_bytes = moe_message_bytes(w, MoeOp::combine, e.kernel, e.combine_dtype);
   const double tokens = static_cast<double>(ceil_div(tokens_per_gpu, e.micro_batches));
   if (e.kernel == EpKernel::low_latency) {
     shape.exchange_buffer_bytes = 2 * held * e.ep * tokens * (dispatch_bytes + combine_bytes);

@@ -82,9 +82,10 @@ TEST_CASE("EP holds E / ep routed experts a GPU, the shared expert and router wh
   const double tp_layer = (257 * kExpert + kRouter) / 16;
   CHECK(s.memory.weights - split.memory.weights ==
         doctest::Approx(58 * (ep_layer - tp_layer)).epsilon(1e-6).scale(1e-12));
-  // low-latency buffers: 2 x 16 experts x 16 ranks x 32 tokens x (7,168 x (1 + 4/128) + 2 x 7,168) B = 358.6 MB
+  // low-latency buffers: 2 x 16 experts x 16 ranks x 32 tokens x (7,408 B dispatch message, header included, +
+  // 14,336 B combine) = 356.2 MB
   CHECK(s.memory.buffers - split.memory.buffers ==
-        doctest::Approx(2 * 16 * 16 * 32 * (7168 * (1 + 4.0 / 128) + 2 * 7168.0)).epsilon(1e-9).scale(1e-12));
+        doctest::Approx(2 * 16 * 16 * 32 * (7408.0 + 14336.0)).epsilon(1e-9).scale(1e-12));
 }
 
 TEST_CASE("two micro-batches: each half's compute against its exchanges, 2 x the larger") {

@@ -68,6 +68,10 @@ struct MoeExchange {
 MoeExchange estimate_moe_exchange(const topologies::Topology& topology, const CommGroup& group,
                                   const Workload& workload, const MoeExchangeRequest& request);
 
+// One token copy's bytes on the wire (dtype "fp8" or "bf16"; the header above), the formula of this header's comment.
+// Throws InputError for another dtype.
+double moe_message_bytes(const Workload& workload, MoeOp op, EpKernel kernel, const std::string& dtype);
+
 // One flow of the exchange between ranks of the group, as the simulator replays it: the mean traffic between
 // each pair, the most-loaded GPU (rank 0) receiving (dispatch) or sending (combine) busiest_factor times the mean;
 // nccl: every pair the padded buffer's share, S / n; normal: one flow to the sender's rail GPU in every other
