@@ -94,6 +94,42 @@ std::vector<Incoming> dispatch(Transport& transport, const MoeShape& shape, std:
   return in;
 }
 
+// The combine: each peer's outputs back in the order its copies came, placed at their tokens' slots.
+std::vector<std::vector<std::vector<float>>> combine(Transport& transport, const MoeShape& shape,
+                                                     const std::vector<Routing>& routings,
+                                                     const std::vector<Outgoing>& out, std::vector<Incoming>& in,
+                                                     MoeRankResult& result) {
+  const int ranks = transport.ranks(), me = transport.rank();
+  const std::size_t hidden = static_cast<std::size_t>(shape.hidden);
+  std::vector<std::vector<float>> returned(static_cast<std::size_t>(ranks));
+  std::vector<Transport::Request> requests;
+  for (int peer = 0; peer < ranks; ++peer) {
+    const std::size_t p = static_cast<std::size_t>(peer);
+    if (peer == me) {
+      returned[p] = in[p].outputs;
+      continue;
+    }
+    returned[p].resize(out[p].expert.size() * hidden);
+    if (!returned[p].empty())
+      requests.push_back(transport.irecv(returned[p].data(), returned[p].size() * sizeof(float), peer, kOutputTag));
+    if (!in[p].outputs.empty()) {
+      requests.push_back(transport.isend(in[p].outputs.data(), in[p].outputs.size() * sizeof(float), peer, kOutputTag));
+      result.combine_bytes += static_cast<double>(in[p].outputs.size() * sizeof(float));
+    }
+  }
+  wait_all(transport, requests);
+  std::vector<std::vector<std::vector<float>>> slots(routings.size());
+  for (std::size_t t = 0; t < slots.size(); ++t) slots[t].resize(routings[t].experts.size());
+  for (int peer = 0; peer < ranks; ++peer) {
+    const Outgoing& sent = out[static_cast<std::size_t>(peer)];
+    for (std::size_t c = 0; c < sent.expert.size(); ++c) {
+      const float* y = returned[static_cast<std::size_t>(peer)].data() + c * hidden;
+      slots[static_cast<std::size_t>(sent.token[c])][static_cast<std::size_t>(sent.slot[c])].assign(y, y + hidden);
+    }
+  }
+  return slots;
+}
+
 }  // namespace
 
 MoeRankResult run_moe_layer(Transport& transport, const MoeShape& shape, int tokens_per_rank, std::uint64_t seed) {
@@ -128,33 +164,7 @@ MoeRankResult run_moe_layer(Transport& transport, const MoeShape& shape, int tok
   }
   result.experts_s = transport.now_s() - start_s;
   start_s = transport.now_s();
-  // combine: each peer's outputs back in the order its copies came
-  std::vector<std::vector<float>> returned(static_cast<std::size_t>(ranks));
-  std::vector<Transport::Request> requests;
-  for (int peer = 0; peer < ranks; ++peer) {
-    const std::size_t p = static_cast<std::size_t>(peer);
-    if (peer == me) {
-      returned[p] = in[p].outputs;
-      continue;
-    }
-    returned[p].resize(out[p].expert.size() * hidden);
-    if (!returned[p].empty())
-      requests.push_back(transport.irecv(returned[p].data(), returned[p].size() * sizeof(float), peer, kOutputTag));
-    if (!in[p].outputs.empty()) {
-      requests.push_back(transport.isend(in[p].outputs.data(), in[p].outputs.size() * sizeof(float), peer, kOutputTag));
-      result.combine_bytes += static_cast<double>(in[p].outputs.size() * sizeof(float));
-    }
-  }
-  wait_all(transport, requests);
-  std::vector<std::vector<std::vector<float>>> slots(static_cast<std::size_t>(tokens_per_rank));
-  for (std::size_t t = 0; t < slots.size(); ++t) slots[t].resize(routings[t].experts.size());
-  for (int peer = 0; peer < ranks; ++peer) {
-    const Outgoing& sent = out[static_cast<std::size_t>(peer)];
-    for (std::size_t c = 0; c < sent.expert.size(); ++c) {
-      const float* y = returned[static_cast<std::size_t>(peer)].data() + c * hidden;
-      slots[static_cast<std::size_t>(sent.token[c])][static_cast<std::size_t>(sent.slot[c])].assign(y, y + hidden);
-    }
-  }
+  const std::vector<std::vector<std::vector<float>>> slots = combine(transport, shape, routings, out, in, result);
   result.combine_s = transport.now_s() - start_s;
   // the layer's output, then the one-rank reference of it
   const std::vector<float> want = reference_layer(shape, states, tokens_per_rank, seed);
