@@ -18,7 +18,7 @@ namespace treering::validate {
 
 bool is_attention_file(const std::string& path) {
   const std::optional<nlohmann::json> json = detail::json_object_in(path);
-  return json && json->value("bench", "") == "attention";
+  return json && detail::string_member(*json, "bench") == "attention";
 }
 
 std::vector<AttentionMeasurement> read_attention_measurements(const std::string& path) {
@@ -26,14 +26,8 @@ std::vector<AttentionMeasurement> read_attention_measurements(const std::string&
   try {
     std::vector<AttentionMeasurement> out;
     for (const nlohmann::json& row : json.at("results").at("attention")) {
-      // Checked as a double before it becomes an integer: get<long long>() of 1e30 is undefined behaviour.
-      const double tokens = row.at("tokens").get<double>();
-      if (!(tokens >= 1 && tokens <= 1e15) || tokens != std::floor(tokens)) {
-        throw topologies::InputError({path, 0, 0},
-                                     "'tokens' must be a whole number >= 1, got " + row.at("tokens").dump());
-      }
-      out.push_back({row.at("workload").get<std::string>(), static_cast<long long>(tokens),
-                     row.at("time_s").at("median").get<double>(), path});
+      const long long tokens = detail::whole_number(row.at("tokens"), 1, 1e15, path, "tokens");
+      out.push_back({row.at("workload").get<std::string>(), tokens, row.at("time_s").at("median").get<double>(), path});
     }
     if (out.empty()) throw topologies::InputError({path, 0, 0}, "no attention results");
     return out;

@@ -39,16 +39,6 @@ void assign_noise(std::vector<DecodeCase>& cases) {
   }
 }
 
-// A whole number in [1, maximum], checked as a double before the conversion: nlohmann's get<int>() of 1e10 is
-// undefined behaviour (a float converted out of range). Not a number: json::type_error, as for the other fields.
-long long whole_number(const nlohmann::json& value, double maximum, const std::string& path, const char* key) {
-  const double number = value.get<double>();
-  if (!(number >= 1 && number <= maximum) || number != std::floor(number)) {
-    throw InputError({path, 0, 0}, std::string("'") + key + "' must be a whole number >= 1, got " + value.dump());
-  }
-  return static_cast<long long>(number);
-}
-
 }  // namespace
 
 bool is_decode_file(const std::string& path) {
@@ -72,9 +62,9 @@ std::vector<DecodeMeasurement> read_decode_measurements(const std::string& path)
       constexpr double kMaxInt = std::numeric_limits<int>::max();
       out.push_back({field(row, "algo").get<std::string>(),
                      field(row, "workload").get<std::string>(),
-                     static_cast<int>(whole_number(field(row, "batch"), kMaxInt, path, "batch")),
-                     whole_number(field(row, "seq_len"), 1e15, path, "seq_len"),
-                     static_cast<int>(whole_number(field(row, "ranks"), kMaxInt, path, "ranks")),
+                     static_cast<int>(detail::whole_number(field(row, "batch"), 1, kMaxInt, path, "batch")),
+                     detail::whole_number(field(row, "seq_len"), 1, 1e15, path, "seq_len"),
+                     static_cast<int>(detail::whole_number(field(row, "ranks"), 1, kMaxInt, path, "ranks")),
                      field(field(row, "latency_s"), "median").get<double>(),
                      field(row, "backend").get<std::string>(),
                      {},

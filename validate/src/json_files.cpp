@@ -1,5 +1,6 @@
 #include "json_files.hpp"
 
+#include <cmath>
 #include <fstream>
 
 #include "treering/topologies/input_error.hpp"
@@ -31,6 +32,23 @@ std::optional<nlohmann::json> json_object_in(const std::string& path) {
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;
   }
+}
+
+std::string string_member(const nlohmann::json& object, const char* key) {
+  if (!object.is_object()) return "";
+  const auto member = object.find(key);
+  return member != object.end() && member->is_string() ? member->get<std::string>() : "";
+}
+
+long long whole_number(const nlohmann::json& value, double minimum, double maximum, const std::string& path,
+                       const char* key) {
+  const double number = value.get<double>();
+  if (!(number >= minimum && number <= maximum) || number != std::floor(number)) {
+    throw topologies::InputError({path, 0, 0}, std::string("'") + key + "' must be a whole number >= " +
+                                                   std::to_string(static_cast<long long>(minimum)) + ", got " +
+                                                   value.dump());
+  }
+  return static_cast<long long>(number);
 }
 
 }  // namespace treering::validate::detail

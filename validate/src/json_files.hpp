@@ -21,4 +21,14 @@ nlohmann::json read_json_file(const std::string& path);
 // nothing: what tells treering-realrun's files from nccl-tests logs and CSVs.
 std::optional<nlohmann::json> json_object_in(const std::string& path);
 
+// The member `key` of `object` when it is a string, else "" (a sniffer's question that must never throw:
+// nlohmann's value(key, "") throws type_error when the member holds a number).
+std::string string_member(const nlohmann::json& object, const char* key);
+
+// A whole number in [minimum, maximum], checked as a double before the conversion: nlohmann's get<int>() of
+// 1e10 is undefined behaviour (a float converted out of range). Not a number: json::type_error, as for the
+// other fields; out of range or fractional: InputError "PATH: 'KEY' must be a whole number >= MINIMUM, got ...".
+long long whole_number(const nlohmann::json& value, double minimum, double maximum, const std::string& path,
+                       const char* key);
+
 }  // namespace treering::validate::detail

@@ -60,7 +60,7 @@ void fit_attention_shapes(const std::vector<StepPoint>& points, const std::vecto
 
 bool is_step_file(const std::string& path) {
   const std::optional<nlohmann::json> json = detail::json_object_in(path);
-  return json && json->value("kind", "") == "treering-step";
+  return json && detail::string_member(*json, "kind") == "treering-step";
 }
 
 std::vector<StepPoint> read_step_points(const std::string& path) {
@@ -70,9 +70,9 @@ std::vector<StepPoint> read_step_points(const std::string& path) {
     for (const nlohmann::json& row : json.at("results")) {
       if (!row.contains("step_s")) continue;  // skipped (did not fit) or failed
       StepPoint p{row.at("workload").get<std::string>(),
-                  row.at("batch").get<int>(),
-                  row.at("seq_len").get<long long>(),
-                  row.value("tp", 1),
+                  static_cast<int>(detail::whole_number(row.at("batch"), 1, 1e9, path, "batch")),
+                  detail::whole_number(row.at("seq_len"), 0, 1e15, path, "seq_len"),
+                  row.contains("tp") ? static_cast<int>(detail::whole_number(row.at("tp"), 1, 1e6, path, "tp")) : 1,
                   row.at("step_s").get<double>(),
                   {},
                   path};

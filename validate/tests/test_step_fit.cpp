@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -104,4 +106,28 @@ TEST_CASE("a step file without its parts is refused with the file's name, not re
     CHECK(what.find("bad-step.json") != std::string::npos);
     CHECK(what.find("not a treering-realrun step file") != std::string::npos);
   }
+}
+
+TEST_CASE("a step file's sniffer never throws, and a batch beyond an int is refused, not converted") {
+  // {"kind": 7}: nlohmann's value("kind", "") throws type_error on a number; the sniffer says "not a step file".
+  // "batch": 1e10 as get<int>() would be a float converted out of range (undefined behaviour).
+  const std::string path = (std::filesystem::temp_directory_path() / "treering-step-batch-1e10.json").string();
+  {
+    std::ofstream out(path);
+    out << R"({"kind": 7})";
+  }
+  CHECK_FALSE(validate::is_step_file(path));
+  {
+    std::ofstream out(path);
+    out << R"({"kind": "treering-step", "results": [{"workload": "llama3.1-8b", "batch": 1e10, "seq_len": 4096,)"
+        << R"( "step_s": 0.01, "parts_s": {}}]})";
+  }
+  CHECK(validate::is_step_file(path));
+  try {
+    validate::read_step_points(path);
+    FAIL("expected an InputError");
+  } catch (const topologies::InputError& e) {
+    CHECK(std::string(e.what()).find("'batch' must be a whole number >= 1") != std::string::npos);
+  }
+  std::filesystem::remove(path);
 }
