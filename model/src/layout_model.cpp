@@ -70,6 +70,7 @@ DecodePlan LayoutModel::plan(int t, DecodeAlgorithm algorithm, const Workload& w
 LayoutAttention LayoutModel::attention(DecodeAlgorithm algorithm, const Workload& workload, long long seq_len,
                                        const PlanOptions& options) const {
   LayoutAttention result;
+  result.impl = options.impl;
   std::vector<DecodePlan> plans;
   std::vector<const DecodeModel*> models;
   for (int t = 0; t < static_cast<int>(cp_models_.size()); ++t) {

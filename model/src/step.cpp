@@ -202,10 +202,11 @@ constexpr double StepBreakdown::*kLayerParts[] = {&StepBreakdown::attention_s,
                                                   &StepBreakdown::overlapped_s};
 
 // Scope::step: every layer (the MoE ones as `r` has them, the dense first ones as `dense`), the LM head and the
-// logits' all-gather.
+// logits' all-gather, and the engine's host work a step where the profile has one.
 void add_whole_step(const LayoutModel& layouts, const CommGroup& post, const std::vector<std::vector<int>>& groups,
                     const ComputeRates& rates, const Workload& w, const LayerShape& shape,
-                    const LayoutAttention& attention, const StepBreakdown& dense, StepResult& r) {
+                    const LayoutAttention& attention, const StepBreakdown& dense, const topologies::ImplProfile* impl,
+                    StepResult& r) {
   StepBreakdown& b = r.breakdown;
   const int moe = w.layers - r.dense_layers;
   for (double StepBreakdown::*part : kLayerParts) b.*part = moe * (b.*part) + r.dense_layers * (dense.*part);
@@ -223,8 +224,9 @@ void add_whole_step(const LayoutModel& layouts, const CommGroup& post, const std
       collective_time(layouts.topology(), post, groups, r.collectives.logits_allgather_bytes, CollectiveOp::allgather);
   b.tp_communication_s += logits.time_s;
   b.tp_network_latency_s += logits.network_latency_s;
-  r.step_s =
-      moe * r.layer_s + r.dense_layers * r.dense_layer_s + b.lm_head_s + logits.time_s + attention.slowest.first_call_s;
+  if (impl != nullptr && impl->engine_step) b.engine_s = impl->engine_step->step_s(w.batch);
+  r.step_s = moe * r.layer_s + r.dense_layers * r.dense_layer_s + b.lm_head_s + logits.time_s + b.engine_s +
+             attention.slowest.first_call_s;
 }
 
 }  // namespace
@@ -273,7 +275,8 @@ StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& atte
                        w.weight_bytes;
   }
   r.step_s = r.layer_s;
-  if (scope == Scope::step) add_whole_step(layouts, post, post_groups, rates, w, shape, attention, dense, r);
+  if (scope == Scope::step)
+    add_whole_step(layouts, post, post_groups, rates, w, shape, attention, dense, attention.impl.get(), r);
   r.tokens_per_s = scope == Scope::step ? w.batch / r.step_s : 0.0;  // one layer makes no token
   r.memory = step_memory(w, shape, attention.slowest.memory, post.ranks, r.collectives.hidden_allreduce_bytes,
                          shape.mlp_tokens, rates.hbm_capacity_bytes, largest_shard, layout.cp,

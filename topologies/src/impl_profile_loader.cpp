@@ -52,6 +52,18 @@ void read_prefill(const StrictMap& root, ImplProfile& profile) {
   profile.prefill = prefill;
 }
 
+void read_engine_step(const StrictMap& root, ImplProfile& profile) {
+  const YAML::Node node = root.optional("engine_step");
+  if (!node) return;
+  StrictMap map(node, root.file(), "the engine_step section", {"fixed", "per_sequence", "source"});
+  EngineStep engine;
+  engine.fixed_s = map.duration_s("fixed");
+  engine.per_sequence_s = map.has("per_sequence") ? map.duration_s("per_sequence") : 0.0;
+  engine.source = map.name("source");
+  profile.sources["engine_step"] = engine.source;
+  profile.engine_step = engine;
+}
+
 void read_uncertainty(const StrictMap& root, ImplProfile& profile) {
   StrictMap map(root.required("uncertainty"), root.file(), "the uncertainty section",
                 {"compute", "communication", "network_latency", "source"});
@@ -132,10 +144,11 @@ void check_consistency(const StrictMap& map, const ImplProfile& profile) {
 }
 
 ImplProfile read_profile(const std::string& file, const YAML::Node& root) {
-  StrictMap map(root, file, "the implementation profile",
-                {"name", "description", "implementation", "kernel_launch", "eager_dispatch", "collective_call",
-                 "host_round_trip", "first_call", "kv_expansion", "cuda_graphs", "other_kernels_per_layer",
-                 "collective_algorithm", "partial_o_bytes", "ring", "prefill", "uncertainty", "per_layer"});
+  StrictMap map(
+      root, file, "the implementation profile",
+      {"name", "description", "implementation", "kernel_launch", "eager_dispatch", "collective_call", "host_round_trip",
+       "first_call", "kv_expansion", "cuda_graphs", "other_kernels_per_layer", "collective_algorithm",
+       "partial_o_bytes", "ring", "prefill", "engine_step", "uncertainty", "per_layer"});
   ImplProfile profile;
   profile.origin = file;
   profile.name = map.name("name");
@@ -167,6 +180,7 @@ ImplProfile read_profile(const std::string& file, const YAML::Node& root) {
   }
   read_ring(map, profile);
   read_prefill(map, profile);
+  read_engine_step(map, profile);
   read_uncertainty(map, profile);
   if (YAML::Node list = map.optional("per_layer")) {
     yaml::require_sequence(file, list, "per_layer");

@@ -72,6 +72,12 @@ void write_ring_prefill_uncertainty(YAML::Emitter& out, const ImplProfile& profi
         << shortest(profile.prefill->attention_efficiency) << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted
         << profile.prefill->source << YAML::EndMap;
   }
+  if (profile.engine_step) {
+    out << YAML::Key << "engine_step" << YAML::Value << YAML::BeginMap << YAML::Key << "fixed" << YAML::Value
+        << duration_text(profile.engine_step->fixed_s) << YAML::Key << "per_sequence" << YAML::Value
+        << duration_text(profile.engine_step->per_sequence_s) << YAML::Key << "source" << YAML::Value
+        << YAML::DoubleQuoted << profile.engine_step->source << YAML::EndMap;
+  }
   out << YAML::Key << "uncertainty" << YAML::Value << YAML::BeginMap << YAML::Key << "compute" << YAML::Value
       << shortest(profile.uncertainty.compute) << YAML::Key << "communication" << YAML::Value
       << shortest(profile.uncertainty.communication) << YAML::Key << "network_latency" << YAML::Value

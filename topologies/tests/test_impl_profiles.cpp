@@ -146,6 +146,12 @@ TEST_CASE("a profile written as YAML reads back to the same values and sources")
       CHECK(back.prefill->attention_schedule == preset.prefill->attention_schedule);
       CHECK(back.prefill->attention_efficiency == preset.prefill->attention_efficiency);
     }
+    CHECK(back.engine_step.has_value() == preset.engine_step.has_value());
+    if (preset.engine_step) {
+      CHECK(back.engine_step->fixed_s == doctest::Approx(preset.engine_step->fixed_s).scale(1e-12).epsilon(1e-9));
+      CHECK(back.engine_step->per_sequence_s ==
+            doctest::Approx(preset.engine_step->per_sequence_s).scale(1e-12).epsilon(1e-9));
+    }
     CHECK(back.uncertainty.compute == preset.uncertainty.compute);
     CHECK(back.uncertainty.communication == preset.uncertainty.communication);
     CHECK(back.uncertainty.network_latency == preset.uncertainty.network_latency);

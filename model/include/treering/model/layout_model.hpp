@@ -2,6 +2,8 @@
 // whole decode step (step.hpp). Pure: the topology is read, never changed.
 #pragma once
 
+#include <memory>
+
 #include <optional>
 #include <vector>
 
@@ -14,7 +16,8 @@ struct LayoutAttention {
   DecodeResult slowest;   // one layer's attention in the slowest CP group (its heads, its phases and memory)
   DecodeVolume volume;    // bytes sent by all CP groups together (per_gpu: the most any GPU sends)
   int slowest_group = 0;  // its index in LayoutGroups::cp_groups (replica x tp + its head slice)
-  std::vector<double> group_latency_s;  // every CP group's, in LayoutGroups::cp_groups' order
+  std::vector<double> group_latency_s;                  // every CP group's, in LayoutGroups::cp_groups' order
+  std::shared_ptr<const topologies::ImplProfile> impl;  // the profile it was predicted with (none: the default)
 };
 
 // The groups the output projection and the MLP of every replica run in after `algorithm`'s combine: the TP

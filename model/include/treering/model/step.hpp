@@ -43,6 +43,7 @@ struct StepBreakdown {              // per layer (Scope::layer) or per step (Sco
   double other_s = 0;               // norms, rotary embedding, KV append
   double lm_head_s = 0;             // Scope::step only
   double ep_communication_s = 0;    // expert parallelism: the MoE layers' dispatches and combines
+  double engine_s = 0;              // Scope::step: the serving engine's host work a step (ImplProfile::engine_step)
   double overlapped_s = 0;          // two micro-batches: the part of the above hidden under the other's compute (the
                                     // layer takes the parts' sum less this)
 };

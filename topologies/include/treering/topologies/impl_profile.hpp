@@ -60,6 +60,16 @@ struct PrefillProfile {
   std::string source;
 };
 
+// A serving engine's host work per decode step that the GPU waits for (scheduling, preparing inputs, sampling,
+// detokenising, Python): fixed + per_sequence x the sequences in the batch, added to each step's time. Example:
+// fixed 0.8 ms and 12 us a sequence at batch 32: 0.8 + 32 x 0.012 = 1.184 ms a step.
+struct EngineStep {
+  double fixed_s = 0;
+  double per_sequence_s = 0;
+  std::string source;
+  double step_s(int sequences) const { return fixed_s + per_sequence_s * sequences; }
+};
+
 struct ImplProfile {
   std::string name;
   std::string description;
@@ -82,6 +92,7 @@ struct ImplProfile {
   int partial_o_bytes = 0;                 // element size of partial outputs as they travel (0: the workload's)
   std::vector<ExtraWork> per_layer;
   std::optional<PrefillProfile> prefill;  // none: the model's generic prefill estimate
+  std::optional<EngineStep> engine_step;  // none: no engine around the step (a plain CUDA graph of kernels)
   Uncertainty uncertainty;
   std::map<std::string, std::string> sources;  // key -> where its value comes from
 };
@@ -102,6 +113,7 @@ struct ImplProfile {
 //   partial_o_bytes: 4                # optional: partial outputs travel in fp32
 //   ring: {overlap: true, exchanges_per_step: 1, host_round_trips_per_step: 0, source: "..."}   # optional
 //   prefill: {attention_schedule: ring-causal-skip, attention_efficiency: 0.37, source: "..."}   # optional
+//   engine_step: {fixed: 0.8ms, per_sequence: 12us, source: "..."}  # optional: a serving engine's host work a step
 //   uncertainty: {compute: 0.15, communication: 0.3, network_latency: 0.6, source: "..."}       # required
 //                                     # (network_latency optional: communication's when absent)
 //   per_layer:                        # optional: extra work per layer and token

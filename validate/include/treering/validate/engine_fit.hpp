@@ -1,0 +1,55 @@
+// Predicting a serving engine's latency benchmark (engine_runs.hpp) like for like, and fitting the engine's host
+// work per step (topologies::EngineStep) to such runs.
+//
+// A latency run generates output_len tokens for `batch` prompts of input_len tokens at once: one prefill of the
+// whole batch (which gives the first token), then output_len - 1 decode steps, the context growing from input_len
+// + 1 to input_len + output_len - 1. The step model (model/step.hpp: tp GPUs of one domain, the tree at cp 1, the
+// profile's engine work included) is linear in the context wherever it is memory-bound, so the decode steps take
+// (output_len - 1) x the step at the middle context, input_len + output_len / 2. The prefill takes its weights'
+// streaming or its FLOPs at kPrefillEfficiency of the TP group's peak, whichever is longer:
+//   FLOPs = batch x (2 x parameters x N + 2 x layers x N^2 x query heads x head dim)
+// plus one step's engine work. Example: llama3.1-8b, batch 8, N = 32 on one H100: 2 x 8.03e9 x 256 = 4.1 TFLOP
+// -> / (989 TFLOP/s x 0.5) = 8.3 ms; then 127 steps of ~6 ms at context 96.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "treering/topologies/cluster.hpp"
+#include "treering/topologies/impl_profile.hpp"
+#include "treering/validate/engine_runs.hpp"
+
+namespace treering::validate {
+
+struct EnginePrediction {
+  double latency_s = 0;  // the whole run: prefill + decode steps
+  double prefill_s = 0;
+  double step_s = 0;             // one decode step at the middle context, the engine's work included
+  double engine_step_s = 0;      // of which the engine's host work
+  long long decode_steps = 0;    // output_len - 1
+  long long middle_context = 0;  // input_len + output_len / 2
+};
+
+// The run as the model predicts it on `spec` (its first group's GPUs; tp of them in one domain) with `profile`.
+// Throws topologies::InputError when the layout does not fit or the workload is unknown.
+EnginePrediction predict_engine_run(const topologies::ClusterSpec& spec, const topologies::ImplProfile& profile,
+                                    const EngineRun& run);
+
+struct EngineStepFit {
+  topologies::EngineStep step;       // fitted: fixed and per sequence (its source says from what)
+  bool per_sequence_fitted = false;  // false: every run had one batch size, or its slope came out negative (0 kept)
+  std::vector<double> errors_before, errors_after;  // relative, (predicted - measured) / measured, per run
+};
+
+// Least squares on relative errors: each run's measured time m, the prediction without engine work x and its
+// steps n = output_len (the prefill's and the decode steps') give (x + n (fixed + per_sequence x batch) - m) / m,
+// linear in the two unknowns; minimised over the runs (a 2 x 2 system). A negative per_sequence is held at 0
+// and fixed refitted; a negative fixed held at 0 and per_sequence refitted. Example: two runs, batch 1 and 32,
+// 128 steps each, measured 0.1 s and 0.2 ms a step over the model at batch 1 and 1.0 ms at batch 32 give
+// per_sequence (1.0 - 0.2) / 31 = 25.8 us and fixed 0.2 - 0.0258 = 0.174 ms when both fit exactly.
+// `before` is the profile the runs are predicted with (its engine_step replaced by the fit). Throws InputError
+// with no run.
+EngineStepFit fit_engine_step(const topologies::ClusterSpec& spec, const topologies::ImplProfile& before,
+                              const std::vector<EngineRun>& runs);
+
+}  // namespace treering::validate

@@ -1,0 +1,46 @@
+// Serving engines' own benchmarks, read as the engines write them, and predicted like for like.
+//
+// vLLM's `vllm bench latency --output-json F` (vllm/benchmarks/latency.py; benchmarks/benchmark_latency.py before
+// the CLI) times llm.generate() of one batch: `batch_size` prompts of `input_len` random tokens, each generating
+// exactly `output_len` tokens (ignore_eos), end to end, `num_iters` times. F holds only the times:
+//   {"avg_latency": 1.23, "std_latency": 0.01, "latencies": [...], "percentiles": {"10": ..., "50": ..., ...}}
+// With SAVE_TO_PYTORCH_BENCHMARK_FORMAT=1 it also writes F's stem + ".pytorch.json", a list of records whose
+// benchmark.extra_info.args are the command's arguments (batch_size, input_len, output_len,
+// tensor_parallel_size, model, n, use_beam_search, ...) and whose metric.benchmark_values are the latencies.
+// The settings are read from that record (the .pytorch.json named, or found beside F), or from the same keys
+// written into F itself; a file without them is refused: a time is meaningless without its batch, lengths and TP.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace treering::validate {
+
+struct EngineRun {
+  std::string engine = "vllm";
+  std::string benchmark = "latency";  // the whole batch's generate(), prefill included
+  std::string model;                  // as the engine was given it (a Hugging Face id)
+  std::string workload;               // the treering workload preset it is
+  int batch = 1;
+  long long input_len = 0;   // prompt tokens per sequence
+  long long output_len = 0;  // generated tokens per sequence
+  int tp = 1;
+  double latency_s = 0;             // the median of the iterations' end-to-end times
+  std::vector<double> latencies_s;  // every iteration's
+  std::string file;
+};
+
+// True when `path` is a JSON file of vLLM's latency benchmark (its results, or its .pytorch.json records).
+bool is_engine_benchmark_file(const std::string& path);
+
+// The run `path` holds (one batch size, lengths and TP per file). topologies::InputError naming the file when the
+// settings are missing or out of range, the model is no workload preset, or a setting the model cannot predict
+// was used (n > 1, beam search).
+EngineRun read_engine_run(const std::string& path);
+
+// The workload preset a Hugging Face model id names, compared without case, organisation, "Meta-" and
+// "-Instruct" and with only letters and digits: "meta-llama/Llama-3.1-8B-Instruct" -> "llama3.1-8b",
+// "meta-llama/Llama-3.1-405B-Instruct-FP8" -> "llama3.1-405b-fp8". "" when none matches.
+std::string workload_for_model(const std::string& model_id);
+
+}  // namespace treering::validate

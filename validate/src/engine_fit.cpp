@@ -1,0 +1,107 @@
+// Serving engines' latency runs, predicted and fitted (engine_fit.hpp).
+#include "treering/validate/engine_fit.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <set>
+
+#include "treering/model/decode.hpp"
+#include "treering/model/layout_model.hpp"
+#include "treering/model/statistics.hpp"
+#include "treering/model/step.hpp"
+#include "treering/model/workload.hpp"
+#include "treering/topologies/input_error.hpp"
+#include "treering/topologies/topology.hpp"
+
+namespace treering::validate {
+namespace {
+
+double step_s(const model::LayoutModel& layouts, const model::Workload& w, long long context,
+              const std::shared_ptr<const topologies::ImplProfile>& impl) {
+  model::PlanOptions options;
+  options.impl = impl;
+  const model::LayoutAttention attention = layouts.attention(model::DecodeAlgorithm::tree, w, context, options);
+  return model::evaluate_step(layouts, attention, model::DecodeAlgorithm::tree, w, context, model::Scope::step).step_s;
+}
+
+// The prefill's FLOPs (engine_fit.hpp): weights and causal attention over every prompt.
+double prefill_flops(const model::Workload& w, long long prompt_tokens) {
+  const double n = static_cast<double>(prompt_tokens);
+  return w.batch * (2.0 * w.parameters * n + 2.0 * w.layers * n * n * w.query_heads * w.head_dim);
+}
+
+double relative_error(double predicted, double measured) { return (predicted - measured) / measured; }
+
+}  // namespace
+
+EnginePrediction predict_engine_run(const topologies::ClusterSpec& spec, const topologies::ImplProfile& profile,
+                                    const EngineRun& run) {
+  const topologies::Topology topology(spec);
+  model::Workload w = model::find_workload(run.workload);
+  w.batch = run.batch;
+  const model::LayoutModel layouts(topology, model::place_layout(topology, model::Layout{run.tp, 1}));
+  const auto with_engine = std::make_shared<const topologies::ImplProfile>(profile);
+  topologies::ImplProfile bare_profile = profile;
+  bare_profile.engine_step.reset();
+  const auto bare = std::make_shared<const topologies::ImplProfile>(bare_profile);
+
+  EnginePrediction p;
+  p.decode_steps = run.output_len - 1;
+  p.middle_context = run.input_len + run.output_len / 2;
+  p.engine_step_s = profile.engine_step ? profile.engine_step->step_s(run.batch) : 0.0;
+  p.step_s = p.decode_steps > 0 ? step_s(layouts, w, p.middle_context, with_engine) : 0.0;
+  const model::ComputeRates& rates = layouts.cp_model(0).slowest_rates();
+  const double compute_s = prefill_flops(w, run.input_len) / (run.tp * rates.peak_flops * model::kPrefillEfficiency);
+  p.prefill_s = std::max(step_s(layouts, w, run.input_len, bare), compute_s) + p.engine_step_s;
+  p.latency_s = p.prefill_s + static_cast<double>(p.decode_steps) * p.step_s;
+  return p;
+}
+
+EngineStepFit fit_engine_step(const topologies::ClusterSpec& spec, const topologies::ImplProfile& before,
+                              const std::vector<EngineRun>& runs) {
+  if (runs.empty()) throw topologies::InputError("no engine runs to fit");
+  topologies::ImplProfile bare = before;
+  bare.engine_step.reset();
+  // r_i = (m - x) / m = a u_i + b v_i with u_i = n / m, v_i = n B / m: the relative error is r - a u - b v.
+  std::vector<double> u, v, r;
+  std::set<int> batches;
+  EngineStepFit fit;
+  for (const EngineRun& run : runs) {
+    const double m = run.latency_s;
+    const double n = static_cast<double>(run.output_len);
+    u.push_back(n / m);
+    v.push_back(n * run.batch / m);
+    r.push_back((m - predict_engine_run(spec, bare, run).latency_s) / m);
+    batches.insert(run.batch);
+  }
+  auto only = [&](const std::vector<double>& x) {  // the one-unknown fit, held at 0 or more
+    double xx = 0, xr = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) xx += x[i] * x[i], xr += x[i] * r[i];
+    return std::max(0.0, xr / xx);
+  };
+  double a = only(u), b = 0;
+  if (batches.size() > 1) {
+    double uu = 0, uv = 0, vv = 0, ur = 0, vr = 0;
+    for (std::size_t i = 0; i < u.size(); ++i)
+      uu += u[i] * u[i], uv += u[i] * v[i], vv += v[i] * v[i], ur += u[i] * r[i], vr += v[i] * r[i];
+    const double det = uu * vv - uv * uv;
+    const double a2 = (ur * vv - vr * uv) / det, b2 = (uu * vr - uv * ur) / det;
+    if (det > 0 && a2 >= 0 && b2 >= 0) {
+      a = a2, b = b2, fit.per_sequence_fitted = true;
+    } else if (det > 0 && a2 < 0 && b2 > 0) {
+      a = 0, b = only(v), fit.per_sequence_fitted = true;
+    }
+  }
+  fit.step.fixed_s = a;
+  fit.step.per_sequence_s = b;
+  topologies::ImplProfile after = before;
+  after.engine_step = fit.step;
+  for (const EngineRun& run : runs) {
+    fit.errors_before.push_back(relative_error(predict_engine_run(spec, before, run).latency_s, run.latency_s));
+    fit.errors_after.push_back(relative_error(predict_engine_run(spec, after, run).latency_s, run.latency_s));
+  }
+  return fit;
+}
+
+}  // namespace treering::validate

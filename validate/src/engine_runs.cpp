@@ -1,0 +1,175 @@
+// Reading vLLM's latency benchmark files (engine_runs.hpp).
+#include "treering/validate/engine_runs.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "json_files.hpp"
+#include "treering/model/statistics.hpp"
+#include "treering/model/workload.hpp"
+#include "treering/topologies/input_error.hpp"
+
+namespace treering::validate {
+namespace {
+
+using topologies::InputError;
+
+const char* const kSettingsHelp =
+    "the settings (batch_size, input_len, output_len, tensor_parallel_size, model) are missing: vLLM writes them "
+    "to the .pytorch.json beside the results when run with SAVE_TO_PYTORCH_BENCHMARK_FORMAT=1; or add those keys to "
+    "the results file";
+
+// vLLM's results file: an object with a list of latencies.
+bool is_results_object(const nlohmann::json& json) {
+  const auto latencies = json.find("latencies");
+  return json.is_object() && latencies != json.end() && latencies->is_array() && json.contains("avg_latency");
+}
+
+// The .pytorch.json record of the latency metric; nullptr when `json` is none.
+const nlohmann::json* latency_record(const nlohmann::json& json) {
+  if (!json.is_array()) return nullptr;
+  for (const nlohmann::json& record : json) {
+    if (!record.is_object()) continue;
+    const auto metric = record.find("metric");
+    if (metric == record.end() || !metric->is_object()) continue;
+    if (detail::string_member(*metric, "name") == "latency" && record.contains("benchmark")) return &record;
+  }
+  return nullptr;
+}
+
+std::optional<nlohmann::json> json_in(const std::string& path) {
+  std::ifstream in(path);
+  in >> std::ws;
+  if (in.peek() != '{' && in.peek() != '[') return std::nullopt;
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::vector<double> latencies_from(const nlohmann::json& values, const std::string& path) {
+  std::vector<double> out;
+  for (const nlohmann::json& value : values) {
+    const double latency_s = value.get<double>();
+    if (!(latency_s > 0 && std::isfinite(latency_s)))
+      throw InputError({path, 0, 0}, "a latency must be a positive number of seconds, got " + value.dump());
+    out.push_back(latency_s);
+  }
+  if (out.empty()) throw InputError({path, 0, 0}, "no latencies");
+  return out;
+}
+
+// The settings from an object holding vLLM's argument names; false when any is missing.
+bool read_settings(const nlohmann::json& args, const std::string& path, EngineRun& run) {
+  for (const char* key : {"batch_size", "input_len", "output_len", "tensor_parallel_size", "model"}) {
+    if (!args.contains(key) || args.at(key).is_null()) return false;
+  }
+  run.batch = static_cast<int>(detail::whole_number(args.at("batch_size"), 1, 1e6, path, "batch_size"));
+  run.input_len = detail::whole_number(args.at("input_len"), 1, 1e9, path, "input_len");
+  run.output_len = detail::whole_number(args.at("output_len"), 1, 1e9, path, "output_len");
+  run.tp =
+      static_cast<int>(detail::whole_number(args.at("tensor_parallel_size"), 1, 1024, path, "tensor_parallel_size"));
+  run.model = args.at("model").get<std::string>();
+  if (args.contains("n") && !args.at("n").is_null() && args.at("n").get<double>() != 1)
+    throw InputError({path, 0, 0}, "n = " + args.at("n").dump() + " sequences a prompt: only n = 1 is predicted");
+  if (args.contains("use_beam_search") && args.at("use_beam_search").is_boolean() &&
+      args.at("use_beam_search").get<bool>())
+    throw InputError({path, 0, 0}, "beam search is not predicted");
+  return true;
+}
+
+// The .pytorch.json beside a results file: F's stem + ".pytorch.json".
+std::string sibling_of(const std::string& path) {
+  std::filesystem::path sibling(path);
+  sibling.replace_extension(".pytorch.json");
+  return sibling.string();
+}
+
+EngineRun run_from_record(const nlohmann::json& record, const std::string& path) {
+  EngineRun run;
+  run.file = path;
+  const nlohmann::json& args = record.at("benchmark").at("extra_info").at("args");
+  if (!read_settings(args, path, run)) throw InputError({path, 0, 0}, kSettingsHelp);
+  run.latencies_s = latencies_from(record.at("metric").at("benchmark_values"), path);
+  return run;
+}
+
+EngineRun run_from_results(const nlohmann::json& results, const std::string& path) {
+  EngineRun run;
+  run.file = path;
+  run.latencies_s = latencies_from(results.at("latencies"), path);
+  if (read_settings(results, path, run)) return run;
+  const std::string sibling = sibling_of(path);
+  if (sibling == path || !std::filesystem::is_regular_file(sibling)) throw InputError({path, 0, 0}, kSettingsHelp);
+  const std::optional<nlohmann::json> records = json_in(sibling);
+  const nlohmann::json* record = records ? latency_record(*records) : nullptr;
+  if (record == nullptr)
+    throw InputError({path, 0, 0}, std::string(kSettingsHelp) + " (" + sibling + " holds no latency record)");
+  const EngineRun settings = run_from_record(*record, sibling);
+  run.batch = settings.batch, run.input_len = settings.input_len, run.output_len = settings.output_len;
+  run.tp = settings.tp, run.model = settings.model;
+  return run;
+}
+
+std::string letters_and_digits(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string workload_for_model(const std::string& model_id) {
+  std::string name =
+      model_id.substr(model_id.find_last_of('/') == std::string::npos ? 0 : model_id.find_last_of('/') + 1);
+  std::string key = letters_and_digits(name);
+  if (key.rfind("meta", 0) == 0) key = key.substr(4);
+  for (const std::string suffix : {"instruct", "chat", "hf"}) {
+    const auto at = key.find(suffix);
+    if (at != std::string::npos) key.erase(at, suffix.size());
+  }
+  for (const model::Workload& preset : model::workload_presets()) {
+    if (letters_and_digits(preset.name) == key) return preset.name;
+  }
+  return "";
+}
+
+bool is_engine_benchmark_file(const std::string& path) {
+  topologies::check_input_file(path);
+  const std::optional<nlohmann::json> json = json_in(path);
+  return json && (is_results_object(*json) || latency_record(*json) != nullptr);
+}
+
+EngineRun read_engine_run(const std::string& path) {
+  const nlohmann::json json = detail::read_json_file(path);
+  EngineRun run;
+  try {
+    if (is_results_object(json)) {
+      run = run_from_results(json, path);
+    } else if (const nlohmann::json* record = latency_record(json)) {
+      run = run_from_record(*record, path);
+    } else {
+      throw InputError({path, 0, 0}, "not a vLLM latency benchmark file (no 'latencies', no latency record)");
+    }
+  } catch (const nlohmann::json::exception& error) {
+    throw InputError({path, 0, 0}, std::string("not a vLLM latency benchmark file: ") + error.what());
+  }
+  run.workload = workload_for_model(run.model);
+  if (run.workload.empty()) {
+    throw InputError({path, 0, 0}, "model '" + run.model +
+                                       "' is no workload preset (treering workload list): name one of them, e.g. "
+                                       "meta-llama/Llama-3.1-8B-Instruct");
+  }
+  run.latency_s = model::median(run.latencies_s);
+  return run;
+}
+
+}  // namespace treering::validate

@@ -1,0 +1,123 @@
+// Serving engines' latency benchmarks (engine_runs.hpp, engine_fit.hpp): vLLM's files read with their settings,
+// the run predicted like for like, and the engine's work per step fitted. The files under
+// validate/tests/data/vllm/ are written in vLLM's format (vllm/benchmarks/latency.py) with made-up times: they
+// test the reader, not the model.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "treering/model/statistics.hpp"
+#include "treering/topologies/impl_profile.hpp"
+#include "treering/topologies/input_error.hpp"
+#include "treering/topologies/load.hpp"
+#include "treering/validate/engine_fit.hpp"
+#include "treering/validate/engine_runs.hpp"
+
+using namespace treering;
+
+namespace {
+
+std::string data(const std::string& name) {
+  return std::string(TREERING_SOURCE_DIR) + "/validate/tests/data/vllm/" + name;
+}
+
+std::string refusal(const std::string& path) {
+  try {
+    validate::read_engine_run(path);
+  } catch (const topologies::InputError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("vLLM's latency results take their settings from the .pytorch.json beside them") {
+  CHECK(validate::is_engine_benchmark_file(data("latency-b8.json")));
+  CHECK(validate::is_engine_benchmark_file(data("latency-b8.pytorch.json")));
+  CHECK_FALSE(
+      validate::is_engine_benchmark_file(std::string(TREERING_SOURCE_DIR) + "/validate/tests/data/realrun-step.json"));
+  const validate::EngineRun run = validate::read_engine_run(data("latency-b8.json"));
+  CHECK(run.workload == "llama3.1-8b");
+  CHECK(run.batch == 8);
+  CHECK(run.input_len == 32);
+  CHECK(run.output_len == 128);
+  CHECK(run.tp == 1);
+  CHECK(run.latencies_s.size() == 5u);
+  CHECK(run.latency_s == 0.8419);  // the median of 0.8401, 0.8418, 0.8419, 0.8432, 0.8455
+  const validate::EngineRun record = validate::read_engine_run(data("latency-b8.pytorch.json"));
+  CHECK(record.batch == 8);
+  CHECK(record.latency_s == 0.8419);
+}
+
+TEST_CASE("a latency file without its settings, or with settings the model cannot predict, is refused") {
+  const std::string missing = refusal(data("latency-no-settings.json"));
+  CHECK(missing.find("latency-no-settings.json") != std::string::npos);
+  CHECK(missing.find("settings (batch_size, input_len, output_len, tensor_parallel_size, model) are missing") !=
+        std::string::npos);
+  CHECK(refusal(data("latency-n2-settings-inline.json")).find("only n = 1 is predicted") != std::string::npos);
+}
+
+TEST_CASE("Hugging Face model ids name the workload presets") {
+  CHECK(validate::workload_for_model("meta-llama/Llama-3.1-8B-Instruct") == "llama3.1-8b");
+  CHECK(validate::workload_for_model("meta-llama/Meta-Llama-3.1-70B-Instruct") == "llama3.1-70b");
+  CHECK(validate::workload_for_model("meta-llama/Llama-3.1-405B-Instruct-FP8") == "llama3.1-405b-fp8");
+  CHECK(validate::workload_for_model("/models/Llama-3.2-1B") == "llama3.2-1b");
+  CHECK(validate::workload_for_model("deepseek-ai/DeepSeek-V3") == "deepseek-v3");
+  CHECK(validate::workload_for_model("mistralai/Mistral-7B-v0.1") == "");
+}
+
+TEST_CASE("the engine's work per step adds output_len x (fixed + per sequence x batch) to a latency run") {
+  const topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
+  validate::EngineRun run = validate::read_engine_run(data("latency-b8.json"));
+  topologies::ImplProfile bare = topologies::default_impl_profile();
+  topologies::ImplProfile engine = bare;
+  engine.engine_step = topologies::EngineStep{1e-3, 10e-6, "test"};
+  const validate::EnginePrediction without = validate::predict_engine_run(spec, bare, run);
+  const validate::EnginePrediction with = validate::predict_engine_run(spec, engine, run);
+  // 128 steps (the prefill's and 127 decode steps) of 1 ms + 8 x 10 us = 1.08 ms: 138.24 ms.
+  CHECK(with.latency_s - without.latency_s == doctest::Approx(128 * 1.08e-3).scale(1e-12));
+  CHECK(with.decode_steps == 127);
+  CHECK(with.middle_context == 32 + 64);
+  CHECK(with.engine_step_s == doctest::Approx(1.08e-3).scale(1e-12));
+  // The prefill of 8 x 32 tokens: 2 x 8.03e9 x 256 = 4.1 TFLOP over 989 TFLOP/s x 0.5 = 8.3 ms, longer than the
+  // weights' 16 GB at the H100's effective rate (~6 ms): compute-bound.
+  CHECK(without.prefill_s > 8.0e-3);
+  CHECK(without.prefill_s < 8.6e-3);
+}
+
+TEST_CASE("the engine's fixed and per-sequence work come back from runs made with them") {
+  // Runs at batch 1, 8 and 32 whose times are the model's without engine work plus 128 x (0.4 ms + 25 us x
+  // batch): the fit finds 0.4 ms and 25 us, and every run's error after it is 0.
+  const topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
+  const topologies::ImplProfile bare = topologies::default_impl_profile();
+  std::vector<validate::EngineRun> runs;
+  for (int batch : {1, 8, 32}) {
+    validate::EngineRun run = validate::read_engine_run(data("latency-b8.json"));
+    run.batch = batch;
+    run.latency_s = validate::predict_engine_run(spec, bare, run).latency_s + 128 * (0.4e-3 + 25e-6 * batch);
+    runs.push_back(run);
+  }
+  const validate::EngineStepFit fit = validate::fit_engine_step(spec, bare, runs);
+  CHECK(fit.per_sequence_fitted);
+  CHECK(fit.step.fixed_s == doctest::Approx(0.4e-3).scale(1e-12));
+  CHECK(fit.step.per_sequence_s == doctest::Approx(25e-6).scale(1e-12));
+  for (double e : fit.errors_after) CHECK(std::fabs(e) < 1e-9);
+  for (double e : fit.errors_before) CHECK(e < 0);  // without the engine the model is short of every run
+}
+
+TEST_CASE("one batch size fits the fixed work alone, and a run the model over-predicts gives no negative work") {
+  const topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
+  const topologies::ImplProfile bare = topologies::default_impl_profile();
+  validate::EngineRun run = validate::read_engine_run(data("latency-b8.json"));
+  run.latency_s = validate::predict_engine_run(spec, bare, run).latency_s + 128 * 0.5e-3;
+  validate::EngineStepFit fit = validate::fit_engine_step(spec, bare, {run});
+  CHECK_FALSE(fit.per_sequence_fitted);
+  CHECK(fit.step.fixed_s == doctest::Approx(0.5e-3).scale(1e-12));
+  CHECK(fit.step.per_sequence_s == 0);
+  run.latency_s = validate::predict_engine_run(spec, bare, run).latency_s * 0.9;
+  fit = validate::fit_engine_step(spec, bare, {run});
+  CHECK(fit.step.fixed_s == 0);
+}
