@@ -3,11 +3,13 @@
 #include <iostream>
 
 #include "attention_reports.hpp"
+#include "engine_reports.hpp"
 #include "calibrate_overheads.hpp"
 #include "cluster_args.hpp"
 #include "commands.hpp"
 #include "reporter.hpp"
 #include "treering/analysis/calibration_runs.hpp"
+#include "treering/analysis/engine_runs_report.hpp"
 #include "step_reports.hpp"
 #include "table.hpp"
 #include "treering/topologies/load.hpp"
@@ -152,8 +154,31 @@ void run_benchmarks(const CalibrateArgs& args) {
   make_reporter(args.format, std::cout)->report(BenchmarkReport(result, request));
 }
 
-// Timed decodes fit a profile's overheads; benchmarks fit the cluster. One kind per run.
+// Serving engines' benchmarks fit a profile's engine work a step, on the cluster they ran on.
+void run_engine_runs(const CalibrateArgs& args) {
+  if (args.cluster.cluster.empty())
+    throw topologies::InputError("calibrating from an engine's benchmarks needs --cluster (the cluster they ran on)");
+  if (!args.fit.empty()) throw topologies::InputError("--fit is for timed decodes; engine runs fit the engine's work");
+  topologies::OutputFile out(args.output);
+  const BenchmarkCalibrationRequest request = benchmark_request(args);
+  const topologies::ImplProfile prior = topologies::load_impl_profile(args.impl.empty() ? "efficient" : args.impl);
+  const EngineCalibration result = calibrate_engine(request.spec, prior, args.files, args.output);
+  out.stream() << result.profile_yaml;
+  out.commit();
+  make_reporter(args.format, std::cout)
+      ->report(FunctionReport({.table =
+                                   [&](std::ostream& o) {
+                                     print_engine_calibration(o, result);
+                                     o << "wrote " << args.output << '\n';
+                                   },
+                               .csv = {},
+                               .json = [&] { return engine_calibration_json(result); }}));
+}
+
+// Timed decodes fit a profile's overheads; benchmarks fit the cluster; engine runs the engine's work. One kind per
+// run.
 void run(const CalibrateArgs& args) {
+  if (engine_benchmark_files(args.files)) return run_engine_runs(args);
   if (calibration_kind(args.files) == CalibrationKind::benchmarks) return run_benchmarks(args);
   if (args.cluster.nodes || args.cluster.gpus_per_node || !args.cluster.settings.empty()) {
     throw topologies::InputError("timings name their GPUs: --nodes, --gpus-per-node and --set are for benchmarks");
@@ -175,7 +200,9 @@ void add_calibrate_command(CLI::App& app) {
       ->add_option(
           "measurements", args->files,
           "Benchmarks: nccl-tests output (.log), bytes,time CSVs, treering-realrun bench JSON (collectives, "
-          "attention), treering-realrun step JSON. "
+          "attention), treering-realrun step JSON. Serving engines: vLLM latency JSON (bench latency --output-json; "
+          "fits the "
+          "--impl profile's engine work a step). "
           "Timed decodes: a CSV with the header cluster,workload,algo,gpus,seq_len,batch,tokens,prefill,measured_s, "
           "treering-realrun decode JSON")
       ->required()
@@ -184,9 +211,10 @@ void add_calibrate_command(CLI::App& app) {
   command->add_option("--tokens", args->tokens,
                       "Attention benchmarks: fit only the points at these token counts, e.g. 1k,16k,128k "
                       "(validate the others with treering validate)");
-  command->add_option("--impl", args->impl,
-                      "Timed decodes: the profile whose overheads are fitted (default: treering-realrun-cpu for "
-                      "realrun cpu decodes, else efficient)");
+  command->add_option(
+      "--impl", args->impl,
+      "Timed decodes and engine runs: the profile whose overheads are fitted (default: treering-realrun-cpu "
+      "for realrun cpu decodes, else efficient)");
   command
       ->add_option("--fit", args->fit,
                    "Timed decodes: the overheads to fit: kernel_launch, collective_call, host_round_trip, first_call "

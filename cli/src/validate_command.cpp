@@ -6,11 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include "attention_reports.hpp"
+#include "engine_reports.hpp"
 #include "cluster_args.hpp"
 #include "commands.hpp"
 #include "reporter.hpp"
 #include "step_reports.hpp"
 #include "table.hpp"
+#include "treering/analysis/engine_runs_report.hpp"
 #include "treering/analysis/kernel_validation.hpp"
 #include "treering/analysis/validate_report.hpp"
 #include "treering/topologies/units.hpp"
@@ -25,6 +27,7 @@ struct ValidateArgs {
   std::vector<std::string> engines{"model"};
   double max_error = 0;   // 0: no bound
   double max_factor = 0;  // 0: no bound
+  std::string impl;       // serving engines' runs: the profile predicting them
   OutputFormat format = OutputFormat::table;
 };
 
@@ -149,10 +152,26 @@ bool validate_kernels(const ValidateArgs& args) {
   return true;
 }
 
+// Serving engines' benchmarks: each run predicted like for like with --impl. False when `args.files` hold none.
+bool validate_engine_runs(const ValidateArgs& args) {
+  if (!analysis::engine_benchmark_files(args.files)) return false;
+  const topologies::ClusterSpec spec = load_topology(args.cluster).spec();
+  const topologies::ImplProfile profile = topologies::load_impl_profile(args.impl.empty() ? "efficient" : args.impl);
+  const EngineValidation validation = analysis::validate_engine_runs(spec, profile, args.files);
+  make_reporter(args.format, std::cout)
+      ->report(FunctionReport({.table = [&](std::ostream& out) { print_engine_validation(out, validation); },
+                               .csv = {},
+                               .json = [&] { return engine_validation_json(validation); }}));
+  check_max_error(args, validation.median_abs_rel_error, "engine runs");
+  return true;
+}
+
 // Fails (exit 1) on a prediction or measurement that is not a finite positive time, and with --max-factor when
 // the median case of an engine and algorithm (or operation) is predicted more than that many times too slow or
 // too fast (analysis::gross_error): the loop's check that the machinery works, on any machine, idle or busy.
 void run(const ValidateArgs& args) {
+  if (validate_engine_runs(args)) return;
+  if (!args.impl.empty()) throw topologies::InputError("--impl is for serving engines' benchmarks (vLLM latency JSON)");
   if (validate_kernels(args)) return;
   std::vector<validate::Engine> engines;
   for (const std::string& name : args.engines) engines.push_back(validate::parse_engine(name));
@@ -183,7 +202,8 @@ void add_validate_command(CLI::App& app) {
   add_cluster_option(*command, args->cluster);
   command
       ->add_option("measurements", args->files,
-                   "nccl-tests output (.log), bytes,time CSV files, or treering-realrun bench/decode/step JSON")
+                   "nccl-tests output (.log), bytes,time CSV files, treering-realrun bench/decode/step JSON, or a "
+                   "serving engine's benchmarks (vLLM latency JSON)")
       ->required()
       ->check(CLI::ExistingFile);
   command->add_option("--engine", args->engines, "model, sim (comma-separated)")->delimiter(',')->capture_default_str();
@@ -196,6 +216,9 @@ void add_validate_command(CLI::App& app) {
                    "Exit 1 when the median case of an algorithm is predicted more than this many times too slow or too "
                    "fast (3: a gross error)")
       ->check(CLI::Range(1.0, 1e6));
+  command->add_option("--impl", args->impl,
+                      "Serving engines' benchmarks: the profile predicting them (default: efficient; a fitted one from "
+                      "treering calibrate)");
   add_format_option(*command, args->format);
   command->callback([args] { run(*args); });
 }

@@ -1,0 +1,51 @@
+// Serving engines' benchmarks (validate/engine_runs.hpp) for the front ends: `treering validate` predicts each run
+// like for like with an implementation profile; `treering calibrate` fits the profile's engine work a step
+// (validate/engine_fit.hpp) and writes the fitted profile. No printing: cli/src reports.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "treering/topologies/cluster.hpp"
+#include "treering/topologies/impl_profile.hpp"
+#include "treering/validate/engine_fit.hpp"
+#include "treering/validate/engine_runs.hpp"
+
+namespace treering::analysis {
+
+// True when every file is a serving engine's benchmark; false when none is. Throws topologies::InputError when
+// they mix with other measurements (one kind per run).
+bool engine_benchmark_files(const std::vector<std::string>& files);
+
+struct EngineRunCase {
+  validate::EngineRun run;
+  validate::EnginePrediction predicted;
+  double rel_error = 0;  // (predicted - measured) / measured
+};
+
+struct EngineValidation {
+  topologies::ImplProfile profile;
+  std::vector<EngineRunCase> cases;
+  double median_abs_rel_error = 0;
+};
+
+// Every run of `files` predicted on `spec` with `profile`.
+EngineValidation validate_engine_runs(const topologies::ClusterSpec& spec, const topologies::ImplProfile& profile,
+                                      const std::vector<std::string>& files);
+nlohmann::ordered_json engine_validation_json(const EngineValidation& validation);
+
+struct EngineCalibration {
+  topologies::ImplProfile prior;
+  topologies::ImplProfile fitted;  // the prior with the fitted engine_step (its source names the runs and errors)
+  validate::EngineStepFit fit;
+  std::vector<validate::EngineRun> runs;
+  std::string profile_yaml;  // the fitted profile, with a comment naming its inputs (checked to load)
+};
+
+// Fits `prior`'s engine work a step to the runs of `files` on `spec`; `output_name` for messages.
+EngineCalibration calibrate_engine(const topologies::ClusterSpec& spec, const topologies::ImplProfile& prior,
+                                   const std::vector<std::string>& files, const std::string& output_name);
+nlohmann::ordered_json engine_calibration_json(const EngineCalibration& calibration);
+
+}  // namespace treering::analysis

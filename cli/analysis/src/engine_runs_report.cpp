@@ -1,0 +1,136 @@
+// Serving engines' benchmarks validated and calibrated (engine_runs_report.hpp).
+#include "treering/analysis/engine_runs_report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "treering/analysis/network_calibration.hpp"
+#include "treering/model/statistics.hpp"
+#include "treering/topologies/input_error.hpp"
+#include "treering/topologies/units.hpp"
+
+namespace treering::analysis {
+namespace {
+
+using nlohmann::ordered_json;
+
+std::vector<validate::EngineRun> read_runs(const std::vector<std::string>& files) {
+  std::vector<validate::EngineRun> runs;
+  for (const std::string& file : files) runs.push_back(validate::read_engine_run(file));
+  return runs;
+}
+
+ordered_json run_json(const validate::EngineRun& run) {
+  return {{"file", run.file},
+          {"engine", run.engine},
+          {"benchmark", run.benchmark},
+          {"model", run.model},
+          {"workload", run.workload},
+          {"batch", run.batch},
+          {"input_len", run.input_len},
+          {"output_len", run.output_len},
+          {"tp", run.tp},
+          {"measured_s", run.latency_s},
+          {"iterations", run.latencies_s.size()}};
+}
+
+ordered_json prediction_json(const validate::EnginePrediction& p) {
+  return {{"latency_s", p.latency_s},         {"prefill_s", p.prefill_s},       {"step_s", p.step_s},
+          {"engine_step_s", p.engine_step_s}, {"decode_steps", p.decode_steps}, {"middle_context", p.middle_context}};
+}
+
+std::string percent_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f %%", 100 * value);
+  return text;
+}
+
+}  // namespace
+
+bool engine_benchmark_files(const std::vector<std::string>& files) {
+  const auto engine = std::count_if(files.begin(), files.end(), validate::is_engine_benchmark_file);
+  if (engine == 0) return false;
+  if (engine != static_cast<long>(files.size())) {
+    throw topologies::InputError(
+        "serving engines' benchmarks (vLLM latency JSON) go in a run of their own, without other measurements");
+  }
+  return true;
+}
+
+EngineValidation validate_engine_runs(const topologies::ClusterSpec& spec, const topologies::ImplProfile& profile,
+                                      const std::vector<std::string>& files) {
+  EngineValidation v{profile, {}, 0};
+  std::vector<double> errors;
+  for (const validate::EngineRun& run : read_runs(files)) {
+    const validate::EnginePrediction p = validate::predict_engine_run(spec, profile, run);
+    v.cases.push_back({run, p, (p.latency_s - run.latency_s) / run.latency_s});
+    errors.push_back(v.cases.back().rel_error);
+  }
+  v.median_abs_rel_error = model::median_abs(errors);
+  return v;
+}
+
+ordered_json engine_validation_json(const EngineValidation& v) {
+  ordered_json cases = ordered_json::array();
+  for (const EngineRunCase& c : v.cases) {
+    ordered_json row = run_json(c.run);
+    row["predicted"] = prediction_json(c.predicted);
+    row["rel_error"] = c.rel_error;
+    cases.push_back(row);
+  }
+  return {
+      {"impl", v.profile.name},
+      {"engine_step", v.profile.engine_step ? ordered_json{{"fixed_s", v.profile.engine_step->fixed_s},
+                                                           {"per_sequence_s", v.profile.engine_step->per_sequence_s},
+                                                           {"source", v.profile.engine_step->source}}
+                                            : ordered_json()},
+      {"runs", cases},
+      {"summary", {{"runs", v.cases.size()}, {"median_abs_rel_error", v.median_abs_rel_error}}}};
+}
+
+EngineCalibration calibrate_engine(const topologies::ClusterSpec& spec, const topologies::ImplProfile& prior,
+                                   const std::vector<std::string>& files, const std::string& output_name) {
+  EngineCalibration c;
+  c.prior = prior;
+  c.runs = read_runs(files);
+  c.fit = validate::fit_engine_step(spec, prior, c.runs);
+  c.fit.step.source =
+      "fitted to " + std::to_string(c.runs.size()) + " vLLM latency runs (" + topologies::format_list(files) + ") on " +
+      spec.name + ", " + today_utc() + ": median |error| " + percent_text(model::median_abs(c.fit.errors_before)) +
+      " before, " + percent_text(model::median_abs(c.fit.errors_after)) + " after" +
+      (c.fit.per_sequence_fitted ? "" : "; per_sequence not fitted (one batch size, or a negative slope)");
+  c.fitted = prior;
+  c.fitted.name = prior.name + "-engine-fitted";
+  c.fitted.description =
+      prior.description + "; engine work a step fitted to " + std::to_string(c.runs.size()) + " vLLM latency runs";
+  c.fitted.engine_step = c.fit.step;
+  c.fitted.sources["engine_step"] = c.fit.step.source;
+  const std::string text = topologies::impl_profile_yaml(c.fitted);
+  topologies::load_impl_profile_text(text, output_name);  // what is written must load
+  c.profile_yaml = "# Written by treering calibrate from " + topologies::format_list(files) + " (prior: " + prior.name +
+                   ").\n" + text;
+  return c;
+}
+
+ordered_json engine_calibration_json(const EngineCalibration& c) {
+  ordered_json runs = ordered_json::array();
+  for (std::size_t i = 0; i < c.runs.size(); ++i) {
+    ordered_json row = run_json(c.runs[i]);
+    row["rel_error_before"] = c.fit.errors_before[i];
+    row["rel_error_after"] = c.fit.errors_after[i];
+    runs.push_back(row);
+  }
+  return {{"prior", c.prior.name},
+          {"engine_step",
+           {{"fixed_s", c.fit.step.fixed_s},
+            {"per_sequence_s", c.fit.step.per_sequence_s},
+            {"per_sequence_fitted", c.fit.per_sequence_fitted},
+            {"source", c.fit.step.source}}},
+          {"runs", runs},
+          {"summary",
+           {{"runs", c.runs.size()},
+            {"median_abs_rel_error_before", model::median_abs(c.fit.errors_before)},
+            {"median_abs_rel_error_after", model::median_abs(c.fit.errors_after)}}}};
+}
+
+}  // namespace treering::analysis

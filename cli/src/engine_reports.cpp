@@ -1,0 +1,64 @@
+// Reports of serving engines' benchmarks (engine_reports.hpp).
+#include "engine_reports.hpp"
+
+#include <filesystem>
+
+#include "reporter.hpp"
+#include "table.hpp"
+#include "treering/model/statistics.hpp"
+#include "treering/topologies/units.hpp"
+
+namespace treering::cli {
+namespace {
+
+std::vector<std::string> run_cells(const validate::EngineRun& run) {
+  return {std::filesystem::path(run.file).filename().string(),
+          run.workload,
+          std::to_string(run.batch),
+          std::to_string(run.input_len),
+          std::to_string(run.output_len),
+          std::to_string(run.tp),
+          topologies::format_duration(run.latency_s)};
+}
+
+std::string engine_step_text(const topologies::EngineStep& step) {
+  return topologies::format_duration(step.fixed_s) + " + " + topologies::format_duration(step.per_sequence_s) +
+         " a sequence";
+}
+
+}  // namespace
+
+void print_engine_validation(std::ostream& out, const analysis::EngineValidation& v) {
+  Table table({"file", "workload", "batch", "input", "output", "tp", "measured", "predicted", "error", "prefill",
+               "step (middle)", "engine a step"});
+  for (const analysis::EngineRunCase& c : v.cases) {
+    std::vector<std::string> row = run_cells(c.run);
+    row.push_back(topologies::format_duration(c.predicted.latency_s));
+    row.push_back(format_percent(c.rel_error, true));
+    row.push_back(topologies::format_duration(c.predicted.prefill_s));
+    row.push_back(topologies::format_duration(c.predicted.step_s));
+    row.push_back(topologies::format_duration(c.predicted.engine_step_s));
+    table.add_row(row);
+  }
+  table.print(out);
+  out << "\nprofile " << v.profile.name << ", engine work a step: "
+      << (v.profile.engine_step ? engine_step_text(*v.profile.engine_step) : std::string("none")) << '\n'
+      << v.cases.size() << " runs, median |error| " << format_percent(v.median_abs_rel_error, false) << '\n';
+}
+
+void print_engine_calibration(std::ostream& out, const analysis::EngineCalibration& c) {
+  Table table({"file", "workload", "batch", "input", "output", "tp", "measured", "error before", "error after"});
+  for (std::size_t i = 0; i < c.runs.size(); ++i) {
+    std::vector<std::string> row = run_cells(c.runs[i]);
+    row.push_back(format_percent(c.fit.errors_before[i], true));
+    row.push_back(format_percent(c.fit.errors_after[i], true));
+    table.add_row(row);
+  }
+  table.print(out);
+  out << "\nengine work a step (prior " << c.prior.name << "): " << engine_step_text(c.fit.step)
+      << (c.fit.per_sequence_fitted ? "" : " (per sequence not fitted: one batch size, or a negative slope)") << '\n'
+      << c.runs.size() << " runs, median |error| " << format_percent(model::median_abs(c.fit.errors_before), false)
+      << " before, " << format_percent(model::median_abs(c.fit.errors_after), false) << " after\n";
+}
+
+}  // namespace treering::cli
