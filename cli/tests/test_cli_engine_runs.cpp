@@ -83,3 +83,39 @@ TEST_CASE("an engine's benchmark without its settings, or mixed with other measu
   CHECK(impl_elsewhere.exit_code == 2);
   CHECK(impl_elsewhere.err.find("--impl is for serving engines' benchmarks") != std::string::npos);
 }
+
+TEST_CASE("predict and simulate add the profile's engine work once a step") {
+  const std::string truth = kDir + "truth-engine-step.yaml";
+  std::ofstream(truth) << kTruth;
+  for (const char* command : {"predict", "simulate"}) {
+    CAPTURE(command);
+    auto step_of = [&](const std::string& impl) {
+      const auto result = run_treering(std::string(command) +
+                                       " --cluster dgx-h100 --nodes 1 --gpus 0 --workload llama3.1-8b --seq-len 4k "
+                                       "--batch 16 --algo tree --scope step --format json --impl " +
+                                       impl);
+      REQUIRE(result.exit_code == 0);
+      return nlohmann::json::parse(result.out)[0];
+    };
+    const nlohmann::json with = step_of(truth), without = step_of("efficient");
+    // 0.4 ms + 16 x 25 us = 0.8 ms a step
+    CHECK(with["step"]["breakdown"]["engine_s"].get<double>() == doctest::Approx(0.8e-3).scale(1e-12));
+    CHECK(with["step_s"].get<double>() - without["step_s"].get<double>() ==
+          doctest::Approx(0.8e-3).scale(1e-12).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("calibrate never writes over the settings file it read beside the results") {
+  const std::string results = kDir + "vllm-keep.json", settings = kDir + "vllm-keep.pytorch.json";
+  std::ofstream(results)
+      << R"({"avg_latency": 1.0, "std_latency": 0.0, "latencies": [1.0], "percentiles": {"50": 1.0}})";
+  const std::string record =
+      R"([{"benchmark": {"name": "vLLM benchmark", "extra_info": {"args": {"batch_size": 4, "input_len": 64,)"
+      R"( "output_len": 32, "tensor_parallel_size": 1, "model": "meta-llama/Llama-3.1-8B"}}},)"
+      R"( "metric": {"name": "latency", "benchmark_values": [1.0]}}])";
+  std::ofstream(settings) << record;
+  const auto result = run_treering("calibrate " + results + " --cluster dgx-h100 --nodes 1 -o " + settings);
+  CHECK(result.exit_code == 2);
+  CHECK(result.err.find("is also an input of this run") != std::string::npos);
+  CHECK(read_file(settings) == record);
+}

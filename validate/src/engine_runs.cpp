@@ -106,6 +106,7 @@ EngineRun run_from_results(const nlohmann::json& results, const std::string& pat
   if (read_settings(results, path, run)) return run;
   const std::string sibling = sibling_of(path);
   if (sibling == path || !std::filesystem::is_regular_file(sibling)) throw InputError({path, 0, 0}, kSettingsHelp);
+  topologies::check_input_file(sibling);  // an input of this run from here on: no output may replace it
   const std::optional<nlohmann::json> records = json_in(sibling);
   const nlohmann::json* record = records ? latency_record(*records) : nullptr;
   if (record == nullptr)

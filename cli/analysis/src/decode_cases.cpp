@@ -96,10 +96,12 @@ model::LayoutGroups layout_groups(const LayoutChoice& layout, const topologies::
 }
 
 void add_step(const LayoutChoice& layout, const model::LayoutModel& layouts, const model::Workload& workload,
-              int slowest_group, DecodeRow& row) {
+              const model::LayoutAttention& predicted, DecodeRow& row) {
   const model::Scope scope = layout.scope;
   if (scope == model::Scope::attention) return;
-  const model::LayoutAttention attention{row.result, row.result.volume, slowest_group};
+  model::LayoutAttention attention = predicted;  // the row's attention (its volume over every CP group)
+  attention.slowest = row.result;
+  attention.volume = row.result.volume;
   row.step = model::evaluate_step(layouts, attention, row.result.algorithm, workload, row.result.seq_len, scope);
   const model::StepMemory& m = row.step->memory;
   if (m.total > m.capacity) {
@@ -132,7 +134,7 @@ DecodeRow predict_row(const LayoutChoice& layout, const GenerationChoice& genera
   set_context(row, decode, layouts.plan(attention.slowest_group, algorithm, workload, seq_len, options));
   set_layout(row, layouts.groups(), layouts.topology());
   row.workload = workload.name;
-  add_step(layout, layouts, workload, attention.slowest_group, row);
+  add_step(layout, layouts, workload, attention, row);
   if (!row.step) row.memory_shortfall = model::memory_shortfall(row.result, decode);
   if (generation.prefill || generation.tokens)
     row.prefill_s = generation.prefill ? decode.prefill_s(slice, seq_len, options) : 0.0;
@@ -219,7 +221,7 @@ SimulatedCase simulate_row(const LayoutChoice& layout, const GenerationChoice& g
     model_row.result = predicted.slowest;
     model_row.layout = layouts.groups().layout;
     model_row.result.volume = predicted.volume;
-    add_step(layout, layouts, workload, predicted.slowest_group, model_row);
+    add_step(layout, layouts, workload, predicted, model_row);
     step = model_row.step;
     shortfall = model_row.memory_shortfall;
   } else {

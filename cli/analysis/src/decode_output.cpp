@@ -152,7 +152,8 @@ ordered_json decode_json(const DecodeRow& row) {
                          {"other_s", b.other_s},
                          {"lm_head_s", b.lm_head_s},
                          {"ep_communication_s", b.ep_communication_s},
-                         {"overlapped_s", b.overlapped_s}};
+                         {"overlapped_s", b.overlapped_s},
+                         {"engine_s", b.engine_s}};
     if (st.experts) step["experts"] = expert_step_json(*st.experts);
     ordered_json& memory = step["memory_bytes"];
     memory["kv_cache"] = m.kv_cache;

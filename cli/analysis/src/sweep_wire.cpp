@@ -46,7 +46,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExpertLayout, ep, kernel, redundant_experts, 
                                    combine_dtype)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Layout, tp, cp, replicas, attention, experts)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepBreakdown, attention_s, projections_s, mlp_s, tp_communication_s,
-                                   tp_network_latency_s, other_s, lm_head_s, ep_communication_s, overlapped_s)
+                                   tp_network_latency_s, other_s, lm_head_s, ep_communication_s, overlapped_s, engine_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExpertRouting, ep, nodes, group_limited, experts_per_gpu, copies_per_token,
                                    gpu_probability, node_probability, gpus_per_token, nodes_per_token, tokens_per_gpu,
                                    mean_copies_received, busiest_tokens_received, busiest_copies_received,
