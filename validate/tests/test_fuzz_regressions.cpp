@@ -5,6 +5,7 @@
 //   collective/  read_collective_measurements (nccl-tests logs, CSVs, realrun bench JSON)
 //   decode/      is_decode_file and read_decode_measurements (realrun decode JSON)
 //   attention/   is_attention_file and read_attention_measurements (realrun bench attention JSON)
+//   engine/      is_engine_benchmark_file and read_engine_run (vLLM latency JSON)
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "treering/topologies/input_error.hpp"
 #include "treering/validate/compute_fit.hpp"
 #include "treering/validate/decodes.hpp"
+#include "treering/validate/engine_runs.hpp"
 #include "treering/validate/measurements.hpp"
 
 namespace fs = std::filesystem;
@@ -113,4 +115,18 @@ TEST_CASE("fuzz regressions: attention bench files end in a clean InputError") {
                  {{"tokens-1e30.json", "'tokens' must be a whole number >= 1"},
                   {"bench-a-number-found.json", "no attention results"}},
                  [](const std::string& path) { validate::read_attention_measurements(path); });
+}
+
+TEST_CASE("fuzz regressions: engine benchmark files end in a clean InputError") {
+  const std::vector<fs::path> files = files_in("engine");
+  for (const fs::path& file : files) {
+    CAPTURE(file.filename().string());
+    CHECK_NOTHROW(validate::is_engine_benchmark_file(file.string()));
+    CHECK(unclean(file.string(), [&] { validate::read_engine_run(file.string()); }) == "");
+  }
+  check_messages(files,
+                 {{"batch-1e30.json", "'batch_size' must be a whole number >= 1"},   // get<int>() of 1e30: undefined
+                  {"latencies-a-number.json", "not a vLLM latency benchmark file"},  // a number iterates as itself
+                  {"args-a-list.json", "the settings (batch_size"}},
+                 [](const std::string& path) { validate::read_engine_run(path); });
 }
