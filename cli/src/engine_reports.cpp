@@ -13,12 +13,13 @@ namespace {
 
 std::vector<std::string> run_cells(const validate::EngineRun& run) {
   return {std::filesystem::path(run.file).filename().string(),
+          run.benchmark == "serve" ? "mean TPOT" : "latency",
           run.workload,
           std::to_string(run.batch),
           std::to_string(run.input_len),
           std::to_string(run.output_len),
           std::to_string(run.tp),
-          topologies::format_duration(run.latency_s)};
+          topologies::format_duration(run.measured_s)};
 }
 
 std::string engine_step_text(const topologies::EngineStep& step) {
@@ -29,11 +30,11 @@ std::string engine_step_text(const topologies::EngineStep& step) {
 }  // namespace
 
 void print_engine_validation(std::ostream& out, const analysis::EngineValidation& v) {
-  Table table({"file", "workload", "batch", "input", "output", "tp", "measured", "predicted", "error", "prefill",
-               "step (middle)", "engine a step"});
+  Table table({"file", "quantity", "workload", "batch", "input", "output", "tp", "measured", "predicted", "error",
+               "prefill", "step (middle)", "engine a step"});
   for (const analysis::EngineRunCase& c : v.cases) {
     std::vector<std::string> row = run_cells(c.run);
-    row.push_back(topologies::format_duration(c.predicted.latency_s));
+    row.push_back(topologies::format_duration(c.predicted.predicted_s));
     row.push_back(format_percent(c.rel_error, true));
     row.push_back(topologies::format_duration(c.predicted.prefill_s));
     row.push_back(topologies::format_duration(c.predicted.step_s));
@@ -47,7 +48,8 @@ void print_engine_validation(std::ostream& out, const analysis::EngineValidation
 }
 
 void print_engine_calibration(std::ostream& out, const analysis::EngineCalibration& c) {
-  Table table({"file", "workload", "batch", "input", "output", "tp", "measured", "error before", "error after"});
+  Table table(
+      {"file", "quantity", "workload", "batch", "input", "output", "tp", "measured", "error before", "error after"});
   for (std::size_t i = 0; i < c.runs.size(); ++i) {
     std::vector<std::string> row = run_cells(c.runs[i]);
     row.push_back(format_percent(c.fit.errors_before[i], true));

@@ -50,7 +50,7 @@ TEST_CASE("calibrate on vLLM latency runs gives back the engine work they were m
     const auto predicted = run_treering("validate --cluster dgx-h100 --nodes 1 --impl " + truth + " " +
                                         vllm_file(batch, 1.0) + " --format json");
     REQUIRE(predicted.exit_code == 0);
-    const double latency_s = nlohmann::json::parse(predicted.out)["runs"][0]["predicted"]["latency_s"].get<double>();
+    const double latency_s = nlohmann::json::parse(predicted.out)["runs"][0]["predicted"]["predicted_s"].get<double>();
     files += " " + vllm_file(batch, latency_s);
   }
   const std::string fitted = kDir + "engine-fitted.yaml";

@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const treering::validate::EngineRun run = treering::validate::read_engine_run(path);
     check(run.batch >= 1 && run.input_len >= 1 && run.output_len >= 1 && run.tp >= 1, "a run's settings are >= 1");
-    check(std::isfinite(run.latency_s) && run.latency_s > 0, "a run's median latency is finite and positive");
+    check(std::isfinite(run.measured_s) && run.measured_s > 0, "a run's median latency is finite and positive");
     check(!run.workload.empty(), "a run names a workload preset");
   } catch (const treering::topologies::InputError& error) {
     check(!error.message().empty(), "an InputError says what is wrong");

@@ -51,10 +51,18 @@ EnginePrediction predict_engine_run(const topologies::ClusterSpec& spec, const t
   p.middle_context = run.input_len + run.output_len / 2;
   p.engine_step_s = profile.engine_step ? profile.engine_step->step_s(run.batch) : 0.0;
   p.step_s = p.decode_steps > 0 ? step_s(layouts, w, p.middle_context, with_engine) : 0.0;
-  const model::ComputeRates& rates = layouts.cp_model(0).slowest_rates();
-  const double compute_s = prefill_flops(w, run.input_len) / (run.tp * rates.peak_flops * model::kPrefillEfficiency);
+  const double peak_flops = run.tp * layouts.cp_model(0).slowest_rates().peak_flops * model::kPrefillEfficiency;
+  if (run.benchmark == "serve") {
+    // One prompt's prefill, run inside a decode step of the others: (C - 1) / (output_len - 1) of them a step.
+    model::Workload one = w;
+    one.batch = 1;
+    p.prefill_s = prefill_flops(one, run.input_len) / peak_flops;
+    p.predicted_s = p.step_s + (run.batch - 1.0) / static_cast<double>(p.decode_steps) * p.prefill_s;
+    return p;
+  }
+  const double compute_s = prefill_flops(w, run.input_len) / peak_flops;
   p.prefill_s = std::max(step_s(layouts, w, run.input_len, bare), compute_s) + p.engine_step_s;
-  p.latency_s = p.prefill_s + static_cast<double>(p.decode_steps) * p.step_s;
+  p.predicted_s = p.prefill_s + static_cast<double>(p.decode_steps) * p.step_s;
   return p;
 }
 
@@ -68,11 +76,11 @@ EngineStepFit fit_engine_step(const topologies::ClusterSpec& spec, const topolog
   std::set<int> batches;
   EngineStepFit fit;
   for (const EngineRun& run : runs) {
-    const double m = run.latency_s;
-    const double n = static_cast<double>(run.output_len);
+    const double m = run.measured_s;
+    const double n = static_cast<double>(run.engine_steps());
     u.push_back(n / m);
     v.push_back(n * run.batch / m);
-    r.push_back((m - predict_engine_run(spec, bare, run).latency_s) / m);
+    r.push_back((m - predict_engine_run(spec, bare, run).predicted_s) / m);
     batches.insert(run.batch);
   }
   auto only = [&](const std::vector<double>& x) {  // the one-unknown fit, held at 0 or more
@@ -98,8 +106,8 @@ EngineStepFit fit_engine_step(const topologies::ClusterSpec& spec, const topolog
   topologies::ImplProfile after = before;
   after.engine_step = fit.step;
   for (const EngineRun& run : runs) {
-    fit.errors_before.push_back(relative_error(predict_engine_run(spec, before, run).latency_s, run.latency_s));
-    fit.errors_after.push_back(relative_error(predict_engine_run(spec, after, run).latency_s, run.latency_s));
+    fit.errors_before.push_back(relative_error(predict_engine_run(spec, before, run).predicted_s, run.measured_s));
+    fit.errors_after.push_back(relative_error(predict_engine_run(spec, after, run).predicted_s, run.measured_s));
   }
   return fit;
 }

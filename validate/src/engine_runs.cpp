@@ -29,6 +29,12 @@ bool is_results_object(const nlohmann::json& json) {
   return json.is_object() && latencies != json.end() && latencies->is_array() && json.contains("avg_latency");
 }
 
+// vLLM's serving benchmark result: an object with the mean TPOT, the model and the concurrency.
+bool is_serve_object(const nlohmann::json& json) {
+  return json.is_object() && json.contains("mean_tpot_ms") && json.contains("model_id") &&
+         json.contains("max_concurrency");
+}
+
 // The .pytorch.json record of the latency metric; nullptr when `json` is none.
 const nlohmann::json* latency_record(const nlohmann::json& json) {
   if (!json.is_array()) return nullptr;
@@ -117,6 +123,65 @@ EngineRun run_from_results(const nlohmann::json& results, const std::string& pat
   return run;
 }
 
+// A setting given as a number or, as `--metadata KEY=VALUE` writes it, a string of one ("2").
+long long setting_number(const nlohmann::json& value, double minimum, double maximum, const std::string& path,
+                         const char* key) {
+  if (!value.is_string()) return detail::whole_number(value, minimum, maximum, path, key);
+  const std::string text = value.get<std::string>();
+  char* end = nullptr;
+  const double number = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size())
+    throw InputError({path, 0, 0}, std::string("'") + key + "' must be a whole number, got " + value.dump());
+  return detail::whole_number(nlohmann::json(number), minimum, maximum, path, key);
+}
+
+// A positive, finite number of milliseconds, in seconds.
+double milliseconds(const nlohmann::json& value, const std::string& path, const char* key) {
+  const double ms = value.get<double>();
+  if (!(ms > 0 && std::isfinite(ms)))
+    throw InputError({path, 0, 0}, std::string("'") + key + "' must be a positive time, got " + value.dump());
+  return ms * 1e-3;
+}
+
+EngineRun run_from_serve(const nlohmann::json& json, const std::string& path) {
+  EngineRun run;
+  run.file = path;
+  run.benchmark = "serve";
+  run.model = json.at("model_id").get<std::string>();
+  if (json.at("max_concurrency").is_null()) {
+    throw InputError({path, 0, 0},
+                     "no max_concurrency: treering predicts a fixed number of requests decoding at once "
+                     "(vllm bench serve --max-concurrency N --request-rate inf)");
+  }
+  const auto rate = json.find("request_rate");
+  if (rate == json.end() || !rate->is_string() || rate->get<std::string>() != "inf") {
+    throw InputError({path, 0, 0}, "request_rate " + (rate == json.end() ? std::string("missing") : rate->dump()) +
+                                       ": requests arriving at a rate decode at a varying concurrency; treering "
+                                       "predicts a fixed one (--request-rate inf with --max-concurrency N)");
+  }
+  run.batch = static_cast<int>(detail::whole_number(json.at("max_concurrency"), 1, 1e6, path, "max_concurrency"));
+  const double completed = static_cast<double>(detail::whole_number(json.at("completed"), 1, 1e12, path, "completed"));
+  run.input_len = std::llround(json.at("total_input_tokens").get<double>() / completed);
+  run.output_len = std::llround(json.at("total_output_tokens").get<double>() / completed);
+  if (!(run.input_len >= 1 && run.input_len <= 1e9) || !(run.output_len >= 2 && run.output_len <= 1e9)) {
+    throw InputError({path, 0, 0},
+                     "the mean prompt must hold at least 1 token and the mean output 2 (a TPOT needs "
+                     "two), got " +
+                         std::to_string(run.input_len) + " and " + std::to_string(run.output_len));
+  }
+  const char* tp_key = json.contains("tensor_parallel_size") ? "tensor_parallel_size" : "tp";
+  if (!json.contains(tp_key)) {
+    throw InputError({path, 0, 0},
+                     "the server's tensor parallelism is not in the file: run vllm bench serve with "
+                     "--metadata tensor_parallel_size=N, or add that key");
+  }
+  run.tp = static_cast<int>(setting_number(json.at(tp_key), 1, 1024, path, tp_key));
+  run.measured_s = milliseconds(json.at("mean_tpot_ms"), path, "mean_tpot_ms");
+  if (json.contains("mean_ttft_ms") && json.at("mean_ttft_ms").is_number())
+    run.mean_ttft_s = milliseconds(json.at("mean_ttft_ms"), path, "mean_ttft_ms");
+  return run;
+}
+
 std::string letters_and_digits(const std::string& text) {
   std::string out;
   for (char c : text) {
@@ -146,7 +211,7 @@ std::string workload_for_model(const std::string& model_id) {
 bool is_engine_benchmark_file(const std::string& path) {
   topologies::check_input_file(path);
   const std::optional<nlohmann::json> json = json_in(path);
-  return json && (is_results_object(*json) || latency_record(*json) != nullptr);
+  return json && (is_results_object(*json) || is_serve_object(*json) || latency_record(*json) != nullptr);
 }
 
 EngineRun read_engine_run(const std::string& path) {
@@ -155,13 +220,16 @@ EngineRun read_engine_run(const std::string& path) {
   try {
     if (is_results_object(json)) {
       run = run_from_results(json, path);
+    } else if (is_serve_object(json)) {
+      run = run_from_serve(json, path);
     } else if (const nlohmann::json* record = latency_record(json)) {
       run = run_from_record(*record, path);
     } else {
-      throw InputError({path, 0, 0}, "not a vLLM latency benchmark file (no 'latencies', no latency record)");
+      throw InputError({path, 0, 0},
+                       "not a vLLM benchmark file (no 'latencies', no latency record, no 'mean_tpot_ms')");
     }
   } catch (const nlohmann::json::exception& error) {
-    throw InputError({path, 0, 0}, std::string("not a vLLM latency benchmark file: ") + error.what());
+    throw InputError({path, 0, 0}, std::string("not a vLLM benchmark file: ") + error.what());
   }
   run.workload = workload_for_model(run.model);
   if (run.workload.empty()) {
@@ -169,7 +237,7 @@ EngineRun read_engine_run(const std::string& path) {
                                        "' is no workload preset (treering workload list): name one of them, e.g. "
                                        "meta-llama/Llama-3.1-8B-Instruct");
   }
-  run.latency_s = model::median(run.latencies_s);
+  if (run.benchmark == "latency") run.measured_s = model::median(run.latencies_s);
   return run;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "treering/model/statistics.hpp"
+#include "treering/model/workload.hpp"
 #include "treering/topologies/impl_profile.hpp"
 #include "treering/topologies/input_error.hpp"
 #include "treering/topologies/load.hpp"
@@ -46,10 +47,10 @@ TEST_CASE("vLLM's latency results take their settings from the .pytorch.json bes
   CHECK(run.output_len == 128);
   CHECK(run.tp == 1);
   CHECK(run.latencies_s.size() == 5u);
-  CHECK(run.latency_s == 0.8419);  // the median of 0.8401, 0.8418, 0.8419, 0.8432, 0.8455
+  CHECK(run.measured_s == 0.8419);  // the median of 0.8401, 0.8418, 0.8419, 0.8432, 0.8455
   const validate::EngineRun record = validate::read_engine_run(data("latency-b8.pytorch.json"));
   CHECK(record.batch == 8);
-  CHECK(record.latency_s == 0.8419);
+  CHECK(record.measured_s == 0.8419);
 }
 
 TEST_CASE("a latency file without its settings, or with settings the model cannot predict, is refused") {
@@ -78,7 +79,7 @@ TEST_CASE("the engine's work per step adds output_len x (fixed + per sequence x 
   const validate::EnginePrediction without = validate::predict_engine_run(spec, bare, run);
   const validate::EnginePrediction with = validate::predict_engine_run(spec, engine, run);
   // 128 steps (the prefill's and 127 decode steps) of 1 ms + 8 x 10 us = 1.08 ms: 138.24 ms.
-  CHECK(with.latency_s - without.latency_s == doctest::Approx(128 * 1.08e-3).scale(1e-12));
+  CHECK(with.predicted_s - without.predicted_s == doctest::Approx(128 * 1.08e-3).scale(1e-12));
   CHECK(with.decode_steps == 127);
   CHECK(with.middle_context == 32 + 64);
   CHECK(with.engine_step_s == doctest::Approx(1.08e-3).scale(1e-12));
@@ -97,7 +98,7 @@ TEST_CASE("the engine's fixed and per-sequence work come back from runs made wit
   for (int batch : {1, 8, 32}) {
     validate::EngineRun run = validate::read_engine_run(data("latency-b8.json"));
     run.batch = batch;
-    run.latency_s = validate::predict_engine_run(spec, bare, run).latency_s + 128 * (0.4e-3 + 25e-6 * batch);
+    run.measured_s = validate::predict_engine_run(spec, bare, run).predicted_s + 128 * (0.4e-3 + 25e-6 * batch);
     runs.push_back(run);
   }
   const validate::EngineStepFit fit = validate::fit_engine_step(spec, bare, runs);
@@ -112,12 +113,51 @@ TEST_CASE("one batch size fits the fixed work alone, and a run the model over-pr
   const topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
   const topologies::ImplProfile bare = topologies::default_impl_profile();
   validate::EngineRun run = validate::read_engine_run(data("latency-b8.json"));
-  run.latency_s = validate::predict_engine_run(spec, bare, run).latency_s + 128 * 0.5e-3;
+  run.measured_s = validate::predict_engine_run(spec, bare, run).predicted_s + 128 * 0.5e-3;
   validate::EngineStepFit fit = validate::fit_engine_step(spec, bare, {run});
   CHECK_FALSE(fit.per_sequence_fitted);
   CHECK(fit.step.fixed_s == doctest::Approx(0.5e-3).scale(1e-12));
   CHECK(fit.step.per_sequence_s == 0);
-  run.latency_s = validate::predict_engine_run(spec, bare, run).latency_s * 0.9;
+  run.measured_s = validate::predict_engine_run(spec, bare, run).predicted_s * 0.9;
   fit = validate::fit_engine_step(spec, bare, {run});
   CHECK(fit.step.fixed_s == 0);
+}
+
+TEST_CASE("vLLM's serving results: the concurrency, the mean lengths, TP from the metadata, the mean TPOT") {
+  CHECK(validate::is_engine_benchmark_file(data("serve-c16.json")));
+  const validate::EngineRun run = validate::read_engine_run(data("serve-c16.json"));
+  CHECK(run.benchmark == "serve");
+  CHECK(run.workload == "llama3.1-8b");
+  CHECK(run.batch == 16);
+  CHECK(run.input_len == 1024);  // 327,680 / 320
+  CHECK(run.output_len == 128);  // 40,960 / 320
+  CHECK(run.tp == 1);            // "tensor_parallel_size": "1", as --metadata writes it
+  CHECK(run.measured_s == doctest::Approx(15.6e-3).scale(1e-12));
+  CHECK(run.mean_ttft_s == doctest::Approx(61.3e-3).scale(1e-12));
+  CHECK(run.engine_steps() == 1);
+  CHECK(refusal(data("serve-rate8.json")).find("request_rate 8.0: requests arriving at a rate") != std::string::npos);
+  CHECK(refusal(data("serve-no-tp.json")).find("--metadata tensor_parallel_size=N") != std::string::npos);
+}
+
+TEST_CASE("a serving run's TPOT: the step at the concurrency plus (C - 1) / (output - 1) prompts' prefills") {
+  const topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
+  const topologies::ImplProfile bare = topologies::default_impl_profile();
+  const validate::EngineRun serve = validate::read_engine_run(data("serve-c16.json"));
+  const validate::EnginePrediction p = validate::predict_engine_run(spec, bare, serve);
+  // One prompt of 1,024 tokens: 2 x parameters x 1,024 + 2 x 32 layers x 1,024^2 x 32 heads x 128, over 989 TFLOP/s
+  // x 0.5; 15 of them over 127 steps.
+  const double parameters = model::find_workload("llama3.1-8b").parameters;
+  const double prompt_s = (2 * parameters * 1024 + 2.0 * 32 * 1024 * 1024 * 32 * 128) / (989e12 * 0.5);
+  CHECK(p.prefill_s == doctest::Approx(prompt_s).scale(1e-12));
+  CHECK(p.predicted_s == doctest::Approx(p.step_s + 15.0 / 127 * prompt_s).scale(1e-12));
+  // The step is a latency run's at the same batch and middle context.
+  validate::EngineRun latency = serve;
+  latency.benchmark = "latency";
+  CHECK(validate::predict_engine_run(spec, bare, latency).step_s == doctest::Approx(p.step_s).scale(1e-12));
+  CHECK(p.middle_context == 1024 + 64);
+  // The engine's work counts once in a TPOT: 0.4 ms + 16 x 25 us = 0.8 ms.
+  topologies::ImplProfile engine = bare;
+  engine.engine_step = topologies::EngineStep{0.4e-3, 25e-6, "test"};
+  CHECK(validate::predict_engine_run(spec, engine, serve).predicted_s - p.predicted_s ==
+        doctest::Approx(0.8e-3).scale(1e-12));
 }

@@ -30,12 +30,12 @@ ordered_json run_json(const validate::EngineRun& run) {
           {"input_len", run.input_len},
           {"output_len", run.output_len},
           {"tp", run.tp},
-          {"measured_s", run.latency_s},
+          {"measured_s", run.measured_s},
           {"iterations", run.latencies_s.size()}};
 }
 
 ordered_json prediction_json(const validate::EnginePrediction& p) {
-  return {{"latency_s", p.latency_s},         {"prefill_s", p.prefill_s},       {"step_s", p.step_s},
+  return {{"predicted_s", p.predicted_s},     {"prefill_s", p.prefill_s},       {"step_s", p.step_s},
           {"engine_step_s", p.engine_step_s}, {"decode_steps", p.decode_steps}, {"middle_context", p.middle_context}};
 }
 
@@ -63,7 +63,7 @@ EngineValidation validate_engine_runs(const topologies::ClusterSpec& spec, const
   std::vector<double> errors;
   for (const validate::EngineRun& run : read_runs(files)) {
     const validate::EnginePrediction p = validate::predict_engine_run(spec, profile, run);
-    v.cases.push_back({run, p, (p.latency_s - run.latency_s) / run.latency_s});
+    v.cases.push_back({run, p, (p.predicted_s - run.measured_s) / run.measured_s});
     errors.push_back(v.cases.back().rel_error);
   }
   v.median_abs_rel_error = model::median_abs(errors);

@@ -10,6 +10,12 @@
 //   FLOPs = batch x (2 x parameters x N + 2 x layers x N^2 x query heads x head dim)
 // plus one step's engine work. Example: llama3.1-8b, batch 8, N = 32 on one H100: 2 x 8.03e9 x 256 = 4.1 TFLOP
 // -> / (989 TFLOP/s x 0.5) = 8.3 ms; then 127 steps of ~6 ms at context 96.
+//
+// A serving run (vllm bench serve) keeps C requests decoding; each request, in its output_len - 1 steps after the
+// first token, sees the other C - 1 finish and be replaced, and each newcomer's prefill runs inside a decode step
+// (chunked prefill), so the mean TPOT is the step at batch C and the middle context plus (C - 1) / (output_len -
+// 1) prefills of one prompt (its FLOPs as above, batch 1). Example: llama3.1-8b, C = 64, 1,024-token prompts, 128
+// outputs on one H100: a prompt is 2 x 8.03e9 x 1,024 = 16.4 TFLOP -> 33 ms; 63 / 127 of it = 16.5 ms a step.
 #pragma once
 
 #include <string>
@@ -22,8 +28,8 @@
 namespace treering::validate {
 
 struct EnginePrediction {
-  double latency_s = 0;  // the whole run: prefill + decode steps
-  double prefill_s = 0;
+  double predicted_s = 0;        // the benchmark's quantity (latency: the whole run, prefill + decode steps)
+  double prefill_s = 0;          // latency: the batch's prefill; serve: one prompt's
   double step_s = 0;             // one decode step at the middle context, the engine's work included
   double engine_step_s = 0;      // of which the engine's host work
   long long decode_steps = 0;    // output_len - 1
@@ -42,7 +48,7 @@ struct EngineStepFit {
 };
 
 // Least squares on relative errors: each run's measured time m, the prediction without engine work x and its
-// steps n = output_len (the prefill's and the decode steps') give (x + n (fixed + per_sequence x batch) - m) / m,
+// steps n (EngineRun::engine_steps: latency output_len, serve 1) give (x + n (fixed + per_sequence x batch) - m) / m,
 // linear in the two unknowns; minimised over the runs (a 2 x 2 system). A negative per_sequence is held at 0
 // and fixed refitted; a negative fixed held at 0 and per_sequence refitted. Example: two runs, batch 1 and 32,
 // 128 steps each, measured 0.1 s and 0.2 ms a step over the model at batch 1 and 1.0 ms at batch 32 give

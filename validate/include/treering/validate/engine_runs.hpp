@@ -9,6 +9,14 @@
 // tensor_parallel_size, model, n, use_beam_search, ...) and whose metric.benchmark_values are the latencies.
 // The settings are read from that record (the .pytorch.json named, or found beside F), or from the same keys
 // written into F itself; a file without them is refused: a time is meaningless without its batch, lengths and TP.
+//
+// vLLM's `vllm bench serve --save-result` (vllm/benchmarks/serve.py; benchmark_serving.py before the CLI) sends
+// requests to a running server and writes one JSON object: model_id, max_concurrency, request_rate ("inf" or a
+// rate), completed, total_input_tokens, total_output_tokens, mean/median/p99 ttft_ms, tpot_ms (a request's time
+// after its first token over its other tokens), itl_ms, and every `--metadata KEY=VALUE` as a top-level string.
+// Read as a closed loop of max_concurrency requests (request_rate "inf"; a finite rate is refused: the
+// concurrency then varies), each of the mean prompt and output lengths; the server's TP is not in the file and
+// must come as metadata (`--metadata tensor_parallel_size=2`, or tp=2). Its quantity is the mean TPOT.
 #pragma once
 
 #include <string>
@@ -18,24 +26,29 @@ namespace treering::validate {
 
 struct EngineRun {
   std::string engine = "vllm";
-  std::string benchmark = "latency";  // the whole batch's generate(), prefill included
+  std::string benchmark = "latency";  // latency: the whole batch's generate(); serve: a server at a concurrency
   std::string model;                  // as the engine was given it (a Hugging Face id)
   std::string workload;               // the treering workload preset it is
-  int batch = 1;
-  long long input_len = 0;   // prompt tokens per sequence
-  long long output_len = 0;  // generated tokens per sequence
+  int batch = 1;                      // latency: the batch; serve: the concurrency (sequences decoding at once)
+  long long input_len = 0;            // prompt tokens per sequence
+  long long output_len = 0;           // generated tokens per sequence
   int tp = 1;
-  double latency_s = 0;             // the median of the iterations' end-to-end times
-  std::vector<double> latencies_s;  // every iteration's
+  // What the benchmark reports: latency, the median of the iterations' end-to-end times; serve, the mean TPOT.
+  double measured_s = 0;
+  std::vector<double> latencies_s;  // latency: every iteration's
+  double mean_ttft_s = 0;           // serve: the mean time to the first token
+  // Steps of the engine in the quantity: latency, output_len (the prefill's and every decode step); serve, one.
+  long long engine_steps() const { return benchmark == "serve" ? 1 : output_len; }
   std::string file;
 };
 
-// True when `path` is a JSON file of vLLM's latency benchmark (its results, or its .pytorch.json records).
+// True when `path` is a JSON file of vLLM's latency benchmark (its results, or its .pytorch.json records) or of its
+// serving benchmark.
 bool is_engine_benchmark_file(const std::string& path);
 
 // The run `path` holds (one batch size, lengths and TP per file). topologies::InputError naming the file when the
 // settings are missing or out of range, the model is no workload preset, or a setting the model cannot predict
-// was used (n > 1, beam search).
+// was used (n > 1, beam search, a finite request rate).
 EngineRun read_engine_run(const std::string& path);
 
 // The workload preset a Hugging Face model id names, compared without case, organisation, "Meta-" and
