@@ -12,6 +12,7 @@
 #include "cluster.hpp"
 #include "json_values.hpp"
 #include "treering/analysis/calibration_runs.hpp"
+#include "treering/analysis/engine_runs_report.hpp"
 #include "treering/topologies/input_error.hpp"
 #include "treering/topologies/input_files_read.hpp"
 #include "treering/topologies/load.hpp"
@@ -76,6 +77,25 @@ py::object calibrate_timings(const Cluster* cluster, const std::vector<std::stri
   return from_json(analysis::overhead_calibration_json(result, request));
 }
 
+// A serving engine's benchmarks fit `impl`'s (efficient's) engine work a step; the fitted profile is written.
+py::object calibrate_engine_runs(const Cluster* cluster, const std::vector<std::string>& files, const std::string& impl,
+                                 const std::string& output) {
+  if (cluster == nullptr) throw topologies::InputError("calibrating from an engine's benchmarks needs the cluster");
+  const topologies::InputFilesScope inputs;
+  topologies::OutputFile out(output);
+  const topologies::ImplProfile prior = topologies::load_impl_profile(impl.empty() ? "efficient" : impl);
+  analysis::EngineCalibration result;
+  {
+    const py::gil_scoped_release release;
+    result = analysis::calibrate_engine(cluster->topology().spec(), prior, files, output);
+  }
+  out.stream() << result.profile_yaml;
+  out.commit();
+  nlohmann::ordered_json json = analysis::engine_calibration_json(result);
+  json["output"] = output;
+  return from_json(json);
+}
+
 }  // namespace
 
 void add_calibrate(py::module_& m) {
@@ -84,6 +104,11 @@ void add_calibrate(py::module_& m) {
       [](const Cluster* cluster, const std::vector<std::string>& files, const std::string& output,
          const std::vector<long long>& tokens, const std::string& impl, const std::vector<std::string>& fit) {
         if (files.empty()) throw topologies::InputError("no measurement file given");
+        if (analysis::engine_benchmark_files(files)) {
+          if (!tokens.empty() || !fit.empty())
+            throw topologies::InputError("tokens and fit are not for a serving engine's benchmarks");
+          return calibrate_engine_runs(cluster, files, impl, output);
+        }
         if (analysis::calibration_kind(files) == analysis::CalibrationKind::timed_decodes) {
           if (!tokens.empty()) throw topologies::InputError("tokens selects attention benchmarks, not timed decodes");
           return calibrate_timings(cluster, files, impl, fit, output);

@@ -10,6 +10,7 @@
 #include "cluster.hpp"
 #include "json_values.hpp"
 #include "treering/analysis/collective_report.hpp"
+#include "treering/analysis/engine_runs_report.hpp"
 #include "treering/analysis/kernel_validation.hpp"
 #include "treering/analysis/moe_report.hpp"
 #include "treering/analysis/plan_report.hpp"
@@ -58,10 +59,23 @@ py::object plan(const Cluster& cluster, const analysis::PlanChoice& choice) {
 }
 
 // `treering validate --format json`: collective measurements and timed decodes (cases and summary per engine), or
-// attention benchmarks kernel by kernel, or decode steps part by part (the model alone: engines are not asked).
+// attention benchmarks kernel by kernel, or decode steps part by part (the model alone: engines are not asked), or
+// a serving engine's benchmarks run by run with the profile `impl` (empty: efficient).
 py::object validate_files(const Cluster& cluster, const std::vector<std::string>& files,
-                          const std::vector<std::string>& engine_names) {
+                          const std::vector<std::string>& engine_names, const std::string& impl) {
   if (files.empty()) throw topologies::InputError("no measurement file given");
+  if (analysis::engine_benchmark_files(files)) {
+    const topologies::ImplProfile profile = topologies::load_impl_profile(impl.empty() ? "efficient" : impl);
+    nlohmann::ordered_json json;
+    {
+      const py::gil_scoped_release release;
+      json =
+          analysis::engine_validation_json(analysis::validate_engine_runs(cluster.topology().spec(), profile, files));
+    }
+    return from_json(json);
+  }
+  if (!impl.empty())
+    throw topologies::InputError("impl is for serving engines' benchmarks (vLLM latency or serve JSON)");
   std::vector<validate::Engine> engines;
   for (const std::string& name : engine_names) engines.push_back(validate::parse_engine(name));
   if (engines.empty()) throw topologies::InputError("no engine given (model, sim)");
@@ -121,7 +135,7 @@ void add_report_calls(py::module_& m) {
       },
       py::arg("cluster"), py::arg("op"), py::arg("workload"), py::arg("batches"), py::arg("kernel"), py::arg("dtype"),
       py::arg("redundant_experts"), py::arg("skew"), py::arg("gpus"), py::arg("engines"));
-  m.def("validate", &validate_files, py::arg("cluster"), py::arg("files"), py::arg("engines"));
+  m.def("validate", &validate_files, py::arg("cluster"), py::arg("files"), py::arg("engines"), py::arg("impl"));
   m.def(
       "plan",
       [](const Cluster& cluster, long long seq_len, const std::string& workload, int batch, int gpus_max,

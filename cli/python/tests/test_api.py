@@ -363,6 +363,33 @@ class CollectiveAndPlanTest(unittest.TestCase):
             treering.plan(c, "128k,1M")
 
 
+class EngineRunsTest(unittest.TestCase):
+    """validate() and calibrate() on a serving engine's benchmarks (vLLM latency and serve JSON), as the command."""
+
+    FILES = [SOURCE_DIR / "validate" / "tests" / "data" / "vllm" / name for name in ("latency-b8.json", "serve-c16.json")]
+
+    def test_validate_is_the_commands(self):
+        report = treering.validate(treering.load_cluster("dgx-h100", nodes=1), self.FILES)
+        command = CollectiveAndPlanTest.command_json(self, ["validate", "--cluster", "dgx-h100", "--nodes", "1"] +
+                                                     [str(f) for f in self.FILES])
+        self.assertEqual(report, command)
+        self.assertEqual([r["benchmark"] for r in report["runs"]], ["latency", "serve"])
+
+    def test_calibrate_fits_as_the_command_and_the_profile_predicts(self):
+        with tempfile.TemporaryDirectory() as folder:
+            ours, theirs = pathlib.Path(folder) / "ours.yaml", pathlib.Path(folder) / "theirs.yaml"
+            result = treering.calibrate(treering.load_cluster("dgx-h100", nodes=1), self.FILES, ours)
+            command = CollectiveAndPlanTest.command_json(self, ["calibrate"] + [str(f) for f in self.FILES] +
+                                                         ["--cluster", "dgx-h100", "--nodes", "1", "-o", str(theirs)])
+            self.assertEqual(result["engine_step"]["fixed_s"], command["engine_step"]["fixed_s"])
+            self.assertEqual(result["engine_step"]["per_sequence_s"], command["engine_step"]["per_sequence_s"])
+            after = treering.validate("dgx-h100", self.FILES, impl=ours)
+            self.assertAlmostEqual(after["summary"]["median_abs_rel_error"],
+                                   result["summary"]["median_abs_rel_error_after"], delta=1e-6)
+            with self.assertRaises(treering.InputError):  # impl is for engines' benchmarks only
+                treering.validate("dgx-h100", CalibrateAndValidateTest.LOG, impl=ours)
+
+
 class CalibrateAndValidateTest(unittest.TestCase):
     """calibrate() and validate() on the public 2-node H100 all-reduce log (validate/data), as the command."""
 

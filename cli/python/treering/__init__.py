@@ -281,7 +281,7 @@ def moe_exchange(cluster, op="moe-dispatch", workload="deepseek-v3", batch=128, 
                                   [str(e) for e in engines])
 
 
-def validate(cluster, files, engines="model"):
+def validate(cluster, files, engines="model", impl=None):
     """Measurements beside the predictions, as ``treering validate --format json``: a dict with "cases" (each
     measured case with measured_s, predicted_s and rel_error per engine, and why it extrapolates) and "summary"
     (median, p90 and max |error| per engine and operation).
@@ -290,8 +290,11 @@ def validate(cluster, files, engines="model"):
     (collectives, send/recv) and decode JSON; engines: "model", "sim" or both. Or attention benchmarks (the compute
     model kernel by kernel: "cases" with measured_s, predicted_s, rel_error, shape_calibrated; "summary" with the
     median and max |error|) or decode steps (the step model part by part), each kind apart, by the model alone.
+    Or a serving engine's benchmarks (vLLM bench latency or bench serve JSON), predicted like for like with the
+    profile `impl` (None: efficient; a fitted one from calibrate()): "runs" with measured_s, predicted and
+    rel_error, "summary" with the median |error|.
     """
-    return _treering.validate(_cluster(cluster), _paths(files), _names(engines, ["model"]))
+    return _treering.validate(_cluster(cluster), _paths(files), _names(engines, ["model"]), str(impl or ""))
 
 
 def calibrate(cluster, files, output, tokens=None, impl=None, fit=None):
@@ -311,6 +314,10 @@ def calibrate(cluster, files, output, tokens=None, impl=None, fit=None):
     ran on (None for a CSV, whose rows name theirs). impl: the prior profile (None: treering-realrun-cpu for
     realrun cpu decodes, else efficient). fit: the overheads to fit (kernel_launch, collective_call,
     host_round_trip, first_call; None: every one the timings depend on).
+
+    A serving engine's benchmarks (vLLM bench latency or bench serve JSON) fit the profile `impl`'s (None:
+    efficient's) engine work a step ("engine_step": fixed_s, per_sequence_s); the fitted profile is written to
+    `output` (use it as impl=output).
     """
     core = None if cluster is None else _cluster(cluster)
     result = _treering.calibrate(core, _paths(files), os.fspath(output), _lengths(tokens) if tokens else [],
