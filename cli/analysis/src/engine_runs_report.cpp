@@ -2,6 +2,7 @@
 #include "treering/analysis/engine_runs_report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "treering/analysis/network_calibration.hpp"
@@ -104,6 +105,15 @@ EngineCalibration calibrate_engine(const topologies::ClusterSpec& spec, const to
   c.fitted.description =
       prior.description + "; engine work a step fitted to " + std::to_string(c.runs.size()) + " vLLM latency runs";
   c.fitted.engine_step = c.fit.step;
+  // The band: the prior's compute uncertainty, widened to the fit's largest |residual| (never narrowed: a few runs
+  // fitted exactly say little about the next).
+  double worst = 0;
+  for (double e : c.fit.errors_after) worst = std::max(worst, std::abs(e));
+  if (worst > prior.uncertainty.compute) {
+    c.fitted.uncertainty.compute = worst;
+    c.fitted.uncertainty.source = "compute: the largest |error| (" + percent_text(worst) + ") of the engine fit on " +
+                                  std::to_string(c.runs.size()) + " runs; " + prior.uncertainty.source;
+  }
   c.fitted.sources["engine_step"] = c.fit.step.source;
   const std::string text = topologies::impl_profile_yaml(c.fitted);
   topologies::load_impl_profile_text(text, output_name);  // what is written must load
