@@ -1,5 +1,5 @@
-// Implementation profiles: the presets load and cite every number; bad profiles (prefill included) are FILE:LINE:COL
-// errors.
+// Implementation profiles: the presets load and cite every number; bad profiles (prefill and engine_step included)
+// are FILE:LINE:COL errors.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -196,4 +196,29 @@ TEST_CASE("a bad prefill section is an error at its key") {
             .find("p.yaml:5:10: error:") == 0);
   CHECK(error_of(kHead + "prefill: {attention_schedul: ring-causal-skip, attention_efficiency: 0.4, source: s}\n")
             .find("unknown key 'attention_schedul' in the prefill section") != std::string::npos);
+}
+
+TEST_CASE("an engine_step section reads back its fixed and per-sequence work and its source") {
+  const ImplProfile p =
+      load_impl_profile_text(kHead + "engine_step: {fixed: 0.8ms, per_sequence: 12us, source: profiled}\n", "p.yaml");
+  REQUIRE(p.engine_step.has_value());
+  CHECK(p.engine_step->fixed_s == doctest::Approx(0.8e-3).scale(1e-12));
+  CHECK(p.engine_step->per_sequence_s == doctest::Approx(12e-6).scale(1e-12));
+  CHECK(p.sources.at("engine_step") == "profiled");
+  // 0.8 ms + 32 x 12 us = 1.184 ms a step at batch 32.
+  CHECK(p.engine_step->step_s(32) == doctest::Approx(1.184e-3).scale(1e-12));
+  const ImplProfile back = load_impl_profile_text(impl_profile_yaml(p), "back.yaml");
+  REQUIRE(back.engine_step.has_value());
+  CHECK(back.engine_step->fixed_s == doctest::Approx(0.8e-3).scale(1e-12));
+  CHECK(back.engine_step->per_sequence_s == doctest::Approx(12e-6).scale(1e-12));
+  CHECK(back.engine_step->source == "profiled");
+  CHECK_FALSE(load_impl_profile_text(kHead, "p.yaml").engine_step.has_value());  // absent: no engine
+}
+
+TEST_CASE("a bad engine_step section is an error at its key") {
+  CHECK(error_of(kHead + "engine_step: {fixed: 0.8ms, per_sequence: 12us}\n").find("p.yaml:5:") == 0);  // no source
+  CHECK(error_of(kHead + "engine_step: {fixed: -1ms, source: s}\n").find("p.yaml:5:") == 0);
+  CHECK(
+      error_of(kHead + "engine_step: {fixd: 1ms, source: s}\n").find("unknown key 'fixd' in the engine_step section") !=
+      std::string::npos);
 }
