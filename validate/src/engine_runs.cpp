@@ -161,14 +161,17 @@ EngineRun run_from_serve(const nlohmann::json& json, const std::string& path) {
   }
   run.batch = static_cast<int>(detail::whole_number(json.at("max_concurrency"), 1, 1e6, path, "max_concurrency"));
   const double completed = static_cast<double>(detail::whole_number(json.at("completed"), 1, 1e12, path, "completed"));
-  run.input_len = std::llround(json.at("total_input_tokens").get<double>() / completed);
-  run.output_len = std::llround(json.at("total_output_tokens").get<double>() / completed);
-  if (!(run.input_len >= 1 && run.input_len <= 1e9) || !(run.output_len >= 2 && run.output_len <= 1e9)) {
+  // The means, checked as doubles before they become integers (llround of 1e300 is unspecified).
+  const double input = std::round(json.at("total_input_tokens").get<double>() / completed);
+  const double output = std::round(json.at("total_output_tokens").get<double>() / completed);
+  if (!(input >= 1 && input <= 1e9) || !(output >= 2 && output <= 1e9)) {
     throw InputError({path, 0, 0},
-                     "the mean prompt must hold at least 1 token and the mean output 2 (a TPOT needs "
-                     "two), got " +
-                         std::to_string(run.input_len) + " and " + std::to_string(run.output_len));
+                     "the mean prompt must hold 1 to 1e9 tokens and the mean output 2 to 1e9 (a TPOT "
+                     "needs two), got " +
+                         nlohmann::json(input).dump() + " and " + nlohmann::json(output).dump());
   }
+  run.input_len = static_cast<long long>(input);
+  run.output_len = static_cast<long long>(output);
   const char* tp_key = json.contains("tensor_parallel_size") ? "tensor_parallel_size" : "tp";
   if (!json.contains(tp_key)) {
     throw InputError({path, 0, 0},
