@@ -200,9 +200,8 @@ void add_calibrate_command(CLI::App& app) {
       ->add_option(
           "measurements", args->files,
           "Benchmarks: nccl-tests output (.log), bytes,time CSVs, treering-realrun bench JSON (collectives, "
-          "attention), treering-realrun step JSON. Serving engines: vLLM latency JSON (bench latency --output-json; "
-          "fits the "
-          "--impl profile's engine work a step). "
+          "attention), treering-realrun step JSON. Serving engines: vLLM bench latency/serve JSON, SGLang "
+          "bench_one_batch lines (fit the --impl profile's engine work a step). "
           "Timed decodes: a CSV with the header cluster,workload,algo,gpus,seq_len,batch,tokens,prefill,measured_s, "
           "treering-realrun decode JSON")
       ->required()

@@ -13,7 +13,9 @@ namespace {
 
 std::vector<std::string> run_cells(const validate::EngineRun& run) {
   return {std::filesystem::path(run.file).filename().string(),
-          run.benchmark == "serve" ? "mean TPOT" : "latency",
+          run.benchmark == "serve"       ? "mean TPOT"
+          : run.benchmark == "one-batch" ? "median step"
+                                         : "latency",
           run.workload,
           std::to_string(run.batch),
           std::to_string(run.input_len),

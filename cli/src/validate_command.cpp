@@ -171,7 +171,9 @@ bool validate_engine_runs(const ValidateArgs& args) {
 // too fast (analysis::gross_error): the loop's check that the machinery works, on any machine, idle or busy.
 void run(const ValidateArgs& args) {
   if (validate_engine_runs(args)) return;
-  if (!args.impl.empty()) throw topologies::InputError("--impl is for serving engines' benchmarks (vLLM latency JSON)");
+  if (!args.impl.empty())
+    throw topologies::InputError(
+        "--impl is for serving engines' benchmarks (vLLM bench latency/serve JSON, SGLang one-batch lines)");
   if (validate_kernels(args)) return;
   std::vector<validate::Engine> engines;
   for (const std::string& name : args.engines) engines.push_back(validate::parse_engine(name));
@@ -203,7 +205,7 @@ void add_validate_command(CLI::App& app) {
   command
       ->add_option("measurements", args->files,
                    "nccl-tests output (.log), bytes,time CSV files, treering-realrun bench/decode/step JSON, or a "
-                   "serving engine's benchmarks (vLLM latency JSON)")
+                   "serving engine's benchmarks (vLLM bench latency/serve JSON, SGLang bench_one_batch lines)")
       ->required()
       ->check(CLI::ExistingFile);
   command->add_option("--engine", args->engines, "model, sim (comma-separated)")->delimiter(',')->capture_default_str();

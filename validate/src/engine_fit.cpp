@@ -62,7 +62,9 @@ EnginePrediction predict_engine_run(const topologies::ClusterSpec& spec, const t
   }
   const double compute_s = prefill_flops(w, run.input_len) / peak_flops;
   p.prefill_s = std::max(step_s(layouts, w, run.input_len, bare), compute_s) + p.engine_step_s;
-  p.predicted_s = p.prefill_s + static_cast<double>(p.decode_steps) * p.step_s;
+  // one-batch: the median decode step, the middle one where the step grows with the context
+  p.predicted_s =
+      run.benchmark == "one-batch" ? p.step_s : p.prefill_s + static_cast<double>(p.decode_steps) * p.step_s;
   return p;
 }
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "json_files.hpp"
+#include "sglang_runs.hpp"
 #include "treering/model/statistics.hpp"
 #include "treering/model/workload.hpp"
 #include "treering/topologies/input_error.hpp"
@@ -123,18 +124,6 @@ EngineRun run_from_results(const nlohmann::json& results, const std::string& pat
   return run;
 }
 
-// A setting given as a number or, as `--metadata KEY=VALUE` writes it, a string of one ("2").
-long long setting_number(const nlohmann::json& value, double minimum, double maximum, const std::string& path,
-                         const char* key) {
-  if (!value.is_string()) return detail::whole_number(value, minimum, maximum, path, key);
-  const std::string text = value.get<std::string>();
-  char* end = nullptr;
-  const double number = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size())
-    throw InputError({path, 0, 0}, std::string("'") + key + "' must be a whole number, got " + value.dump());
-  return detail::whole_number(nlohmann::json(number), minimum, maximum, path, key);
-}
-
 // A positive, finite number of milliseconds, in seconds.
 double milliseconds(const nlohmann::json& value, const std::string& path, const char* key) {
   const double ms = value.get<double>();
@@ -178,7 +167,7 @@ EngineRun run_from_serve(const nlohmann::json& json, const std::string& path) {
                      "the server's tensor parallelism is not in the file: run vllm bench serve with "
                      "--metadata tensor_parallel_size=N, or add that key");
   }
-  run.tp = static_cast<int>(setting_number(json.at(tp_key), 1, 1024, path, tp_key));
+  run.tp = static_cast<int>(detail::setting_number(json.at(tp_key), 1, 1024, path, tp_key));
   run.measured_s = milliseconds(json.at("mean_tpot_ms"), path, "mean_tpot_ms");
   if (json.contains("mean_ttft_ms") && json.at("mean_ttft_ms").is_number())
     run.mean_ttft_s = milliseconds(json.at("mean_ttft_ms"), path, "mean_ttft_ms");
@@ -211,10 +200,25 @@ std::string workload_for_model(const std::string& model_id) {
   return "";
 }
 
+namespace {
+
+// The workload preset the run's model is; InputError naming the file when none.
+void resolve_workload(EngineRun& run, const std::string& path) {
+  run.workload = workload_for_model(run.model);
+  if (run.workload.empty()) {
+    throw InputError({path, 0, 0}, "model '" + run.model +
+                                       "' is no workload preset (treering workload list): name one of them, e.g. "
+                                       "meta-llama/Llama-3.1-8B-Instruct");
+  }
+}
+
+}  // namespace
+
 bool is_engine_benchmark_file(const std::string& path) {
   topologies::check_input_file(path);
   const std::optional<nlohmann::json> json = json_in(path);
-  return json && (is_results_object(*json) || is_serve_object(*json) || latency_record(*json) != nullptr);
+  if (json && (is_results_object(*json) || is_serve_object(*json) || latency_record(*json) != nullptr)) return true;
+  return detail::is_one_batch_file(path);
 }
 
 EngineRun read_engine_run(const std::string& path) {
@@ -234,14 +238,17 @@ EngineRun read_engine_run(const std::string& path) {
   } catch (const nlohmann::json::exception& error) {
     throw InputError({path, 0, 0}, std::string("not a vLLM benchmark file: ") + error.what());
   }
-  run.workload = workload_for_model(run.model);
-  if (run.workload.empty()) {
-    throw InputError({path, 0, 0}, "model '" + run.model +
-                                       "' is no workload preset (treering workload list): name one of them, e.g. "
-                                       "meta-llama/Llama-3.1-8B-Instruct");
-  }
+  resolve_workload(run, path);
   if (run.benchmark == "latency") run.measured_s = model::median(run.latencies_s);
   return run;
+}
+
+std::vector<EngineRun> read_engine_runs(const std::string& path) {
+  topologies::check_input_file(path);
+  if (!detail::is_one_batch_file(path)) return {read_engine_run(path)};
+  std::vector<EngineRun> runs = detail::read_one_batch_runs(path);
+  for (EngineRun& run : runs) resolve_workload(run, path);
+  return runs;
 }
 
 }  // namespace treering::validate

@@ -1,6 +1,7 @@
 #include "json_files.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 
 #include "treering/topologies/input_error.hpp"
@@ -49,6 +50,19 @@ long long whole_number(const nlohmann::json& value, double minimum, double maxim
                                                    value.dump());
   }
   return static_cast<long long>(number);
+}
+
+// A setting given as a number or, as `--metadata KEY=VALUE` writes it, a string of one ("2").
+long long setting_number(const nlohmann::json& value, double minimum, double maximum, const std::string& path,
+                         const char* key) {
+  if (!value.is_string()) return whole_number(value, minimum, maximum, path, key);
+  const std::string text = value.get<std::string>();
+  char* end = nullptr;
+  const double number = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size())
+    throw topologies::InputError({path, 0, 0},
+                                 std::string("'") + key + "' must be a whole number, got " + value.dump());
+  return whole_number(nlohmann::json(number), minimum, maximum, path, key);
 }
 
 }  // namespace treering::validate::detail

@@ -31,4 +31,9 @@ std::string string_member(const nlohmann::json& object, const char* key);
 long long whole_number(const nlohmann::json& value, double minimum, double maximum, const std::string& path,
                        const char* key);
 
+// A setting given as a number or, as `vllm bench serve --metadata KEY=VALUE` writes it, a string of one ("2"); then
+// whole_number's checks. A string that is no number: InputError "PATH: 'KEY' must be a whole number, got "2x"".
+long long setting_number(const nlohmann::json& value, double minimum, double maximum, const std::string& path,
+                         const char* key);
+
 }  // namespace treering::validate::detail

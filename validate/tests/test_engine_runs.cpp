@@ -161,3 +161,35 @@ TEST_CASE("a serving run's TPOT: the step at the concurrency plus (C - 1) / (out
   CHECK(validate::predict_engine_run(spec, engine, serve).predicted_s - p.predicted_s ==
         doctest::Approx(0.8e-3).scale(1e-12));
 }
+
+TEST_CASE("SGLang's one-batch lines: a run each, the median decode step its quantity") {
+  const std::string file = std::string(TREERING_SOURCE_DIR) + "/validate/tests/data/sglang/sglang-one-batch.jsonl";
+  CHECK(validate::is_engine_benchmark_file(file));
+  const std::vector<validate::EngineRun> runs = validate::read_engine_runs(file);
+  REQUIRE(runs.size() == 2u);
+  CHECK(runs[0].engine == "sglang");
+  CHECK(runs[0].benchmark == "one-batch");
+  CHECK(runs[1].batch == 32);
+  CHECK(runs[1].input_len == 1024);
+  CHECK(runs[1].output_len == 16);
+  CHECK(runs[1].measured_s == 0.00913);
+  CHECK(runs[1].engine_steps() == 1);
+  CHECK(runs[1].file.find("line 2") != std::string::npos);
+  // Its prediction is the step at the middle context, 1,024 + 8, as a latency run's step.
+  const topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
+  const topologies::ImplProfile bare = topologies::default_impl_profile();
+  const validate::EnginePrediction p = validate::predict_engine_run(spec, bare, runs[1]);
+  validate::EngineRun latency = runs[1];
+  latency.benchmark = "latency";
+  CHECK(p.predicted_s == doctest::Approx(validate::predict_engine_run(spec, bare, latency).step_s).scale(1e-12));
+  CHECK(p.middle_context == 1032);
+  const std::string bare_line =
+      std::string(TREERING_SOURCE_DIR) + "/validate/tests/data/sglang/one-batch-no-model.jsonl";
+  try {
+    validate::read_engine_runs(bare_line);
+    FAIL("expected an InputError");
+  } catch (const topologies::InputError& e) {
+    CHECK(std::string(e.what()).find("add \"model_path\" and \"tp_size\"") != std::string::npos);
+    CHECK(e.location().line == 1);
+  }
+}

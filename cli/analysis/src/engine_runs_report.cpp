@@ -17,7 +17,9 @@ using nlohmann::ordered_json;
 
 std::vector<validate::EngineRun> read_runs(const std::vector<std::string>& files) {
   std::vector<validate::EngineRun> runs;
-  for (const std::string& file : files) runs.push_back(validate::read_engine_run(file));
+  for (const std::string& file : files) {
+    for (validate::EngineRun& run : validate::read_engine_runs(file)) runs.push_back(std::move(run));
+  }
   return runs;
 }
 
@@ -53,7 +55,8 @@ bool engine_benchmark_files(const std::vector<std::string>& files) {
   if (engine == 0) return false;
   if (engine != static_cast<long>(files.size())) {
     throw topologies::InputError(
-        "serving engines' benchmarks (vLLM latency JSON) go in a run of their own, without other measurements");
+        "serving engines' benchmarks (vLLM latency or serve JSON, SGLang one-batch lines) go in a run of their own, "
+        "without other measurements");
   }
   return true;
 }
@@ -96,7 +99,7 @@ EngineCalibration calibrate_engine(const topologies::ClusterSpec& spec, const to
   c.runs = read_runs(files);
   c.fit = validate::fit_engine_step(spec, prior, c.runs);
   c.fit.step.source =
-      "fitted to " + std::to_string(c.runs.size()) + " vLLM latency runs (" + topologies::format_list(files) + ") on " +
+      "fitted to " + std::to_string(c.runs.size()) + " engine runs (" + topologies::format_list(files) + ") on " +
       spec.name + ", " + today_utc() + ": median |error| " + percent_text(model::median_abs(c.fit.errors_before)) +
       " before, " + percent_text(model::median_abs(c.fit.errors_after)) + " after" +
       (c.fit.per_sequence_fitted ? "" : "; per_sequence not fitted (one batch size, or a negative slope)");

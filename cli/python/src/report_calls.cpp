@@ -75,7 +75,8 @@ py::object validate_files(const Cluster& cluster, const std::vector<std::string>
     return from_json(json);
   }
   if (!impl.empty())
-    throw topologies::InputError("impl is for serving engines' benchmarks (vLLM latency or serve JSON)");
+    throw topologies::InputError(
+        "impl is for serving engines' benchmarks (vLLM latency or serve JSON, SGLang one-batch lines)");
   std::vector<validate::Engine> engines;
   for (const std::string& name : engine_names) engines.push_back(validate::parse_engine(name));
   if (engines.empty()) throw topologies::InputError("no engine given (model, sim)");

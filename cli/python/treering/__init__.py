@@ -290,7 +290,7 @@ def validate(cluster, files, engines="model", impl=None):
     (collectives, send/recv) and decode JSON; engines: "model", "sim" or both. Or attention benchmarks (the compute
     model kernel by kernel: "cases" with measured_s, predicted_s, rel_error, shape_calibrated; "summary" with the
     median and max |error|) or decode steps (the step model part by part), each kind apart, by the model alone.
-    Or a serving engine's benchmarks (vLLM bench latency or bench serve JSON), predicted like for like with the
+    Or a serving engine's benchmarks (vLLM bench latency or bench serve JSON, SGLang bench_one_batch lines), predicted like for like with the
     profile `impl` (None: efficient; a fitted one from calibrate()): "runs" with measured_s, predicted and
     rel_error, "summary" with the median |error|.
     """
@@ -315,7 +315,7 @@ def calibrate(cluster, files, output, tokens=None, impl=None, fit=None):
     realrun cpu decodes, else efficient). fit: the overheads to fit (kernel_launch, collective_call,
     host_round_trip, first_call; None: every one the timings depend on).
 
-    A serving engine's benchmarks (vLLM bench latency or bench serve JSON) fit the profile `impl`'s (None:
+    A serving engine's benchmarks (vLLM bench latency or bench serve JSON, SGLang bench_one_batch lines) fit the profile `impl`'s (None:
     efficient's) engine work a step ("engine_step": fixed_s, per_sequence_s); the fitted profile is written to
     `output` (use it as impl=output).
     """

@@ -17,6 +17,11 @@
 // Read as a closed loop of max_concurrency requests (request_rate "inf"; a finite rate is refused: the
 // concurrency then varies), each of the mean prompt and output lengths; the server's TP is not in the file and
 // must come as metadata (`--metadata tensor_parallel_size=2`, or tp=2). Its quantity is the mean TPOT.
+//
+// SGLang's `python -m sglang.bench_one_batch --result-filename F` appends a JSON line per (batch, input, output) of
+// its sweep: prefill_latency, median_decode_latency (each decode step synchronised and timed alone), total_latency,
+// but neither the model nor the TP: "model_path" and "tp_size" must be added to each line. Each line is a run whose
+// quantity is the median decode step.
 #pragma once
 
 #include <string>
@@ -25,31 +30,36 @@
 namespace treering::validate {
 
 struct EngineRun {
-  std::string engine = "vllm";
-  std::string benchmark = "latency";  // latency: the whole batch's generate(); serve: a server at a concurrency
-  std::string model;                  // as the engine was given it (a Hugging Face id)
-  std::string workload;               // the treering workload preset it is
-  int batch = 1;                      // latency: the batch; serve: the concurrency (sequences decoding at once)
-  long long input_len = 0;            // prompt tokens per sequence
-  long long output_len = 0;           // generated tokens per sequence
+  std::string engine = "vllm";  // vllm or sglang
+  // latency (vLLM): the whole batch's generate(); serve (vLLM): a server at a concurrency; one-batch (SGLang):
+  // a batch's decode steps, each timed alone
+  std::string benchmark = "latency";
+  std::string model;         // as the engine was given it (a Hugging Face id)
+  std::string workload;      // the treering workload preset it is
+  int batch = 1;             // latency: the batch; serve: the concurrency (sequences decoding at once)
+  long long input_len = 0;   // prompt tokens per sequence
+  long long output_len = 0;  // generated tokens per sequence
   int tp = 1;
-  // What the benchmark reports: latency, the median of the iterations' end-to-end times; serve, the mean TPOT.
+  // What the benchmark reports: latency, the median of the iterations' end-to-end times; serve, the mean TPOT;
+  // one-batch, the median decode step.
   double measured_s = 0;
   std::vector<double> latencies_s;  // latency: every iteration's
   double mean_ttft_s = 0;           // serve: the mean time to the first token
-  // Steps of the engine in the quantity: latency, output_len (the prefill's and every decode step); serve, one.
-  long long engine_steps() const { return benchmark == "serve" ? 1 : output_len; }
+  // Steps of the engine in the quantity: latency, output_len (the prefill's and every decode step); else one.
+  long long engine_steps() const { return benchmark == "latency" ? output_len : 1; }
   std::string file;
 };
 
 // True when `path` is a JSON file of vLLM's latency benchmark (its results, or its .pytorch.json records) or of its
-// serving benchmark.
+// serving benchmark, or SGLang's one-batch JSON lines.
 bool is_engine_benchmark_file(const std::string& path);
 
 // The run `path` holds (one batch size, lengths and TP per file). topologies::InputError naming the file when the
 // settings are missing or out of range, the model is no workload preset, or a setting the model cannot predict
 // was used (n > 1, beam search, a finite request rate).
 EngineRun read_engine_run(const std::string& path);
+// Every run `path` holds: a vLLM file's one, or a line each of SGLang's. The same errors.
+std::vector<EngineRun> read_engine_runs(const std::string& path);
 
 // The workload preset a Hugging Face model id names, compared without case, organisation, "Meta-" and
 // "-Instruct" and with only letters and digits: "meta-llama/Llama-3.1-8B-Instruct" -> "llama3.1-8b",
