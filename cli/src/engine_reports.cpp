@@ -44,6 +44,12 @@ void print_engine_validation(std::ostream& out, const analysis::EngineValidation
     table.add_row(row);
   }
   table.print(out);
+  for (const analysis::EngineRunCase& c : v.cases) {  // serving runs: the time to the first token beside it
+    if (c.run.mean_ttft_s <= 0 || c.predicted.ttft_s <= 0) continue;
+    out << std::filesystem::path(c.run.file).filename().string() << ": mean TTFT "
+        << topologies::format_duration(c.run.mean_ttft_s) << ", predicted "
+        << topologies::format_duration(c.predicted.ttft_s) << " (1.5 steps + its prompt's prefill; HTTP not counted)\n";
+  }
   out << "\nprofile " << v.profile.name << ", engine work a step: "
       << (v.profile.engine_step ? engine_step_text(*v.profile.engine_step) : std::string("none")) << '\n'
       << v.cases.size() << " runs, median |error| " << format_percent(v.median_abs_rel_error, false) << '\n';

@@ -58,6 +58,7 @@ EnginePrediction predict_engine_run(const topologies::ClusterSpec& spec, const t
     one.batch = 1;
     p.prefill_s = prefill_flops(one, run.input_len) / peak_flops;
     p.predicted_s = p.step_s + (run.batch - 1.0) / static_cast<double>(p.decode_steps) * p.prefill_s;
+    p.ttft_s = 1.5 * p.step_s + p.prefill_s;
     return p;
   }
   const double compute_s = prefill_flops(w, run.input_len) / peak_flops;

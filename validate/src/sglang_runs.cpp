@@ -16,8 +16,8 @@ using topologies::InputError;
 
 // A line of `python -m sglang.bench_one_batch --result-filename F`: one (batch, input, output) of the sweep.
 bool is_one_batch_line(const nlohmann::json& line) {
-  return line.is_object() && line.contains("run_name") && line.contains("batch_size") &&
-         line.contains("input_len") && line.contains("output_len") && line.contains("prefill_latency");
+  return line.is_object() && line.contains("run_name") && line.contains("batch_size") && line.contains("input_len") &&
+         line.contains("output_len") && line.contains("prefill_latency");
 }
 
 // The non-blank lines of `path` as JSON values; nothing when one is not JSON.
@@ -54,9 +54,10 @@ EngineRun run_of(const nlohmann::json& line, const std::string& path, int number
   const char* model = first_key(line, {"model_path", "model"});
   const char* tp = first_key(line, {"tp_size", "tensor_parallel_size"});
   if (model == nullptr || tp == nullptr) {
-    throw InputError({path, number, 0}, "sglang.bench_one_batch writes neither the model nor its TP: add "
-                                        "\"model_path\" and \"tp_size\" to each line (the --model-path and --tp-size "
-                                        "it ran with)");
+    throw InputError({path, number, 0},
+                     "sglang.bench_one_batch writes neither the model nor its TP: add "
+                     "\"model_path\" and \"tp_size\" to each line (the --model-path and --tp-size "
+                     "it ran with)");
   }
   run.model = line.at(model).get<std::string>();
   run.tp = static_cast<int>(setting_number(line.at(tp), 1, 1024, path, tp));
@@ -65,8 +66,8 @@ EngineRun run_of(const nlohmann::json& line, const std::string& path, int number
   }
   const double step_s = line.at("median_decode_latency").get<double>();
   if (!(step_s > 0 && std::isfinite(step_s)))
-    throw InputError({path, number, 0}, "'median_decode_latency' must be a positive time, got " +
-                                            line.at("median_decode_latency").dump());
+    throw InputError({path, number, 0},
+                     "'median_decode_latency' must be a positive time, got " + line.at("median_decode_latency").dump());
   run.measured_s = step_s;
   return run;
 }

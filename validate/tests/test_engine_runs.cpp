@@ -150,6 +150,7 @@ TEST_CASE("a serving run's TPOT: the step at the concurrency plus (C - 1) / (out
   const double prompt_s = (2 * parameters * 1024 + 2.0 * 32 * 1024 * 1024 * 32 * 128) / (989e12 * 0.5);
   CHECK(p.prefill_s == doctest::Approx(prompt_s).scale(1e-12));
   CHECK(p.predicted_s == doctest::Approx(p.step_s + 15.0 / 127 * prompt_s).scale(1e-12));
+  CHECK(p.ttft_s == doctest::Approx(1.5 * p.step_s + prompt_s).scale(1e-12));  // half a step's wait, then its own
   // The step is a latency run's at the same batch and middle context.
   validate::EngineRun latency = serve;
   latency.benchmark = "latency";

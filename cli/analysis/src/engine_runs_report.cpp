@@ -34,12 +34,18 @@ ordered_json run_json(const validate::EngineRun& run) {
           {"output_len", run.output_len},
           {"tp", run.tp},
           {"measured_s", run.measured_s},
-          {"iterations", run.latencies_s.size()}};
+          {"iterations", run.latencies_s.size()},
+          {"measured_ttft_s", run.mean_ttft_s > 0 ? ordered_json(run.mean_ttft_s) : ordered_json()}};
 }
 
 ordered_json prediction_json(const validate::EnginePrediction& p) {
-  return {{"predicted_s", p.predicted_s},     {"prefill_s", p.prefill_s},       {"step_s", p.step_s},
-          {"engine_step_s", p.engine_step_s}, {"decode_steps", p.decode_steps}, {"middle_context", p.middle_context}};
+  return {{"predicted_s", p.predicted_s},
+          {"prefill_s", p.prefill_s},
+          {"step_s", p.step_s},
+          {"engine_step_s", p.engine_step_s},
+          {"decode_steps", p.decode_steps},
+          {"middle_context", p.middle_context},
+          {"ttft_s", p.ttft_s > 0 ? ordered_json(p.ttft_s) : ordered_json()}};
 }
 
 std::string percent_text(double value) {
