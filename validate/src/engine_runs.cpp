@@ -48,17 +48,6 @@ const nlohmann::json* latency_record(const nlohmann::json& json) {
   return nullptr;
 }
 
-std::optional<nlohmann::json> json_in(const std::string& path) {
-  std::ifstream in(path);
-  in >> std::ws;
-  if (in.peek() != '{' && in.peek() != '[') return std::nullopt;
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;
-  }
-}
-
 std::vector<double> latencies_from(const nlohmann::json& values, const std::string& path) {
   std::vector<double> out;
   for (const nlohmann::json& value : values) {
@@ -113,8 +102,8 @@ EngineRun run_from_results(const nlohmann::json& results, const std::string& pat
   if (read_settings(results, path, run)) return run;
   const std::string sibling = sibling_of(path);
   if (sibling == path || !std::filesystem::is_regular_file(sibling)) throw InputError({path, 0, 0}, kSettingsHelp);
-  topologies::check_input_file(sibling);  // an input of this run from here on: no output may replace it
-  const std::optional<nlohmann::json> records = json_in(sibling);
+  // checked and noted as an input of this run: no output may replace it
+  const std::optional<nlohmann::json> records = detail::json_value_in(sibling);
   const nlohmann::json* record = records ? latency_record(*records) : nullptr;
   if (record == nullptr)
     throw InputError({path, 0, 0}, std::string(kSettingsHelp) + " (" + sibling + " holds no latency record)");
@@ -215,8 +204,7 @@ void resolve_workload(EngineRun& run, const std::string& path) {
 }  // namespace
 
 bool is_engine_benchmark_file(const std::string& path) {
-  topologies::check_input_file(path);
-  const std::optional<nlohmann::json> json = json_in(path);
+  const std::optional<nlohmann::json> json = detail::json_value_in(path);
   if (json && (is_results_object(*json) || is_serve_object(*json) || latency_record(*json) != nullptr)) return true;
   return detail::is_one_batch_file(path);
 }

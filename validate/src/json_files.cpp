@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <string_view>
 
 #include "treering/topologies/input_error.hpp"
 
@@ -23,17 +24,26 @@ nlohmann::json read_json_file(const std::string& path) {
   return parse_json(in, path);
 }
 
-std::optional<nlohmann::json> json_object_in(const std::string& path) {
+namespace {
+
+// The file as JSON when its first non-blank character is one of `openers` and it parses, else nothing.
+std::optional<nlohmann::json> json_starting_with(const std::string& path, std::string_view openers) {
   topologies::check_input_file(path);
   std::ifstream in(path);
   in >> std::ws;
-  if (in.peek() != '{') return std::nullopt;
+  if (openers.find(static_cast<char>(in.peek())) == std::string_view::npos) return std::nullopt;
   try {
     return nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;
   }
 }
+
+}  // namespace
+
+std::optional<nlohmann::json> json_object_in(const std::string& path) { return json_starting_with(path, "{"); }
+
+std::optional<nlohmann::json> json_value_in(const std::string& path) { return json_starting_with(path, "{["); }
 
 std::string string_member(const nlohmann::json& object, const char* key) {
   if (!object.is_object()) return "";

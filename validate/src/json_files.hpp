@@ -20,6 +20,8 @@ nlohmann::json read_json_file(const std::string& path);
 // The file as JSON when it holds a JSON object (its first non-blank character is '{' and it parses), else
 // nothing: what tells treering-realrun's files from nccl-tests logs and CSVs.
 std::optional<nlohmann::json> json_object_in(const std::string& path);
+// The same for a JSON object or array (first non-blank character '{' or '[').
+std::optional<nlohmann::json> json_value_in(const std::string& path);
 
 // The member `key` of `object` when it is a string, else "" (a sniffer's question that must never throw:
 // nlohmann's value(key, "") throws type_error when the member holds a number).
