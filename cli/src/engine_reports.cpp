@@ -13,9 +13,10 @@ namespace {
 
 std::vector<std::string> run_cells(const validate::EngineRun& run) {
   return {std::filesystem::path(run.file).filename().string(),
-          run.benchmark == "serve"       ? "mean TPOT"
-          : run.benchmark == "one-batch" ? "median step"
-                                         : "latency",
+          run.engine,
+          run.benchmark == "serve"  ? "mean TPOT"
+          : run.benchmark == "step" ? "median step"
+                                    : "latency",
           run.workload,
           std::to_string(run.batch),
           std::to_string(run.input_len),
@@ -29,11 +30,18 @@ std::string engine_step_text(const topologies::EngineStep& step) {
          " a sequence";
 }
 
+void print_not_fitting(std::ostream& out, const std::vector<analysis::EngineRunCase>& not_fitting) {
+  if (not_fitting.empty()) return;
+  out << not_fitting.size() << " runs not predicted, their batch not fitting in memory, e.g. "
+      << std::filesystem::path(not_fitting.front().run.file).filename().string() << ": "
+      << not_fitting.front().predicted.memory_shortfall << '\n';
+}
+
 }  // namespace
 
 void print_engine_validation(std::ostream& out, const analysis::EngineValidation& v) {
-  Table table({"file", "quantity", "workload", "batch", "input", "output", "tp", "measured", "predicted", "error",
-               "prefill", "step (middle)", "engine a step"});
+  Table table({"file", "engine", "quantity", "workload", "batch", "input", "output", "tp", "measured", "predicted",
+               "error", "prefill", "step (middle)", "engine a step"});
   for (const analysis::EngineRunCase& c : v.cases) {
     std::vector<std::string> row = run_cells(c.run);
     row.push_back(topologies::format_duration(c.predicted.predicted_s));
@@ -52,12 +60,16 @@ void print_engine_validation(std::ostream& out, const analysis::EngineValidation
   }
   out << "\nprofile " << v.profile.name << ", engine work a step: "
       << (v.profile.engine_step ? engine_step_text(*v.profile.engine_step) : std::string("none")) << '\n'
-      << v.cases.size() << " runs, median |error| " << format_percent(v.median_abs_rel_error, false) << '\n';
+      << v.cases.size() << " runs, median |error| " << format_percent(v.median_abs_rel_error, false) << "; "
+      << v.inside_band << " of " << v.cases.size() << " ("
+      << format_percent(static_cast<double>(v.inside_band) / static_cast<double>(v.cases.size()), false)
+      << ") inside the profile's band of +/-" << format_percent(v.band, false) << '\n';
+  print_not_fitting(out, v.not_fitting);
 }
 
 void print_engine_calibration(std::ostream& out, const analysis::EngineCalibration& c) {
-  Table table(
-      {"file", "quantity", "workload", "batch", "input", "output", "tp", "measured", "error before", "error after"});
+  Table table({"file", "engine", "quantity", "workload", "batch", "input", "output", "tp", "measured", "error before",
+               "error after"});
   for (std::size_t i = 0; i < c.runs.size(); ++i) {
     std::vector<std::string> row = run_cells(c.runs[i]);
     row.push_back(format_percent(c.fit.errors_before[i], true));
@@ -69,6 +81,10 @@ void print_engine_calibration(std::ostream& out, const analysis::EngineCalibrati
       << (c.fit.per_sequence_fitted ? "" : " (per sequence not fitted: one batch size, or a negative slope)") << '\n'
       << c.runs.size() << " runs, median |error| " << format_percent(model::median_abs(c.fit.errors_before), false)
       << " before, " << format_percent(model::median_abs(c.fit.errors_after), false) << " after\n";
+  if (!c.not_fitting.empty()) {
+    out << c.not_fitting.size() << " runs left out, their batch not fitting in memory, e.g. "
+        << std::filesystem::path(c.not_fitting.front().file).filename().string() << '\n';
+  }
 }
 
 }  // namespace treering::cli

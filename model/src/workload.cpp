@@ -106,6 +106,39 @@ void add_latent_presets(std::vector<Workload>& presets) {
                              {2048, 27, 16, 0, 10944, 1408, 64, 6, 2, 1, 1, 1, 102400}));
 }
 
+// Models that published serving-engine measurements ran (validate/data/engine-runs): each config.json's
+// num_hidden_layers, num_attention_heads, num_key_value_heads, hidden_size, intermediate_size and vocab_size on its
+// Hugging Face model card, and the parameter count its publisher gives. Llama 3 8B and 70B have the shapes of 3.1
+// (only the RoPE scaling and the context length differ, which a decode step's cost does not see).
+void add_serving_presets(std::vector<Workload>& presets) {
+  const char* llama2 = "; Llama 2 paper (arXiv 2307.09288)";
+  presets.push_back(with_mlp(llama("llama2-7b", "Llama 2 7B: 32 layers, MHA 32 heads x 128", 32, 32, 32, 128, 6.74e9,
+                                   std::string("meta-llama/Llama-2-7b-hf config.json") + llama2),
+                             11008, 32000));
+  presets.push_back(with_mlp(llama("llama2-13b", "Llama 2 13B: 40 layers, MHA 40 heads x 128", 40, 40, 40, 128, 13.02e9,
+                                   std::string("meta-llama/Llama-2-13b-hf config.json") + llama2),
+                             13824, 32000));
+  presets.push_back(with_mlp(llama("llama2-70b", "Llama 2 70B: 80 layers, GQA 64 query / 8 KV heads x 128", 80, 64, 8,
+                                   128, 68.98e9, std::string("meta-llama/Llama-2-70b-hf config.json") + llama2),
+                             28672, 32000));
+  presets.push_back(with_mlp(llama("llama3-8b", "Llama 3 8B: 32 layers, GQA 32 query / 8 KV heads x 128", 32, 32, 8,
+                                   128, 8.03e9, "meta-llama/Meta-Llama-3-8B config.json"),
+                             14336, 128256));
+  presets.push_back(with_mlp(llama("llama3-70b", "Llama 3 70B: 80 layers, GQA 64 query / 8 KV heads x 128", 80, 64, 8,
+                                   128, 70.55e9, "meta-llama/Meta-Llama-3-70B config.json"),
+                             28672, 128256));
+  // Sliding-window attention over 4,096 tokens: the same as full attention up to that context.
+  presets.push_back(with_mlp(llama("mistral-7b", "Mistral 7B v0.1: 32 layers, GQA 32 query / 8 KV heads x 128", 32, 32,
+                                   8, 128, 7.24e9, "mistralai/Mistral-7B-v0.1 config.json; arXiv 2310.06825"),
+                             14336, 32000));
+  presets.push_back(with_mlp(llama("qwen2-7b", "Qwen2 7B: 28 layers, GQA 28 query / 4 KV heads x 128", 28, 28, 4, 128,
+                                   7.62e9, "Qwen/Qwen2-7B config.json; Qwen2 report (arXiv 2407.10671)"),
+                             18944, 152064));
+  presets.push_back(with_mlp(llama("qwen2-72b", "Qwen2 72B: 80 layers, GQA 64 query / 8 KV heads x 128", 80, 64, 8, 128,
+                                   72.71e9, "Qwen/Qwen2-72B config.json; Qwen2 report (arXiv 2407.10671)"),
+                             29568, 152064));
+}
+
 std::vector<Workload> make_presets() {
   std::vector<Workload> presets;
   // Tree Attention (arXiv 2408.04093), section 5: "16 heads of dimension 128", batch 1, 16-bit, one layer.
@@ -152,6 +185,7 @@ std::vector<Workload> make_presets() {
   mixtral.experts_per_token = 2;
   presets.push_back(mixtral);
   add_latent_presets(presets);
+  add_serving_presets(presets);
   std::sort(presets.begin(), presets.end(), [](const Workload& a, const Workload& b) { return a.name < b.name; });
   for (Workload& workload : presets) {
     complete_weights(workload);

@@ -43,8 +43,9 @@ TEST_CASE("KV cache per token: 2 x kv_heads x head_dim x bytes x layers") {
 
 TEST_CASE("presets are sorted by name and every one is valid") {
   const auto& presets = workload_presets();
-  // paper-mha16, llama 3.2 1B, 3.1 8B, 70B, 405B, 405B fp8, mixtral 8x7B; deepseek-v3, deepseek-v2-lite, kimi-k2
-  REQUIRE(presets.size() == 10);
+  // paper-mha16, llama 3.2 1B, 3.1 8B, 70B, 405B, 405B fp8, mixtral 8x7B; deepseek-v3, deepseek-v2-lite, kimi-k2;
+  // served models: llama 2 7B, 13B, 70B, llama 3 8B, 70B, mistral 7B, qwen2 7B, 72B
+  REQUIRE(presets.size() == 18);
   for (size_t i = 1; i < presets.size(); ++i) CHECK(presets[i - 1].name < presets[i].name);
   for (const Workload& workload : presets) CHECK_NOTHROW(validate(workload));
 }
@@ -61,7 +62,8 @@ TEST_CASE("impossible shapes and unknown names are refused") {
   bad.batch = 0;
   CHECK_THROWS_AS(validate(bad), std::invalid_argument);
   CHECK_THROWS_WITH_AS(find_workload("gpt5"),
-                       "unknown workload 'gpt5' (presets: deepseek-v2-lite, deepseek-v3, kimi-k2, llama3.1-405b, "
-                       "llama3.1-405b-fp8, llama3.1-70b, llama3.1-8b, llama3.2-1b, mixtral-8x7b, paper-mha16)",
+                       "unknown workload 'gpt5' (presets: deepseek-v2-lite, deepseek-v3, kimi-k2, llama2-13b, "
+                       "llama2-70b, llama2-7b, llama3-70b, llama3-8b, llama3.1-405b, llama3.1-405b-fp8, llama3.1-70b, "
+                       "llama3.1-8b, llama3.2-1b, mistral-7b, mixtral-8x7b, paper-mha16, qwen2-72b, qwen2-7b)",
                        std::invalid_argument);
 }

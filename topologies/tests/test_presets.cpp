@@ -109,7 +109,7 @@ TEST_CASE("an unknown preset name lists the presets") {
   CHECK_THROWS_WITH_AS(load_cluster("dgx-h1000"),
                        "error: unknown cluster 'dgx-h1000' (presets: dgx-a100, dgx-h100, dgx-h200, dgx-h800, "
                        "gb200-nvl72, loopback-h100, "
-                       "mi300x, rtx4090-pcie; a file path must contain '/' or end in .yaml)",
+                       "mi300x, polaris-a100, rtx4090-pcie; a file path must contain '/' or end in .yaml)",
                        InputError);
 }
 

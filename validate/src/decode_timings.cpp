@@ -5,54 +5,25 @@
 #include <fstream>
 #include <sstream>
 
+#include "csv_fields.hpp"
 #include "treering/topologies/input_error.hpp"
 #include "treering/topologies/units.hpp"
 
 namespace treering::validate {
 namespace {
 
+using detail::fields_of;
+using detail::seconds;
+using detail::trimmed;
+using detail::whole;
 using topologies::InputError;
 
 constexpr const char* kHeader = "cluster,workload,algo,gpus,seq_len,batch,tokens,prefill,measured_s";
-
-std::string trimmed(const std::string& text) {
-  const size_t first = text.find_first_not_of(" \t\r");
-  if (first == std::string::npos) return "";
-  return text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
-}
-
-std::vector<std::string> fields_of(const std::string& line) {
-  std::vector<std::string> fields;
-  std::istringstream in(line);
-  for (std::string field; std::getline(in, field, ',');) fields.push_back(trimmed(field));
-  if (!line.empty() && line.back() == ',') fields.push_back("");
-  return fields;
-}
-
-long long whole(const std::string& text, long long smallest, long long largest, const topologies::InputLocation& where,
-                const char* what) {
-  try {
-    size_t used = 0;
-    const long long value = std::stoll(text, &used);
-    if (used == text.size() && value >= smallest && value <= largest) return value;
-  } catch (const std::exception&) {}
-  throw InputError(where, std::string(what) + " must be a whole number from " + std::to_string(smallest) + " to " +
-                              std::to_string(largest) + ", got '" + text + "'");
-}
 
 bool yes_no(const std::string& text, const topologies::InputLocation& where) {
   if (text == "true" || text == "1" || text == "yes") return true;
   if (text == "false" || text == "0" || text == "no") return false;
   throw InputError(where, "prefill must be true or false, got '" + text + "'");
-}
-
-double seconds(const std::string& text, const topologies::InputLocation& where) {
-  try {
-    size_t used = 0;
-    const double value = std::stod(text, &used);
-    if (used == text.size() && std::isfinite(value) && value > 0) return value;
-  } catch (const std::exception&) {}
-  throw InputError(where, "measured_s must be a positive number of seconds, got '" + text + "'");
 }
 
 TimedDecode row_of(const std::vector<std::string>& f, const std::string& path, int line) {
@@ -76,7 +47,7 @@ TimedDecode row_of(const std::vector<std::string>& f, const std::string& path, i
   t.batch = static_cast<int>(whole(f[5], 0, 1000000, where, "batch"));
   t.tokens = whole(f[6], 1, 1000000000000LL, where, "tokens");
   t.prefill = yes_no(f[7], where);
-  t.measured_s = seconds(f[8], where);
+  t.measured_s = seconds(f[8], where, "measured_s");
   t.file = path;
   t.line = line;
   return t;

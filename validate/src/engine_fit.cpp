@@ -13,16 +13,35 @@
 #include "treering/model/workload.hpp"
 #include "treering/topologies/input_error.hpp"
 #include "treering/topologies/topology.hpp"
+#include "treering/topologies/units.hpp"
 
 namespace treering::validate {
 namespace {
 
-double step_s(const model::LayoutModel& layouts, const model::Workload& w, long long context,
-              const std::shared_ptr<const topologies::ImplProfile>& impl) {
+model::StepResult step_at(const model::LayoutModel& layouts, const model::Workload& w, long long context,
+                          const std::shared_ptr<const topologies::ImplProfile>& impl) {
   model::PlanOptions options;
   options.impl = impl;
   const model::LayoutAttention attention = layouts.attention(model::DecodeAlgorithm::tree, w, context, options);
-  return model::evaluate_step(layouts, attention, model::DecodeAlgorithm::tree, w, context, model::Scope::step).step_s;
+  return model::evaluate_step(layouts, attention, model::DecodeAlgorithm::tree, w, context, model::Scope::step);
+}
+
+double step_s(const model::LayoutModel& layouts, const model::Workload& w, long long context,
+              const std::shared_ptr<const topologies::ImplProfile>& impl) {
+  return step_at(layouts, w, context, impl).step_s;
+}
+
+// Why the batch's KV cache at its last token does not fit beside the weights in kEngineMemoryFraction of a GPU less
+// kEngineWorkspaceBytes (engine_fit.hpp), or "" when it does.
+std::string memory_shortfall(const model::LayoutModel& layouts, const model::Workload& w, const EngineRun& run,
+                             const std::shared_ptr<const topologies::ImplProfile>& impl) {
+  const model::StepMemory m = step_at(layouts, w, run.input_len + run.output_len, impl).memory;
+  const double usable = kEngineMemoryFraction * m.capacity - kEngineWorkspaceBytes;
+  if (m.total <= usable) return "";
+  return "needs " + topologies::format_bytes(m.total) + " a GPU at its last token (KV cache " +
+         topologies::format_bytes(m.kv_cache) + ", weights " + topologies::format_bytes(m.weights) + "), over " +
+         topologies::format_bytes(usable) + " (90 % of " + topologies::format_bytes(m.capacity) +
+         ", less 1 GB of workspace): the engine queues or preempts sequences";
 }
 
 // The prefill's FLOPs (engine_fit.hpp): weights and causal attention over every prompt.
@@ -51,6 +70,7 @@ EnginePrediction predict_engine_run(const topologies::ClusterSpec& spec, const t
   p.middle_context = run.input_len + run.output_len / 2;
   p.engine_step_s = profile.engine_step ? profile.engine_step->step_s(run.batch) : 0.0;
   p.step_s = p.decode_steps > 0 ? step_s(layouts, w, p.middle_context, with_engine) : 0.0;
+  p.memory_shortfall = memory_shortfall(layouts, w, run, bare);
   const double peak_flops = run.tp * layouts.cp_model(0).slowest_rates().peak_flops * model::kPrefillEfficiency;
   if (run.benchmark == "serve") {
     // One prompt's prefill, run inside a decode step of the others: (C - 1) / (output_len - 1) of them a step.
@@ -63,9 +83,8 @@ EnginePrediction predict_engine_run(const topologies::ClusterSpec& spec, const t
   }
   const double compute_s = prefill_flops(w, run.input_len) / peak_flops;
   p.prefill_s = std::max(step_s(layouts, w, run.input_len, bare), compute_s) + p.engine_step_s;
-  // one-batch: the median decode step, the middle one where the step grows with the context
-  p.predicted_s =
-      run.benchmark == "one-batch" ? p.step_s : p.prefill_s + static_cast<double>(p.decode_steps) * p.step_s;
+  // step: the median decode step, the middle one where the step grows with the context
+  p.predicted_s = run.benchmark == "step" ? p.step_s : p.prefill_s + static_cast<double>(p.decode_steps) * p.step_s;
   return p;
 }
 

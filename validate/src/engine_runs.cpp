@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "json_files.hpp"
+#include "engine_tables.hpp"
 #include "sglang_runs.hpp"
 #include "treering/model/statistics.hpp"
 #include "treering/model/workload.hpp"
@@ -172,6 +173,17 @@ std::string letters_and_digits(const std::string& text) {
   return out;
 }
 
+// A release suffix after the size, "7b" + "v01" (Mistral-7B-v0.1), dropped; "deepseekv3" keeps its "v3".
+void drop_release_suffix(std::string& key) {
+  const auto v = key.find_last_of('v');
+  if (v == std::string::npos || v + 1 == key.size() || v < 2 || key[v - 1] != 'b' ||
+      !std::isdigit(static_cast<unsigned char>(key[v - 2])))
+    return;
+  const bool digits = std::all_of(key.begin() + static_cast<long>(v) + 1, key.end(),
+                                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+  if (digits) key.erase(v);
+}
+
 }  // namespace
 
 std::string workload_for_model(const std::string& model_id) {
@@ -183,6 +195,7 @@ std::string workload_for_model(const std::string& model_id) {
     const auto at = key.find(suffix);
     if (at != std::string::npos) key.erase(at, suffix.size());
   }
+  drop_release_suffix(key);
   for (const model::Workload& preset : model::workload_presets()) {
     if (letters_and_digits(preset.name) == key) return preset.name;
   }
@@ -206,7 +219,7 @@ void resolve_workload(EngineRun& run, const std::string& path) {
 bool is_engine_benchmark_file(const std::string& path) {
   const std::optional<nlohmann::json> json = detail::json_value_in(path);
   if (json && (is_results_object(*json) || is_serve_object(*json) || latency_record(*json) != nullptr)) return true;
-  return detail::is_one_batch_file(path);
+  return detail::is_one_batch_file(path) || detail::is_engine_table_file(path);
 }
 
 EngineRun read_engine_run(const std::string& path) {
@@ -233,8 +246,14 @@ EngineRun read_engine_run(const std::string& path) {
 
 std::vector<EngineRun> read_engine_runs(const std::string& path) {
   topologies::check_input_file(path);
-  if (!detail::is_one_batch_file(path)) return {read_engine_run(path)};
-  std::vector<EngineRun> runs = detail::read_one_batch_runs(path);
+  std::vector<EngineRun> runs;
+  if (detail::is_one_batch_file(path)) {
+    runs = detail::read_one_batch_runs(path);
+  } else if (detail::is_engine_table_file(path)) {
+    runs = detail::read_engine_table_runs(path);
+  } else {
+    return {read_engine_run(path)};
+  }
   for (EngineRun& run : runs) resolve_workload(run, path);
   return runs;
 }

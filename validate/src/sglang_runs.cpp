@@ -46,7 +46,7 @@ const char* first_key(const nlohmann::json& line, std::initializer_list<const ch
 EngineRun run_of(const nlohmann::json& line, const std::string& path, int number) {
   EngineRun run;
   run.engine = "sglang";
-  run.benchmark = "one-batch";
+  run.benchmark = "step";
   run.file = path + " line " + std::to_string(number);
   run.batch = static_cast<int>(whole_number(line.at("batch_size"), 1, 1e6, path, "batch_size"));
   run.input_len = whole_number(line.at("input_len"), 1, 1e9, path, "input_len");

@@ -67,7 +67,13 @@ TEST_CASE("Hugging Face model ids name the workload presets") {
   CHECK(validate::workload_for_model("meta-llama/Llama-3.1-405B-Instruct-FP8") == "llama3.1-405b-fp8");
   CHECK(validate::workload_for_model("/models/Llama-3.2-1B") == "llama3.2-1b");
   CHECK(validate::workload_for_model("deepseek-ai/DeepSeek-V3") == "deepseek-v3");
-  CHECK(validate::workload_for_model("mistralai/Mistral-7B-v0.1") == "");
+  // a release after the size is dropped, not a version in the name
+  CHECK(validate::workload_for_model("mistralai/Mistral-7B-v0.1") == "mistral-7b");
+  CHECK(validate::workload_for_model("mistralai/Mixtral-8x7B-v0.1") == "mixtral-8x7b");
+  CHECK(validate::workload_for_model("meta-llama/Meta-Llama-3-8B") == "llama3-8b");
+  CHECK(validate::workload_for_model("meta-llama/Llama-2-70b-hf") == "llama2-70b");
+  CHECK(validate::workload_for_model("Qwen/Qwen2-72B") == "qwen2-72b");
+  CHECK(validate::workload_for_model("google/gemma-2-9b") == "");
 }
 
 TEST_CASE("the engine's work per step adds output_len x (fixed + per sequence x batch) to a latency run") {
@@ -169,7 +175,7 @@ TEST_CASE("SGLang's one-batch lines: a run each, the median decode step its quan
   const std::vector<validate::EngineRun> runs = validate::read_engine_runs(file);
   REQUIRE(runs.size() == 2u);
   CHECK(runs[0].engine == "sglang");
-  CHECK(runs[0].benchmark == "one-batch");
+  CHECK(runs[0].benchmark == "step");
   CHECK(runs[1].batch == 32);
   CHECK(runs[1].input_len == 1024);
   CHECK(runs[1].output_len == 16);

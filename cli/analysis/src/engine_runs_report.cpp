@@ -61,7 +61,8 @@ bool engine_benchmark_files(const std::vector<std::string>& files) {
   if (engine == 0) return false;
   if (engine != static_cast<long>(files.size())) {
     throw topologies::InputError(
-        "serving engines' benchmarks (vLLM latency or serve JSON, SGLang one-batch lines) go in a run of their own, "
+        "serving engines' benchmarks (vLLM latency or serve JSON, SGLang one-batch lines, LMDeploy or engine-table "
+        "CSVs) go in a run of their own, "
         "without other measurements");
   }
   return true;
@@ -69,12 +70,22 @@ bool engine_benchmark_files(const std::vector<std::string>& files) {
 
 EngineValidation validate_engine_runs(const topologies::ClusterSpec& spec, const topologies::ImplProfile& profile,
                                       const std::vector<std::string>& files) {
-  EngineValidation v{profile, {}, 0};
+  EngineValidation v{profile, {}, {}, 0, profile.uncertainty.compute, 0};
   std::vector<double> errors;
   for (const validate::EngineRun& run : read_runs(files)) {
     const validate::EnginePrediction p = validate::predict_engine_run(spec, profile, run);
-    v.cases.push_back({run, p, (p.predicted_s - run.measured_s) / run.measured_s});
-    errors.push_back(v.cases.back().rel_error);
+    const double error = (p.predicted_s - run.measured_s) / run.measured_s;
+    if (!p.memory_shortfall.empty()) {
+      v.not_fitting.push_back({run, p, error});
+      continue;
+    }
+    v.cases.push_back({run, p, error});
+    errors.push_back(error);
+    if (std::abs(error) <= v.band) ++v.inside_band;
+  }
+  if (v.cases.empty()) {
+    throw topologies::InputError("no run to predict: every run's batch needs more memory than a GPU has (" +
+                                 v.not_fitting.front().predicted.memory_shortfall + ")");
   }
   v.median_abs_rel_error = model::median_abs(errors);
   return v;
@@ -88,6 +99,12 @@ ordered_json engine_validation_json(const EngineValidation& v) {
     row["rel_error"] = c.rel_error;
     cases.push_back(row);
   }
+  ordered_json not_fitting = ordered_json::array();
+  for (const EngineRunCase& c : v.not_fitting) {
+    ordered_json row = run_json(c.run);
+    row["memory_shortfall"] = c.predicted.memory_shortfall;
+    not_fitting.push_back(row);
+  }
   return {
       {"impl", v.profile.name},
       {"engine_step", v.profile.engine_step ? ordered_json{{"fixed_s", v.profile.engine_step->fixed_s},
@@ -95,14 +112,25 @@ ordered_json engine_validation_json(const EngineValidation& v) {
                                                            {"source", v.profile.engine_step->source}}
                                             : ordered_json()},
       {"runs", cases},
-      {"summary", {{"runs", v.cases.size()}, {"median_abs_rel_error", v.median_abs_rel_error}}}};
+      {"not_fitting", not_fitting},
+      {"summary",
+       {{"runs", v.cases.size()},
+        {"not_fitting", v.not_fitting.size()},
+        {"median_abs_rel_error", v.median_abs_rel_error},
+        {"band", v.band},
+        {"inside_band", v.inside_band},
+        {"inside_band_fraction", static_cast<double>(v.inside_band) / static_cast<double>(v.cases.size())}}}};
 }
 
 EngineCalibration calibrate_engine(const topologies::ClusterSpec& spec, const topologies::ImplProfile& prior,
                                    const std::vector<std::string>& files, const std::string& output_name) {
   EngineCalibration c;
   c.prior = prior;
-  c.runs = read_runs(files);
+  for (validate::EngineRun& run : read_runs(files)) {
+    const bool fits = validate::predict_engine_run(spec, prior, run).memory_shortfall.empty();
+    (fits ? c.runs : c.not_fitting).push_back(std::move(run));
+  }
+  if (c.runs.empty()) throw topologies::InputError("no run to fit: every run's batch needs more memory than a GPU has");
   c.fit = validate::fit_engine_step(spec, prior, c.runs);
   c.fit.step.source =
       "fitted to " + std::to_string(c.runs.size()) + " engine runs (" + topologies::format_list(files) + ") on " +
@@ -112,16 +140,20 @@ EngineCalibration calibrate_engine(const topologies::ClusterSpec& spec, const to
   c.fitted = prior;
   c.fitted.name = prior.name + "-engine-fitted";
   c.fitted.description =
-      prior.description + "; engine work a step fitted to " + std::to_string(c.runs.size()) + " vLLM latency runs";
+      prior.description + "; engine work a step fitted to " + std::to_string(c.runs.size()) + " engine runs";
   c.fitted.engine_step = c.fit.step;
-  // The band: the prior's compute uncertainty, widened to the fit's largest |residual| (never narrowed: a few runs
-  // fitted exactly say little about the next).
-  double worst = 0;
-  for (double e : c.fit.errors_after) worst = std::max(worst, std::abs(e));
-  if (worst > prior.uncertainty.compute) {
-    c.fitted.uncertainty.compute = worst;
-    c.fitted.uncertainty.source = "compute: the largest |error| (" + percent_text(worst) + ") of the engine fit on " +
-                                  std::to_string(c.runs.size()) + " runs; " + prior.uncertainty.source;
+  // The band: the prior's compute uncertainty, widened to the fit's residuals (never narrowed: a few runs fitted
+  // exactly say little about the next): the 90th percentile |residual| of 10 runs or more (one run in ten may fall
+  // outside, as the 80 % coverage asked of a band allows), the largest of fewer.
+  std::vector<double> residuals;
+  for (double e : c.fit.errors_after) residuals.push_back(std::abs(e));
+  const bool many = residuals.size() >= 10;
+  const double band = model::percentile(residuals, many ? 0.9 : 1.0);
+  if (band > prior.uncertainty.compute) {
+    c.fitted.uncertainty.compute = band;
+    c.fitted.uncertainty.source = std::string("compute: the ") + (many ? "90th percentile" : "largest") + " |error| (" +
+                                  percent_text(band) + ") of the engine fit on " + std::to_string(c.runs.size()) +
+                                  " runs; " + prior.uncertainty.source;
   }
   c.fitted.sources["engine_step"] = c.fit.step.source;
   const std::string text = topologies::impl_profile_yaml(c.fitted);
@@ -148,6 +180,7 @@ ordered_json engine_calibration_json(const EngineCalibration& c) {
           {"runs", runs},
           {"summary",
            {{"runs", c.runs.size()},
+            {"not_fitting", c.not_fitting.size()},
             {"median_abs_rel_error_before", model::median_abs(c.fit.errors_before)},
             {"median_abs_rel_error_after", model::median_abs(c.fit.errors_after)}}}};
 }

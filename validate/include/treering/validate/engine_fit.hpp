@@ -27,6 +27,16 @@
 
 namespace treering::validate {
 
+// The share of a GPU's memory an engine gives its weights and KV cache: vLLM's gpu_memory_utilization default
+// (0.9, vllm/engine/arg_utils.py) and TensorRT-LLM's kv_cache_free_gpu_mem_fraction default (0.9 of what the weights
+// leave). A run whose batch needs more at its last token cannot keep every sequence decoding at once: the engine
+// queues or preempts, and the step model (every sequence in every step) does not describe it.
+// Within that share the engine keeps room for its activations: vLLM sizes the KV cache after a profiling forward
+// pass of max_num_batched_tokens (4,096-8,192 tokens by default: the model's context length), whose logits and MLP
+// activations take about 1 GB for a 7-70B model (e.g. 4,096 x 32,000 logits x 6 B = 0.8 GB).
+constexpr double kEngineMemoryFraction = 0.9;
+constexpr double kEngineWorkspaceBytes = 1e9;
+
 struct EnginePrediction {
   double predicted_s = 0;  // the benchmark's quantity (latency: the whole run, prefill + decode steps)
   double prefill_s = 0;    // latency: the batch's prefill; serve: one prompt's
@@ -38,6 +48,9 @@ struct EnginePrediction {
   double engine_step_s = 0;      // of which the engine's host work
   long long decode_steps = 0;    // output_len - 1
   long long middle_context = 0;  // input_len + output_len / 2
+  // Why the run's batch does not fit in kEngineMemoryFraction of a GPU at its last token (KV cache + weights), or
+  // "": a run that does not fit is reported, not predicted (validate) nor fitted (calibrate).
+  std::string memory_shortfall;
 };
 
 // The run as the model predicts it on `spec` (its first group's GPUs; tp of them in one domain) with `profile`.

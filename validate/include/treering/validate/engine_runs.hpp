@@ -22,6 +22,9 @@
 // its sweep: prefill_latency, median_decode_latency (each decode step synchronised and timed alone), total_latency,
 // but neither the model nor the TP: "model_path" and "tp_size" must be added to each line. Each line is a run whose
 // quantity is the median decode step.
+//
+// LMDeploy's profile_generation CSV (a row a run, the median token latency its quantity; "model" and "tp" columns
+// added) and treering's table of published engine measurements are read too (engine_tables.hpp in validate/src).
 #pragma once
 
 #include <string>
@@ -30,9 +33,9 @@
 namespace treering::validate {
 
 struct EngineRun {
-  std::string engine = "vllm";  // vllm or sglang
-  // latency (vLLM): the whole batch's generate(); serve (vLLM): a server at a concurrency; one-batch (SGLang):
-  // a batch's decode steps, each timed alone
+  std::string engine = "vllm";  // vllm, sglang, lmdeploy, or a table's "ENGINE VERSION"
+  // latency (vLLM, tables): the whole batch's generate(); serve (vLLM): a server at a concurrency; step (SGLang's
+  // one-batch, LMDeploy's token latency, tables): the median of a batch's decode steps
   std::string benchmark = "latency";
   std::string model;         // as the engine was given it (a Hugging Face id)
   std::string workload;      // the treering workload preset it is
@@ -41,7 +44,7 @@ struct EngineRun {
   long long output_len = 0;  // generated tokens per sequence
   int tp = 1;
   // What the benchmark reports: latency, the median of the iterations' end-to-end times; serve, the mean TPOT;
-  // one-batch, the median decode step.
+  // step, the median decode step.
   double measured_s = 0;
   std::vector<double> latencies_s;  // latency: every iteration's
   double mean_ttft_s = 0;           // serve: the mean time to the first token
@@ -51,19 +54,20 @@ struct EngineRun {
 };
 
 // True when `path` is a JSON file of vLLM's latency benchmark (its results, or its .pytorch.json records) or of its
-// serving benchmark, or SGLang's one-batch JSON lines.
+// serving benchmark, SGLang's one-batch JSON lines, LMDeploy's profile_generation CSV or treering's engine table.
 bool is_engine_benchmark_file(const std::string& path);
 
 // The run `path` holds (one batch size, lengths and TP per file). topologies::InputError naming the file when the
 // settings are missing or out of range, the model is no workload preset, or a setting the model cannot predict
 // was used (n > 1, beam search, a finite request rate).
 EngineRun read_engine_run(const std::string& path);
-// Every run `path` holds: a vLLM file's one, or a line each of SGLang's. The same errors.
+// Every run `path` holds: a vLLM file's one, a line each of SGLang's, a row each of a CSV's. The same errors.
 std::vector<EngineRun> read_engine_runs(const std::string& path);
 
 // The workload preset a Hugging Face model id names, compared without case, organisation, "Meta-" and
 // "-Instruct" and with only letters and digits: "meta-llama/Llama-3.1-8B-Instruct" -> "llama3.1-8b",
-// "meta-llama/Llama-3.1-405B-Instruct-FP8" -> "llama3.1-405b-fp8". "" when none matches.
+// "meta-llama/Llama-3.1-405B-Instruct-FP8" -> "llama3.1-405b-fp8"; a release after the size is dropped:
+// "mistralai/Mistral-7B-v0.1" -> "mistral-7b". "" when none matches.
 std::string workload_for_model(const std::string& model_id);
 
 }  // namespace treering::validate

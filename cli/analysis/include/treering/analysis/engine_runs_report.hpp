@@ -27,7 +27,11 @@ struct EngineRunCase {
 struct EngineValidation {
   topologies::ImplProfile profile;
   std::vector<EngineRunCase> cases;
+  std::vector<EngineRunCase> not_fitting;  // runs whose batch does not fit in memory (memory_shortfall): not predicted
   double median_abs_rel_error = 0;
+  // The profile's band (its compute uncertainty, a relative error either side) and how many cases fall inside it.
+  double band = 0;
+  int inside_band = 0;
 };
 
 // Every run of `files` predicted on `spec` with `profile`.
@@ -36,6 +40,7 @@ EngineValidation validate_engine_runs(const topologies::ClusterSpec& spec, const
 nlohmann::ordered_json engine_validation_json(const EngineValidation& validation);
 
 struct EngineCalibration {
+  std::vector<validate::EngineRun> not_fitting;  // left out of the fit: their batch does not fit in memory
   topologies::ImplProfile prior;
   topologies::ImplProfile fitted;  // the prior with the fitted engine_step (its source names the runs and errors)
   validate::EngineStepFit fit;
