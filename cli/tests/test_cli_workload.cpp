@@ -109,8 +109,8 @@ TEST_CASE("impl list | show: the profiles --impl names, and one as YAML that --i
   const auto profiles = nlohmann::json::parse(list.out);
   std::vector<std::string> names;
   for (const auto& profile : profiles) names.push_back(profile["name"]);
-  CHECK(names == std::vector<std::string>{"efficient", "meta-cp-decode", "paper-jax-microbench", "paper-torch-llama",
-                                          "treering-realrun-cpu"});
+  CHECK(names == std::vector<std::string>{"efficient", "lmdeploy-turbomind", "meta-cp-decode", "paper-jax-microbench",
+                                          "paper-torch-llama", "sglang", "treering-realrun-cpu", "trtllm", "vllm"});
   auto shown = run_treering("impl show paper-torch-llama");
   REQUIRE(shown.exit_code == 0);
   CHECK(shown.out.find("eager_dispatch:") != std::string::npos);
