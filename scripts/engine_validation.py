@@ -4,9 +4,9 @@
 For each public engine table in validate/data/engine-runs it reports
   - uncalibrated: `treering validate --impl ENGINE` (the engine's preset) on every run: median |error| and the
     share of runs inside the preset's band;
-  - calibrated from 3 runs: `treering calibrate` on three runs of the table (the largest model-and-TP group's runs
-    nearest (batch 1, 128 tokens), (16, 512) and (64, 2048)), then `treering validate` of the fitted profile on
-    every other run.
+  - calibrated from 3 runs: `treering calibrate` on three runs of the table (pick_three: the runs nearest (smallest
+    TP, batch 1, 128 tokens), (middle TP, 16, 512) and (largest TP, 64, 2,048)), then `treering validate` of the
+    fitted profile on every other run.
 Usage: scripts/engine_validation.py [TREERING]   (default build/bin/treering; run from the repository root)
 """
 import json
@@ -45,16 +45,16 @@ def split(path):
 
 
 def pick_three(header_line, rows):
+    """Three runs spread over the table: the smallest TP at batch 1 and 128 tokens, the middle TP at batch 16 and 512,
+    the largest TP at batch 64 and 2,048 (the nearest run to each), as a user would pick a few runs to calibrate."""
     names = header_line.strip().split(",")
     field = lambda row, *keys: next(row.strip().split(",")[names.index(k)] for k in keys if k in names)
-    groups = {}
-    for row in rows:
-        groups.setdefault((field(row, "model"), field(row, "tp")), []).append(row)
-    group = max(groups.values(), key=len)
+    tps = sorted({int(field(r, "tp")) for r in rows})
+    targets = [(tps[0], 1, 128), (tps[len(tps) // 2], 16, 512), (tps[-1], 64, 2048)]
     chosen = []
-    for batch, tokens in TARGETS:
-        best = min((r for r in group if r not in chosen),
-                   key=lambda r: (abs(int(field(r, "batch")) - batch),
+    for tp, batch, tokens in targets:
+        best = min((r for r in rows if r not in chosen),
+                   key=lambda r: (abs(int(field(r, "tp")) - tp), abs(int(field(r, "batch")) - batch),
                                   abs(int(field(r, "input_len", "prompt_tokens")) - tokens)))
         chosen.append(best)
     return chosen

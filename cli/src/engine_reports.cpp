@@ -56,7 +56,14 @@ void print_engine_validation(std::ostream& out, const analysis::EngineValidation
     if (c.run.mean_ttft_s <= 0 || c.predicted.ttft_s <= 0) continue;
     out << std::filesystem::path(c.run.file).filename().string() << ": mean TTFT "
         << topologies::format_duration(c.run.mean_ttft_s) << ", predicted "
-        << topologies::format_duration(c.predicted.ttft_s) << " (1.5 steps + its prompt's prefill; HTTP not counted)\n";
+        << topologies::format_duration(c.predicted.ttft_s) << " (1.5 steps + its prompt's prefill; HTTP not counted)";
+    if (c.run.median_itl_s > 0 && c.run.p99_itl_s > 0) {
+      out << "; ITL median " << topologies::format_duration(c.run.median_itl_s) << ", predicted "
+          << topologies::format_duration(c.predicted.median_itl_s) << "; p99 "
+          << topologies::format_duration(c.run.p99_itl_s) << ", predicted "
+          << topologies::format_duration(c.predicted.p99_itl_s);
+    }
+    out << '\n';
   }
   out << "\nprofile " << v.profile.name << ", engine work a step: "
       << (v.profile.engine_step ? engine_step_text(*v.profile.engine_step) : std::string("none")) << '\n'

@@ -159,8 +159,13 @@ EngineRun run_from_serve(const nlohmann::json& json, const std::string& path) {
   }
   run.tp = static_cast<int>(detail::setting_number(json.at(tp_key), 1, 1024, path, tp_key));
   run.measured_s = milliseconds(json.at("mean_tpot_ms"), path, "mean_tpot_ms");
-  if (json.contains("mean_ttft_ms") && json.at("mean_ttft_ms").is_number())
-    run.mean_ttft_s = milliseconds(json.at("mean_ttft_ms"), path, "mean_ttft_ms");
+  // Optional times, read when present as numbers: the mean TTFT and the median and 99th-percentile ITL.
+  const auto optional_ms = [&](const char* key) {
+    return json.contains(key) && json.at(key).is_number() ? milliseconds(json.at(key), path, key) : 0.0;
+  };
+  run.mean_ttft_s = optional_ms("mean_ttft_ms");
+  run.median_itl_s = optional_ms("median_itl_ms");
+  run.p99_itl_s = optional_ms("p99_itl_ms");
   return run;
 }
 

@@ -140,6 +140,8 @@ TEST_CASE("vLLM's serving results: the concurrency, the mean lengths, TP from th
   CHECK(run.tp == 1);            // "tensor_parallel_size": "1", as --metadata writes it
   CHECK(run.measured_s == doctest::Approx(15.6e-3).scale(1e-12));
   CHECK(run.mean_ttft_s == doctest::Approx(61.3e-3).scale(1e-12));
+  CHECK(run.median_itl_s == doctest::Approx(12.1e-3).scale(1e-12));
+  CHECK(run.p99_itl_s == doctest::Approx(48.3e-3).scale(1e-12));
   CHECK(run.engine_steps() == 1);
   CHECK(refusal(data("serve-rate8.json")).find("request_rate 8.0: requests arriving at a rate") != std::string::npos);
   CHECK(refusal(data("serve-no-tp.json")).find("--metadata tensor_parallel_size=N") != std::string::npos);
@@ -157,6 +159,10 @@ TEST_CASE("a serving run's TPOT: the step at the concurrency plus (C - 1) / (out
   CHECK(p.prefill_s == doctest::Approx(prompt_s).scale(1e-12));
   CHECK(p.predicted_s == doctest::Approx(p.step_s + 15.0 / 127 * prompt_s).scale(1e-12));
   CHECK(p.ttft_s == doctest::Approx(1.5 * p.step_s + prompt_s).scale(1e-12));  // half a step's wait, then its own
+  // 15 / 127 = 11.8 % of the steps carry a prompt: under half (the median ITL a plain step), over 1 % (the p99 one
+  // with a prompt's prefill)
+  CHECK(p.median_itl_s == doctest::Approx(p.step_s).scale(1e-12));
+  CHECK(p.p99_itl_s == doctest::Approx(p.step_s + prompt_s).scale(1e-12));
   // The step is a latency run's at the same batch and middle context.
   validate::EngineRun latency = serve;
   latency.benchmark = "latency";

@@ -35,7 +35,9 @@ ordered_json run_json(const validate::EngineRun& run) {
           {"tp", run.tp},
           {"measured_s", run.measured_s},
           {"iterations", run.latencies_s.size()},
-          {"measured_ttft_s", run.mean_ttft_s > 0 ? ordered_json(run.mean_ttft_s) : ordered_json()}};
+          {"measured_ttft_s", run.mean_ttft_s > 0 ? ordered_json(run.mean_ttft_s) : ordered_json()},
+          {"measured_median_itl_s", run.median_itl_s > 0 ? ordered_json(run.median_itl_s) : ordered_json()},
+          {"measured_p99_itl_s", run.p99_itl_s > 0 ? ordered_json(run.p99_itl_s) : ordered_json()}};
 }
 
 ordered_json prediction_json(const validate::EnginePrediction& p) {
@@ -45,7 +47,9 @@ ordered_json prediction_json(const validate::EnginePrediction& p) {
           {"engine_step_s", p.engine_step_s},
           {"decode_steps", p.decode_steps},
           {"middle_context", p.middle_context},
-          {"ttft_s", p.ttft_s > 0 ? ordered_json(p.ttft_s) : ordered_json()}};
+          {"ttft_s", p.ttft_s > 0 ? ordered_json(p.ttft_s) : ordered_json()},
+          {"median_itl_s", p.median_itl_s > 0 ? ordered_json(p.median_itl_s) : ordered_json()},
+          {"p99_itl_s", p.p99_itl_s > 0 ? ordered_json(p.p99_itl_s) : ordered_json()}};
 }
 
 std::string percent_text(double value) {

@@ -44,6 +44,13 @@ struct EnginePrediction {
   // its prefill runs inside the next step: 1.5 x step + one prompt's prefill (the HTTP and tokenising time not
   // counted). Example: 7.4 ms steps and a 33.8 ms prompt: 11.1 + 33.8 = 44.9 ms.
   double ttft_s = 0;
+  // serve: the inter-token latencies. A fraction (C - 1) / (output_len - 1) of the steps carries a newcomer's
+  // prefill (its whole prompt in one step, as vLLM's chunked prefill does for a prompt within its token budget),
+  // the others are plain steps: the median ITL is a plain step while that fraction is under a half, and the 99th
+  // percentile is a step with a prefill once 1 % of the steps or more carry one. Example: C = 16, output 128:
+  // 15 / 127 = 11.8 % of the steps -> median = the step, p99 = the step + one prompt's prefill.
+  double median_itl_s = 0;
+  double p99_itl_s = 0;
   double step_s = 0;             // one decode step at the middle context, the engine's work included
   double engine_step_s = 0;      // of which the engine's host work
   long long decode_steps = 0;    // output_len - 1

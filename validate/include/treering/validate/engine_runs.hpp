@@ -48,6 +48,8 @@ struct EngineRun {
   double measured_s = 0;
   std::vector<double> latencies_s;  // latency: every iteration's
   double mean_ttft_s = 0;           // serve: the mean time to the first token
+  double median_itl_s = 0;          // serve: the median and 99th-percentile inter-token latency (0: not in the file)
+  double p99_itl_s = 0;
   // Steps of the engine in the quantity: latency, output_len (the prefill's and every decode step); else one.
   long long engine_steps() const { return benchmark == "latency" ? output_len : 1; }
   std::string file;
