@@ -1,4 +1,5 @@
-// libFuzzer target: a serving engine's benchmark JSON (vLLM latency, serve, .pytorch.json; SGLang one-batch lines)
+// libFuzzer target: a serving engine's benchmark file (vLLM latency, serve, .pytorch.json; trtllm-bench reports; SGLang
+// one-batch lines; LMDeploy profile_generation CSVs and treering's engine tables)
 // through is_engine_benchmark_file and read_engine_runs (engine_runs.hpp). The readers take only a path, so each
 // input is written to a scratch file of this process first.
 // Bad input must end in InputError (or std::invalid_argument); is_engine_benchmark_file must not throw at all. What a

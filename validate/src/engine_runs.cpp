@@ -11,6 +11,7 @@
 #include "json_files.hpp"
 #include "engine_tables.hpp"
 #include "sglang_runs.hpp"
+#include "trtllm_runs.hpp"
 #include "treering/model/statistics.hpp"
 #include "treering/model/workload.hpp"
 #include "treering/topologies/input_error.hpp"
@@ -223,7 +224,9 @@ void resolve_workload(EngineRun& run, const std::string& path) {
 
 bool is_engine_benchmark_file(const std::string& path) {
   const std::optional<nlohmann::json> json = detail::json_value_in(path);
-  if (json && (is_results_object(*json) || is_serve_object(*json) || latency_record(*json) != nullptr)) return true;
+  if (json && (is_results_object(*json) || is_serve_object(*json) || latency_record(*json) != nullptr ||
+               detail::is_trtllm_bench_report(*json)))
+    return true;
   return detail::is_one_batch_file(path) || detail::is_engine_table_file(path);
 }
 
@@ -237,12 +240,15 @@ EngineRun read_engine_run(const std::string& path) {
       run = run_from_serve(json, path);
     } else if (const nlohmann::json* record = latency_record(json)) {
       run = run_from_record(*record, path);
+    } else if (detail::is_trtllm_bench_report(json)) {
+      run = detail::run_from_trtllm_bench(json, path);
     } else {
       throw InputError({path, 0, 0},
-                       "not a vLLM benchmark file (no 'latencies', no latency record, no 'mean_tpot_ms')");
+                       "not a vLLM or trtllm-bench file (no 'latencies', no latency record, no 'mean_tpot_ms', no "
+                       "'world_info')");
     }
   } catch (const nlohmann::json::exception& error) {
-    throw InputError({path, 0, 0}, std::string("not a vLLM benchmark file: ") + error.what());
+    throw InputError({path, 0, 0}, std::string("not a vLLM or trtllm-bench file: ") + error.what());
   }
   resolve_workload(run, path);
   if (run.benchmark == "latency") run.measured_s = model::median(run.latencies_s);

@@ -134,3 +134,21 @@ TEST_CASE("each engine preset fitted to public runs names a table that is in val
   }
   CHECK(topologies::load_impl_profile("sglang").engine_step->fixed_s == 0.0);  // host work hidden by overlap
 }
+
+TEST_CASE("trtllm-bench's report JSON: a closed loop at the mean concurrency, the mean TPOT its quantity") {
+  const std::string file = data("trtllm/throughput-c32-streaming.json");
+  CHECK(validate::is_engine_benchmark_file(file));
+  const validate::EngineRun run = validate::read_engine_run(file);
+  CHECK(run.engine == "trtllm 1.0.0");
+  CHECK(run.benchmark == "serve");
+  CHECK(run.workload == "llama3.1-8b");
+  CHECK(run.batch == 32);  // avg_num_concurrent_requests 31.6, rounded
+  CHECK(run.input_len == 1024);
+  CHECK(run.output_len == 256);
+  CHECK(run.tp == 1);
+  CHECK(run.measured_s == doctest::Approx(15.1e-3).scale(1e-12));  // streaming_metrics.avg_tpot_ms
+  CHECK(run.mean_ttft_s == doctest::Approx(190.5e-3).scale(1e-12));
+  const std::string why = refusal(data("trtllm/throughput-no-streaming.json"));
+  CHECK(why.find("no streaming_metrics") != std::string::npos);
+  CHECK(why.find("--streaming") != std::string::npos);
+}

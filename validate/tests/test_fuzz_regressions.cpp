@@ -126,7 +126,7 @@ TEST_CASE("fuzz regressions: engine benchmark files end in a clean InputError") 
   }
   check_messages(files,
                  {{"batch-1e30.json", "'batch_size' must be a whole number >= 1"},  // get<int>() of 1e30: undefined
-                  {"latencies-a-number.json", "not a vLLM benchmark file"},         // a number iterates as itself
+                  {"latencies-a-number.json", "not a vLLM or trtllm-bench file"},   // a number iterates as itself
                   {"args-a-list.json", "the settings (batch_size"},
                   {"serve-tp-not-a-number.json", "'tp' must be a whole number, got \"2x\""}},
                  [](const std::string& path) { validate::read_engine_run(path); });

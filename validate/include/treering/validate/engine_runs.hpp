@@ -24,7 +24,8 @@
 // quantity is the median decode step.
 //
 // LMDeploy's profile_generation CSV (a row a run, the median token latency its quantity; "model" and "tp" columns
-// added) and treering's table of published engine measurements are read too (engine_tables.hpp in validate/src).
+// added) and treering's table of published engine measurements are read too (engine_tables.hpp in validate/src),
+// and TensorRT-LLM's `trtllm-bench ... --streaming --report_json F` reports, as serving runs (trtllm_runs.hpp).
 #pragma once
 
 #include <string>
@@ -34,8 +35,8 @@ namespace treering::validate {
 
 struct EngineRun {
   std::string engine = "vllm";  // vllm, sglang, lmdeploy, or a table's "ENGINE VERSION"
-  // latency (vLLM, tables): the whole batch's generate(); serve (vLLM): a server at a concurrency; step (SGLang's
-  // one-batch, LMDeploy's token latency, tables): the median of a batch's decode steps
+  // latency (vLLM, tables): the whole batch's generate(); serve (vLLM, trtllm-bench): a server at a concurrency; step
+  // (SGLang's one-batch, LMDeploy's token latency, tables): the median of a batch's decode steps
   std::string benchmark = "latency";
   std::string model;         // as the engine was given it (a Hugging Face id)
   std::string workload;      // the treering workload preset it is
@@ -56,7 +57,8 @@ struct EngineRun {
 };
 
 // True when `path` is a JSON file of vLLM's latency benchmark (its results, or its .pytorch.json records) or of its
-// serving benchmark, SGLang's one-batch JSON lines, LMDeploy's profile_generation CSV or treering's engine table.
+// serving benchmark, trtllm-bench's report, SGLang's one-batch JSON lines, LMDeploy's profile_generation CSV or
+// treering's engine table.
 bool is_engine_benchmark_file(const std::string& path);
 
 // The run `path` holds (one batch size, lengths and TP per file). topologies::InputError naming the file when the
