@@ -85,7 +85,10 @@ void print_engine_calibration(std::ostream& out, const analysis::EngineCalibrati
   }
   table.print(out);
   out << "\nengine work a step (prior " << c.prior.name << "): " << engine_step_text(c.fit.step)
-      << (c.fit.per_sequence_fitted ? "" : " (per sequence not fitted: one batch size, or a negative slope)") << '\n'
+      << (c.fit.per_sequence_from_prior ? " (per sequence kept from the prior: too few runs to fit it)"
+          : c.fit.per_sequence_fitted   ? ""
+                                        : " (per sequence not fitted: one batch size, or a negative slope)")
+      << '\n'
       << c.runs.size() << " runs, median |error| " << format_percent(model::median_abs(c.fit.errors_before), false)
       << " before, " << format_percent(model::median_abs(c.fit.errors_after), false) << " after\n";
   if (!c.not_fitting.empty()) {

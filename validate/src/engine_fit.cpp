@@ -52,6 +52,35 @@ double prefill_flops(const model::Workload& w, long long prompt_tokens) {
 
 double relative_error(double predicted, double measured) { return (predicted - measured) / measured; }
 
+// min over x >= 0 of sum (r - x t)^2
+double one_unknown(const std::vector<double>& t, const std::vector<double>& r) {
+  double tt = 0, tr = 0;
+  for (std::size_t i = 0; i < t.size(); ++i) tt += t[i] * t[i], tr += t[i] * r[i];
+  return std::max(0.0, tr / tt);
+}
+
+// min over a, b >= 0 of sum (r - a u - b v)^2 (fit_engine_step): the 2 x 2 normal equations, a negative unknown
+// held at 0 and the other refitted; `several_batches` false fits a alone. True when b was fitted.
+bool fit_two(const std::vector<double>& u, const std::vector<double>& v, const std::vector<double>& r,
+             bool several_batches, double& a, double& b) {
+  a = one_unknown(u, r), b = 0;
+  if (!several_batches) return false;
+  double uu = 0, uv = 0, vv = 0, ur = 0, vr = 0;
+  for (std::size_t i = 0; i < u.size(); ++i)
+    uu += u[i] * u[i], uv += u[i] * v[i], vv += v[i] * v[i], ur += u[i] * r[i], vr += v[i] * r[i];
+  const double det = uu * vv - uv * uv;
+  const double a2 = (ur * vv - vr * uv) / det, b2 = (uu * vr - uv * ur) / det;
+  if (det > 0 && a2 >= 0 && b2 >= 0) {
+    a = a2, b = b2;
+    return true;
+  }
+  if (det > 0 && a2 < 0 && b2 > 0) {
+    a = 0, b = one_unknown(v, r);
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 EnginePrediction predict_engine_run(const topologies::ClusterSpec& spec, const topologies::ImplProfile& profile,
@@ -108,23 +137,16 @@ EngineStepFit fit_engine_step(const topologies::ClusterSpec& spec, const topolog
     r.push_back((m - predict_engine_run(spec, bare, run).predicted_s) / m);
     batches.insert(run.batch);
   }
-  auto only = [&](const std::vector<double>& x) {  // the one-unknown fit, held at 0 or more
-    double xx = 0, xr = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) xx += x[i] * x[i], xr += x[i] * r[i];
-    return std::max(0.0, xr / xx);
-  };
-  double a = only(u), b = 0;
-  if (batches.size() > 1) {
-    double uu = 0, uv = 0, vv = 0, ur = 0, vr = 0;
-    for (std::size_t i = 0; i < u.size(); ++i)
-      uu += u[i] * u[i], uv += u[i] * v[i], vv += v[i] * v[i], ur += u[i] * r[i], vr += v[i] * r[i];
-    const double det = uu * vv - uv * uv;
-    const double a2 = (ur * vv - vr * uv) / det, b2 = (uu * vr - uv * ur) / det;
-    if (det > 0 && a2 >= 0 && b2 >= 0) {
-      a = a2, b = b2, fit.per_sequence_fitted = true;
-    } else if (det > 0 && a2 < 0 && b2 > 0) {
-      a = 0, b = only(v), fit.per_sequence_fitted = true;
-    }
+  double a = 0, b = 0;
+  const bool keep_slope = runs.size() < kRunsToFitSlope && before.engine_step && before.engine_step->per_sequence_s > 0;
+  if (keep_slope) {  // the prior's slope held: the fixed work alone fits what is left
+    b = before.engine_step->per_sequence_s;
+    std::vector<double> left = r;
+    for (std::size_t i = 0; i < left.size(); ++i) left[i] -= b * v[i];
+    a = one_unknown(u, left);
+    fit.per_sequence_from_prior = true;
+  } else {
+    fit.per_sequence_fitted = fit_two(u, v, r, batches.size() > 1, a, b);
   }
   fit.step.fixed_s = a;
   fit.step.per_sequence_s = b;

@@ -115,6 +115,32 @@ TEST_CASE("the engine's fixed and per-sequence work come back from runs made wit
   for (double e : fit.errors_before) CHECK(e < 0);  // without the engine the model is short of every run
 }
 
+TEST_CASE("fewer than 10 runs keep a prior's slope per sequence and fit the fixed work alone") {
+  // Three runs made with 0.4 ms + 25 us x batch, fitted from a prior of 1 ms + 25 us: the slope is kept, the fixed
+  // work comes back as 0.4 ms, every error after is 0. From a prior of 1 ms + 50 us the same runs keep 50 us: fewer
+  // than 10 runs do not move the slope, whatever they say.
+  const topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
+  const topologies::ImplProfile bare = topologies::default_impl_profile();
+  std::vector<validate::EngineRun> runs;
+  for (int batch : {1, 8, 32}) {
+    validate::EngineRun run = validate::read_engine_run(data("latency-b8.json"));
+    run.batch = batch;
+    run.measured_s = validate::predict_engine_run(spec, bare, run).predicted_s + 128 * (0.4e-3 + 25e-6 * batch);
+    runs.push_back(run);
+  }
+  topologies::ImplProfile prior = bare;
+  prior.engine_step = topologies::EngineStep{1e-3, 25e-6, "prior"};
+  validate::EngineStepFit fit = validate::fit_engine_step(spec, prior, runs);
+  CHECK(fit.per_sequence_from_prior);
+  CHECK_FALSE(fit.per_sequence_fitted);
+  CHECK(fit.step.per_sequence_s == doctest::Approx(25e-6).scale(1e-12));
+  CHECK(fit.step.fixed_s == doctest::Approx(0.4e-3).scale(1e-12));
+  for (double e : fit.errors_after) CHECK(std::fabs(e) < 1e-9);
+  prior.engine_step = topologies::EngineStep{1e-3, 50e-6, "prior"};
+  fit = validate::fit_engine_step(spec, prior, runs);
+  CHECK(fit.step.per_sequence_s == doctest::Approx(50e-6).scale(1e-12));
+}
+
 TEST_CASE("one batch size fits the fixed work alone, and a run the model over-predicts gives no negative work") {
   const topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
   const topologies::ImplProfile bare = topologies::default_impl_profile();

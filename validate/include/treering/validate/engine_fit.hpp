@@ -18,6 +18,7 @@
 // outputs on one H100: a prompt is 2 x 8.03e9 x 1,024 = 16.4 TFLOP -> 33 ms; 63 / 127 of it = 16.5 ms a step.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -65,9 +66,16 @@ struct EnginePrediction {
 EnginePrediction predict_engine_run(const topologies::ClusterSpec& spec, const topologies::ImplProfile& profile,
                                     const EngineRun& run);
 
+// Fewer runs than this pin the fixed work but not the slope per sequence: with a prior that has one, the slope is
+// kept and the fixed work alone fitted. On the public engine tables (validate/README.md, "Serving engines"), three
+// runs fitting both moved the rest's median |error| to 8.7-20.6 % on the NVIDIA tables, fitting the fixed work alone
+// to 6.6-8.5 % (and the MI300X table from 45.7 % to 26.5 %, where both gave 30.2 %).
+constexpr std::size_t kRunsToFitSlope = 10;
+
 struct EngineStepFit {
-  topologies::EngineStep step;       // fitted: fixed and per sequence (its source says from what)
-  bool per_sequence_fitted = false;  // false: every run had one batch size, or its slope came out negative (0 kept)
+  topologies::EngineStep step;           // fitted: fixed and per sequence (its source says from what)
+  bool per_sequence_fitted = false;      // false: every run had one batch size, or its slope came out negative (0 kept)
+  bool per_sequence_from_prior = false;  // fewer than kRunsToFitSlope runs: the prior's slope kept
   std::vector<double> errors_before, errors_after;  // relative, (predicted - measured) / measured, per run
 };
 
@@ -76,7 +84,8 @@ struct EngineStepFit {
 // linear in the two unknowns; minimised over the runs (a 2 x 2 system). A negative per_sequence is held at 0
 // and fixed refitted; a negative fixed held at 0 and per_sequence refitted. Example: two runs, batch 1 and 32,
 // 128 steps each, measured 0.1 s and 0.2 ms a step over the model at batch 1 and 1.0 ms at batch 32 give
-// per_sequence (1.0 - 0.2) / 31 = 25.8 us and fixed 0.2 - 0.0258 = 0.174 ms when both fit exactly.
+// per_sequence (1.0 - 0.2) / 31 = 25.8 us and fixed 0.2 - 0.0258 = 0.174 ms when both fit exactly. With fewer than
+// kRunsToFitSlope runs and a prior whose engine_step has a slope, the slope is kept and `fixed` alone fitted.
 // `before` is the profile the runs are predicted with (its engine_step replaced by the fit). Throws InputError
 // with no run.
 EngineStepFit fit_engine_step(const topologies::ClusterSpec& spec, const topologies::ImplProfile& before,
