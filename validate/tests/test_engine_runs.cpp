@@ -33,6 +33,20 @@ std::string refusal(const std::string& path) {
   return "";
 }
 
+// Runs at batch 1, 8 and 32 of latency-b8.json's lengths whose times are the model's without engine work plus
+// 128 steps x (0.4 ms + 25 us x batch).
+std::vector<validate::EngineRun> runs_with_engine_work(const topologies::ClusterSpec& spec,
+                                                       const topologies::ImplProfile& bare) {
+  std::vector<validate::EngineRun> runs;
+  for (int batch : {1, 8, 32}) {
+    validate::EngineRun run = validate::read_engine_run(data("latency-b8.json"));
+    run.batch = batch;
+    run.measured_s = validate::predict_engine_run(spec, bare, run).predicted_s + 128 * (0.4e-3 + 25e-6 * batch);
+    runs.push_back(run);
+  }
+  return runs;
+}
+
 }  // namespace
 
 TEST_CASE("vLLM's latency results take their settings from the .pytorch.json beside them") {
@@ -100,13 +114,7 @@ TEST_CASE("the engine's fixed and per-sequence work come back from runs made wit
   // batch): the fit finds 0.4 ms and 25 us, and every run's error after it is 0.
   const topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
   const topologies::ImplProfile bare = topologies::default_impl_profile();
-  std::vector<validate::EngineRun> runs;
-  for (int batch : {1, 8, 32}) {
-    validate::EngineRun run = validate::read_engine_run(data("latency-b8.json"));
-    run.batch = batch;
-    run.measured_s = validate::predict_engine_run(spec, bare, run).predicted_s + 128 * (0.4e-3 + 25e-6 * batch);
-    runs.push_back(run);
-  }
+  const std::vector<validate::EngineRun> runs = runs_with_engine_work(spec, bare);
   const validate::EngineStepFit fit = validate::fit_engine_step(spec, bare, runs);
   CHECK(fit.per_sequence_fitted);
   CHECK(fit.step.fixed_s == doctest::Approx(0.4e-3).scale(1e-12));
@@ -121,13 +129,7 @@ TEST_CASE("fewer than 10 runs keep a prior's slope per sequence and fit the fixe
   // than 10 runs do not move the slope, whatever they say.
   const topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
   const topologies::ImplProfile bare = topologies::default_impl_profile();
-  std::vector<validate::EngineRun> runs;
-  for (int batch : {1, 8, 32}) {
-    validate::EngineRun run = validate::read_engine_run(data("latency-b8.json"));
-    run.batch = batch;
-    run.measured_s = validate::predict_engine_run(spec, bare, run).predicted_s + 128 * (0.4e-3 + 25e-6 * batch);
-    runs.push_back(run);
-  }
+  const std::vector<validate::EngineRun> runs = runs_with_engine_work(spec, bare);
   topologies::ImplProfile prior = bare;
   prior.engine_step = topologies::EngineStep{1e-3, 25e-6, "prior"};
   validate::EngineStepFit fit = validate::fit_engine_step(spec, prior, runs);
