@@ -106,9 +106,9 @@ EnginePrediction predict_engine_run(const topologies::ClusterSpec& spec, const t
     model::Workload one = w;
     one.batch = 1;
     p.prefill_s = prefill_flops(one, run.input_len) / peak_flops;
-    p.predicted_s = p.step_s + (run.batch - 1.0) / static_cast<double>(p.decode_steps) * p.prefill_s;
+    const double with_prefill = (run.batch - 1.0) / static_cast<double>(p.decode_steps);  // of the steps
+    p.predicted_s = p.step_s + with_prefill * p.prefill_s;
     p.ttft_s = 1.5 * p.step_s + p.prefill_s;
-    const double with_prefill = (run.batch - 1.0) / static_cast<double>(p.decode_steps);
     p.median_itl_s = p.step_s + (with_prefill >= 0.5 ? p.prefill_s : 0.0);
     p.p99_itl_s = p.step_s + (with_prefill >= 0.01 ? p.prefill_s : 0.0);
     return p;
