@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The serving-engine validation of validate/README.md ("Serving engines"), rerun from the committed data.
 
-For each public engine table in validate/data/engine-runs it reports
+For each public engine table in validate/data/engine-runs (or the rows of one the preset was, or was not, fitted
+to: vllm-rocm's Llama 2 and Mixtral rows of the MI300X table) it reports
   - uncalibrated: `treering validate --impl ENGINE` (the engine's preset) on every run: median |error| and the
     share of runs inside the preset's band;
   - calibrated from 3 runs: `treering calibrate` on three runs of the table (pick_three: the runs nearest (smallest
@@ -11,20 +12,25 @@ Usage: scripts/engine_validation.py [TREERING]   (default build/bin/treering; ru
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 
-SETS = [  # file, cluster, engine preset; the preset named first is the one fitted to that file (not a check)
-    ("llm-inference-bench-vllm-a100.csv", "polaris-a100", "vllm"),
-    ("llm-inference-bench-vllm-h100.csv", "dgx-h100", "vllm"),
-    ("llm-inference-bench-vllm-mi300x.csv", "mi300x", "vllm"),
-    ("llm-inference-bench-trtllm-a100.csv", "polaris-a100", "trtllm"),
-    ("llm-inference-bench-trtllm-h100.csv", "dgx-h100", "trtllm"),
-    ("lmdeploy-turbomind-a100-80g-v0.1.0a1.csv", "dgx-a100", "lmdeploy-turbomind"),
+# file, cluster, engine preset, the rows taken (a regular expression on the model column; None: all), whether the
+# preset was fitted to those rows (then the row is no check of it). vllm-rocm was fitted to the MI300X table's Llama 2
+# and Mixtral rows and is checked on its other models.
+FITTED_ROCM = "Llama-2|Mixtral"
+SETS = [
+    ("llm-inference-bench-vllm-a100.csv", "polaris-a100", "vllm", None, True),
+    ("llm-inference-bench-vllm-h100.csv", "dgx-h100", "vllm", None, False),
+    ("llm-inference-bench-vllm-mi300x.csv", "mi300x", "vllm", None, False),
+    ("llm-inference-bench-vllm-mi300x.csv", "mi300x", "vllm-rocm", "!" + FITTED_ROCM, False),
+    ("llm-inference-bench-vllm-mi300x.csv", "mi300x", "vllm-rocm", FITTED_ROCM, True),
+    ("llm-inference-bench-trtllm-a100.csv", "polaris-a100", "trtllm", None, True),
+    ("llm-inference-bench-trtllm-h100.csv", "dgx-h100", "trtllm", None, False),
+    ("lmdeploy-turbomind-a100-80g-v0.1.0a1.csv", "dgx-a100", "lmdeploy-turbomind", None, True),
 ]
-FITTED_ON = {"llm-inference-bench-vllm-a100.csv", "llm-inference-bench-trtllm-a100.csv",
-             "lmdeploy-turbomind-a100-80g-v0.1.0a1.csv"}
 TARGETS = [(1, 128), (16, 512), (64, 2048)]
 
 
@@ -60,23 +66,35 @@ def pick_three(header_line, rows):
     return chosen
 
 
+def selected(rows, pattern):
+    """The rows whose model matches `pattern` ("!P": those that do not); all with None."""
+    if pattern is None:
+        return rows
+    keep = not pattern.startswith("!")
+    expression = re.compile(pattern.lstrip("!"))
+    return [r for r in rows if bool(expression.search(r.split(",")[2])) == keep]
+
+
 def main(treering="build/bin/treering"):
-    print("| engine table | cluster | runs | uncalibrated median | inside band | calibrated on 3: median of the rest |")
-    print("|---|---|---|---|---|---|")
-    for name, cluster, impl in SETS:
-        path = os.path.join("validate/data/engine-runs", name)
-        plain = run(treering, "validate", "--cluster", cluster, "--nodes", "1", "--impl", impl, path)["summary"]
-        head, rows = split(path)
+    print("| engine table | cluster | preset | runs | uncalibrated median | inside band | calibrated on 3: median of the rest |")
+    print("|---|---|---|---|---|---|---|")
+    for name, cluster, impl, pattern, fitted in SETS:
+        head, rows = split(os.path.join("validate/data/engine-runs", name))
+        rows = selected(rows, pattern)
         three = pick_three(head[-1], rows)
         with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, name)
+            open(path, "w").writelines(head + rows)
+            plain = run(treering, "validate", "--cluster", cluster, "--nodes", "1", "--impl", impl, path)["summary"]
             fit_path, rest_path = os.path.join(tmp, "three.csv"), os.path.join(tmp, "rest.csv")
             open(fit_path, "w").writelines(head + three)
             open(rest_path, "w").writelines(head + [r for r in rows if r not in three])
             profile = os.path.join(tmp, "fitted.yaml")
             run(treering, "calibrate", fit_path, "--cluster", cluster, "--nodes", "1", "--impl", impl, "-o", profile)
             rest = run(treering, "validate", "--cluster", cluster, "--nodes", "1", "--impl", profile, rest_path)
-        note = " (the preset's own fit)" if name in FITTED_ON else ""
-        print(f"| {name}{note} | {cluster} | {plain['runs']} | {100 * plain['median_abs_rel_error']:.1f} % | "
+        rows_note = "" if pattern is None else (" other models" if pattern.startswith("!") else " " + pattern)
+        note = rows_note + (" (the preset's own fit)" if fitted else "")
+        print(f"| {name}{note} | {cluster} | {impl} | {plain['runs']} | {100 * plain['median_abs_rel_error']:.1f} % | "
               f"{100 * plain['inside_band_fraction']:.0f} % (+/-{100 * plain['band']:.1f} %) | "
               f"{100 * rest['summary']['median_abs_rel_error']:.1f} % ({rest['summary']['runs']} runs) |")
 

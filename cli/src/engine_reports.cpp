@@ -26,8 +26,12 @@ std::vector<std::string> run_cells(const validate::EngineRun& run) {
 }
 
 std::string engine_step_text(const topologies::EngineStep& step) {
-  return topologies::format_duration(step.fixed_s) + " + " + topologies::format_duration(step.per_sequence_s) +
-         " a sequence";
+  std::string text = topologies::format_duration(step.fixed_s) + " + " +
+                     topologies::format_duration(step.per_sequence_s) + " a sequence";
+  if (step.gemm_flop_efficiency > 0) {
+    text += ", GEMM FLOPs at " + format_percent(step.gemm_flop_efficiency, false) + " of peak on top of the weights";
+  }
+  return text;
 }
 
 void print_not_fitting(std::ostream& out, const std::vector<analysis::EngineRunCase>& not_fitting) {

@@ -110,7 +110,8 @@ TEST_CASE("impl list | show: the profiles --impl names, and one as YAML that --i
   std::vector<std::string> names;
   for (const auto& profile : profiles) names.push_back(profile["name"]);
   CHECK(names == std::vector<std::string>{"efficient", "lmdeploy-turbomind", "meta-cp-decode", "paper-jax-microbench",
-                                          "paper-torch-llama", "sglang", "treering-realrun-cpu", "trtllm", "vllm"});
+                                          "paper-torch-llama", "sglang", "treering-realrun-cpu", "trtllm", "vllm",
+                                          "vllm-rocm"});
   auto shown = run_treering("impl show paper-torch-llama");
   REQUIRE(shown.exit_code == 0);
   CHECK(shown.out.find("eager_dispatch:") != std::string::npos);

@@ -224,7 +224,8 @@ void add_whole_step(const LayoutModel& layouts, const CommGroup& post, const std
       collective_time(layouts.topology(), post, groups, r.collectives.logits_allgather_bytes, CollectiveOp::allgather);
   b.tp_communication_s += logits.time_s;
   b.tp_network_latency_s += logits.network_latency_s;
-  if (impl != nullptr && impl->engine_step) b.engine_s = impl->engine_step->step_s(w.batch);
+  r.gemm_flops_at_peak_s = step_gemm_flops(w, shape.mlp_tokens, post.ranks) / rates.peak_flops;
+  if (impl != nullptr && impl->engine_step) b.engine_s = impl->engine_step->step_s(w.batch, r.gemm_flops_at_peak_s);
   r.step_s = moe * r.layer_s + r.dense_layers * r.dense_layer_s + b.lm_head_s + logits.time_s + b.engine_s +
              attention.slowest.first_call_s;
 }

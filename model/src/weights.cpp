@@ -89,6 +89,11 @@ double active_parameters(const Workload& w) {
          embedding_parameters(w) + lm_head_parameters(w) + w.hidden_size;
 }
 
+double step_gemm_flops(const Workload& w, int tokens, int ranks) {
+  const double parameters = without_shape(w) ? w.parameters : active_parameters(w) - embedding_parameters(w);
+  return 2.0 * tokens * parameters / ranks;
+}
+
 double model_weight_bytes(const Workload& w) {
   if (without_shape(w)) return w.parameters * w.weight_bytes;
   const LayerWeights l = layer_weights(w);

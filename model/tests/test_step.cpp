@@ -149,7 +149,7 @@ TEST_CASE("a serving engine's host work is added once a step, never to a layer")
   w.batch = 16;
   const model::LayoutModel layouts(one_dgx(), model::place_layout(one_dgx(), model::Layout{1, 1}));
   topologies::ImplProfile engine = topologies::default_impl_profile();
-  engine.engine_step = topologies::EngineStep{0.8e-3, 12e-6, "test"};
+  engine.engine_step = topologies::EngineStep{0.8e-3, 12e-6, 0.0, "test"};
   model::PlanOptions options;
   options.impl = std::make_shared<const topologies::ImplProfile>(engine);
   const model::LayoutAttention with = layouts.attention(DecodeAlgorithm::tree, w, 8192, options);
@@ -160,4 +160,23 @@ TEST_CASE("a serving engine's host work is added once a step, never to a layer")
   CHECK(step.step_s - bare.step.step_s == doctest::Approx(0.992e-3).scale(1e-12));
   CHECK(layer.breakdown.engine_s == 0);
   CHECK(layer.step_s == doctest::Approx(bare.step.layer_s).scale(1e-12));
+}
+
+TEST_CASE("an engine whose GEMMs lose efficiency adds the step's GEMM FLOPs at that share of the peak") {
+  // llama3.1-8b's GEMM parameters: 32 layers x (q 4,096^2 + k, v 4,096 x 1,024 each + o 4,096^2 + MLP 3 x 4,096 x
+  // 14,336 + norms 2 x 4,096) + LM head 128,256 x 4,096 + final norm 4,096 = 6,979.6e6 + 525.3e6 = 7,504.9e6. At
+  // batch 16 on one H100 (989 TFLOP/s): 2 x 16 x 7.5049e9 / 989e12 = 0.2428 ms at peak; at 10 % of it 2.428 ms.
+  model::Workload w = model::find_workload("llama3.1-8b");
+  w.batch = 16;
+  const model::LayoutModel layouts(one_dgx(), model::place_layout(one_dgx(), model::Layout{1, 1}));
+  topologies::ImplProfile engine = topologies::default_impl_profile();
+  engine.engine_step = topologies::EngineStep{0.0, 0.0, 0.1, "test"};
+  model::PlanOptions options;
+  options.impl = std::make_shared<const topologies::ImplProfile>(engine);
+  const model::LayoutAttention with = layouts.attention(DecodeAlgorithm::tree, w, 8192, options);
+  const model::StepResult step = model::evaluate_step(layouts, with, DecodeAlgorithm::tree, w, 8192, Scope::step);
+  CHECK(step.gemm_flops_at_peak_s == doctest::Approx(2.0 * 16 * 7.5049e9 / 989e12).scale(1e-12).epsilon(1e-4));
+  CHECK(step.breakdown.engine_s == doctest::Approx(2.428e-3).scale(1e-12).epsilon(1e-3));
+  const Evaluated bare = evaluate(layouts, DecodeAlgorithm::tree, w, 8192, Scope::step);
+  CHECK(step.step_s - bare.step.step_s == doctest::Approx(step.breakdown.engine_s).scale(1e-12));
 }

@@ -55,10 +55,12 @@ void read_prefill(const StrictMap& root, ImplProfile& profile) {
 void read_engine_step(const StrictMap& root, ImplProfile& profile) {
   const YAML::Node node = root.optional("engine_step");
   if (!node) return;
-  StrictMap map(node, root.file(), "the engine_step section", {"fixed", "per_sequence", "source"});
+  StrictMap map(node, root.file(), "the engine_step section",
+                {"fixed", "per_sequence", "gemm_flop_efficiency", "source"});
   EngineStep engine;
   engine.fixed_s = map.duration_s("fixed");
   engine.per_sequence_s = map.has("per_sequence") ? map.duration_s("per_sequence") : 0.0;
+  if (map.has("gemm_flop_efficiency")) engine.gemm_flop_efficiency = map.number("gemm_flop_efficiency", 1e-4, 1.0);
   engine.source = map.name("source");
   profile.sources["engine_step"] = engine.source;
   profile.engine_step = engine;

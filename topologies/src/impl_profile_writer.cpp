@@ -75,8 +75,11 @@ void write_ring_prefill_uncertainty(YAML::Emitter& out, const ImplProfile& profi
   if (profile.engine_step) {
     out << YAML::Key << "engine_step" << YAML::Value << YAML::BeginMap << YAML::Key << "fixed" << YAML::Value
         << duration_text(profile.engine_step->fixed_s) << YAML::Key << "per_sequence" << YAML::Value
-        << duration_text(profile.engine_step->per_sequence_s) << YAML::Key << "source" << YAML::Value
-        << YAML::DoubleQuoted << profile.engine_step->source << YAML::EndMap;
+        << duration_text(profile.engine_step->per_sequence_s);
+    if (profile.engine_step->gemm_flop_efficiency > 0) {
+      out << YAML::Key << "gemm_flop_efficiency" << YAML::Value << shortest(profile.engine_step->gemm_flop_efficiency);
+    }
+    out << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted << profile.engine_step->source << YAML::EndMap;
   }
   out << YAML::Key << "uncertainty" << YAML::Value << YAML::BeginMap << YAML::Key << "compute" << YAML::Value
       << shortest(profile.uncertainty.compute) << YAML::Key << "communication" << YAML::Value

@@ -215,6 +215,26 @@ TEST_CASE("an engine_step section reads back its fixed and per-sequence work and
   CHECK_FALSE(load_impl_profile_text(kHead, "p.yaml").engine_step.has_value());  // absent: no engine
 }
 
+TEST_CASE("an engine_step's GEMM FLOP efficiency adds the step's GEMM FLOPs at that share of the peak") {
+  const ImplProfile p = load_impl_profile_text(
+      kHead + "engine_step: {fixed: 1ms, per_sequence: 10us, gemm_flop_efficiency: 0.05, source: s}\n", "p.yaml");
+  REQUIRE(p.engine_step.has_value());
+  CHECK(p.engine_step->gemm_flop_efficiency == doctest::Approx(0.05).scale(1e-12));
+  // llama3.1-8b's GEMMs (7.5e9 parameters) at batch 32 on a 1,307.4 TFLOP/s GPU: 2 x 32 x 7.5e9 / 1.3074e15 =
+  // 0.367 ms at peak, / 0.05 = 7.343 ms; plus 1 ms + 32 x 10 us = 1.32 ms: 8.663 ms.
+  const double at_peak_s = 2.0 * 32 * 7.5e9 / 1.3074e15;
+  CHECK(p.engine_step->step_s(32, at_peak_s) == doctest::Approx(1.32e-3 + at_peak_s / 0.05).scale(1e-12));
+  CHECK(p.engine_step->step_s(32, at_peak_s) == doctest::Approx(8.663e-3).scale(1e-12).epsilon(1e-3));
+  const ImplProfile back = load_impl_profile_text(impl_profile_yaml(p), "back.yaml");
+  CHECK(back.engine_step->gemm_flop_efficiency == doctest::Approx(0.05).scale(1e-12));
+  // none: the GEMMs' FLOPs add nothing
+  const ImplProfile plain = load_impl_profile_text(kHead + "engine_step: {fixed: 1ms, source: s}\n", "p.yaml");
+  CHECK(plain.engine_step->step_s(32, at_peak_s) == doctest::Approx(1e-3).scale(1e-12));
+  CHECK(impl_profile_yaml(plain).find("gemm_flop_efficiency") == std::string::npos);
+  CHECK(error_of(kHead + "engine_step: {fixed: 1ms, gemm_flop_efficiency: 1.5, source: s}\n").find("p.yaml:5:") == 0);
+  CHECK(error_of(kHead + "engine_step: {fixed: 1ms, gemm_flop_efficiency: 0, source: s}\n").find("p.yaml:5:") == 0);
+}
+
 TEST_CASE("a bad engine_step section is an error at its key") {
   CHECK(error_of(kHead + "engine_step: {fixed: 0.8ms, per_sequence: 12us}\n").find("p.yaml:5:") == 0);  // no source
   CHECK(error_of(kHead + "engine_step: {fixed: -1ms, source: s}\n").find("p.yaml:5:") == 0);

@@ -1,6 +1,7 @@
 // Serving engines' latency runs, predicted and fitted (engine_fit.hpp).
 #include "treering/validate/engine_fit.hpp"
 
+#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -59,26 +60,41 @@ double one_unknown(const std::vector<double>& t, const std::vector<double>& r) {
   return std::max(0.0, tr / tt);
 }
 
-// min over a, b >= 0 of sum (r - a u - b v)^2 (fit_engine_step): the 2 x 2 normal equations, a negative unknown
-// held at 0 and the other refitted; `several_batches` false fits a alone. True when b was fitted.
-bool fit_two(const std::vector<double>& u, const std::vector<double>& v, const std::vector<double>& r,
-             bool several_batches, double& a, double& b) {
-  a = one_unknown(u, r), b = 0;
-  if (!several_batches) return false;
-  double uu = 0, uv = 0, vv = 0, ur = 0, vr = 0;
-  for (std::size_t i = 0; i < u.size(); ++i)
-    uu += u[i] * u[i], uv += u[i] * v[i], vv += v[i] * v[i], ur += u[i] * r[i], vr += v[i] * r[i];
-  const double det = uu * vv - uv * uv;
-  const double a2 = (ur * vv - vr * uv) / det, b2 = (uu * vr - uv * ur) / det;
-  if (det > 0 && a2 >= 0 && b2 >= 0) {
-    a = a2, b = b2;
-    return true;
+// min over x >= 0 of |r - sum_j x_j columns[j]|^2 over the columns `allowed` (the others held at 0): every subset of
+// them solved by least squares, the best whose unknowns all come out >= 0 kept (at most 3 columns: 7 subsets; the
+// optimum is the least-squares solution on its own nonzero columns, so it is among them).
+std::vector<double> nonnegative_fit(const std::vector<std::vector<double>>& columns, const std::vector<bool>& allowed,
+                                    const std::vector<double>& r) {
+  const std::size_t k = columns.size();
+  std::vector<double> best(k, 0.0);
+  double best_residual = 0;
+  for (double value : r) best_residual += value * value;  // all zero
+  const Eigen::Map<const Eigen::VectorXd> target(r.data(), static_cast<Eigen::Index>(r.size()));
+  for (unsigned subset = 1; subset < (1u << k); ++subset) {
+    std::vector<std::size_t> chosen;
+    bool possible = true;
+    for (std::size_t j = 0; j < k; ++j) {
+      if ((subset >> j & 1u) == 0) continue;
+      possible = possible && allowed[j];
+      chosen.push_back(j);
+    }
+    if (!possible) continue;
+    const auto rows = static_cast<Eigen::Index>(r.size());
+    Eigen::MatrixXd a(rows, static_cast<Eigen::Index>(chosen.size()));
+    for (std::size_t c = 0; c < chosen.size(); ++c) {
+      for (Eigen::Index i = 0; i < rows; ++i) a(i, static_cast<Eigen::Index>(c)) = columns[chosen[c]][i];
+    }
+    Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(a);
+    if (qr.rank() < static_cast<Eigen::Index>(chosen.size())) continue;
+    const Eigen::VectorXd x = qr.solve(target);
+    if ((x.array() < 0).any()) continue;
+    const double residual = (target - a * x).squaredNorm();
+    if (residual >= best_residual) continue;
+    best_residual = residual;
+    std::fill(best.begin(), best.end(), 0.0);
+    for (std::size_t c = 0; c < chosen.size(); ++c) best[chosen[c]] = x(static_cast<Eigen::Index>(c));
   }
-  if (det > 0 && a2 < 0 && b2 > 0) {
-    a = 0, b = one_unknown(v, r);
-    return true;
-  }
-  return false;
+  return best;
 }
 
 }  // namespace
@@ -97,8 +113,14 @@ EnginePrediction predict_engine_run(const topologies::ClusterSpec& spec, const t
   EnginePrediction p;
   p.decode_steps = run.output_len - 1;
   p.middle_context = run.input_len + run.output_len / 2;
-  p.engine_step_s = profile.engine_step ? profile.engine_step->step_s(run.batch) : 0.0;
-  p.step_s = p.decode_steps > 0 ? step_s(layouts, w, p.middle_context, with_engine) : 0.0;
+  const double host_s = profile.engine_step ? profile.engine_step->step_s(run.batch) : 0.0;  // the prefill's
+  p.engine_step_s = host_s;
+  if (p.decode_steps > 0) {
+    const model::StepResult step = step_at(layouts, w, p.middle_context, with_engine);
+    p.step_s = step.step_s;
+    p.engine_step_s = step.breakdown.engine_s;
+    p.gemm_flops_at_peak_s = step.gemm_flops_at_peak_s;
+  }
   p.memory_shortfall = memory_shortfall(layouts, w, run, bare);
   const double peak_flops = run.tp * layouts.cp_model(0).slowest_rates().peak_flops * model::kPrefillEfficiency;
   if (run.benchmark == "serve") {
@@ -114,42 +136,69 @@ EnginePrediction predict_engine_run(const topologies::ClusterSpec& spec, const t
     return p;
   }
   const double compute_s = prefill_flops(w, run.input_len) / peak_flops;
-  p.prefill_s = std::max(step_s(layouts, w, run.input_len, bare), compute_s) + p.engine_step_s;
+  p.prefill_s = std::max(step_s(layouts, w, run.input_len, bare), compute_s) + host_s;
   // step: the median decode step, the middle one where the step grows with the context
   p.predicted_s = run.benchmark == "step" ? p.step_s : p.prefill_s + static_cast<double>(p.decode_steps) * p.step_s;
   return p;
 }
+
+namespace {
+
+// Whether the runs' GEMM FLOPs a sequence differ (several models or TP degrees), so that the GEMM term is not the
+// per-sequence one scaled: the ratio of the two columns, compared to 1 %.
+bool gemm_apart_from_batch(const std::vector<double>& per_sequence, const std::vector<double>& gemm) {
+  double low = 0, high = 0;
+  for (std::size_t i = 0; i < gemm.size(); ++i) {
+    const double ratio = gemm[i] / per_sequence[i];
+    low = i == 0 ? ratio : std::min(low, ratio);
+    high = i == 0 ? ratio : std::max(high, ratio);
+  }
+  return high > 1.01 * low;
+}
+
+}  // namespace
 
 EngineStepFit fit_engine_step(const topologies::ClusterSpec& spec, const topologies::ImplProfile& before,
                               const std::vector<EngineRun>& runs) {
   if (runs.empty()) throw topologies::InputError("no engine runs to fit");
   topologies::ImplProfile bare = before;
   bare.engine_step.reset();
-  // r_i = (m - x) / m = a u_i + b v_i with u_i = n / m, v_i = n B / m: the relative error is r - a u - b v.
-  std::vector<double> u, v, r;
+  // r_i = (m - x) / m = a u_i + b v_i + c g_i with u_i = n / m, v_i = n B / m, g_i = d F / m (F: one decode step's
+  // GEMM FLOPs at the GPU's peak, d its decode steps, c = 1 / gemm_flop_efficiency): the error is r - a u - b v - c g.
+  std::vector<double> u, v, g, r;
   std::set<int> batches;
   EngineStepFit fit;
   for (const EngineRun& run : runs) {
     const double m = run.measured_s;
     const double n = static_cast<double>(run.engine_steps());
+    const EnginePrediction bare_run = predict_engine_run(spec, bare, run);
     u.push_back(n / m);
     v.push_back(n * run.batch / m);
-    r.push_back((m - predict_engine_run(spec, bare, run).predicted_s) / m);
+    const double decode_steps = run.benchmark == "latency" ? n - 1 : n;  // the prefill has no GEMM term
+    g.push_back(decode_steps * bare_run.gemm_flops_at_peak_s / m);
+    r.push_back((m - bare_run.predicted_s) / m);
     batches.insert(run.batch);
   }
-  double a = 0, b = 0;
-  const bool keep_slope = runs.size() < kRunsToFitSlope && before.engine_step && before.engine_step->per_sequence_s > 0;
-  if (keep_slope) {  // the prior's slope held: the fixed work alone fits what is left
-    b = before.engine_step->per_sequence_s;
+  const bool few = runs.size() < kRunsToFitSlope;
+  const bool keep_slope = few && before.engine_step &&
+                          (before.engine_step->per_sequence_s > 0 || before.engine_step->gemm_flop_efficiency > 0);
+  if (keep_slope) {  // the prior's slopes held: the fixed work alone fits what is left
+    fit.step = *before.engine_step;
     std::vector<double> left = r;
-    for (std::size_t i = 0; i < left.size(); ++i) left[i] -= b * v[i];
-    a = one_unknown(u, left);
+    const double c = fit.step.gemm_flop_efficiency > 0 ? 1.0 / fit.step.gemm_flop_efficiency : 0.0;
+    for (std::size_t i = 0; i < left.size(); ++i) left[i] -= fit.step.per_sequence_s * v[i] + c * g[i];
+    fit.step.fixed_s = one_unknown(u, left);
     fit.per_sequence_from_prior = true;
   } else {
-    fit.per_sequence_fitted = fit_two(u, v, r, batches.size() > 1, a, b);
+    const bool with_gemm = !few && gemm_apart_from_batch(v, g);
+    std::vector<double> x = nonnegative_fit({u, v, g}, {true, batches.size() > 1, with_gemm}, r);
+    if (x[2] > 0 && x[2] < 1) x = nonnegative_fit({u, v, g}, {true, batches.size() > 1, false}, r);  // over peak
+    fit.step.fixed_s = x[0];
+    fit.step.per_sequence_s = x[1];
+    fit.step.gemm_flop_efficiency = x[2] > 0 ? 1.0 / x[2] : 0.0;
+    fit.per_sequence_fitted = x[1] > 0;
+    fit.gemm_fitted = x[2] > 0;
   }
-  fit.step.fixed_s = a;
-  fit.step.per_sequence_s = b;
   topologies::ImplProfile after = before;
   after.engine_step = fit.step;
   for (const EngineRun& run : runs) {

@@ -95,7 +95,7 @@ TEST_CASE("the engine's work per step adds output_len x (fixed + per sequence x 
   validate::EngineRun run = validate::read_engine_run(data("latency-b8.json"));
   topologies::ImplProfile bare = topologies::default_impl_profile();
   topologies::ImplProfile engine = bare;
-  engine.engine_step = topologies::EngineStep{1e-3, 10e-6, "test"};
+  engine.engine_step = topologies::EngineStep{1e-3, 10e-6, 0.0, "test"};
   const validate::EnginePrediction without = validate::predict_engine_run(spec, bare, run);
   const validate::EnginePrediction with = validate::predict_engine_run(spec, engine, run);
   // 128 steps (the prefill's and 127 decode steps) of 1 ms + 8 x 10 us = 1.08 ms: 138.24 ms.
@@ -123,6 +123,33 @@ TEST_CASE("the engine's fixed and per-sequence work come back from runs made wit
   for (double e : fit.errors_before) CHECK(e < 0);  // without the engine the model is short of every run
 }
 
+TEST_CASE("the engine's GEMM FLOP efficiency comes back from runs of several TP degrees made with it") {
+  // 12 runs (TP 1 and 2, batch 1-64) whose times are the model's without engine work plus 128 x (0.4 ms + 25 us x
+  // batch) and 127 decode steps x the step's GEMM FLOPs at 5 % of the peak: the three come back, errors 0. TP 2
+  // halves a GPU's GEMM FLOPs a sequence, so the GEMM term is not the per-sequence one scaled.
+  const topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
+  const topologies::ImplProfile bare = topologies::default_impl_profile();
+  std::vector<validate::EngineRun> runs;
+  for (int tp : {1, 2}) {
+    for (int batch : {1, 4, 8, 16, 32, 64}) {
+      validate::EngineRun run = validate::read_engine_run(data("latency-b8.json"));
+      run.batch = batch, run.tp = tp;
+      const validate::EnginePrediction p = validate::predict_engine_run(spec, bare, run);
+      run.measured_s = p.predicted_s + 128 * (0.4e-3 + 25e-6 * batch) + 127 * p.gemm_flops_at_peak_s / 0.05;
+      runs.push_back(run);
+    }
+  }
+  const validate::EngineStepFit fit = validate::fit_engine_step(spec, bare, runs);
+  CHECK(fit.gemm_fitted);
+  CHECK(fit.step.gemm_flop_efficiency == doctest::Approx(0.05).scale(1e-12).epsilon(1e-6));
+  CHECK(fit.step.fixed_s == doctest::Approx(0.4e-3).scale(1e-12).epsilon(1e-6));
+  CHECK(fit.step.per_sequence_s == doctest::Approx(25e-6).scale(1e-12).epsilon(1e-6));
+  for (double e : fit.errors_after) CHECK(std::fabs(e) < 1e-9);
+  // Runs of one model at one TP: the GEMM FLOPs a sequence are the same in all, the term is not fitted.
+  const std::vector<validate::EngineRun> one_tp(runs.begin(), runs.begin() + 6);
+  CHECK_FALSE(validate::fit_engine_step(spec, bare, one_tp).gemm_fitted);
+}
+
 TEST_CASE("fewer than 10 runs keep a prior's slope per sequence and fit the fixed work alone") {
   // Three runs made with 0.4 ms + 25 us x batch, fitted from a prior of 1 ms + 25 us: the slope is kept, the fixed
   // work comes back as 0.4 ms, every error after is 0. From a prior of 1 ms + 50 us the same runs keep 50 us: fewer
@@ -131,14 +158,14 @@ TEST_CASE("fewer than 10 runs keep a prior's slope per sequence and fit the fixe
   const topologies::ImplProfile bare = topologies::default_impl_profile();
   const std::vector<validate::EngineRun> runs = runs_with_engine_work(spec, bare);
   topologies::ImplProfile prior = bare;
-  prior.engine_step = topologies::EngineStep{1e-3, 25e-6, "prior"};
+  prior.engine_step = topologies::EngineStep{1e-3, 25e-6, 0.0, "prior"};
   validate::EngineStepFit fit = validate::fit_engine_step(spec, prior, runs);
   CHECK(fit.per_sequence_from_prior);
   CHECK_FALSE(fit.per_sequence_fitted);
   CHECK(fit.step.per_sequence_s == doctest::Approx(25e-6).scale(1e-12));
   CHECK(fit.step.fixed_s == doctest::Approx(0.4e-3).scale(1e-12));
   for (double e : fit.errors_after) CHECK(std::fabs(e) < 1e-9);
-  prior.engine_step = topologies::EngineStep{1e-3, 50e-6, "prior"};
+  prior.engine_step = topologies::EngineStep{1e-3, 50e-6, 0.0, "prior"};
   fit = validate::fit_engine_step(spec, prior, runs);
   CHECK(fit.step.per_sequence_s == doctest::Approx(50e-6).scale(1e-12));
 }
@@ -198,7 +225,7 @@ TEST_CASE("a serving run's TPOT: the step at the concurrency plus (C - 1) / (out
   CHECK(p.middle_context == 1024 + 64);
   // The engine's work counts once in a TPOT: 0.4 ms + 16 x 25 us = 0.8 ms.
   topologies::ImplProfile engine = bare;
-  engine.engine_step = topologies::EngineStep{0.4e-3, 25e-6, "test"};
+  engine.engine_step = topologies::EngineStep{0.4e-3, 25e-6, 0.0, "test"};
   CHECK(validate::predict_engine_run(spec, engine, serve).predicted_s - p.predicted_s ==
         doctest::Approx(0.8e-3).scale(1e-12));
 }

@@ -43,7 +43,7 @@ struct StepBreakdown {              // per layer (Scope::layer) or per step (Sco
   double other_s = 0;               // norms, rotary embedding, KV append
   double lm_head_s = 0;             // Scope::step only
   double ep_communication_s = 0;    // expert parallelism: the MoE layers' dispatches and combines
-  double engine_s = 0;              // Scope::step: the serving engine's host work a step (ImplProfile::engine_step)
+  double engine_s = 0;              // Scope::step: the serving engine's own work a step (ImplProfile::engine_step)
   double overlapped_s = 0;          // two micro-batches: the part of the above hidden under the other's compute (the
                                     // layer takes the parts' sum less this)
 };
@@ -121,6 +121,7 @@ struct StepResult {
   double dense_mlp_s = 0;       //   layer, and a dense layer's MLP takes dense_mlp_s instead of the MLP's
   double dense_layer_s = 0;     // one dense layer, everything in it (0: the model has none)
   std::optional<ExpertStep> experts;  // expert parallelism's exchanges (Layout::experts.ep > 1, MoE models)
+  double gemm_flops_at_peak_s = 0;    // Scope::step: the step's GEMM FLOPs on one GPU (step_gemm_flops) at its peak
 };
 
 // `attention`: LayoutModel::attention's for the same arguments. Throws std::invalid_argument for

@@ -46,6 +46,12 @@ double shape_parameters(const Workload& workload);
 // "activated" parameters). Dense models: shape_parameters. Example: deepseek-v3: 37.5e9 (DeepSeek: "37B activated").
 double active_parameters(const Workload& workload);
 
+// The FLOPs of one decode step's GEMMs on one of `ranks` GPUs that split them (tensor parallelism): `tokens` through
+// the active parameters but the embedding (a lookup, not a GEMM); a workload that gives only a parameter count: all
+// of them. Example: llama3.1-8b (8.03e9 active, 128,256 x 4,096 = 0.525e9 embedding) at 32 tokens on one GPU:
+// 2 x 32 x 7.505e9 = 0.480 TFLOP.
+double step_gemm_flops(const Workload& workload, int tokens, int ranks);
+
 // The model's weights in bytes, each part at its element type (fp8 feed-forward weights: 1 B); a workload that
 // gives only a parameter count: parameters x weight_bytes. Example: llama3.1-405b-fp8: 126 x (570,425,344 x 2 B
 // + 2,617,245,696 x 1 B + 32,768 x 2 B) + (2 x 2,101,346,304 + 16,384) x 2 B = 481,933,819,904 B. Block-scaled fp8

@@ -60,14 +60,23 @@ struct PrefillProfile {
   std::string source;
 };
 
-// A serving engine's host work per decode step that the GPU waits for (scheduling, preparing inputs, sampling,
-// detokenising, Python): fixed + per_sequence x the sequences in the batch, added to each step's time. Example:
-// fixed 0.8 ms and 12 us a sequence at batch 32: 0.8 + 32 x 0.012 = 1.184 ms a step.
+// A serving engine's own cost per decode step beyond the model's kernels. Its host work that the GPU waits for
+// (scheduling, preparing inputs, sampling, detokenising, Python): fixed + per_sequence x the sequences in the batch.
+// And, where its GEMM library loses efficiency past a few tokens (gemm_flop_efficiency > 0), the step's GEMM FLOPs
+// run at that fraction of the GPU's peak FLOP rate on top of streaming their weights, instead of hidden under it.
+// Example: fixed 0.8 ms and 12 us a sequence at batch 32: 0.8 + 32 x 0.012 = 1.184 ms a step; with
+// gemm_flop_efficiency 0.05 and llama3.1-8b's 7.5e9 GEMM parameters at batch 32 on one 1,307 TFLOP/s GPU,
+// 2 x 32 x 7.5e9 / (0.05 x 1.307e15) = 7.3 ms more.
 struct EngineStep {
   double fixed_s = 0;
   double per_sequence_s = 0;
+  double gemm_flop_efficiency = 0;  // 0: none (the GEMMs as the step model costs them, their FLOPs hidden)
   std::string source;
-  double step_s(int sequences) const { return fixed_s + per_sequence_s * sequences; }
+  // `gemm_flops_at_peak_s`: the step's GEMM FLOPs on one GPU over its peak FLOP rate.
+  double step_s(int sequences, double gemm_flops_at_peak_s = 0) const {
+    const double gemm_s = gemm_flop_efficiency > 0 ? gemm_flops_at_peak_s / gemm_flop_efficiency : 0.0;
+    return fixed_s + per_sequence_s * sequences + gemm_s;
+  }
 };
 
 struct ImplProfile {
@@ -114,6 +123,7 @@ struct ImplProfile {
 //   ring: {overlap: true, exchanges_per_step: 1, host_round_trips_per_step: 0, source: "..."}   # optional
 //   prefill: {attention_schedule: ring-causal-skip, attention_efficiency: 0.37, source: "..."}   # optional
 //   engine_step: {fixed: 0.8ms, per_sequence: 12us, source: "..."}  # optional: a serving engine's host work a step
+//                                     # (gemm_flop_efficiency: 0.05 optional, in (0, 1]: its GEMMs' FLOPs exposed)
 //   uncertainty: {compute: 0.15, communication: 0.3, network_latency: 0.6, source: "..."}       # required
 //                                     # (network_latency optional: communication's when absent)
 //   per_layer:                        # optional: extra work per layer and token

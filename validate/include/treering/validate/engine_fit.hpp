@@ -52,10 +52,11 @@ struct EnginePrediction {
   // 15 / 127 = 11.8 % of the steps -> median = the step, p99 = the step + one prompt's prefill.
   double median_itl_s = 0;
   double p99_itl_s = 0;
-  double step_s = 0;             // one decode step at the middle context, the engine's work included
-  double engine_step_s = 0;      // of which the engine's host work
-  long long decode_steps = 0;    // output_len - 1
-  long long middle_context = 0;  // input_len + output_len / 2
+  double step_s = 0;                // one decode step at the middle context, the engine's work included
+  double engine_step_s = 0;         // of which the engine's own work (EngineStep: host work, exposed GEMM FLOPs)
+  double gemm_flops_at_peak_s = 0;  // the step's GEMM FLOPs on one GPU at its peak FLOP rate (the fit's third term)
+  long long decode_steps = 0;       // output_len - 1
+  long long middle_context = 0;     // input_len + output_len / 2
   // Why the run's batch does not fit in kEngineMemoryFraction of a GPU at its last token (KV cache + weights), or
   // "": a run that does not fit is reported, not predicted (validate) nor fitted (calibrate).
   std::string memory_shortfall;
@@ -75,19 +76,23 @@ constexpr std::size_t kRunsToFitSlope = 10;
 struct EngineStepFit {
   topologies::EngineStep step;           // fitted: fixed and per sequence (its source says from what)
   bool per_sequence_fitted = false;      // false: every run had one batch size, or its slope came out negative (0 kept)
-  bool per_sequence_from_prior = false;  // fewer than kRunsToFitSlope runs: the prior's slope kept
+  bool per_sequence_from_prior = false;  // fewer than kRunsToFitSlope runs: the prior's slopes kept
+  bool gemm_fitted = false;              // gemm_flop_efficiency fitted (else 0: the GEMMs' FLOPs hidden)
   std::vector<double> errors_before, errors_after;  // relative, (predicted - measured) / measured, per run
 };
 
-// Least squares on relative errors: each run's measured time m, the prediction without engine work x and its
-// steps n (EngineRun::engine_steps: latency output_len, serve 1) give (x + n (fixed + per_sequence x batch) - m) / m,
-// linear in the two unknowns; minimised over the runs (a 2 x 2 system). A negative per_sequence is held at 0
-// and fixed refitted; a negative fixed held at 0 and per_sequence refitted. Example: two runs, batch 1 and 32,
-// 128 steps each, measured 0.1 s and 0.2 ms a step over the model at batch 1 and 1.0 ms at batch 32 give
-// per_sequence (1.0 - 0.2) / 31 = 25.8 us and fixed 0.2 - 0.0258 = 0.174 ms when both fit exactly. With fewer than
-// kRunsToFitSlope runs and a prior whose engine_step has a slope, the slope is kept and `fixed` alone fitted.
-// `before` is the profile the runs are predicted with (its engine_step replaced by the fit). Throws InputError
-// with no run.
+// Least squares on relative errors: each run's measured time m, the prediction without engine work x, its steps n
+// (EngineRun::engine_steps: latency output_len, serve 1) and one step's GEMM FLOPs at the GPU's peak F give
+// (x + n (fixed + per_sequence x batch + F / gemm_flop_efficiency) - m) / m, linear in fixed, per_sequence and
+// 1 / gemm_flop_efficiency; minimised over the runs with every unknown >= 0 (nonnegative least squares). The GEMM
+// term is fitted only from kRunsToFitSlope runs or more whose GEMM FLOPs a sequence differ (several models or TP
+// degrees: else it is the per-sequence term again), and kept only at an efficiency <= 1 (FLOPs faster than the
+// peak are the per-sequence or fixed work misread). One batch size: per_sequence is not fitted. Example: two runs,
+// batch 1 and 32, 128 steps each, measured 0.1 s and 0.2 ms a step over the model at batch 1 and 1.0 ms at batch 32
+// give per_sequence (1.0 - 0.2) / 31 = 25.8 us and fixed 0.2 - 0.0258 = 0.174 ms when both fit exactly. With fewer
+// than kRunsToFitSlope runs and a prior whose engine_step has a slope (per sequence or GEMM), the slopes are kept
+// and `fixed` alone fitted. `before` is the profile the runs are predicted with (its engine_step replaced by the
+// fit). Throws InputError with no run.
 EngineStepFit fit_engine_step(const topologies::ClusterSpec& spec, const topologies::ImplProfile& before,
                               const std::vector<EngineRun>& runs);
 
