@@ -12,6 +12,11 @@ end) and Throughput (batch x (input + output) / latency). This keeps the rows tr
   - latencies that are physically possible: at least output_len decode steps, each streaming the active weights
     (fp16) of one TP rank at the GPU's peak HBM bandwidth. Faster rows generated fewer tokens than asked (the
     TensorRT-LLM runs stop at end-of-sequence; some Qwen2 rows at 2,048 tokens take barely the prefill's time).
+The prompts column says how the batch was made: vLLM's script (vLLM/A100/Throughput_measurement/
+benchmark_throughput.py) draws each sequence's prompt at random and samples at temperature 1 ("distinct"); the
+TensorRT-LLM one (TensorRT-LLM/H100/run_power.py, generate_input) replicates one prompt ("France" input_len times)
+over the batch and decodes greedily (run.py's default top_k 1), so every sequence is the same ("identical"), and
+Mixtral's sequences route to the same two experts a layer whatever the batch.
 Left out: DeepSpeed-MII (its pipeline stops at end-of-sequence: the tokens generated are not known), llama.cpp
 (no tensor parallelism), GH200, MI250, Gaudi2, Intel and SambaNova (no treering cluster preset).
 
@@ -34,6 +39,7 @@ MODELS = {"meta-llama/Llama-2-7b-hf", "meta-llama/Llama-2-70b-hf", "meta-llama/M
 VERSIONS = {("vLLM", "a100"): "0.6.1", ("vLLM", "h100"): "2024 pip (unpinned)", ("vLLM", "mi300x"): "0.6.1 ROCm",
             ("TensorRT-LLM", "a100"): "0.11.0", ("TensorRT-LLM", "h100"): "0.11.0"}
 ENGINES = {"vLLM": "vllm", "TensorRT-LLM": "trtllm"}
+PROMPTS = {"vLLM": "distinct", "TensorRT-LLM": "identical"}
 # Peak HBM bandwidth (datasheets: A100 40GB SXM 1,555 GB/s, H100 SXM 3.35 TB/s, MI300X 5.3 TB/s) and the parameters
 # a decode step of one sequence reads (the model cards; Mixtral 8x7B: 12.9e9 active of 46.7e9).
 PEAK_HBM_BPS = {"a100": 1.555e12, "h100": 3.35e12, "mi300x": 5.3e12}
@@ -70,12 +76,12 @@ def main(source, out_dir, commit="4211f5d"):
                       f"{framework} on {gpu} (treering validate --cluster {CLUSTERS[gpu]} --nodes 1 FILE).\n")
             out.write("# fp16; prompt and output equally long; latency = the batch end to end (prefill + decode); "
                       "written by scripts/engine_tables_from_llm_inference_bench.py\n")
-            out.write("engine,version,model,tp,batch,input_len,output_len,quantity,measured_s\n")
+            out.write("engine,version,model,tp,batch,input_len,output_len,quantity,measured_s,prompts\n")
             for key in sorted(k for k in latencies if k[:2] == (gpu, framework)):
                 model, tp, batch, length = key[2:]
                 seconds = sum(latencies[key]) / len(latencies[key])
                 out.write(f"{ENGINES[framework]},{VERSIONS[(framework, gpu)]},{model},{tp},{batch},{length},{length},"
-                          f"latency,{seconds:.6g}\n")
+                          f"latency,{seconds:.6g},{PROMPTS[framework]}\n")
         print(path)
 
 

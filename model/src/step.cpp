@@ -46,7 +46,8 @@ LayerShape layer_shape(const Workload& w, const Layout& layout, int post_gpus, i
   shape.mlp_tokens = data ? w.batch : tokens;
   shape.projection_parameters = projection_parameters(w, layer, layout, post_gpus);
   if (w.experts > 0) {
-    const double touched = expected_experts_touched(w.experts, w.experts_per_token, shape.mlp_tokens);
+    const int routed_tokens = w.identical_sequences ? 1 : shape.mlp_tokens;  // identical sequences route alike
+    const double touched = expected_experts_touched(w.experts, w.experts_per_token, routed_tokens);
     shape.mlp_parameters = (touched * layer.experts_routed_each + layer.experts_shared + layer.router) / post_gpus;
     shape.mlp_resident = (w.experts * layer.experts_routed_each + layer.experts_shared + layer.router) / post_gpus;
     shape.dense_mlp_parameters = layer.mlp_dense / post_gpus;

@@ -104,6 +104,7 @@ EnginePrediction predict_engine_run(const topologies::ClusterSpec& spec, const t
   const topologies::Topology topology(spec);
   model::Workload w = model::find_workload(run.workload);
   w.batch = run.batch;
+  w.identical_sequences = run.identical_sequences;
   const model::LayoutModel layouts(topology, model::place_layout(topology, model::Layout{run.tp, 1}));
   const auto with_engine = std::make_shared<const topologies::ImplProfile>(profile);
   topologies::ImplProfile bare_profile = profile;

@@ -15,6 +15,11 @@ using topologies::InputError;
 using topologies::InputLocation;
 
 constexpr const char* kTableHeader = "engine,version,model,tp,batch,input_len,output_len,quantity,measured_s";
+constexpr const char* kPromptsColumn = ",prompts";  // optional, last
+
+bool is_table_header(const std::string& line) {
+  return line == kTableHeader || line == std::string(kTableHeader) + kPromptsColumn;
+}
 
 // The lines of `path` that are neither blank nor '#' comments, with their line numbers.
 std::vector<std::pair<int, std::string>> content_lines(const std::string& path) {
@@ -58,6 +63,7 @@ class Row {
     return whole(text(name), smallest, largest, where_, name);
   }
   double time_s(const char* name) const { return seconds(text(name), where_, name); }
+  bool has(const char* name) const { return by_name_.count(name) > 0; }
 
  private:
   InputLocation where_;
@@ -90,6 +96,12 @@ EngineRun table_run(const Row& row, const InputLocation& where) {
   run.output_len = row.count("output_len", 2, 1000000000);
   run.measured_s = row.time_s("measured_s");
   if (run.benchmark == "latency") run.latencies_s = {run.measured_s};
+  if (row.has("prompts")) {
+    const std::string& prompts = row.text("prompts");
+    if (prompts != "distinct" && prompts != "identical")
+      throw InputError(where, "prompts must be distinct or identical, got '" + prompts + "'");
+    run.identical_sequences = prompts == "identical";
+  }
   return run;
 }
 
@@ -112,7 +124,7 @@ bool is_engine_table_file(const std::string& path) {
   for (std::string line; std::getline(in, line);) {
     const std::string text = trimmed(line);
     if (text.empty() || text[0] == '#') continue;
-    return text == kTableHeader || is_lmdeploy_header(fields_of(text));
+    return is_table_header(text) || is_lmdeploy_header(fields_of(text));
   }
   return false;
 }
@@ -121,11 +133,11 @@ std::vector<EngineRun> read_engine_table_runs(const std::string& path) {
   const std::vector<std::pair<int, std::string>> lines = content_lines(path);
   if (lines.empty()) throw InputError({path, 0, 0}, "no header line");
   const std::vector<std::string> header = fields_of(lines.front().second);
-  const bool ours = lines.front().second == kTableHeader;
+  const bool ours = is_table_header(lines.front().second);
   if (!ours && !is_lmdeploy_header(header)) {
     throw InputError({path, lines.front().first, 0},
-                     std::string("not an engine table: the header must be ") + kTableHeader +
-                         ", or lmdeploy profile_generation's (batch, prompt_tokens, ..., 50%(s), ...)");
+                     std::string("not an engine table: the header must be ") + kTableHeader + "[" + kPromptsColumn +
+                         "]" + ", or lmdeploy profile_generation's (batch, prompt_tokens, ..., 50%(s), ...)");
   }
   const char* output_column = ours ? "output_len" : lmdeploy_columns(header, {path, lines.front().first, 0});
   std::vector<EngineRun> runs;

@@ -9,9 +9,11 @@
 // "output_tokens" for completion_tokens; both spellings are read.
 //
 // A table of published engine measurements (validate/data/engine-runs) is treering's own CSV:
-//   engine,version,model,tp,batch,input_len,output_len,quantity,measured_s
+//   engine,version,model,tp,batch,input_len,output_len,quantity,measured_s[,prompts]
 // quantity "latency" (a batch generated end to end, as vllm bench latency times it) or "step" (a median decode
-// step); '#' lines are comments (the source, the GPU, how the measurement was made).
+// step); prompts, optional, "distinct" (the default: each sequence its own prompt, or sampled) or "identical" (one
+// prompt replicated over the batch and decoded greedily, so an MoE model's sequences route alike); '#' lines are
+// comments (the source, the GPU, how the measurement was made).
 #pragma once
 
 #include <string>

@@ -28,10 +28,14 @@ struct Workload {
   double weight_bytes = 2;                      //   2 for bf16/fp16, 1 for fp8
   std::string attention_weight_dtype = "bf16";  // the QKV and output projections' (embedding, LM head: dtype)
   double attention_weight_bytes = 2;
-  double mean_weight_bytes = 0;     // bytes per parameter over the whole model (0: dtype_bytes); derived from
-                                    // the parts by model::complete_weights, never read from a file
-  int experts = 0;                  // routed experts per MoE layer (0: dense MLP)
-  int experts_per_token = 0;        // experts each token routes to
+  double mean_weight_bytes = 0;  // bytes per parameter over the whole model (0: dtype_bytes); derived from
+                                 // the parts by model::complete_weights, never read from a file
+  int experts = 0;               // routed experts per MoE layer (0: dense MLP)
+  int experts_per_token = 0;     // experts each token routes to
+  // Every sequence of the batch is the same prompt decoded greedily (a benchmark replicating one input): their tokens,
+  // and so their routing, are identical, and an MoE layer touches one token's experts whatever the batch. Set by the
+  // engine benchmark readers, never read from a workload file.
+  bool identical_sequences = false;
   int shared_experts = 0;           // experts every token runs
   int moe_intermediate_size = 0;    // one expert's width (0: intermediate_size)
   int first_k_dense_replace = 0;    // MoE models: the first layers keep a dense MLP of intermediate_size

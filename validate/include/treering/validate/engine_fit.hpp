@@ -68,9 +68,9 @@ EnginePrediction predict_engine_run(const topologies::ClusterSpec& spec, const t
                                     const EngineRun& run);
 
 // Fewer runs than this pin the fixed work but not the slope per sequence: with a prior that has one, the slope is
-// kept and the fixed work alone fitted. On the public engine tables (validate/README.md, "Serving engines"), three
-// runs fitting both moved the rest's median |error| to 8.7-20.6 % on the NVIDIA tables, fitting the fixed work alone
-// to 6.6-8.5 % (and the MI300X table from 45.7 % to 26.5 %, where both gave 30.2 %).
+// kept and the fixed work alone fitted. On the public engine tables when the rule was chosen (validate/README.md,
+// "Serving engines"), three runs fitting both moved the rest's median |error| to 8.7-20.6 % on the NVIDIA tables,
+// fitting the fixed work alone to 6.6-8.5 % (and the MI300X table from 45.7 % to 26.5 %, where both gave 30.2 %).
 constexpr std::size_t kRunsToFitSlope = 10;
 
 struct EngineStepFit {

@@ -44,6 +44,9 @@ struct EngineRun {
   long long input_len = 0;   // prompt tokens per sequence
   long long output_len = 0;  // generated tokens per sequence
   int tp = 1;
+  // Every sequence is the same prompt decoded greedily (TensorRT-LLM's examples/run.py given one input text for the
+  // whole batch): an MoE model's sequences route alike (topologies::Workload::identical_sequences).
+  bool identical_sequences = false;
   // What the benchmark reports: latency, the median of the iterations' end-to-end times; serve, the mean TPOT;
   // step, the median decode step.
   double measured_s = 0;
