@@ -89,7 +89,7 @@ void print_engine_calibration(std::ostream& out, const analysis::EngineCalibrati
   }
   table.print(out);
   out << "\nengine work a step (prior " << c.prior.name << "): " << engine_step_text(c.fit.step)
-      << (c.fit.per_sequence_from_prior ? " (per sequence kept from the prior: too few runs to fit it)"
+      << (c.fit.per_sequence_from_prior ? " (the slopes kept from the prior: too few runs to fit them)"
           : c.fit.per_sequence_fitted   ? ""
                                         : " (per sequence not fitted: one batch size, or a negative slope)")
       << '\n'

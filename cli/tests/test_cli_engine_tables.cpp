@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "run_cli.hpp"
@@ -58,5 +59,17 @@ TEST_CASE("calibrate on an engine table from an engine preset keeps its slope wi
   CHECK(fit["summary"]["not_fitting"] == 1);
   CHECK(fit["engine_step"]["per_sequence_from_prior"] == true);
   CHECK(fit["engine_step"]["per_sequence_s"].get<double>() == doctest::Approx(77.6e-6).scale(1e-12));  // vllm.yaml's
+  CHECK(fit["engine_step"]["gemm_flop_efficiency"].is_null());  // vllm's GEMMs: none
   CHECK(std::ifstream(fitted).good());
+  // From vllm-rocm the GEMM term is a slope too: kept, and written to the fitted profile.
+  std::remove(fitted.c_str());
+  const auto rocm = run_treering("calibrate " + table_file() + " --cluster mi300x --nodes 1 --impl vllm-rocm -o " +
+                                 fitted + " --format json");
+  REQUIRE_MESSAGE(rocm.exit_code == 0, rocm.err);
+  const nlohmann::json rocm_fit = nlohmann::json::parse(rocm.out);
+  CHECK(rocm_fit["engine_step"]["gemm_flop_efficiency"].get<double>() == doctest::Approx(0.0359).scale(1e-12));
+  CHECK(rocm_fit["engine_step"]["gemm_fitted"] == false);
+  std::ifstream written(fitted);
+  const std::string yaml((std::istreambuf_iterator<char>(written)), std::istreambuf_iterator<char>());
+  CHECK(yaml.find("gemm_flop_efficiency: 0.0359") != std::string::npos);
 }

@@ -151,14 +151,15 @@ EngineCalibration calibrate_engine(const topologies::ClusterSpec& spec, const to
   }
   if (c.runs.empty()) throw topologies::InputError("no run to fit: every run's batch needs more memory than a GPU has");
   c.fit = validate::fit_engine_step(spec, prior, c.runs);
-  c.fit.step.source = "fitted to " + std::to_string(c.runs.size()) + " engine runs (" + topologies::format_list(files) +
-                      ") on " + spec.name + ", " + today_utc() + ": median |error| " +
-                      percent_text(model::median_abs(c.fit.errors_before)) + " before, " +
-                      percent_text(model::median_abs(c.fit.errors_after)) + " after" +
-                      (c.fit.per_sequence_from_prior ? "; per_sequence kept from " + prior.name + " (fewer than " +
-                                                           std::to_string(validate::kRunsToFitSlope) + " runs)"
-                       : c.fit.per_sequence_fitted ? ""
-                                                   : "; per_sequence not fitted (one batch size, or a negative slope)");
+  c.fit.step.source =
+      "fitted to " + std::to_string(c.runs.size()) + " engine runs (" + topologies::format_list(files) + ") on " +
+      spec.name + ", " + today_utc() + ": median |error| " + percent_text(model::median_abs(c.fit.errors_before)) +
+      " before, " + percent_text(model::median_abs(c.fit.errors_after)) + " after" +
+      (c.fit.per_sequence_from_prior
+           ? "; per_sequence" + std::string(c.fit.step.gemm_flop_efficiency > 0 ? " and gemm_flop_efficiency" : "") +
+                 " kept from " + prior.name + " (fewer than " + std::to_string(validate::kRunsToFitSlope) + " runs)"
+       : c.fit.per_sequence_fitted ? ""
+                                   : "; per_sequence not fitted (one batch size, or a negative slope)");
   c.fitted = prior;
   c.fitted.name = prior.name + "-engine-fitted";
   c.fitted.description =
