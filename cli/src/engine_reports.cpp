@@ -91,7 +91,8 @@ void print_engine_calibration(std::ostream& out, const analysis::EngineCalibrati
   out << "\nengine work a step (prior " << c.prior.name << "): " << engine_step_text(c.fit.step)
       << (c.fit.per_sequence_from_prior ? " (the slopes kept from the prior: too few runs to fit them)"
           : c.fit.per_sequence_fitted   ? ""
-                                        : " (per sequence not fitted: one batch size, or a negative slope)")
+                                        : " (per sequence not fitted: one batch size, a negative slope, or the GEMM "
+                                          "term took it)")
       << '\n'
       << c.runs.size() << " runs, median |error| " << format_percent(model::median_abs(c.fit.errors_before), false)
       << " before, " << format_percent(model::median_abs(c.fit.errors_after), false) << " after\n";

@@ -203,7 +203,8 @@ constexpr double StepBreakdown::*kLayerParts[] = {&StepBreakdown::attention_s,
                                                   &StepBreakdown::overlapped_s};
 
 // Scope::step: every layer (the MoE ones as `r` has them, the dense first ones as `dense`), the LM head and the
-// logits' all-gather, and the engine's host work a step where the profile has one.
+// logits' all-gather, and the engine's own work a step (its host's, its GEMMs' exposed FLOPs) where the profile has
+// one.
 void add_whole_step(const LayoutModel& layouts, const CommGroup& post, const std::vector<std::vector<int>>& groups,
                     const ComputeRates& rates, const Workload& w, const LayerShape& shape,
                     const LayoutAttention& attention, const StepBreakdown& dense, const topologies::ImplProfile* impl,

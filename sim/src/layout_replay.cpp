@@ -128,7 +128,8 @@ LayoutReplay replay_layout(const model::LayoutModel& layouts, model::DecodeAlgor
   if (step->scope == model::Scope::step) {
     const double head_s = last_finish(out.replay.stages[2]) - layer_end_s;
     const int moe = step->experts ? step->experts->moe_layers : 0;
-    // the engine's host work a step (ImplProfile::engine_step): the GPU waits for it, nothing to replay
+    // the engine's own work a step (ImplProfile::engine_step: host waits, exposed GEMM FLOPs): on the GPU alone, no
+    // links
     out.step_s = workload.layers * *out.layer_s + moe * exchange_s + head_s + b.engine_s + first_call_s;
     out.tp_communication_s = workload.layers * out.tp_communication_s + std::max(0.0, head_s - b.lm_head_s);
     *out.layer_s += moe * exchange_s / workload.layers;  // the mean layer

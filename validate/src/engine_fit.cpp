@@ -137,7 +137,9 @@ EnginePrediction predict_engine_run(const topologies::ClusterSpec& spec, const t
     return p;
   }
   const double compute_s = prefill_flops(w, run.input_len) / peak_flops;
-  p.prefill_s = std::max(step_s(layouts, w, run.input_len, bare), compute_s) + host_s;
+  model::Workload prompts = w;  // a prompt's tokens sit at different positions: they route apart, identical or not
+  prompts.identical_sequences = false;
+  p.prefill_s = std::max(step_s(layouts, prompts, run.input_len, bare), compute_s) + host_s;
   // step: the median decode step, the middle one where the step grows with the context
   p.predicted_s = run.benchmark == "step" ? p.step_s : p.prefill_s + static_cast<double>(p.decode_steps) * p.step_s;
   return p;
@@ -145,17 +147,16 @@ EnginePrediction predict_engine_run(const topologies::ClusterSpec& spec, const t
 
 namespace {
 
-// Whether the runs' GEMM FLOPs a sequence differ (several models or TP degrees), so that the GEMM term is not the
-// per-sequence one scaled: the ratio of the two columns, compared to 1 %.
-bool gemm_apart_from_batch(const std::vector<double>& per_sequence, const std::vector<double>& gemm) {
-  double low = 0, high = 0;
-  for (std::size_t i = 0; i < gemm.size(); ++i) {
-    const double ratio = gemm[i] / per_sequence[i];
-    low = i == 0 ? ratio : std::min(low, ratio);
-    high = i == 0 ? ratio : std::max(high, ratio);
-  }
-  return high > 1.01 * low;
+// Whether the runs' GEMM FLOPs a sequence (one decode step's at the GPU's peak, over the batch) differ by more than
+// 1 % (several models or TP degrees), so that the GEMM term is not the per-sequence one scaled.
+bool gemm_apart_from_batch(const std::vector<double>& gemm_per_sequence) {
+  const auto [low, high] = std::minmax_element(gemm_per_sequence.begin(), gemm_per_sequence.end());
+  return *high > 1.01 * *low;
 }
+
+// 1 / gemm_flop_efficiency the profile loader accepts (an efficiency in [1e-4, 1]): outside it the GEMM term is not
+// a GEMM library's rate but other work misread (over the peak: the per-sequence or fixed work; under 1e-4: absurd).
+bool credible_gemm(double inverse_efficiency) { return inverse_efficiency >= 1.0 && inverse_efficiency <= 1e4; }
 
 }  // namespace
 
@@ -166,7 +167,7 @@ EngineStepFit fit_engine_step(const topologies::ClusterSpec& spec, const topolog
   bare.engine_step.reset();
   // r_i = (m - x) / m = a u_i + b v_i + c g_i with u_i = n / m, v_i = n B / m, g_i = d F / m (F: one decode step's
   // GEMM FLOPs at the GPU's peak, d its decode steps, c = 1 / gemm_flop_efficiency): the error is r - a u - b v - c g.
-  std::vector<double> u, v, g, r;
+  std::vector<double> u, v, g, r, gemm_per_sequence;
   std::set<int> batches;
   EngineStepFit fit;
   for (const EngineRun& run : runs) {
@@ -177,6 +178,7 @@ EngineStepFit fit_engine_step(const topologies::ClusterSpec& spec, const topolog
     v.push_back(n * run.batch / m);
     const double decode_steps = run.benchmark == "latency" ? n - 1 : n;  // the prefill has no GEMM term
     g.push_back(decode_steps * bare_run.gemm_flops_at_peak_s / m);
+    gemm_per_sequence.push_back(bare_run.gemm_flops_at_peak_s / run.batch);
     r.push_back((m - bare_run.predicted_s) / m);
     batches.insert(run.batch);
   }
@@ -191,9 +193,9 @@ EngineStepFit fit_engine_step(const topologies::ClusterSpec& spec, const topolog
     fit.step.fixed_s = one_unknown(u, left);
     fit.per_sequence_from_prior = true;
   } else {
-    const bool with_gemm = !few && gemm_apart_from_batch(v, g);
+    const bool with_gemm = !few && gemm_apart_from_batch(gemm_per_sequence);
     std::vector<double> x = nonnegative_fit({u, v, g}, {true, batches.size() > 1, with_gemm}, r);
-    if (x[2] > 0 && x[2] < 1) x = nonnegative_fit({u, v, g}, {true, batches.size() > 1, false}, r);  // over peak
+    if (x[2] > 0 && !credible_gemm(x[2])) x = nonnegative_fit({u, v, g}, {true, batches.size() > 1, false}, r);
     fit.step.fixed_s = x[0];
     fit.step.per_sequence_s = x[1];
     fit.step.gemm_flop_efficiency = x[2] > 0 ? 1.0 / x[2] : 0.0;

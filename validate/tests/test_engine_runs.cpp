@@ -123,22 +123,33 @@ TEST_CASE("the engine's fixed and per-sequence work come back from runs made wit
   for (double e : fit.errors_before) CHECK(e < 0);  // without the engine the model is short of every run
 }
 
-TEST_CASE("the engine's GEMM FLOP efficiency comes back from runs of several TP degrees made with it") {
-  // 12 runs (TP 1 and 2, batch 1-64) whose times are the model's without engine work plus 128 x (0.4 ms + 25 us x
-  // batch) and 127 decode steps x the step's GEMM FLOPs at 5 % of the peak: the three come back, errors 0. TP 2
-  // halves a GPU's GEMM FLOPs a sequence, so the GEMM term is not the per-sequence one scaled.
-  const topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
-  const topologies::ImplProfile bare = topologies::default_impl_profile();
+namespace {
+
+// 12 runs (TP 1 and 2, batch 1-64) whose times are the model's without engine work plus 128 x (0.4 ms + 25 us x
+// batch) and 127 decode steps x the step's GEMM FLOPs at the peak over `efficiency` (0: none).
+std::vector<validate::EngineRun> runs_of_two_tps(const topologies::ClusterSpec& spec, double efficiency) {
   std::vector<validate::EngineRun> runs;
   for (int tp : {1, 2}) {
     for (int batch : {1, 4, 8, 16, 32, 64}) {
       validate::EngineRun run = validate::read_engine_run(data("latency-b8.json"));
       run.batch = batch, run.tp = tp;
-      const validate::EnginePrediction p = validate::predict_engine_run(spec, bare, run);
-      run.measured_s = p.predicted_s + 128 * (0.4e-3 + 25e-6 * batch) + 127 * p.gemm_flops_at_peak_s / 0.05;
+      const validate::EnginePrediction p = validate::predict_engine_run(spec, topologies::default_impl_profile(), run);
+      const double gemm_s = efficiency > 0 ? 127 * p.gemm_flops_at_peak_s / efficiency : 0.0;
+      run.measured_s = p.predicted_s + 128 * (0.4e-3 + 25e-6 * batch) + gemm_s;
       runs.push_back(run);
     }
   }
+  return runs;
+}
+
+}  // namespace
+
+TEST_CASE("the engine's GEMM FLOP efficiency comes back from runs of several TP degrees made with it") {
+  // At 5 % of the peak the three come back, errors 0. TP 2 halves a GPU's GEMM FLOPs a sequence, so the GEMM term is
+  // not the per-sequence one scaled.
+  const topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
+  const topologies::ImplProfile bare = topologies::default_impl_profile();
+  const std::vector<validate::EngineRun> runs = runs_of_two_tps(spec, 0.05);
   const validate::EngineStepFit fit = validate::fit_engine_step(spec, bare, runs);
   CHECK(fit.gemm_fitted);
   CHECK(fit.step.gemm_flop_efficiency == doctest::Approx(0.05).scale(1e-12).epsilon(1e-6));
@@ -148,6 +159,32 @@ TEST_CASE("the engine's GEMM FLOP efficiency comes back from runs of several TP 
   // Runs of one model at one TP: the GEMM FLOPs a sequence are the same in all, the term is not fitted.
   const std::vector<validate::EngineRun> one_tp(runs.begin(), runs.begin() + 6);
   CHECK_FALSE(validate::fit_engine_step(spec, bare, one_tp).gemm_fitted);
+  // Without GEMM work the subset without the GEMM column is the best: fixed and per sequence alone, errors 0.
+  const validate::EngineStepFit plain = validate::fit_engine_step(spec, bare, runs_of_two_tps(spec, 0.0));
+  CHECK_FALSE(plain.gemm_fitted);
+  CHECK(plain.step.per_sequence_s == doctest::Approx(25e-6).scale(1e-12).epsilon(1e-6));
+  for (double e : plain.errors_after) CHECK(std::fabs(e) < 1e-9);
+}
+
+TEST_CASE("a GEMM term faster than the GPU's peak is dropped, and a prior's GEMM term kept below 10 runs") {
+  const topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
+  const topologies::ImplProfile bare = topologies::default_impl_profile();
+  // GEMM FLOPs at 2x the peak (efficiency 2): not a rate a GEMM reaches, the term is dropped, the other two refitted.
+  const validate::EngineStepFit over = validate::fit_engine_step(spec, bare, runs_of_two_tps(spec, 2.0));
+  CHECK_FALSE(over.gemm_fitted);
+  CHECK(over.step.gemm_flop_efficiency == 0.0);
+  CHECK(over.step.fixed_s > 0.0);
+  // Three runs made at 5 % from a prior holding 5 % and no slope per sequence: the GEMM term is kept, the fixed work
+  // fitted takes the rest, 0.4 ms + 25 us x batch read as fixed: not exact (the batch varies), but the term stays.
+  topologies::ImplProfile prior = bare;
+  prior.engine_step = topologies::EngineStep{1e-3, 0.0, 0.05, "prior"};
+  const std::vector<validate::EngineRun> runs = runs_of_two_tps(spec, 0.05);
+  const validate::EngineStepFit kept = validate::fit_engine_step(spec, prior, {runs[0], runs[1], runs[2]});
+  CHECK(kept.per_sequence_from_prior);
+  CHECK(kept.step.gemm_flop_efficiency == 0.05);
+  CHECK(kept.step.per_sequence_s == 0.0);
+  CHECK(kept.step.fixed_s > 0.4e-3);  // 25 us x batches 1-8 folded into it
+  CHECK(kept.step.fixed_s < 0.4e-3 + 8 * 25e-6);
 }
 
 TEST_CASE("fewer than 10 runs keep a prior's slope per sequence and fit the fixed work alone") {

@@ -35,6 +35,7 @@ ordered_json run_json(const validate::EngineRun& run) {
           {"input_len", run.input_len},
           {"output_len", run.output_len},
           {"tp", run.tp},
+          {"prompts", run.identical_sequences ? "identical" : "distinct"},
           {"measured_s", run.measured_s},
           {"iterations", run.latencies_s.size()},
           {"measured_ttft_s", run.mean_ttft_s > 0 ? ordered_json(run.mean_ttft_s) : ordered_json()},
@@ -158,8 +159,9 @@ EngineCalibration calibrate_engine(const topologies::ClusterSpec& spec, const to
       (c.fit.per_sequence_from_prior
            ? "; per_sequence" + std::string(c.fit.step.gemm_flop_efficiency > 0 ? " and gemm_flop_efficiency" : "") +
                  " kept from " + prior.name + " (fewer than " + std::to_string(validate::kRunsToFitSlope) + " runs)"
-       : c.fit.per_sequence_fitted ? ""
-                                   : "; per_sequence not fitted (one batch size, or a negative slope)");
+       : c.fit.per_sequence_fitted
+           ? ""
+           : "; per_sequence not fitted (one batch size, a negative slope, or the GEMM term took it)");
   c.fitted = prior;
   c.fitted.name = prior.name + "-engine-fitted";
   c.fitted.description =

@@ -122,7 +122,7 @@ struct ImplProfile {
 //   partial_o_bytes: 4                # optional: partial outputs travel in fp32
 //   ring: {overlap: true, exchanges_per_step: 1, host_round_trips_per_step: 0, source: "..."}   # optional
 //   prefill: {attention_schedule: ring-causal-skip, attention_efficiency: 0.37, source: "..."}   # optional
-//   engine_step: {fixed: 0.8ms, per_sequence: 12us, source: "..."}  # optional: a serving engine's host work a step
+//   engine_step: {fixed: 0.8ms, per_sequence: 12us, source: "..."}  # optional: a serving engine's own work a step
 //                                     # (gemm_flop_efficiency: 0.05 optional, in (0, 1]: its GEMMs' FLOPs exposed)
 //   uncertainty: {compute: 0.15, communication: 0.3, network_latency: 0.6, source: "..."}       # required
 //                                     # (network_latency optional: communication's when absent)

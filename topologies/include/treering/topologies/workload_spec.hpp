@@ -33,8 +33,9 @@ struct Workload {
   int experts = 0;               // routed experts per MoE layer (0: dense MLP)
   int experts_per_token = 0;     // experts each token routes to
   // Every sequence of the batch is the same prompt decoded greedily (a benchmark replicating one input): their tokens,
-  // and so their routing, are identical, and an MoE layer touches one token's experts whatever the batch. Set by the
-  // engine benchmark readers, never read from a workload file.
+  // and so their routing, are identical, and an MoE layer touches one token's experts whatever the batch (the MLP split
+  // by tensor parallelism; expert parallelism's routing does not read it). Set by the engine benchmark readers, never
+  // read from a workload file.
   bool identical_sequences = false;
   int shared_experts = 0;           // experts every token runs
   int moe_intermediate_size = 0;    // one expert's width (0: intermediate_size)

@@ -1,5 +1,5 @@
-// Predicting a serving engine's latency benchmark (engine_runs.hpp) like for like, and fitting the engine's host
-// work per step (topologies::EngineStep) to such runs.
+// Predicting a serving engine's latency benchmark (engine_runs.hpp) like for like, and fitting the engine's own work
+// per step (topologies::EngineStep: its host's, and its GEMMs' exposed FLOPs) to such runs.
 //
 // A latency run generates output_len tokens for `batch` prompts of input_len tokens at once: one prefill of the
 // whole batch (which gives the first token), then output_len - 1 decode steps, the context growing from input_len
@@ -8,7 +8,8 @@
 // (output_len - 1) x the step at the middle context, input_len + output_len / 2. The prefill takes its weights'
 // streaming or its FLOPs at kPrefillEfficiency of the TP group's peak, whichever is longer:
 //   FLOPs = batch x (2 x parameters x N + 2 x layers x N^2 x query heads x head dim)
-// plus one step's engine work. Example: llama3.1-8b, batch 8, N = 32 on one H100: 2 x 8.03e9 x 256 = 4.1 TFLOP
+// plus one step's host work (EngineStep's fixed and per-sequence parts; the prompt's GEMMs are FLOP-bound already).
+// Example: llama3.1-8b, batch 8, N = 32 on one H100: 2 x 8.03e9 x 256 = 4.1 TFLOP
 // -> / (989 TFLOP/s x 0.5) = 8.3 ms; then 127 steps of ~6 ms at context 96.
 //
 // A serving run (vllm bench serve) keeps C requests decoding; each request, in its output_len - 1 steps after the
@@ -83,11 +84,13 @@ struct EngineStepFit {
 
 // Least squares on relative errors: each run's measured time m, the prediction without engine work x, its steps n
 // (EngineRun::engine_steps: latency output_len, serve 1) and one step's GEMM FLOPs at the GPU's peak F give
-// (x + n (fixed + per_sequence x batch + F / gemm_flop_efficiency) - m) / m, linear in fixed, per_sequence and
+// (x + n (fixed + per_sequence x batch) + d F / gemm_flop_efficiency - m) / m (d: the decode steps, n - 1 for a
+// latency run, else n), linear in fixed, per_sequence and
 // 1 / gemm_flop_efficiency; minimised over the runs with every unknown >= 0 (nonnegative least squares). The GEMM
 // term is fitted only from kRunsToFitSlope runs or more whose GEMM FLOPs a sequence differ (several models or TP
-// degrees: else it is the per-sequence term again), and kept only at an efficiency <= 1 (FLOPs faster than the
-// peak are the per-sequence or fixed work misread). One batch size: per_sequence is not fitted. Example: two runs,
+// degrees: else it is the per-sequence term again), and kept only at an efficiency in [1e-4, 1] (else it is dropped
+// and the other two refitted: FLOPs faster than the peak are the per-sequence or fixed work misread). One batch
+// size: per_sequence is not fitted. Example: two runs,
 // batch 1 and 32, 128 steps each, measured 0.1 s and 0.2 ms a step over the model at batch 1 and 1.0 ms at batch 32
 // give per_sequence (1.0 - 0.2) / 31 = 25.8 us and fixed 0.2 - 0.0258 = 0.174 ms when both fit exactly. With fewer
 // than kRunsToFitSlope runs and a prior whose engine_step has a slope (per sequence or GEMM), the slopes are kept
