@@ -53,13 +53,6 @@ double prefill_flops(const model::Workload& w, long long prompt_tokens) {
 
 double relative_error(double predicted, double measured) { return (predicted - measured) / measured; }
 
-// min over x >= 0 of sum (r - x t)^2
-double one_unknown(const std::vector<double>& t, const std::vector<double>& r) {
-  double tt = 0, tr = 0;
-  for (std::size_t i = 0; i < t.size(); ++i) tt += t[i] * t[i], tr += t[i] * r[i];
-  return std::max(0.0, tr / tt);
-}
-
 // min over x >= 0 of |r - sum_j x_j columns[j]|^2 over the columns `allowed` (the others held at 0): every subset of
 // them solved by least squares, the best whose unknowns all come out >= 0 kept (at most 3 columns: 7 subsets; the
 // optimum is the least-squares solution on its own nonzero columns, so it is among them).
@@ -190,7 +183,7 @@ EngineStepFit fit_engine_step(const topologies::ClusterSpec& spec, const topolog
     std::vector<double> left = r;
     const double c = fit.step.gemm_flop_efficiency > 0 ? 1.0 / fit.step.gemm_flop_efficiency : 0.0;
     for (std::size_t i = 0; i < left.size(); ++i) left[i] -= fit.step.per_sequence_s * v[i] + c * g[i];
-    fit.step.fixed_s = one_unknown(u, left);
+    fit.step.fixed_s = nonnegative_fit({u}, {true}, left)[0];
     fit.per_sequence_from_prior = true;
   } else {
     const bool with_gemm = !few && gemm_apart_from_batch(gemm_per_sequence);
