@@ -31,6 +31,11 @@ std::string engine_step_text(const topologies::EngineStep& step) {
   if (step.gemm_flop_efficiency > 0) {
     text += ", GEMM FLOPs at " + format_percent(step.gemm_flop_efficiency, false) + " of peak on top of the weights";
   }
+  if (step.paged_attention) {
+    text += "; attention by vLLM's PagedAttention, every query head reading its K/V: v1 at " +
+            format_percent(step.paged_attention->v1_bandwidth_efficiency, false) + ", v2 at " +
+            format_percent(step.paged_attention->v2_bandwidth_efficiency, false) + " of HBM bandwidth";
+  }
   return text;
 }
 

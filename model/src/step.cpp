@@ -192,6 +192,19 @@ CollectiveTime layer_collectives_time(const LayoutModel& layouts, const CommGrou
   return {first.time_s + second.time_s, first.network_latency_s + second.network_latency_s};
 }
 
+// vLLM's PagedAttention kernels' reads of a layer (for a fit to weigh, latent attention aside), and where the engine
+// decodes with them, their time in place of the model's attention kernel.
+void apply_paged_attention(const topologies::ImplProfile* impl, const ComputeRates& rates, const Workload& slice,
+                           long long context, StepResult& r) {
+  const bool paged = impl != nullptr && impl->engine_step && impl->engine_step->paged_attention;
+  if (!paged && has_latent_attention(slice)) return;
+  r.paged_attention = paged_attention_reads(slice, context);
+  if (paged) {
+    r.breakdown.attention_s =
+        paged_attention_s(r.paged_attention, *impl->engine_step->paged_attention, rates.hbm_rated_Bps);
+  }
+}
+
 // The parts of a breakdown a step sums over its layers.
 constexpr double StepBreakdown::*kLayerParts[] = {&StepBreakdown::attention_s,
                                                   &StepBreakdown::projections_s,
@@ -226,6 +239,8 @@ void add_whole_step(const LayoutModel& layouts, const CommGroup& post, const std
       collective_time(layouts.topology(), post, groups, r.collectives.logits_allgather_bytes, CollectiveOp::allgather);
   b.tp_communication_s += logits.time_s;
   b.tp_network_latency_s += logits.network_latency_s;
+  r.paged_attention.v1_bytes *= w.layers;
+  r.paged_attention.v2_bytes *= w.layers;
   r.gemm_flops_at_peak_s = step_gemm_flops(w, shape.mlp_tokens, post.ranks) / rates.peak_flops;
   if (impl != nullptr && impl->engine_step) b.engine_s = impl->engine_step->step_s(w.batch, r.gemm_flops_at_peak_s);
   r.step_s = moe * r.layer_s + r.dense_layers * r.dense_layer_s + b.lm_head_s + logits.time_s + b.engine_s +
@@ -259,6 +274,7 @@ StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& atte
   r.calibrated_parts = apply_step_calibration(rates, shape, r.part_bytes, attention_line(rates, slice),
                                               attention_time_s(rates, slice, slowest_plan.sizes, largest_shard),
                                               attention_flops(slice, largest_shard), b);
+  apply_paged_attention(attention.impl.get(), rates, slice, seq_len, r);
   r.collectives = step_collectives(w, r.tokens_per_gpu, layout);
   const std::vector<std::vector<int>> post_groups = post_attention_groups(layouts.groups(), algorithm);
   const CollectiveTime hidden = layer_collectives_time(layouts, post, post_groups, r.collectives);

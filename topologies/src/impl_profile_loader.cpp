@@ -56,11 +56,18 @@ void read_engine_step(const StrictMap& root, ImplProfile& profile) {
   const YAML::Node node = root.optional("engine_step");
   if (!node) return;
   StrictMap map(node, root.file(), "the engine_step section",
-                {"fixed", "per_sequence", "gemm_flop_efficiency", "source"});
+                {"fixed", "per_sequence", "gemm_flop_efficiency", "paged_attention", "source"});
   EngineStep engine;
   engine.fixed_s = map.duration_s("fixed");
   engine.per_sequence_s = map.has("per_sequence") ? map.duration_s("per_sequence") : 0.0;
   if (map.has("gemm_flop_efficiency")) engine.gemm_flop_efficiency = map.number("gemm_flop_efficiency", 1e-4, 1.0);
+  if (map.has("paged_attention")) {
+    StrictMap paged(map.required("paged_attention"), map.file(), "engine_step's paged_attention",
+                    {"v1_bandwidth_efficiency", "v2_bandwidth_efficiency"});
+    engine.paged_attention =
+        PagedAttention{paged.number("v1_bandwidth_efficiency", kPagedEfficiencyMin, kPagedEfficiencyMax),
+                       paged.number("v2_bandwidth_efficiency", kPagedEfficiencyMin, kPagedEfficiencyMax)};
+  }
   engine.source = map.name("source");
   profile.sources["engine_step"] = engine.source;
   profile.engine_step = engine;

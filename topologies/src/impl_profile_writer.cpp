@@ -79,6 +79,11 @@ void write_ring_prefill_uncertainty(YAML::Emitter& out, const ImplProfile& profi
     if (profile.engine_step->gemm_flop_efficiency > 0) {
       out << YAML::Key << "gemm_flop_efficiency" << YAML::Value << shortest(profile.engine_step->gemm_flop_efficiency);
     }
+    if (const auto& paged = profile.engine_step->paged_attention) {
+      out << YAML::Key << "paged_attention" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
+          << "v1_bandwidth_efficiency" << YAML::Value << shortest(paged->v1_bandwidth_efficiency) << YAML::Key
+          << "v2_bandwidth_efficiency" << YAML::Value << shortest(paged->v2_bandwidth_efficiency) << YAML::EndMap;
+    }
     out << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted << profile.engine_step->source << YAML::EndMap;
   }
   out << YAML::Key << "uncertainty" << YAML::Value << YAML::BeginMap << YAML::Key << "compute" << YAML::Value

@@ -235,6 +235,30 @@ TEST_CASE("an engine_step's GEMM FLOP efficiency adds the step's GEMM FLOPs at t
   CHECK(error_of(kHead + "engine_step: {fixed: 1ms, gemm_flop_efficiency: 0, source: s}\n").find("p.yaml:5:") == 0);
 }
 
+TEST_CASE("an engine_step's paged_attention: both kernels' efficiencies, read back, checked at their keys") {
+  const ImplProfile p = load_impl_profile_text(
+      kHead +
+          "engine_step: {fixed: 1ms, paged_attention: {v1_bandwidth_efficiency: 0.5, v2_bandwidth_efficiency: 1.5},"
+          " source: s}\n",
+      "p.yaml");
+  REQUIRE(p.engine_step->paged_attention.has_value());
+  CHECK(p.engine_step->paged_attention->v1_bandwidth_efficiency == 0.5);
+  CHECK(p.engine_step->paged_attention->v2_bandwidth_efficiency == 1.5);
+  const ImplProfile back = load_impl_profile_text(impl_profile_yaml(p), "back.yaml");
+  REQUIRE(back.engine_step->paged_attention.has_value());
+  CHECK(back.engine_step->paged_attention->v2_bandwidth_efficiency == 1.5);
+  const ImplProfile plain = load_impl_profile_text(kHead + "engine_step: {fixed: 1ms, source: s}\n", "p.yaml");
+  CHECK_FALSE(plain.engine_step->paged_attention.has_value());
+  CHECK(impl_profile_yaml(plain).find("paged_attention") == std::string::npos);
+  // out of [0.01, 4], one missing, an unknown key: errors on line 5 (the engine_step line)
+  const std::string start = kHead + "engine_step: {fixed: 1ms, source: s, paged_attention: ";
+  CHECK(error_of(start + "{v1_bandwidth_efficiency: 5, v2_bandwidth_efficiency: 1}}\n").find("p.yaml:5:") == 0);
+  CHECK(error_of(start + "{v1_bandwidth_efficiency: 0, v2_bandwidth_efficiency: 1}}\n").find("p.yaml:5:") == 0);
+  CHECK(error_of(start + "{v1_bandwidth_efficiency: 0.5}}\n").find("p.yaml:5:") == 0);
+  CHECK(error_of(start + "{v1_bandwidth_efficiency: 0.5, v2_bandwidth_efficiency: 1, v3: 1}}\n").find("p.yaml:5:") ==
+        0);
+}
+
 TEST_CASE("a bad engine_step section is an error at its key") {
   CHECK(error_of(kHead + "engine_step: {fixed: 0.8ms, per_sequence: 12us}\n").find("p.yaml:5:") == 0);  // no source
   CHECK(error_of(kHead + "engine_step: {fixed: -1ms, source: s}\n").find("p.yaml:5:") == 0);

@@ -54,7 +54,7 @@ double prefill_flops(const model::Workload& w, long long prompt_tokens) {
 double relative_error(double predicted, double measured) { return (predicted - measured) / measured; }
 
 // min over x >= 0 of |r - sum_j x_j columns[j]|^2 over the columns `allowed` (the others held at 0): every subset of
-// them solved by least squares, the best whose unknowns all come out >= 0 kept (at most 3 columns: 7 subsets; the
+// them solved by least squares, the best whose unknowns all come out >= 0 kept (at most 5 columns: 31 subsets; the
 // optimum is the least-squares solution on its own nonzero columns, so it is among them).
 std::vector<double> nonnegative_fit(const std::vector<std::vector<double>>& columns, const std::vector<bool>& allowed,
                                     const std::vector<double>& r) {
@@ -114,6 +114,10 @@ EnginePrediction predict_engine_run(const topologies::ClusterSpec& spec, const t
     p.step_s = step.step_s;
     p.engine_step_s = step.breakdown.engine_s;
     p.gemm_flops_at_peak_s = step.gemm_flops_at_peak_s;
+    p.attention_s = step.breakdown.attention_s;
+    const double rated_Bps = layouts.cp_model(0).slowest_rates().hbm_rated_Bps;
+    p.paged_v1_at_rated_s = step.paged_attention.v1_bytes / rated_Bps;
+    p.paged_v2_at_rated_s = step.paged_attention.v2_bytes / rated_Bps;
   }
   p.memory_shortfall = memory_shortfall(layouts, w, run, bare);
   const double peak_flops = run.tp * layouts.cp_model(0).slowest_rates().peak_flops * model::kPrefillEfficiency;
@@ -151,49 +155,118 @@ bool gemm_apart_from_batch(const std::vector<double>& gemm_per_sequence) {
 // a GEMM library's rate but other work misread (over the peak: the per-sequence or fixed work; under 1e-4: absurd).
 bool credible_gemm(double inverse_efficiency) { return inverse_efficiency >= 1.0 && inverse_efficiency <= 1e4; }
 
+// 1 / an efficiency the loader accepts for a PagedAttention kernel (kPagedEfficiencyMin-Max); 0 (the term not
+// chosen) is none: the kernels' time is never free.
+bool credible_paged(double inverse_efficiency) {
+  return inverse_efficiency >= 1.0 / topologies::kPagedEfficiencyMax &&
+         inverse_efficiency <= 1.0 / topologies::kPagedEfficiencyMin;
+}
+
+// The fit's columns (fit_engine_step), per run: r = (m - x) / m, x the prediction without the engine's work (and, where
+// the prior decodes with PagedAttention, without the model's attention, which those kernels replace); u = n / m,
+// v = n B / m, g = d F / m, paged_v1 = d R1 / m, paged_v2 = d R2 / m.
+struct FitColumns {
+  std::vector<double> r, u, v, g, paged_v1, paged_v2;
+  std::vector<double> gemm_per_sequence;  // F / B
+  bool several_batches = false;
+};
+
+FitColumns fit_columns(const topologies::ClusterSpec& spec, const topologies::ImplProfile& before,
+                       const std::vector<EngineRun>& runs) {
+  topologies::ImplProfile bare = before;
+  bare.engine_step.reset();
+  const bool paged = before.engine_step && before.engine_step->paged_attention;
+  FitColumns c;
+  std::set<int> batches;
+  for (const EngineRun& run : runs) {
+    const double m = run.measured_s;
+    const double n = static_cast<double>(run.engine_steps());
+    const EnginePrediction bare_run = predict_engine_run(spec, bare, run);
+    const double decode_steps = run.benchmark == "latency" ? n - 1 : n;  // the prefill has no GEMM or decode kernel
+    c.u.push_back(n / m);
+    c.v.push_back(n * run.batch / m);
+    c.g.push_back(decode_steps * bare_run.gemm_flops_at_peak_s / m);
+    c.paged_v1.push_back(decode_steps * bare_run.paged_v1_at_rated_s / m);
+    c.paged_v2.push_back(decode_steps * bare_run.paged_v2_at_rated_s / m);
+    c.gemm_per_sequence.push_back(bare_run.gemm_flops_at_peak_s / run.batch);
+    const double without = bare_run.predicted_s - (paged ? decode_steps * bare_run.attention_s : 0.0);
+    c.r.push_back((m - without) / m);
+    batches.insert(run.batch);
+  }
+  c.several_batches = batches.size() > 1;
+  return c;
+}
+
+// A term held at `coefficient`: its part taken out of what the fitted terms explain.
+void hold(std::vector<double>& left, const std::vector<double>& column, double coefficient) {
+  for (std::size_t i = 0; i < left.size(); ++i) left[i] -= coefficient * column[i];
+}
+
+// Fixed, per sequence, GEMM (with_gemm) and the PagedAttention kernels' terms (fit_paged) by nonnegative least squares
+// on `left`: a GEMM term at no credible efficiency is dropped, a kernel's at none held at the prior's
+// (fit.step.paged_attention), and the rest refitted.
+void fit_free_terms(const FitColumns& c, bool with_gemm, bool fit_paged, std::vector<double> left, EngineStepFit& fit) {
+  const std::vector<std::vector<double>> columns{c.u, c.v, c.g, c.paged_v1, c.paged_v2};
+  std::vector<bool> allowed{true, c.several_batches, with_gemm, fit_paged, fit_paged};
+  const auto solve = [&] {
+    std::vector<double> x = nonnegative_fit(columns, allowed, left);
+    if (x[2] > 0 && !credible_gemm(x[2])) {
+      allowed[2] = false;
+      x = nonnegative_fit(columns, allowed, left);
+    }
+    return x;
+  };
+  std::vector<double> x = solve();
+  for (bool refit = fit_paged; refit;) {  // each kernel held at most once: two rounds at most
+    refit = false;
+    const topologies::PagedAttention& prior = *fit.step.paged_attention;
+    const double prior_inverse[2] = {1.0 / prior.v1_bandwidth_efficiency, 1.0 / prior.v2_bandwidth_efficiency};
+    for (std::size_t k = 3; k <= 4; ++k) {
+      if (!allowed[k] || credible_paged(x[k])) continue;
+      hold(left, columns[k], prior_inverse[k - 3]);
+      allowed[k] = false;
+      refit = true;
+    }
+    if (refit) x = solve();
+  }
+  fit.step.fixed_s = x[0];
+  fit.step.per_sequence_s = x[1];
+  fit.step.gemm_flop_efficiency = x[2] > 0 ? 1.0 / x[2] : 0.0;
+  fit.per_sequence_fitted = x[1] > 0;
+  fit.gemm_fitted = x[2] > 0;
+  fit.paged_v1_fitted = fit_paged && allowed[3];
+  fit.paged_v2_fitted = fit_paged && allowed[4];
+  if (fit.paged_v1_fitted) fit.step.paged_attention->v1_bandwidth_efficiency = 1.0 / x[3];
+  if (fit.paged_v2_fitted) fit.step.paged_attention->v2_bandwidth_efficiency = 1.0 / x[4];
+}
+
 }  // namespace
 
 EngineStepFit fit_engine_step(const topologies::ClusterSpec& spec, const topologies::ImplProfile& before,
                               const std::vector<EngineRun>& runs) {
   if (runs.empty()) throw topologies::InputError("no engine runs to fit");
-  topologies::ImplProfile bare = before;
-  bare.engine_step.reset();
-  // r_i = (m - x) / m = a u_i + b v_i + c g_i with u_i = n / m, v_i = n B / m, g_i = d F / m (F: one decode step's
-  // GEMM FLOPs at the GPU's peak, d its decode steps, c = 1 / gemm_flop_efficiency): the error is r - a u - b v - c g.
-  std::vector<double> u, v, g, r, gemm_per_sequence;
-  std::set<int> batches;
-  EngineStepFit fit;
-  for (const EngineRun& run : runs) {
-    const double m = run.measured_s;
-    const double n = static_cast<double>(run.engine_steps());
-    const EnginePrediction bare_run = predict_engine_run(spec, bare, run);
-    u.push_back(n / m);
-    v.push_back(n * run.batch / m);
-    const double decode_steps = run.benchmark == "latency" ? n - 1 : n;  // the prefill has no GEMM term
-    g.push_back(decode_steps * bare_run.gemm_flops_at_peak_s / m);
-    gemm_per_sequence.push_back(bare_run.gemm_flops_at_peak_s / run.batch);
-    r.push_back((m - bare_run.predicted_s) / m);
-    batches.insert(run.batch);
-  }
+  const FitColumns c = fit_columns(spec, before, runs);
+  const std::optional<topologies::PagedAttention> prior_paged =
+      before.engine_step ? before.engine_step->paged_attention : std::nullopt;
   const bool few = runs.size() < kRunsToFitSlope;
   const bool keep_slope = few && before.engine_step &&
                           (before.engine_step->per_sequence_s > 0 || before.engine_step->gemm_flop_efficiency > 0);
+  EngineStepFit fit;
+  std::vector<double> left = c.r;  // what the engine's terms explain, less the terms held at the prior's
+  if (prior_paged && few) {
+    hold(left, c.paged_v1, 1.0 / prior_paged->v1_bandwidth_efficiency);
+    hold(left, c.paged_v2, 1.0 / prior_paged->v2_bandwidth_efficiency);
+  }
   if (keep_slope) {  // the prior's slopes held: the fixed work alone fits what is left
     fit.step = *before.engine_step;
-    std::vector<double> left = r;
-    const double c = fit.step.gemm_flop_efficiency > 0 ? 1.0 / fit.step.gemm_flop_efficiency : 0.0;
-    for (std::size_t i = 0; i < left.size(); ++i) left[i] -= fit.step.per_sequence_s * v[i] + c * g[i];
-    fit.step.fixed_s = nonnegative_fit({u}, {true}, left)[0];
+    const double gemm = fit.step.gemm_flop_efficiency > 0 ? 1.0 / fit.step.gemm_flop_efficiency : 0.0;
+    hold(left, c.v, fit.step.per_sequence_s);
+    hold(left, c.g, gemm);
+    fit.step.fixed_s = nonnegative_fit({c.u}, {true}, left)[0];
     fit.per_sequence_from_prior = true;
   } else {
-    const bool with_gemm = !few && gemm_apart_from_batch(gemm_per_sequence);
-    std::vector<double> x = nonnegative_fit({u, v, g}, {true, batches.size() > 1, with_gemm}, r);
-    if (x[2] > 0 && !credible_gemm(x[2])) x = nonnegative_fit({u, v, g}, {true, batches.size() > 1, false}, r);
-    fit.step.fixed_s = x[0];
-    fit.step.per_sequence_s = x[1];
-    fit.step.gemm_flop_efficiency = x[2] > 0 ? 1.0 / x[2] : 0.0;
-    fit.per_sequence_fitted = x[1] > 0;
-    fit.gemm_fitted = x[2] > 0;
+    fit.step.paged_attention = prior_paged;
+    fit_free_terms(c, !few && gemm_apart_from_batch(c.gemm_per_sequence), prior_paged && !few, left, fit);
   }
   topologies::ImplProfile after = before;
   after.engine_step = fit.step;

@@ -49,6 +49,7 @@ ordered_json prediction_json(const validate::EnginePrediction& p) {
           {"step_s", p.step_s},
           {"engine_step_s", p.engine_step_s},
           {"gemm_flops_at_peak_s", p.gemm_flops_at_peak_s},
+          {"attention_s", p.attention_s},
           {"decode_steps", p.decode_steps},
           {"middle_context", p.middle_context},
           {"ttft_s", p.ttft_s > 0 ? ordered_json(p.ttft_s) : ordered_json()},
@@ -57,11 +58,16 @@ ordered_json prediction_json(const validate::EnginePrediction& p) {
 }
 
 ordered_json engine_step_json(const topologies::EngineStep& step) {
-  return {{"fixed_s", step.fixed_s},
-          {"per_sequence_s", step.per_sequence_s},
-          {"gemm_flop_efficiency",
-           step.gemm_flop_efficiency > 0 ? ordered_json(step.gemm_flop_efficiency) : ordered_json()},
-          {"source", step.source}};
+  return {
+      {"fixed_s", step.fixed_s},
+      {"per_sequence_s", step.per_sequence_s},
+      {"gemm_flop_efficiency",
+       step.gemm_flop_efficiency > 0 ? ordered_json(step.gemm_flop_efficiency) : ordered_json()},
+      {"paged_attention", step.paged_attention
+                              ? ordered_json{{"v1_bandwidth_efficiency", step.paged_attention->v1_bandwidth_efficiency},
+                                             {"v2_bandwidth_efficiency", step.paged_attention->v2_bandwidth_efficiency}}
+                              : ordered_json()},
+      {"source", step.source}};
 }
 
 ordered_json fit_json(const validate::EngineStepFit& fit) {
@@ -69,6 +75,8 @@ ordered_json fit_json(const validate::EngineStepFit& fit) {
   json["per_sequence_fitted"] = fit.per_sequence_fitted;
   json["per_sequence_from_prior"] = fit.per_sequence_from_prior;
   json["gemm_fitted"] = fit.gemm_fitted;
+  json["paged_v1_fitted"] = fit.paged_v1_fitted;
+  json["paged_v2_fitted"] = fit.paged_v2_fitted;
   return json;
 }
 
@@ -161,7 +169,12 @@ EngineCalibration calibrate_engine(const topologies::ClusterSpec& spec, const to
                  " kept from " + prior.name + " (fewer than " + std::to_string(validate::kRunsToFitSlope) + " runs)"
        : c.fit.per_sequence_fitted
            ? ""
-           : "; per_sequence not fitted (one batch size, a negative slope, or the GEMM term took it)");
+           : "; per_sequence not fitted (one batch size, a negative slope, or the GEMM term took it)") +
+      (c.fit.step.paged_attention && !(c.fit.paged_v1_fitted && c.fit.paged_v2_fitted)
+           ? "; PagedAttention efficiencies" +
+                 std::string(c.fit.paged_v1_fitted || c.fit.paged_v2_fitted ? " (one)" : "") + " kept from " +
+                 prior.name
+           : "");
   c.fitted = prior;
   c.fitted.name = prior.name + "-engine-fitted";
   c.fitted.description =

@@ -27,6 +27,7 @@
 
 #include "treering/model/layout_model.hpp"
 #include "treering/model/moe_exchange.hpp"
+#include "treering/model/paged_attention.hpp"
 
 namespace treering::model {
 
@@ -122,6 +123,10 @@ struct StepResult {
   double dense_layer_s = 0;     // one dense layer, everything in it (0: the model has none)
   std::optional<ExpertStep> experts;  // expert parallelism's exchanges (Layout::experts.ep > 1, MoE models)
   double gemm_flops_at_peak_s = 0;    // Scope::step: the step's GEMM FLOPs on one GPU (step_gemm_flops) at its peak
+  // What vLLM's PagedAttention kernels would read on the slowest GPU, a layer (Scope::layer) or the step (none with
+  // latent attention); where the profile's engine decodes with them (EngineStep::paged_attention) the attention is
+  // their time.
+  PagedAttentionReads paged_attention;
 };
 
 // `attention`: LayoutModel::attention's for the same arguments. Throws std::invalid_argument for

@@ -67,11 +67,27 @@ struct PrefillProfile {
 // Example: fixed 0.8 ms and 12 us a sequence at batch 32: 0.8 + 32 x 0.012 = 1.184 ms a step; with
 // gemm_flop_efficiency 0.05 and llama3.1-8b's 7.5e9 GEMM parameters at batch 32 on one 1,307 TFLOP/s GPU,
 // 2 x 32 x 7.5e9 / (0.05 x 1.307e15) = 7.3 ms more.
+// vLLM's PagedAttention decode kernels (csrc/attention/attention_kernels.cu; vllm/attention/ops/paged_attn.py picks
+// one), where an engine decodes with them rather than a FlashAttention-style kernel (vLLM 0.6's ROCm backend): a
+// thread block per (sequence, query head) reads its K/V head's cache, so a GQA model's K/V is read once per query
+// head; v1 (the whole context in one block) where the context is <= 8,192 tokens and either <= 512 (one partition)
+// or sequences x query heads > 512, else v2 (512-token partitions, then a reduction). Each runs at its fraction of
+// the GPU's rated HBM bandwidth over those per-query-head reads (above 1 where caches serve a group's re-reads).
+// Example: llama3-8b on one GPU, 64 sequences at context 3,072: 64 x 32 > 512 -> v1; 64 x 32 x 3,072 x 2 x 128 x 2
+// = 3.2 GB a layer; at v1_bandwidth_efficiency 0.3 of 5.3 TB/s: 2.0 ms a layer, 65 ms over 32 layers.
+constexpr double kPagedEfficiencyMin = 0.01;  // the loader's range for either efficiency
+constexpr double kPagedEfficiencyMax = 4.0;
+struct PagedAttention {
+  double v1_bandwidth_efficiency = 0;
+  double v2_bandwidth_efficiency = 0;
+};
+
 struct EngineStep {
   double fixed_s = 0;
   double per_sequence_s = 0;
   double gemm_flop_efficiency = 0;  // 0: none (the GEMMs as the step model costs them, their FLOPs hidden)
   std::string source;
+  std::optional<PagedAttention> paged_attention;  // none: the model's own decode attention kernel
   // `gemm_flops_at_peak_s`: the step's GEMM FLOPs on one GPU over its peak FLOP rate.
   double step_s(int sequences, double gemm_flops_at_peak_s = 0) const {
     const double gemm_s = gemm_flop_efficiency > 0 ? gemm_flops_at_peak_s / gemm_flop_efficiency : 0.0;
@@ -123,7 +139,9 @@ struct ImplProfile {
 //   ring: {overlap: true, exchanges_per_step: 1, host_round_trips_per_step: 0, source: "..."}   # optional
 //   prefill: {attention_schedule: ring-causal-skip, attention_efficiency: 0.37, source: "..."}   # optional
 //   engine_step: {fixed: 0.8ms, per_sequence: 12us, source: "..."}  # optional: a serving engine's own work a step
-//                                     # (gemm_flop_efficiency: 0.05 optional, in (0, 1]: its GEMMs' FLOPs exposed)
+//                                     # (gemm_flop_efficiency: 0.05 optional, in (0, 1]: its GEMMs' FLOPs exposed;
+//                                     # paged_attention: {v1_bandwidth_efficiency: 0.3, v2_bandwidth_efficiency: 1.2}
+//                                     # optional, each in [0.01, 4]: vLLM's PagedAttention decodes instead)
 //   uncertainty: {compute: 0.15, communication: 0.3, network_latency: 0.6, source: "..."}       # required
 //                                     # (network_latency optional: communication's when absent)
 //   per_layer:                        # optional: extra work per layer and token

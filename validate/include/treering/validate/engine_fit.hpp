@@ -56,8 +56,13 @@ struct EnginePrediction {
   double step_s = 0;                // one decode step at the middle context, the engine's work included
   double engine_step_s = 0;         // of which the engine's own work (EngineStep: host work, exposed GEMM FLOPs)
   double gemm_flops_at_peak_s = 0;  // the step's GEMM FLOPs on one GPU at its peak FLOP rate (the fit's third term)
-  long long decode_steps = 0;       // output_len - 1
-  long long middle_context = 0;     // input_len + output_len / 2
+  double attention_s = 0;  // of the step, its attention (the profile's PagedAttention kernels where it has them)
+  // what vLLM's PagedAttention v1 and v2 kernels would read in the step, at the GPU's rated HBM bandwidth (the fit's
+  // fourth and fifth terms; 0 with latent attention)
+  double paged_v1_at_rated_s = 0;
+  double paged_v2_at_rated_s = 0;
+  long long decode_steps = 0;    // output_len - 1
+  long long middle_context = 0;  // input_len + output_len / 2
   // Why the run's batch does not fit in kEngineMemoryFraction of a GPU at its last token (KV cache + weights), or
   // "": a run that does not fit is reported, not predicted (validate) nor fitted (calibrate).
   std::string memory_shortfall;
@@ -79,6 +84,8 @@ struct EngineStepFit {
   bool per_sequence_fitted = false;      // false: every run had one batch size, or its slope came out negative (0 kept)
   bool per_sequence_from_prior = false;  // fewer than kRunsToFitSlope runs: the prior's slopes kept
   bool gemm_fitted = false;              // gemm_flop_efficiency fitted (else 0: the GEMMs' FLOPs hidden)
+  bool paged_v1_fitted = false;          // the PagedAttention efficiencies fitted (else the prior's held)
+  bool paged_v2_fitted = false;
   std::vector<double> errors_before, errors_after;  // relative, (predicted - measured) / measured, per run
 };
 
@@ -94,8 +101,12 @@ struct EngineStepFit {
 // batch 1 and 32, 128 steps each, measured 0.1 s and 0.2 ms a step over the model at batch 1 and 1.0 ms at batch 32
 // give per_sequence (1.0 - 0.2) / 31 = 25.8 us and fixed 0.2 - 0.0258 = 0.174 ms when both fit exactly. With fewer
 // than kRunsToFitSlope runs and a prior whose engine_step has a slope (per sequence or GEMM), the slopes are kept
-// and `fixed` alone fitted. `before` is the profile the runs are predicted with (its engine_step replaced by the
-// fit). Throws InputError with no run.
+// and `fixed` alone fitted. Where the prior decodes with vLLM's PagedAttention (EngineStep::paged_attention), the
+// runs' attention is those kernels': the model's attention leaves x, and the kernels' reads at the rated HBM bandwidth
+// (d R1, d R2) are two more terms, linear in 1 / v1_bandwidth_efficiency and 1 / v2_bandwidth_efficiency; each is
+// fitted from kRunsToFitSlope runs and kept only at an efficiency the loader accepts (kPagedEfficiencyMin-Max), else
+// the prior's held. `before` is the profile the runs are predicted with (its engine_step replaced by the fit). Throws
+// InputError with no run.
 EngineStepFit fit_engine_step(const topologies::ClusterSpec& spec, const topologies::ImplProfile& before,
                               const std::vector<EngineRun>& runs);
 

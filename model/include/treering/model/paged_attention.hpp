@@ -1,0 +1,33 @@
+// A serving engine's decode attention when it runs vLLM's PagedAttention kernels (topologies::PagedAttention) in
+// place of the model's own kernel: which of the two kernels runs, the bytes it reads, and the time. Pure.
+//
+// vllm/attention/ops/paged_attn.py (v0.6) picks v1 where the longest context is <= 8,192 tokens and either it fits one
+// 512-token partition or sequences x query heads > 512, else v2. Both launch a thread block per (sequence, query
+// head) that reads its K/V head's cache, so every query head reads the K/V: sequences x query heads x context x 2 x
+// head dim x element bytes a layer. Example: llama3-8b at TP 2 (16 query heads a GPU), 32 sequences at context
+// 1,024: 32 x 16 = 512, not above 512 -> v2; 32 x 16 x 1,024 x 2 x 128 x 2 B = 268 MB a layer.
+#pragma once
+
+#include "treering/model/workload.hpp"
+#include "treering/topologies/impl_profile.hpp"
+
+namespace treering::model {
+
+inline constexpr long long kPagedAttentionPartitionTokens = 512;  // _PARTITION_SIZE
+inline constexpr long long kPagedAttentionV1MaxContext = 8192;    // v1 keeps a whole context's logits in shared memory
+inline constexpr long long kPagedAttentionV1MinSequenceHeads = 513;  // v1 from more than 512 (sequence, head) blocks
+
+struct PagedAttentionReads {  // one GPU; bytes read by each kernel (one of them is 0 for a single step and layer)
+  double v1_bytes = 0;
+  double v2_bytes = 0;
+};
+
+// One layer on one GPU of `slice` (layout.hpp's head slice: its batch and query heads) at `context` tokens. Throws
+// InputError for latent attention (vLLM decodes it with its MLA backends, not PagedAttention).
+PagedAttentionReads paged_attention_reads(const Workload& slice, long long context);
+
+// The reads at the profile's efficiencies of `hbm_rated_Bps`. Example: the 268 MB above by v2 at 1.2 x 5.3 TB/s: 42 us.
+double paged_attention_s(const PagedAttentionReads& reads, const topologies::PagedAttention& kernels,
+                         double hbm_rated_Bps);
+
+}  // namespace treering::model
