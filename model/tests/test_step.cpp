@@ -180,3 +180,21 @@ TEST_CASE("an engine whose GEMMs lose efficiency adds the step's GEMM FLOPs at t
   const Evaluated bare = evaluate(layouts, DecodeAlgorithm::tree, w, 8192, Scope::step);
   CHECK(step.step_s - bare.step.step_s == doctest::Approx(step.breakdown.engine_s).scale(1e-12));
 }
+
+TEST_CASE("an engine's extra per TP collective is added for each of the step's collectives, none on one GPU") {
+  // llama3.1-8b at TP 8: 2 x 32 all-reduces and the logits' all-gather = 65 collectives; 60 us more each: 3.9 ms.
+  model::Workload w = model::find_workload("llama3.1-8b");
+  w.batch = 16;
+  topologies::ImplProfile engine = topologies::default_impl_profile();
+  engine.engine_step = topologies::EngineStep{};
+  engine.engine_step->per_collective_s = 60e-6;
+  model::PlanOptions options;
+  options.impl = std::make_shared<const topologies::ImplProfile>(engine);
+  for (const int tp : {8, 1}) {
+    const model::LayoutModel layouts(one_dgx(), model::place_layout(one_dgx(), model::Layout{tp, 1}));
+    const model::LayoutAttention with = layouts.attention(DecodeAlgorithm::tree, w, 8192, options);
+    const model::StepResult step = model::evaluate_step(layouts, with, DecodeAlgorithm::tree, w, 8192, Scope::step);
+    CHECK(step.tp_collectives == (tp == 8 ? 65 : 0));
+    CHECK(step.breakdown.engine_s == doctest::Approx(tp == 8 ? 3.9e-3 : 0.0).scale(1e-12));
+  }
+}

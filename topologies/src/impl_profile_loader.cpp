@@ -56,7 +56,7 @@ void read_engine_step(const StrictMap& root, ImplProfile& profile) {
   const YAML::Node node = root.optional("engine_step");
   if (!node) return;
   StrictMap map(node, root.file(), "the engine_step section",
-                {"fixed", "per_sequence", "gemm_flop_efficiency", "paged_attention", "source"});
+                {"fixed", "per_sequence", "gemm_flop_efficiency", "paged_attention", "per_collective", "source"});
   EngineStep engine;
   engine.fixed_s = map.duration_s("fixed");
   engine.per_sequence_s = map.has("per_sequence") ? map.duration_s("per_sequence") : 0.0;
@@ -68,6 +68,7 @@ void read_engine_step(const StrictMap& root, ImplProfile& profile) {
         PagedAttention{paged.number("v1_bandwidth_efficiency", kPagedEfficiencyMin, kPagedEfficiencyMax),
                        paged.number("v2_bandwidth_efficiency", kPagedEfficiencyMin, kPagedEfficiencyMax)};
   }
+  engine.per_collective_s = map.has("per_collective") ? map.duration_s("per_collective") : 0.0;
   engine.source = map.name("source");
   profile.sources["engine_step"] = engine.source;
   profile.engine_step = engine;

@@ -259,6 +259,19 @@ TEST_CASE("an engine_step's paged_attention: both kernels' efficiencies, read ba
         0);
 }
 
+TEST_CASE("an engine_step's per_collective: read, written back only when set, never negative") {
+  const ImplProfile p =
+      load_impl_profile_text(kHead + "engine_step: {fixed: 1ms, per_collective: 60us, source: s}\n", "p.yaml");
+  CHECK(p.engine_step->per_collective_s == doctest::Approx(60e-6).scale(1e-12));
+  // 1 ms + 65 collectives x 60 us = 4.9 ms at batch 1 (no per-sequence work, no GEMM term)
+  CHECK(p.engine_step->step_s(1, 0.0, 65) == doctest::Approx(4.9e-3).scale(1e-12));
+  CHECK(load_impl_profile_text(impl_profile_yaml(p), "back.yaml").engine_step->per_collective_s ==
+        doctest::Approx(60e-6).scale(1e-12));
+  const ImplProfile plain = load_impl_profile_text(kHead + "engine_step: {fixed: 1ms, source: s}\n", "p.yaml");
+  CHECK(impl_profile_yaml(plain).find("per_collective") == std::string::npos);
+  CHECK(error_of(kHead + "engine_step: {fixed: 1ms, per_collective: -5us, source: s}\n").find("p.yaml:5:") == 0);
+}
+
 TEST_CASE("a bad engine_step section is an error at its key") {
   CHECK(error_of(kHead + "engine_step: {fixed: 0.8ms, per_sequence: 12us}\n").find("p.yaml:5:") == 0);  // no source
   CHECK(error_of(kHead + "engine_step: {fixed: -1ms, source: s}\n").find("p.yaml:5:") == 0);

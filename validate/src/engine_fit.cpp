@@ -54,7 +54,7 @@ double prefill_flops(const model::Workload& w, long long prompt_tokens) {
 double relative_error(double predicted, double measured) { return (predicted - measured) / measured; }
 
 // min over x >= 0 of |r - sum_j x_j columns[j]|^2 over the columns `allowed` (the others held at 0): every subset of
-// them solved by least squares, the best whose unknowns all come out >= 0 kept (at most 5 columns: 31 subsets; the
+// them solved by least squares, the best whose unknowns all come out >= 0 kept (at most 6 columns: 63 subsets; the
 // optimum is the least-squares solution on its own nonzero columns, so it is among them).
 std::vector<double> nonnegative_fit(const std::vector<std::vector<double>>& columns, const std::vector<bool>& allowed,
                                     const std::vector<double>& r) {
@@ -118,6 +118,7 @@ EnginePrediction predict_engine_run(const topologies::ClusterSpec& spec, const t
     const double rated_Bps = layouts.cp_model(0).slowest_rates().hbm_rated_Bps;
     p.paged_v1_at_rated_s = step.paged_attention.v1_bytes / rated_Bps;
     p.paged_v2_at_rated_s = step.paged_attention.v2_bytes / rated_Bps;
+    p.tp_collectives = step.tp_collectives;
   }
   p.memory_shortfall = memory_shortfall(layouts, w, run, bare);
   const double peak_flops = run.tp * layouts.cp_model(0).slowest_rates().peak_flops * model::kPrefillEfficiency;
@@ -162,13 +163,17 @@ bool credible_paged(double inverse_efficiency) {
          inverse_efficiency <= 1.0 / topologies::kPagedEfficiencyMin;
 }
 
+// More than 1 ms for each TP collective is no collective's latency but other work misread.
+bool credible_per_collective(double per_collective_s) { return per_collective_s <= 1e-3; }
+
 // The fit's columns (fit_engine_step), per run: r = (m - x) / m, x the prediction without the engine's work (and, where
 // the prior decodes with PagedAttention, without the model's attention, which those kernels replace); u = n / m,
-// v = n B / m, g = d F / m, paged_v1 = d R1 / m, paged_v2 = d R2 / m.
+// v = n B / m, g = d F / m, paged_v1 = d R1 / m, paged_v2 = d R2 / m, k = d C / m (C: the step's TP collectives).
 struct FitColumns {
-  std::vector<double> r, u, v, g, paged_v1, paged_v2;
+  std::vector<double> r, u, v, g, paged_v1, paged_v2, k;
   std::vector<double> gemm_per_sequence;  // F / B
   bool several_batches = false;
+  bool several_collective_counts = false;  // runs of different models or TP 1 beside TP > 1: k is not u scaled
 };
 
 FitColumns fit_columns(const topologies::ClusterSpec& spec, const topologies::ImplProfile& before,
@@ -177,7 +182,7 @@ FitColumns fit_columns(const topologies::ClusterSpec& spec, const topologies::Im
   bare.engine_step.reset();
   const bool paged = before.engine_step && before.engine_step->paged_attention;
   FitColumns c;
-  std::set<int> batches;
+  std::set<int> batches, collective_counts;
   for (const EngineRun& run : runs) {
     const double m = run.measured_s;
     const double n = static_cast<double>(run.engine_steps());
@@ -188,12 +193,15 @@ FitColumns fit_columns(const topologies::ClusterSpec& spec, const topologies::Im
     c.g.push_back(decode_steps * bare_run.gemm_flops_at_peak_s / m);
     c.paged_v1.push_back(decode_steps * bare_run.paged_v1_at_rated_s / m);
     c.paged_v2.push_back(decode_steps * bare_run.paged_v2_at_rated_s / m);
+    c.k.push_back(decode_steps * bare_run.tp_collectives / m);
     c.gemm_per_sequence.push_back(bare_run.gemm_flops_at_peak_s / run.batch);
     const double without = bare_run.predicted_s - (paged ? decode_steps * bare_run.attention_s : 0.0);
     c.r.push_back((m - without) / m);
     batches.insert(run.batch);
+    collective_counts.insert(bare_run.tp_collectives);
   }
   c.several_batches = batches.size() > 1;
+  c.several_collective_counts = collective_counts.size() > 1;
   return c;
 }
 
@@ -202,16 +210,17 @@ void hold(std::vector<double>& left, const std::vector<double>& column, double c
   for (std::size_t i = 0; i < left.size(); ++i) left[i] -= coefficient * column[i];
 }
 
-// Fixed, per sequence, GEMM (with_gemm) and the PagedAttention kernels' terms (fit_paged) by nonnegative least squares
-// on `left`: a GEMM term at no credible efficiency is dropped, a kernel's at none held at the prior's
-// (fit.step.paged_attention), and the rest refitted.
-void fit_free_terms(const FitColumns& c, bool with_gemm, bool fit_paged, std::vector<double> left, EngineStepFit& fit) {
-  const std::vector<std::vector<double>> columns{c.u, c.v, c.g, c.paged_v1, c.paged_v2};
-  std::vector<bool> allowed{true, c.several_batches, with_gemm, fit_paged, fit_paged};
+// Fixed, per sequence, GEMM (with_gemm), the PagedAttention kernels' (fit_paged) and the per-collective terms
+// (with_collectives) by nonnegative least squares on `left`: a GEMM or per-collective term at no credible value is
+// dropped, a kernel's held at the prior's (fit.step.paged_attention), and the rest refitted.
+void fit_free_terms(const FitColumns& c, bool with_gemm, bool fit_paged, bool with_collectives,
+                    std::vector<double> left, EngineStepFit& fit) {
+  const std::vector<std::vector<double>> columns{c.u, c.v, c.g, c.paged_v1, c.paged_v2, c.k};
+  std::vector<bool> allowed{true, c.several_batches, with_gemm, fit_paged, fit_paged, with_collectives};
   const auto solve = [&] {
     std::vector<double> x = nonnegative_fit(columns, allowed, left);
-    if (x[2] > 0 && !credible_gemm(x[2])) {
-      allowed[2] = false;
+    while ((x[2] > 0 && !credible_gemm(x[2])) || (x[5] > 0 && !credible_per_collective(x[5]))) {
+      allowed[x[2] > 0 && !credible_gemm(x[2]) ? 2 : 5] = false;
       x = nonnegative_fit(columns, allowed, left);
     }
     return x;
@@ -234,6 +243,8 @@ void fit_free_terms(const FitColumns& c, bool with_gemm, bool fit_paged, std::ve
   fit.step.gemm_flop_efficiency = x[2] > 0 ? 1.0 / x[2] : 0.0;
   fit.per_sequence_fitted = x[1] > 0;
   fit.gemm_fitted = x[2] > 0;
+  fit.step.per_collective_s = x[5];
+  fit.per_collective_fitted = x[5] > 0;
   fit.paged_v1_fitted = fit_paged && allowed[3];
   fit.paged_v2_fitted = fit_paged && allowed[4];
   if (fit.paged_v1_fitted) fit.step.paged_attention->v1_bandwidth_efficiency = 1.0 / x[3];
@@ -250,7 +261,8 @@ EngineStepFit fit_engine_step(const topologies::ClusterSpec& spec, const topolog
       before.engine_step ? before.engine_step->paged_attention : std::nullopt;
   const bool few = runs.size() < kRunsToFitSlope;
   const bool keep_slope = few && before.engine_step &&
-                          (before.engine_step->per_sequence_s > 0 || before.engine_step->gemm_flop_efficiency > 0);
+                          (before.engine_step->per_sequence_s > 0 || before.engine_step->gemm_flop_efficiency > 0 ||
+                           before.engine_step->per_collective_s > 0);
   EngineStepFit fit;
   std::vector<double> left = c.r;  // what the engine's terms explain, less the terms held at the prior's
   if (prior_paged && few) {
@@ -262,11 +274,13 @@ EngineStepFit fit_engine_step(const topologies::ClusterSpec& spec, const topolog
     const double gemm = fit.step.gemm_flop_efficiency > 0 ? 1.0 / fit.step.gemm_flop_efficiency : 0.0;
     hold(left, c.v, fit.step.per_sequence_s);
     hold(left, c.g, gemm);
+    hold(left, c.k, fit.step.per_collective_s);
     fit.step.fixed_s = nonnegative_fit({c.u}, {true}, left)[0];
     fit.per_sequence_from_prior = true;
   } else {
     fit.step.paged_attention = prior_paged;
-    fit_free_terms(c, !few && gemm_apart_from_batch(c.gemm_per_sequence), prior_paged && !few, left, fit);
+    fit_free_terms(c, !few && gemm_apart_from_batch(c.gemm_per_sequence), prior_paged && !few,
+                   !few && c.several_collective_counts, left, fit);
   }
   topologies::ImplProfile after = before;
   after.engine_step = fit.step;

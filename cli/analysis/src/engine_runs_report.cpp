@@ -63,6 +63,7 @@ ordered_json engine_step_json(const topologies::EngineStep& step) {
       {"per_sequence_s", step.per_sequence_s},
       {"gemm_flop_efficiency",
        step.gemm_flop_efficiency > 0 ? ordered_json(step.gemm_flop_efficiency) : ordered_json()},
+      {"per_collective_s", step.per_collective_s > 0 ? ordered_json(step.per_collective_s) : ordered_json()},
       {"paged_attention", step.paged_attention
                               ? ordered_json{{"v1_bandwidth_efficiency", step.paged_attention->v1_bandwidth_efficiency},
                                              {"v2_bandwidth_efficiency", step.paged_attention->v2_bandwidth_efficiency}}
@@ -75,6 +76,7 @@ ordered_json fit_json(const validate::EngineStepFit& fit) {
   json["per_sequence_fitted"] = fit.per_sequence_fitted;
   json["per_sequence_from_prior"] = fit.per_sequence_from_prior;
   json["gemm_fitted"] = fit.gemm_fitted;
+  json["per_collective_fitted"] = fit.per_collective_fitted;
   json["paged_v1_fitted"] = fit.paged_v1_fitted;
   json["paged_v2_fitted"] = fit.paged_v2_fitted;
   return json;
@@ -165,8 +167,9 @@ EngineCalibration calibrate_engine(const topologies::ClusterSpec& spec, const to
       spec.name + ", " + today_utc() + ": median |error| " + percent_text(model::median_abs(c.fit.errors_before)) +
       " before, " + percent_text(model::median_abs(c.fit.errors_after)) + " after" +
       (c.fit.per_sequence_from_prior
-           ? "; per_sequence" + std::string(c.fit.step.gemm_flop_efficiency > 0 ? " and gemm_flop_efficiency" : "") +
-                 " kept from " + prior.name + " (fewer than " + std::to_string(validate::kRunsToFitSlope) + " runs)"
+           ? "; per_sequence" + std::string(c.fit.step.gemm_flop_efficiency > 0 ? ", gemm_flop_efficiency" : "") +
+                 std::string(c.fit.step.per_collective_s > 0 ? ", per_collective" : "") + " kept from " + prior.name +
+                 " (fewer than " + std::to_string(validate::kRunsToFitSlope) + " runs)"
        : c.fit.per_sequence_fitted
            ? ""
            : "; per_sequence not fitted (one batch size, a negative slope, or the GEMM term took it)") +

@@ -123,6 +123,7 @@ struct StepResult {
   double dense_layer_s = 0;     // one dense layer, everything in it (0: the model has none)
   std::optional<ExpertStep> experts;  // expert parallelism's exchanges (Layout::experts.ep > 1, MoE models)
   double gemm_flops_at_peak_s = 0;    // Scope::step: the step's GEMM FLOPs on one GPU (step_gemm_flops) at its peak
+  int tp_collectives = 0;  // Scope::step: its TP collectives (2 a layer, the logits' all-gather), 0 on one GPU
   // What vLLM's PagedAttention kernels would read on the slowest GPU, a layer (Scope::layer) or the step (none with
   // latent attention); where the profile's engine decodes with them (EngineStep::paged_attention) the attention is
   // their time.

@@ -61,6 +61,7 @@ struct EnginePrediction {
   // fourth and fifth terms; 0 with latent attention)
   double paged_v1_at_rated_s = 0;
   double paged_v2_at_rated_s = 0;
+  int tp_collectives = 0;        // the step's TP collectives (the fit's sixth term; 0 on one GPU)
   long long decode_steps = 0;    // output_len - 1
   long long middle_context = 0;  // input_len + output_len / 2
   // Why the run's batch does not fit in kEngineMemoryFraction of a GPU at its last token (KV cache + weights), or
@@ -84,6 +85,7 @@ struct EngineStepFit {
   bool per_sequence_fitted = false;      // false: every run had one batch size, or its slope came out negative (0 kept)
   bool per_sequence_from_prior = false;  // fewer than kRunsToFitSlope runs: the prior's slopes kept
   bool gemm_fitted = false;              // gemm_flop_efficiency fitted (else 0: the GEMMs' FLOPs hidden)
+  bool per_collective_fitted = false;    // per_collective_s fitted (else 0, or the prior's below 10 runs)
   bool paged_v1_fitted = false;          // the PagedAttention efficiencies fitted (else the prior's held)
   bool paged_v2_fitted = false;
   std::vector<double> errors_before, errors_after;  // relative, (predicted - measured) / measured, per run
@@ -105,8 +107,10 @@ struct EngineStepFit {
 // runs' attention is those kernels': the model's attention leaves x, and the kernels' reads at the rated HBM bandwidth
 // (d R1, d R2) are two more terms, linear in 1 / v1_bandwidth_efficiency and 1 / v2_bandwidth_efficiency; each is
 // fitted from kRunsToFitSlope runs and kept only at an efficiency the loader accepts (kPagedEfficiencyMin-Max), else
-// the prior's held. `before` is the profile the runs are predicted with (its engine_step replaced by the fit). Throws
-// InputError with no run.
+// the prior's held. The engine's extra per TP collective (EngineStep::per_collective_s, d C / m with C the step's TP
+// collectives) is fitted from kRunsToFitSlope runs whose C differ (models or TP degrees, TP 1 having none) and kept
+// only up to 1 ms (else dropped); below that a prior's is kept as a slope. `before` is the profile the runs are
+// predicted with (its engine_step replaced by the fit). Throws InputError with no run.
 EngineStepFit fit_engine_step(const topologies::ClusterSpec& spec, const topologies::ImplProfile& before,
                               const std::vector<EngineRun>& runs);
 
