@@ -1,6 +1,9 @@
 // vLLM's PagedAttention decode kernels' reads and time (paged_attention.hpp).
 #include "treering/model/paged_attention.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "treering/topologies/input_error.hpp"
 
 namespace treering::model {
@@ -23,9 +26,28 @@ PagedAttentionReads paged_attention_reads(const Workload& slice, long long conte
   return reads;
 }
 
+namespace {
+
+double v1_blocks_per_multiprocessor(double shared_memory_bytes, long long captured_tokens) {
+  constexpr long long kBlockTokens = 16;  // vLLM's default KV block
+  const long long padded = (captured_tokens + kBlockTokens - 1) / kBlockTokens * kBlockTokens;
+  return std::max(1.0, std::floor(shared_memory_bytes / (4.0 * static_cast<double>(padded))));
+}
+
+}  // namespace
+
+double paged_v1_occupancy_scale(const Workload& workload, const topologies::PagedAttention& kernels) {
+  if (kernels.v1_shared_memory_per_multiprocessor_bytes <= 0) return 1.0;
+  const long long capture = kernels.max_seq_len_to_capture;
+  const long long positions = workload.max_position_embeddings > 0 ? workload.max_position_embeddings : capture;
+  const double shared = kernels.v1_shared_memory_per_multiprocessor_bytes;
+  return v1_blocks_per_multiprocessor(shared, kPagedAttentionV1MaxContext) /
+         v1_blocks_per_multiprocessor(shared, std::min(positions, capture));
+}
+
 double paged_attention_s(const PagedAttentionReads& reads, const topologies::PagedAttention& kernels,
                          double hbm_rated_Bps) {
-  return reads.v1_bytes / (kernels.v1_bandwidth_efficiency * hbm_rated_Bps) +
+  return reads.v1_bytes * reads.v1_occupancy_scale / (kernels.v1_bandwidth_efficiency * hbm_rated_Bps) +
          reads.v2_bytes / (kernels.v2_bandwidth_efficiency * hbm_rated_Bps);
 }
 

@@ -200,6 +200,7 @@ void apply_paged_attention(const topologies::ImplProfile* impl, const ComputeRat
   if (!paged && has_latent_attention(slice)) return;
   r.paged_attention = paged_attention_reads(slice, context);
   if (paged) {
+    r.paged_attention.v1_occupancy_scale = paged_v1_occupancy_scale(slice, *impl->engine_step->paged_attention);
     r.breakdown.attention_s =
         paged_attention_s(r.paged_attention, *impl->engine_step->paged_attention, rates.hbm_rated_Bps);
   }

@@ -33,6 +33,12 @@ Workload with_mlp(Workload workload, int intermediate_size, int vocab_size, bool
   return workload;
 }
 
+// The model's context length, max_position_embeddings in its config.json (engines size buffers by it).
+Workload with_positions(Workload workload, int max_position_embeddings) {
+  workload.max_position_embeddings = max_position_embeddings;
+  return workload;
+}
+
 Workload with_fp8_mlp(Workload workload) {
   workload.weight_dtype = "fp8";
   workload.weight_bytes = 1;
@@ -109,34 +115,50 @@ void add_latent_presets(std::vector<Workload>& presets) {
 // Models that published serving-engine measurements ran (validate/data/engine-runs): each config.json's
 // num_hidden_layers, num_attention_heads, num_key_value_heads, hidden_size, intermediate_size and vocab_size on its
 // Hugging Face model card, and the parameter count its publisher gives. Llama 3 8B and 70B have the shapes of 3.1
-// (only the RoPE scaling and the context length differ, which a decode step's cost does not see).
+// (only the RoPE scaling and the context length differ, which a decode step's cost does not see). Each carries its
+// config.json's max_position_embeddings: Llama 2 4,096, Llama 3 8,192, Mistral 7B v0.1 32,768, Qwen2 131,072.
 void add_serving_presets(std::vector<Workload>& presets) {
   const char* llama2 = "; Llama 2 paper (arXiv 2307.09288)";
-  presets.push_back(with_mlp(llama("llama2-7b", "Llama 2 7B: 32 layers, MHA 32 heads x 128", 32, 32, 32, 128, 6.74e9,
-                                   std::string("meta-llama/Llama-2-7b-hf config.json") + llama2),
-                             11008, 32000));
-  presets.push_back(with_mlp(llama("llama2-13b", "Llama 2 13B: 40 layers, MHA 40 heads x 128", 40, 40, 40, 128, 13.02e9,
-                                   std::string("meta-llama/Llama-2-13b-hf config.json") + llama2),
-                             13824, 32000));
-  presets.push_back(with_mlp(llama("llama2-70b", "Llama 2 70B: 80 layers, GQA 64 query / 8 KV heads x 128", 80, 64, 8,
-                                   128, 68.98e9, std::string("meta-llama/Llama-2-70b-hf config.json") + llama2),
-                             28672, 32000));
-  presets.push_back(with_mlp(llama("llama3-8b", "Llama 3 8B: 32 layers, GQA 32 query / 8 KV heads x 128", 32, 32, 8,
-                                   128, 8.03e9, "meta-llama/Meta-Llama-3-8B config.json"),
-                             14336, 128256));
-  presets.push_back(with_mlp(llama("llama3-70b", "Llama 3 70B: 80 layers, GQA 64 query / 8 KV heads x 128", 80, 64, 8,
-                                   128, 70.55e9, "meta-llama/Meta-Llama-3-70B config.json"),
-                             28672, 128256));
+  presets.push_back(
+      with_positions(with_mlp(llama("llama2-7b", "Llama 2 7B: 32 layers, MHA 32 heads x 128", 32, 32, 32, 128, 6.74e9,
+                                    std::string("meta-llama/Llama-2-7b-hf config.json") + llama2),
+                              11008, 32000),
+                     4096));
+  presets.push_back(
+      with_positions(with_mlp(llama("llama2-13b", "Llama 2 13B: 40 layers, MHA 40 heads x 128", 40, 40, 40, 128,
+                                    13.02e9, std::string("meta-llama/Llama-2-13b-hf config.json") + llama2),
+                              13824, 32000),
+                     4096));
+  presets.push_back(
+      with_positions(with_mlp(llama("llama2-70b", "Llama 2 70B: 80 layers, GQA 64 query / 8 KV heads x 128", 80, 64, 8,
+                                    128, 68.98e9, std::string("meta-llama/Llama-2-70b-hf config.json") + llama2),
+                              28672, 32000),
+                     4096));
+  presets.push_back(with_positions(with_mlp(llama("llama3-8b", "Llama 3 8B: 32 layers, GQA 32 query / 8 KV heads x 128",
+                                                  32, 32, 8, 128, 8.03e9, "meta-llama/Meta-Llama-3-8B config.json"),
+                                            14336, 128256),
+                                   8192));
+  presets.push_back(
+      with_positions(with_mlp(llama("llama3-70b", "Llama 3 70B: 80 layers, GQA 64 query / 8 KV heads x 128", 80, 64, 8,
+                                    128, 70.55e9, "meta-llama/Meta-Llama-3-70B config.json"),
+                              28672, 128256),
+                     8192));
   // Sliding-window attention over 4,096 tokens: the same as full attention up to that context.
-  presets.push_back(with_mlp(llama("mistral-7b", "Mistral 7B v0.1: 32 layers, GQA 32 query / 8 KV heads x 128", 32, 32,
-                                   8, 128, 7.24e9, "mistralai/Mistral-7B-v0.1 config.json; arXiv 2310.06825"),
-                             14336, 32000));
-  presets.push_back(with_mlp(llama("qwen2-7b", "Qwen2 7B: 28 layers, GQA 28 query / 4 KV heads x 128", 28, 28, 4, 128,
-                                   7.62e9, "Qwen/Qwen2-7B config.json; Qwen2 report (arXiv 2407.10671)"),
-                             18944, 152064));
-  presets.push_back(with_mlp(llama("qwen2-72b", "Qwen2 72B: 80 layers, GQA 64 query / 8 KV heads x 128", 80, 64, 8, 128,
-                                   72.71e9, "Qwen/Qwen2-72B config.json; Qwen2 report (arXiv 2407.10671)"),
-                             29568, 152064));
+  presets.push_back(
+      with_positions(with_mlp(llama("mistral-7b", "Mistral 7B v0.1: 32 layers, GQA 32 query / 8 KV heads x 128", 32, 32,
+                                    8, 128, 7.24e9, "mistralai/Mistral-7B-v0.1 config.json; arXiv 2310.06825"),
+                              14336, 32000),
+                     32768));
+  presets.push_back(
+      with_positions(with_mlp(llama("qwen2-7b", "Qwen2 7B: 28 layers, GQA 28 query / 4 KV heads x 128", 28, 28, 4, 128,
+                                    7.62e9, "Qwen/Qwen2-7B config.json; Qwen2 report (arXiv 2407.10671)"),
+                              18944, 152064),
+                     131072));
+  presets.push_back(
+      with_positions(with_mlp(llama("qwen2-72b", "Qwen2 72B: 80 layers, GQA 64 query / 8 KV heads x 128", 80, 64, 8,
+                                    128, 72.71e9, "Qwen/Qwen2-72B config.json; Qwen2 report (arXiv 2407.10671)"),
+                              29568, 152064),
+                     131072));
 }
 
 std::vector<Workload> make_presets() {
@@ -183,6 +205,7 @@ std::vector<Workload> make_presets() {
                14336, 32000);
   mixtral.experts = 8;
   mixtral.experts_per_token = 2;
+  mixtral.max_position_embeddings = 32768;  // config.json
   presets.push_back(mixtral);
   add_latent_presets(presets);
   add_serving_presets(presets);

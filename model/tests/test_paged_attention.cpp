@@ -82,3 +82,28 @@ TEST_CASE("paged attention: an engine with the kernels costs the step's attentio
   CHECK(plain.breakdown.attention_s < step.breakdown.attention_s / 3);
   CHECK(plain.paged_attention.v1_bytes == step.paged_attention.v1_bytes);  // reported for a fit either way
 }
+
+TEST_CASE("paged attention: v1's occupancy by the captured context, from the shared memory a multiprocessor has") {
+  topologies::PagedAttention mi300x{0.3, 1.0};
+  mi300x.v1_shared_memory_per_multiprocessor_bytes = 65536;  // 64 KiB of LDS a CU
+  // Llama 2 (4,096 positions): 16 KiB of logits a block, 4 blocks a CU; at 8,192 tokens 32 KiB, 2: 2 / 4 = 0.5.
+  CHECK(model::paged_v1_occupancy_scale(model::find_workload("llama2-7b"), mi300x) == 0.5);
+  // Llama 3 (8,192) and Qwen2 (131,072, captured at 8,192): the reference occupancy.
+  CHECK(model::paged_v1_occupancy_scale(model::find_workload("llama3-8b"), mi300x) == 1.0);
+  CHECK(model::paged_v1_occupancy_scale(model::find_workload("qwen2-7b"), mi300x) == 1.0);
+  // A context length not known: taken as the capture's. No shared-memory figure: not modelled.
+  CHECK(model::paged_v1_occupancy_scale(model::find_workload("llama3.1-8b"), mi300x) == 1.0);
+  CHECK(model::paged_v1_occupancy_scale(model::find_workload("llama2-7b"), topologies::PagedAttention{0.3, 1.0}) ==
+        1.0);
+  // A capture of 2,048 tokens (8 KiB a block): 8 blocks a CU against 2: 0.25. An H100's 228 KiB: 7 blocks at 8,192
+  // tokens, 14 at Llama 2's 4,096: 0.5.
+  topologies::PagedAttention short_capture = mi300x;
+  short_capture.max_seq_len_to_capture = 2048;
+  CHECK(model::paged_v1_occupancy_scale(model::find_workload("llama3-8b"), short_capture) == 0.25);
+  topologies::PagedAttention h100 = mi300x;
+  h100.v1_shared_memory_per_multiprocessor_bytes = 228.0 * 1024;
+  CHECK(model::paged_v1_occupancy_scale(model::find_workload("llama2-7b"), h100) == 0.5);
+  // The time: v1's bytes at the efficiency, scaled. 1 GB by v1 at 0.3 x 5.3 TB/s, half the time at Llama 2's capture.
+  model::PagedAttentionReads reads{1e9, 0, 0.5};
+  CHECK(model::paged_attention_s(reads, mi300x, 5.3e12) == doctest::Approx(0.5e9 / 1.59e12).scale(1e-12));
+}

@@ -149,7 +149,7 @@ TEST_CASE("a serving engine's host work is added once a step, never to a layer")
   w.batch = 16;
   const model::LayoutModel layouts(one_dgx(), model::place_layout(one_dgx(), model::Layout{1, 1}));
   topologies::ImplProfile engine = topologies::default_impl_profile();
-  engine.engine_step = topologies::EngineStep{0.8e-3, 12e-6, 0.0, "test"};
+  engine.engine_step = topologies::EngineStep{0.8e-3, 12e-6, 0.0, "test", std::nullopt, 0.0};
   model::PlanOptions options;
   options.impl = std::make_shared<const topologies::ImplProfile>(engine);
   const model::LayoutAttention with = layouts.attention(DecodeAlgorithm::tree, w, 8192, options);
@@ -170,7 +170,7 @@ TEST_CASE("an engine whose GEMMs lose efficiency adds the step's GEMM FLOPs at t
   w.batch = 16;
   const model::LayoutModel layouts(one_dgx(), model::place_layout(one_dgx(), model::Layout{1, 1}));
   topologies::ImplProfile engine = topologies::default_impl_profile();
-  engine.engine_step = topologies::EngineStep{0.0, 0.0, 0.1, "test"};
+  engine.engine_step = topologies::EngineStep{0.0, 0.0, 0.1, "test", std::nullopt, 0.0};
   model::PlanOptions options;
   options.impl = std::make_shared<const topologies::ImplProfile>(engine);
   const model::LayoutAttention with = layouts.attention(DecodeAlgorithm::tree, w, 8192, options);

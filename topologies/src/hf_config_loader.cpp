@@ -160,6 +160,7 @@ void read_grouped_model(const ConfigText& config, const json& root, const std::s
     config.fail("num_key_value_heads", "num_attention_heads must be a multiple of num_key_value_heads");
   w.intermediate_size = positive_int(config, root, "intermediate_size", true);
   w.vocab_size = positive_int(config, root, "vocab_size", true);
+  w.max_position_embeddings = positive_int(config, root, "max_position_embeddings", false);
   if (type == "mixtral") {
     w.experts = positive_int(config, root, "num_local_experts", true);
     w.experts_per_token = positive_int(config, root, "num_experts_per_tok", true);

@@ -52,6 +52,21 @@ void read_prefill(const StrictMap& root, ImplProfile& profile) {
   profile.prefill = prefill;
 }
 
+// engine_step's paged_attention map (impl_profile.hpp, PagedAttention).
+PagedAttention read_paged_attention(const StrictMap& map) {
+  StrictMap paged(map.required("paged_attention"), map.file(), "engine_step's paged_attention",
+                  {"v1_bandwidth_efficiency", "v2_bandwidth_efficiency", "v1_shared_memory_per_multiprocessor",
+                   "max_seq_len_to_capture"});
+  PagedAttention kernels;
+  kernels.v1_bandwidth_efficiency = paged.number("v1_bandwidth_efficiency", kPagedEfficiencyMin, kPagedEfficiencyMax);
+  kernels.v2_bandwidth_efficiency = paged.number("v2_bandwidth_efficiency", kPagedEfficiencyMin, kPagedEfficiencyMax);
+  if (paged.has("v1_shared_memory_per_multiprocessor")) {
+    kernels.v1_shared_memory_per_multiprocessor_bytes = paged.bytes("v1_shared_memory_per_multiprocessor");
+  }
+  kernels.max_seq_len_to_capture = paged.integer_or("max_seq_len_to_capture", 16, 1 << 24, 8192);
+  return kernels;
+}
+
 void read_engine_step(const StrictMap& root, ImplProfile& profile) {
   const YAML::Node node = root.optional("engine_step");
   if (!node) return;
@@ -61,13 +76,7 @@ void read_engine_step(const StrictMap& root, ImplProfile& profile) {
   engine.fixed_s = map.duration_s("fixed");
   engine.per_sequence_s = map.has("per_sequence") ? map.duration_s("per_sequence") : 0.0;
   if (map.has("gemm_flop_efficiency")) engine.gemm_flop_efficiency = map.number("gemm_flop_efficiency", 1e-4, 1.0);
-  if (map.has("paged_attention")) {
-    StrictMap paged(map.required("paged_attention"), map.file(), "engine_step's paged_attention",
-                    {"v1_bandwidth_efficiency", "v2_bandwidth_efficiency"});
-    engine.paged_attention =
-        PagedAttention{paged.number("v1_bandwidth_efficiency", kPagedEfficiencyMin, kPagedEfficiencyMax),
-                       paged.number("v2_bandwidth_efficiency", kPagedEfficiencyMin, kPagedEfficiencyMax)};
-  }
+  if (map.has("paged_attention")) engine.paged_attention = read_paged_attention(map);
   engine.per_collective_s = map.has("per_collective") ? map.duration_s("per_collective") : 0.0;
   engine.source = map.name("source");
   profile.sources["engine_step"] = engine.source;

@@ -85,7 +85,15 @@ void write_ring_prefill_uncertainty(YAML::Emitter& out, const ImplProfile& profi
     if (const auto& paged = profile.engine_step->paged_attention) {
       out << YAML::Key << "paged_attention" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
           << "v1_bandwidth_efficiency" << YAML::Value << shortest(paged->v1_bandwidth_efficiency) << YAML::Key
-          << "v2_bandwidth_efficiency" << YAML::Value << shortest(paged->v2_bandwidth_efficiency) << YAML::EndMap;
+          << "v2_bandwidth_efficiency" << YAML::Value << shortest(paged->v2_bandwidth_efficiency);
+      if (paged->v1_shared_memory_per_multiprocessor_bytes > 0) {
+        out << YAML::Key << "v1_shared_memory_per_multiprocessor" << YAML::Value
+            << shortest(paged->v1_shared_memory_per_multiprocessor_bytes) + "B";
+      }
+      if (paged->max_seq_len_to_capture != 8192) {
+        out << YAML::Key << "max_seq_len_to_capture" << YAML::Value << paged->max_seq_len_to_capture;
+      }
+      out << YAML::EndMap;
     }
     out << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted << profile.engine_step->source << YAML::EndMap;
   }

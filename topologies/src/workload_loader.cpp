@@ -28,6 +28,7 @@ void read_model_rest(const std::string& file, const yaml::StrictMap& map, Worklo
   workload.intermediate_size = map.integer_or("intermediate_size", 1, 1 << 24, 0);
   workload.vocab_size = map.integer_or("vocab_size", 1, 1 << 24, 0);
   workload.tie_word_embeddings = map.boolean_or("tie_word_embeddings", false);
+  workload.max_position_embeddings = map.integer_or("max_position_embeddings", 1, 1 << 30, 0);
   read_weight_dtype(file, map, "weight_dtype", workload.dtype, workload.weight_dtype, workload.weight_bytes);
   read_weight_dtype(file, map, "attention_weight_dtype", workload.dtype, workload.attention_weight_dtype,
                     workload.attention_weight_bytes);
@@ -179,6 +180,7 @@ Workload read_workload(const std::string& file, const YAML::Node& root) {
                        "intermediate_size",
                        "vocab_size",
                        "tie_word_embeddings",
+                       "max_position_embeddings",
                        "weight_dtype",
                        "attention_weight_dtype",
                        "experts",

@@ -72,14 +72,16 @@ TEST_CASE("Llama 3.1 405B FP8's config.json: the shape, fp8 feed-forward weights
   CHECK(w.weight_bytes == 1);
   CHECK(w.attention_weight_bytes == 2);
   CHECK(w.experts == 0);
+  CHECK(w.max_position_embeddings == 0);  // not in this excerpt: unknown
 }
 
 TEST_CASE("Mixtral's config.json: 8 experts, 2 per token") {
   const Workload w = load_hf_config_file(config_file("mixtral", R"({"model_type": "mixtral", "hidden_size": 4096,
     "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
     "num_local_experts": 8, "num_experts_per_tok": 2, "sliding_window": null, "vocab_size": 32000,
-    "torch_dtype": "bfloat16", "_name_or_path": "mistralai/Mixtral-8x7B-v0.1"})"));
+    "torch_dtype": "bfloat16", "_name_or_path": "mistralai/Mixtral-8x7B-v0.1", "max_position_embeddings": 32768})"));
   CHECK(w.name == "Mixtral-8x7B-v0.1");
+  CHECK(w.max_position_embeddings == 32768);
   CHECK(w.experts == 8);
   CHECK(w.experts_per_token == 2);
   CHECK(w.weight_bytes == 2);

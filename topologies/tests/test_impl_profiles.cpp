@@ -247,6 +247,16 @@ TEST_CASE("an engine_step's paged_attention: both kernels' efficiencies, read ba
   const ImplProfile back = load_impl_profile_text(impl_profile_yaml(p), "back.yaml");
   REQUIRE(back.engine_step->paged_attention.has_value());
   CHECK(back.engine_step->paged_attention->v2_bandwidth_efficiency == 1.5);
+  CHECK(p.engine_step->paged_attention->v1_shared_memory_per_multiprocessor_bytes == 0);  // occupancy not modelled
+  CHECK(p.engine_step->paged_attention->max_seq_len_to_capture == 8192);                  // vLLM's default
+  const ImplProfile occupancy = load_impl_profile_text(
+      kHead +
+          "engine_step: {fixed: 1ms, source: s, paged_attention: {v1_bandwidth_efficiency: 0.3, "
+          "v2_bandwidth_efficiency: 1, v1_shared_memory_per_multiprocessor: 64KiB, max_seq_len_to_capture: 4096}}\n",
+      "p.yaml");
+  const ImplProfile occupancy_back = load_impl_profile_text(impl_profile_yaml(occupancy), "back.yaml");
+  CHECK(occupancy_back.engine_step->paged_attention->v1_shared_memory_per_multiprocessor_bytes == 65536);
+  CHECK(occupancy_back.engine_step->paged_attention->max_seq_len_to_capture == 4096);
   const ImplProfile plain = load_impl_profile_text(kHead + "engine_step: {fixed: 1ms, source: s}\n", "p.yaml");
   CHECK_FALSE(plain.engine_step->paged_attention.has_value());
   CHECK(impl_profile_yaml(plain).find("paged_attention") == std::string::npos);

@@ -66,6 +66,9 @@ TEST_CASE("without latent attention hidden_size may be given when it is query_he
   const std::string gqa = "name: g\nlayers: 2\nquery_heads: 8\nkv_heads: 2\nhead_dim: 64\ndtype: fp16\n";
   const Workload w = load_text(gqa + "hidden_size: 512\n");  // 8 x 64
   CHECK(w.hidden_size == 512);
+  CHECK(w.max_position_embeddings == 0);  // not given: unknown
+  CHECK(load_text(gqa + "max_position_embeddings: 4096\n").max_position_embeddings == 4096);
+  CHECK_THROWS_AS(load_text(gqa + "max_position_embeddings: 0\n"), InputError);
   CHECK(w.kv_cache_dtype == "fp16");  // the default: dtype
   CHECK(w.kv_cache_bytes == 2);
   CHECK_THROWS_WITH_AS(load_text(gqa + "hidden_size: 513\n"), doctest::Contains(":7:14: error: hidden_size must be"),

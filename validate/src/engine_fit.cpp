@@ -116,7 +116,7 @@ EnginePrediction predict_engine_run(const topologies::ClusterSpec& spec, const t
     p.gemm_flops_at_peak_s = step.gemm_flops_at_peak_s;
     p.attention_s = step.breakdown.attention_s;
     const double rated_Bps = layouts.cp_model(0).slowest_rates().hbm_rated_Bps;
-    p.paged_v1_at_rated_s = step.paged_attention.v1_bytes / rated_Bps;
+    p.paged_v1_at_rated_s = step.paged_attention.v1_bytes * step.paged_attention.v1_occupancy_scale / rated_Bps;
     p.paged_v2_at_rated_s = step.paged_attention.v2_bytes / rated_Bps;
     p.tp_collectives = step.tp_collectives;
   }
@@ -178,9 +178,10 @@ struct FitColumns {
 
 FitColumns fit_columns(const topologies::ClusterSpec& spec, const topologies::ImplProfile& before,
                        const std::vector<EngineRun>& runs) {
-  topologies::ImplProfile bare = before;
-  bare.engine_step.reset();
   const bool paged = before.engine_step && before.engine_step->paged_attention;
+  topologies::ImplProfile bare = before;  // no engine work; its PagedAttention kernels kept (their occupancy)
+  bare.engine_step.reset();
+  if (paged) bare.engine_step = topologies::EngineStep{0.0, 0.0, 0.0, "", before.engine_step->paged_attention, 0.0};
   FitColumns c;
   std::set<int> batches, collective_counts;
   for (const EngineRun& run : runs) {

@@ -2,6 +2,7 @@
 // efficiencies come back from runs made with them, and below 10 runs the prior's are kept.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -18,7 +19,7 @@ namespace {
 
 topologies::ImplProfile paged_profile(double v1_efficiency, double v2_efficiency) {
   topologies::ImplProfile profile = topologies::default_impl_profile();
-  profile.engine_step = topologies::EngineStep{0.4e-3, 25e-6, 0.0, "test"};
+  profile.engine_step = topologies::EngineStep{0.4e-3, 25e-6, 0.0, "test", std::nullopt, 0.0};
   profile.engine_step->paged_attention = topologies::PagedAttention{v1_efficiency, v2_efficiency};
   return profile;
 }
@@ -83,4 +84,25 @@ TEST_CASE("paged attention: an efficiency past the loader's range is held at the
   CHECK(few.step.paged_attention->v1_bandwidth_efficiency == 0.4);
   CHECK(few.step.paged_attention->v2_bandwidth_efficiency == 1.2);
   CHECK(few.per_sequence_from_prior);
+}
+
+TEST_CASE("paged attention: v1's occupancy scale is in the fit's column, so its efficiency comes back as set") {
+  // llama2-7b (4,096 positions) with 64 KiB of shared memory a multiprocessor: v1 runs at twice its 8,192-token rate.
+  // Runs made with v1 at 0.3 come back at 0.3 (a fit blind to the scale would read 0.6).
+  const topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
+  topologies::ImplProfile truth = paged_profile(0.3, 1.2);
+  truth.engine_step->paged_attention->v1_shared_memory_per_multiprocessor_bytes = 65536;
+  std::vector<validate::EngineRun> runs = runs_made_with(spec, truth);
+  for (validate::EngineRun& run : runs) {
+    run.workload = "llama2-7b";
+    run.input_len = std::min(run.input_len, 2048LL);  // within Llama 2's context
+    run.measured_s = validate::predict_engine_run(spec, truth, run).predicted_s;
+  }
+  topologies::ImplProfile prior = paged_profile(0.9, 0.9);
+  prior.engine_step->paged_attention->v1_shared_memory_per_multiprocessor_bytes = 65536;
+  const validate::EngineStepFit fit = validate::fit_engine_step(spec, prior, runs);
+  REQUIRE(fit.paged_v1_fitted);
+  CHECK(fit.step.paged_attention->v1_bandwidth_efficiency == doctest::Approx(0.3).scale(1e-12).epsilon(1e-6));
+  CHECK(fit.step.paged_attention->v1_shared_memory_per_multiprocessor_bytes == 65536);
+  for (double e : fit.errors_after) CHECK(std::fabs(e) < 1e-9);
 }

@@ -20,13 +20,22 @@ inline constexpr long long kPagedAttentionV1MinSequenceHeads = 513;  // v1 from 
 struct PagedAttentionReads {  // one GPU; bytes read by each kernel (one of them is 0 for a single step and layer)
   double v1_bytes = 0;
   double v2_bytes = 0;
+  double v1_occupancy_scale = 1;  // v1's time against its rate at an 8,192-token capture (paged_v1_occupancy_scale)
 };
 
 // One layer on one GPU of `slice` (layout.hpp's head slice: its batch and query heads) at `context` tokens. Throws
 // InputError for latent attention (vLLM decodes it with its MLA backends, not PagedAttention).
 PagedAttentionReads paged_attention_reads(const Workload& slice, long long context);
 
-// The reads at the profile's efficiencies of `hbm_rated_Bps`. Example: the 268 MB above by v2 at 1.2 x 5.3 TB/s: 42 us.
+// v1's time at `workload`'s capture over its time at an 8,192-token one (topologies::PagedAttention): the blocks a
+// multiprocessor holds at 8,192 tokens over those it holds at min(max_position_embeddings, max_seq_len_to_capture)
+// tokens (rounded up to vLLM's 16-token blocks; an unknown context length is taken as the capture's), each block
+// holding its logits, 4 B a token; 1 without a shared-memory figure. Example: MI300X's 64 KiB, Llama 2 (4,096
+// positions): 2 blocks at 8,192, 4 at 4,096 -> 0.5.
+double paged_v1_occupancy_scale(const Workload& workload, const topologies::PagedAttention& kernels);
+
+// The reads at the profile's efficiencies of `hbm_rated_Bps` (v1's scaled by its occupancy). Example: the 268 MB above
+// by v2 at 1.2 x 5.3 TB/s: 42 us.
 double paged_attention_s(const PagedAttentionReads& reads, const topologies::PagedAttention& kernels,
                          double hbm_rated_Bps);
 

@@ -77,9 +77,17 @@ struct PrefillProfile {
 // = 3.2 GB a layer; at v1_bandwidth_efficiency 0.3 of 5.3 TB/s: 2.0 ms a layer, 65 ms over 32 layers.
 constexpr double kPagedEfficiencyMin = 0.01;  // the loader's range for either efficiency
 constexpr double kPagedEfficiencyMax = 4.0;
+// v1 keeps a context's logits in shared memory, sized when a CUDA graph is captured for the longest context it serves,
+// min(the model's max_position_embeddings, max_seq_len_to_capture: 8,192 by default) x 4 B, so the blocks a
+// multiprocessor holds at once are its shared memory over that (v1_shared_memory_per_multiprocessor: 0, not modelled);
+// v1_bandwidth_efficiency is the rate at an 8,192-token capture's occupancy, and a shorter capture's v1 runs as many
+// times faster as it holds more blocks. Example: MI300X's 64 KiB of LDS a CU holds 2 blocks of 32 KiB (8,192 tokens)
+// and 4 of 16 KiB (Llama 2's 4,096): Llama 2's v1 at twice the efficiency.
 struct PagedAttention {
   double v1_bandwidth_efficiency = 0;
   double v2_bandwidth_efficiency = 0;
+  double v1_shared_memory_per_multiprocessor_bytes = 0;
+  int max_seq_len_to_capture = 8192;
 };
 
 // And each of the step's tensor-parallel collectives (2 a layer and the logits' all-gather, with more than one GPU)
@@ -147,6 +155,8 @@ struct ImplProfile {
 //                                     # (gemm_flop_efficiency: 0.05 optional, in (0, 1]: its GEMMs' FLOPs exposed;
 //                                     # paged_attention: {v1_bandwidth_efficiency: 0.3, v2_bandwidth_efficiency: 1.2}
 //                                     # optional, each in [0.01, 4]: vLLM's PagedAttention decodes instead;
+//                                     # v1_shared_memory_per_multiprocessor: 64KiB, max_seq_len_to_capture: 8192
+//                                     # optional: v1's occupancy by the captured context;
 //                                     # per_collective: 60us optional: more for each TP collective of the step)
 //   uncertainty: {compute: 0.15, communication: 0.3, network_latency: 0.6, source: "..."}       # required
 //                                     # (network_latency optional: communication's when absent)

@@ -24,6 +24,7 @@ struct Workload {
   int intermediate_size = 0;                    // the dense MLP's width (gate, up: hidden -> this; down: back)
   int vocab_size = 0;                           // the embedding and LM head's rows
   bool tie_word_embeddings = false;             // the LM head is the embedding table (held once)
+  int max_position_embeddings = 0;              // the model's context length (0: unknown); engines size buffers by it
   std::string weight_dtype = "bf16";            // bf16 | fp16 | fp8: the MLP's (or the experts') weights
   double weight_bytes = 2;                      //   2 for bf16/fp16, 1 for fp8
   std::string attention_weight_dtype = "bf16";  // the QKV and output projections' (embedding, LM head: dtype)
@@ -72,6 +73,7 @@ struct Workload {
 //   intermediate_size: 14336  # optional: the MLP's width (for --scope layer|step)
 //   vocab_size: 128256        # optional: the embedding and LM head
 //   tie_word_embeddings: false  # optional
+//   max_position_embeddings: 8192  # optional: the context length (engines size buffers by it)
 //   weight_dtype: fp8         # optional: the MLP's weights, bf16, fp16 or fp8 (default: dtype)
 //   attention_weight_dtype: bf16  # optional: the QKV and output projections' (default: dtype)
 //   experts: 8                # optional MoE: routed experts per layer, with

@@ -58,7 +58,7 @@ struct EnginePrediction {
   double gemm_flops_at_peak_s = 0;  // the step's GEMM FLOPs on one GPU at its peak FLOP rate (the fit's third term)
   double attention_s = 0;  // of the step, its attention (the profile's PagedAttention kernels where it has them)
   // what vLLM's PagedAttention v1 and v2 kernels would read in the step, at the GPU's rated HBM bandwidth (the fit's
-  // fourth and fifth terms; 0 with latent attention)
+  // fourth and fifth terms; v1's scaled by its occupancy where the profile has the kernels; 0 with latent attention)
   double paged_v1_at_rated_s = 0;
   double paged_v2_at_rated_s = 0;
   int tp_collectives = 0;        // the step's TP collectives (the fit's sixth term; 0 on one GPU)
