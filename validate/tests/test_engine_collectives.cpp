@@ -12,6 +12,7 @@
 #include "treering/topologies/load.hpp"
 #include "treering/validate/engine_fit.hpp"
 #include "treering/validate/engine_runs.hpp"
+#include "engine_runs_made.hpp"
 
 using namespace treering;
 
@@ -28,17 +29,7 @@ topologies::ImplProfile engine(double per_collective_s) {
 // measured as `truth` predicts them.
 std::vector<validate::EngineRun> runs_made_with(const topologies::ClusterSpec& spec,
                                                 const topologies::ImplProfile& truth, std::vector<int> tps) {
-  std::vector<validate::EngineRun> runs;
-  for (int tp : tps) {
-    for (int batch : {1, 8, 32, 64}) {
-      validate::EngineRun run =
-          validate::read_engine_run(std::string(TREERING_SOURCE_DIR) + "/validate/tests/data/vllm/latency-b8.json");
-      run.batch = batch, run.tp = tp;
-      run.measured_s = validate::predict_engine_run(spec, truth, run).predicted_s;
-      runs.push_back(run);
-    }
-  }
-  return runs;
+  return testing::engine_runs_made_with(spec, truth, tps, {1, 8, 32, 64});
 }
 
 }  // namespace

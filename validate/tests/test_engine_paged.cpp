@@ -12,6 +12,7 @@
 #include "treering/topologies/load.hpp"
 #include "treering/validate/engine_fit.hpp"
 #include "treering/validate/engine_runs.hpp"
+#include "engine_runs_made.hpp"
 
 using namespace treering;
 
@@ -30,18 +31,7 @@ topologies::ImplProfile paged_profile(double v1_efficiency, double v2_efficiency
 // batch / TP, and the GEMM term could stand in for a kernel's.)
 std::vector<validate::EngineRun> runs_made_with(const topologies::ClusterSpec& spec,
                                                 const topologies::ImplProfile& truth) {
-  std::vector<validate::EngineRun> runs;
-  const int input_lengths[] = {1024, 2048, 4096};
-  for (int tp : {1, 2}) {
-    for (int batch : {1, 4, 8, 16, 32, 64}) {
-      validate::EngineRun run =
-          validate::read_engine_run(std::string(TREERING_SOURCE_DIR) + "/validate/tests/data/vllm/latency-b8.json");
-      run.batch = batch, run.tp = tp, run.input_len = input_lengths[runs.size() % 3];
-      run.measured_s = validate::predict_engine_run(spec, truth, run).predicted_s;
-      runs.push_back(run);
-    }
-  }
-  return runs;
+  return testing::engine_runs_made_with(spec, truth, {1, 2}, {1, 4, 8, 16, 32, 64}, {1024, 2048, 4096});
 }
 
 }  // namespace
