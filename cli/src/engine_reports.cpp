@@ -38,6 +38,12 @@ std::string engine_step_text(const topologies::EngineStep& step) {
     text += "; attention by vLLM's PagedAttention, every query head reading its K/V: v1 at " +
             format_percent(step.paged_attention->v1_bandwidth_efficiency, false) + ", v2 at " +
             format_percent(step.paged_attention->v2_bandwidth_efficiency, false) + " of HBM bandwidth";
+    if (step.paged_attention->v1_shared_memory_per_multiprocessor_bytes > 0) {
+      text += " (v1's occupancy from " +
+              topologies::format_bytes(step.paged_attention->v1_shared_memory_per_multiprocessor_bytes) +
+              " of shared memory a multiprocessor, graphs captured up to " +
+              std::to_string(step.paged_attention->max_seq_len_to_capture) + " tokens)";
+    }
   }
   return text;
 }

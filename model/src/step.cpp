@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 #include "step_parts.hpp"
 #include "treering/model/weights.hpp"
@@ -195,15 +196,22 @@ CollectiveTime layer_collectives_time(const LayoutModel& layouts, const CommGrou
 // vLLM's PagedAttention kernels' reads of a layer (for a fit to weigh, latent attention aside), and where the engine
 // decodes with them, their time in place of the model's attention kernel.
 void apply_paged_attention(const topologies::ImplProfile* impl, const ComputeRates& rates, const Workload& slice,
-                           long long context, StepResult& r) {
+                           long long context, int cp, StepResult& r) {
   const bool paged = impl != nullptr && impl->engine_step && impl->engine_step->paged_attention;
-  if (!paged && has_latent_attention(slice)) return;
-  r.paged_attention = paged_attention_reads(slice, context);
-  if (paged) {
-    r.paged_attention.v1_occupancy_scale = paged_v1_occupancy_scale(slice, *impl->engine_step->paged_attention);
-    r.breakdown.attention_s =
-        paged_attention_s(r.paged_attention, *impl->engine_step->paged_attention, rates.hbm_rated_Bps);
+  if (!paged) {
+    if (!has_latent_attention(slice)) r.paged_attention = paged_attention_reads(slice, context);
+    return;
   }
+  if (cp > 1) {
+    throw topologies::InputError(
+        "engine_step.paged_attention: vLLM's PagedAttention decodes each sequence's whole "
+        "context on its TP group; it has no decode context parallelism (use --cp 1, got " +
+        std::to_string(cp) + ")");
+  }
+  const topologies::PagedAttention& kernels = *impl->engine_step->paged_attention;
+  r.paged_attention = paged_attention_reads(slice, context, paged_attention_captured_tokens(slice, kernels));
+  r.paged_attention.v1_occupancy_scale = paged_v1_occupancy_scale(slice, kernels);
+  r.breakdown.attention_s = paged_attention_s(r.paged_attention, kernels, rates.hbm_rated_Bps);
 }
 
 // The parts of a breakdown a step sums over its layers.
@@ -278,7 +286,7 @@ StepResult evaluate_step(const LayoutModel& layouts, const LayoutAttention& atte
   r.calibrated_parts = apply_step_calibration(rates, shape, r.part_bytes, attention_line(rates, slice),
                                               attention_time_s(rates, slice, slowest_plan.sizes, largest_shard),
                                               attention_flops(slice, largest_shard), b);
-  apply_paged_attention(attention.impl.get(), rates, slice, seq_len, r);
+  apply_paged_attention(attention.impl.get(), rates, slice, seq_len, layout.cp, r);
   r.collectives = step_collectives(w, r.tokens_per_gpu, layout);
   const std::vector<std::vector<int>> post_groups = post_attention_groups(layouts.groups(), algorithm);
   const CollectiveTime hidden = layer_collectives_time(layouts, post, post_groups, r.collectives);

@@ -38,6 +38,12 @@ TEST_CASE("paged attention: v2 up to 512 (sequence, query head) blocks, v1 above
   // One sequence at 512 tokens: one partition, v1 (nothing to reduce).
   CHECK(model::paged_attention_reads(tp2_slice(1), 512).v1_bytes > 0);
   CHECK(model::paged_attention_reads(tp2_slice(1), 513).v2_bytes > 0);
+  // From a CUDA graph captured for 8,192 tokens the pick is made for them: 16 partitions, so one sequence of 16 heads
+  // at 300 tokens runs v2 (eager: one partition, v1); a context past the capture runs eagerly, picked for itself.
+  CHECK(model::paged_attention_reads(tp2_slice(1), 300).v1_bytes > 0);
+  CHECK(model::paged_attention_reads(tp2_slice(1), 300, 8192).v2_bytes > 0);
+  CHECK(model::paged_attention_reads(tp2_slice(33), 300, 8192).v1_bytes > 0);  // 528 blocks
+  CHECK(model::paged_attention_reads(tp2_slice(64), 9000, 8192).v2_bytes > 0);
   // Past 8,192 tokens v1's logits would not fit in shared memory: v2 even with many blocks.
   CHECK(model::paged_attention_reads(tp2_slice(64), 8193).v2_bytes > 0);
   CHECK(model::paged_attention_reads(tp2_slice(64), 8192).v1_bytes > 0);
@@ -81,6 +87,11 @@ TEST_CASE("paged attention: an engine with the kernels costs the step's attentio
       model::evaluate_step(layouts, bare, model::DecodeAlgorithm::tree, w, 3072, model::Scope::step);
   CHECK(plain.breakdown.attention_s < step.breakdown.attention_s / 3);
   CHECK(plain.paged_attention.v1_bytes == step.paged_attention.v1_bytes);  // reported for a fit either way
+  // Context parallelism: PagedAttention has none; refused, not costed as if every GPU read the whole context.
+  const model::LayoutModel cp2(topology, model::place_layout(topology, model::Layout{1, 2}));
+  const model::LayoutAttention split = cp2.attention(model::DecodeAlgorithm::tree, w, 3072, options);
+  CHECK_THROWS_WITH_AS(model::evaluate_step(cp2, split, model::DecodeAlgorithm::tree, w, 3072, model::Scope::step),
+                       doctest::Contains("no decode context parallelism (use --cp 1, got 2)"), topologies::InputError);
 }
 
 TEST_CASE("paged attention: v1's occupancy by the captured context, from the shared memory a multiprocessor has") {

@@ -280,8 +280,19 @@ EngineStepFit fit_engine_step(const topologies::ClusterSpec& spec, const topolog
     fit.per_sequence_from_prior = true;
   } else {
     fit.step.paged_attention = prior_paged;
-    fit_free_terms(c, !few && gemm_apart_from_batch(c.gemm_per_sequence), prior_paged && !few,
-                   !few && c.several_collective_counts, left, fit);
+    const bool with_gemm = !few && gemm_apart_from_batch(c.gemm_per_sequence);
+    const bool with_collectives = !few && c.several_collective_counts;
+    // A prior's term that these runs cannot tell from the others (one GEMM size a sequence, one collective count) is
+    // held, not dropped.
+    const double prior_gemm_efficiency = before.engine_step ? before.engine_step->gemm_flop_efficiency : 0.0;
+    const double prior_per_collective_s = before.engine_step ? before.engine_step->per_collective_s : 0.0;
+    if (!with_gemm && prior_gemm_efficiency > 0) hold(left, c.g, 1.0 / prior_gemm_efficiency);
+    if (!with_collectives) hold(left, c.k, prior_per_collective_s);
+    fit_free_terms(c, with_gemm, prior_paged && !few, with_collectives, left, fit);
+    fit.gemm_from_prior = !with_gemm && prior_gemm_efficiency > 0;
+    if (fit.gemm_from_prior) fit.step.gemm_flop_efficiency = prior_gemm_efficiency;
+    fit.per_collective_from_prior = !with_collectives && prior_per_collective_s > 0;
+    if (fit.per_collective_from_prior) fit.step.per_collective_s = prior_per_collective_s;
   }
   topologies::ImplProfile after = before;
   after.engine_step = fit.step;

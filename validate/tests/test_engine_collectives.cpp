@@ -62,6 +62,12 @@ TEST_CASE(
   CHECK_FALSE(one.per_collective_fitted);
   CHECK(one.step.per_collective_s == 0.0);
   CHECK(one.step.fixed_s == doctest::Approx(0.4e-3 + 65 * 60e-6 * 127 / 128).scale(1e-12).epsilon(1e-6));
+  // The same 12 runs from a prior holding 60 us: the runs cannot tell it from the fixed work, so it is kept, not
+  // dropped, and the fixed work comes back as made (0.4 ms).
+  const validate::EngineStepFit held = validate::fit_engine_step(spec, engine(60e-6), tp2);
+  CHECK(held.per_collective_from_prior);
+  CHECK(held.step.per_collective_s == 60e-6);
+  CHECK(held.step.fixed_s == doctest::Approx(0.4e-3).scale(1e-12).epsilon(1e-6));
   // Three runs from a prior holding 60 us: kept, the fixed work fitted (per sequence kept too).
   const std::vector<validate::EngineRun> three(tp2.begin(), tp2.begin() + 3);
   const validate::EngineStepFit few = validate::fit_engine_step(spec, engine(60e-6), three);

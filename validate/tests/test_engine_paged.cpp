@@ -43,7 +43,7 @@ TEST_CASE("paged attention: the v1 and v2 efficiencies come back from runs made 
   CHECK(v1_run.paged_v1_at_rated_s > 0);  // TP 1, batch 64: 64 x 32 > 512
   CHECK(v1_run.paged_v2_at_rated_s == 0);
   // runs[5] has 4,096 tokens in: middle context 4,160; 32 layers x 64 x 32 x 4,160 x 2 x 128 x 2 B = 139.6 GB at
-  // 0.4 x 3.35 TB/s: 104.1 ms a step.
+  // 0.4 x 3.35 TB/s: 104.2 ms a step.
   CHECK(v1_run.attention_s == doctest::Approx(32 * 64 * 32 * 4160 * 512.0 / (0.4 * 3.35e12)).scale(1e-12));
   const validate::EngineStepFit fit = validate::fit_engine_step(spec, paged_profile(0.9, 0.9), runs);
   CHECK(fit.paged_v1_fitted);
@@ -78,7 +78,8 @@ TEST_CASE("paged attention: an efficiency past the loader's range is held at the
 
 TEST_CASE("paged attention: v1's occupancy scale is in the fit's column, so its efficiency comes back as set") {
   // llama2-7b (4,096 positions) with 64 KiB of shared memory a multiprocessor: v1 runs at twice its 8,192-token rate.
-  // Runs made with v1 at 0.3 come back at 0.3 (a fit blind to the scale would read 0.6).
+  // Runs made with v1 at 0.3 come back at 0.3. The fit's v1 reads of a TP 1 run at batch 64 (2,048 + 128 tokens:
+  // middle context 2,112; 64 x 32 > 512: v1) are 32 layers x 64 x 32 x 2,112 x 2 x 128 x 2 B at 3.35 TB/s, halved.
   const topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
   topologies::ImplProfile truth = paged_profile(0.3, 1.2);
   truth.engine_step->paged_attention->v1_shared_memory_per_multiprocessor_bytes = 65536;
@@ -90,6 +91,8 @@ TEST_CASE("paged attention: v1's occupancy scale is in the fit's column, so its 
   }
   topologies::ImplProfile prior = paged_profile(0.9, 0.9);
   prior.engine_step->paged_attention->v1_shared_memory_per_multiprocessor_bytes = 65536;
+  const validate::EnginePrediction tp1_batch64 = validate::predict_engine_run(spec, prior, runs[5]);
+  CHECK(tp1_batch64.paged_v1_at_rated_s == doctest::Approx(0.5 * 32 * 64 * 32 * 2112 * 512.0 / 3.35e12).scale(1e-12));
   const validate::EngineStepFit fit = validate::fit_engine_step(spec, prior, runs);
   REQUIRE(fit.paged_v1_fitted);
   CHECK(fit.step.paged_attention->v1_bandwidth_efficiency == doctest::Approx(0.3).scale(1e-12).epsilon(1e-6));

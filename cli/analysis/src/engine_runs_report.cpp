@@ -66,7 +66,10 @@ ordered_json engine_step_json(const topologies::EngineStep& step) {
       {"per_collective_s", step.per_collective_s > 0 ? ordered_json(step.per_collective_s) : ordered_json()},
       {"paged_attention", step.paged_attention
                               ? ordered_json{{"v1_bandwidth_efficiency", step.paged_attention->v1_bandwidth_efficiency},
-                                             {"v2_bandwidth_efficiency", step.paged_attention->v2_bandwidth_efficiency}}
+                                             {"v2_bandwidth_efficiency", step.paged_attention->v2_bandwidth_efficiency},
+                                             {"v1_shared_memory_per_multiprocessor_bytes",
+                                              step.paged_attention->v1_shared_memory_per_multiprocessor_bytes},
+                                             {"max_seq_len_to_capture", step.paged_attention->max_seq_len_to_capture}}
                               : ordered_json()},
       {"source", step.source}};
 }
@@ -77,6 +80,8 @@ ordered_json fit_json(const validate::EngineStepFit& fit) {
   json["per_sequence_from_prior"] = fit.per_sequence_from_prior;
   json["gemm_fitted"] = fit.gemm_fitted;
   json["per_collective_fitted"] = fit.per_collective_fitted;
+  json["gemm_from_prior"] = fit.gemm_from_prior;
+  json["per_collective_from_prior"] = fit.per_collective_from_prior;
   json["paged_v1_fitted"] = fit.paged_v1_fitted;
   json["paged_v2_fitted"] = fit.paged_v2_fitted;
   return json;
@@ -85,6 +90,25 @@ ordered_json fit_json(const validate::EngineStepFit& fit) {
 std::string percent_text(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f %%", 100 * value);
+  return text;
+}
+
+// What the fit kept from the prior rather than fitted, for the fitted profile's source.
+std::string held_terms_text(const validate::EngineStepFit& fit, const std::string& prior_name) {
+  std::string text;
+  if (fit.per_sequence_from_prior) {
+    text += "; per_sequence" + std::string(fit.step.gemm_flop_efficiency > 0 ? ", gemm_flop_efficiency" : "") +
+            std::string(fit.step.per_collective_s > 0 ? ", per_collective" : "") + " kept from " + prior_name +
+            " (fewer than " + std::to_string(validate::kRunsToFitSlope) + " runs)";
+  } else if (!fit.per_sequence_fitted) {
+    text += "; per_sequence not fitted (one batch size, a negative slope, or the GEMM term took it)";
+  }
+  if (fit.gemm_from_prior) text += "; gemm_flop_efficiency kept from " + prior_name + " (one GEMM size a sequence)";
+  if (fit.per_collective_from_prior) text += "; per_collective kept from " + prior_name + " (one collective count)";
+  if (fit.step.paged_attention && !(fit.paged_v1_fitted && fit.paged_v2_fitted)) {
+    text += "; PagedAttention efficiencies" + std::string(fit.paged_v1_fitted || fit.paged_v2_fitted ? " (one)" : "") +
+            " kept from " + prior_name;
+  }
   return text;
 }
 
@@ -165,19 +189,7 @@ EngineCalibration calibrate_engine(const topologies::ClusterSpec& spec, const to
   c.fit.step.source =
       "fitted to " + std::to_string(c.runs.size()) + " engine runs (" + topologies::format_list(files) + ") on " +
       spec.name + ", " + today_utc() + ": median |error| " + percent_text(model::median_abs(c.fit.errors_before)) +
-      " before, " + percent_text(model::median_abs(c.fit.errors_after)) + " after" +
-      (c.fit.per_sequence_from_prior
-           ? "; per_sequence" + std::string(c.fit.step.gemm_flop_efficiency > 0 ? ", gemm_flop_efficiency" : "") +
-                 std::string(c.fit.step.per_collective_s > 0 ? ", per_collective" : "") + " kept from " + prior.name +
-                 " (fewer than " + std::to_string(validate::kRunsToFitSlope) + " runs)"
-       : c.fit.per_sequence_fitted
-           ? ""
-           : "; per_sequence not fitted (one batch size, a negative slope, or the GEMM term took it)") +
-      (c.fit.step.paged_attention && !(c.fit.paged_v1_fitted && c.fit.paged_v2_fitted)
-           ? "; PagedAttention efficiencies" +
-                 std::string(c.fit.paged_v1_fitted || c.fit.paged_v2_fitted ? " (one)" : "") + " kept from " +
-                 prior.name
-           : "");
+      " before, " + percent_text(model::median_abs(c.fit.errors_after)) + " after" + held_terms_text(c.fit, prior.name);
   c.fitted = prior;
   c.fitted.name = prior.name + "-engine-fitted";
   c.fitted.description =

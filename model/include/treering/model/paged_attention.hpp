@@ -2,10 +2,13 @@
 // place of the model's own kernel: which of the two kernels runs, the bytes it reads, and the time. Pure.
 //
 // vllm/attention/ops/paged_attn.py (v0.6) picks v1 where the longest context is <= 8,192 tokens and either it fits one
-// 512-token partition or sequences x query heads > 512, else v2. Both launch a thread block per (sequence, query
-// head) that reads its K/V head's cache, so every query head reads the K/V: sequences x query heads x context x 2 x
-// head dim x element bytes a layer. Example: llama3-8b at TP 2 (16 query heads a GPU), 32 sequences at context
-// 1,024: 32 x 16 = 512, not above 512 -> v2; 32 x 16 x 1,024 x 2 x 128 x 2 B = 268 MB a layer.
+// 512-token partition or sequences x query heads > 512, else v2. Decode steps replay CUDA graphs captured with the
+// longest context they serve (vLLM's capture metadata: max_decode_seq_len = max_seq_len_to_capture, min(max_model_len,
+// 8,192)), so up to that context the pick is made for it, not for the live context; longer contexts run eagerly. Both
+// launch a thread block per (sequence, query head) that reads its K/V head's cache, so every query head reads the K/V:
+// sequences x query heads x context x 2 x head dim x element bytes a layer. Example: llama3-8b at TP 2 (16 query heads
+// a GPU), 32 sequences at context 1,024: 32 x 16 = 512, not above 512 -> v2; 32 x 16 x 1,024 x 2 x 128 x 2 B = 268 MB a
+// layer.
 #pragma once
 
 #include "treering/model/workload.hpp"
@@ -23,9 +26,16 @@ struct PagedAttentionReads {  // one GPU; bytes read by each kernel (one of them
   double v1_occupancy_scale = 1;  // v1's time against its rate at an 8,192-token capture (paged_v1_occupancy_scale)
 };
 
-// One layer on one GPU of `slice` (layout.hpp's head slice: its batch and query heads) at `context` tokens. Throws
-// InputError for latent attention (vLLM decodes it with its MLA backends, not PagedAttention).
-PagedAttentionReads paged_attention_reads(const Workload& slice, long long context);
+// One layer on one GPU of `slice` (layout.hpp's head slice: its batch and query heads) at `context` tokens, the
+// kernel picked for `captured_tokens` where the context is within them (0: eager, for the live context). Throws
+// InputError for latent attention (vLLM decodes it with its MLA backends, not PagedAttention). Example: one sequence
+// of 32 heads at 300 tokens: eager, one partition -> v1; from a graph captured at 8,192 tokens, 16 partitions and
+// 32 blocks -> v2.
+PagedAttentionReads paged_attention_reads(const Workload& slice, long long context, long long captured_tokens = 0);
+
+// The context the engine's graphs are captured for: min(max_position_embeddings, max_seq_len_to_capture); an unknown
+// context length is taken as the capture's.
+long long paged_attention_captured_tokens(const Workload& workload, const topologies::PagedAttention& kernels);
 
 // v1's time at `workload`'s capture over its time at an 8,192-token one (topologies::PagedAttention): the blocks a
 // multiprocessor holds at 8,192 tokens over those it holds at min(max_position_embeddings, max_seq_len_to_capture)

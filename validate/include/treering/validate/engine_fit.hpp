@@ -86,7 +86,11 @@ struct EngineStepFit {
   bool per_sequence_from_prior = false;  // fewer than kRunsToFitSlope runs: the prior's slopes kept
   bool gemm_fitted = false;              // gemm_flop_efficiency fitted (else 0: the GEMMs' FLOPs hidden)
   bool per_collective_fitted = false;    // per_collective_s fitted (else 0, or the prior's below 10 runs)
-  bool paged_v1_fitted = false;          // the PagedAttention efficiencies fitted (else the prior's held)
+  // From 10 runs, a prior's GEMM or per-collective term the runs cannot tell apart (one GEMM size a sequence, one
+  // collective count) is kept, not dropped:
+  bool gemm_from_prior = false;
+  bool per_collective_from_prior = false;
+  bool paged_v1_fitted = false;  // the PagedAttention efficiencies fitted (else the prior's held)
   bool paged_v2_fitted = false;
   std::vector<double> errors_before, errors_after;  // relative, (predicted - measured) / measured, per run
 };
@@ -109,7 +113,8 @@ struct EngineStepFit {
 // fitted from kRunsToFitSlope runs and kept only at an efficiency the loader accepts (kPagedEfficiencyMin-Max), else
 // the prior's held. The engine's extra per TP collective (EngineStep::per_collective_s, d C / m with C the step's TP
 // collectives) is fitted from kRunsToFitSlope runs whose C differ (models or TP degrees, TP 1 having none) and kept
-// only up to 1 ms (else dropped); below that a prior's is kept as a slope. `before` is the profile the runs are
+// only up to 1 ms (else dropped); below that, or when the runs' collective counts are all one, a prior's is kept (a
+// prior's GEMM term likewise when the runs' GEMM FLOPs a sequence are all one). `before` is the profile the runs are
 // predicted with (its engine_step replaced by the fit). Throws InputError with no run.
 EngineStepFit fit_engine_step(const topologies::ClusterSpec& spec, const topologies::ImplProfile& before,
                               const std::vector<EngineRun>& runs);
