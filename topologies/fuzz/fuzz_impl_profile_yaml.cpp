@@ -48,5 +48,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   check(back.prefill.has_value() == profile.prefill.has_value() &&
             (!profile.prefill || back.prefill->attention_efficiency == profile.prefill->attention_efficiency),
         "the written profile keeps its prefill");
+  check(back.engine_step.has_value() == profile.engine_step.has_value(), "the written profile keeps its engine_step");
+  if (profile.engine_step) {
+    const EngineStep& was = *profile.engine_step;
+    const EngineStep& now = *back.engine_step;
+    check(close(now.per_collective_s, was.per_collective_s) &&
+              now.paged_attention.has_value() == was.paged_attention.has_value() &&
+              (!was.paged_attention ||
+               (now.paged_attention->v1_bandwidth_efficiency == was.paged_attention->v1_bandwidth_efficiency &&
+                now.paged_attention->max_seq_len_to_capture == was.paged_attention->max_seq_len_to_capture)),
+          "the written profile keeps its engine_step's collectives and PagedAttention");
+  }
   return 0;
 }
