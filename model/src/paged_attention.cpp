@@ -46,7 +46,7 @@ long long paged_attention_captured_tokens(const Workload& workload, const topolo
 double paged_v1_occupancy_scale(const Workload& workload, const topologies::PagedAttention& kernels) {
   if (kernels.v1_shared_memory_per_multiprocessor_bytes <= 0) return 1.0;
   const double shared = kernels.v1_shared_memory_per_multiprocessor_bytes;
-  return v1_blocks_per_multiprocessor(shared, kPagedAttentionV1MaxContext) /
+  return v1_blocks_per_multiprocessor(shared, topologies::kDefaultMaxSeqLenToCapture) /
          v1_blocks_per_multiprocessor(shared, paged_attention_captured_tokens(workload, kernels));
 }
 

@@ -63,7 +63,7 @@ PagedAttention read_paged_attention(const StrictMap& map) {
   if (paged.has("v1_shared_memory_per_multiprocessor")) {
     kernels.v1_shared_memory_per_multiprocessor_bytes = paged.bytes("v1_shared_memory_per_multiprocessor");
   }
-  kernels.max_seq_len_to_capture = paged.integer_or("max_seq_len_to_capture", 16, 1 << 24, 8192);
+  kernels.max_seq_len_to_capture = paged.integer_or("max_seq_len_to_capture", 16, 1 << 24, kDefaultMaxSeqLenToCapture);
   return kernels;
 }
 

@@ -90,7 +90,7 @@ void write_ring_prefill_uncertainty(YAML::Emitter& out, const ImplProfile& profi
         out << YAML::Key << "v1_shared_memory_per_multiprocessor" << YAML::Value
             << shortest(paged->v1_shared_memory_per_multiprocessor_bytes) + "B";
       }
-      if (paged->max_seq_len_to_capture != 8192) {
+      if (paged->max_seq_len_to_capture != kDefaultMaxSeqLenToCapture) {
         out << YAML::Key << "max_seq_len_to_capture" << YAML::Value << paged->max_seq_len_to_capture;
       }
       out << YAML::EndMap;

@@ -115,6 +115,12 @@ TEST_CASE("config.json files treering cannot model are refused at the key, with 
   const std::string quant = config_file("awq", R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
     "num_attention_heads": 8, "intermediate_size": 128, "vocab_size": 100, "quantization_config": {"quant_method": "awq"}})");
   CHECK(error_of(quant).find("quant_method 'awq' is not read (fbgemm_fp8 or fp8)") != std::string::npos);
+  const std::string positions = config_file("positions", R"({"model_type": "llama", "hidden_size": 64,
+    "num_hidden_layers": 2, "num_attention_heads": 8, "intermediate_size": 128, "vocab_size": 100,
+    "max_position_embeddings": 4096.5})");
+  CHECK(error_of(positions) == positions +
+                                   ":3:5: error: 'max_position_embeddings' must be a whole number from 1 to 16777216, "
+                                   "got 4096.5");
 }
 
 TEST_CASE("a config.json without num_key_value_heads is MHA, and its description says so") {

@@ -265,6 +265,9 @@ TEST_CASE("an engine_step's paged_attention: both kernels' efficiencies, read ba
   CHECK(error_of(start + "{v1_bandwidth_efficiency: 5, v2_bandwidth_efficiency: 1}}\n").find("p.yaml:5:") == 0);
   CHECK(error_of(start + "{v1_bandwidth_efficiency: 0, v2_bandwidth_efficiency: 1}}\n").find("p.yaml:5:") == 0);
   CHECK(error_of(start + "{v1_bandwidth_efficiency: 0.5}}\n").find("p.yaml:5:") == 0);
+  const std::string both = start + "{v1_bandwidth_efficiency: 0.5, v2_bandwidth_efficiency: 1, ";
+  CHECK(error_of(both + "v1_shared_memory_per_multiprocessor: 65536}}\n").find("has no unit") != std::string::npos);
+  CHECK(error_of(both + "max_seq_len_to_capture: 8}}\n").find("p.yaml:5:") == 0);  // under 16 tokens
   CHECK(error_of(start + "{v1_bandwidth_efficiency: 0.5, v2_bandwidth_efficiency: 1, v3: 1}}\n").find("p.yaml:5:") ==
         0);
 }

@@ -77,6 +77,7 @@ struct PrefillProfile {
 // = 3.2 GB a layer; at v1_bandwidth_efficiency 0.3 of 5.3 TB/s: 2.0 ms a layer, 65 ms over 32 layers.
 constexpr double kPagedEfficiencyMin = 0.01;  // the loader's range for either efficiency
 constexpr double kPagedEfficiencyMax = 4.0;
+constexpr int kDefaultMaxSeqLenToCapture = 8192;  // vLLM's max_seq_len_to_capture default (and v1's reference)
 // v1 keeps a context's logits in shared memory, sized when a CUDA graph is captured for the longest context it serves,
 // min(the model's max_position_embeddings, max_seq_len_to_capture: 8,192 by default) x 4 B, so the blocks a
 // multiprocessor holds at once are its shared memory over that (v1_shared_memory_per_multiprocessor: 0, not modelled);
@@ -87,7 +88,7 @@ struct PagedAttention {
   double v1_bandwidth_efficiency = 0;
   double v2_bandwidth_efficiency = 0;
   double v1_shared_memory_per_multiprocessor_bytes = 0;
-  int max_seq_len_to_capture = 8192;
+  int max_seq_len_to_capture = kDefaultMaxSeqLenToCapture;
 };
 
 // And each of the step's tensor-parallel collectives (2 a layer and the logits' all-gather, with more than one GPU)
