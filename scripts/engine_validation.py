@@ -6,8 +6,9 @@ to: vllm-rocm's Llama 2 and Mixtral rows of the MI300X table) it reports
   - uncalibrated: `treering validate --impl ENGINE` (the engine's preset) on every run: median |error| and the
     share of runs inside the preset's band;
   - calibrated from 3 runs: `treering calibrate` on three runs of the table (pick_three: the runs nearest (smallest
-    TP, batch 1, 128 tokens), (middle TP, 16, 512) and (largest TP, 64, 2,048)), then `treering validate` of the
-    fitted profile on every other run.
+    TP, batch 1, 128 tokens), (middle TP, 16, 512) and (largest TP, 64, 2,048) among those the table does not
+    contradict: `treering validate` lists a run slower than a larger run of its setup as mismeasured), then
+    `treering validate` of the fitted profile on every other run.
 Usage: scripts/engine_validation.py [TREERING]   (default build/bin/treering; run from the repository root)
 """
 import json
@@ -52,7 +53,8 @@ def split(path):
 
 def pick_three(header_line, rows):
     """Three runs spread over the table: the smallest TP at batch 1 and 128 tokens, the middle TP at batch 16 and 512,
-    the largest TP at batch 64 and 2,048 (the nearest run to each), as a user would pick a few runs to calibrate."""
+    the largest TP at batch 64 and 2,048 (the nearest run to each), as a user would pick a few runs to calibrate.
+    `rows` are the table's runs less those its sweep contradicts."""
     names = header_line.strip().split(",")
     field = lambda row, *keys: next(row.strip().split(",")[names.index(k)] for k in keys if k in names)
     tps = sorted({int(field(r, "tp")) for r in rows})
@@ -81,11 +83,15 @@ def main(treering="build/bin/treering"):
     for name, cluster, impl, pattern, fitted in SETS:
         head, rows = split(os.path.join("validate/data/engine-runs", name))
         rows = selected(rows, pattern)
-        three = pick_three(head[-1], rows)
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, name)
             open(path, "w").writelines(head + rows)
-            plain = run(treering, "validate", "--cluster", cluster, "--nodes", "1", "--impl", impl, path)["summary"]
+            validation = run(treering, "validate", "--cluster", cluster, "--nodes", "1", "--impl", impl, path)
+            plain = validation["summary"]
+            # the runs the table contradicts ("FILE line N"), not picked: a user calibrates on runs that hold up
+            lines = (head + rows)
+            contradicted = [lines[int(c["file"].rsplit(" line ", 1)[1]) - 1] for c in validation["contradicted"]]
+            three = pick_three(head[-1], [r for r in rows if r not in contradicted])
             fit_path, rest_path = os.path.join(tmp, "three.csv"), os.path.join(tmp, "rest.csv")
             open(fit_path, "w").writelines(head + three)
             open(rest_path, "w").writelines(head + [r for r in rows if r not in three])
@@ -94,7 +100,8 @@ def main(treering="build/bin/treering"):
             rest = run(treering, "validate", "--cluster", cluster, "--nodes", "1", "--impl", profile, rest_path)
         rows_note = "" if pattern is None else (" other models" if pattern.startswith("!") else " " + pattern)
         note = rows_note + (" (the preset's own fit)" if fitted else "")
-        print(f"| {name}{note} | {cluster} | {impl} | {plain['runs']} | {100 * plain['median_abs_rel_error']:.1f} % | "
+        runs = f"{plain['runs']}" + (f" (+{plain['contradicted']} contradicted)" if plain["contradicted"] else "")
+        print(f"| {name}{note} | {cluster} | {impl} | {runs} | {100 * plain['median_abs_rel_error']:.1f} % | "
               f"{100 * plain['inside_band_fraction']:.0f} % (+/-{100 * plain['band']:.1f} %) | "
               f"{100 * rest['summary']['median_abs_rel_error']:.1f} % ({rest['summary']['runs']} runs) |")
 

@@ -207,6 +207,28 @@ TEST_CASE("fewer than 10 runs keep a prior's slope per sequence and fit the fixe
   CHECK(fit.step.per_sequence_s == doctest::Approx(50e-6).scale(1e-12));
 }
 
+TEST_CASE("below 10 runs, a run far from the others pulls the fixed work no harder than one at Huber's threshold") {
+  // Three runs made with 0.4 ms + 25 us x batch, the third measured 3x (a mismeasured run), fitted from a prior of
+  // 1 ms + 25 us with the default profile's band, 12.5 %: Huber's threshold h = 1.345 / 1.645 x 0.125 = 0.1022. At the
+  // fit each exact run's relative residual is u_i (0.4 ms - f), u_i = steps / measured; the third's, 2/3 + u_3 (0.4
+  // ms - f) with u_3 = steps / its 3x time, is far over h: clamped. So u_1^2 (0.4 ms - f) + u_2^2 (0.4 ms - f) +
+  // u_3 h = 0: f = 0.4 ms + u_3 h / (u_1^2 + u_2^2). Least squares would fold a third of the third's excess into f.
+  const topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
+  const topologies::ImplProfile bare = topologies::default_impl_profile();
+  std::vector<validate::EngineRun> runs = runs_with_engine_work(spec, bare);
+  runs[2].measured_s *= 3;
+  topologies::ImplProfile prior = bare;
+  prior.engine_step = topologies::EngineStep{1e-3, 25e-6, 0.0, "prior", std::nullopt, 0.0};
+  const validate::EngineStepFit fit = validate::fit_engine_step(spec, prior, runs);
+  const double h = 1.345 / 1.645 * bare.uncertainty.compute;
+  std::vector<double> u;
+  for (const validate::EngineRun& run : runs) u.push_back(128 / run.measured_s);
+  const double expected_s = 0.4e-3 + u[2] * h / (u[0] * u[0] + u[1] * u[1]);
+  CHECK(fit.step.fixed_s == doctest::Approx(expected_s).scale(1e-12).epsilon(1e-9));
+  CHECK(2.0 / 3.0 + u[2] * (0.4e-3 - fit.step.fixed_s) > h);  // the third run clamped indeed
+  CHECK(fit.step.per_sequence_s == doctest::Approx(25e-6).scale(1e-12));
+}
+
 TEST_CASE("one batch size fits the fixed work alone, and a run the model over-predicts gives no negative work") {
   const topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
   const topologies::ImplProfile bare = topologies::default_impl_profile();

@@ -9,6 +9,7 @@
 #include "treering/model/statistics.hpp"
 #include "treering/topologies/input_error.hpp"
 #include "treering/topologies/units.hpp"
+#include "treering/validate/engine_consistency.hpp"
 
 namespace treering::analysis {
 namespace {
@@ -23,6 +24,13 @@ std::vector<validate::EngineRun> read_runs(const std::vector<std::string>& files
     for (validate::EngineRun& run : validate::read_engine_runs(file)) runs.push_back(std::move(run));
   }
   return runs;
+}
+
+// Each run's contradiction (validate::contradicted_runs), "" for the others.
+std::vector<std::string> contradictions(const std::vector<validate::EngineRun>& runs) {
+  std::vector<std::string> text(runs.size());
+  for (const validate::ContradictedRun& c : validate::contradicted_runs(runs)) text[c.run] = c.text;
+  return text;
 }
 
 ordered_json run_json(const validate::EngineRun& run) {
@@ -55,6 +63,15 @@ ordered_json prediction_json(const validate::EnginePrediction& p) {
           {"ttft_s", p.ttft_s > 0 ? ordered_json(p.ttft_s) : ordered_json()},
           {"median_itl_s", p.median_itl_s > 0 ? ordered_json(p.median_itl_s) : ordered_json()},
           {"p99_itl_s", p.p99_itl_s > 0 ? ordered_json(p.p99_itl_s) : ordered_json()}};
+}
+
+// A contradicted run: the run, the prediction, its error and the larger run that contradicts it.
+ordered_json contradicted_json(const EngineRunCase& c) {
+  ordered_json row = run_json(c.run);
+  row["predicted"] = prediction_json(c.predicted);
+  row["rel_error"] = c.rel_error;
+  row["contradiction"] = c.contradiction;
+  return row;
 }
 
 ordered_json engine_step_json(const topologies::EngineStep& step) {
@@ -128,22 +145,32 @@ bool engine_benchmark_files(const std::vector<std::string>& files) {
 
 EngineValidation validate_engine_runs(const topologies::ClusterSpec& spec, const topologies::ImplProfile& profile,
                                       const std::vector<std::string>& files) {
-  EngineValidation v{profile, {}, {}, 0, profile.uncertainty.compute, 0};
+  EngineValidation v{profile, {}, {}, {}, 0, profile.uncertainty.compute, 0};
   std::vector<double> errors;
-  for (const validate::EngineRun& run : read_runs(files)) {
+  const std::vector<validate::EngineRun> runs = read_runs(files);
+  const std::vector<std::string> contradiction = contradictions(runs);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const validate::EngineRun& run = runs[i];
     const validate::EnginePrediction p = validate::predict_engine_run(spec, profile, run);
     const double error = (p.predicted_s - run.measured_s) / run.measured_s;
     if (!p.memory_shortfall.empty()) {
-      v.not_fitting.push_back({run, p, error});
+      v.not_fitting.push_back({run, p, error, contradiction[i]});
       continue;
     }
-    v.cases.push_back({run, p, error});
+    if (!contradiction[i].empty()) {
+      v.contradicted.push_back({run, p, error, contradiction[i]});
+      continue;
+    }
+    v.cases.push_back({run, p, error, ""});
     errors.push_back(error);
     if (std::abs(error) <= v.band) ++v.inside_band;
   }
   if (v.cases.empty()) {
-    throw topologies::InputError("no run to predict: every run's batch needs more memory than a GPU has (" +
-                                 v.not_fitting.front().predicted.memory_shortfall + ")");
+    throw topologies::InputError(v.not_fitting.empty()
+                                     ? "no run to predict: every run is contradicted by a larger one"
+                                     : "no run to predict: every run's batch needs more memory than a "
+                                       "GPU has (" +
+                                           v.not_fitting.front().predicted.memory_shortfall + ")");
   }
   v.median_abs_rel_error = model::median_abs(errors);
   return v;
@@ -163,13 +190,17 @@ ordered_json engine_validation_json(const EngineValidation& v) {
     row["memory_shortfall"] = c.predicted.memory_shortfall;
     not_fitting.push_back(row);
   }
+  ordered_json contradicted = ordered_json::array();
+  for (const EngineRunCase& c : v.contradicted) contradicted.push_back(contradicted_json(c));
   return {{"impl", v.profile.name},
           {"engine_step", v.profile.engine_step ? engine_step_json(*v.profile.engine_step) : ordered_json()},
           {"runs", cases},
           {"not_fitting", not_fitting},
+          {"contradicted", contradicted},
           {"summary",
            {{"runs", v.cases.size()},
             {"not_fitting", v.not_fitting.size()},
+            {"contradicted", v.contradicted.size()},
             {"median_abs_rel_error", v.median_abs_rel_error},
             {"band", v.band},
             {"inside_band", v.inside_band},
@@ -180,16 +211,34 @@ EngineCalibration calibrate_engine(const topologies::ClusterSpec& spec, const to
                                    const std::vector<std::string>& files, const std::string& output_name) {
   EngineCalibration c;
   c.prior = prior;
-  for (validate::EngineRun& run : read_runs(files)) {
-    const bool fits = validate::predict_engine_run(spec, prior, run).memory_shortfall.empty();
-    (fits ? c.runs : c.not_fitting).push_back(std::move(run));
+  std::vector<validate::EngineRun> runs = read_runs(files);
+  const std::vector<std::string> contradiction = contradictions(runs);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const validate::EnginePrediction p = validate::predict_engine_run(spec, prior, runs[i]);
+    if (!p.memory_shortfall.empty()) {
+      c.not_fitting.push_back(std::move(runs[i]));
+    } else if (!contradiction[i].empty()) {
+      const double error = (p.predicted_s - runs[i].measured_s) / runs[i].measured_s;
+      c.contradicted.push_back({std::move(runs[i]), p, error, contradiction[i]});
+    } else {
+      c.runs.push_back(std::move(runs[i]));
+    }
   }
-  if (c.runs.empty()) throw topologies::InputError("no run to fit: every run's batch needs more memory than a GPU has");
+  if (c.runs.empty()) {
+    throw topologies::InputError(c.not_fitting.empty()
+                                     ? "no run to fit: every run is contradicted by a larger one"
+                                     : "no run to fit: every run's batch needs more memory than a GPU "
+                                       "has, or is contradicted by a larger run");
+  }
   c.fit = validate::fit_engine_step(spec, prior, c.runs);
-  c.fit.step.source =
-      "fitted to " + std::to_string(c.runs.size()) + " engine runs (" + topologies::format_list(files) + ") on " +
-      spec.name + ", " + today_utc() + ": median |error| " + percent_text(model::median_abs(c.fit.errors_before)) +
-      " before, " + percent_text(model::median_abs(c.fit.errors_after)) + " after" + held_terms_text(c.fit, prior.name);
+  c.fit.step.source = "fitted to " + std::to_string(c.runs.size()) + " engine runs (" + topologies::format_list(files) +
+                      ") on " + spec.name + ", " + today_utc() + ": median |error| " +
+                      percent_text(model::median_abs(c.fit.errors_before)) + " before, " +
+                      percent_text(model::median_abs(c.fit.errors_after)) + " after" +
+                      held_terms_text(c.fit, prior.name) +
+                      (c.contradicted.empty() ? ""
+                                              : "; " + std::to_string(c.contradicted.size()) +
+                                                    " runs left out, each slower than a larger run of its setup");
   c.fitted = prior;
   c.fitted.name = prior.name + "-engine-fitted";
   c.fitted.description =
@@ -230,12 +279,16 @@ ordered_json engine_calibration_json(const EngineCalibration& c) {
     row["rel_error_after"] = c.fit.errors_after[i];
     runs.push_back(row);
   }
+  ordered_json contradicted = ordered_json::array();
+  for (const EngineRunCase& run : c.contradicted) contradicted.push_back(contradicted_json(run));
   return {{"prior", c.prior.name},
           {"engine_step", fit_json(c.fit)},
           {"runs", runs},
+          {"contradicted", contradicted},
           {"summary",
            {{"runs", c.runs.size()},
             {"not_fitting", c.not_fitting.size()},
+            {"contradicted", c.contradicted.size()},
             {"median_abs_rel_error_before", model::median_abs(c.fit.errors_before)},
             {"median_abs_rel_error_after", model::median_abs(c.fit.errors_after)}}}};
 }

@@ -52,3 +52,28 @@ TEST_CASE(
   CHECK(few.fitted.uncertainty.compute == doctest::Approx(0.172).scale(1e-12));
   CHECK(few.fit.per_sequence_from_prior);
 }
+
+TEST_CASE("a run slower than a larger run of its setup is listed, and kept out of the fit and the figures") {
+  // exact_runs_file(12) plus batch 1 of 128 tokens in and 64 out, measured 1.5x the batch-1 run of 128 out, which
+  // does more work (as many sequences, a longer output): contradicted (1.5 > 1.10), left out; the 12 fit as before.
+  const topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
+  const topologies::ImplProfile vllm = topologies::load_impl_profile("vllm");
+  const std::string path = exact_runs_file(12);
+  std::ifstream in(path);
+  std::string header, first;
+  std::getline(in, header);
+  std::getline(in, first);
+  in.close();
+  const double batch1_s = std::stod(first.substr(first.rfind(',') + 1));
+  std::ofstream(path, std::ios::app) << "vllm,test,meta-llama/Meta-Llama-3-8B,1,1,128,64,latency,"
+                                     << std::to_string(1.5 * batch1_s) << "\n";
+  const treering::analysis::EngineCalibration c = treering::analysis::calibrate_engine(spec, vllm, {path}, "c.yaml");
+  CHECK(c.runs.size() == 12);
+  REQUIRE(c.contradicted.size() == 1);
+  CHECK(c.contradicted[0].run.output_len == 64);
+  CHECK(c.contradicted[0].contradiction.find("1.50x") != std::string::npos);
+  CHECK(c.fitted.uncertainty.compute == doctest::Approx(0.125).scale(1e-12).epsilon(1e-3));
+  const treering::analysis::EngineValidation v = treering::analysis::validate_engine_runs(spec, vllm, {path});
+  CHECK(v.cases.size() == 12);
+  CHECK(v.contradicted.size() == 1);
+}

@@ -107,15 +107,17 @@ struct EngineStepFit {
 // batch 1 and 32, 128 steps each, measured 0.1 s and 0.2 ms a step over the model at batch 1 and 1.0 ms at batch 32
 // give per_sequence (1.0 - 0.2) / 31 = 25.8 us and fixed 0.2 - 0.0258 = 0.174 ms when both fit exactly. With fewer
 // than kRunsToFitSlope runs and a prior whose engine_step has a slope (per sequence or GEMM), the slopes are kept
-// and `fixed` alone fitted. Where the prior decodes with vLLM's PagedAttention (EngineStep::paged_attention), the
-// runs' attention is those kernels': the model's attention leaves x, and the kernels' reads at the rated HBM bandwidth
-// (d R1, d R2) are two more terms, linear in 1 / v1_bandwidth_efficiency and 1 / v2_bandwidth_efficiency; each is
-// fitted from kRunsToFitSlope runs and kept only at an efficiency the loader accepts (kPagedEfficiencyMin-Max), else
-// the prior's held. The engine's extra per TP collective (EngineStep::per_collective_s, d C / m with C the step's TP
-// collectives) is fitted from kRunsToFitSlope runs whose C differ (models or TP degrees, TP 1 having none) and kept
-// only up to 1 ms (else dropped); below that, or when the runs' collective counts are all one, a prior's is kept (a
-// prior's GEMM term likewise when the runs' GEMM FLOPs a sequence are all one). `before` is the profile the runs are
-// predicted with (its engine_step replaced by the fit). Throws InputError with no run.
+// and `fixed` alone fitted, by Huber's loss rather than squares (threshold 1.345 / 1.645 x the prior's band): one run
+// of a few far outside the prior's band moves it no more than a run at the threshold. Where the prior decodes with
+// vLLM's PagedAttention (EngineStep::paged_attention), the runs' attention is those kernels': the model's attention
+// leaves x, and the kernels' reads at the rated HBM bandwidth (d R1, d R2) are two more terms, linear in 1 /
+// v1_bandwidth_efficiency and 1 / v2_bandwidth_efficiency; each is fitted from kRunsToFitSlope runs and kept only at an
+// efficiency the loader accepts (kPagedEfficiencyMin-Max), else the prior's held. The engine's extra per TP collective
+// (EngineStep::per_collective_s, d C / m with C the step's TP collectives) is fitted from kRunsToFitSlope runs whose C
+// differ (models or TP degrees, TP 1 having none) and kept only up to 1 ms (else dropped); below that, or when the
+// runs' collective counts are all one, a prior's is kept (a prior's GEMM term likewise when the runs' GEMM FLOPs a
+// sequence are all one). `before` is the profile the runs are predicted with (its engine_step replaced by the fit).
+// Throws InputError with no run.
 EngineStepFit fit_engine_step(const topologies::ClusterSpec& spec, const topologies::ImplProfile& before,
                               const std::vector<EngineRun>& runs);
 
