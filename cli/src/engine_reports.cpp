@@ -34,6 +34,7 @@ std::string engine_step_text(const topologies::EngineStep& step) {
   if (step.per_collective_s > 0) {
     text += ", " + topologies::format_duration(step.per_collective_s) + " more for each TP collective";
   }
+  if (step.per_layer_s > 0) text += ", " + topologies::format_duration(step.per_layer_s) + " more for each layer";
   if (step.paged_attention) {
     text += "; attention by vLLM's PagedAttention, every query head reading its K/V: v1 at " +
             format_percent(step.paged_attention->v1_bandwidth_efficiency, false) + ", v2 at " +

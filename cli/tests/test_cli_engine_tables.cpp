@@ -61,24 +61,25 @@ TEST_CASE("calibrate on an engine table from an engine preset keeps its slope wi
   CHECK(fit["engine_step"]["per_sequence_s"].get<double>() == doctest::Approx(78.0e-6).scale(1e-12));  // vllm.yaml's
   CHECK(fit["engine_step"]["gemm_flop_efficiency"].is_null());  // vllm's GEMMs: none
   CHECK(std::ifstream(fitted).good());
-  // From vllm-rocm the GEMM term is a slope too, and its PagedAttention efficiencies need 10 runs: all kept
-  // (vllm-rocm.yaml's values), and written to the fitted profile.
+  // From vllm-rocm the GEMM, per-collective and per-layer terms are slopes too, and its PagedAttention efficiencies
+  // need 10 runs: all kept (vllm-rocm.yaml's values), and written to the fitted profile.
   std::remove(fitted.c_str());
   const auto rocm = run_treering("calibrate " + table_file() + " --cluster mi300x --nodes 1 --impl vllm-rocm -o " +
                                  fitted + " --format json");
   REQUIRE_MESSAGE(rocm.exit_code == 0, rocm.err);
   const nlohmann::json rocm_fit = nlohmann::json::parse(rocm.out);
-  CHECK(rocm_fit["engine_step"]["gemm_flop_efficiency"].get<double>() == doctest::Approx(0.0457).scale(1e-12));
+  CHECK(rocm_fit["engine_step"]["gemm_flop_efficiency"].get<double>() == doctest::Approx(0.0545).scale(1e-12));
   CHECK(rocm_fit["engine_step"]["gemm_fitted"] == false);
-  CHECK(rocm_fit["engine_step"]["paged_attention"]["v1_bandwidth_efficiency"] == 0.322);
-  CHECK(rocm_fit["engine_step"]["per_collective_s"].get<double>() == doctest::Approx(62.8e-6).scale(1e-12));
+  CHECK(rocm_fit["engine_step"]["paged_attention"]["v1_bandwidth_efficiency"] == 0.313);
+  CHECK(rocm_fit["engine_step"]["per_collective_s"].get<double>() == doctest::Approx(35.8e-6).scale(1e-12));
+  CHECK(rocm_fit["engine_step"]["per_layer_s"].get<double>() == doctest::Approx(133e-6).scale(1e-12));
   CHECK(rocm_fit["engine_step"]["per_collective_fitted"] == false);
   CHECK(rocm_fit["engine_step"]["paged_v1_fitted"] == false);
   CHECK(rocm_fit["engine_step"]["source"].get<std::string>().find("PagedAttention efficiencies kept from vllm-rocm") !=
         std::string::npos);
   std::ifstream written(fitted);
   const std::string yaml((std::istreambuf_iterator<char>(written)), std::istreambuf_iterator<char>());
-  CHECK(yaml.find("gemm_flop_efficiency: 0.0457") != std::string::npos);
-  CHECK(yaml.find("paged_attention: {v1_bandwidth_efficiency: 0.322, v2_bandwidth_efficiency: 0.913, "
+  CHECK(yaml.find("gemm_flop_efficiency: 0.0545") != std::string::npos);
+  CHECK(yaml.find("paged_attention: {v1_bandwidth_efficiency: 0.313, v2_bandwidth_efficiency: 1.05, "
                   "v1_shared_memory_per_multiprocessor: 65536B}") != std::string::npos);
 }

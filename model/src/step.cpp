@@ -253,7 +253,7 @@ void add_whole_step(const LayoutModel& layouts, const CommGroup& post, const std
   r.gemm_flops_at_peak_s = step_gemm_flops(w, shape.mlp_tokens, post.ranks) / rates.peak_flops;
   r.tp_collectives = post.ranks > 1 ? r.collectives.hidden_allreduces + 1 : 0;  // and the logits' all-gather
   if (impl != nullptr && impl->engine_step) {
-    b.engine_s = impl->engine_step->step_s(w.batch, r.gemm_flops_at_peak_s, r.tp_collectives);
+    b.engine_s = impl->engine_step->step_s(w.batch, r.gemm_flops_at_peak_s, r.tp_collectives, w.layers);
   }
   r.step_s = moe * r.layer_s + r.dense_layers * r.dense_layer_s + b.lm_head_s + logits.time_s + b.engine_s +
              attention.slowest.first_call_s;

@@ -149,7 +149,7 @@ TEST_CASE("a serving engine's host work is added once a step, never to a layer")
   w.batch = 16;
   const model::LayoutModel layouts(one_dgx(), model::place_layout(one_dgx(), model::Layout{1, 1}));
   topologies::ImplProfile engine = topologies::default_impl_profile();
-  engine.engine_step = topologies::EngineStep{0.8e-3, 12e-6, 0.0, "test", std::nullopt, 0.0};
+  engine.engine_step = topologies::EngineStep{0.8e-3, 12e-6, 0.0, "test", std::nullopt, 0.0, 0.0};
   model::PlanOptions options;
   options.impl = std::make_shared<const topologies::ImplProfile>(engine);
   const model::LayoutAttention with = layouts.attention(DecodeAlgorithm::tree, w, 8192, options);
@@ -170,7 +170,7 @@ TEST_CASE("an engine whose GEMMs lose efficiency adds the step's GEMM FLOPs at t
   w.batch = 16;
   const model::LayoutModel layouts(one_dgx(), model::place_layout(one_dgx(), model::Layout{1, 1}));
   topologies::ImplProfile engine = topologies::default_impl_profile();
-  engine.engine_step = topologies::EngineStep{0.0, 0.0, 0.1, "test", std::nullopt, 0.0};
+  engine.engine_step = topologies::EngineStep{0.0, 0.0, 0.1, "test", std::nullopt, 0.0, 0.0};
   model::PlanOptions options;
   options.impl = std::make_shared<const topologies::ImplProfile>(engine);
   const model::LayoutAttention with = layouts.attention(DecodeAlgorithm::tree, w, 8192, options);
@@ -196,5 +196,22 @@ TEST_CASE("an engine's extra per TP collective is added for each of the step's c
     const model::StepResult step = model::evaluate_step(layouts, with, DecodeAlgorithm::tree, w, 8192, Scope::step);
     CHECK(step.tp_collectives == (tp == 8 ? 65 : 0));
     CHECK(step.breakdown.engine_s == doctest::Approx(tp == 8 ? 3.9e-3 : 0.0).scale(1e-12));
+  }
+}
+
+TEST_CASE("an engine's extra per layer is added for each of the step's layers, at any TP") {
+  // llama3.1-8b: 32 layers, 130 us more each: 4.16 ms a step on one GPU and at TP 8 alike.
+  model::Workload w = model::find_workload("llama3.1-8b");
+  w.batch = 16;
+  topologies::ImplProfile engine = topologies::default_impl_profile();
+  engine.engine_step = topologies::EngineStep{};
+  engine.engine_step->per_layer_s = 130e-6;
+  model::PlanOptions options;
+  options.impl = std::make_shared<const topologies::ImplProfile>(engine);
+  for (const int tp : {8, 1}) {
+    const model::LayoutModel layouts(one_dgx(), model::place_layout(one_dgx(), model::Layout{tp, 1}));
+    const model::LayoutAttention with = layouts.attention(DecodeAlgorithm::tree, w, 8192, options);
+    const model::StepResult step = model::evaluate_step(layouts, with, DecodeAlgorithm::tree, w, 8192, Scope::step);
+    CHECK(step.breakdown.engine_s == doctest::Approx(32 * 130e-6).scale(1e-12));
   }
 }

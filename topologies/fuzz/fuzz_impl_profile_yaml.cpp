@@ -52,12 +52,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (profile.engine_step) {
     const EngineStep& was = *profile.engine_step;
     const EngineStep& now = *back.engine_step;
-    check(close(now.per_collective_s, was.per_collective_s) &&
+    check(close(now.per_collective_s, was.per_collective_s) && close(now.per_layer_s, was.per_layer_s) &&
               now.paged_attention.has_value() == was.paged_attention.has_value() &&
               (!was.paged_attention ||
                (now.paged_attention->v1_bandwidth_efficiency == was.paged_attention->v1_bandwidth_efficiency &&
                 now.paged_attention->max_seq_len_to_capture == was.paged_attention->max_seq_len_to_capture)),
-          "the written profile keeps its engine_step's collectives and PagedAttention");
+          "the written profile keeps its engine_step's collectives, layers and PagedAttention");
   }
   return 0;
 }

@@ -70,14 +70,16 @@ PagedAttention read_paged_attention(const StrictMap& map) {
 void read_engine_step(const StrictMap& root, ImplProfile& profile) {
   const YAML::Node node = root.optional("engine_step");
   if (!node) return;
-  StrictMap map(node, root.file(), "the engine_step section",
-                {"fixed", "per_sequence", "gemm_flop_efficiency", "paged_attention", "per_collective", "source"});
+  StrictMap map(
+      node, root.file(), "the engine_step section",
+      {"fixed", "per_sequence", "gemm_flop_efficiency", "paged_attention", "per_collective", "per_layer", "source"});
   EngineStep engine;
   engine.fixed_s = map.duration_s("fixed");
   engine.per_sequence_s = map.has("per_sequence") ? map.duration_s("per_sequence") : 0.0;
   if (map.has("gemm_flop_efficiency")) engine.gemm_flop_efficiency = map.number("gemm_flop_efficiency", 1e-4, 1.0);
   if (map.has("paged_attention")) engine.paged_attention = read_paged_attention(map);
   engine.per_collective_s = map.has("per_collective") ? map.duration_s("per_collective") : 0.0;
+  engine.per_layer_s = map.has("per_layer") ? map.duration_s("per_layer") : 0.0;
   engine.source = map.name("source");
   profile.sources["engine_step"] = engine.source;
   profile.engine_step = engine;

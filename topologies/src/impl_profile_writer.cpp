@@ -82,6 +82,9 @@ void write_ring_prefill_uncertainty(YAML::Emitter& out, const ImplProfile& profi
     if (profile.engine_step->per_collective_s > 0) {
       out << YAML::Key << "per_collective" << YAML::Value << duration_text(profile.engine_step->per_collective_s);
     }
+    if (profile.engine_step->per_layer_s > 0) {
+      out << YAML::Key << "per_layer" << YAML::Value << duration_text(profile.engine_step->per_layer_s);
+    }
     if (const auto& paged = profile.engine_step->paged_attention) {
       out << YAML::Key << "paged_attention" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
           << "v1_bandwidth_efficiency" << YAML::Value << shortest(paged->v1_bandwidth_efficiency) << YAML::Key

@@ -285,6 +285,20 @@ TEST_CASE("an engine_step's per_collective: read, written back only when set, ne
   CHECK(error_of(kHead + "engine_step: {fixed: 1ms, per_collective: -5us, source: s}\n").find("p.yaml:5:") == 0);
 }
 
+TEST_CASE("an engine_step's per_layer: read, written back only when set, never negative, without unit an error") {
+  const ImplProfile p = load_impl_profile_text(
+      kHead + "engine_step: {fixed: 1ms, per_collective: 60us, per_layer: 130us, source: s}\n", "p.yaml");
+  CHECK(p.engine_step->per_layer_s == doctest::Approx(130e-6).scale(1e-12));
+  // 1 ms + 65 collectives x 60 us + 32 layers x 130 us = 1 + 3.9 + 4.16 = 9.06 ms at batch 1
+  CHECK(p.engine_step->step_s(1, 0.0, 65, 32) == doctest::Approx(9.06e-3).scale(1e-12));
+  CHECK(load_impl_profile_text(impl_profile_yaml(p), "back.yaml").engine_step->per_layer_s ==
+        doctest::Approx(130e-6).scale(1e-12));
+  const ImplProfile plain = load_impl_profile_text(kHead + "engine_step: {fixed: 1ms, source: s}\n", "p.yaml");
+  CHECK(impl_profile_yaml(plain).find(" per_layer:") == std::string::npos);  // (other_kernels_per_layer is not it)
+  CHECK(error_of(kHead + "engine_step: {fixed: 1ms, per_layer: -5us, source: s}\n").find("p.yaml:5:") == 0);
+  CHECK(error_of(kHead + "engine_step: {fixed: 1ms, per_layer: 130, source: s}\n").find("p.yaml:5:") == 0);
+}
+
 TEST_CASE("a bad engine_step section is an error at its key") {
   CHECK(error_of(kHead + "engine_step: {fixed: 0.8ms, per_sequence: 12us}\n").find("p.yaml:5:") == 0);  // no source
   CHECK(error_of(kHead + "engine_step: {fixed: -1ms, source: s}\n").find("p.yaml:5:") == 0);

@@ -54,7 +54,7 @@ double prefill_flops(const model::Workload& w, long long prompt_tokens) {
 double relative_error(double predicted, double measured) { return (predicted - measured) / measured; }
 
 // min over x >= 0 of |r - sum_j x_j columns[j]|^2 over the columns `allowed` (the others held at 0): every subset of
-// them solved by least squares, the best whose unknowns all come out >= 0 kept (at most 6 columns: 63 subsets; the
+// them solved by least squares, the best whose unknowns all come out >= 0 kept (at most 7 columns: 127 subsets; the
 // optimum is the least-squares solution on its own nonzero columns, so it is among them).
 std::vector<double> nonnegative_fit(const std::vector<std::vector<double>>& columns, const std::vector<bool>& allowed,
                                     const std::vector<double>& r) {
@@ -145,6 +145,7 @@ EnginePrediction predict_engine_run(const topologies::ClusterSpec& spec, const t
     p.paged_v1_at_rated_s = step.paged_attention.v1_bytes * step.paged_attention.v1_occupancy_scale / rated_Bps;
     p.paged_v2_at_rated_s = step.paged_attention.v2_bytes / rated_Bps;
     p.tp_collectives = step.tp_collectives;
+    p.layers = w.layers;
   }
   p.memory_shortfall = memory_shortfall(layouts, w, run, bare);
   const double peak_flops = run.tp * layouts.cp_model(0).slowest_rates().peak_flops * model::kPrefillEfficiency;
@@ -189,17 +190,21 @@ bool credible_paged(double inverse_efficiency) {
          inverse_efficiency <= 1.0 / topologies::kPagedEfficiencyMin;
 }
 
-// More than 1 ms for each TP collective is no collective's latency but other work misread.
+// More than 1 ms for each TP collective, or each layer, is no collective's latency or layer's kernels but other work
+// misread.
 bool credible_per_collective(double per_collective_s) { return per_collective_s <= 1e-3; }
+bool credible_per_layer(double per_layer_s) { return per_layer_s <= 1e-3; }
 
 // The fit's columns (fit_engine_step), per run: r = (m - x) / m, x the prediction without the engine's work (and, where
 // the prior decodes with PagedAttention, without the model's attention, which those kernels replace); u = n / m,
-// v = n B / m, g = d F / m, paged_v1 = d R1 / m, paged_v2 = d R2 / m, k = d C / m (C: the step's TP collectives).
+// v = n B / m, g = d F / m, paged_v1 = d R1 / m, paged_v2 = d R2 / m, k = d C / m (C: the step's TP collectives),
+// l = d L / m (L: the model's layers).
 struct FitColumns {
-  std::vector<double> r, u, v, g, paged_v1, paged_v2, k;
+  std::vector<double> r, u, v, g, paged_v1, paged_v2, k, l;
   std::vector<double> gemm_per_sequence;  // F / B
   bool several_batches = false;
   bool several_collective_counts = false;  // runs of different models or TP 1 beside TP > 1: k is not u scaled
+  bool several_depths = false;             // runs of models of different depths: l is not u scaled
 };
 
 FitColumns fit_columns(const topologies::ClusterSpec& spec, const topologies::ImplProfile& before,
@@ -207,9 +212,10 @@ FitColumns fit_columns(const topologies::ClusterSpec& spec, const topologies::Im
   const bool paged = before.engine_step && before.engine_step->paged_attention;
   topologies::ImplProfile bare = before;  // no engine work; its PagedAttention kernels kept (their occupancy)
   bare.engine_step.reset();
-  if (paged) bare.engine_step = topologies::EngineStep{0.0, 0.0, 0.0, "", before.engine_step->paged_attention, 0.0};
+  if (paged)
+    bare.engine_step = topologies::EngineStep{0.0, 0.0, 0.0, "", before.engine_step->paged_attention, 0.0, 0.0};
   FitColumns c;
-  std::set<int> batches, collective_counts;
+  std::set<int> batches, collective_counts, depths;
   for (const EngineRun& run : runs) {
     const double m = run.measured_s;
     const double n = static_cast<double>(run.engine_steps());
@@ -221,14 +227,17 @@ FitColumns fit_columns(const topologies::ClusterSpec& spec, const topologies::Im
     c.paged_v1.push_back(decode_steps * bare_run.paged_v1_at_rated_s / m);
     c.paged_v2.push_back(decode_steps * bare_run.paged_v2_at_rated_s / m);
     c.k.push_back(decode_steps * bare_run.tp_collectives / m);
+    c.l.push_back(decode_steps * bare_run.layers / m);
     c.gemm_per_sequence.push_back(bare_run.gemm_flops_at_peak_s / run.batch);
     const double without = bare_run.predicted_s - (paged ? decode_steps * bare_run.attention_s : 0.0);
     c.r.push_back((m - without) / m);
     batches.insert(run.batch);
     collective_counts.insert(bare_run.tp_collectives);
+    depths.insert(bare_run.layers);
   }
   c.several_batches = batches.size() > 1;
   c.several_collective_counts = collective_counts.size() > 1;
+  c.several_depths = depths.size() > 1;
   return c;
 }
 
@@ -237,23 +246,34 @@ void hold(std::vector<double>& left, const std::vector<double>& column, double c
   for (std::size_t i = 0; i < left.size(); ++i) left[i] -= coefficient * column[i];
 }
 
-// Fixed, per sequence, GEMM (with_gemm), the PagedAttention kernels' (fit_paged) and the per-collective terms
-// (with_collectives) by nonnegative least squares on `left`: a GEMM or per-collective term at no credible value is
-// dropped, a kernel's held at the prior's (fit.step.paged_attention), and the rest refitted.
-void fit_free_terms(const FitColumns& c, bool with_gemm, bool fit_paged, bool with_collectives,
-                    std::vector<double> left, EngineStepFit& fit) {
-  const std::vector<std::vector<double>> columns{c.u, c.v, c.g, c.paged_v1, c.paged_v2, c.k};
-  std::vector<bool> allowed{true, c.several_batches, with_gemm, fit_paged, fit_paged, with_collectives};
-  const auto solve = [&] {
-    std::vector<double> x = nonnegative_fit(columns, allowed, left);
-    while ((x[2] > 0 && !credible_gemm(x[2])) || (x[5] > 0 && !credible_per_collective(x[5]))) {
-      allowed[x[2] > 0 && !credible_gemm(x[2]) ? 2 : 5] = false;
-      x = nonnegative_fit(columns, allowed, left);
-    }
-    return x;
-  };
-  std::vector<double> x = solve();
-  for (bool refit = fit_paged; refit;) {  // each kernel held at most once: two rounds at most
+// Which terms beyond the fixed and per-sequence work the runs fit (the others held at the prior's, or none).
+struct FreeTerms {
+  bool gemm = false, paged = false, collectives = false, layers = false;
+};
+
+// The columns' unknowns x by nonnegative least squares on `left`, a GEMM, per-collective or per-layer term at no
+// credible value dropped (`allowed` cleared) and the rest refitted.
+std::vector<double> credible_fit(const std::vector<std::vector<double>>& columns, std::vector<bool>& allowed,
+                                 const std::vector<double>& left) {
+  std::vector<double> x = nonnegative_fit(columns, allowed, left);
+  for (;;) {
+    const bool gemm = x[2] > 0 && !credible_gemm(x[2]);
+    const bool collective = x[5] > 0 && !credible_per_collective(x[5]);
+    const bool layer = x[6] > 0 && !credible_per_layer(x[6]);
+    if (!gemm && !collective && !layer) return x;
+    allowed[gemm ? 2 : collective ? 5 : 6] = false;
+    x = nonnegative_fit(columns, allowed, left);
+  }
+}
+
+// Fixed, per sequence and the `free` terms (GEMM, the PagedAttention kernels', per collective, per layer) by
+// nonnegative least squares on `left`: a GEMM, per-collective or per-layer term at no credible value is dropped, a
+// kernel's held at the prior's (fit.step.paged_attention), and the rest refitted.
+void fit_free_terms(const FitColumns& c, const FreeTerms& free, std::vector<double> left, EngineStepFit& fit) {
+  const std::vector<std::vector<double>> columns{c.u, c.v, c.g, c.paged_v1, c.paged_v2, c.k, c.l};
+  std::vector<bool> allowed{true, c.several_batches, free.gemm, free.paged, free.paged, free.collectives, free.layers};
+  std::vector<double> x = credible_fit(columns, allowed, left);
+  for (bool refit = free.paged; refit;) {  // each kernel held at most once: two rounds at most
     refit = false;
     const topologies::PagedAttention& prior = *fit.step.paged_attention;
     const double prior_inverse[2] = {1.0 / prior.v1_bandwidth_efficiency, 1.0 / prior.v2_bandwidth_efficiency};
@@ -263,7 +283,7 @@ void fit_free_terms(const FitColumns& c, bool with_gemm, bool fit_paged, bool wi
       allowed[k] = false;
       refit = true;
     }
-    if (refit) x = solve();
+    if (refit) x = credible_fit(columns, allowed, left);
   }
   fit.step.fixed_s = x[0];
   fit.step.per_sequence_s = x[1];
@@ -272,10 +292,38 @@ void fit_free_terms(const FitColumns& c, bool with_gemm, bool fit_paged, bool wi
   fit.gemm_fitted = x[2] > 0;
   fit.step.per_collective_s = x[5];
   fit.per_collective_fitted = x[5] > 0;
-  fit.paged_v1_fitted = fit_paged && allowed[3];
-  fit.paged_v2_fitted = fit_paged && allowed[4];
+  fit.step.per_layer_s = x[6];
+  fit.per_layer_fitted = x[6] > 0;
+  fit.paged_v1_fitted = free.paged && allowed[3];
+  fit.paged_v2_fitted = free.paged && allowed[4];
   if (fit.paged_v1_fitted) fit.step.paged_attention->v1_bandwidth_efficiency = 1.0 / x[3];
   if (fit.paged_v2_fitted) fit.step.paged_attention->v2_bandwidth_efficiency = 1.0 / x[4];
+}
+
+// From kRunsToFitSlope runs (or a prior without slopes): every term the runs can tell apart fitted; a prior's term
+// that they cannot tell from the others (one GEMM size a sequence, one collective count, one depth) held, not dropped.
+void fit_many(const FitColumns& c, const topologies::ImplProfile& before, bool few, std::vector<double> left,
+              EngineStepFit& fit) {
+  const std::optional<topologies::EngineStep>& prior = before.engine_step;
+  fit.step.paged_attention = prior ? prior->paged_attention : std::nullopt;
+  FreeTerms free;
+  free.gemm = !few && gemm_apart_from_batch(c.gemm_per_sequence);
+  free.paged = fit.step.paged_attention && !few;
+  free.collectives = !few && c.several_collective_counts;
+  free.layers = !few && c.several_depths;
+  const double prior_gemm_efficiency = prior ? prior->gemm_flop_efficiency : 0.0;
+  const double prior_per_collective_s = prior ? prior->per_collective_s : 0.0;
+  const double prior_per_layer_s = prior ? prior->per_layer_s : 0.0;
+  if (!free.gemm && prior_gemm_efficiency > 0) hold(left, c.g, 1.0 / prior_gemm_efficiency);
+  if (!free.collectives) hold(left, c.k, prior_per_collective_s);
+  if (!free.layers) hold(left, c.l, prior_per_layer_s);
+  fit_free_terms(c, free, left, fit);
+  fit.gemm_from_prior = !free.gemm && prior_gemm_efficiency > 0;
+  if (fit.gemm_from_prior) fit.step.gemm_flop_efficiency = prior_gemm_efficiency;
+  fit.per_collective_from_prior = !free.collectives && prior_per_collective_s > 0;
+  if (fit.per_collective_from_prior) fit.step.per_collective_s = prior_per_collective_s;
+  fit.per_layer_from_prior = !free.layers && prior_per_layer_s > 0;
+  if (fit.per_layer_from_prior) fit.step.per_layer_s = prior_per_layer_s;
 }
 
 }  // namespace
@@ -289,7 +337,7 @@ EngineStepFit fit_engine_step(const topologies::ClusterSpec& spec, const topolog
   const bool few = runs.size() < kRunsToFitSlope;
   const bool keep_slope = few && before.engine_step &&
                           (before.engine_step->per_sequence_s > 0 || before.engine_step->gemm_flop_efficiency > 0 ||
-                           before.engine_step->per_collective_s > 0);
+                           before.engine_step->per_collective_s > 0 || before.engine_step->per_layer_s > 0);
   EngineStepFit fit;
   std::vector<double> left = c.r;  // what the engine's terms explain, less the terms held at the prior's
   if (prior_paged && few) {
@@ -302,23 +350,11 @@ EngineStepFit fit_engine_step(const topologies::ClusterSpec& spec, const topolog
     hold(left, c.v, fit.step.per_sequence_s);
     hold(left, c.g, gemm);
     hold(left, c.k, fit.step.per_collective_s);
+    hold(left, c.l, fit.step.per_layer_s);
     fit.step.fixed_s = fixed_by_huber_fit(c.u, left, before.uncertainty.compute);
     fit.per_sequence_from_prior = true;
   } else {
-    fit.step.paged_attention = prior_paged;
-    const bool with_gemm = !few && gemm_apart_from_batch(c.gemm_per_sequence);
-    const bool with_collectives = !few && c.several_collective_counts;
-    // A prior's term that these runs cannot tell from the others (one GEMM size a sequence, one collective count) is
-    // held, not dropped.
-    const double prior_gemm_efficiency = before.engine_step ? before.engine_step->gemm_flop_efficiency : 0.0;
-    const double prior_per_collective_s = before.engine_step ? before.engine_step->per_collective_s : 0.0;
-    if (!with_gemm && prior_gemm_efficiency > 0) hold(left, c.g, 1.0 / prior_gemm_efficiency);
-    if (!with_collectives) hold(left, c.k, prior_per_collective_s);
-    fit_free_terms(c, with_gemm, prior_paged && !few, with_collectives, left, fit);
-    fit.gemm_from_prior = !with_gemm && prior_gemm_efficiency > 0;
-    if (fit.gemm_from_prior) fit.step.gemm_flop_efficiency = prior_gemm_efficiency;
-    fit.per_collective_from_prior = !with_collectives && prior_per_collective_s > 0;
-    if (fit.per_collective_from_prior) fit.step.per_collective_s = prior_per_collective_s;
+    fit_many(c, before, few, left, fit);
   }
   topologies::ImplProfile after = before;
   after.engine_step = fit.step;

@@ -20,7 +20,7 @@ namespace {
 
 topologies::ImplProfile engine(double per_collective_s) {
   topologies::ImplProfile profile = topologies::default_impl_profile();
-  profile.engine_step = topologies::EngineStep{0.4e-3, 25e-6, 0.0, "test", std::nullopt, 0.0};
+  profile.engine_step = topologies::EngineStep{0.4e-3, 25e-6, 0.0, "test", std::nullopt, 0.0, 0.0};
   profile.engine_step->per_collective_s = per_collective_s;
   return profile;
 }

@@ -20,7 +20,7 @@ namespace {
 
 topologies::ImplProfile paged_profile(double v1_efficiency, double v2_efficiency) {
   topologies::ImplProfile profile = topologies::default_impl_profile();
-  profile.engine_step = topologies::EngineStep{0.4e-3, 25e-6, 0.0, "test", std::nullopt, 0.0};
+  profile.engine_step = topologies::EngineStep{0.4e-3, 25e-6, 0.0, "test", std::nullopt, 0.0, 0.0};
   profile.engine_step->paged_attention = topologies::PagedAttention{v1_efficiency, v2_efficiency};
   return profile;
 }

@@ -95,7 +95,7 @@ TEST_CASE("the engine's work per step adds output_len x (fixed + per sequence x 
   validate::EngineRun run = validate::read_engine_run(data("latency-b8.json"));
   topologies::ImplProfile bare = topologies::default_impl_profile();
   topologies::ImplProfile engine = bare;
-  engine.engine_step = topologies::EngineStep{1e-3, 10e-6, 0.0, "test", std::nullopt, 0.0};
+  engine.engine_step = topologies::EngineStep{1e-3, 10e-6, 0.0, "test", std::nullopt, 0.0, 0.0};
   const validate::EnginePrediction without = validate::predict_engine_run(spec, bare, run);
   const validate::EnginePrediction with = validate::predict_engine_run(spec, engine, run);
   // 128 steps (the prefill's and 127 decode steps) of 1 ms + 8 x 10 us = 1.08 ms: 138.24 ms.
@@ -177,7 +177,7 @@ TEST_CASE("a GEMM term faster than the GPU's peak is dropped, and a prior's GEMM
   // Three runs made at 5 % from a prior holding 5 % and no slope per sequence: the GEMM term is kept, the fixed work
   // fitted takes the rest, 0.4 ms + 25 us x batch read as fixed: not exact (the batch varies), but the term stays.
   topologies::ImplProfile prior = bare;
-  prior.engine_step = topologies::EngineStep{1e-3, 0.0, 0.05, "prior", std::nullopt, 0.0};
+  prior.engine_step = topologies::EngineStep{1e-3, 0.0, 0.05, "prior", std::nullopt, 0.0, 0.0};
   const std::vector<validate::EngineRun> runs = runs_of_two_tps(spec, 0.05);
   const validate::EngineStepFit kept = validate::fit_engine_step(spec, prior, {runs[0], runs[1], runs[2]});
   CHECK(kept.per_sequence_from_prior);
@@ -195,14 +195,14 @@ TEST_CASE("fewer than 10 runs keep a prior's slope per sequence and fit the fixe
   const topologies::ImplProfile bare = topologies::default_impl_profile();
   const std::vector<validate::EngineRun> runs = runs_with_engine_work(spec, bare);
   topologies::ImplProfile prior = bare;
-  prior.engine_step = topologies::EngineStep{1e-3, 25e-6, 0.0, "prior", std::nullopt, 0.0};
+  prior.engine_step = topologies::EngineStep{1e-3, 25e-6, 0.0, "prior", std::nullopt, 0.0, 0.0};
   validate::EngineStepFit fit = validate::fit_engine_step(spec, prior, runs);
   CHECK(fit.per_sequence_from_prior);
   CHECK_FALSE(fit.per_sequence_fitted);
   CHECK(fit.step.per_sequence_s == doctest::Approx(25e-6).scale(1e-12));
   CHECK(fit.step.fixed_s == doctest::Approx(0.4e-3).scale(1e-12));
   for (double e : fit.errors_after) CHECK(std::fabs(e) < 1e-9);
-  prior.engine_step = topologies::EngineStep{1e-3, 50e-6, 0.0, "prior", std::nullopt, 0.0};
+  prior.engine_step = topologies::EngineStep{1e-3, 50e-6, 0.0, "prior", std::nullopt, 0.0, 0.0};
   fit = validate::fit_engine_step(spec, prior, runs);
   CHECK(fit.step.per_sequence_s == doctest::Approx(50e-6).scale(1e-12));
 }
@@ -218,7 +218,7 @@ TEST_CASE("below 10 runs, a run far from the others pulls the fixed work no hard
   std::vector<validate::EngineRun> runs = runs_with_engine_work(spec, bare);
   runs[2].measured_s *= 3;
   topologies::ImplProfile prior = bare;
-  prior.engine_step = topologies::EngineStep{1e-3, 25e-6, 0.0, "prior", std::nullopt, 0.0};
+  prior.engine_step = topologies::EngineStep{1e-3, 25e-6, 0.0, "prior", std::nullopt, 0.0, 0.0};
   const validate::EngineStepFit fit = validate::fit_engine_step(spec, prior, runs);
   const double h = 1.345 / 1.645 * bare.uncertainty.compute;
   std::vector<double> u;
@@ -284,7 +284,7 @@ TEST_CASE("a serving run's TPOT: the step at the concurrency plus (C - 1) / (out
   CHECK(p.middle_context == 1024 + 64);
   // The engine's work counts once in a TPOT: 0.4 ms + 16 x 25 us = 0.8 ms.
   topologies::ImplProfile engine = bare;
-  engine.engine_step = topologies::EngineStep{0.4e-3, 25e-6, 0.0, "test", std::nullopt, 0.0};
+  engine.engine_step = topologies::EngineStep{0.4e-3, 25e-6, 0.0, "test", std::nullopt, 0.0, 0.0};
   CHECK(validate::predict_engine_run(spec, engine, serve).predicted_s - p.predicted_s ==
         doctest::Approx(0.8e-3).scale(1e-12));
 }

@@ -81,6 +81,7 @@ ordered_json engine_step_json(const topologies::EngineStep& step) {
       {"gemm_flop_efficiency",
        step.gemm_flop_efficiency > 0 ? ordered_json(step.gemm_flop_efficiency) : ordered_json()},
       {"per_collective_s", step.per_collective_s > 0 ? ordered_json(step.per_collective_s) : ordered_json()},
+      {"per_layer_s", step.per_layer_s > 0 ? ordered_json(step.per_layer_s) : ordered_json()},
       {"paged_attention", step.paged_attention
                               ? ordered_json{{"v1_bandwidth_efficiency", step.paged_attention->v1_bandwidth_efficiency},
                                              {"v2_bandwidth_efficiency", step.paged_attention->v2_bandwidth_efficiency},
@@ -97,8 +98,10 @@ ordered_json fit_json(const validate::EngineStepFit& fit) {
   json["per_sequence_from_prior"] = fit.per_sequence_from_prior;
   json["gemm_fitted"] = fit.gemm_fitted;
   json["per_collective_fitted"] = fit.per_collective_fitted;
+  json["per_layer_fitted"] = fit.per_layer_fitted;
   json["gemm_from_prior"] = fit.gemm_from_prior;
   json["per_collective_from_prior"] = fit.per_collective_from_prior;
+  json["per_layer_from_prior"] = fit.per_layer_from_prior;
   json["paged_v1_fitted"] = fit.paged_v1_fitted;
   json["paged_v2_fitted"] = fit.paged_v2_fitted;
   return json;
@@ -115,13 +118,15 @@ std::string held_terms_text(const validate::EngineStepFit& fit, const std::strin
   std::string text;
   if (fit.per_sequence_from_prior) {
     text += "; per_sequence" + std::string(fit.step.gemm_flop_efficiency > 0 ? ", gemm_flop_efficiency" : "") +
-            std::string(fit.step.per_collective_s > 0 ? ", per_collective" : "") + " kept from " + prior_name +
-            " (fewer than " + std::to_string(validate::kRunsToFitSlope) + " runs)";
+            std::string(fit.step.per_collective_s > 0 ? ", per_collective" : "") +
+            std::string(fit.step.per_layer_s > 0 ? ", per_layer" : "") + " kept from " + prior_name + " (fewer than " +
+            std::to_string(validate::kRunsToFitSlope) + " runs)";
   } else if (!fit.per_sequence_fitted) {
     text += "; per_sequence not fitted (one batch size, a negative slope, or the GEMM term took it)";
   }
   if (fit.gemm_from_prior) text += "; gemm_flop_efficiency kept from " + prior_name + " (one GEMM size a sequence)";
   if (fit.per_collective_from_prior) text += "; per_collective kept from " + prior_name + " (one collective count)";
+  if (fit.per_layer_from_prior) text += "; per_layer kept from " + prior_name + " (one model depth)";
   if (fit.step.paged_attention && !(fit.paged_v1_fitted && fit.paged_v2_fitted)) {
     text += "; PagedAttention efficiencies" + std::string(fit.paged_v1_fitted || fit.paged_v2_fitted ? " (one)" : "") +
             " kept from " + prior_name;

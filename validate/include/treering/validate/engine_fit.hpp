@@ -62,6 +62,7 @@ struct EnginePrediction {
   double paged_v1_at_rated_s = 0;
   double paged_v2_at_rated_s = 0;
   int tp_collectives = 0;        // the step's TP collectives (the fit's sixth term; 0 on one GPU)
+  int layers = 0;                // the model's decoder layers (the fit's seventh term)
   long long decode_steps = 0;    // output_len - 1
   long long middle_context = 0;  // input_len + output_len / 2
   // Why the run's batch does not fit in kEngineMemoryFraction of a GPU at its last token (KV cache + weights), or
@@ -86,10 +87,12 @@ struct EngineStepFit {
   bool per_sequence_from_prior = false;  // fewer than kRunsToFitSlope runs: the prior's slopes kept
   bool gemm_fitted = false;              // gemm_flop_efficiency fitted (else 0: the GEMMs' FLOPs hidden)
   bool per_collective_fitted = false;    // per_collective_s fitted (else 0, or the prior's below 10 runs)
-  // From 10 runs, a prior's GEMM or per-collective term the runs cannot tell apart (one GEMM size a sequence, one
-  // collective count) is kept, not dropped:
+  bool per_layer_fitted = false;         // per_layer_s fitted (else 0, or the prior's below 10 runs)
+  // From 10 runs, a prior's GEMM, per-collective or per-layer term the runs cannot tell apart (one GEMM size a
+  // sequence, one collective count, one depth) is kept, not dropped:
   bool gemm_from_prior = false;
   bool per_collective_from_prior = false;
+  bool per_layer_from_prior = false;
   bool paged_v1_fitted = false;  // the PagedAttention efficiencies fitted (else the prior's held)
   bool paged_v2_fitted = false;
   std::vector<double> errors_before, errors_after;  // relative, (predicted - measured) / measured, per run
@@ -116,7 +119,9 @@ struct EngineStepFit {
 // (EngineStep::per_collective_s, d C / m with C the step's TP collectives) is fitted from kRunsToFitSlope runs whose C
 // differ (models or TP degrees, TP 1 having none) and kept only up to 1 ms (else dropped); below that, or when the
 // runs' collective counts are all one, a prior's is kept (a prior's GEMM term likewise when the runs' GEMM FLOPs a
-// sequence are all one). `before` is the profile the runs are predicted with (its engine_step replaced by the fit).
+// sequence are all one). The engine's extra per decoder layer (EngineStep::per_layer_s, d L / m with L the model's
+// layers) likewise, from kRunsToFitSlope runs of models of different depths (one depth: it is the fixed work again),
+// kept up to 1 ms. `before` is the profile the runs are predicted with (its engine_step replaced by the fit).
 // Throws InputError with no run.
 EngineStepFit fit_engine_step(const topologies::ClusterSpec& spec, const topologies::ImplProfile& before,
                               const std::vector<EngineRun>& runs);
