@@ -1,12 +1,14 @@
 // Reports of serving engines' benchmarks (engine_reports.hpp).
 #include "engine_reports.hpp"
 
+#include <cstdio>
 #include <filesystem>
 
 #include "reporter.hpp"
 #include "table.hpp"
 #include "treering/model/statistics.hpp"
 #include "treering/topologies/units.hpp"
+#include "treering/validate/engine_consistency.hpp"
 
 namespace treering::cli {
 namespace {
@@ -56,16 +58,19 @@ void print_not_fitting(std::ostream& out, const std::vector<analysis::EngineRunC
       << not_fitting.front().predicted.memory_shortfall << '\n';
 }
 
-// Runs their sweep contradicts, one line each: the run, what contradicts it and (validate) the prediction's error.
+// Runs their sweep contradicts, one line each: the run, what contradicts it and the error of `error_by`'s prediction.
 void print_contradicted(std::ostream& out, const std::vector<analysis::EngineRunCase>& contradicted,
-                        const std::string& left_out_of) {
+                        const std::string& left_out_of, const std::string& error_by) {
   if (contradicted.empty()) return;
-  out << contradicted.size() << " runs left out of " << left_out_of
-      << ", each slower than a larger run of the same engine, model and TP (a mismeasured run):\n";
+  char slowdown[16];
+  std::snprintf(slowdown, sizeof slowdown, "%.2fx", validate::kContradictedSlowdown);
+  out << contradicted.size() << (contradicted.size() == 1 ? " run" : " runs") << " left out of " << left_out_of
+      << ", each taking over " << slowdown
+      << " the time of a larger run of the same engine, model and TP (mismeasured):\n";
   for (const analysis::EngineRunCase& c : contradicted) {
     out << "  " << std::filesystem::path(c.run.file).filename().string() << " (" << c.run.workload << ", tp "
         << c.run.tp << ", batch " << c.run.batch << ", " << c.run.input_len << " in, " << c.run.output_len
-        << " out): " << c.contradiction << "; error " << format_percent(c.rel_error, true) << '\n';
+        << " out): " << c.contradiction << "; error " << error_by << " " << format_percent(c.rel_error, true) << '\n';
   }
 }
 
@@ -104,7 +109,7 @@ void print_engine_validation(std::ostream& out, const analysis::EngineValidation
       << format_percent(static_cast<double>(v.inside_band) / static_cast<double>(v.cases.size()), false)
       << ") inside the profile's band of +/-" << format_percent(v.band, false) << '\n';
   print_not_fitting(out, v.not_fitting);
-  print_contradicted(out, v.contradicted, "the figures");
+  print_contradicted(out, v.contradicted, "the figures", "predicted");
 }
 
 void print_engine_calibration(std::ostream& out, const analysis::EngineCalibration& c) {
@@ -129,7 +134,7 @@ void print_engine_calibration(std::ostream& out, const analysis::EngineCalibrati
     out << c.not_fitting.size() << " runs left out, their batch not fitting in memory, e.g. "
         << std::filesystem::path(c.not_fitting.front().file).filename().string() << '\n';
   }
-  print_contradicted(out, c.contradicted, "the fit");
+  print_contradicted(out, c.contradicted, "the fit", "with the prior");
 }
 
 }  // namespace treering::cli

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "run_cli.hpp"
+#include "treering/topologies/impl_profile.hpp"
+#include "treering/topologies/load.hpp"
 
 using treering::cli::testing::run_treering;
 
@@ -68,18 +70,23 @@ TEST_CASE("calibrate on an engine table from an engine preset keeps its slope wi
                                  fitted + " --format json");
   REQUIRE_MESSAGE(rocm.exit_code == 0, rocm.err);
   const nlohmann::json rocm_fit = nlohmann::json::parse(rocm.out);
-  CHECK(rocm_fit["engine_step"]["gemm_flop_efficiency"].get<double>() == doctest::Approx(0.0545).scale(1e-12));
-  CHECK(rocm_fit["engine_step"]["gemm_fitted"] == false);
-  CHECK(rocm_fit["engine_step"]["paged_attention"]["v1_bandwidth_efficiency"] == 0.313);
-  CHECK(rocm_fit["engine_step"]["per_collective_s"].get<double>() == doctest::Approx(35.8e-6).scale(1e-12));
-  CHECK(rocm_fit["engine_step"]["per_layer_s"].get<double>() == doctest::Approx(133e-6).scale(1e-12));
-  CHECK(rocm_fit["engine_step"]["per_collective_fitted"] == false);
-  CHECK(rocm_fit["engine_step"]["paged_v1_fitted"] == false);
-  CHECK(rocm_fit["engine_step"]["source"].get<std::string>().find("PagedAttention efficiencies kept from vllm-rocm") !=
-        std::string::npos);
-  std::ifstream written(fitted);
-  const std::string yaml((std::istreambuf_iterator<char>(written)), std::istreambuf_iterator<char>());
-  CHECK(yaml.find("gemm_flop_efficiency: 0.0545") != std::string::npos);
-  CHECK(yaml.find("paged_attention: {v1_bandwidth_efficiency: 0.313, v2_bandwidth_efficiency: 1.05, "
-                  "v1_shared_memory_per_multiprocessor: 65536B}") != std::string::npos);
+  const treering::topologies::EngineStep preset = *treering::topologies::load_impl_profile("vllm-rocm").engine_step;
+  const nlohmann::json& step = rocm_fit["engine_step"];
+  CHECK(step["gemm_flop_efficiency"].get<double>() == preset.gemm_flop_efficiency);
+  CHECK(step["gemm_fitted"] == false);
+  CHECK(step["paged_attention"]["v1_bandwidth_efficiency"] == preset.paged_attention->v1_bandwidth_efficiency);
+  CHECK(step["per_collective_s"].get<double>() == preset.per_collective_s);
+  CHECK(step["per_layer_s"].get<double>() == preset.per_layer_s);
+  CHECK(step["per_collective_fitted"] == false);
+  CHECK(step["per_layer_fitted"] == false);
+  CHECK(step["paged_v1_fitted"] == false);
+  CHECK(step["source"].get<std::string>().find("PagedAttention efficiencies kept from vllm-rocm") != std::string::npos);
+  // the written profile carries them (to its 9 written digits)
+  const treering::topologies::EngineStep written = *treering::topologies::load_impl_profile_file(fitted).engine_step;
+  CHECK(written.gemm_flop_efficiency == doctest::Approx(preset.gemm_flop_efficiency).scale(1e-12));
+  CHECK(written.per_layer_s == doctest::Approx(preset.per_layer_s).scale(1e-12));
+  CHECK(written.per_collective_s == doctest::Approx(preset.per_collective_s).scale(1e-12));
+  CHECK(written.paged_attention->v2_bandwidth_efficiency ==
+        doctest::Approx(preset.paged_attention->v2_bandwidth_efficiency).scale(1e-12));
+  CHECK(written.paged_attention->v1_shared_memory_per_multiprocessor_bytes == 65536);
 }

@@ -95,12 +95,15 @@ std::vector<double> nonnegative_fit(const std::vector<std::vector<double>>& colu
 // far outside the prior's band pulls it no harder than one at h. The root of sum_i u_i clamp(left_i - f u_i, -h, h),
 // which falls with f, by bisection between 0 and the largest run's own fixed work left_i / u_i. h is Huber's usual
 // 1.345 residual scales (95 % of least squares' efficiency on normal residuals), the scale read from the prior's band
-// as the runs' 90th-percentile |error| (1.645 scales): h = 1.345 / 1.645 x band; vllm-rocm's 25.0 %: h = 20.4 %.
+// as the runs' 90th-percentile |error| (1.645 scales): h = 1.345 / 1.645 x band; vllm-rocm's 23.2 %: h = 19.0 %. A
+// prior claiming no band (0) leaves nothing to scale h by: least squares then. Where the loss is flat (every residual
+// clamped) the lowest root is returned.
 // E.g. equal u_i = 100 /s, runs' own fixed work 1.0, 1.2 and 4.0 ms (residuals at f: 0.1 - 100 f, 0.12 - 100 f and
 // 0.4 - 100 f) and h = 0.1: the third clamped at 0.1, (0.1 - 100 f) + (0.12 - 100 f) + 0.1 = 0 gives f = 1.6 ms
 // (the third's residual 0.24 > h indeed; least squares: the mean, 2.07 ms).
 double fixed_by_huber_fit(const std::vector<double>& u, const std::vector<double>& left, double band) {
   const double h = 1.345 / 1.645 * band;
+  if (h <= 0) return nonnegative_fit({u}, {true}, left)[0];
   const auto slope_at = [&](double f) {
     double sum = 0;
     for (std::size_t i = 0; i < u.size(); ++i) sum += u[i] * std::clamp(left[i] - f * u[i], -h, h);
@@ -204,7 +207,10 @@ struct FitColumns {
   std::vector<double> gemm_per_sequence;  // F / B
   bool several_batches = false;
   bool several_collective_counts = false;  // runs of different models or TP 1 beside TP > 1: k is not u scaled
-  bool several_depths = false;             // runs of models of different depths: l is not u scaled
+  // l apart from u and, at TP > 1 where C = 2 L + 1 (k ~ 2 l + u), from k: models of different depths on one GPU,
+  // or one depth on one GPU beside several at TP > 1 (fixed + a L1 on one GPU; fixed + c and a + 2 c from the
+  // others: three equations, three unknowns). Without a run on one GPU the layers' and collectives' costs trade.
+  bool layers_apart = false;
 };
 
 FitColumns fit_columns(const topologies::ClusterSpec& spec, const topologies::ImplProfile& before,
@@ -215,7 +221,7 @@ FitColumns fit_columns(const topologies::ClusterSpec& spec, const topologies::Im
   if (paged)
     bare.engine_step = topologies::EngineStep{0.0, 0.0, 0.0, "", before.engine_step->paged_attention, 0.0, 0.0};
   FitColumns c;
-  std::set<int> batches, collective_counts, depths;
+  std::set<int> batches, collective_counts, depths_one_gpu, depths_tp;
   for (const EngineRun& run : runs) {
     const double m = run.measured_s;
     const double n = static_cast<double>(run.engine_steps());
@@ -233,11 +239,11 @@ FitColumns fit_columns(const topologies::ClusterSpec& spec, const topologies::Im
     c.r.push_back((m - without) / m);
     batches.insert(run.batch);
     collective_counts.insert(bare_run.tp_collectives);
-    depths.insert(bare_run.layers);
+    (bare_run.tp_collectives == 0 ? depths_one_gpu : depths_tp).insert(bare_run.layers);
   }
   c.several_batches = batches.size() > 1;
   c.several_collective_counts = collective_counts.size() > 1;
-  c.several_depths = depths.size() > 1;
+  c.layers_apart = depths_one_gpu.size() > 1 || (depths_one_gpu.size() == 1 && depths_tp.size() > 1);
   return c;
 }
 
@@ -310,7 +316,7 @@ void fit_many(const FitColumns& c, const topologies::ImplProfile& before, bool f
   free.gemm = !few && gemm_apart_from_batch(c.gemm_per_sequence);
   free.paged = fit.step.paged_attention && !few;
   free.collectives = !few && c.several_collective_counts;
-  free.layers = !few && c.several_depths;
+  free.layers = !few && c.layers_apart;
   const double prior_gemm_efficiency = prior ? prior->gemm_flop_efficiency : 0.0;
   const double prior_per_collective_s = prior ? prior->per_collective_s : 0.0;
   const double prior_per_layer_s = prior ? prior->per_layer_s : 0.0;

@@ -79,3 +79,24 @@ TEST_CASE("per layer: one model's depth cannot tell it from the fixed work; a pr
   CHECK(few.step.per_layer_s == 130e-6);
   CHECK(few.step.fixed_s == doctest::Approx(0.4e-3).scale(1e-12).epsilon(1e-6));
 }
+
+TEST_CASE("per layer: without a run on one GPU it trades with the per-collective term, and is not fitted") {
+  // llama3.1-8b at TP 2 and 4 and llama3.1-70b at TP 4 and 8: every step has 2 L + 1 collectives, so the layer column
+  // is the collective column's half less the fixed work's: the runs cannot tell the two costs apart. The prior's 130 us
+  // is kept; its per-collective cost fitted from the collective counts, the fixed work and per sequence as made.
+  const topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
+  std::vector<validate::EngineRun> runs = testing::engine_runs_made_with(spec, engine(60e-6, 130e-6), {2, 4}, {1, 8});
+  std::vector<validate::EngineRun> deep = testing::engine_runs_made_with(spec, engine(60e-6, 130e-6), {4, 8}, {1, 8});
+  for (validate::EngineRun& run : deep) {
+    run.workload = "llama3.1-70b";
+    run.measured_s = validate::predict_engine_run(spec, engine(60e-6, 130e-6), run).predicted_s;
+  }
+  runs.insert(runs.end(), deep.begin(), deep.end());
+  runs.insert(runs.end(), deep.begin(), deep.end());  // 12 runs
+  const validate::EngineStepFit fit = validate::fit_engine_step(spec, engine(0.0, 130e-6), runs);
+  CHECK_FALSE(fit.per_layer_fitted);
+  CHECK(fit.per_layer_from_prior);
+  CHECK(fit.step.per_layer_s == 130e-6);
+  CHECK(fit.step.per_collective_s == doctest::Approx(60e-6).scale(1e-12).epsilon(1e-6));
+  CHECK(fit.step.fixed_s == doctest::Approx(0.4e-3).scale(1e-12).epsilon(1e-6));
+}

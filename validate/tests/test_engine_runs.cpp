@@ -227,6 +227,11 @@ TEST_CASE("below 10 runs, a run far from the others pulls the fixed work no hard
   CHECK(fit.step.fixed_s == doctest::Approx(expected_s).scale(1e-12).epsilon(1e-9));
   CHECK(2.0 / 3.0 + u[2] * (0.4e-3 - fit.step.fixed_s) > h);  // the third run clamped indeed
   CHECK(fit.step.per_sequence_s == doctest::Approx(25e-6).scale(1e-12));
+  // A prior that claims no band leaves Huber's threshold at 0: least squares instead, which on the three exact runs
+  // gives the 0.4 ms they were made with.
+  prior.uncertainty.compute = 0;
+  const std::vector<validate::EngineRun> exact = runs_with_engine_work(spec, bare);
+  CHECK(validate::fit_engine_step(spec, prior, exact).step.fixed_s == doctest::Approx(0.4e-3).scale(1e-12));
 }
 
 TEST_CASE("one batch size fits the fixed work alone, and a run the model over-predicts gives no negative work") {

@@ -33,6 +33,37 @@ std::vector<std::string> contradictions(const std::vector<validate::EngineRun>& 
   return text;
 }
 
+// The runs of `files` predicted with `profile`: those that fit in memory and that their sweep does not contradict
+// kept, the others apart (a run that does neither counts as not fitting, its contradiction kept with it).
+struct SortedRuns {
+  std::vector<EngineRunCase> kept, not_fitting, contradicted;
+};
+
+SortedRuns sorted_runs(const topologies::ClusterSpec& spec, const topologies::ImplProfile& profile,
+                       const std::vector<std::string>& files, const std::string& purpose) {
+  SortedRuns sorted;
+  const std::vector<validate::EngineRun> runs = read_runs(files);
+  const std::vector<std::string> contradiction = contradictions(runs);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const validate::EnginePrediction p = validate::predict_engine_run(spec, profile, runs[i]);
+    const EngineRunCase c{runs[i], p, (p.predicted_s - runs[i].measured_s) / runs[i].measured_s, contradiction[i]};
+    (!p.memory_shortfall.empty() ? sorted.not_fitting
+     : !contradiction[i].empty() ? sorted.contradicted
+                                 : sorted.kept)
+        .push_back(c);
+  }
+  if (sorted.kept.empty()) {  // a sweep's largest run is never contradicted: some do not fit
+    throw topologies::InputError(
+        "no run to " + purpose + ": of " + std::to_string(runs.size()) + " runs, " +
+        std::to_string(sorted.not_fitting.size()) + " need more memory than a GPU has at their batch (e.g. " +
+        sorted.not_fitting.front().predicted.memory_shortfall + ")" +
+        (sorted.contradicted.empty() ? ""
+                                     : " and " + std::to_string(sorted.contradicted.size()) +
+                                           " took over 1.10x the time of a larger run of their setup"));
+  }
+  return sorted;
+}
+
 ordered_json run_json(const validate::EngineRun& run) {
   return {{"file", run.file},
           {"engine", run.engine},
@@ -151,31 +182,14 @@ bool engine_benchmark_files(const std::vector<std::string>& files) {
 EngineValidation validate_engine_runs(const topologies::ClusterSpec& spec, const topologies::ImplProfile& profile,
                                       const std::vector<std::string>& files) {
   EngineValidation v{profile, {}, {}, {}, 0, profile.uncertainty.compute, 0};
+  SortedRuns sorted = sorted_runs(spec, profile, files, "predict");
+  v.cases = std::move(sorted.kept);
+  v.not_fitting = std::move(sorted.not_fitting);
+  v.contradicted = std::move(sorted.contradicted);
   std::vector<double> errors;
-  const std::vector<validate::EngineRun> runs = read_runs(files);
-  const std::vector<std::string> contradiction = contradictions(runs);
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    const validate::EngineRun& run = runs[i];
-    const validate::EnginePrediction p = validate::predict_engine_run(spec, profile, run);
-    const double error = (p.predicted_s - run.measured_s) / run.measured_s;
-    if (!p.memory_shortfall.empty()) {
-      v.not_fitting.push_back({run, p, error, contradiction[i]});
-      continue;
-    }
-    if (!contradiction[i].empty()) {
-      v.contradicted.push_back({run, p, error, contradiction[i]});
-      continue;
-    }
-    v.cases.push_back({run, p, error, ""});
-    errors.push_back(error);
-    if (std::abs(error) <= v.band) ++v.inside_band;
-  }
-  if (v.cases.empty()) {
-    throw topologies::InputError(v.not_fitting.empty()
-                                     ? "no run to predict: every run is contradicted by a larger one"
-                                     : "no run to predict: every run's batch needs more memory than a "
-                                       "GPU has (" +
-                                           v.not_fitting.front().predicted.memory_shortfall + ")");
+  for (const EngineRunCase& c : v.cases) {
+    errors.push_back(c.rel_error);
+    if (std::abs(c.rel_error) <= v.band) ++v.inside_band;
   }
   v.median_abs_rel_error = model::median_abs(errors);
   return v;
@@ -193,6 +207,7 @@ ordered_json engine_validation_json(const EngineValidation& v) {
   for (const EngineRunCase& c : v.not_fitting) {
     ordered_json row = run_json(c.run);
     row["memory_shortfall"] = c.predicted.memory_shortfall;
+    if (!c.contradiction.empty()) row["contradiction"] = c.contradiction;
     not_fitting.push_back(row);
   }
   ordered_json contradicted = ordered_json::array();
@@ -216,34 +231,19 @@ EngineCalibration calibrate_engine(const topologies::ClusterSpec& spec, const to
                                    const std::vector<std::string>& files, const std::string& output_name) {
   EngineCalibration c;
   c.prior = prior;
-  std::vector<validate::EngineRun> runs = read_runs(files);
-  const std::vector<std::string> contradiction = contradictions(runs);
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    const validate::EnginePrediction p = validate::predict_engine_run(spec, prior, runs[i]);
-    if (!p.memory_shortfall.empty()) {
-      c.not_fitting.push_back(std::move(runs[i]));
-    } else if (!contradiction[i].empty()) {
-      const double error = (p.predicted_s - runs[i].measured_s) / runs[i].measured_s;
-      c.contradicted.push_back({std::move(runs[i]), p, error, contradiction[i]});
-    } else {
-      c.runs.push_back(std::move(runs[i]));
-    }
-  }
-  if (c.runs.empty()) {
-    throw topologies::InputError(c.not_fitting.empty()
-                                     ? "no run to fit: every run is contradicted by a larger one"
-                                     : "no run to fit: every run's batch needs more memory than a GPU "
-                                       "has, or is contradicted by a larger run");
-  }
+  SortedRuns sorted = sorted_runs(spec, prior, files, "fit");
+  for (EngineRunCase& run : sorted.kept) c.runs.push_back(std::move(run.run));
+  for (EngineRunCase& run : sorted.not_fitting) c.not_fitting.push_back(std::move(run.run));
+  c.contradicted = std::move(sorted.contradicted);
   c.fit = validate::fit_engine_step(spec, prior, c.runs);
-  c.fit.step.source = "fitted to " + std::to_string(c.runs.size()) + " engine runs (" + topologies::format_list(files) +
-                      ") on " + spec.name + ", " + today_utc() + ": median |error| " +
-                      percent_text(model::median_abs(c.fit.errors_before)) + " before, " +
-                      percent_text(model::median_abs(c.fit.errors_after)) + " after" +
-                      held_terms_text(c.fit, prior.name) +
-                      (c.contradicted.empty() ? ""
-                                              : "; " + std::to_string(c.contradicted.size()) +
-                                                    " runs left out, each slower than a larger run of its setup");
+  c.fit.step.source =
+      "fitted to " + std::to_string(c.runs.size()) + " engine runs (" + topologies::format_list(files) + ") on " +
+      spec.name + ", " + today_utc() + ": median |error| " + percent_text(model::median_abs(c.fit.errors_before)) +
+      " before, " + percent_text(model::median_abs(c.fit.errors_after)) + " after" +
+      held_terms_text(c.fit, prior.name) +
+      (c.contradicted.empty() ? ""
+                              : "; " + std::to_string(c.contradicted.size()) +
+                                    " runs left out, each over 1.10x the time of a larger run of its setup");
   c.fitted = prior;
   c.fitted.name = prior.name + "-engine-fitted";
   c.fitted.description =
@@ -285,7 +285,12 @@ ordered_json engine_calibration_json(const EngineCalibration& c) {
     runs.push_back(row);
   }
   ordered_json contradicted = ordered_json::array();
-  for (const EngineRunCase& run : c.contradicted) contradicted.push_back(contradicted_json(run));
+  for (const EngineRunCase& run : c.contradicted) {
+    ordered_json row = run_json(run.run);
+    row["rel_error_before"] = run.rel_error;  // with the prior: the run is not fitted
+    row["contradiction"] = run.contradiction;
+    contradicted.push_back(row);
+  }
   return {{"prior", c.prior.name},
           {"engine_step", fit_json(c.fit)},
           {"runs", runs},

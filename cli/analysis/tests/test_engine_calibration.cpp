@@ -8,6 +8,7 @@
 
 #include "treering/analysis/engine_runs_report.hpp"
 #include "treering/topologies/impl_profile.hpp"
+#include "treering/topologies/input_error.hpp"
 #include "treering/topologies/load.hpp"
 #include "treering/validate/engine_fit.hpp"
 
@@ -59,6 +60,8 @@ TEST_CASE("a run slower than a larger run of its setup is listed, and kept out o
   const topologies::ClusterSpec spec = topologies::load_cluster("dgx-h100");
   const topologies::ImplProfile vllm = topologies::load_impl_profile("vllm");
   const std::string path = exact_runs_file(12);
+  const treering::analysis::EngineCalibration twelve =
+      treering::analysis::calibrate_engine(spec, vllm, {path}, "twelve.yaml");
   std::ifstream in(path);
   std::string header, first;
   std::getline(in, header);
@@ -72,8 +75,28 @@ TEST_CASE("a run slower than a larger run of its setup is listed, and kept out o
   REQUIRE(c.contradicted.size() == 1);
   CHECK(c.contradicted[0].run.output_len == 64);
   CHECK(c.contradicted[0].contradiction.find("1.50x") != std::string::npos);
-  CHECK(c.fitted.uncertainty.compute == doctest::Approx(0.125).scale(1e-12).epsilon(1e-3));
+  CHECK(c.fit.step.fixed_s == twelve.fit.step.fixed_s);  // the contradicted run changed nothing
+  CHECK(c.fit.step.per_sequence_s == twelve.fit.step.per_sequence_s);
+  CHECK(c.fitted.uncertainty.compute == twelve.fitted.uncertainty.compute);
   const treering::analysis::EngineValidation v = treering::analysis::validate_engine_runs(spec, vllm, {path});
   CHECK(v.cases.size() == 12);
   CHECK(v.contradicted.size() == 1);
+}
+
+TEST_CASE("with no run left, the refusal counts the runs that do not fit and those contradicted") {
+  // Llama 2 70B on one MI300X: batch 64 of 2,048 + 2,048 tokens needs 138 GB of weights and 86 GB of KV cache, over
+  // 0.9 x 192 GB - 1 GB; batch 1 of the same lengths took longer (20 s against 10 s): contradicted by it.
+  const topologies::ClusterSpec spec = topologies::load_cluster("mi300x");
+  const std::string path = std::string(TREERING_BINARY_DIR) + "/tests/engine-none-left.csv";
+  std::ofstream(path) << "engine,version,model,tp,batch,input_len,output_len,quantity,measured_s\n"
+                      << "vllm,test,meta-llama/Llama-2-70b-hf,1,64,2048,2048,latency,10.0\n"
+                      << "vllm,test,meta-llama/Llama-2-70b-hf,1,1,2048,2048,latency,20.0\n";
+  std::string message;
+  try {
+    treering::analysis::validate_engine_runs(spec, topologies::load_impl_profile("vllm-rocm"), {path});
+  } catch (const topologies::InputError& error) {
+    message = error.what();
+  }
+  CHECK(message.find("no run to predict: of 2 runs, 1 need more memory") == 0);
+  CHECK(message.find("and 1 took over 1.10x the time of a larger run") != std::string::npos);
 }

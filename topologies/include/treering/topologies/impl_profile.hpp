@@ -104,7 +104,8 @@ struct EngineStep {
   double per_collective_s = 0;
   // More for each decoder layer of the step, at any TP: the engine's kernels and gaps a layer beyond the model's
   // (unfused norms, rotary embedding, activation; launch gaps inside the graph). Example: 133 us a layer, Llama 3 8B's
-  // 32 layers: 4.2 ms a step, its 70B's 80: 10.6 ms.
+  // 32 layers: 4.2 ms a step, its 70B's 80: 10.6 ms. (engine_step's `per_layer`, one time; not the profile's
+  // top-level `per_layer` list, ImplProfile::per_layer, of extra work the plans do in each layer.)
   double per_layer_s = 0;
   // `gemm_flops_at_peak_s`: the step's GEMM FLOPs on one GPU over its peak FLOP rate; `collectives`: its TP ones;
   // `layers`: its decoder layers.

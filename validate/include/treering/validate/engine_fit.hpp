@@ -120,8 +120,9 @@ struct EngineStepFit {
 // differ (models or TP degrees, TP 1 having none) and kept only up to 1 ms (else dropped); below that, or when the
 // runs' collective counts are all one, a prior's is kept (a prior's GEMM term likewise when the runs' GEMM FLOPs a
 // sequence are all one). The engine's extra per decoder layer (EngineStep::per_layer_s, d L / m with L the model's
-// layers) likewise, from kRunsToFitSlope runs of models of different depths (one depth: it is the fixed work again),
-// kept up to 1 ms. `before` is the profile the runs are predicted with (its engine_step replaced by the fit).
+// layers) likewise, from kRunsToFitSlope runs of models of different depths with runs on one GPU among them (one
+// depth: it is the fixed work again; at TP > 1 alone, C = 2 L + 1 and it trades with the per-collective term), kept
+// up to 1 ms. `before` is the profile the runs are predicted with (its engine_step replaced by the fit).
 // Throws InputError with no run.
 EngineStepFit fit_engine_step(const topologies::ClusterSpec& spec, const topologies::ImplProfile& before,
                               const std::vector<EngineRun>& runs);
