@@ -181,19 +181,29 @@ TEST_CASE("an engine whose GEMMs lose efficiency adds the step's GEMM FLOPs at t
   CHECK(step.step_s - bare.step.step_s == doctest::Approx(step.breakdown.engine_s).scale(1e-12));
 }
 
-TEST_CASE("an engine's extra per TP collective is added for each of the step's collectives, none on one GPU") {
-  // llama3.1-8b at TP 8: 2 x 32 all-reduces and the logits' all-gather = 65 collectives; 60 us more each: 3.9 ms.
+namespace {
+
+// llama3.1-8b's step (batch 16, 8,192 tokens) on `tp` GPUs of one DGX with an engine doing only `engine_step`.
+model::StepResult step_with_engine(const topologies::EngineStep& engine_step, int tp) {
   model::Workload w = model::find_workload("llama3.1-8b");
   w.batch = 16;
   topologies::ImplProfile engine = topologies::default_impl_profile();
-  engine.engine_step = topologies::EngineStep{};
-  engine.engine_step->per_collective_s = 60e-6;
+  engine.engine_step = engine_step;
   model::PlanOptions options;
   options.impl = std::make_shared<const topologies::ImplProfile>(engine);
+  const model::LayoutModel layouts(one_dgx(), model::place_layout(one_dgx(), model::Layout{tp, 1}));
+  const model::LayoutAttention with = layouts.attention(DecodeAlgorithm::tree, w, 8192, options);
+  return model::evaluate_step(layouts, with, DecodeAlgorithm::tree, w, 8192, Scope::step);
+}
+
+}  // namespace
+
+TEST_CASE("an engine's extra per TP collective is added for each of the step's collectives, none on one GPU") {
+  // llama3.1-8b at TP 8: 2 x 32 all-reduces and the logits' all-gather = 65 collectives; 60 us more each: 3.9 ms.
+  topologies::EngineStep engine_step;
+  engine_step.per_collective_s = 60e-6;
   for (const int tp : {8, 1}) {
-    const model::LayoutModel layouts(one_dgx(), model::place_layout(one_dgx(), model::Layout{tp, 1}));
-    const model::LayoutAttention with = layouts.attention(DecodeAlgorithm::tree, w, 8192, options);
-    const model::StepResult step = model::evaluate_step(layouts, with, DecodeAlgorithm::tree, w, 8192, Scope::step);
+    const model::StepResult step = step_with_engine(engine_step, tp);
     CHECK(step.tp_collectives == (tp == 8 ? 65 : 0));
     CHECK(step.breakdown.engine_s == doctest::Approx(tp == 8 ? 3.9e-3 : 0.0).scale(1e-12));
   }
@@ -201,17 +211,8 @@ TEST_CASE("an engine's extra per TP collective is added for each of the step's c
 
 TEST_CASE("an engine's extra per layer is added for each of the step's layers, at any TP") {
   // llama3.1-8b: 32 layers, 130 us more each: 4.16 ms a step on one GPU and at TP 8 alike.
-  model::Workload w = model::find_workload("llama3.1-8b");
-  w.batch = 16;
-  topologies::ImplProfile engine = topologies::default_impl_profile();
-  engine.engine_step = topologies::EngineStep{};
-  engine.engine_step->per_layer_s = 130e-6;
-  model::PlanOptions options;
-  options.impl = std::make_shared<const topologies::ImplProfile>(engine);
-  for (const int tp : {8, 1}) {
-    const model::LayoutModel layouts(one_dgx(), model::place_layout(one_dgx(), model::Layout{tp, 1}));
-    const model::LayoutAttention with = layouts.attention(DecodeAlgorithm::tree, w, 8192, options);
-    const model::StepResult step = model::evaluate_step(layouts, with, DecodeAlgorithm::tree, w, 8192, Scope::step);
-    CHECK(step.breakdown.engine_s == doctest::Approx(32 * 130e-6).scale(1e-12));
-  }
+  topologies::EngineStep engine_step;
+  engine_step.per_layer_s = 130e-6;
+  for (const int tp : {8, 1})
+    CHECK(step_with_engine(engine_step, tp).breakdown.engine_s == doctest::Approx(4.16e-3).scale(1e-12));
 }
