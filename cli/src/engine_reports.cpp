@@ -1,7 +1,6 @@
 // Reports of serving engines' benchmarks (engine_reports.hpp).
 #include "engine_reports.hpp"
 
-#include <cstdio>
 #include <filesystem>
 
 #include "reporter.hpp"
@@ -62,10 +61,8 @@ void print_not_fitting(std::ostream& out, const std::vector<analysis::EngineRunC
 void print_contradicted(std::ostream& out, const std::vector<analysis::EngineRunCase>& contradicted,
                         const std::string& left_out_of, const std::string& error_by) {
   if (contradicted.empty()) return;
-  char slowdown[16];
-  std::snprintf(slowdown, sizeof slowdown, "%.2fx", validate::kContradictedSlowdown);
   out << contradicted.size() << (contradicted.size() == 1 ? " run" : " runs") << " left out of " << left_out_of
-      << ", each taking over " << slowdown
+      << ", each taking over " << validate::slowdown_text(validate::kContradictedSlowdown)
       << " the time of a larger run of the same engine, model and TP (mismeasured):\n";
   for (const analysis::EngineRunCase& c : contradicted) {
     out << "  " << std::filesystem::path(c.run.file).filename().string() << " (" << c.run.workload << ", tp "

@@ -25,15 +25,19 @@ bool does_more_work(const EngineRun& larger, const EngineRun& run) {
 }
 
 std::string contradiction_text(const EngineRun& run, const EngineRun& larger, double slowdown) {
-  char ratio[32];
-  std::snprintf(ratio, sizeof ratio, "%.2fx", slowdown);
-  return topologies::format_duration(run.measured_s) + ", " + ratio + " the " +
+  return topologies::format_duration(run.measured_s) + ", " + slowdown_text(slowdown) + " the " +
          topologies::format_duration(larger.measured_s) + " of a larger run of the same setup (batch " +
          std::to_string(larger.batch) + ", " + std::to_string(larger.input_len) + " in, " +
          std::to_string(larger.output_len) + " out: " + std::filesystem::path(larger.file).filename().string() + ")";
 }
 
 }  // namespace
+
+std::string slowdown_text(double ratio) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2fx", ratio);
+  return text;
+}
 
 std::vector<ContradictedRun> contradicted_runs(const std::vector<EngineRun>& runs) {
   std::vector<ContradictedRun> contradicted;

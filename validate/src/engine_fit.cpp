@@ -195,8 +195,7 @@ bool credible_paged(double inverse_efficiency) {
 
 // More than 1 ms for each TP collective, or each layer, is no collective's latency or layer's kernels but other work
 // misread.
-bool credible_per_collective(double per_collective_s) { return per_collective_s <= 1e-3; }
-bool credible_per_layer(double per_layer_s) { return per_layer_s <= 1e-3; }
+bool credible_per_collective_or_layer(double seconds) { return seconds <= 1e-3; }
 
 // The fit's columns (fit_engine_step), per run: r = (m - x) / m, x the prediction without the engine's work (and, where
 // the prior decodes with PagedAttention, without the model's attention, which those kernels replace); u = n / m,
@@ -264,8 +263,8 @@ std::vector<double> credible_fit(const std::vector<std::vector<double>>& columns
   std::vector<double> x = nonnegative_fit(columns, allowed, left);
   for (;;) {
     const bool gemm = x[2] > 0 && !credible_gemm(x[2]);
-    const bool collective = x[5] > 0 && !credible_per_collective(x[5]);
-    const bool layer = x[6] > 0 && !credible_per_layer(x[6]);
+    const bool collective = x[5] > 0 && !credible_per_collective_or_layer(x[5]);
+    const bool layer = x[6] > 0 && !credible_per_collective_or_layer(x[6]);
     if (!gemm && !collective && !layer) return x;
     allowed[gemm ? 2 : collective ? 5 : 6] = false;
     x = nonnegative_fit(columns, allowed, left);

@@ -58,8 +58,9 @@ SortedRuns sorted_runs(const topologies::ClusterSpec& spec, const topologies::Im
         std::to_string(sorted.not_fitting.size()) + " need more memory than a GPU has at their batch (e.g. " +
         sorted.not_fitting.front().predicted.memory_shortfall + ")" +
         (sorted.contradicted.empty() ? ""
-                                     : " and " + std::to_string(sorted.contradicted.size()) +
-                                           " took over 1.10x the time of a larger run of their setup"));
+                                     : " and " + std::to_string(sorted.contradicted.size()) + " took over " +
+                                           validate::slowdown_text(validate::kContradictedSlowdown) +
+                                           " the time of a larger run of their setup"));
   }
   return sorted;
 }
@@ -96,11 +97,11 @@ ordered_json prediction_json(const validate::EnginePrediction& p) {
           {"p99_itl_s", p.p99_itl_s > 0 ? ordered_json(p.p99_itl_s) : ordered_json()}};
 }
 
-// A contradicted run: the run, the prediction, its error and the larger run that contradicts it.
-ordered_json contradicted_json(const EngineRunCase& c) {
+// A contradicted run: the run, the prediction, its error (under `error_key`) and the larger run that contradicts it.
+ordered_json contradicted_json(const EngineRunCase& c, const char* error_key) {
   ordered_json row = run_json(c.run);
   row["predicted"] = prediction_json(c.predicted);
-  row["rel_error"] = c.rel_error;
+  row[error_key] = c.rel_error;
   row["contradiction"] = c.contradiction;
   return row;
 }
@@ -211,7 +212,7 @@ ordered_json engine_validation_json(const EngineValidation& v) {
     not_fitting.push_back(row);
   }
   ordered_json contradicted = ordered_json::array();
-  for (const EngineRunCase& c : v.contradicted) contradicted.push_back(contradicted_json(c));
+  for (const EngineRunCase& c : v.contradicted) contradicted.push_back(contradicted_json(c, "rel_error"));
   return {{"impl", v.profile.name},
           {"engine_step", v.profile.engine_step ? engine_step_json(*v.profile.engine_step) : ordered_json()},
           {"runs", cases},
@@ -241,9 +242,10 @@ EngineCalibration calibrate_engine(const topologies::ClusterSpec& spec, const to
       spec.name + ", " + today_utc() + ": median |error| " + percent_text(model::median_abs(c.fit.errors_before)) +
       " before, " + percent_text(model::median_abs(c.fit.errors_after)) + " after" +
       held_terms_text(c.fit, prior.name) +
-      (c.contradicted.empty() ? ""
-                              : "; " + std::to_string(c.contradicted.size()) +
-                                    " runs left out, each over 1.10x the time of a larger run of its setup");
+      (c.contradicted.empty()
+           ? ""
+           : "; " + std::to_string(c.contradicted.size()) + " runs left out, each over " +
+                 validate::slowdown_text(validate::kContradictedSlowdown) + " the time of a larger run of its setup");
   c.fitted = prior;
   c.fitted.name = prior.name + "-engine-fitted";
   c.fitted.description =
@@ -285,11 +287,8 @@ ordered_json engine_calibration_json(const EngineCalibration& c) {
     runs.push_back(row);
   }
   ordered_json contradicted = ordered_json::array();
-  for (const EngineRunCase& run : c.contradicted) {
-    ordered_json row = run_json(run.run);
-    row["rel_error_before"] = run.rel_error;  // with the prior: the run is not fitted
-    row["contradiction"] = run.contradiction;
-    contradicted.push_back(row);
+  for (const EngineRunCase& run : c.contradicted) {  // predicted with the prior: the run is not fitted
+    contradicted.push_back(contradicted_json(run, "rel_error_before"));
   }
   return {{"prior", c.prior.name},
           {"engine_step", fit_json(c.fit)},

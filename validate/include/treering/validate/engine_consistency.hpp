@@ -34,6 +34,10 @@ struct ContradictedRun {
   std::string text;
 };
 
+// A ratio of two runs' times as the reports write it: 2.98983 / 1.44788 = 2.06497 -> "2.06x", kContradictedSlowdown
+// -> "1.10x".
+std::string slowdown_text(double ratio);
+
 // The runs of `runs` contradicted by a larger run among them, in the order of `runs`.
 std::vector<ContradictedRun> contradicted_runs(const std::vector<EngineRun>& runs);
 
